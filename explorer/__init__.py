@@ -1,0 +1,13 @@
+"""explorer: load any ONNX model, run it in a recording NumPy step-through executor, and look at everything."""
+from .errors import ExecutionError, ExplorerError, FeedError, LimitExceeded, ModelError, UnsupportedOperatorError
+from .executor import run
+from .limits import Limits
+from .model import Model, load
+from .trace import Event, Iteration, Trace
+from .values import ValueSummary
+
+__all__ = [
+    "Event", "ExecutionError", "ExplorerError", "FeedError", "Iteration", "LimitExceeded", "Limits", "Model",
+    "ModelError", "Trace", "UnsupportedOperatorError", "ValueSummary", "load", "run",
+]
+__version__ = "0.1.0"

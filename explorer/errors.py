@@ -1,0 +1,57 @@
+"""The error family of explorer. Every error that comes from running a node names where it happened."""
+from __future__ import annotations
+
+from typing import Any
+
+
+class ExplorerError(Exception):
+    """Base class of every error explorer raises on purpose."""
+
+
+class ModelError(ExplorerError):
+    """The model cannot be loaded: not a file, not ONNX, no graph, unsupported IR/opset, unknown domain."""
+
+
+class FeedError(ExplorerError):
+    """The feeds given to `run` do not match the model's declared inputs."""
+
+
+class ExecutionError(ExplorerError):
+    """A node failed while running. Carries where it happened and the partial trace up to that point."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        node: str | None = None,
+        op_type: str | None = None,
+        iteration: tuple[int, ...] = (),
+        trace: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.node = node
+        self.op_type = op_type
+        self.iteration = tuple(iteration)
+        self.trace = trace
+
+
+class UnsupportedOperatorError(ExecutionError):
+    """No kernel exists for a node's (domain, op_type, opset)."""
+
+
+class LimitExceeded(ExecutionError):
+    """A `Limits` bound was crossed (loop iterations, tensor bytes)."""
+
+    def __init__(self, message: str, *, limit: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.limit = limit
+
+
+def where(node: str | None, op_type: str | None, iteration: tuple[int, ...]) -> str:
+    """Human-readable location of a node execution, e.g. `node 'Loop_0/body/Add' (Add) at iteration (3,)`."""
+    text = f"node {node!r}" if node is not None else "graph"
+    if op_type:
+        text += f" ({op_type})"
+    if iteration:
+        text += f" at iteration {tuple(iteration)}"
+    return text

@@ -1,0 +1,4 @@
+"""The recording NumPy executor."""
+from .run import run
+
+__all__ = ["run"]

@@ -1,0 +1,170 @@
+"""Kernel registry, and the one adapter onto onnx.reference (the only module touching its internals).
+
+A kernel is built once per node. Plain kernels are `fn(args: list) -> sequence of outputs`. Special kernels
+(control flow, recurrent cells) are `fn(args: list, call: Call) -> (outputs, info)`; they run bodies through the
+engine and report what they saw in `info` (branch taken, stop reason, gates...).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+import onnx
+from onnx.reference import ReferenceEvaluator
+from onnx.reference import op_run
+from onnx.reference.ops import load_op
+
+from ..errors import UnsupportedOperatorError
+
+if TYPE_CHECKING:
+    from ..graph import NodeRef
+    from .program import Program
+
+PlainKernel = Callable[[list], Any]
+SpecialKernel = Callable[[list, "Call"], tuple[list, dict]]
+KernelFactory = Callable[["NodeRef", "Program"], SpecialKernel]
+
+_SPECIAL: dict[tuple[str, str], KernelFactory] = {}
+
+
+def register(op_type: str, domain: str = "") -> Callable[[KernelFactory], KernelFactory]:
+    """Registers an own (special) kernel factory for an operator, replacing onnx.reference's."""
+
+    def wrap(factory: KernelFactory) -> KernelFactory:
+        _SPECIAL[(domain, op_type)] = factory
+        return factory
+
+    return wrap
+
+
+def own_kernel_ops() -> list[str]:
+    """Operators explorer runs with its own kernels."""
+    return sorted(op for _, op in _SPECIAL)
+
+
+@dataclass(slots=True)
+class Call:
+    """What a special kernel needs about the node execution it serves."""
+
+    engine: Any  # executor.engine.Engine (per run)
+    env: dict[str, Any]  # the calling frame's values: captures for bodies are read from here
+    iteration: tuple[int, ...]
+    path: str
+    op_type: str
+
+
+def build_kernel(node: "NodeRef", program: "Program") -> tuple[Callable, bool]:
+    """(kernel, is_special) for one node."""
+    domain = "" if node.domain == "ai.onnx" else node.domain
+    factory = _SPECIAL.get((domain, node.op_type))
+    if factory is not None:
+        return factory(node, program), True
+    return _reference_kernel(node, program), False
+
+
+def _is_scalar_output(x: Any) -> bool:
+    return np.isscalar(x) and not isinstance(x, (str, bytes))
+
+
+def _normalize(res: Any) -> tuple:
+    return tuple(np.array(x) if _is_scalar_output(x) or isinstance(x, np.generic) else x for x in res)
+
+
+def _reference_kernel(node: "NodeRef", program: "Program") -> PlainKernel:
+    proto = node.proto
+    domain = "" if proto.domain == "ai.onnx" else proto.domain
+    opsets = program.opsets
+    if domain not in opsets and (domain, proto.op_type) not in program.functions:
+        raise UnsupportedOperatorError(
+            f"node {node.path!r} ({proto.op_type}) uses domain {domain!r}, which the model does not import",
+            node=node.path, op_type=proto.op_type,
+        )
+    version = opsets.get(domain, 1)
+    cls = _load_reference_class(proto, domain, version, node, program)
+    run_params = {
+        "log": _no_log,
+        "opsets": opsets,
+        "verbose": 0,
+        "new_ops": {},
+        "existing_functions": program.reference_functions(),
+        "evaluator_cls": ReferenceEvaluator,
+    }
+    try:
+        inst = cls(proto, run_params)
+    except Exception as exc:
+        raise UnsupportedOperatorError(
+            f"node {node.path!r} ({proto.op_type}): cannot build its kernel: {exc}", node=node.path,
+            op_type=proto.op_type,
+        ) from exc
+    if inst.need_context():
+        raise UnsupportedOperatorError(
+            f"node {node.path!r} ({proto.op_type}) needs an outer context, which explorer does not give "
+            "onnx.reference kernels", node=node.path, op_type=proto.op_type,
+        )
+    plain_run = type(inst).run is op_run.OpRun.run and not getattr(inst, "has_linked_attribute", False) \
+        and not getattr(inst, "has_subgraph", False)
+    if plain_run:
+        # Same as OpRun.run minus its logging and checks: call _run with the attributes resolved once.
+        kwargs = {att: getattr(inst, att) for att in inst.attributes_names_}
+        impl = inst._run
+
+        def fast(args: list, impl=impl, kwargs=kwargs) -> tuple:
+            return _normalize(impl(*args, **kwargs))
+
+        return fast
+
+    def general(args: list, inst=inst) -> tuple:
+        return _normalize(inst.run(*args))
+
+    return general
+
+
+def _no_log(*_: Any) -> None:
+    return None
+
+
+def _load_reference_class(proto: onnx.NodeProto, domain: str, version: int, node: "NodeRef",
+                          program: "Program") -> Any:
+    key = (proto.domain, proto.op_type)
+    if key in program.functions:  # a model-local function
+        impl = program.reference_functions()[key]
+        return load_op(domain, proto.op_type, version, custom=impl, evaluator_cls=ReferenceEvaluator)
+    try:
+        if domain == "":
+            try:
+                return load_op("", proto.op_type, version, evaluator_cls=ReferenceEvaluator)
+            except op_run.RuntimeContextError:
+                types = [program.value_type(node.graph.path, name) for name in proto.input]
+                if any(t is None for t in types):
+                    raise UnsupportedOperatorError(
+                        f"node {node.path!r} ({proto.op_type}) is defined by a function that depends on its input "
+                        "types, and shape inference could not type all of them", node=node.path,
+                        op_type=proto.op_type,
+                    ) from None
+                return load_op("", proto.op_type, version, node=proto, input_types=types,
+                               evaluator_cls=ReferenceEvaluator)
+        if domain == "ai.onnx.ml":
+            from onnx.reference.ops.aionnxml import load_op as load_ml
+
+            return load_ml(domain, proto.op_type, version)
+        if domain == "ai.onnx.preview.training":
+            from onnx.reference.ops.aionnx_preview_training import load_op as load_training
+
+            return load_training(domain, proto.op_type, version)
+        if domain == "ai.onnx.preview":
+            from onnx.reference.ops.aionnx_preview import load_op as load_preview
+
+            return load_preview(domain, proto.op_type, version)
+    except UnsupportedOperatorError:
+        raise
+    except Exception as exc:
+        raise UnsupportedOperatorError(
+            f"node {node.path!r}: operator {proto.op_type!r} (domain {domain or 'ai.onnx'!r}, opset {version}) "
+            f"is not supported: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+            node=node.path, op_type=proto.op_type,
+        ) from None
+    raise UnsupportedOperatorError(
+        f"node {node.path!r}: operator {proto.op_type!r} of domain {domain!r} is not supported "
+        "(no kernel and no model-local function)", node=node.path, op_type=proto.op_type,
+    )

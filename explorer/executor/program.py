@@ -1,0 +1,163 @@
+"""A model compiled for execution: per graph, its nodes in a valid order with their kernels built once."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+from ..errors import ExecutionError, ModelError
+from ..graph import GraphRef, free_names, node_ids
+from .guards import guard_for
+from .kernels import build_kernel
+
+if TYPE_CHECKING:
+    from ..model import Model
+
+
+@dataclass(slots=True)
+class Step:
+    path: str
+    op_type: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    fn: Callable
+    special: bool
+    guard: Callable | None
+
+
+@dataclass
+class CompiledGraph:
+    path: str
+    input_names: list[str]
+    output_names: list[str]
+    initializers: dict[str, Any]
+    captures: list[str]
+    steps: list[Step]
+
+
+class Program:
+    """Compiled graphs of one model, built lazily (a body is compiled the first time it runs) and cached."""
+
+    def __init__(self, model: "Model") -> None:
+        self.model = model
+        self.opsets = dict(model.opsets)
+        self.opsets.setdefault("", 1)
+        self.functions = model.functions
+        self._graphs: dict[str, CompiledGraph] = {}
+        self._reference_functions: dict[tuple[str, str], ReferenceEvaluator] | None = None
+        self._types: dict[str, dict[str, onnx.TypeProto]] = {}
+
+    def graph(self, path: str = "") -> CompiledGraph:
+        compiled = self._graphs.get(path)
+        if compiled is None:
+            compiled = self._graphs[path] = self._compile(self.model.index.graphs[path])
+        return compiled
+
+    def reference_functions(self) -> dict[tuple[str, str], ReferenceEvaluator]:
+        if self._reference_functions is None:
+            done: dict[tuple[str, str], ReferenceEvaluator] = {}
+            for key, function in self.functions.items():
+                done[key] = ReferenceEvaluator(function, functions=list(done.values()))
+            self._reference_functions = done
+        return self._reference_functions
+
+    def value_type(self, graph_path: str, name: str) -> onnx.TypeProto | None:
+        types = self._types.get(graph_path)
+        if types is None:
+            g = self.model.index.graphs[graph_path].proto
+            types = {v.name: v.type for v in [*g.input, *g.value_info, *g.output]}
+            for t in g.initializer:
+                types[t.name] = onnx.helper.make_tensor_type_proto(t.data_type, list(t.dims))
+            self._types[graph_path] = types
+        return types.get(name)
+
+    def _compile(self, graph: GraphRef) -> CompiledGraph:
+        proto = graph.proto
+        initializers: dict[str, Any] = {}
+        for tensor in proto.initializer:
+            initializers[tensor.name] = _to_array(tensor, graph.path)
+        for sparse in proto.sparse_initializer:
+            initializers[sparse.values.name] = _sparse_to_dense(sparse)
+        captures = free_names(proto) if graph.path else []
+        available = {i.name for i in proto.input} | set(initializers) | set(captures) | {""}
+        index = self.model.index
+        ordered = _topological(graph, available, index)
+        steps = []
+        for ref in ordered:
+            fn, special = build_kernel(ref, self)
+            steps.append(Step(ref.path, ref.op_type, tuple(ref.proto.input), tuple(ref.proto.output), fn, special,
+                              guard_for(ref.proto)))
+        return CompiledGraph(
+            path=graph.path,
+            input_names=[i.name for i in proto.input],
+            output_names=[o.name for o in proto.output],
+            initializers=initializers,
+            captures=captures,
+            steps=steps,
+        )
+
+
+def _to_array(tensor: onnx.TensorProto, where: str):
+    try:
+        return numpy_helper.to_array(tensor)
+    except Exception as exc:
+        raise ModelError(f"initializer {tensor.name!r} in graph {where or 'main'!r} cannot be read: {exc}") from None
+
+
+def _sparse_to_dense(sparse: onnx.SparseTensorProto):
+    values = numpy_helper.to_array(sparse.values)
+    indices = numpy_helper.to_array(sparse.indices)
+    dense = np.zeros(tuple(sparse.dims), dtype=values.dtype)
+    if indices.ndim == 1:
+        dense.reshape(-1)[indices] = values
+    else:
+        dense[tuple(indices.T)] = values
+    return dense
+
+
+def _topological(graph: GraphRef, available: set[str], index) -> list:
+    """Nodes in document order when that is valid (the common case), else a stable topological order."""
+    nodes = [index.nodes[graph.prefix + nid] for nid in _ids(graph)]
+    needs = []
+    for ref in nodes:
+        wanted = {n for n in ref.proto.input if n}
+        for body in ref.subgraphs:
+            wanted.update(free_names(body.proto))
+        needs.append(wanted)
+    known = set(available)
+    in_order = True
+    for ref, wanted in zip(nodes, needs):
+        if not wanted <= known:
+            in_order = False
+            break
+        known.update(o for o in ref.proto.output if o)
+    if in_order:
+        return nodes
+    known = set(available)
+    pending = list(range(len(nodes)))
+    ordered = []
+    while pending:
+        progressed = [i for i in pending if needs[i] <= known]
+        if not progressed:
+            ref = nodes[pending[0]]
+            missing = sorted(needs[pending[0]] - known)
+            producible = {o for i in pending for o in nodes[i].proto.output}
+            why = "a cycle" if set(missing) <= producible else "nothing defines it"
+            raise ExecutionError(
+                f"node {ref.path!r} ({ref.op_type}) reads {missing}, which cannot be computed ({why})",
+                node=ref.path, op_type=ref.op_type,
+            )
+        for i in progressed:
+            ordered.append(nodes[i])
+            known.update(o for o in nodes[i].proto.output if o)
+        done = set(progressed)
+        pending = [i for i in pending if i not in done]
+    return ordered
+
+
+def _ids(graph: GraphRef) -> list[str]:
+    return node_ids(graph.proto)

@@ -1,0 +1,59 @@
+"""`explorer.run`: validate feeds, run the main graph, return the trace (partial on failure)."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import onnx
+
+from ..errors import ExecutionError, ExplorerError, FeedError
+from ..feeds import validate_feeds
+from ..limits import Limits
+from ..model import Model, load
+from ..trace import Trace
+from . import control_flow  # noqa: F401  (registers If/Loop/Scan/SequenceMap kernels)
+from . import rnn  # noqa: F401  (registers GRU/LSTM/RNN kernels)
+from .engine import Engine
+from .program import Program
+
+
+def program_of(model: Model) -> Program:
+    """The model's compiled program, built once and kept on the model."""
+    program = getattr(model, "_program", None)
+    if program is None:
+        program = model._program = Program(model)
+    return program
+
+
+def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | None = None, *,
+        limits: Limits | None = None) -> Trace:
+    """Executes the model in NumPy, recording every node execution. `feeds=None` uses `model.example_inputs()`.
+    Raises FeedError for bad feeds, ExecutionError (with `.trace`, the partial trace) when a node fails."""
+    if not isinstance(model, Model):
+        model = load(model)
+    limits = limits or Limits()
+    feeds = model.example_inputs() if feeds is None else validate_feeds(model, feeds)
+    trace = Trace(model_source=model.source, model_sha256=model.sha256, feeds=feeds)
+    start = time.perf_counter()
+    try:
+        program = program_of(model)
+        main = program.graph("")
+        frame = dict(main.initializers)
+        frame.update(feeds)
+        Engine(program, limits, trace).run_graph(main, frame, ())
+        for name in main.output_names:
+            if name not in frame:
+                raise ExecutionError(f"graph output {name!r} is never produced", node=None)
+            trace.outputs[name] = frame[name]
+    except ExecutionError as exc:
+        trace.seconds = time.perf_counter() - start
+        trace.error = {"message": str(exc), "node": exc.node, "op_type": exc.op_type,
+                       "iteration": tuple(exc.iteration), "kind": type(exc).__name__}
+        exc.trace = trace
+        raise
+    except FeedError:
+        raise
+    except ExplorerError:
+        raise
+    trace.seconds = time.perf_counter() - start
+    return trace

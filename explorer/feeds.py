@@ -1,0 +1,128 @@
+"""Example inputs from declared types, and validation of user feeds against them."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import onnx
+
+from .errors import FeedError
+
+if TYPE_CHECKING:
+    from .model import Model, ValueSpec
+
+DEFAULT_DIM = 2
+
+
+def _random_tensor(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if np.issubdtype(dtype, np.floating) or dtype.kind == "V":
+        return rng.standard_normal(shape).astype(np.float32).astype(dtype)
+    if np.issubdtype(dtype, np.complexfloating):
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    if np.issubdtype(dtype, np.integer):
+        # small non-negative values: safe as indices, counts and trip counts
+        return rng.integers(0, 4, size=shape).astype(dtype)
+    if dtype.kind in ("O", "U", "S"):
+        words = np.array(["alpha", "beta", "gamma", "delta"], dtype=object)
+        return words[rng.integers(0, len(words), size=shape)].astype(object)
+    raise FeedError(f"cannot build random values of dtype {dtype}")
+
+
+def _concrete_shape(spec_shape, dims: dict[str, int], name: str) -> tuple[int, ...]:
+    shape = []
+    for d in spec_shape:
+        if isinstance(d, int) and not isinstance(d, bool):
+            shape.append(d)
+        elif isinstance(d, str) and d in dims:
+            shape.append(int(dims[d]))
+        else:
+            shape.append(DEFAULT_DIM)
+    return tuple(shape)
+
+
+def _example_for_type(tp: onnx.TypeProto, rng, dims: dict[str, int], name: str) -> Any:
+    which = tp.WhichOneof("value")
+    if which == "tensor_type":
+        elem = tp.tensor_type.elem_type
+        if not elem:
+            raise FeedError(f"input {name!r} declares no element type; give feeds explicitly")
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem))
+        if not tp.tensor_type.HasField("shape"):
+            raise FeedError(
+                f"input {name!r} declares no shape (not even its rank), so no example can be built; "
+                "give feeds explicitly (e.g. an .npz file)"
+            )
+        spec_shape = tuple(
+            d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tp.tensor_type.shape.dim
+        )
+        return _random_tensor(rng, dtype, _concrete_shape(spec_shape, dims, name))
+    if which == "sequence_type":
+        return [_example_for_type(tp.sequence_type.elem_type, rng, dims, name) for _ in range(DEFAULT_DIM)]
+    if which == "optional_type":
+        return _example_for_type(tp.optional_type.elem_type, rng, dims, name)
+    raise FeedError(f"input {name!r} has type {which or 'unknown'}; give feeds explicitly")
+
+
+def example_inputs(model: "Model", seed: int = 0, dims: dict[str, int] | None = None) -> dict[str, Any]:
+    """Random dtype-correct feeds for every declared input. Symbolic dims come from `dims`, else DEFAULT_DIM."""
+    rng = np.random.default_rng(seed)
+    dims = dict(dims or {})
+    return {spec.name: _example_for_type(spec.type_proto, rng, dims, spec.name) for spec in model.inputs}
+
+
+def symbolic_dims(model: "Model") -> list[str]:
+    """Names of the symbolic dimensions used by the model's inputs, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for spec in model.inputs:
+        for d in spec.shape or ():
+            if isinstance(d, str):
+                seen[d] = None
+    return list(seen)
+
+
+def _check_tensor(spec: "ValueSpec", value: Any) -> np.ndarray:
+    if not isinstance(value, np.ndarray):
+        if isinstance(value, (list, tuple, int, float, bool, np.generic)):
+            value = np.asarray(value, dtype=spec.dtype)
+        else:
+            raise FeedError(f"input {spec.name!r}: expected {spec.describe()}, got a {type(value).__name__}")
+    if spec.dtype is not None and value.dtype != spec.dtype:
+        if not (spec.dtype.kind == "O" and value.dtype.kind in ("U", "S", "O")):
+            raise FeedError(f"input {spec.name!r}: expected {spec.describe()}, got dtype {value.dtype}")
+        value = value.astype(object)
+    if spec.shape is not None:
+        if value.ndim != len(spec.shape):
+            raise FeedError(
+                f"input {spec.name!r}: expected {spec.describe()} (rank {len(spec.shape)}), got shape {value.shape}"
+            )
+        for axis, (want, got) in enumerate(zip(spec.shape, value.shape)):
+            if isinstance(want, int) and want > 0 and want != got:
+                raise FeedError(
+                    f"input {spec.name!r}: expected {spec.describe()}, got shape {value.shape} (axis {axis} is {got})"
+                )
+    return value
+
+
+def validate_feeds(model: "Model", feeds: dict[str, Any]) -> dict[str, Any]:
+    """Checks feeds against the declared inputs: missing, extra, wrong dtype or shape raise FeedError."""
+    if not isinstance(feeds, dict):
+        raise FeedError(f"feeds must be a dict of input name -> value, got {type(feeds).__name__}")
+    specs = {s.name: s for s in model.inputs}
+    optional = {t.name for t in model.graph.initializer}
+    missing = [name for name in specs if name not in feeds]
+    if missing:
+        described = "; ".join(f"{n!r}: {specs[n].describe()}" for n in missing)
+        raise FeedError(f"missing input(s) {described}")
+    extra = [name for name in feeds if name not in specs and name not in optional]
+    if extra:
+        raise FeedError(f"unknown input(s) {extra}; the model's inputs are {list(specs)}")
+    checked: dict[str, Any] = {}
+    for name, value in feeds.items():
+        spec = specs.get(name)
+        if spec is None or spec.kind != "tensor":
+            checked[name] = value
+        else:
+            checked[name] = _check_tensor(spec, value)
+    return checked

@@ -1,0 +1,164 @@
+"""Read-only view over a model's nested graphs: static node paths, producers, consumers, outer-scope captures.
+
+One id names a node everywhere (trace, DOT, UI): its static path. A node's id within its graph is its name when
+that is non-empty and unique there, else `<op_type>_<index>`; inside a subgraph the path is
+`<parent node path>/<attribute name>/<node id>`, e.g. `Loop_0/body/If_2/then_branch/Add_1`.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import onnx
+
+CONTROL_FLOW_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+
+
+@dataclass(frozen=True, eq=False)
+class GraphRef:
+    """One graph of the model: the main graph (path "") or a body attribute of some node."""
+
+    path: str
+    proto: onnx.GraphProto
+    owner: str | None = None
+    attribute: str | None = None
+    depth: int = 0
+
+    @property
+    def prefix(self) -> str:
+        """What node ids of this graph are prefixed with to form their paths."""
+        return f"{self.path}/" if self.path else ""
+
+    def defined_names(self) -> set[str]:
+        """Names this graph defines itself: formal inputs, initializers and node outputs."""
+        g = self.proto
+        names = {i.name for i in g.input}
+        names.update(t.name for t in g.initializer)
+        names.update(t.values.name for t in g.sparse_initializer)
+        for node in g.node:
+            names.update(o for o in node.output if o)
+        return names
+
+
+@dataclass(frozen=True, eq=False)
+class NodeRef:
+    """One node with its static path and the graph it lives in."""
+
+    path: str
+    proto: onnx.NodeProto
+    graph: GraphRef
+    index: int
+    subgraphs: tuple[GraphRef, ...] = field(default=())
+
+    @property
+    def op_type(self) -> str:
+        return self.proto.op_type
+
+    @property
+    def domain(self) -> str:
+        return self.proto.domain
+
+    @property
+    def name(self) -> str:
+        return self.proto.name
+
+
+def node_ids(graph: onnx.GraphProto) -> list[str]:
+    """The id of each node of `graph` (not its full path): unique non-empty name, else `<op_type>_<index>`."""
+    counts = Counter(n.name for n in graph.node)
+    ids: list[str] = []
+    taken = {n.name for n in graph.node if n.name and counts[n.name] == 1}
+    for index, node in enumerate(graph.node):
+        if node.name and counts[node.name] == 1:
+            ids.append(node.name)
+            continue
+        candidate = f"{node.op_type}_{index}"
+        while candidate in taken:  # a real node is literally named like our generated id
+            candidate += "_"
+        taken.add(candidate)
+        ids.append(candidate)
+    return ids
+
+
+def subgraph_attributes(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:
+    """(attribute name, graph) for every graph-valued attribute of a node; GRAPHS lists get `name[i]`."""
+    found: list[tuple[str, onnx.GraphProto]] = []
+    for att in node.attribute:
+        if att.type == onnx.AttributeProto.GRAPH:
+            found.append((att.name, att.g))
+        elif att.type == onnx.AttributeProto.GRAPHS:
+            found.extend((f"{att.name}[{i}]", g) for i, g in enumerate(att.graphs))
+    return found
+
+
+def free_names(graph: onnx.GraphProto) -> list[str]:
+    """Names a graph reads from enclosing scopes (its own and its nested bodies' captures), in first-use order."""
+    defined = {i.name for i in graph.input}
+    defined.update(t.name for t in graph.initializer)
+    defined.update(t.values.name for t in graph.sparse_initializer)
+    free: dict[str, None] = {}
+    for node in graph.node:
+        for name in node.input:
+            if name and name not in defined:
+                free[name] = None
+        for _, body in subgraph_attributes(node):
+            for name in free_names(body):
+                if name not in defined:
+                    free[name] = None
+        defined.update(o for o in node.output if o)
+    for out in graph.output:
+        if out.name and out.name not in defined:
+            free[out.name] = None
+    return list(free)
+
+
+class GraphIndex:
+    """All graphs and nodes of a model, keyed by static path, in depth-first document order."""
+
+    def __init__(self, main: onnx.GraphProto) -> None:
+        self.graphs: dict[str, GraphRef] = {}
+        self.nodes: dict[str, NodeRef] = {}
+        self._walk(GraphRef(path="", proto=main))
+
+    def _walk(self, graph: GraphRef) -> None:
+        self.graphs[graph.path] = graph
+        for index, (node_id, node) in enumerate(zip(node_ids(graph.proto), graph.proto.node)):
+            path = graph.prefix + node_id
+            bodies = tuple(
+                GraphRef(path=f"{path}/{att}", proto=g, owner=path, attribute=att, depth=graph.depth + 1)
+                for att, g in subgraph_attributes(node)
+            )
+            self.nodes[path] = NodeRef(path=path, proto=node, graph=graph, index=index, subgraphs=bodies)
+            for body in bodies:
+                self._walk(body)
+
+    def producers(self, graph_path: str = "") -> dict[str, str]:
+        """value name -> path of the node producing it, within one graph."""
+        graph = self.graphs[graph_path]
+        out: dict[str, str] = {}
+        for node_id, node in zip(node_ids(graph.proto), graph.proto.node):
+            for name in node.output:
+                if name:
+                    out[name] = graph.prefix + node_id
+        return out
+
+    def consumers(self, graph_path: str = "") -> dict[str, list[str]]:
+        """value name -> paths of the nodes of one graph reading it (directly, or through a body capture)."""
+        graph = self.graphs[graph_path]
+        out: dict[str, list[str]] = {}
+        for node_id, node in zip(node_ids(graph.proto), graph.proto.node):
+            path = graph.prefix + node_id
+            used = [n for n in node.input if n]
+            for _, body in subgraph_attributes(node):
+                used.extend(free_names(body))
+            for name in dict.fromkeys(used):
+                out.setdefault(name, []).append(path)
+        return out
+
+    def captures(self, graph_path: str) -> list[str]:
+        """Outer-scope names a body graph (and its nested bodies) reads."""
+        return free_names(self.graphs[graph_path].proto)
+
+    def iter_nodes(self) -> Iterator[NodeRef]:
+        return iter(self.nodes.values())

@@ -1,0 +1,279 @@
+"""Loading a model: parse, guard external data, checker complaints as warnings, shape inference, node paths."""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import external_data_helper
+
+from .errors import ModelError
+from .graph import GraphIndex, GraphRef, NodeRef, subgraph_attributes
+
+# Domains explorer can run natively (onnx.reference covers them); others need a model-local function.
+KNOWN_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview"})
+MAX_MODEL_BYTES = 2 * 1024**3
+
+
+@dataclass(frozen=True)
+class ValueSpec:
+    """A declared graph input or output: name, numpy dtype (None for non-tensors), shape (ints, dim names or None)."""
+
+    name: str
+    type_proto: onnx.TypeProto
+    kind: str  # "tensor", "sequence", "optional", "map", "unknown"
+    dtype: np.dtype | None
+    shape: tuple[int | str | None, ...] | None
+
+    def describe(self) -> str:
+        if self.kind != "tensor":
+            return f"{self.kind} {onnx.helper.printable_type(self.type_proto)}"
+        dtype = self.dtype.name if self.dtype is not None else "?"
+        if self.shape is None:
+            return f"tensor({dtype}) of any shape"
+        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
+        return f"tensor({dtype}) [{dims}]"
+
+
+def value_spec(info: onnx.ValueInfoProto) -> ValueSpec:
+    """Turns a ValueInfoProto into a ValueSpec."""
+    tp = info.type
+    which = tp.WhichOneof("value")
+    if which == "tensor_type":
+        elem = tp.tensor_type.elem_type
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem)) if elem else None
+        shape = None
+        if tp.tensor_type.HasField("shape"):
+            shape = tuple(
+                d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+                for d in tp.tensor_type.shape.dim
+            )
+        return ValueSpec(info.name, tp, "tensor", dtype, shape)
+    kinds = {"sequence_type": "sequence", "optional_type": "optional", "map_type": "map"}
+    return ValueSpec(info.name, tp, kinds.get(which, "unknown"), None, None)
+
+
+class Model:
+    """A loaded ONNX model: the (shape-inferred) proto, warnings, and every node of every graph by static path."""
+
+    def __init__(self, proto: onnx.ModelProto, *, source: str = "<memory>", warnings: list[str] | None = None):
+        self.proto = proto
+        self.source = source
+        self.warnings: list[str] = list(warnings or [])
+        self.opsets: dict[str, int] = {(o.domain or ""): o.version for o in proto.opset_import}
+        if "ai.onnx" in self.opsets and "" not in self.opsets:
+            self.opsets[""] = self.opsets["ai.onnx"]
+        self.functions = {(f.domain, f.name): f for f in proto.functions}
+        self.index = GraphIndex(proto.graph)
+        self.sha256 = hashlib.sha256(proto.SerializeToString(deterministic=True)).hexdigest()
+
+    @property
+    def graph(self) -> onnx.GraphProto:
+        return self.proto.graph
+
+    def nodes(self) -> Iterator[NodeRef]:
+        """Every node of every graph (nested bodies included), depth-first, with its static path."""
+        return self.index.iter_nodes()
+
+    def node(self, path: str) -> NodeRef:
+        """The node with this static path; KeyError naming the path when there is none."""
+        try:
+            return self.index.nodes[path]
+        except KeyError:
+            raise KeyError(f"no node with path {path!r}") from None
+
+    def graphs(self) -> list[GraphRef]:
+        return list(self.index.graphs.values())
+
+    @property
+    def inputs(self) -> list[ValueSpec]:
+        """Declared graph inputs the caller must feed (inputs that are also initializers are optional feeds)."""
+        inits = {t.name for t in self.graph.initializer}
+        return [value_spec(i) for i in self.graph.input if i.name not in inits]
+
+    @property
+    def outputs(self) -> list[ValueSpec]:
+        return [value_spec(o) for o in self.graph.output]
+
+    def example_inputs(self, seed: int = 0, dims: dict[str, int] | None = None) -> dict[str, Any]:
+        """Random dtype-correct feeds from the declared input types; symbolic dims from `dims`, else 2."""
+        from .feeds import example_inputs
+
+        return example_inputs(self, seed=seed, dims=dims)
+
+    def __repr__(self) -> str:
+        return f"Model({self.source!r}, {len(self.index.nodes)} nodes, opsets={self.opsets})"
+
+
+def load(source: str | os.PathLike | bytes | onnx.ModelProto, *, base_dir: str | os.PathLike | None = None) -> Model:
+    """Loads a model from a path, bytes or a ModelProto (never modified). External data is read only from
+    files inside the model's folder (`base_dir` for bytes/protos). Raises ModelError on bad input."""
+    warnings: list[str] = []
+    if isinstance(source, onnx.ModelProto):
+        proto = onnx.ModelProto()
+        proto.CopyFrom(source)
+        label = "<ModelProto>"
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        proto = _parse(bytes(source), "<bytes>")
+        label = "<bytes>"
+    elif isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.exists():
+            raise ModelError(f"{str(path)!r} does not exist")
+        if not path.is_file():
+            raise ModelError(f"{str(path)!r} is not a file")
+        size = path.stat().st_size
+        if size > MAX_MODEL_BYTES:
+            raise ModelError(f"{str(path)!r} is {size} bytes; protobuf models are limited to 2 GiB")
+        proto = _parse(path.read_bytes(), str(path))
+        label = str(path)
+        base_dir = path.resolve().parent if base_dir is None else base_dir
+    else:
+        raise ModelError(f"cannot load a model from a {type(source).__name__}; give a path, bytes or a ModelProto")
+
+    _validate_header(proto, label)
+    _load_external_data(proto, Path(base_dir) if base_dir is not None else None, label)
+    _check_domains(proto)
+    try:
+        onnx.checker.check_model(proto)
+    except Exception as exc:  # the checker rejects models that runtimes still run
+        warnings.append(f"onnx checker: {_first_line(exc)}")
+    try:
+        proto = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False, data_prop=True)
+    except Exception as exc:
+        warnings.append(f"shape inference failed: {_first_line(exc)}")
+    return Model(proto, source=label, warnings=warnings)
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _parse(data: bytes, label: str) -> onnx.ModelProto:
+    if not data:
+        raise ModelError(f"{label} is empty: not an ONNX model")
+    proto = onnx.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise ModelError(f"{label} is not an ONNX model (truncated or garbage bytes: {exc})") from None
+    return proto
+
+
+def _validate_header(proto: onnx.ModelProto, label: str) -> None:
+    if proto.ir_version <= 0:
+        raise ModelError(f"{label} is not an ONNX model (no IR version)")
+    if not proto.HasField("graph"):
+        raise ModelError(f"{label} has no graph")
+    if proto.ir_version > onnx.IR_VERSION:
+        raise ModelError(
+            f"{label} uses IR version {proto.ir_version}; this onnx {onnx.__version__} supports up to {onnx.IR_VERSION}"
+        )
+    max_opset = onnx.defs.onnx_opset_version()
+    for op in proto.opset_import:
+        if op.domain in ("", "ai.onnx") and op.version > max_opset:
+            raise ModelError(f"{label} imports opset {op.version} of the ONNX domain; the newest known is {max_opset}")
+        if op.domain in ("", "ai.onnx") and op.version < 1:
+            raise ModelError(f"{label} imports an invalid opset version {op.version}")
+    if not any(op.domain in ("", "ai.onnx") for op in proto.opset_import) and proto.ir_version >= 3:
+        if any(n.domain in ("", "ai.onnx") for n in proto.graph.node):
+            raise ModelError(f"{label} uses ONNX operators but does not import the ONNX opset")
+
+
+def _check_domains(proto: onnx.ModelProto) -> None:
+    declared = {op.domain for op in proto.opset_import}
+    functions = {(f.domain, f.name) for f in proto.functions}
+    function_domains = {f.domain for f in proto.functions}
+
+    def visit(graph: onnx.GraphProto, where: str) -> None:
+        for node in graph.node:
+            domain = node.domain
+            if domain not in ("", "ai.onnx") and domain not in declared and domain not in function_domains:
+                raise ModelError(
+                    f"node {node.name or node.op_type!r} ({node.op_type}) in {where} uses domain {domain!r}, "
+                    f"which the model does not import (imports: {sorted(declared)})"
+                )
+            if domain not in KNOWN_DOMAINS and (domain, node.op_type) not in functions and domain not in declared:
+                raise ModelError(f"unknown domain {domain!r} used by node {node.name or node.op_type!r}")
+            for att, body in subgraph_attributes(node):
+                visit(body, f"{where} > {node.name or node.op_type}.{att}")
+
+    visit(proto.graph, "the main graph")
+
+
+def _all_tensors(proto: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    """Initializers and tensor attributes of every graph (nested too) and of every local function."""
+
+    def from_nodes(nodes) -> Iterator[onnx.TensorProto]:
+        for node in nodes:
+            for att in node.attribute:
+                if att.HasField("t"):
+                    yield att.t
+                yield from att.tensors
+                if att.HasField("g"):
+                    yield from from_graph(att.g)
+                for g in att.graphs:
+                    yield from from_graph(g)
+
+    def from_graph(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
+        yield from graph.initializer
+        yield from (s.values for s in graph.sparse_initializer)
+        yield from from_nodes(graph.node)
+
+    yield from from_graph(proto.graph)
+    for function in proto.functions:
+        yield from from_nodes(function.node)
+
+
+def _load_external_data(proto: onnx.ModelProto, base_dir: Path | None, label: str) -> None:
+    """Reads external tensors, refusing any location that escapes the model's folder."""
+    for tensor in _all_tensors(proto):
+        if not external_data_helper.uses_external_data(tensor):
+            continue
+        info = {e.key: e.value for e in tensor.external_data}
+        location = info.get("location", "")
+        if base_dir is None:
+            raise ModelError(
+                f"tensor {tensor.name!r} of {label} keeps its data in external file {location!r}; "
+                "load the model from its path (or give base_dir) so the file can be found"
+            )
+        target = _safe_external_path(base_dir, location, tensor.name)
+        offset = int(info.get("offset", 0) or 0)
+        length = int(info["length"]) if info.get("length") else None
+        file_size = target.stat().st_size
+        if offset < 0 or offset > file_size or (length is not None and (length < 0 or offset + length > file_size)):
+            raise ModelError(
+                f"tensor {tensor.name!r}: external data range offset={offset} length={length} "
+                f"lies outside {location!r} ({file_size} bytes)"
+            )
+        with open(target, "rb") as f:
+            f.seek(offset)
+            tensor.raw_data = f.read(length if length is not None else file_size - offset)
+        del tensor.external_data[:]
+        tensor.data_location = onnx.TensorProto.DEFAULT
+
+
+def _safe_external_path(base_dir: Path, location: str, tensor_name: str) -> Path:
+    if not location:
+        raise ModelError(f"tensor {tensor_name!r} declares external data without a location")
+    loc = Path(location)
+    if loc.is_absolute() or location.startswith(("/", "\\")) or ":" in location.split("/")[0]:
+        raise ModelError(f"tensor {tensor_name!r}: external data location {location!r} is absolute; refused")
+    if ".." in Path(location.replace("\\", "/")).parts:
+        raise ModelError(f"tensor {tensor_name!r}: external data location {location!r} escapes the model folder; refused")
+    root = base_dir.resolve()
+    target = (root / loc).resolve()
+    if root != target and root not in target.parents:
+        raise ModelError(
+            f"tensor {tensor_name!r}: external data location {location!r} resolves outside the model folder "
+            "(symlink?); refused"
+        )
+    if not target.is_file():
+        raise ModelError(f"tensor {tensor_name!r}: external data file {location!r} not found next to the model")
+    return target

@@ -1,0 +1,295 @@
+"""The record of one run: events in execution order, loop iterations, outputs; queries; save/load."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import numpy as np
+
+from .values import ValueSummary, has_nonfinite
+
+FORMAT_VERSION = 1
+
+
+@dataclass(slots=True)
+class Event:
+    """One node execution. `iteration` has one index per enclosing Scan/Loop/SequenceMap, outermost first.
+    `info` holds what special kernels report (If branch, Loop stop reason, RNN gates, child event range)."""
+
+    index: int
+    node: str
+    op_type: str
+    iteration: tuple[int, ...]
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    seconds: float
+    info: dict[str, Any] = field(default_factory=dict)
+    summarized: bool = False
+
+
+@dataclass(slots=True)
+class Iteration:
+    """One iteration of a Scan/Loop/SequenceMap: `index` is the full iteration tuple, its own index last.
+    `inputs`/`outputs` are keyed by the body's formal input/output names."""
+
+    node: str
+    index: tuple[int, ...]
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class Trace:
+    """Everything one run recorded. Built by the executor; read by views, the app and scripts."""
+
+    def __init__(self, *, model_source: str = "", model_sha256: str = "", feeds: dict[str, Any] | None = None):
+        self.model_source = model_source
+        self.model_sha256 = model_sha256
+        self.feeds: dict[str, Any] = dict(feeds or {})
+        self.outputs: dict[str, Any] = {}
+        self.events: list[Event] = []
+        self.iteration_records: list[Iteration] = []
+        self.seconds: float = 0.0
+        self.recorded_bytes: int = 0
+        self.budget_exceeded_at: int | None = None  # index of the first event whose values are summaries
+        self.error: dict[str, Any] | None = None  # set when the run failed; the trace is then partial
+        self._by_node: dict[str, list[int]] | None = None
+        self._by_node_len = -1
+
+    # ---- queries -------------------------------------------------------------------------------------------
+    @property
+    def complete(self) -> bool:
+        return self.error is None
+
+    def _node_index(self) -> dict[str, list[int]]:
+        if self._by_node is None or self._by_node_len != len(self.events):
+            index: dict[str, list[int]] = {}
+            for i, event in enumerate(self.events):
+                index.setdefault(event.node, []).append(i)
+            self._by_node, self._by_node_len = index, len(self.events)
+        return self._by_node
+
+    def events_of(self, node_path: str) -> list[Event]:
+        """Every execution of one node, in order (all iterations)."""
+        return [self.events[i] for i in self._node_index().get(node_path, [])]
+
+    def event(self, node_path: str, iteration: tuple[int, ...] = ()) -> Event:
+        """The execution of a node at one iteration tuple (the last one if it ran several times there)."""
+        iteration = tuple(iteration)
+        found = [e for e in self.events_of(node_path) if e.iteration == iteration]
+        if not found:
+            runs = sorted({e.iteration for e in self.events_of(node_path)})[:5]
+            raise KeyError(f"node {node_path!r} did not run at iteration {iteration}; it ran at {runs}...")
+        return found[-1]
+
+    def value(self, name: str, node_path: str | None = None, iteration: tuple[int, ...] = ()) -> Any:
+        """A value's recorded content: produced by `node_path` (or any node) at `iteration`, else a feed or a
+        value some node read at that iteration (initializers, captures)."""
+        iteration = tuple(iteration)
+        candidates = self.events_of(node_path) if node_path is not None else self.events
+        for event in reversed(candidates):
+            if event.iteration == iteration and name in event.outputs:
+                return event.outputs[name]
+        if node_path is None and not iteration and name in self.feeds:
+            return self.feeds[name]
+        for event in candidates:
+            if event.iteration == iteration and name in event.inputs:
+                return event.inputs[name]
+        raise KeyError(f"no recorded value {name!r}" + (f" from node {node_path!r}" if node_path else "")
+                       + (f" at iteration {iteration}" if iteration else ""))
+
+    def first_nonfinite(self) -> Event | None:
+        """The first event whose outputs hold NaN or Inf, or None."""
+        for event in self.events:
+            if any(has_nonfinite(v) for v in event.outputs.values()):
+                return event
+        return None
+
+    def iterations(self, node_path: str) -> list[Iteration]:
+        """Every iteration of a Scan/Loop/SequenceMap across all its executions, in order."""
+        return [it for it in self.iteration_records if it.node == node_path]
+
+    def branch(self, node_path: str, iteration: tuple[int, ...] = ()) -> str:
+        """'then_branch' or 'else_branch': which branch an If took at that iteration."""
+        event = self.event(node_path, iteration)
+        if "branch" not in event.info:
+            raise KeyError(f"node {node_path!r} ({event.op_type}) is not an If")
+        return event.info["branch"]
+
+    def gates(self, node_path: str, iteration: tuple[int, ...] = ()) -> dict[str, np.ndarray]:
+        """Gate activations of a GRU/LSTM/RNN execution: arrays [seq_length, num_directions, batch, hidden],
+        plus `mask` [seq_length, num_directions, batch] marking valid steps."""
+        event = self.event(node_path, iteration)
+        if "gates" not in event.info:
+            raise KeyError(f"node {node_path!r} ({event.op_type}) records no gates")
+        return event.info["gates"]
+
+    def children(self, event: Event) -> list[Event]:
+        """Events that ran inside a control-flow event (its bodies), in order."""
+        start, stop = event.info.get("children", (event.index, event.index))
+        return self.events[start:stop]
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __repr__(self) -> str:
+        state = "complete" if self.complete else f"partial ({self.error.get('message', '')[:60]})"
+        return f"Trace({len(self.events)} events, {len(self.outputs)} outputs, {state})"
+
+    # ---- save / load ---------------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> None:
+        """Writes the trace to one .npz: arrays as npy members, everything else as JSON (no pickle)."""
+        codec = _Encoder()
+        meta = {
+            "format": FORMAT_VERSION,
+            "model_source": self.model_source,
+            "model_sha256": self.model_sha256,
+            "seconds": self.seconds,
+            "recorded_bytes": self.recorded_bytes,
+            "budget_exceeded_at": self.budget_exceeded_at,
+            "error": codec.encode(self.error),
+            "feeds": codec.encode(self.feeds),
+            "outputs": codec.encode(self.outputs),
+            "events": [
+                [e.node, e.op_type, list(e.iteration), codec.encode(e.inputs), codec.encode(e.outputs),
+                 e.seconds, codec.encode(e.info), e.summarized]
+                for e in self.events
+            ],
+            "iterations": [
+                [it.node, list(it.index), codec.encode(it.inputs), codec.encode(it.outputs), codec.encode(it.info)]
+                for it in self.iteration_records
+            ],
+        }
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
+            zf.writestr("meta.json", json.dumps(meta))
+            for key, array in codec.arrays.items():
+                buf = io.BytesIO()
+                np.save(buf, array, allow_pickle=False)
+                zf.writestr(f"{key}.npy", buf.getvalue())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Trace":
+        """Reads a trace written by `save`."""
+        with zipfile.ZipFile(path) as zf:
+            meta = json.loads(zf.read("meta.json"))
+            if meta.get("format") != FORMAT_VERSION:
+                raise ValueError(f"{path}: unsupported trace format {meta.get('format')!r}")
+            arrays = {
+                name[:-4]: np.load(io.BytesIO(zf.read(name)), allow_pickle=False)
+                for name in zf.namelist() if name.endswith(".npy")
+            }
+        dec = _Decoder(arrays)
+        trace = cls(model_source=meta["model_source"], model_sha256=meta["model_sha256"],
+                    feeds=dec.decode(meta["feeds"]))
+        trace.seconds = meta["seconds"]
+        trace.recorded_bytes = meta["recorded_bytes"]
+        trace.budget_exceeded_at = meta["budget_exceeded_at"]
+        trace.error = dec.decode(meta["error"])
+        trace.outputs = dec.decode(meta["outputs"])
+        trace.events = [
+            Event(i, node, op, tuple(it), dec.decode(ins), dec.decode(outs), secs, dec.decode(info), summ)
+            for i, (node, op, it, ins, outs, secs, info, summ) in enumerate(meta["events"])
+        ]
+        trace.iteration_records = [
+            Iteration(node, tuple(idx), dec.decode(ins), dec.decode(outs), dec.decode(info))
+            for node, idx, ins, outs, info in meta["iterations"]
+        ]
+        return trace
+
+
+def _plain_dtype(dtype: np.dtype) -> bool:
+    return dtype.kind in "biufcM" and type(dtype).__module__.startswith("numpy")
+
+
+class _Encoder:
+    """Turns values into JSON-able structures, collecting arrays by identity (each array stored once)."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+        self._ids: dict[int, str] = {}
+        self._keep: list[Any] = []
+
+    def encode(self, value: Any) -> Any:
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, np.generic):
+            return value if not isinstance(value, float) or np.isfinite(value) else {"k": "float", "v": repr(value)}
+        if isinstance(value, np.generic):
+            value = np.asarray(value)
+            return {"k": "scalar", "a": self.encode(value)}
+        if isinstance(value, np.ndarray):
+            return self._array(value)
+        if isinstance(value, ValueSummary):
+            return {"k": "summary", "v": [list(value.shape), value.dtype, self.encode(value.min),
+                                          self.encode(value.max), self.encode(value.mean),
+                                          value.nan_count, value.inf_count]}
+        if isinstance(value, list):
+            return {"k": "list", "v": [self.encode(v) for v in value]}
+        if isinstance(value, tuple):
+            return {"k": "tuple", "v": [self.encode(v) for v in value]}
+        if isinstance(value, dict):
+            if all(isinstance(k, str) for k in value):
+                return {"k": "dict", "v": {k: self.encode(v) for k, v in value.items()}}
+            return {"k": "map", "v": [[self.encode(k), self.encode(v)] for k, v in value.items()]}
+        return {"k": "repr", "v": repr(value)}
+
+    def _array(self, array: np.ndarray) -> dict:
+        if array.dtype.kind in "OUS":
+            return {"k": "strings", "shape": list(array.shape),
+                    "v": [x.decode("utf-8", "backslashreplace") if isinstance(x, bytes) else str(x)
+                          for x in array.ravel().tolist()]}
+        key = self._ids.get(id(array))
+        if key is None:
+            key = f"a{len(self.arrays)}"
+            self._ids[id(array)] = key
+            self._keep.append(array)  # keep alive so ids stay unique while encoding
+            stored = array if _plain_dtype(array.dtype) else array.view(f"u{array.dtype.itemsize}")
+            self.arrays[key] = np.ascontiguousarray(stored)
+        out = {"k": "array", "ref": key}
+        if not _plain_dtype(array.dtype):
+            out["dtype"] = array.dtype.name
+        return out
+
+
+class _Decoder:
+    def __init__(self, arrays: dict[str, np.ndarray]) -> None:
+        self.arrays = arrays
+
+    def decode(self, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        kind = value.get("k")
+        if kind == "array":
+            array = self.arrays[value["ref"]]
+            if "dtype" in value:
+                import ml_dtypes  # onnx's own dependency for bfloat16 / float8 / int4
+
+                array = array.view(getattr(ml_dtypes, value["dtype"]))
+            return array
+        if kind == "scalar":
+            return self.decode(value["a"])[()]
+        if kind == "strings":
+            return np.array(value["v"], dtype=object).reshape(value["shape"])
+        if kind == "float":
+            return float(value["v"])
+        if kind == "summary":
+            shape, dtype, lo, hi, mean, nan, inf = value["v"]
+            return ValueSummary(tuple(shape), dtype, self.decode(lo), self.decode(hi), self.decode(mean), nan, inf)
+        if kind == "list":
+            return [self.decode(v) for v in value["v"]]
+        if kind == "tuple":
+            return tuple(self.decode(v) for v in value["v"])
+        if kind == "dict":
+            return {k: self.decode(v) for k, v in value["v"].items()}
+        if kind == "map":
+            return {self.decode(k): self.decode(v) for k, v in value["v"]}
+        if kind == "repr":
+            return value["v"]
+        raise ValueError(f"unknown encoded value kind {kind!r}")
