@@ -1,0 +1,89 @@
+"""Comparing explorer's outputs with onnxruntime (optional dependency) on the same feeds."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .model import Model
+
+
+@dataclass
+class OutputDiff:
+    name: str
+    max_abs: float
+    max_rel: float
+    ok: bool
+    note: str = ""
+
+
+@dataclass
+class CheckReport:
+    diffs: list[OutputDiff] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(d.ok for d in self.diffs)
+
+    def lines(self) -> list[str]:
+        if self.error:
+            return [f"onnxruntime: {self.error}"]
+        return [f"{d.name}: max abs diff {d.max_abs:.3g}, max rel diff {d.max_rel:.3g} "
+                f"{'ok' if d.ok else 'MISMATCH'}{(' (' + d.note + ')') if d.note else ''}" for d in self.diffs]
+
+
+def compare_values(name: str, ours: Any, theirs: Any, rtol: float = 1e-4, atol: float = 1e-5) -> OutputDiff:
+    """Integer/bool/string outputs must be equal; floats within rtol/atol. Sequences compared element-wise."""
+    if isinstance(ours, list) or isinstance(theirs, list):
+        if not (isinstance(ours, list) and isinstance(theirs, list)) or len(ours) != len(theirs):
+            return OutputDiff(name, float("inf"), float("inf"), False, "sequence length or kind differs")
+        parts = [compare_values(f"{name}[{i}]", a, b, rtol, atol) for i, (a, b) in enumerate(zip(ours, theirs))]
+        return OutputDiff(name, max((p.max_abs for p in parts), default=0.0),
+                          max((p.max_rel for p in parts), default=0.0), all(p.ok for p in parts))
+    if ours is None or theirs is None:
+        same = ours is None and theirs is None
+        return OutputDiff(name, 0.0 if same else float("inf"), 0.0 if same else float("inf"), same)
+    a, b = np.asarray(ours), np.asarray(theirs)
+    if a.shape != b.shape:
+        return OutputDiff(name, float("inf"), float("inf"), False, f"shape {a.shape} vs {b.shape}")
+    if a.dtype.kind in "OUS" or b.dtype.kind in "OUS":
+        same = bool(np.array_equal(a.astype(str), b.astype(str)))
+        return OutputDiff(name, 0.0 if same else float("inf"), 0.0 if same else float("inf"), same)
+    if a.dtype.kind in "fc" or b.dtype.kind in "fc":
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        both_nan = np.isnan(a64) & np.isnan(b64)
+        same_inf = np.isinf(a64) & (a64 == b64)
+        diff = np.where(both_nan | same_inf, 0.0, np.abs(a64 - b64))
+        diff = np.nan_to_num(diff, nan=np.inf)
+        rel = diff / np.maximum(np.abs(b64), 1e-12)
+        ok = bool(np.all(diff <= atol + rtol * np.abs(np.nan_to_num(b64))))
+        return OutputDiff(name, float(diff.max(initial=0.0)), float(np.where(diff == 0, 0, rel).max(initial=0.0)), ok)
+    diff = np.abs(a.astype(np.int64) - b.astype(np.int64)) if a.size else np.zeros(0)
+    return OutputDiff(name, float(diff.max(initial=0)), 0.0, bool(np.array_equal(a, b)))
+
+
+def run_onnxruntime(model: Model, feeds: dict[str, Any]) -> dict[str, Any]:
+    """Runs the model in onnxruntime (ImportError if it is not installed)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    session = ort.InferenceSession(model.proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    wanted = {i.name for i in session.get_inputs()}
+    results = session.run(names, {k: v for k, v in feeds.items() if k in wanted})
+    return dict(zip(names, results))
+
+
+def compare_with_onnxruntime(model: Model, feeds: dict[str, Any], outputs: dict[str, Any],
+                             rtol: float = 1e-4, atol: float = 1e-5) -> CheckReport:
+    """Max abs/rel difference of each output against onnxruntime; an error when onnxruntime cannot run it."""
+    try:
+        theirs = run_onnxruntime(model, feeds)
+    except ImportError:
+        return CheckReport(error="onnxruntime is not installed (pip install onnxruntime)")
+    except Exception as exc:  # noqa: BLE001 - report whatever onnxruntime refuses
+        return CheckReport(error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    return CheckReport([compare_values(name, outputs.get(name), theirs[name], rtol, atol) for name in theirs])

@@ -1,0 +1,39 @@
+"""Builds every sample model deterministically: `python sample_models/build.py` writes <name>.onnx files and
+samples.json (name -> description) next to this script."""
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import sys
+from pathlib import Path
+
+import onnx
+
+HERE = Path(__file__).resolve().parent
+
+
+def all_samples():
+    sys.path.insert(0, str(HERE))
+    import builders
+
+    samples = []
+    for info in sorted(pkgutil.iter_modules(builders.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"builders.{info.name}")
+        samples.extend(getattr(module, "SAMPLES", []))
+    return samples
+
+
+def main() -> None:
+    index = {}
+    for sample in all_samples():
+        model = sample.build()
+        onnx.checker.check_model(model, full_check=True)
+        (HERE / f"{sample.name}.onnx").write_bytes(model.SerializeToString(deterministic=True))
+        index[sample.name] = sample.description
+        print(f"wrote {sample.name}.onnx")
+    (HERE / "samples.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,14 @@
+"""Sample-model builders. Each topic module defines SAMPLES: a list of `Sample`s (deterministic: fixed seeds)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import onnx
+
+
+@dataclass(frozen=True)
+class Sample:
+    name: str  # file stem: sample_models/<name>.onnx
+    description: str  # one line: what it teaches (goes into the README and the app's picker)
+    build: Callable[[], onnx.ModelProto]
