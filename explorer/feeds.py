@@ -83,6 +83,8 @@ def symbolic_dims(model: "Model") -> list[str]:
 
 
 def _check_tensor(spec: "ValueSpec", value: Any) -> np.ndarray:
+    if isinstance(value, onnx.TensorProto):
+        value = onnx.numpy_helper.to_array(value)
     if not isinstance(value, np.ndarray):
         if isinstance(value, (list, tuple, int, float, bool, np.generic)):
             value = np.asarray(value, dtype=spec.dtype)
@@ -105,6 +107,19 @@ def _check_tensor(spec: "ValueSpec", value: Any) -> np.ndarray:
     return value
 
 
+def _proto_to_value(value: Any) -> Any:
+    """TensorProto / SequenceProto / OptionalProto feeds become arrays, lists and None."""
+    if isinstance(value, onnx.TensorProto):
+        return onnx.numpy_helper.to_array(value)
+    if isinstance(value, onnx.SequenceProto):
+        return onnx.numpy_helper.to_list(value)
+    if isinstance(value, onnx.OptionalProto):
+        return onnx.numpy_helper.to_optional(value)
+    if isinstance(value, onnx.MapProto):
+        return onnx.numpy_helper.to_dict(value)
+    return value
+
+
 def validate_feeds(model: "Model", feeds: dict[str, Any]) -> dict[str, Any]:
     """Checks feeds against the declared inputs: missing, extra, wrong dtype or shape raise FeedError."""
     if not isinstance(feeds, dict):
@@ -122,7 +137,7 @@ def validate_feeds(model: "Model", feeds: dict[str, Any]) -> dict[str, Any]:
     for name, value in feeds.items():
         spec = specs.get(name)
         if spec is None or spec.kind != "tensor":
-            checked[name] = value
+            checked[name] = _proto_to_value(value)
         else:
             checked[name] = _check_tensor(spec, value)
     return checked

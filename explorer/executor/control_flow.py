@@ -1,0 +1,301 @@
+"""If / Loop / Scan / SequenceMap: each body execution is a child frame of the engine, recorded per iteration.
+
+Loop follows onnxruntime where the spec's mode table and its text disagree: the body's `cond` output is a
+loop-carried value that ends the loop when false, even when the `cond` input is omitted.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import onnx
+
+from ..errors import ExecutionError, ExplorerError, where
+from .kernels import Call, register
+
+if TYPE_CHECKING:
+    from ..graph import NodeRef
+    from .program import Program
+
+
+def attribute(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
+    """The Python value of a node attribute, or `default`."""
+    for att in node.attribute:
+        if att.name == name:
+            return onnx.helper.get_attribute_value(att)
+    return default
+
+
+def _scalar(value: Any, what: str, call: Call) -> Any:
+    array = np.asarray(value)
+    if array.size != 1:
+        raise ExecutionError(f"{where(call.path, call.op_type, call.iteration)}: {what} must hold one value, "
+                             f"got shape {array.shape}", node=call.path, op_type=call.op_type,
+                             iteration=call.iteration)
+    return array.reshape(()).item()
+
+
+def _empty_stack(program: "Program", body_path: str, name: str, axis: int = 0) -> np.ndarray:
+    """A zero-iteration scan output: shape from the body output's declared type, 0 along the scan axis."""
+    tp = program.value_type(body_path, name)
+    dtype, dims = np.float32, []
+    if tp is not None and tp.HasField("tensor_type"):
+        if tp.tensor_type.elem_type:
+            dtype = onnx.helper.tensor_dtype_to_np_dtype(tp.tensor_type.elem_type)
+        dims = [d.dim_value if d.HasField("dim_value") else 0 for d in tp.tensor_type.shape.dim]
+    axis = axis + len(dims) + 1 if axis < 0 else axis
+    return np.zeros(tuple(dims[:axis] + [0] + dims[axis:]), dtype=dtype)
+
+
+def _stack(elements: list, axis: int, call: Call, name: str) -> np.ndarray:
+    try:
+        return np.stack([np.asarray(e) for e in elements], axis=axis)
+    except ValueError as exc:
+        shapes = sorted({np.shape(e) for e in elements})
+        raise ExecutionError(f"{where(call.path, call.op_type, call.iteration)}: scan output {name!r} changes "
+                             f"shape across iterations {shapes}: {exc}", node=call.path, op_type=call.op_type,
+                             iteration=call.iteration) from None
+
+
+def _stop(call: Call, error: ExplorerError, info: dict) -> ExplorerError:
+    """Attach what the loop knew when it stopped early, so the engine records it on the loop's own event."""
+    if getattr(error, "node", None) == call.path:
+        error.info = info  # type: ignore[attr-defined]
+    return error
+
+
+@register("If")
+def if_kernel(node: "NodeRef", program: "Program"):
+    then_path, else_path = f"{node.path}/then_branch", f"{node.path}/else_branch"
+
+    def run(args: list, call: Call):
+        branch = "then_branch" if _scalar(args[0], "cond", call) else "else_branch"
+        body = program.graph(then_path if branch == "then_branch" else else_path)
+        base = call.engine.body_frame(body, call.env, call.path, "If", call.iteration)
+        outputs = call.engine.run_body(body, base, [], call.iteration)
+        return outputs, {"branch": branch}
+
+    return run
+
+
+@register("Loop")
+def loop_kernel(node: "NodeRef", program: "Program"):
+    body_path = f"{node.path}/body"
+    n_carried = max(len(node.proto.input) - 2, 0)
+
+    def run(args: list, call: Call):
+        body = program.graph(body_path)
+        engine = call.engine
+        trip = args[0] if len(args) > 0 else None
+        cond = args[1] if len(args) > 1 else None
+        max_trip = int(_scalar(trip, "M (trip count)", call)) if trip is not None else None
+        keep_going = bool(_scalar(cond, "cond", call)) if cond is not None else True
+        cond_value = np.array(keep_going)
+        carried = list(args[2:])
+        n_scan = len(body.output_names) - 1 - n_carried
+        if n_scan < 0:
+            raise ExecutionError(f"{where(call.path, 'Loop', call.iteration)}: body has {len(body.output_names)} "
+                                 f"outputs, fewer than cond + {n_carried} loop-carried values",
+                                 node=call.path, op_type="Loop", iteration=call.iteration)
+        scans: list[list] = [[] for _ in range(n_scan)]
+        base = engine.body_frame(body, call.env, call.path, "Loop", call.iteration)
+        i = 0
+        while True:
+            if max_trip is not None and i >= max_trip:
+                reason = "trip count reached"
+                break
+            if not keep_going:
+                reason = "cond false"
+                break
+            try:
+                engine.check_iterations(i, call.path, "Loop", call.iteration)
+            except ExplorerError as exc:
+                raise _stop(call, exc, {"stop_reason": "limit", "iterations": i}) from None
+            index = (*call.iteration, i)
+            inputs = [np.array(i, dtype=np.int64), cond_value, *carried]
+            outputs = engine.run_body(body, base, inputs, index)
+            engine.record_iteration(call.path, index, dict(zip(body.input_names, inputs)),
+                                    dict(zip(body.output_names, outputs)))
+            cond_value = outputs[0]
+            keep_going = bool(_scalar(cond_value, "the body's cond output", call))
+            carried = outputs[1:1 + n_carried]
+            for store, element in zip(scans, outputs[1 + n_carried:]):
+                store.append(element)
+            i += 1
+        stacked = [
+            _stack(store, 0, call, name) if store else _empty_stack(program, body_path, name)
+            for store, name in zip(scans, body.output_names[1 + n_carried:])
+        ]
+        return [*carried, *stacked], {"stop_reason": reason, "iterations": i}
+
+    return run
+
+
+@register("Scan")
+def scan_kernel(node: "NodeRef", program: "Program"):
+    body_path = f"{node.path}/body"
+    opset = program.opsets.get("", 1)
+    proto = node.proto
+    m = int(attribute(proto, "num_scan_inputs"))
+    if opset < 9:
+        return _scan8(node, program, body_path, m)
+    in_axes = list(attribute(proto, "scan_input_axes", []) or [])
+    in_dirs = list(attribute(proto, "scan_input_directions", []) or [])
+    out_axes = list(attribute(proto, "scan_output_axes", []) or [])
+    out_dirs = list(attribute(proto, "scan_output_directions", []) or [])
+
+    def run(args: list, call: Call):
+        body = program.graph(body_path)
+        n = len(args) - m
+        states, scan_inputs = list(args[:n]), args[n:]
+        axes = []
+        for j, x in enumerate(scan_inputs):
+            axis = in_axes[j] if j < len(in_axes) else 0
+            if not -x.ndim <= axis < x.ndim:
+                raise ExecutionError(f"{where(call.path, 'Scan', call.iteration)}: scan_input_axes[{j}]={axis} is "
+                                     f"out of range for input of shape {x.shape}", node=call.path,
+                                     op_type="Scan", iteration=call.iteration)
+            axes.append(axis % x.ndim)
+        lengths = {x.shape[a] for x, a in zip(scan_inputs, axes)}
+        if len(lengths) > 1:
+            raise ExecutionError(f"{where(call.path, 'Scan', call.iteration)}: scan inputs have different sequence "
+                                 f"lengths {sorted(lengths)}", node=call.path, op_type="Scan",
+                                 iteration=call.iteration)
+        length = lengths.pop() if lengths else 0
+        reverse = [bool(in_dirs[j]) if j < len(in_dirs) else False for j in range(m)]
+        k = len(body.output_names) - n
+        elements: list[list] = [[] for _ in range(k)]
+        engine = call.engine
+        base = engine.body_frame(body, call.env, call.path, "Scan", call.iteration)
+        for t in range(length):
+            try:
+                engine.check_iterations(t, call.path, "Scan", call.iteration)
+            except ExplorerError as exc:
+                raise _stop(call, exc, {"stop_reason": "limit", "iterations": t}) from None
+            slices = [np.take(x, length - 1 - t if rev else t, axis=a)
+                      for x, a, rev in zip(scan_inputs, axes, reverse)]
+            index = (*call.iteration, t)
+            inputs = [*states, *slices]
+            outputs = engine.run_body(body, base, inputs, index)
+            engine.record_iteration(call.path, index, dict(zip(body.input_names, inputs)),
+                                    dict(zip(body.output_names, outputs)))
+            states = outputs[:n]
+            for store, element in zip(elements, outputs[n:]):
+                store.append(element)
+        results = []
+        for j, (store, name) in enumerate(zip(elements, body.output_names[n:])):
+            axis = out_axes[j] if j < len(out_axes) else 0
+            prepend = bool(out_dirs[j]) if j < len(out_dirs) else False
+            if not store:
+                results.append(_empty_stack(program, body_path, name, axis))
+                continue
+            rank = np.ndim(store[0]) + 1
+            if not -rank <= axis < rank:
+                raise ExecutionError(f"{where(call.path, 'Scan', call.iteration)}: scan_output_axes[{j}]={axis} is "
+                                     f"out of range for rank {rank}", node=call.path, op_type="Scan",
+                                     iteration=call.iteration)
+            results.append(_stack(store[::-1] if prepend else store, axis % rank, call, name))
+        return [*states, *results], {"iterations": length}
+
+    return run
+
+
+def _scan8(node: "NodeRef", program: "Program", body_path: str, m: int):
+    """Scan opset 8: batch axis 0, sequence axis 1, optional sequence_lens, per-input directions."""
+    directions = list(attribute(node.proto, "directions", []) or [])
+
+    def run(args: list, call: Call):
+        body = program.graph(body_path)
+        lens, rest = args[0], args[1:]
+        n = len(rest) - m
+        inits, scan_inputs = rest[:n], rest[n:]
+        batch = scan_inputs[0].shape[0] if scan_inputs else (inits[0].shape[0] if inits else 0)
+        max_len = scan_inputs[0].shape[1] if scan_inputs else 0
+        seq_lens = [max_len] * batch if lens is None else [int(v) for v in np.asarray(lens).ravel()]
+        if len(seq_lens) != batch or any(not 0 <= s <= max_len for s in seq_lens):
+            raise ExecutionError(f"{where(call.path, 'Scan', call.iteration)}: sequence_lens {seq_lens} does not "
+                                 f"fit batch {batch} x max length {max_len}", node=call.path, op_type="Scan",
+                                 iteration=call.iteration)
+        engine = call.engine
+        base = engine.body_frame(body, call.env, call.path, "Scan", call.iteration)
+        k = len(body.output_names) - n
+        final_states: list[list] = [[] for _ in range(n)]
+        outputs_per_batch: list[list] = [[] for _ in range(k)]
+        counter = 0
+        for b in range(batch):
+            states = [s[b] for s in inits]
+            elements: list[list] = [[] for _ in range(k)]
+            steps = seq_lens[b]
+            for t in range(steps):
+                try:
+                    engine.check_iterations(counter, call.path, "Scan", call.iteration)
+                except ExplorerError as exc:
+                    raise _stop(call, exc, {"stop_reason": "limit", "iterations": counter}) from None
+                slices = [x[b, steps - 1 - t if (j < len(directions) and directions[j]) else t]
+                          for j, x in enumerate(scan_inputs)]
+                index = (*call.iteration, counter)
+                inputs = [*states, *slices]
+                outputs = engine.run_body(body, base, inputs, index)
+                engine.record_iteration(call.path, index, dict(zip(body.input_names, inputs)),
+                                        dict(zip(body.output_names, outputs)), {"batch": b, "t": t})
+                states = outputs[:n]
+                for store, element in zip(elements, outputs[n:]):
+                    store.append(element)
+                counter += 1
+            for store, state in zip(final_states, states):
+                store.append(state)
+            for j, store in enumerate(elements):
+                outputs_per_batch[j].append(store)
+        results = [_stack(s, 0, call, name) for s, name in zip(final_states, body.output_names[:n])]
+        for j, per_batch in enumerate(outputs_per_batch):
+            name = body.output_names[n + j]
+            template = next((e for store in per_batch for e in store), None)
+            if template is None:
+                empty = _empty_stack(program, body_path, name, 0)
+                results.append(np.zeros((batch, max_len, *empty.shape[1:]), dtype=empty.dtype))
+                continue
+            template = np.asarray(template)
+            out = np.zeros((batch, max_len, *template.shape), dtype=template.dtype)
+            for b, store in enumerate(per_batch):
+                if store:
+                    out[b, :len(store)] = _stack(store, 0, call, name)
+            results.append(out)
+        return results, {"iterations": counter}
+
+    return run
+
+
+@register("SequenceMap")
+def sequence_map_kernel(node: "NodeRef", program: "Program"):
+    body_path = f"{node.path}/body"
+
+    def run(args: list, call: Call):
+        body = program.graph(body_path)
+        first = args[0]
+        if not isinstance(first, list):
+            raise ExecutionError(f"{where(call.path, 'SequenceMap', call.iteration)}: input_sequence must be a "
+                                 "sequence", node=call.path, op_type="SequenceMap", iteration=call.iteration)
+        count = len(first)
+        for j, extra in enumerate(args[1:], start=1):
+            if isinstance(extra, list) and len(extra) != count:
+                raise ExecutionError(f"{where(call.path, 'SequenceMap', call.iteration)}: sequence input {j} has "
+                                     f"{len(extra)} elements, input_sequence has {count}", node=call.path,
+                                     op_type="SequenceMap", iteration=call.iteration)
+        engine = call.engine
+        base = engine.body_frame(body, call.env, call.path, "SequenceMap", call.iteration)
+        results: list[list] = [[] for _ in body.output_names]
+        for i in range(count):
+            try:
+                engine.check_iterations(i, call.path, "SequenceMap", call.iteration)
+            except ExplorerError as exc:
+                raise _stop(call, exc, {"stop_reason": "limit", "iterations": i}) from None
+            inputs = [a[i] if isinstance(a, list) else a for a in args]
+            index = (*call.iteration, i)
+            outputs = engine.run_body(body, base, inputs, index)
+            engine.record_iteration(call.path, index, dict(zip(body.input_names, inputs)),
+                                    dict(zip(body.output_names, outputs)))
+            for store, value in zip(results, outputs):
+                store.append(value)
+        return results, {"iterations": count}
+
+    return run

@@ -65,7 +65,12 @@ class Engine:
                     outputs, info = step.fn(args, Call(self, frame, iteration, step.path, step.op_type))
                 else:
                     outputs, info = step.fn(args), None
-            except ExplorerError:
+            except ExplorerError as exc:
+                stopped = getattr(exc, "info", None)
+                if stopped is not None and getattr(exc, "node", None) == step.path:
+                    # a loop stopped by a limit: keep its own event, with why it stopped, in the partial trace
+                    stopped["children"] = (first_child, len(events))
+                    self._record(step, args, {}, iteration, _perf() - start, stopped)
                 raise
             except Exception as exc:  # noqa: BLE001 - any kernel failure becomes an ExecutionError with context
                 raise self._kernel_error(step, args, iteration, exc) from exc

@@ -25,7 +25,11 @@ PlainKernel = Callable[[list], Any]
 SpecialKernel = Callable[[list, "Call"], tuple[list, dict]]
 KernelFactory = Callable[["NodeRef", "Program"], SpecialKernel]
 
+# Operators removed from ONNX that old exporters still emit, run by the kernel they were renamed to.
+_RENAMED = {"Scatter": ("ScatterElements", 11)}  # Scatter-9/11 == ScatterElements-11 without `reduction`
+
 _SPECIAL: dict[tuple[str, str], KernelFactory] = {}
+_PLAIN: dict[tuple[str, str], Callable[["NodeRef", "Program"], PlainKernel]] = {}
 
 
 def register(op_type: str, domain: str = "") -> Callable[[KernelFactory], KernelFactory]:
@@ -38,9 +42,19 @@ def register(op_type: str, domain: str = "") -> Callable[[KernelFactory], Kernel
     return wrap
 
 
+def register_plain(op_type: str, domain: str = ""):
+    """Registers an own plain kernel factory `factory(node, program) -> fn(args) -> outputs`."""
+
+    def wrap(factory):
+        _PLAIN[(domain, op_type)] = factory
+        return factory
+
+    return wrap
+
+
 def own_kernel_ops() -> list[str]:
     """Operators explorer runs with its own kernels."""
-    return sorted(op for _, op in _SPECIAL)
+    return sorted(op for _, op in [*_SPECIAL, *_PLAIN])
 
 
 @dataclass(slots=True)
@@ -60,15 +74,18 @@ def build_kernel(node: "NodeRef", program: "Program") -> tuple[Callable, bool]:
     factory = _SPECIAL.get((domain, node.op_type))
     if factory is not None:
         return factory(node, program), True
+    plain = _PLAIN.get((domain, node.op_type))
+    if plain is not None:
+        return plain(node, program), False
     return _reference_kernel(node, program), False
 
 
-def _is_scalar_output(x: Any) -> bool:
-    return np.isscalar(x) and not isinstance(x, (str, bytes))
-
-
 def _normalize(res: Any) -> tuple:
-    return tuple(np.array(x) if _is_scalar_output(x) or isinstance(x, np.generic) else x for x in res)
+    """Scalars some reference kernels return become 0-d arrays (strings as object arrays, as ONNX holds them)."""
+    return tuple(
+        (np.array(x, dtype=object) if isinstance(x, (str, bytes)) else np.array(x)) if np.isscalar(x) else x
+        for x in res
+    )
 
 
 def _reference_kernel(node: "NodeRef", program: "Program") -> PlainKernel:
@@ -131,6 +148,9 @@ def _load_reference_class(proto: onnx.NodeProto, domain: str, version: int, node
         impl = program.reference_functions()[key]
         return load_op(domain, proto.op_type, version, custom=impl, evaluator_cls=ReferenceEvaluator)
     try:
+        if domain == "" and proto.op_type in _RENAMED:
+            renamed, renamed_version = _RENAMED[proto.op_type]
+            return load_op("", renamed, renamed_version, evaluator_cls=ReferenceEvaluator)
         if domain == "":
             try:
                 return load_op("", proto.op_type, version, evaluator_cls=ReferenceEvaluator)

@@ -1,0 +1,65 @@
+"""Running ONNX backend node cases through explorer.run (shared by the conformance test and its list updater)."""
+from __future__ import annotations
+
+import warnings
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx.backend.test.case.node import collect_testcases
+from onnx.backend.test.runner import Runner
+
+import explorer
+
+KNOWN_FAILURES_FILE = Path(__file__).with_name("conformance_known_failures.txt")
+
+
+@lru_cache(maxsize=1)
+def all_cases() -> dict:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {case.name: case for case in collect_testcases(None)}
+
+
+def known_failures() -> dict[str, str]:
+    """case name -> one-line reason, from the checked-in list."""
+    listed = {}
+    for line in KNOWN_FAILURES_FILE.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            name, _, reason = line.partition("#")
+            listed[name.strip()] = reason.strip()
+    return listed
+
+
+def run_case(name: str) -> None:
+    """Raises (AssertionError or the executor's error) unless every data set of the case matches."""
+    case = all_cases()[name]
+    model = explorer.load(case.model)
+    input_names = [i.name for i in model.graph.input]
+    for inputs, expected in case.data_sets:
+        feeds = {name: value for name, value in zip(input_names, inputs)}
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            trace = explorer.run(model, feeds)
+        outputs = [trace.outputs[o.name] for o in model.graph.output]
+        assert len(outputs) == len(expected), f"{len(outputs)} outputs, expected {len(expected)}"
+        for want, got in zip(expected, outputs):
+            assert_similar(want, got, case.rtol, case.atol)
+
+
+def assert_similar(expected, actual, rtol: float, atol: float) -> None:
+    """Like the backend runner's comparison, but sequences (of 0-d tensors too) and optionals compare element-wise."""
+    if isinstance(expected, onnx.TensorProto):
+        expected = onnx.numpy_helper.to_array(expected)
+    if isinstance(expected, list):
+        assert isinstance(actual, list), f"expected a sequence, got {type(actual).__name__}"
+        assert len(actual) == len(expected), f"sequence of {len(actual)} elements, expected {len(expected)}"
+        for want, got in zip(expected, actual):
+            assert_similar(want, got, rtol, atol)
+    elif expected is None:
+        assert actual is None, f"expected an empty optional, got {type(actual).__name__}"
+    else:
+        assert isinstance(actual, np.ndarray), f"expected a tensor, got {type(actual).__name__}"
+        Runner.assert_similar_outputs([expected], [actual], rtol=rtol, atol=atol)
