@@ -1,0 +1,95 @@
+"""User-supplied feeds: reading an .npz, small tensors as editable grids and back, and a content key per set of
+feeds (so a run is redone only when model or inputs change)."""
+from __future__ import annotations
+
+import hashlib
+import io
+import zipfile
+from typing import Any
+
+import numpy as np
+
+from .errors import FeedError
+from .model import ValueSpec
+
+MAX_EDITABLE = 256  # elements of a tensor small enough to edit in a table
+
+
+def feeds_from_npz(data: bytes) -> dict[str, np.ndarray]:
+    """name -> array of an .npz file's members (no pickles). FeedError when it is not an .npz."""
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            if not isinstance(npz, np.lib.npyio.NpzFile):
+                raise FeedError("the inputs file is a single .npy array, not an .npz with one array per input")
+            return {name: npz[name] for name in npz.files}
+    except FeedError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise FeedError(f"the inputs file is not a readable .npz ({exc})") from None
+
+
+def editable(spec: ValueSpec, value: Any) -> bool:
+    """Whether an input can be edited as a table: a numeric or bool tensor of rank ≤ 2 and at most
+    MAX_EDITABLE elements."""
+    return (spec.kind == "tensor" and isinstance(value, np.ndarray) and value.ndim <= 2
+            and value.size <= MAX_EDITABLE and value.dtype.kind in "biuf")
+
+
+def to_grid(value: np.ndarray) -> np.ndarray:
+    """A rank ≤ 2 tensor as a 2-D grid (scalars 1×1, vectors one row)."""
+    return value.reshape(1, 1) if value.ndim == 0 else value.reshape(1, -1) if value.ndim == 1 else value
+
+
+def from_grid(grid: Any, like: np.ndarray, name: str) -> np.ndarray:
+    """An edited grid back into a tensor of `like`'s dtype and shape. FeedError names the input when a cell is
+    empty or not a number of that dtype."""
+    cells = np.asarray(grid, dtype=object)
+    if cells.size != like.size:
+        raise FeedError(f"input {name!r}: the table has {cells.size} cells, the tensor {like.size}")
+    if any(c is None or (isinstance(c, float) and np.isnan(c) and like.dtype.kind != "f") for c in cells.ravel()):
+        raise FeedError(f"input {name!r}: every cell needs a value of dtype {like.dtype}")
+    try:
+        if like.dtype == np.bool_:
+            array = np.array([_as_bool(c) for c in cells.ravel()], dtype=np.bool_)
+        else:
+            array = cells.astype(np.float64)
+            if like.dtype.kind in "iu" and not np.all(array == np.round(array)):
+                raise ValueError("not an integer")
+            array = array.astype(like.dtype)
+    except (TypeError, ValueError) as exc:
+        raise FeedError(f"input {name!r}: cells must be numbers of dtype {like.dtype} ({exc})") from None
+    return array.reshape(like.shape)
+
+
+def _as_bool(cell: Any) -> bool:
+    if isinstance(cell, str):
+        if cell.strip().lower() in ("true", "1"):
+            return True
+        if cell.strip().lower() in ("false", "0"):
+            return False
+        raise ValueError(f"{cell!r} is not a boolean")
+    return bool(cell)
+
+
+def feeds_key(feeds: dict[str, Any]) -> str:
+    """sha256 over input names, dtypes, shapes and bytes."""
+    digest = hashlib.sha256()
+    for name in sorted(feeds):
+        digest.update(name.encode() + b"\0")
+        _hash_value(digest, feeds[name])
+    return digest.hexdigest()
+
+
+def _hash_value(digest: "hashlib._Hash", value: Any) -> None:
+    if isinstance(value, np.ndarray):
+        digest.update(f"{value.dtype.str}{value.shape}".encode())
+        if value.dtype.kind == "O":
+            digest.update(repr(value.tolist()).encode())
+        else:
+            digest.update(np.ascontiguousarray(value).tobytes())
+    elif isinstance(value, (list, tuple)):
+        digest.update(f"seq{len(value)}".encode())
+        for item in value:
+            _hash_value(digest, item)
+    else:
+        digest.update(repr(value).encode())

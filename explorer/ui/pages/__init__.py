@@ -1,0 +1,1 @@
+"""Pages run by st.navigation (see app.py)."""

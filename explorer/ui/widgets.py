@@ -1,0 +1,197 @@
+"""Reusable pieces of the app: sidebar (model, inputs, limits), status banner, node selector, inspector, value
+panels. They read and write session state only through `state`."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from .. import inputs as user_inputs
+from ..feeds import symbolic_dims
+from ..limits import Limits
+from ..model import Model
+from ..samples import DEFAULT_SAMPLE, list_samples
+from ..trace import Trace
+from ..views import inspector as views_inspector
+from ..views.plots import value_figure
+from ..views.tables import as_grid, value_stats
+from . import state
+
+SOURCES = ("Sample", "Upload", "Local path")
+INPUT_MODES = ("Random", ".npz file", "Edit values")
+
+
+# ---- sidebar -------------------------------------------------------------------------------------------------
+def sidebar() -> None:
+    """Model choice, inputs and limits; records what is requested in session state."""
+    with st.sidebar:
+        st.header("Model")
+        state.request_model(model_picker())
+        model = state.active_model()
+        if model is None:
+            st.info("Choose a model to start.")
+            return
+        graphs = len(model.index.graphs)
+        st.caption(f"**{model.source}** · {len(model.index.nodes)} nodes"
+                   + (f" in {graphs} graphs" if graphs > 1 else "")
+                   + " · opsets " + ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in sorted(model.opsets.items())))
+        st.header("Inputs")
+        limits = limits_picker()
+        st.session_state[state.RUN_REQUEST] = feeds_picker(model, limits)
+
+
+def model_picker() -> state.ModelSource | None:
+    """A bundled sample (with its description), an uploaded .onnx file, or a local path."""
+    kind = st.radio("Source", SOURCES, key=state.W_SOURCE, horizontal=True, label_visibility="collapsed")
+    if kind == "Sample":
+        samples = list_samples()
+        if not samples:
+            st.warning("No samples built yet: run `python sample_models/build.py`.")
+            return None
+        if st.session_state.get(state.W_SAMPLE) not in samples:
+            st.session_state[state.W_SAMPLE] = DEFAULT_SAMPLE if DEFAULT_SAMPLE in samples else next(iter(samples))
+        name = st.selectbox("Sample", list(samples), key=state.W_SAMPLE)
+        st.caption(samples[name])
+        return state.sample_source(name)
+    if kind == "Upload":
+        upload = st.file_uploader("ONNX model", key=state.W_UPLOAD,
+                                  help="A self-contained .onnx file (for external data, give a local path)")
+        return None if upload is None else state.upload_source(upload.name, upload.getvalue())
+    text = st.text_input("Path to an .onnx file", key=state.W_PATH,
+                         help="External data files are read from the model's own folder")
+    return state.path_source(text) if text.strip() else None
+
+
+def limits_picker() -> Limits:
+    default = Limits()
+    with st.expander("Limits"):
+        iterations = st.number_input("Max loop iterations", 1, 10**9, default.max_iterations,
+                                     key=state.W_MAX_ITERATIONS)
+        budget = st.number_input("Trace memory (MB)", 0, 1 << 20, default.trace_budget_bytes >> 20,
+                                 key=state.W_BUDGET_MB, help="Values recorded beyond this are kept as summaries")
+    return Limits(max_iterations=int(iterations), max_tensor_bytes=default.max_tensor_bytes,
+                  trace_budget_bytes=int(budget) << 20)
+
+
+def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
+    """Random inputs (seed + symbolic dims), an uploaded .npz, or small tensors edited in tables."""
+    if not model.inputs:
+        st.caption("The model takes no inputs.")
+        return state.RunRequest("none", "no inputs", dict, limits)
+    mode = st.radio("Inputs", INPUT_MODES, key=state.W_INPUT_MODE, horizontal=True, label_visibility="collapsed")
+    if mode == ".npz file":
+        st.caption("One array per input: " + ", ".join(f"`{s.name}` {s.describe()}" for s in model.inputs))
+        upload = st.file_uploader("Inputs (.npz)", type=["npz"], key=state.W_NPZ)
+        if upload is None:
+            return None
+        data = upload.getvalue()
+        key = "npz:" + user_inputs.feeds_key({"npz": np.frombuffer(data, np.uint8)})
+        return state.RunRequest(key, upload.name, lambda: user_inputs.feeds_from_npz(data), limits)
+    seed = int(st.number_input("Seed", 0, 2**31 - 1, 0, key=state.W_SEED))
+    dims = {name: int(st.number_input(f"Size of `{name}`", 1, 1 << 20, 2, key=state.dim_key(model, name)))
+            for name in symbolic_dims(model)}
+    if mode == "Random":
+        key = f"random:{seed}:{sorted(dims.items())}"
+        return state.RunRequest(key, f"random inputs (seed {seed})",
+                                lambda: model.example_inputs(seed=seed, dims=dims), limits)
+    try:
+        feeds = model.example_inputs(seed=seed, dims=dims)
+    except Exception as exc:  # noqa: BLE001 - shown as the run's error
+        return state.RunRequest(f"error:{exc}", "edited inputs", state.feed_error(str(exc)), limits)
+    specs = {s.name: s for s in model.inputs}
+    for name, value in feeds.items():
+        if not user_inputs.editable(specs[name], value):
+            st.caption(f"`{name}`: {specs[name].describe()} — random (too big or not a numeric tensor to edit)")
+            continue
+        st.caption(f"`{name}`: {specs[name].describe()}")
+        grid = st.data_editor(pd.DataFrame(user_inputs.to_grid(value)), key=state.table_key(model, name))
+        try:
+            feeds[name] = user_inputs.from_grid(grid.to_numpy(), value, name)
+        except Exception as exc:  # noqa: BLE001 - FeedError: reported as the run's error
+            return state.RunRequest(f"error:{exc}", "edited inputs", state.feed_error(str(exc)), limits)
+    return state.RunRequest("edited:" + user_inputs.feeds_key(feeds), "edited inputs", lambda: feeds, limits)
+
+
+# ---- status --------------------------------------------------------------------------------------------------
+def status_banner() -> None:
+    """Load failures (the previous model stays), run failures (the trace is partial), model warnings."""
+    failure = state.load_error()
+    model = state.active_model()
+    if failure is not None:
+        label, message = failure
+        keep = f" Still showing **{model.source}**." if model is not None else ""
+        st.error(f"Could not load **{label}**: {message}.{keep}", icon="🚫")
+    if model is not None and model.warnings:
+        with st.expander(f"{len(model.warnings)} warning(s) about this model"):
+            for warning in model.warnings:
+                st.caption(warning)
+    outcome = state.current_run()
+    if outcome is not None and outcome.error:
+        events = len(outcome.trace.events) if outcome.trace is not None else 0
+        partial = f" The trace holds the {events} events recorded before the failure." if outcome.trace else ""
+        st.error(f"**{outcome.kind}**: {outcome.error}.{partial}", icon="⚠️")
+
+
+# ---- nodes ---------------------------------------------------------------------------------------------------
+def node_selector(model: Model, label: str = "Find a node") -> str | None:
+    """A searchable selector over every node (nested bodies included), synced with the selected node."""
+    choices = views_inspector.node_choices(model)
+    selected = state.selected_node()
+    if selected not in choices:
+        selected = None
+    if st.session_state.get(state.W_NODE_PICK) != selected:
+        st.session_state[state.W_NODE_PICK] = selected
+    st.selectbox(label, list(choices), key=state.W_NODE_PICK, format_func=choices.__getitem__,
+                 placeholder="Type to search node paths and op types",
+                 on_change=lambda: state.select_node(st.session_state[state.W_NODE_PICK]))
+    return selected
+
+
+def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
+    """Attributes, declared input/output types, and the values each execution produced."""
+    details = views_inspector.node_details(model, path)
+    st.subheader(details.label)
+    st.caption(f"`{details.path}` · domain {details.domain}")
+    if details.attributes:
+        st.dataframe(pd.DataFrame(details.attributes, columns=["attribute", "value"]), hide_index=True)
+    ports = [("input", p.name, p.type) for p in details.inputs] + [("output", p.name, p.type) for p in details.outputs]
+    if ports:
+        st.dataframe(pd.DataFrame(ports, columns=["", "value", "declared type"]), hide_index=True)
+    if details.bodies:
+        st.caption("Bodies: " + ", ".join(f"`{b}`" for b in details.bodies))
+    if trace is None:
+        return
+    runs = trace.events_of(path)
+    if not runs:
+        st.info("This node did not run in the recorded trace.")
+        return
+    if len(runs) > 1:
+        st.caption(f"Ran {len(runs)} times")
+        st.dataframe(pd.DataFrame(views_inspector.executions(trace, path)), hide_index=True, height=200)
+        choice = st.selectbox("Execution", range(len(runs)), key=f"w_exec:{path}",
+                              format_func=lambda i: f"iteration {runs[i].iteration or '—'} (event {runs[i].index})")
+        event = runs[choice]
+    else:
+        event = runs[0]
+    for name, value in event.outputs.items():
+        value_panel(name, value, key=f"inspect:{event.index}:{name}")
+
+
+# ---- values --------------------------------------------------------------------------------------------------
+def value_panel(name: str, value: Any, key: str) -> None:
+    """A value's statistics, the value as a table when small, and a plot."""
+    stats = value_stats(value)
+    parts = [f"**{name}**", f"`{stats['type']}`"]
+    if stats["min"] is not None:
+        parts.append(f"min {stats['min']:.4g} · max {stats['max']:.4g} · mean {stats['mean']:.4g}")
+    if stats["NaN"] or stats["Inf"]:
+        parts.append(f":red[NaN {stats['NaN']} · Inf {stats['Inf']}]")
+    st.markdown(" · ".join(parts))
+    grid = as_grid(value)
+    if grid is not None:
+        st.dataframe(pd.DataFrame(grid), height=min(38 + 35 * grid.shape[0], 250))
+    figure = value_figure(value, name)
+    if figure is not None and (grid is None or grid.shape[0] > 1 or grid.shape[1] > 4):
+        st.plotly_chart(figure, key=key, width="stretch")

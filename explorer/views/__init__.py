@@ -1,0 +1,1 @@
+"""Views: turn models, traces and rewrites into diagrams, figures and tables (no Streamlit here)."""

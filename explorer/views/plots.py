@@ -1,0 +1,95 @@
+"""Trace values as plotly figures: one tensor (heatmap for 2-D, bars/line for 1-D, slices for higher rank),
+loop-carried values across iterations, and recurrent gates over time."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+MAX_SIDE = 256  # heatmap rows/columns drawn; bigger tensors show their leading corner
+MAX_SLICES = 64
+MAX_BARS = 64
+HEIGHT = 320
+
+
+def plottable(value: Any) -> np.ndarray | None:
+    """A real float array to draw, or None (strings, summaries, sequences, empty tensors)."""
+    if not isinstance(value, np.ndarray) or value.size == 0:
+        return None
+    if value.dtype.kind == "c":
+        return np.abs(value).astype(np.float64)
+    if value.dtype.kind in "biuf":
+        return value.astype(np.float64)
+    if value.dtype.kind == "V":  # ml_dtypes (bfloat16, float8, int4...)
+        try:
+            return value.astype(np.float32).astype(np.float64)
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def _layout(fig: go.Figure, title: str, xtitle: str = "", ytitle: str = "") -> go.Figure:
+    fig.update_layout(title=title, height=HEIGHT, margin=dict(l=40, r=10, t=40, b=30),
+                      xaxis_title=xtitle, yaxis_title=ytitle)
+    return fig
+
+
+def _heatmap(z: np.ndarray, **kwargs: Any) -> go.Heatmap:
+    return go.Heatmap(z=z[:MAX_SIDE, :MAX_SIDE], colorscale="RdBu_r", zmid=0 if np.nanmin(z) < 0 < np.nanmax(z)
+                      else None, **kwargs)
+
+
+def value_figure(value: Any, title: str = "") -> go.Figure | None:
+    """A figure for one value: heatmap (2-D), bars (short 1-D) or a line (long 1-D), and for rank ≥ 3 a heatmap
+    of the last two axes with a slider over the leading indices. None for scalars and non-numeric values."""
+    array = plottable(value)
+    if array is None or array.ndim == 0:
+        return None
+    if array.ndim == 1:
+        x = np.arange(array.size)
+        trace = go.Bar(x=x, y=array) if array.size <= MAX_BARS else go.Scatter(x=x, y=array, mode="lines")
+        return _layout(go.Figure(trace), title, "index", "value")
+    if array.ndim == 2:
+        return _layout(go.Figure(_heatmap(array)), title, "axis 1", "axis 0")
+    return _sliced(array, title)
+
+
+def _sliced(array: np.ndarray, title: str) -> go.Figure:
+    lead = array.shape[:-2]
+    slices = array.reshape((-1,) + array.shape[-2:])
+    count = min(len(slices), MAX_SLICES)
+    labels = [str(np.unravel_index(i, lead)).replace(",)", ")") for i in range(count)]
+    fig = go.Figure(_heatmap(slices[0]))
+    lo, hi = float(np.nanmin(slices[:count])), float(np.nanmax(slices[:count]))
+    fig.update_traces(zmin=lo, zmax=hi, zmid=None)  # one colour scale across slices
+    steps = [dict(method="restyle", label=labels[i], args=[{"z": [slices[i][:MAX_SIDE, :MAX_SIDE]]}])
+             for i in range(count)]
+    fig.update_layout(sliders=[dict(active=0, currentvalue=dict(prefix="[" + ", ".join(
+        f"i{k}" for k in range(len(lead))) + ", :, :] at "), steps=steps, pad=dict(t=30))])
+    shown = f" (first {count} of {len(slices)} slices)" if count < len(slices) else ""
+    return _layout(fig, f"{title}{shown}", f"axis {array.ndim - 1}", f"axis {array.ndim - 2}")
+
+
+def series_figure(values: Sequence[Any], title: str = "", x: Sequence[Any] | None = None,
+                  xtitle: str = "iteration") -> go.Figure | None:
+    """How one value evolves over a sequence of steps (e.g. a loop-carried value across iterations): a line for
+    scalars, a heatmap step × element when each value is small, else min/mean/max and L2 norm per step."""
+    arrays = [plottable(v) for v in values]
+    if not arrays or any(a is None for a in arrays):
+        return None
+    x = list(range(len(arrays))) if x is None else list(x)
+    sizes = {a.size for a in arrays}
+    if sizes == {1}:
+        fig = go.Figure(go.Scatter(x=x, y=[float(a.reshape(())) for a in arrays], mode="lines+markers"))
+        return _layout(fig, title, xtitle, "value")
+    if len(sizes) == 1 and sizes.pop() <= MAX_SIDE:
+        z = np.stack([a.ravel() for a in arrays], axis=1)  # element × step
+        fig = go.Figure(_heatmap(z, x=x))
+        return _layout(fig, title, xtitle, "element (flattened)")
+    fig = go.Figure()
+    for label, reduce in (("min", np.nanmin), ("mean", np.nanmean), ("max", np.nanmax)):
+        fig.add_trace(go.Scatter(x=x, y=[float(reduce(a)) for a in arrays], mode="lines", name=label))
+    fig.add_trace(go.Scatter(x=x, y=[float(np.linalg.norm(a.ravel())) for a in arrays], mode="lines",
+                             name="L2 norm", line=dict(dash="dot")))
+    return _layout(fig, title, xtitle, "value")
