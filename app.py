@@ -8,6 +8,7 @@ state.init()
 PAGES = [
     st.Page("explorer/ui/pages/graph.py", title="Graph", icon="🕸️", default=True),
     st.Page("explorer/ui/pages/step.py", title="Step through", icon="👣"),
+    st.Page("explorer/ui/pages/loops.py", title="Loops", icon="🔁"),
 ]
 page = st.navigation(PAGES)
 widgets.sidebar()

@@ -25,9 +25,6 @@ CURSOR = "cursor"  # index of the step-through event
 SELECTED = "selected_node"  # static path of the node in the inspector
 GRAPH_PATH = "graph_path"  # graph path the Graph page draws (drill-down)
 EXPANDED = "expanded_nodes"  # node paths whose bodies the Graph page draws inline
-LOOP = "loop_node"  # Loops page: selected Scan/Loop/If/SequenceMap path
-LOOP_ITERATION = "loop_iteration"  # Loops page: position in that node's iteration list
-RNN = "rnn_node"  # Gates page: selected GRU/LSTM/RNN path
 
 # ---- widget keys ---------------------------------------------------------------------------------------------
 W_SOURCE = "w_source"
@@ -42,6 +39,8 @@ W_BUDGET_MB = "w_budget_mb"
 W_NODE_PICK = "w_node_pick"
 W_CURSOR = "w_cursor"
 W_GRAPH_CLICK = "w_graph_click"
+W_LOOP = "w_loop"  # Loops page: selected Scan/Loop/If/SequenceMap path
+W_RNN = "w_rnn"  # Gates page: selected GRU/LSTM/RNN path
 
 
 def dim_key(model: Model, name: str) -> str:
@@ -96,7 +95,7 @@ class RunOutcome:
 def init() -> None:
     """Defaults of every app-owned key."""
     defaults: dict[str, Any] = {ACTIVE: None, LOAD_ERROR: None, RUN_REQUEST: None, CURSOR: 0, SELECTED: None,
-                                GRAPH_PATH: "", EXPANDED: frozenset(), LOOP: None, LOOP_ITERATION: 0, RNN: None}
+                                GRAPH_PATH: "", EXPANDED: frozenset()}
     for key, value in defaults.items():
         st.session_state.setdefault(key, value)
 
@@ -162,8 +161,7 @@ def request_model(candidate: ModelSource | None) -> None:
         return
     st.session_state[ACTIVE] = candidate
     st.session_state[LOAD_ERROR] = None
-    for key, value in ((CURSOR, 0), (SELECTED, None), (GRAPH_PATH, ""), (EXPANDED, frozenset()), (LOOP, None),
-                       (LOOP_ITERATION, 0), (RNN, None)):
+    for key, value in ((CURSOR, 0), (SELECTED, None), (GRAPH_PATH, ""), (EXPANDED, frozenset())):
         st.session_state[key] = value
 
 

@@ -14,7 +14,7 @@ from ..model import Model, value_spec
 from ..trace import Trace
 from ..values import describe
 from .cursor import node_label
-from .tables import value_stats
+from .tables import short_text
 
 MAX_INLINE_VALUES = 16
 
@@ -107,20 +107,9 @@ def executions(trace: Trace, path: str) -> list[dict[str, Any]]:
     for event in trace.events_of(path):
         row: dict[str, Any] = {"event": event.index, "iteration": str(event.iteration or "—"),
                                "ms": round(event.seconds * 1e3, 3)}
-        for name, value in event.outputs.items():
-            stats = value_stats(value)
-            row[name] = stats["type"] + _range_text(stats)
+        row.update({name: short_text(value) for name, value in event.outputs.items()})
         rows.append(row)
     return rows
-
-
-def _range_text(stats: dict[str, Any]) -> str:
-    if stats["min"] is None:
-        return ""
-    text = f" in [{stats['min']:.4g}, {stats['max']:.4g}]"
-    if stats["NaN"] or stats["Inf"]:
-        text += f" NaN={stats['NaN']} Inf={stats['Inf']}"
-    return text
 
 
 def graph_crumbs(model: Model, graph_path: str) -> list[tuple[str, str]]:

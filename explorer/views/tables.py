@@ -49,3 +49,18 @@ def as_grid(value: Any, max_cells: int = MAX_TABLE_CELLS) -> np.ndarray | None:
     if value.ndim == 1:
         return value.reshape(1, -1)
     return value.reshape(-1, value.shape[-1])
+
+
+def short_text(value: Any, max_items: int = 6) -> str:
+    """A value in a few characters: the number for scalars, the list for tiny tensors, else type and range."""
+    if isinstance(value, np.ndarray) and value.size <= max_items and value.dtype.kind in "biufcOUS":
+        if value.ndim == 0:
+            return repr(value.item())
+        return np.array2string(value, separator=", ", precision=4, threshold=max_items).replace("\n", "")
+    stats = value_stats(value)
+    if stats["min"] is None:
+        return stats["type"]
+    text = f"{stats['type']} ∈ [{stats['min']:.3g}, {stats['max']:.3g}]"
+    if stats["NaN"] or stats["Inf"]:
+        text += f" NaN={stats['NaN']} Inf={stats['Inf']}"
+    return text

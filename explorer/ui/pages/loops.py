@@ -1,0 +1,85 @@
+"""Loops: every Scan/Loop/SequenceMap/If — iterations, loop-carried values, scan slices, stop reasons, branches."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from explorer.ui import state, widgets
+from explorer.views import loops
+from explorer.views.plots import series_figure
+
+
+def branches(trace, path: str) -> None:
+    rows = loops.branch_rows(trace, path)
+    if not rows:
+        st.info("This If did not run in the recorded trace.")
+        return
+    taken = pd.Series([r["branch"] for r in rows]).value_counts()
+    st.markdown(" · ".join(f"**{name}** ran {count}×" for name, count in taken.items()))
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+
+def iterating(model, trace, path: str) -> None:
+    runs = trace.events_of(path)
+    if not runs:
+        st.info("This node did not run in the recorded trace.")
+        return
+    event = runs[0]
+    if len(runs) > 1:
+        pick = st.selectbox("Execution", range(len(runs)), key=f"w_loop_exec:{path}",
+                            format_func=lambda i: f"at iteration {runs[i].iteration} (event {runs[i].index})")
+        event = runs[pick]
+    body = loops.body_values(model, path)
+    iterations = loops.iterations_of(trace, event)
+    reason = loops.stop_reason(event)
+    st.markdown(f"**{len(iterations)} iterations**" + (f" · stopped: {reason}" if reason else ""))
+    if not iterations:
+        return
+    st.dataframe(pd.DataFrame(loops.iteration_rows(body, iterations)), hide_index=True, height=240)
+    carried = loops.carried_series(body, iterations)
+    if carried:
+        st.markdown("##### Loop-carried values (before the first iteration, then after each)")
+        columns = st.columns(min(len(carried), 2))
+        for k, (name, values) in enumerate(carried.items()):
+            figure = series_figure(values, name, x=["init", *range(len(iterations))])
+            with columns[k % len(columns)]:
+                if figure is None:
+                    st.caption(f"`{name}`: not numeric")
+                else:
+                    st.plotly_chart(figure, key=f"carried:{path}:{name}", width="stretch")
+    position = 0
+    if len(iterations) > 1:
+        position = st.slider("Iteration", 0, len(iterations) - 1, key=f"w_loop_it:{path}:{event.index}")
+    chosen = iterations[position]
+    scans = [(name, "inputs", "slice read") for name in body.scan_in]
+    scans += [(name, "outputs", "element written") for name in body.scan_out]
+    if scans:
+        st.markdown(f"##### Scan slices and outputs: across iterations, and at iteration {chosen.index[-1]}")
+        for name, side, what in scans:
+            across, here = st.columns(2)
+            with across:
+                figure = series_figure(loops.per_iteration(iterations, name, side), f"{name} ({what})")
+                if figure is not None:
+                    st.plotly_chart(figure, key=f"scan_series:{path}:{name}", width="stretch")
+            with here:
+                widgets.value_panel(f"{name} ({what})", getattr(chosen, side).get(name),
+                                    key=f"scan:{path}:{name}:{position}")
+
+
+st.title("Loops")
+model, trace = state.active_model(), state.current_trace()
+choices = loops.control_flow_nodes(model) if model is not None else {}
+if model is None:
+    st.info("Choose a model in the sidebar.")
+elif not choices:
+    st.info("This model has no Scan, Loop, If or SequenceMap.")
+elif trace is None:
+    st.info("No recorded run: see the messages above.")
+else:
+    if st.session_state.get(state.W_LOOP) not in choices:
+        st.session_state[state.W_LOOP] = next(iter(choices))
+    path = st.selectbox("Control-flow node", list(choices), key=state.W_LOOP, format_func=choices.__getitem__)
+    if model.node(path).op_type == "If":
+        branches(trace, path)
+    else:
+        iterating(model, trace, path)

@@ -1,0 +1,99 @@
+"""What the Loops page shows of one Scan/Loop/SequenceMap/If: the values of its body's values, its executions,
+an iteration table, loop-carried values across iterations, why a Loop stopped, which If branch ran."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..graph import CONTROL_FLOW_OPS
+from ..model import Model
+from ..trace import Event, Iteration, Trace
+from .tables import short_text
+
+
+@dataclass(frozen=True)
+class BodyValues:
+    """Body value names by role. `carried` pairs each loop-carried input with the output that feeds it next."""
+
+    counters: list[str]  # Loop: iteration number and incoming cond
+    carried: list[tuple[str, str]]  # (body input, body output)
+    scan_in: list[str]  # Scan: one slice per iteration; SequenceMap: one element per iteration
+    scan_out: list[str]  # Scan/Loop: stacked over iterations; SequenceMap: collected into sequences
+    cond_out: str | None = None  # Loop: the body's cond output
+
+
+def control_flow_nodes(model: Model) -> dict[str, str]:
+    """path -> `Op 'path'` label of every If/Loop/Scan/SequenceMap, nested ones included."""
+    return {ref.path: f"{ref.op_type} · {ref.path}" for ref in model.nodes() if ref.op_type in CONTROL_FLOW_OPS}
+
+
+def body_values(model: Model, path: str) -> BodyValues:
+    """Role of each body input/output of a Loop, Scan or SequenceMap (from the node's inputs and attributes)."""
+    node = model.node(path)
+    body = model.index.graphs[f"{path}/body"].proto
+    ins = [i.name for i in body.input]
+    outs = [o.name for o in body.output]
+    if node.op_type == "Loop":
+        n = max(len(node.proto.input) - 2, 0)
+        return BodyValues(ins[:2], list(zip(ins[2:2 + n], outs[1:1 + n])), [], outs[1 + n:], outs[0] if outs else None)
+    if node.op_type == "Scan":
+        m = next(a.i for a in node.proto.attribute if a.name == "num_scan_inputs")
+        n = len(ins) - m
+        return BodyValues([], list(zip(ins[:n], outs[:n])), ins[n:], outs[n:])
+    if node.op_type == "SequenceMap":
+        return BodyValues([], [], ins, outs)
+    raise ValueError(f"node {path!r} ({node.op_type}) has no iterating body")
+
+
+def iterations_of(trace: Trace, event: Event) -> list[Iteration]:
+    """The iterations of one execution of a Scan/Loop/SequenceMap (it may run once per outer iteration)."""
+    depth = len(event.iteration)
+    return [it for it in trace.iterations(event.node) if it.index[:depth] == event.iteration
+            and len(it.index) == depth + 1]
+
+
+def iteration_rows(values: BodyValues, iterations: list[Iteration]) -> list[dict[str, Any]]:
+    """One row per iteration: its index, then every body input and output, shortly described."""
+    rows = []
+    for it in iterations:
+        row: dict[str, Any] = {"iteration": it.index[-1]}
+        if "batch" in it.info:
+            row["batch"], row["t"] = it.info["batch"], it.info.get("t")
+        for name in [*values.counters, *(i for i, _ in values.carried), *values.scan_in]:
+            row[f"→ {name}"] = short_text(it.inputs.get(name))
+        outputs = [values.cond_out] if values.cond_out else []
+        for name in [*outputs, *(o for _, o in values.carried), *values.scan_out]:
+            row[f"{name} →"] = short_text(it.outputs.get(name))
+        rows.append(row)
+    return rows
+
+
+def carried_series(values: BodyValues, iterations: list[Iteration]) -> dict[str, list[Any]]:
+    """Each loop-carried value before the first iteration and after every iteration (length n+1)."""
+    series: dict[str, list[Any]] = {}
+    if not iterations:
+        return series
+    for inp, out in values.carried:
+        series[inp] = [iterations[0].inputs.get(inp)] + [it.outputs.get(out) for it in iterations]
+    return series
+
+
+def per_iteration(iterations: list[Iteration], name: str, side: str) -> list[Any]:
+    """One body value per iteration (`side` is "inputs" for scan slices, "outputs" for scan-output elements)."""
+    return [getattr(it, side).get(name) for it in iterations]
+
+
+def stop_reason(event: Event) -> str:
+    """Why a Loop ended (trip count reached, cond false, a limit), with its iteration count; "" for nodes
+    that always run to the end of their input (Scan, SequenceMap)."""
+    reason = event.info.get("stop_reason")
+    count = event.info.get("iterations")
+    if reason is None:
+        return ""
+    return f"{reason} after {count} iteration{'s' if count != 1 else ''}"
+
+
+def branch_rows(trace: Trace, path: str) -> list[dict[str, Any]]:
+    """Which branch an If took at each of its executions."""
+    return [{"event": e.index, "iteration": str(e.iteration or "—"), "branch": e.info.get("branch", "?"),
+             "cond": short_text(next(iter(e.inputs.values()), None))} for e in trace.events_of(path)]
