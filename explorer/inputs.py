@@ -18,12 +18,11 @@ MAX_EDITABLE = 256  # elements of a tensor small enough to edit in a table
 def feeds_from_npz(data: bytes) -> dict[str, np.ndarray]:
     """name -> array of an .npz file's members (no pickles). FeedError when it is not an .npz."""
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            if not isinstance(npz, np.lib.npyio.NpzFile):
-                raise FeedError("the inputs file is a single .npy array, not an .npz with one array per input")
-            return {name: npz[name] for name in npz.files}
-    except FeedError:
-        raise
+        loaded = np.load(io.BytesIO(data), allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise FeedError("the inputs file is a single .npy array, not an .npz with one array per input")
+        with loaded:
+            return {name: loaded[name] for name in loaded.files}
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise FeedError(f"the inputs file is not a readable .npz ({exc})") from None
 
@@ -51,14 +50,22 @@ def from_grid(grid: Any, like: np.ndarray, name: str) -> np.ndarray:
     try:
         if like.dtype == np.bool_:
             array = np.array([_as_bool(c) for c in cells.ravel()], dtype=np.bool_)
+        elif like.dtype.kind in "iu":  # via Python ints: float64 would round int64 values beyond 2**53
+            array = np.array([_as_int(c) for c in cells.ravel()], dtype=like.dtype)
         else:
-            array = cells.astype(np.float64)
-            if like.dtype.kind in "iu" and not np.all(array == np.round(array)):
-                raise ValueError("not an integer")
-            array = array.astype(like.dtype)
-    except (TypeError, ValueError) as exc:
+            array = cells.astype(np.float64).astype(like.dtype)
+    except (TypeError, ValueError, OverflowError) as exc:
         raise FeedError(f"input {name!r}: cells must be numbers of dtype {like.dtype} ({exc})") from None
     return array.reshape(like.shape)
+
+
+def _as_int(cell: Any) -> int:
+    if isinstance(cell, (int, np.integer)):
+        return int(cell)
+    number = float(cell)
+    if not number.is_integer():
+        raise ValueError(f"{cell!r} is not an integer")
+    return int(number)
 
 
 def _as_bool(cell: Any) -> bool:

@@ -59,7 +59,7 @@ def _sliced(array: np.ndarray, title: str) -> go.Figure:
     lead = array.shape[:-2]
     slices = array.reshape((-1,) + array.shape[-2:])
     count = min(len(slices), MAX_SLICES)
-    labels = [str(np.unravel_index(i, lead)).replace(",)", ")") for i in range(count)]
+    labels = ["(" + ", ".join(str(int(k)) for k in np.unravel_index(i, lead)) + ")" for i in range(count)]
     fig = go.Figure(_heatmap(slices[0]))
     lo, hi = float(np.nanmin(slices[:count])), float(np.nanmax(slices[:count]))
     fig.update_traces(zmin=lo, zmax=hi, zmid=None)  # one colour scale across slices
