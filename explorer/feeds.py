@@ -125,7 +125,7 @@ def validate_feeds(model: "Model", feeds: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(feeds, dict):
         raise FeedError(f"feeds must be a dict of input name -> value, got {type(feeds).__name__}")
     specs = {s.name: s for s in model.inputs}
-    optional = {t.name for t in model.graph.initializer}
+    optional = model.initializer_names
     missing = [name for name in specs if name not in feeds]
     if missing:
         described = "; ".join(f"{n!r}: {specs[n].describe()}" for n in missing)

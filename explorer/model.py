@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -90,13 +91,17 @@ class Model:
     def graphs(self) -> list[GraphRef]:
         return list(self.index.graphs.values())
 
-    @property
+    @cached_property
+    def initializer_names(self) -> frozenset[str]:
+        """Names of the main graph's initializers (an input that is also one is an optional feed)."""
+        return frozenset(t.name for t in self.graph.initializer)
+
+    @cached_property
     def inputs(self) -> list[ValueSpec]:
         """Declared graph inputs the caller must feed (inputs that are also initializers are optional feeds)."""
-        inits = {t.name for t in self.graph.initializer}
-        return [value_spec(i) for i in self.graph.input if i.name not in inits]
+        return [value_spec(i) for i in self.graph.input if i.name not in self.initializer_names]
 
-    @property
+    @cached_property
     def outputs(self) -> list[ValueSpec]:
         return [value_spec(o) for o in self.graph.output]
 

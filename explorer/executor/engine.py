@@ -53,9 +53,13 @@ class Engine:
         return [frame[name] for name in graph.output_names]
 
     def run_graph(self, graph: CompiledGraph, frame: dict[str, Any], iteration: tuple[int, ...]) -> None:
-        events = self.trace.events
+        """Runs the steps of one graph execution on `frame`, recording one Event per node (the hot loop)."""
+        trace = self.trace
+        events = trace.events
+        max_bytes = self.limits.max_tensor_bytes
         for step in graph.steps:
-            args = [frame[name] if name else None for name in step.inputs]
+            names = step.inputs
+            args = [frame[name] if name else None for name in names]
             if step.guard is not None:
                 self._check_allocation(step, args, iteration)
             first_child = len(events)
@@ -63,58 +67,60 @@ class Engine:
             try:
                 if step.special:
                     outputs, info = step.fn(args, Call(self, frame, iteration, step.path, step.op_type))
+                    if first_child != len(events):
+                        info["children"] = (first_child, len(events))
                 else:
-                    outputs, info = step.fn(args), None
+                    outputs, info = step.fn(args), {}
             except ExplorerError as exc:
-                stopped = getattr(exc, "info", None)
-                if stopped is not None and getattr(exc, "node", None) == step.path:
-                    # a loop stopped by a limit: keep its own event, with why it stopped, in the partial trace
-                    stopped["children"] = (first_child, len(events))
-                    self._record(step, args, {}, iteration, _perf() - start, stopped)
+                self._record_stopped_loop(step, args, iteration, exc, first_child, start)
                 raise
             except Exception as exc:  # noqa: BLE001 - any kernel failure becomes an ExecutionError with context
                 raise self._kernel_error(step, args, iteration, exc) from exc
             seconds = _perf() - start
-            if info is None:
-                info = {}
-            elif first_child != len(events):
-                info["children"] = (first_child, len(events))
-            produced = {}
-            for name, value in zip(step.outputs, outputs):
-                if name:
-                    frame[name] = value
-                    produced[name] = value
-            if len(outputs) < sum(1 for n in step.outputs if n):
+            if len(outputs) < step.required_outputs:
                 raise ExecutionError(
                     f"{where(step.path, step.op_type, iteration)} returned {len(outputs)} outputs for "
                     f"{len(step.outputs)} declared", node=step.path, op_type=step.op_type, iteration=iteration)
-            self._record(step, args, produced, iteration, seconds, info)
+            produced = dict(zip(step.outputs, outputs))
+            recorded = dict(zip(names, args))
+            if step.has_gaps:
+                produced.pop("", None)
+                recorded.pop("", None)
+            frame.update(produced)
+            size = 0
+            for value in produced.values():
+                size += value.nbytes if type(value) is np.ndarray else nbytes(value)
+            if size > max_bytes:
+                self._too_big(step, produced, iteration)
+            self._budget -= size
+            summarized = self._budget < 0
+            if summarized:
+                if trace.budget_exceeded_at is None:
+                    trace.budget_exceeded_at = len(events)
+                produced = {k: summarize(v) for k, v in produced.items()}
+                recorded = {k: summarize(v) for k, v in recorded.items()}
+            else:
+                trace.recorded_bytes += size
+            events.append(Event(len(events), step.path, step.op_type, iteration, recorded, produced, seconds, info,
+                                summarized))
 
-    def _record(self, step, args, produced, iteration, seconds, info) -> None:
-        events = self.trace.events
-        size = 0
-        for value in produced.values():
-            size += value.nbytes if isinstance(value, np.ndarray) else nbytes(value)
-        if size > self.limits.max_tensor_bytes:
-            for name, value in produced.items():
-                if nbytes(value) > self.limits.max_tensor_bytes:
-                    raise LimitExceeded(
-                        f"{where(step.path, step.op_type, iteration)} produced {name!r} ({describe(value)}, "
-                        f"{nbytes(value)} bytes) beyond Limits.max_tensor_bytes={self.limits.max_tensor_bytes}",
-                        limit="max_tensor_bytes", node=step.path, op_type=step.op_type, iteration=iteration)
-        inputs = {name: value for name, value in zip(step.inputs, args) if name}
-        summarized = False
-        self._budget -= size
-        if self._budget < 0:
-            summarized = True
-            if self.trace.budget_exceeded_at is None:
-                self.trace.budget_exceeded_at = len(events)
-            produced = {k: summarize(v) for k, v in produced.items()}
-            inputs = {k: summarize(v) for k, v in inputs.items()}
-        else:
-            self.trace.recorded_bytes += size
-        events.append(Event(len(events), step.path, step.op_type, iteration, inputs, produced, seconds, info,
-                            summarized))
+    def _record_stopped_loop(self, step, args, iteration, exc: ExplorerError, first_child: int, start: float) -> None:
+        """A loop stopped by a limit keeps its own event, with why it stopped, in the partial trace."""
+        stopped = getattr(exc, "info", None)
+        if stopped is None or getattr(exc, "node", None) != step.path:
+            return
+        stopped["children"] = (first_child, len(self.trace.events))
+        recorded = {name: value for name, value in zip(step.inputs, args) if name}
+        self.trace.events.append(Event(len(self.trace.events), step.path, step.op_type, iteration, recorded, {},
+                                       _perf() - start, stopped))
+
+    def _too_big(self, step, produced: dict[str, Any], iteration: tuple[int, ...]) -> None:
+        for name, value in produced.items():
+            if nbytes(value) > self.limits.max_tensor_bytes:
+                raise LimitExceeded(
+                    f"{where(step.path, step.op_type, iteration)} produced {name!r} ({describe(value)}, "
+                    f"{nbytes(value)} bytes) beyond Limits.max_tensor_bytes={self.limits.max_tensor_bytes}",
+                    limit="max_tensor_bytes", node=step.path, op_type=step.op_type, iteration=iteration)
 
     def record_iteration(self, node: str, index: tuple[int, ...], inputs: dict[str, Any],
                          outputs: dict[str, Any], info: dict[str, Any] | None = None) -> None:

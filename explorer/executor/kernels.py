@@ -14,6 +14,7 @@ import onnx
 from onnx.reference import ReferenceEvaluator
 from onnx.reference import op_run
 from onnx.reference.ops import load_op
+from onnx.reference.ops._op import OpRunBinaryNumpy
 
 from ..errors import UnsupportedOperatorError
 
@@ -119,22 +120,43 @@ def _reference_kernel(node: "NodeRef", program: "Program") -> PlainKernel:
             f"node {node.path!r} ({proto.op_type}) needs an outer context, which explorer does not give "
             "onnx.reference kernels", node=node.path, op_type=proto.op_type,
         )
-    plain_run = type(inst).run is op_run.OpRun.run and not getattr(inst, "has_linked_attribute", False) \
-        and not getattr(inst, "has_subgraph", False)
-    if plain_run:
-        # Same as OpRun.run minus its logging and checks: call _run with the attributes resolved once.
-        kwargs = {att: getattr(inst, att) for att in inst.attributes_names_}
-        impl = inst._run
+    return _fast_path(inst) or (lambda args, inst=inst: _normalize(inst.run(*args)))
 
-        def fast(args: list, impl=impl, kwargs=kwargs) -> tuple:
-            return _normalize(impl(*args, **kwargs))
 
-        return fast
+_GENERIC_RUN_MODULES = frozenset({op_run.__name__, OpRunBinaryNumpy.__module__})
 
-    def general(args: list, inst=inst) -> tuple:
-        return _normalize(inst.run(*args))
 
-    return general
+def _fast_path(inst: op_run.OpRun) -> PlainKernel | None:
+    """What `inst.run` does minus its logging and repeated checks: attributes resolved once, `_run` called
+    directly (binary numpy ops straight to their ufunc). None when the general path is needed."""
+    if getattr(inst, "has_linked_attribute", False) or getattr(inst, "has_subgraph", False):
+        return None
+    if type(inst).run.__module__ not in _GENERIC_RUN_MODULES:  # e.g. Min/Max handle variadic inputs in run()
+        return None
+    if isinstance(inst, OpRunBinaryNumpy):
+        ufunc, name = inst.numpy_fct, type(inst).__name__
+
+        def binary(args: list) -> tuple:
+            a, b = args
+            result = ufunc(a, b)
+            if type(result) is not np.ndarray:
+                result = np.asarray(result)
+            if result.dtype != a.dtype:
+                raise TypeError(f"{name}: input types differ ({a.dtype} and {b.dtype})")
+            return (result,)
+
+        return binary
+    kwargs = {att: getattr(inst, att) for att in inst.attributes_names_}
+    impl = inst._run
+
+    def call(args: list) -> tuple:
+        results = impl(*args, **kwargs)
+        for value in results:
+            if type(value) is not np.ndarray and value is not None and not isinstance(value, (list, dict)):
+                return _normalize(results)
+        return results
+
+    return call
 
 
 def _no_log(*_: Any) -> None:

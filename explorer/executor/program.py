@@ -27,6 +27,8 @@ class Step:
     fn: Callable
     special: bool
     guard: Callable | None
+    required_outputs: int = 0  # declared non-empty outputs the kernel must return
+    has_gaps: bool = False  # an input or output name is "" (an omitted optional)
 
 
 @dataclass
@@ -89,8 +91,10 @@ class Program:
         steps = []
         for ref in ordered:
             fn, special = build_kernel(ref, self)
-            steps.append(Step(ref.path, ref.op_type, tuple(ref.proto.input), tuple(ref.proto.output), fn, special,
-                              guard_for(ref.proto)))
+            inputs, outputs = tuple(ref.proto.input), tuple(ref.proto.output)
+            required = max((k + 1 for k, name in enumerate(outputs) if name), default=0)
+            steps.append(Step(ref.path, ref.op_type, inputs, outputs, fn, special, guard_for(ref.proto),
+                              required, "" in inputs or "" in outputs))
         return CompiledGraph(
             path=graph.path,
             input_names=[i.name for i in proto.input],

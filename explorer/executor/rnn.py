@@ -1,0 +1,536 @@
+"""GRU, LSTM and RNN kernels that record every gate at every time step (every opset version of the spec).
+
+The input projections X·Wᵀ of all steps and both directions are one matrix product before the loop; each step
+then does one recurrent product (two for GRU with linear_before_reset=0) and in-place gate arithmetic that writes
+straight into the recorded arrays. `info["gates"]` holds arrays [seq_length, num_directions, batch_size,
+hidden_size] indexed by position in the input sequence (as Y is), whatever `layout` is; steps past a batch item's
+sequence length are NaN and `info["gates"]["mask"]` ([seq_length, num_directions, batch_size]) marks valid ones.
+
+Where the spec is silent, onnxruntime's behaviour is followed: activation_alpha/beta are consumed in order by
+the activations that take them; `clip` bounds every gate's pre-activation (LSTM's cell state is not clipped
+before h); a batch item of sequence length 0 gives zeros in Y_h and Y_c.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+import onnx
+
+from ..errors import ExecutionError, where
+from .kernels import Call, register
+
+if TYPE_CHECKING:
+    from ..graph import NodeRef
+    from .program import Program
+
+ActivationFn = Callable[[np.ndarray, np.ndarray], None]  # fn(x, out); `out` may be `x`
+
+# ---- activations ---------------------------------------------------------------------------------------------
+# canonical name -> (default alpha, default beta); None: the function takes no such value. Defaults are those of
+# the ONNX operator of the same name (Affine and ScaledTanh, which have none there, default to identity scaling).
+ACTIVATION_DEFAULTS: dict[str, tuple[float | None, float | None]] = {
+    "Relu": (None, None), "Tanh": (None, None), "Sigmoid": (None, None),
+    "Affine": (1.0, 0.0), "LeakyRelu": (0.01, None), "ThresholdedRelu": (1.0, None),
+    "ScaledTanh": (1.0, 1.0), "HardSigmoid": (0.2, 0.5), "Elu": (1.0, None),
+    "Softsign": (None, None), "Softplus": (None, None),
+}
+_CANONICAL = {name.lower(): name for name in ACTIVATION_DEFAULTS}
+
+
+def _sigmoid(x: np.ndarray, out: np.ndarray) -> None:
+    np.negative(x, out=out)
+    np.exp(out, out=out)  # overflows to inf for x << 0, giving exactly 0 below
+    np.add(out, 1.0, out=out)
+    np.reciprocal(out, out=out)
+
+
+def _activation_fn(name: str, alpha: float | None, beta: float | None) -> ActivationFn:
+    """The in-place implementation of one spec activation with its alpha/beta bound."""
+    a = 0.0 if alpha is None else alpha
+    b = 0.0 if beta is None else beta
+
+    def affine(x, out):
+        np.multiply(x, a, out=out)
+        np.add(out, b, out=out)
+
+    def scaled_tanh(x, out):
+        np.multiply(x, b, out=out)
+        np.tanh(out, out=out)
+        np.multiply(out, a, out=out)
+
+    def hard_sigmoid(x, out):
+        np.multiply(x, a, out=out)
+        np.add(out, b, out=out)
+        np.clip(out, 0.0, 1.0, out=out)
+
+    def softsign(x, out):
+        np.copyto(out, x / (1.0 + np.abs(x)))
+
+    table: dict[str, ActivationFn] = {
+        "Sigmoid": _sigmoid,
+        "Tanh": lambda x, out: np.tanh(x, out=out),
+        "Relu": lambda x, out: np.maximum(x, 0.0, out=out),
+        "Affine": affine,
+        "LeakyRelu": lambda x, out: np.copyto(out, np.where(x >= 0, x, x * a)),
+        "ThresholdedRelu": lambda x, out: np.copyto(out, np.where(x >= a, x, 0.0)),
+        "ScaledTanh": scaled_tanh,
+        "HardSigmoid": hard_sigmoid,
+        "Elu": lambda x, out: np.copyto(out, np.where(x >= 0, x, a * np.expm1(np.minimum(x, 0.0)))),
+        "Softsign": softsign,
+        "Softplus": lambda x, out: np.logaddexp(0.0, x, out=out),
+    }
+    return table[name]
+
+
+@dataclass(frozen=True)
+class Activation:
+    """One activation of the node with its resolved alpha/beta."""
+
+    name: str
+    alpha: float | None
+    beta: float | None
+    fn: ActivationFn
+
+    def __str__(self) -> str:
+        args = [f"{k}={v:g}" for k, v in (("alpha", self.alpha), ("beta", self.beta)) if v is not None]
+        return f"{self.name}({', '.join(args)})" if args else self.name
+
+
+# ---- node configuration ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Cell:
+    """What differs between GRU, LSTM and RNN in their weights and activations."""
+
+    op_type: str
+    gates: tuple[str, ...]  # the gate blocks stacked in W and R of one direction, in the spec's order
+    activations: tuple[str, ...]  # default activations of one direction (f, g, h)
+
+
+CELLS = {
+    "GRU": Cell("GRU", ("z", "r", "h"), ("Sigmoid", "Tanh")),
+    "LSTM": Cell("LSTM", ("i", "o", "f", "c"), ("Sigmoid", "Tanh", "Tanh")),
+    "RNN": Cell("RNN", ("a",), ("Tanh",)),
+}
+DIRECTIONS = ("forward", "reverse", "bidirectional")
+
+
+@dataclass(frozen=True)
+class RnnConfig:
+    """A GRU/LSTM/RNN node's attributes, validated against the schema of its opset version, defaults resolved."""
+
+    cell: Cell
+    version: int  # since_version of the schema the node follows
+    hidden_size: int | None  # None when the attribute is absent (taken from R's shape)
+    direction: str
+    layout: int
+    clip: float | None
+    activations: tuple[tuple[Activation, ...], ...]  # one tuple (f, g[, h]) per direction
+    linear_before_reset: bool
+    input_forget: bool
+
+    @property
+    def num_directions(self) -> int:
+        return 2 if self.direction == "bidirectional" else 1
+
+
+def node_config(node: "NodeRef", opset: int) -> RnnConfig:
+    """Reads and checks the attributes of a GRU/LSTM/RNN node; ExecutionError naming the node when invalid."""
+    cell = CELLS[node.op_type]
+
+    def fail(message: str) -> ExecutionError:
+        return ExecutionError(f"{where(node.path, node.op_type, ())}: {message}", node=node.path,
+                              op_type=node.op_type)
+
+    try:
+        schema = onnx.defs.get_schema(node.op_type, opset, "")
+    except onnx.defs.SchemaError:
+        raise fail(f"{node.op_type} does not exist in opset {opset}") from None
+    version = schema.since_version
+    values = {}
+    for att in node.proto.attribute:
+        spec = schema.attributes.get(att.name)
+        if spec is None:
+            known = ", ".join(sorted(schema.attributes))
+            raise fail(f"{node.op_type}-{version} has no attribute {att.name!r} (it has: {known})")
+        if att.type != spec.type:
+            got = onnx.AttributeProto.AttributeType.Name(att.type)
+            want = onnx.AttributeProto.AttributeType.Name(spec.type)
+            raise fail(f"attribute {att.name!r} is {got}; the spec wants {want}")
+        values[att.name] = onnx.helper.get_attribute_value(att)
+
+    direction = values.get("direction", b"forward").decode("utf-8", "replace")
+    if direction not in DIRECTIONS:
+        raise fail(f"direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
+    num_directions = 2 if direction == "bidirectional" else 1
+    hidden_size = values.get("hidden_size")
+    if hidden_size is not None and hidden_size <= 0:
+        raise fail(f"hidden_size must be positive, got {hidden_size}")
+    layout = values.get("layout", 0)
+    if layout not in (0, 1):
+        raise fail(f"layout must be 0 or 1, got {layout}")
+    clip = values.get("clip")
+    if clip is not None and not clip > 0:
+        raise fail(f"clip must be positive, got {clip:g}: it bounds pre-activations to [-clip, clip] (an exporter "
+                   "writing 0 for 'no clip' should leave the attribute out)")
+    activations = _activations(cell, num_directions, values, fail)
+    return RnnConfig(cell, version, hidden_size, direction, layout, clip, activations,
+                     bool(values.get("linear_before_reset", 0)), bool(values.get("input_forget", 0)))
+
+
+def _activations(cell: Cell, num_directions: int, values: dict,
+                 fail: Callable[[str], ExecutionError]) -> tuple[tuple[Activation, ...], ...]:
+    per_direction = len(cell.activations)
+    if "activations" in values:
+        names = [n.decode("utf-8", "replace") for n in values["activations"]]
+        if cell.op_type == "RNN" and num_directions == 1 and len(names) == 2:
+            names = names[:1]  # RNN's schema default lists two (Tanh, Tanh) even for one direction
+    else:
+        names = list(cell.activations) * num_directions
+    if len(names) != per_direction * num_directions:
+        raise fail(f"activations lists {len(names)} functions ({', '.join(names)}); {cell.op_type} takes "
+                   f"{per_direction} per direction, {per_direction * num_directions} here")
+    alphas = list(values.get("activation_alpha", []))
+    betas = list(values.get("activation_beta", []))
+    resolved = []
+    for raw in names:
+        name = _CANONICAL.get(raw.lower())
+        if name is None:
+            raise fail(f"unknown activation {raw!r} (known: {', '.join(ACTIVATION_DEFAULTS)})")
+        default_alpha, default_beta = ACTIVATION_DEFAULTS[name]
+        alpha = (alphas.pop(0) if alphas else default_alpha) if default_alpha is not None else None
+        beta = (betas.pop(0) if betas else default_beta) if default_beta is not None else None
+        resolved.append(Activation(name, alpha, beta, _activation_fn(name, alpha, beta)))
+    return tuple(tuple(resolved[d * per_direction:(d + 1) * per_direction]) for d in range(num_directions))
+
+
+# ---- inputs ------------------------------------------------------------------------------------------------------
+@dataclass
+class _Inputs:
+    """Validated inputs in the computation dtype, X in layout 0."""
+
+    x: np.ndarray  # [seq, batch, input]
+    w: np.ndarray  # [num_dir, gates*hidden, input]
+    r: np.ndarray  # [num_dir, gates*hidden, hidden]
+    b: np.ndarray | None  # [num_dir, 2*gates*hidden]
+    lens: np.ndarray | None  # [batch] int64, only when some sequence is shorter than seq_length
+    h0: np.ndarray | None  # [num_dir, batch, hidden]
+    c0: np.ndarray | None
+    p: np.ndarray | None  # [num_dir, 3*hidden]
+    hidden: int
+    out_dtype: np.dtype
+
+
+_FLOAT_TYPES = ("float16", "float32", "float64", "bfloat16")
+
+
+def _inputs(args: list, config: RnnConfig, call: Call) -> _Inputs:
+    cell, nd = config.cell, config.num_directions
+    names = ["X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"]
+    args = list(args) + [None] * (len(names) - len(args))
+    given = dict(zip(names, args))
+
+    def fail(message: str) -> ExecutionError:
+        return ExecutionError(f"{where(call.path, call.op_type, call.iteration)}: {message}", node=call.path,
+                              op_type=call.op_type, iteration=call.iteration)
+
+    for name in ("X", "W", "R"):
+        if not isinstance(given[name], np.ndarray):
+            raise fail(f"input {name} is missing" if given[name] is None else f"input {name} is not a tensor")
+    x = given["X"]
+    if x.dtype.name not in _FLOAT_TYPES:
+        raise fail(f"X is {x.dtype.name}; {cell.op_type} takes {', '.join(_FLOAT_TYPES)}")
+    for name in ("W", "R", "B", "initial_h", "initial_c", "P"):
+        value = given[name]
+        if value is not None and (not isinstance(value, np.ndarray) or value.dtype != x.dtype):
+            kind = value.dtype.name if isinstance(value, np.ndarray) else type(value).__name__
+            raise fail(f"input {name} is {kind} but X is {x.dtype.name}; they must share one type")
+    if x.ndim != 3:
+        raise fail(f"X must be 3-D ({'[batch, seq, input]' if config.layout else '[seq, batch, input]'}), "
+                   f"got shape {x.shape}")
+    if config.layout:
+        x = x.transpose(1, 0, 2)
+    seq, batch, input_size = x.shape
+    r = given["R"]
+    hidden = config.hidden_size if config.hidden_size is not None else (r.shape[-1] if r.ndim == 3 else 0)
+    g = len(cell.gates)
+
+    def check_shape(name: str, want: tuple[int, ...]) -> np.ndarray | None:
+        value = given[name]
+        if value is not None and value.shape != want:
+            raise fail(f"input {name} has shape {value.shape}; with hidden_size {hidden}, input_size {input_size}, "
+                       f"batch_size {batch} and {nd} direction(s) it must be {want}")
+        return value
+
+    check_shape("W", (nd, g * hidden, input_size))
+    check_shape("R", (nd, g * hidden, hidden))
+    check_shape("B", (nd, 2 * g * hidden))
+    state_shape = (batch, nd, hidden) if config.layout else (nd, batch, hidden)
+    h0 = check_shape("initial_h", state_shape)
+    c0 = check_shape("initial_c", state_shape) if cell.op_type == "LSTM" else None
+    p = check_shape("P", (nd, 3 * hidden)) if cell.op_type == "LSTM" else None
+    if config.layout:
+        h0 = None if h0 is None else h0.transpose(1, 0, 2)
+        c0 = None if c0 is None else c0.transpose(1, 0, 2)
+
+    lens = given["sequence_lens"]
+    if lens is not None:
+        if not isinstance(lens, np.ndarray) or lens.dtype.kind not in "iu":
+            raise fail("sequence_lens must be an int32 tensor")
+        if lens.shape != (batch,):
+            raise fail(f"sequence_lens has shape {lens.shape}; it must be [batch_size] = ({batch},)")
+        bad = (lens < 0) | (lens > seq)
+        if bad.any():
+            b = int(np.argmax(bad))
+            raise fail(f"sequence_lens[{b}] = {int(lens[b])} is outside [0, seq_length={seq}]")
+        lens = lens.astype(np.int64) if (lens < seq).any() else None
+
+    compute = np.float64 if x.dtype == np.float64 else np.float32
+
+    def cast(value: np.ndarray | None) -> np.ndarray | None:
+        return None if value is None else np.ascontiguousarray(value, dtype=compute)
+
+    return _Inputs(cast(x), cast(given["W"]), cast(r), cast(given["B"]), lens, cast(h0), cast(c0), cast(p),
+                   hidden, x.dtype)
+
+
+# ---- the time loops ------------------------------------------------------------------------------------------------
+def _schedule(seq: int, lens: np.ndarray | None, reverse: bool) -> list[tuple[int, np.ndarray | None]]:
+    """(time step, rows to keep from the previous state or None when all rows are valid), in processing order.
+    Steps where no sequence is valid are left out; a reverse direction starts at each sequence's own end."""
+    if lens is None:
+        steps = [(t, None) for t in range(seq)]
+    else:
+        shortest = int(lens.min())
+        steps = [(t, None if t < shortest else (t >= lens)[:, None]) for t in range(int(lens.max()))]
+    return steps[::-1] if reverse else steps
+
+
+@dataclass
+class _Direction:
+    """One direction's view of the shared buffers."""
+
+    xw: np.ndarray  # [seq, batch, gates, hidden]: X·Wᵀ plus the biases folded in before the loop
+    r: np.ndarray  # [gates*hidden, hidden]
+    rb: np.ndarray | None  # recurrent bias added each step (GRU with linear_before_reset only)
+    gates: np.ndarray  # [seq, batch, gates, hidden], recorded
+    y: np.ndarray  # [seq, batch, hidden]: H per step
+    h0: np.ndarray  # [batch, hidden]
+    acts: tuple[Activation, ...]
+    steps: list[tuple[int, np.ndarray | None]]
+
+
+def _gru(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
+    matmul, add, multiply, subtract = np.matmul, np.add, np.multiply, np.subtract
+    f, g = d.acts[0].fn, d.acts[1].fn
+    clip = config.clip
+    batch, hidden = d.h0.shape
+    r_zr_t, r_h_t = d.r[:2 * hidden].T, d.r[2 * hidden:].T
+    r_t = d.r.T
+    rec = np.empty((batch, 3 * hidden), d.h0.dtype)
+    rec3 = rec.reshape(batch, 3, hidden)
+    tmp = np.empty((batch, hidden), d.h0.dtype)
+    h_prev = d.h0
+    for t, keep in d.steps:
+        x, gt, h_out = d.xw[t], d.gates[t], d.y[t]
+        zr, z, r, hh = gt[:, :2], gt[:, 0], gt[:, 1], gt[:, 2]
+        if config.linear_before_reset:
+            matmul(h_prev, r_t, out=rec)
+            if d.rb is not None:
+                add(rec, d.rb, out=rec)
+            add(x[:, :2], rec3[:, :2], out=zr)
+            if clip is not None:
+                np.clip(zr, -clip, clip, out=zr)
+            f(zr, zr)
+            multiply(rec3[:, 2], r, out=hh)  # r (.) (Ht-1·Rhᵀ + Rbh)
+            add(hh, x[:, 2], out=hh)
+        else:
+            matmul(h_prev, r_zr_t, out=rec[:, :2 * hidden])
+            add(x[:, :2], rec3[:, :2], out=zr)
+            if clip is not None:
+                np.clip(zr, -clip, clip, out=zr)
+            f(zr, zr)
+            multiply(r, h_prev, out=tmp)
+            matmul(tmp, r_h_t, out=rec[:, 2 * hidden:])  # (r (.) Ht-1)·Rhᵀ
+            add(rec3[:, 2], x[:, 2], out=hh)
+        if clip is not None:
+            np.clip(hh, -clip, clip, out=hh)
+        g(hh, hh)
+        subtract(h_prev, hh, out=tmp)  # Ht = (1 - z) h + z Ht-1 = h + z (Ht-1 - h)
+        multiply(tmp, z, out=tmp)
+        add(hh, tmp, out=h_out)
+        if keep is not None:
+            np.copyto(h_out, h_prev, where=keep)
+        h_prev = h_out
+    return h_prev, None
+
+
+def _lstm(d: _Direction, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
+          peephole: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    matmul, add, multiply = np.matmul, np.add, np.multiply
+    f, g, h = (a.fn for a in d.acts)
+    clip, forget_is_input = config.clip, config.input_forget
+    batch, hidden = d.h0.shape
+    r_t = d.r.T
+    rec = np.empty((batch, 4, hidden), d.h0.dtype)
+    rec2 = rec.reshape(batch, 4 * hidden)
+    tmp = np.empty((batch, hidden), d.h0.dtype)
+    p_i, p_o, p_f = (None, None, None) if peephole is None else peephole.reshape(3, hidden)
+    h_prev, c_prev = d.h0, c0
+    sigmoid_block = slice(0, 2) if forget_is_input else slice(0, 3)  # i, o[, f]: one call when o needs no C
+    for t, keep in d.steps:
+        gt, h_out, c_out = d.gates[t], d.y[t], cells[t]
+        i, o, fg, c = gt[:, 0], gt[:, 1], gt[:, 2], gt[:, 3]
+        matmul(h_prev, r_t, out=rec2)
+        add(d.xw[t], rec, out=gt)
+        if peephole is None:
+            if clip is not None:
+                np.clip(gt, -clip, clip, out=gt)
+            f(gt[:, sigmoid_block], gt[:, sigmoid_block])
+        else:
+            add(i, multiply(c_prev, p_i, out=tmp), out=i)
+            if not forget_is_input:
+                add(fg, multiply(c_prev, p_f, out=tmp), out=fg)
+            if clip is not None:
+                np.clip(i, -clip, clip, out=i)
+                np.clip(gt[:, 2:], -clip, clip, out=gt[:, 2:])
+            f(i, i)
+            if not forget_is_input:
+                f(fg, fg)
+        if forget_is_input:
+            np.subtract(1.0, i, out=fg)
+        g(c, c)
+        multiply(fg, c_prev, out=c_out)  # Ct = f (.) Ct-1 + i (.) c
+        add(c_out, multiply(i, c, out=tmp), out=c_out)
+        if peephole is not None:
+            add(o, multiply(c_out, p_o, out=tmp), out=o)
+            if clip is not None:
+                np.clip(o, -clip, clip, out=o)
+            f(o, o)
+        h(c_out, tmp)
+        multiply(o, tmp, out=h_out)
+        if keep is not None:
+            np.copyto(h_out, h_prev, where=keep)
+            np.copyto(c_out, c_prev, where=keep)
+        h_prev, c_prev = h_out, c_out
+    return h_prev, c_prev
+
+
+def _rnn(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
+    f = d.acts[0].fn
+    clip = config.clip
+    batch, hidden = d.h0.shape
+    r_t = d.r.T
+    rec = np.empty((batch, hidden), d.h0.dtype)
+    h_prev = d.h0
+    for t, keep in d.steps:
+        a, h_out = d.gates[t][:, 0], d.y[t]
+        np.matmul(h_prev, r_t, out=rec)
+        np.add(d.xw[t][:, 0], rec, out=a)
+        if clip is not None:
+            np.clip(a, -clip, clip, out=rec)  # `a` records the pre-activation before the clip
+            f(rec, h_out)
+        else:
+            f(a, h_out)
+        if keep is not None:
+            np.copyto(h_out, h_prev, where=keep)
+        h_prev = h_out
+    return h_prev, None
+
+
+# ---- the kernel ----------------------------------------------------------------------------------------------------
+def _run(config: RnnConfig, args: list, call: Call, n_outputs: int) -> tuple[list, dict]:
+    cell = config.cell
+    is_lstm = cell.op_type == "LSTM"
+    inp = _inputs(args, config, call)
+    x, hidden, nd = inp.x, inp.hidden, config.num_directions
+    seq, batch, input_size = x.shape
+    n_gates = len(cell.gates)
+    dtype = x.dtype
+    itemsize = dtype.itemsize
+    step_values = seq * nd * batch * hidden
+    call.engine.check_bytes(seq * batch * nd * n_gates * hidden * itemsize, "its input projections X·Wᵀ",
+                            call.path, call.op_type, call.iteration)
+    call.engine.check_bytes((n_gates + 2 + is_lstm) * step_values * itemsize, "recording its gates",
+                            call.path, call.op_type, call.iteration)
+
+    # All input projections in one product: [seq*batch, input] x [input, nd*gates*hidden].
+    xw = (x.reshape(seq * batch, input_size) @ inp.w.reshape(nd * n_gates * hidden, input_size).T)
+    xw = xw.reshape(seq, batch, nd, n_gates, hidden)
+    rb = None
+    if inp.b is not None:
+        wb, rb = inp.b[:, :n_gates * hidden], inp.b[:, n_gates * hidden:]
+        folded = wb if cell.op_type == "GRU" and config.linear_before_reset else wb + rb
+        xw += folded.reshape(nd, n_gates, hidden)
+
+    gates = np.empty((seq, nd, batch, n_gates, hidden), dtype)
+    y = np.empty((seq, nd, batch, hidden), dtype)
+    cells = np.empty((seq, nd, batch, hidden), dtype) if is_lstm else None
+    y_h = np.empty((nd, batch, hidden), dtype)
+    y_c = np.empty((nd, batch, hidden), dtype) if is_lstm else None
+    zeros = np.zeros((batch, hidden), dtype)
+    with np.errstate(over="ignore"):
+        for k in range(nd):
+            reverse = config.direction == "reverse" or k == 1
+            d = _Direction(
+                xw[:, :, k], inp.r[k],
+                rb[k] if rb is not None and cell.op_type == "GRU" and config.linear_before_reset else None,
+                gates[:, k], y[:, k], zeros if inp.h0 is None else inp.h0[k], config.activations[k],
+                _schedule(seq, inp.lens, reverse))
+            if cell.op_type == "GRU":
+                last_h, last_c = _gru(d, config)
+            elif is_lstm:
+                last_h, last_c = _lstm(d, config, zeros if inp.c0 is None else inp.c0[k], cells[:, k],
+                                       None if inp.p is None else inp.p[k])
+            else:
+                last_h, last_c = _rnn(d, config)
+            y_h[k] = last_h
+            if is_lstm:
+                y_c[k] = last_c
+
+    recorded = {name: gates[:, :, :, j] for j, name in enumerate(cell.gates)}
+    if is_lstm:
+        recorded["C"] = cells
+    if inp.lens is None:
+        mask = np.ones((seq, nd, batch), bool)
+        recorded["H"] = y
+    else:
+        valid = np.arange(seq)[:, None] < inp.lens[None, :]  # [seq, batch]
+        mask = np.repeat(valid[:, None, :], nd, axis=1)
+        padded = ~mask
+        gates[padded] = np.nan
+        if is_lstm:
+            cells[padded] = np.nan
+        recorded["H"] = y.copy()
+        recorded["H"][padded] = np.nan
+        y[padded] = 0
+        empty = inp.lens == 0  # no step at all: onnxruntime gives zeros, not the initial state
+        y_h[:, empty] = 0
+        if is_lstm:
+            y_c[:, empty] = 0
+    recorded["mask"] = mask
+
+    def output(value: np.ndarray, perm: tuple[int, ...]) -> np.ndarray:
+        if config.layout:
+            value = np.ascontiguousarray(value.transpose(perm))
+        return value if value.dtype == inp.out_dtype else value.astype(inp.out_dtype)
+
+    produced = [output(y, (2, 0, 1, 3)), output(y_h, (1, 0, 2))]
+    if is_lstm:
+        produced.append(output(y_c, (1, 0, 2)))
+    return produced[:n_outputs], {"gates": recorded}
+
+
+def _factory(node: "NodeRef", program: "Program") -> Callable[[list, Call], tuple[list, dict]]:
+    config = node_config(node, program.opsets.get("", 1))
+    n_outputs = len(node.proto.output)
+
+    def kernel(args: list, call: Call) -> tuple[list, dict]:
+        return _run(config, args, call, n_outputs)
+
+    return kernel
+
+
+for _op in CELLS:
+    register(_op)(_factory)

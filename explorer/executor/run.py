@@ -12,7 +12,7 @@ from ..limits import Limits
 from ..model import Model, load
 from ..trace import Trace
 from . import control_flow  # noqa: F401  (registers If/Loop/Scan/SequenceMap kernels)
-from . import optional  # noqa: F401  (registers the Optional kernel)
+from . import simple_ops  # noqa: F401  (registers Identity and Optional)
 from . import rnn  # noqa: F401  (registers GRU/LSTM/RNN kernels)
 from .engine import Engine
 from .program import Program

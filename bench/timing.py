@@ -1,0 +1,44 @@
+"""Shared timing helpers for the benchmarks: best of N wall-clock runs, measured in the same process."""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+
+def best_of(fn: Callable[[], object], repeat: int = 5, warmup: int = 1) -> float:
+    """Best wall-clock seconds of `repeat` calls after `warmup` calls."""
+    for _ in range(warmup):
+        fn()
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def reference_runner(model_proto, feeds):
+    from onnx.reference import ReferenceEvaluator
+
+    evaluator = ReferenceEvaluator(model_proto)
+    return lambda: evaluator.run(None, feeds)
+
+
+def onnxruntime_runner(model_proto, feeds):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    session = ort.InferenceSession(model_proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return lambda: session.run(None, feeds)
+
+
+def report(title: str, ours: float, reference: float | None, runtime: float | None, goal: str = "") -> None:
+    parts = [f"{title}: explorer {ours * 1e3:.2f} ms"]
+    if reference is not None:
+        parts.append(f"ReferenceEvaluator {reference * 1e3:.2f} ms (ratio {ours / reference:.2f})")
+    if runtime is not None:
+        parts.append(f"onnxruntime {runtime * 1e3:.2f} ms (ratio {ours / runtime:.1f})")
+    if goal:
+        parts.append(f"goal: {goal}")
+    print(" | ".join(parts))
