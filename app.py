@@ -9,6 +9,7 @@ PAGES = [
     st.Page("explorer/ui/pages/graph.py", title="Graph", icon="🕸️", default=True),
     st.Page("explorer/ui/pages/step.py", title="Step through", icon="👣"),
     st.Page("explorer/ui/pages/loops.py", title="Loops", icon="🔁"),
+    st.Page("explorer/ui/pages/gates.py", title="Gates", icon="🚪"),
 ]
 page = st.navigation(PAGES)
 widgets.sidebar()

@@ -93,3 +93,20 @@ def series_figure(values: Sequence[Any], title: str = "", x: Sequence[Any] | Non
     fig.add_trace(go.Scatter(x=x, y=[float(np.linalg.norm(a.ravel())) for a in arrays], mode="lines",
                              name="L2 norm", line=dict(dash="dot")))
     return _layout(fig, title, xtitle, "value")
+
+
+def time_heatmap(values: np.ndarray, title: str) -> go.Figure:
+    """A [time, unit] array as a heatmap with time across and units down (NaN steps are left blank)."""
+    values = np.asarray(values, dtype=np.float64)
+    fig = go.Figure(_heatmap(values.T, x=np.arange(values.shape[0])))
+    return _layout(fig, title, "time step", "hidden unit")
+
+
+def lines_figure(series: dict[str, np.ndarray], title: str, xtitle: str = "time step", ytitle: str = "",
+                 yrange: tuple[float, float] | None = None) -> go.Figure:
+    """One line per named 1-D series over a shared step axis."""
+    fig = go.Figure([go.Scatter(x=np.arange(len(y)), y=np.asarray(y, dtype=np.float64), mode="lines+markers",
+                                name=name) for name, y in series.items()])
+    if yrange is not None:
+        fig.update_yaxes(range=list(yrange))
+    return _layout(fig, title, xtitle, ytitle)

@@ -1,0 +1,81 @@
+"""Gates: every GRU/LSTM/RNN — gate heatmaps over time, chosen units, saturation, norm of H."""
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from explorer.ui import state
+from explorer.views import gates
+from explorer.views.plots import lines_figure, time_heatmap
+
+
+def direction_names(model, path: str, count: int) -> list[str]:
+    node = model.node(path)
+    direction = next((a.s.decode() for a in node.proto.attribute if a.name == "direction"), "forward")
+    return ["forward", "reverse"] if count == 2 else [direction]
+
+
+def show(model, trace, path: str) -> None:
+    runs = [e for e in trace.events_of(path) if "gates" in e.info]
+    if not runs:
+        st.info("This node did not run in the recorded trace.")
+        return
+    event = runs[0]
+    if len(runs) > 1:
+        pick = st.selectbox("Execution", range(len(runs)), key=f"w_rnn_exec:{path}",
+                            format_func=lambda i: f"at iteration {runs[i].iteration} (event {runs[i].index})")
+        event = runs[pick]
+    recorded = event.info["gates"]
+    seq, directions, batch, hidden = recorded["H"].shape
+    names = direction_names(model, path, directions)
+    left, right = st.columns(2)
+    direction = left.radio("Direction", range(directions), format_func=names.__getitem__, horizontal=True,
+                           key=f"w_rnn_dir:{path}")
+    item = int(right.number_input("Batch item", 0, batch - 1, 0, key=f"w_rnn_batch:{path}")) if batch > 1 else 0
+    series = {name: values[:, direction, item, :] for name, values in recorded.items() if name != "mask"}
+    valid = int(recorded["mask"][:, direction, item].sum())
+    st.caption(f"{seq} time steps ({valid} valid for this batch item) · hidden size {hidden} · "
+               f"gates {', '.join(n for n in series if n not in ('H', 'C'))}")
+
+    st.markdown("##### Gates over time")
+    columns = st.columns(2)
+    for k, (name, values) in enumerate(series.items()):
+        with columns[k % 2]:
+            st.plotly_chart(time_heatmap(values, f"{name} [{names[direction]}, batch {item}]"),
+                            key=f"gate:{path}:{name}", width="stretch")
+
+    st.markdown("##### Chosen units over time")
+    left, right = st.columns([1, 3])
+    gate = left.selectbox("Gate", list(series), key=f"w_rnn_gate:{path}")
+    units = left.multiselect("Units", list(range(hidden)), default=list(range(min(hidden, 3))),
+                             key=f"w_rnn_units:{path}")
+    if units:
+        right.plotly_chart(lines_figure({f"unit {u}": series[gate][:, u] for u in units}, f"{gate}: chosen units"),
+                           key=f"units:{path}", width="stretch")
+
+    bounds = gates.gate_bounds(model, path, direction)
+    saturated = {name: gates.saturation(series[name], b) for name, b in bounds.items() if b is not None}
+    left, right = st.columns(2)
+    if saturated:
+        left.plotly_chart(lines_figure(saturated, "Saturation: fraction of units near a bound", ytitle="fraction",
+                                       yrange=(0, 1)), key=f"saturation:{path}", width="stretch")
+    right.plotly_chart(lines_figure({"‖H‖": gates.hidden_norm(series["H"])}, "Norm of H over time", ytitle="L2"),
+                       key=f"norm:{path}", width="stretch")
+    if np.isnan(series["H"]).any():
+        st.caption("Blank steps lie past this batch item's sequence length.")
+
+
+st.title("Gates")
+model, trace = state.active_model(), state.current_trace()
+choices = gates.recurrent_nodes(model) if model is not None else {}
+if model is None:
+    st.info("Choose a model in the sidebar.")
+elif not choices:
+    st.info("This model has no GRU, LSTM or RNN.")
+elif trace is None:
+    st.info("No recorded run: see the messages above.")
+else:
+    if st.session_state.get(state.W_RNN) not in choices:
+        st.session_state[state.W_RNN] = next(iter(choices))
+    show(model, trace, st.selectbox("Recurrent node", list(choices), key=state.W_RNN,
+                                    format_func=choices.__getitem__))

@@ -1,0 +1,57 @@
+"""What the Gates page computes from a GRU/LSTM/RNN's recorded gates: the bounded range of each gate's
+activation, saturation over time (fraction of units near a bound), and the norm of H over time."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..executor.rnn import CELLS, node_config
+from ..model import Model
+
+RECURRENT_OPS = frozenset(CELLS)
+# Which activation of a direction (f, g, h) produces each recorded gate.
+_ACTIVATION_OF = {"z": 0, "r": 0, "h": 1, "i": 0, "o": 0, "f": 0, "c": 1, "a": 0}
+SATURATION_MARGIN = 0.05  # a unit within 5 % of the activation's range from a bound counts as saturated
+
+
+def recurrent_nodes(model: Model) -> dict[str, str]:
+    """path -> `Op · path` of every GRU/LSTM/RNN, nested ones included."""
+    return {ref.path: f"{ref.op_type} · {ref.path}" for ref in model.nodes()
+            if ref.op_type in RECURRENT_OPS and ref.domain in ("", "ai.onnx")}
+
+
+def _bounds(name: str, alpha: float | None) -> tuple[float, float] | None:
+    if name in ("Sigmoid", "HardSigmoid"):
+        return 0.0, 1.0
+    if name in ("Tanh", "Softsign"):
+        return -1.0, 1.0
+    if name == "ScaledTanh":
+        scale = abs(1.0 if alpha is None else alpha)
+        return -scale, scale
+    return None  # Relu, Affine, Elu...: unbounded, no saturation to speak of
+
+
+def gate_bounds(model: Model, path: str, direction: int) -> dict[str, tuple[float, float] | None]:
+    """gate name -> (low, high) of the activation that produced it in that direction, None when unbounded."""
+    node = model.node(path)
+    config = node_config(node, model.opsets.get("", 1))
+    activations = config.activations[direction]
+    return {gate: _bounds(activations[_ACTIVATION_OF[gate]].name, activations[_ACTIVATION_OF[gate]].alpha)
+            for gate in config.cell.gates}
+
+
+def saturation(values: np.ndarray, bounds: tuple[float, float], margin: float = SATURATION_MARGIN) -> np.ndarray:
+    """Per time step, the fraction of units within `margin` × range of either bound. `values` is [seq, units];
+    steps past a sequence length (NaN) give NaN."""
+    low, high = bounds
+    width = (high - low) * margin
+    near = (values <= low + width) | (values >= high - width)
+    fraction = near.mean(axis=1)
+    fraction[np.isnan(values).all(axis=1)] = np.nan
+    return fraction
+
+
+def hidden_norm(h: np.ndarray) -> np.ndarray:
+    """L2 norm of H per time step ([seq, hidden] -> [seq]); NaN for padded steps."""
+    norm = np.sqrt(np.sum(h.astype(np.float64) ** 2, axis=1))
+    norm[np.isnan(h).all(axis=1)] = np.nan
+    return norm
