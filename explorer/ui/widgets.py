@@ -2,7 +2,7 @@
 panels. They read and write session state only through `state`."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -13,7 +13,7 @@ from ..feeds import symbolic_dims
 from ..limits import Limits
 from ..model import Model
 from ..samples import DEFAULT_SAMPLE, list_samples
-from ..trace import Trace
+from ..trace import Event, Trace
 from ..views import inspector as views_inspector
 from ..views.plots import value_figure
 from ..views.tables import as_grid, value_stats
@@ -135,6 +135,34 @@ def status_banner() -> None:
 
 
 # ---- nodes ---------------------------------------------------------------------------------------------------
+def page_subject(choices_of: Callable[[Model], dict[str, str]], kind: str, key: str,
+                 label: str) -> tuple[Model, Trace, str] | None:
+    """The model, its trace and the node a per-node page (Loops, Gates) shows, chosen among `choices_of(model)`;
+    None (after saying why) when there is nothing to show."""
+    model, trace = state.active_model(), state.current_trace()
+    choices = choices_of(model) if model is not None else {}
+    if model is None:
+        st.info("Choose a model in the sidebar.")
+    elif not choices:
+        st.info(f"This model has no {kind}.")
+    elif trace is None:
+        st.info("No recorded run: see the messages above.")
+    else:
+        if st.session_state.get(key) not in choices:
+            st.session_state[key] = next(iter(choices))
+        return model, trace, st.selectbox(label, list(choices), key=key, format_func=choices.__getitem__)
+    return None
+
+
+def pick_execution(runs: list[Event], key: str) -> Event:
+    """One of a node's executions (a node inside a loop runs once per iteration)."""
+    if len(runs) == 1:
+        return runs[0]
+    pick = st.selectbox("Execution", range(len(runs)), key=key,
+                        format_func=lambda i: f"at iteration {runs[i].iteration or '—'} (event {runs[i].index})")
+    return runs[pick]
+
+
 def node_selector(model: Model, label: str = "Find a node") -> str | None:
     """A searchable selector over every node (nested bodies included), synced with the selected node."""
     choices = views_inspector.node_choices(model)
@@ -170,11 +198,7 @@ def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
     if len(runs) > 1:
         st.caption(f"Ran {len(runs)} times")
         st.dataframe(pd.DataFrame(views_inspector.executions(trace, path)), hide_index=True, height=200)
-        choice = st.selectbox("Execution", range(len(runs)), key=f"w_exec:{path}",
-                              format_func=lambda i: f"iteration {runs[i].iteration or '—'} (event {runs[i].index})")
-        event = runs[choice]
-    else:
-        event = runs[0]
+    event = pick_execution(runs, f"w_exec:{path}")
     for name, value in event.outputs.items():
         value_panel(name, value, key=f"inspect:{event.index}:{name}")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from explorer.ui import state
+from explorer.ui import state, widgets
 from explorer.views import gates
 from explorer.views.plots import lines_figure, time_heatmap
 
@@ -20,11 +20,7 @@ def show(model, trace, path: str) -> None:
     if not runs:
         st.info("This node did not run in the recorded trace.")
         return
-    event = runs[0]
-    if len(runs) > 1:
-        pick = st.selectbox("Execution", range(len(runs)), key=f"w_rnn_exec:{path}",
-                            format_func=lambda i: f"at iteration {runs[i].iteration} (event {runs[i].index})")
-        event = runs[pick]
+    event = widgets.pick_execution(runs, f"w_rnn_exec:{path}")
     recorded = event.info["gates"]
     seq, directions, batch, hidden = recorded["H"].shape
     names = direction_names(model, path, directions)
@@ -66,16 +62,6 @@ def show(model, trace, path: str) -> None:
 
 
 st.title("Gates")
-model, trace = state.active_model(), state.current_trace()
-choices = gates.recurrent_nodes(model) if model is not None else {}
-if model is None:
-    st.info("Choose a model in the sidebar.")
-elif not choices:
-    st.info("This model has no GRU, LSTM or RNN.")
-elif trace is None:
-    st.info("No recorded run: see the messages above.")
-else:
-    if st.session_state.get(state.W_RNN) not in choices:
-        st.session_state[state.W_RNN] = next(iter(choices))
-    show(model, trace, st.selectbox("Recurrent node", list(choices), key=state.W_RNN,
-                                    format_func=choices.__getitem__))
+subject = widgets.page_subject(gates.recurrent_nodes, "GRU, LSTM or RNN", state.W_RNN, "Recurrent node")
+if subject is not None:
+    show(*subject)

@@ -24,11 +24,7 @@ def iterating(model, trace, path: str) -> None:
     if not runs:
         st.info("This node did not run in the recorded trace.")
         return
-    event = runs[0]
-    if len(runs) > 1:
-        pick = st.selectbox("Execution", range(len(runs)), key=f"w_loop_exec:{path}",
-                            format_func=lambda i: f"at iteration {runs[i].iteration} (event {runs[i].index})")
-        event = runs[pick]
+    event = widgets.pick_execution(runs, f"w_loop_exec:{path}")
     body = loops.body_values(model, path)
     iterations = loops.iterations_of(trace, event)
     reason = loops.stop_reason(event)
@@ -67,18 +63,10 @@ def iterating(model, trace, path: str) -> None:
 
 
 st.title("Loops")
-model, trace = state.active_model(), state.current_trace()
-choices = loops.control_flow_nodes(model) if model is not None else {}
-if model is None:
-    st.info("Choose a model in the sidebar.")
-elif not choices:
-    st.info("This model has no Scan, Loop, If or SequenceMap.")
-elif trace is None:
-    st.info("No recorded run: see the messages above.")
-else:
-    if st.session_state.get(state.W_LOOP) not in choices:
-        st.session_state[state.W_LOOP] = next(iter(choices))
-    path = st.selectbox("Control-flow node", list(choices), key=state.W_LOOP, format_func=choices.__getitem__)
+subject = widgets.page_subject(loops.control_flow_nodes, "Scan, Loop, If or SequenceMap", state.W_LOOP,
+                               "Control-flow node")
+if subject is not None:
+    model, trace, path = subject
     if model.node(path).op_type == "If":
         branches(trace, path)
     else:
