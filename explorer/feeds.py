@@ -16,7 +16,7 @@ DEFAULT_DIM = 2
 
 def _random_tensor(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
     if dtype == np.bool_:
-        return rng.random(shape) < 0.5
+        return np.asarray(rng.random(shape) < 0.5)
     if np.issubdtype(dtype, np.floating) or dtype.kind == "V":
         return rng.standard_normal(shape).astype(np.float32).astype(dtype)
     if np.issubdtype(dtype, np.complexfloating):
