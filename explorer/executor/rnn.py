@@ -1,10 +1,11 @@
 """GRU, LSTM and RNN kernels that record every gate at every time step (every opset version of the spec).
 
-The input projections X·Wᵀ of all steps and both directions are one matrix product before the loop; each step
-then does one recurrent product (two for GRU with linear_before_reset=0) and in-place gate arithmetic that writes
-straight into the recorded arrays. `info["gates"]` holds arrays [seq_length, num_directions, batch_size,
-hidden_size] indexed by position in the input sequence (as Y is), whatever `layout` is; steps past a batch item's
-sequence length are NaN and `info["gates"]["mask"]` ([seq_length, num_directions, batch_size]) marks valid ones.
+The input projections X·Wᵀ of all steps and both directions are one matrix product before the loop; each
+step then does one recurrent product (two for GRU with linear_before_reset=0) and in-place gate arithmetic
+that writes straight into the recorded arrays. `info["gates"]` holds arrays [seq_length, num_directions,
+batch_size, hidden_size] indexed by position in the input sequence (as Y is), whatever `layout` is; steps past
+a batch item's sequence length are NaN and `info["gates"]["mask"]` ([seq_length, num_directions, batch_size])
+marks the valid ones.
 
 Where the spec is silent, onnxruntime's behaviour is followed: activation_alpha/beta are consumed in order by
 the activations that take them; `clip` bounds every gate's pre-activation (LSTM's cell state is not clipped
@@ -12,8 +13,9 @@ before h); a batch item of sequence length 0 gives zeros in Y_h and Y_c.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
@@ -27,9 +29,10 @@ if TYPE_CHECKING:
 
 ActivationFn = Callable[[np.ndarray, np.ndarray], None]  # fn(x, out); `out` may be `x`
 
-# ---- activations ---------------------------------------------------------------------------------------------
-# canonical name -> (default alpha, default beta); None: the function takes no such value. Defaults are those of
-# the ONNX operator of the same name (Affine and ScaledTanh, which have none there, default to identity scaling).
+# ---- activations ---------------------------------------------------------------------------------
+# canonical name -> (default alpha, default beta); None: the function takes no such value. Defaults are those
+# of the ONNX operator of the same name (Affine and ScaledTanh, which have none there, default to identity
+# scaling).
 ACTIVATION_DEFAULTS: dict[str, tuple[float | None, float | None]] = {
     "Relu": (None, None), "Tanh": (None, None), "Sigmoid": (None, None),
     "Affine": (1.0, 0.0), "LeakyRelu": (0.01, None), "ThresholdedRelu": (1.0, None),
@@ -40,7 +43,7 @@ _CANONICAL = {name.lower(): name for name in ACTIVATION_DEFAULTS}
 
 
 def _sigmoid(x: np.ndarray, out: np.ndarray) -> None:
-    np.negative(x, out=out)
+    np.multiply(x, -1.0, out=out)  # not np.negative: numpy 2.4 miscomputes it in place at some strides
     np.exp(out, out=out)  # overflows to inf for x << 0, giving exactly 0 below
     np.add(out, 1.0, out=out)
     np.reciprocal(out, out=out)
@@ -98,7 +101,7 @@ class Activation:
         return f"{self.name}({', '.join(args)})" if args else self.name
 
 
-# ---- node configuration ----------------------------------------------------------------------------------------
+# ---- node configuration --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Cell:
     """What differs between GRU, LSTM and RNN in their weights and activations."""
@@ -118,7 +121,7 @@ DIRECTIONS = ("forward", "reverse", "bidirectional")
 
 @dataclass(frozen=True)
 class RnnConfig:
-    """A GRU/LSTM/RNN node's attributes, validated against the schema of its opset version, defaults resolved."""
+    """A GRU/LSTM/RNN node's attributes, checked against its opset version's schema, defaults resolved."""
 
     cell: Cell
     version: int  # since_version of the schema the node follows
@@ -135,7 +138,7 @@ class RnnConfig:
         return 2 if self.direction == "bidirectional" else 1
 
 
-def node_config(node: "NodeRef", opset: int) -> RnnConfig:
+def node_config(node: NodeRef, opset: int) -> RnnConfig:
     """Reads and checks the attributes of a GRU/LSTM/RNN node; ExecutionError naming the node when invalid."""
     cell = CELLS[node.op_type]
 
@@ -172,8 +175,8 @@ def node_config(node: "NodeRef", opset: int) -> RnnConfig:
         raise fail(f"layout must be 0 or 1, got {layout}")
     clip = values.get("clip")
     if clip is not None and not clip > 0:
-        raise fail(f"clip must be positive, got {clip:g}: it bounds pre-activations to [-clip, clip] (an exporter "
-                   "writing 0 for 'no clip' should leave the attribute out)")
+        raise fail(f"clip must be positive, got {clip:g}: it bounds pre-activations to [-clip, clip] (an "
+                   "exporter writing 0 for 'no clip' should leave the attribute out)")
     activations = _activations(cell, num_directions, values, fail)
     return RnnConfig(cell, version, hidden_size, direction, layout, clip, activations,
                      bool(values.get("linear_before_reset", 0)), bool(values.get("input_forget", 0)))
@@ -205,7 +208,7 @@ def _activations(cell: Cell, num_directions: int, values: dict,
     return tuple(tuple(resolved[d * per_direction:(d + 1) * per_direction]) for d in range(num_directions))
 
 
-# ---- inputs ------------------------------------------------------------------------------------------------------
+# ---- inputs --------------------------------------------------------------------------------------
 @dataclass
 class _Inputs:
     """Validated inputs in the computation dtype, X in layout 0."""
@@ -259,8 +262,8 @@ def _inputs(args: list, config: RnnConfig, call: Call) -> _Inputs:
     def check_shape(name: str, want: tuple[int, ...]) -> np.ndarray | None:
         value = given[name]
         if value is not None and value.shape != want:
-            raise fail(f"input {name} has shape {value.shape}; with hidden_size {hidden}, input_size {input_size}, "
-                       f"batch_size {batch} and {nd} direction(s) it must be {want}")
+            raise fail(f"input {name} has shape {value.shape}; with hidden_size {hidden}, input_size "
+                       f"{input_size}, batch_size {batch} and {nd} direction(s) it must be {want}")
         return value
 
     check_shape("W", (nd, g * hidden, input_size))
@@ -295,7 +298,7 @@ def _inputs(args: list, config: RnnConfig, call: Call) -> _Inputs:
                    hidden, x.dtype)
 
 
-# ---- the time loops ------------------------------------------------------------------------------------------------
+# ---- the time loops ------------------------------------------------------------------------------
 def _schedule(seq: int, lens: np.ndarray | None, reverse: bool) -> list[tuple[int, np.ndarray | None]]:
     """(time step, rows to keep from the previous state or None when all rows are valid), in processing order.
     Steps where no sequence is valid are left out; a reverse direction starts at each sequence's own end."""
@@ -439,7 +442,7 @@ def _rnn(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
     return h_prev, None
 
 
-# ---- the kernel ----------------------------------------------------------------------------------------------------
+# ---- the kernel ----------------------------------------------------------------------------------
 def _run(config: RnnConfig, args: list, call: Call, n_outputs: int) -> tuple[list, dict]:
     cell = config.cell
     is_lstm = cell.op_type == "LSTM"
@@ -522,7 +525,7 @@ def _run(config: RnnConfig, args: list, call: Call, n_outputs: int) -> tuple[lis
     return produced[:n_outputs], {"gates": recorded}
 
 
-def _factory(node: "NodeRef", program: "Program") -> Callable[[list, Call], tuple[list, dict]]:
+def _factory(node: NodeRef, program: Program) -> Callable[[list, Call], tuple[list, dict]]:
     config = node_config(node, program.opsets.get("", 1))
     n_outputs = len(node.proto.output)
 
