@@ -1,0 +1,199 @@
+"""The Streamlit app driven headless with AppTest: every page on every sample, the sidebar's model and input
+choices, error handling that keeps the previous model, and the step cursor."""
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import streamlit as st
+from onnx import TensorProto, helper
+from streamlit.testing.v1 import AppTest
+
+import explorer
+from explorer.samples import DEFAULT_SAMPLE, list_samples, sample_path
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGES = {name: f"explorer/ui/pages/{name}.py" for name in ("graph", "step", "loops", "gates")}
+SAMPLES = list(list_samples())
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+
+
+def start(sample: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    if sample is not None and at.selectbox(key="w_sample").value != sample:
+        at.selectbox(key="w_sample").set_value(sample).run()
+    return at
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def texts(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info])
+
+
+def test_opens_on_the_default_sample_with_a_recorded_run():
+    at = start()
+    assert_clean(at)
+    assert at.selectbox(key="w_sample").value == DEFAULT_SAMPLE
+    assert at.session_state["active_model"].label == DEFAULT_SAMPLE
+    assert list_samples()[DEFAULT_SAMPLE] in texts(at)  # the sample's description is shown
+    at.switch_page(PAGES["step"]).run()
+    assert_clean(at)
+    assert "Event 1 / " in texts(at)
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_every_page_loads_on_every_sample(sample):
+    at = start(sample)
+    for page in PAGES.values():
+        at.switch_page(page).run()
+        assert_clean(at)
+
+
+def test_garbage_upload_shows_an_error_and_keeps_the_previous_model():
+    at = start("tiny_mlp")
+    at.radio(key="w_source").set_value("Upload").run()
+    at.file_uploader(key="w_upload").upload("garbage.onnx", b"\x08\x07garbage, not protobuf\xff\xff").run()
+    assert not at.exception
+    assert len(at.error) == 1 and "garbage.onnx" in at.error[0].value and "not an ONNX model" in at.error[0].value
+    assert "Still showing **tiny_mlp**" in at.error[0].value
+    assert at.session_state["active_model"].label == "tiny_mlp"
+    at.switch_page(PAGES["step"]).run()  # the previous model and its run stay usable
+    assert "Event 1 / " in texts(at)
+    at.file_uploader(key="w_upload").clear().run()
+    assert not at.error
+
+
+def test_a_good_upload_replaces_the_model():
+    at = start("tiny_mlp")
+    at.radio(key="w_source").set_value("Upload").run()
+    at.file_uploader(key="w_upload").upload("scan.onnx", sample_path("scan_rnn_encoding").read_bytes()).run()
+    assert_clean(at)
+    assert at.session_state["active_model"].label == "scan.onnx"
+
+
+def failing_model() -> bytes:
+    """MatMul then a Reshape to an impossible shape: the run fails at the second node."""
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"], name="first"),
+         helper.make_node("Reshape", ["r", "shape"], ["y"], name="bad_reshape")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor("shape", TensorProto.INT64, [1], [7])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_a_failing_run_keeps_its_partial_trace():
+    at = start("tiny_mlp")
+    at.radio(key="w_source").set_value("Upload").run()
+    at.file_uploader(key="w_upload").upload("fails.onnx", failing_model()).run()
+    assert not at.exception
+    assert at.session_state["active_model"].label == "fails.onnx"  # it loads; the run fails
+    [error] = at.error
+    assert "ExecutionError" in error.value and "bad_reshape" in error.value and "1 events" in error.value
+    at.switch_page(PAGES["step"]).run()
+    assert "Event 1 / 1" in texts(at) and "Relu 'first'" in texts(at)
+
+
+def test_a_loop_limit_is_reported_with_the_partial_trace():
+    at = start("nested_loops")
+    at.number_input(key="w_max_iterations").set_value(2).run()
+    assert not at.exception
+    [error] = at.error
+    # the inner Loop wants 3 iterations: it stops in the first Scan step after 2 x 5 body events, and records
+    # its own event saying why
+    assert "LimitExceeded" in error.value and "'enc/body/inner'" in error.value and "max_iterations=2" in error.value
+    assert "the 11 events recorded" in error.value
+    at.switch_page(PAGES["loops"]).run()
+    at.selectbox(key="w_loop").set_value("enc/body/inner").run()
+    assert not at.exception
+    assert "stopped: limit after 2 iterations" in texts(at)
+
+
+def test_local_path_and_missing_path():
+    at = start("tiny_mlp")
+    at.radio(key="w_source").set_value("Local path").run()
+    at.text_input(key="w_path").input(str(sample_path("loop_spec"))).run()
+    assert_clean(at)
+    assert at.session_state["active_model"].label.endswith("loop_spec.onnx")
+    at.text_input(key="w_path").input("/nonexistent/model.onnx").run()
+    [error] = at.error
+    assert "does not exist" in error.value and "loop_spec.onnx" in error.value
+
+
+def test_inputs_from_npz_and_from_edited_tables():
+    at = start("tiny_mlp")
+    model_inputs = {s.name: s for s in explorer.load(sample_path("tiny_mlp")).inputs}
+    name, spec = next(iter(model_inputs.items()))
+    at.radio(key="w_input_mode").set_value(".npz file").run()
+    assert "Event" not in texts(at)
+    x = np.full([d if isinstance(d, int) else 2 for d in spec.shape], 0.25, dtype=spec.dtype)
+    buf = io.BytesIO()
+    np.savez(buf, **{name: x})
+    at.file_uploader(key="w_npz").upload("feeds.npz", buf.getvalue()).run()
+    assert_clean(at)
+    at.switch_page(PAGES["step"]).run()
+    assert "min 0.25 · max 0.25" in texts(at)  # the first event reads the uploaded input
+    at.file_uploader(key="w_npz").upload("bad.npz", b"not a zip").run()
+    assert any("not a readable .npz" in e.value for e in at.error)
+    at.radio(key="w_input_mode").set_value("Edit values").run()
+    assert_clean(at)
+    [table] = at.sidebar.dataframe  # the editor starts from the random inputs of the chosen seed
+    seed0 = explorer.load(sample_path("tiny_mlp")).example_inputs(seed=0)[name]
+    np.testing.assert_array_equal(table.value.to_numpy(), seed0)
+
+
+def test_symbolic_dims_change_the_run():
+    at = start("nested_loops")
+    at.switch_page(PAGES["loops"]).run()
+    assert "**2 iterations**" in texts(at)  # T defaults to 2
+    next(n for n in at.number_input if n.label == "Size of `T`").set_value(5).run()
+    assert_clean(at)
+    assert "**5 iterations**" in texts(at)
+
+
+def test_step_buttons_move_the_cursor_along_the_loops():
+    at = start("nested_loops")
+    at.switch_page(PAGES["step"]).run()
+    assert "`Scan 'enc' · iteration 0` › `Loop 'inner' · iteration 0` › `Mod 'parity'`" in texts(at)
+    at.button(key="w_step:iteration ▶").click().run()
+    assert "`Loop 'inner' · iteration 1` › `Mod 'parity'`" in texts(at)
+    at.button(key="w_step:▶").click().run()
+    assert "`Loop 'inner' · iteration 1` › `Equal 'is_even'`" in texts(at)
+    at.button(key="w_step:⏭").click().run()
+    assert "`Scan 'enc'`" in texts(at) and at.session_state["cursor"] == at.session_state["w_cursor"]
+    at.slider(key="w_cursor").set_value(2).run()
+    assert "› `If 'branch' · then_branch` › `Add 'add_x'`" in texts(at)
+
+
+def test_selecting_a_node_fills_the_inspector():
+    at = start("nested_loops")
+    at.selectbox(key="w_node_pick").set_value("enc/body/inner/body/branch/then_branch/add_x").run()
+    assert_clean(at)
+    assert at.subheader[0].value == "Add 'add_x'"
+    assert "Ran 4 times" in texts(at)  # T=2 Scan steps x 2 even inner iterations
+    frames = [f.value for f in at.dataframe]
+    assert any("x_t" in f.to_string() and "tensor(float32) [3]" in f.to_string() for f in frames)
+    at.selectbox(key="w_exec:enc/body/inner/body/branch/then_branch/add_x").set_value(3).run()
+    assert any("acc_then" in m.value for m in at.markdown)
+
+
+def test_gates_page_draws_a_heatmap_per_gate():
+    gru = next((s for s in SAMPLES if "gru" in s), None)
+    if gru is None:
+        pytest.skip("no GRU sample built")
+    at = start(gru)
+    at.switch_page(PAGES["gates"]).run()
+    assert_clean(at)
+    figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert sum(f["data"][0]["type"] == "heatmap" for f in figures) >= 3
