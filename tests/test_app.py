@@ -197,3 +197,17 @@ def test_gates_page_draws_a_heatmap_per_gate():
     assert_clean(at)
     figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert sum(f["data"][0]["type"] == "heatmap" for f in figures) >= 3
+
+
+def test_loops_page_fills_the_pseudo_code_with_the_chosen_iteration():
+    at = start("nested_loops")
+    at.switch_page(PAGES["loops"]).run()
+    at.selectbox(key="w_loop").set_value("enc/body/inner").run()
+    at.selectbox(key="w_loop_exec:enc/body/inner").set_value(1).run()  # the inner Loop inside Scan step 1
+    slider = next(s for s in at.slider if s.label == "Iteration")
+    slider.set_value(2).run()
+    assert_clean(at)
+    code = at.code[0].value
+    assert "for (int64 j = 0; j < max_trip_count && cond_in; ++j)" in code
+    assert "values at iteration (1, 2)" in code and "j = 2" in code
+    assert "stopped: trip count reached after 3 iterations" in texts(at)

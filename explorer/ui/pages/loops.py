@@ -7,6 +7,7 @@ import streamlit as st
 from explorer.ui import state, widgets
 from explorer.views import loops
 from explorer.views.plots import series_figure
+from explorer.views.pseudocode import pseudocode
 
 
 def branches(trace, path: str) -> None:
@@ -32,6 +33,13 @@ def iterating(model, trace, path: str) -> None:
     if not iterations:
         return
     st.dataframe(pd.DataFrame(loops.iteration_rows(body, iterations)), hide_index=True, height=240)
+    position = 0
+    if len(iterations) > 1:
+        position = st.slider("Iteration", 0, len(iterations) - 1, key=f"w_loop_it:{path}:{event.index}")
+    chosen = iterations[position]
+    if model.node(path).op_type in ("Loop", "Scan"):
+        st.markdown(f"##### The spec's pseudo-code, filled in at iteration {chosen.index[-1]}")
+        st.code(pseudocode(model.node(path), trace, chosen.index, model.opsets.get("", 21)), language="c")
     carried = loops.carried_series(body, iterations)
     if carried:
         st.markdown("##### Loop-carried values (before the first iteration, then after each)")
@@ -43,10 +51,6 @@ def iterating(model, trace, path: str) -> None:
                     st.caption(f"`{name}`: not numeric")
                 else:
                     st.plotly_chart(figure, key=f"carried:{path}:{name}", width="stretch")
-    position = 0
-    if len(iterations) > 1:
-        position = st.slider("Iteration", 0, len(iterations) - 1, key=f"w_loop_it:{path}:{event.index}")
-    chosen = iterations[position]
     scans = [(name, "inputs", "slice read") for name in body.scan_in]
     scans += [(name, "outputs", "element written") for name in body.scan_out]
     if scans:
