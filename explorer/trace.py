@@ -251,7 +251,7 @@ class _Encoder:
             self._ids[id(array)] = key
             self._keep.append(array)  # keep alive so ids stay unique while encoding
             stored = array if _plain_dtype(array.dtype) else array.view(f"u{array.dtype.itemsize}")
-            self.arrays[key] = np.ascontiguousarray(stored)
+            self.arrays[key] = stored if stored.flags.c_contiguous else stored.copy(order="C")
         out = {"k": "array", "ref": key}
         if not _plain_dtype(array.dtype):
             out["dtype"] = array.dtype.name

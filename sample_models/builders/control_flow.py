@@ -153,12 +153,11 @@ def loop_sequence() -> onnx.ModelProto:
     nodes = [
         h.make_node("SequenceEmpty", [], ["empty"], name="empty", dtype=T.FLOAT),
         h.make_node("Loop", ["n", "", "zeros", "empty"], ["total", "prefix_sums"], name="collect", body=body),
-        h.make_node("ConcatFromSequence", ["prefix_sums"], ["stacked"], name="stack", axis=0, new_axis=1),
     ]
     graph = h.make_graph(
         nodes, "loop_sequence",
         [h.make_tensor_value_info("x", T.FLOAT, [2]), h.make_tensor_value_info("n", T.INT64, [])],
-        [h.make_tensor_value_info("total", T.FLOAT, [2]), h.make_tensor_value_info("stacked", T.FLOAT, ["n", 2])],
+        [h.make_tensor_value_info("total", T.FLOAT, [2]), h.make_tensor_sequence_value_info("prefix_sums", T.FLOAT, [2])],
         [numpy_helper.from_array(np.zeros(2, np.float32), "zeros")],
     )
     return _model(graph)

@@ -1,0 +1,83 @@
+"""Data flows one way: model -> executor -> trace -> views -> ui -> app.py. Checked on the import statements."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "explorer"
+
+# layer of each top-level part of the package; a module may import only its own layer or lower ones
+LAYERS = {
+    "errors": 0, "limits": 0, "values": 0,
+    "graph": 1, "model": 1, "feeds": 1, "samples": 1,
+    "trace": 2,
+    "executor": 3, "check": 3,
+    "optimizer": 4, "rnn_report": 4,
+    "views": 5, "inputs": 5,
+    "ui": 6,
+    "cli": 7, "__init__": 7, "__main__": 7,
+}
+
+
+def part_of(path: Path) -> str:
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def imported_parts(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    parts = set()
+    rel = path.relative_to(PACKAGE)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0 and node.module and node.module.startswith("explorer"):
+                tail = node.module.split(".")[1:]
+                parts.add(tail[0] if tail else "__init__")
+            elif node.level > 0:
+                base = list(rel.parts[:-1])[: len(rel.parts) - node.level]
+                target = base + (node.module.split(".") if node.module else [])
+                if target:
+                    parts.add(target[0])
+                else:
+                    parts.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("explorer."):
+                    parts.add(alias.name.split(".")[1])
+    return parts
+
+
+MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_only_flow_downstream(path):
+    mine = part_of(path)
+    assert mine in LAYERS, f"{mine} has no layer in tests/test_layering.py"
+    for other in imported_parts(path):
+        if other == mine or other not in LAYERS:
+            continue
+        assert LAYERS[other] <= LAYERS[mine], f"{path.relative_to(PACKAGE)} ({mine}) imports {other}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_only_ui_imports_streamlit(path):
+    if part_of(path) == "ui":
+        return
+    source = path.read_text()
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            assert not any(a.name.split(".")[0] == "streamlit" for a in node.names), path
+        if isinstance(node, ast.ImportFrom) and node.module:
+            assert node.module.split(".")[0] != "streamlit", path
+
+
+def test_only_the_adapter_touches_onnx_reference_internals():
+    for path in MODULES:
+        if path.name == "kernels.py" and path.parent.name == "executor":
+            continue
+        source = path.read_text()
+        assert "onnx.reference.op" not in source and "reference.ops" not in source, path
