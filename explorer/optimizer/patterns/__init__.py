@@ -1,0 +1,65 @@
+"""The bundled patterns, in the order a round tries them at each priority level."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..pattern import Pattern
+from .axes import SqueezeUnsqueezePattern, UnsqueezeUnsqueezePattern
+from .cast import CastCastPattern, CastSameTypePattern
+from .concat import ConcatConcatPattern, ConcatSinglePattern
+from .control import IfConstantPattern
+from .cse import CommonSubexpressionPattern
+from .fold import ConstantFoldingPattern
+from .fusion import MatMulAddPattern
+from .gather import GatherConcatPattern, GatherGatherPattern
+from .hoist import LoopInvariantHoistingPattern
+from .identity import DeadNodePattern, IdentityRemovalPattern
+from .neutral import AddZeroPattern, DivOnePattern, MulOnePattern, SubZeroPattern
+from .noop import NoOpExpandPattern, NoOpSlicePattern
+from .reshape import NoOpReshapePattern, ReshapeReshapePattern
+from .shape import ShapeGatherPattern, StaticShapePattern
+from .transpose import IdentityTransposePattern, TransposeTransposePattern
+
+PATTERN_CLASSES: tuple[type[Pattern], ...] = (
+    # cleanups
+    DeadNodePattern, IdentityRemovalPattern, AddZeroPattern, SubZeroPattern, MulOnePattern, DivOnePattern,
+    IdentityTransposePattern, NoOpReshapePattern, NoOpExpandPattern, NoOpSlicePattern, CastSameTypePattern,
+    ConcatSinglePattern, SqueezeUnsqueezePattern,
+    # simplifications
+    GatherConcatPattern, GatherGatherPattern, ShapeGatherPattern, StaticShapePattern, TransposeTransposePattern,
+    ReshapeReshapePattern, UnsqueezeUnsqueezePattern, CastCastPattern, ConcatConcatPattern, IfConstantPattern,
+    ConstantFoldingPattern,
+    # structure
+    CommonSubexpressionPattern, LoopInvariantHoistingPattern,
+    # fusions
+    MatMulAddPattern,
+)
+
+
+def default_patterns() -> list[Pattern]:
+    """A fresh instance of every bundled pattern."""
+    return [cls() for cls in PATTERN_CLASSES]
+
+
+def pattern_names() -> list[str]:
+    return [p.name for p in default_patterns()]
+
+
+def select_patterns(patterns: Iterable[str | Pattern] | None = None, exclude: Iterable[str] = ()) -> list[Pattern]:
+    """The patterns to run: the named (or given) ones, default all, minus `exclude`. Unknown names raise
+    ValueError listing the known ones."""
+    known = {p.name: p for p in default_patterns()}
+    exclude = list(exclude)
+    unknown = [n for n in exclude if n not in known]
+    chosen: list[Pattern] = []
+    for item in (known.values() if patterns is None else patterns):
+        if isinstance(item, Pattern):
+            chosen.append(item)
+        elif item in known:
+            chosen.append(known[item])
+        else:
+            unknown.append(str(item))
+    if unknown:
+        raise ValueError(f"unknown pattern(s) {unknown}; known: {', '.join(known)}")
+    dropped = set(exclude)
+    return [p for p in chosen if p.name not in dropped]

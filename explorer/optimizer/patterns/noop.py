@@ -1,0 +1,98 @@
+"""Expand and Slice that leave their input as it is."""
+from __future__ import annotations
+
+import onnx
+
+from ..pattern import CLEANUP, MatchResult, Pattern
+from ..state import GraphState
+from .common import identity, int_constant
+
+# Slice ends at or beyond this are "to the end" whatever the dim (exporters write INT32_MAX or INT64_MAX).
+END_OF_AXIS = 2**31 - 1
+
+
+class NoOpExpandPattern(Pattern):
+    """Expand(x, s) -> x when s is constant, has no more dims than x, and each of its entries is 1 or the known
+    size of x's aligned dim."""
+
+    op_types = ("Expand",)
+    priority = CLEANUP
+
+    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+        shape = int_constant(g, node.input[1])
+        if shape is None:
+            return None
+        target = shape.reshape(-1).tolist()
+        dims = g.shape(node.input[0])
+        if dims is None:
+            if all(t == 1 for t in target):
+                return self.decline(g, node, "the input's rank is unknown")
+            return None
+        if len(target) > len(dims):
+            return None
+        for want, have in zip(target, dims[len(dims) - len(target):]):
+            if want != 1 and want != have:
+                return None
+        return self.result([node])
+
+    def apply(self, g: GraphState, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+        return [identity(g, node.input[0], node.output[0])]
+
+
+def _slice_params(g: GraphState, node: onnx.NodeProto) -> tuple[list[int], list[int], list[int] | None,
+                                                                 list[int] | None] | None:
+    """(starts, ends, axes, steps) of a Slice, from inputs (opset >= 10) or attributes; None if not constant."""
+    if g.opset() < 10:
+        starts, ends = g.attribute(node, "starts"), g.attribute(node, "ends")
+        if starts is None or ends is None:
+            return None
+        return list(starts), list(ends), g.attribute(node, "axes"), None
+    values = []
+    for k in range(1, 5):
+        name = node.input[k] if len(node.input) > k else ""
+        if not name:
+            values.append(None)
+            continue
+        value = int_constant(g, name)
+        if value is None:
+            return None
+        values.append([int(v) for v in value.reshape(-1)])
+    starts, ends, axes, steps = values
+    if starts is None or ends is None:
+        return None
+    return starts, ends, axes, steps
+
+
+class NoOpSlicePattern(Pattern):
+    """Slice(x, starts, ends, axes, steps) -> x when, on every sliced axis, the step is 1, the start is 0 (or
+    clamps to 0) and the end reaches the end of the axis. Needs constant parameters."""
+
+    op_types = ("Slice",)
+    priority = CLEANUP
+
+    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+        params = _slice_params(g, node)
+        if params is None:
+            return None
+        starts, ends, axes, steps = params
+        dims = g.shape(node.input[0])
+        rank = None if dims is None else len(dims)
+        axes = list(range(len(starts))) if axes is None else axes
+        steps = [1] * len(starts) if steps is None else steps
+        for start, end, axis, step in zip(starts, ends, axes, steps):
+            if axis < 0:
+                if rank is None:
+                    return self.decline(g, node, "negative axis on a tensor of unknown rank")
+                axis += rank
+            dim = dims[axis] if dims is not None and 0 <= axis < len(dims) else None
+            size = dim if isinstance(dim, int) else None
+            if step != 1:
+                return None
+            if start != 0 and not (start < 0 and size is not None and start <= -size):
+                return None
+            if end < END_OF_AXIS and not (size is not None and end >= size):
+                return None
+        return self.result([node])
+
+    def apply(self, g: GraphState, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+        return [identity(g, node.input[0], node.output[0])]

@@ -1,0 +1,202 @@
+"""Proofs of equivalence: the original and optimized models (or one rewrite's before/after models) run on the
+same feeds through explorer's executor and onnxruntime; integers must be equal, floats within rtol/atol. When
+the whole model differs, bisection over `stop_after` names the first rewrite that breaks it."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import onnx
+
+from ..check import OutputDiff, compare_values, run_onnxruntime
+from ..errors import ExplorerError
+from ..executor import run
+from ..model import Model, load
+from .record import RewriteStep
+from .rewrite import OptimizationResult, optimize
+
+JUDGES = ("explorer", "onnxruntime")
+RTOL, ATOL = 1e-4, 1e-5
+
+
+@dataclass
+class JudgeReport:
+    """What one judge (explorer's executor or onnxruntime) says: per-output differences, or why it could not."""
+
+    judge: str
+    diffs: list[OutputDiff] = field(default_factory=list)
+    error: str | None = None  # the optimized model failed where the original ran: a failure
+    unavailable: str | None = None  # the judge could not run the original: no verdict
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.unavailable is None and all(d.ok for d in self.diffs)
+
+
+@dataclass
+class Equivalence:
+    """The verdict on two models run on the same feeds: 'equivalent', 'different' or 'inconclusive' (no judge
+    could run the original). `culprit` is the first rewrite that breaks equivalence, when bisection ran."""
+
+    reports: list[JudgeReport]
+    culprit: RewriteStep | None = None
+    culprit_check: StepCheck | None = None
+
+    @property
+    def status(self) -> str:
+        judged = [r for r in self.reports if r.unavailable is None]
+        if not judged:
+            return "inconclusive"
+        return "equivalent" if all(r.ok for r in judged) else "different"
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "equivalent"
+
+    def lines(self) -> list[str]:
+        out = []
+        for report in self.reports:
+            if report.unavailable:
+                out.append(f"{report.judge}: no verdict ({report.unavailable})")
+            elif report.error:
+                out.append(f"{report.judge}: optimized model failed: {report.error}")
+            for d in report.diffs:
+                out.append(f"{report.judge}: {d.name}: max abs diff {d.max_abs:.3g}, max rel diff {d.max_rel:.3g} "
+                           f"{'ok' if d.ok else 'MISMATCH'}{(' (' + d.note + ')') if d.note else ''}")
+        out.append(f"equivalence: {self.status}")
+        if self.culprit is not None:
+            out.append(f"first failing rewrite: {self.culprit.describe()}")
+            if self.culprit_check is not None:
+                out.append(f"  alone: {self.culprit_check.status} {self.culprit_check.detail}".rstrip())
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "judges": [{"judge": r.judge, "error": r.error, "unavailable": r.unavailable,
+                        "outputs": [asdict(d) for d in r.diffs]} for r in self.reports],
+            "culprit": None if self.culprit is None else self.culprit.to_dict(),
+            "culprit_alone": None if self.culprit_check is None else asdict(self.culprit_check),
+        }
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _outputs(judge: str, model: Model, feeds: dict[str, Any]) -> dict[str, Any]:
+    if judge == "explorer":
+        return dict(run(model, feeds).outputs)
+    return run_onnxruntime(model, feeds)
+
+
+def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | onnx.ModelProto | str,
+                   feeds: dict[str, Any] | None = None, *, seed: int = 0, judges: Iterable[str] = JUDGES,
+                   rtol: float = RTOL, atol: float = ATOL) -> Equivalence:
+    """Runs both models on the same feeds (the user's, else random ones from the original's declared inputs)
+    with each judge, and compares every output of the original with the optimized model's output of that name
+    (or, for outputs whose names differ, of the same position)."""
+    before = original if isinstance(original, Model) else load(original)
+    after = optimized if isinstance(optimized, Model) else load(optimized)
+    feeds = before.example_inputs(seed=seed) if feeds is None else feeds
+    reports = []
+    for judge in judges:
+        report = JudgeReport(judge)
+        reports.append(report)
+        try:
+            expected = _outputs(judge, before, feeds)
+        except ImportError:
+            report.unavailable = "onnxruntime is not installed"
+            continue
+        except Exception as exc:  # noqa: BLE001 - whatever stops the judge on the original
+            report.unavailable = f"the original does not run: {_short(exc)}"
+            continue
+        try:
+            got = _outputs(judge, after, feeds)
+        except Exception as exc:  # noqa: BLE001 - the optimized model fails where the original ran
+            report.error = _short(exc)
+            continue
+        names = list(got)
+        for k, (name, value) in enumerate(expected.items()):
+            theirs = got.get(name, got[names[k]] if k < len(names) else None)
+            report.diffs.append(compare_values(name, theirs, value, rtol, atol))
+    return Equivalence(reports)
+
+
+@dataclass
+class StepCheck:
+    """One rewrite checked alone: its before and after models run on the same random inputs of its types."""
+
+    index: int
+    pattern: str
+    status: str  # equivalent | different | inconclusive
+    detail: str = ""
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+
+
+def check_step(step: RewriteStep, *, seed: int = 0, judges: Iterable[str] = ("explorer",),
+               rtol: float = RTOL, atol: float = ATOL) -> StepCheck:
+    """Runs a rewrite's before and after models on the same random inputs (from the step's input types)."""
+    try:
+        before = load(step.before_model())
+        after = load(step.after_model())
+        feeds = before.example_inputs(seed=seed)
+    except ExplorerError as exc:
+        return StepCheck(step.index, step.pattern, "inconclusive", f"no inputs: {_short(exc)}")
+    verdict = compare_models(before, after, feeds, judges=judges, rtol=rtol, atol=atol)
+    diffs = [d for r in verdict.reports for d in r.diffs]
+    detail = "; ".join(r.unavailable or r.error or "" for r in verdict.reports if r.unavailable or r.error)
+    bad = [d.name for d in diffs if not d.ok]
+    if bad:
+        detail = (detail + "; " if detail else "") + f"outputs differ: {', '.join(bad)}"
+    return StepCheck(step.index, step.pattern, verdict.status, detail,
+                     max((d.max_abs for d in diffs), default=0.0), max((d.max_rel for d in diffs), default=0.0))
+
+
+def check_steps(result: OptimizationResult, *, seed: int = 0, judges: Iterable[str] = ("explorer",)
+                ) -> list[StepCheck]:
+    """Every rewrite of an optimization checked alone."""
+    return [check_step(step, seed=seed, judges=judges) for step in result.steps]
+
+
+def verify(result: OptimizationResult, feeds: dict[str, Any] | None = None, *, seed: int = 0,
+           judges: Iterable[str] = JUDGES, bisect: bool = True) -> Equivalence:
+    """The whole-model proof for an optimization; when the models differ and `bisect`, the first failing rewrite
+    is found by re-running the optimization with stop_after (log2(#rewrites) runs) and checked alone."""
+    judges = tuple(judges)
+    verdict = compare_models(result.original, result.optimized, feeds, seed=seed, judges=judges)
+    if verdict.status == "different" and bisect and result.steps:
+        culprit = find_culprit(result, feeds, seed=seed, judges=judges)
+        if culprit is not None:
+            verdict.culprit = culprit
+            verdict.culprit_check = check_step(culprit, seed=seed)
+    return verdict
+
+
+def find_culprit(result: OptimizationResult, feeds: dict[str, Any] | None = None, *, seed: int = 0,
+                 judges: Iterable[str] = JUDGES) -> RewriteStep | None:
+    """The first rewrite after which the model stops being equivalent to the original (bisection over
+    stop_after), or None when the fully optimized model is equivalent."""
+    original = load(result.original)
+    feeds = original.example_inputs(seed=seed) if feeds is None else feeds
+    judges = tuple(judges)
+
+    def differs(optimized: onnx.ModelProto) -> bool:
+        return compare_models(original, optimized, feeds, judges=judges).status == "different"
+
+    def breaks(count: int) -> bool:
+        return differs(optimize(result.original, patterns=result.selected, stop_after=count).optimized)
+
+    low, high = 0, len(result.steps)
+    if not differs(result.optimized):
+        return None
+    while high - low > 1:
+        middle = (low + high) // 2
+        if breaks(middle):
+            high = middle
+        else:
+            low = middle
+    return result.steps[high - 1]
