@@ -19,6 +19,9 @@ def test_case_count_is_what_onnx_ships():
 
 @pytest.mark.parametrize("name", sorted(all_cases()))
 def test_backend_case(name: str):
+    if LISTED.get(name, "").startswith("random"):
+        run_case(name, values=False)  # sampled values cannot match another generator's; shapes and dtypes must
+        return
     if name in LISTED:
         try:
             run_case(name)
