@@ -3,13 +3,13 @@ import streamlit as st
 
 from explorer.ui import state, widgets
 
-st.set_page_config(page_title="explorer · ONNX", page_icon="🔎", layout="wide")
+st.set_page_config(page_title="explorer · ONNX", page_icon=":material/account_tree:", layout="wide")
 state.init()
 PAGES = [
-    st.Page("explorer/ui/pages/graph.py", title="Graph", icon="🕸️", default=True),
-    st.Page("explorer/ui/pages/step.py", title="Step through", icon="👣"),
-    st.Page("explorer/ui/pages/loops.py", title="Loops", icon="🔁"),
-    st.Page("explorer/ui/pages/gates.py", title="Gates", icon="🚪"),
+    st.Page("explorer/ui/pages/graph.py", title="Graph", icon=":material/account_tree:", default=True),
+    st.Page("explorer/ui/pages/step.py", title="Step through", icon=":material/footprint:"),
+    st.Page("explorer/ui/pages/loops.py", title="Loops", icon=":material/repeat:"),
+    st.Page("explorer/ui/pages/gates.py", title="Gates", icon=":material/tune:"),
 ]
 page = st.navigation(PAGES)
 widgets.sidebar()

@@ -66,7 +66,7 @@ def test_series_of_small_vectors_is_element_by_step_heatmap():
     z = np.asarray(fig.data[0].z)
     assert z.shape == (3, 4)
     np.testing.assert_array_equal(z[:, 3], values[3])
-    assert list(fig.data[0].x) == ["init", 0, 1, 2]
+    assert list(fig.data[0].x) == ["init", "0", "1", "2"] and fig.layout.xaxis.type == "category"
 
 
 def test_series_of_big_tensors_shows_range_and_norm():

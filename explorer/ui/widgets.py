@@ -16,7 +16,7 @@ from ..samples import DEFAULT_SAMPLE, list_samples
 from ..trace import Event, Trace
 from ..views import inspector as views_inspector
 from ..views.plots import value_figure
-from ..views.tables import as_grid, value_stats
+from ..views.tables import as_grid, short_text, value_stats
 from . import state
 
 SOURCES = ("Sample", "Upload", "Local path")
@@ -122,7 +122,7 @@ def status_banner() -> None:
     if failure is not None:
         label, message = failure
         keep = f" Still showing **{model.source}**." if model is not None else ""
-        st.error(f"Could not load **{label}**: {message}.{keep}", icon="🚫")
+        st.error(f"Could not load **{label}**: {message}.{keep}", icon=":material/block:")
     if model is not None and model.warnings:
         with st.expander(f"{len(model.warnings)} warning(s) about this model"):
             for warning in model.warnings:
@@ -131,7 +131,7 @@ def status_banner() -> None:
     if outcome is not None and outcome.error:
         events = len(outcome.trace.events) if outcome.trace is not None else 0
         partial = f" The trace holds the {events} events recorded before the failure." if outcome.trace else ""
-        st.error(f"**{outcome.kind}**: {outcome.error}.{partial}", icon="⚠️")
+        st.error(f"**{outcome.kind}**: {outcome.error}.{partial}", icon=":material/error:")
 
 
 # ---- nodes ---------------------------------------------------------------------------------------------------
@@ -197,7 +197,7 @@ def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
         return
     if len(runs) > 1:
         st.caption(f"Ran {len(runs)} times")
-        st.dataframe(pd.DataFrame(views_inspector.executions(trace, path)), hide_index=True, height=200)
+        st.dataframe(pd.DataFrame(views_inspector.executions(trace, path)), hide_index=True)
     event = pick_execution(runs, f"w_exec:{path}")
     for name, value in event.outputs.items():
         value_panel(name, value, key=f"inspect:{event.index}:{name}")
@@ -205,14 +205,18 @@ def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
 
 # ---- values --------------------------------------------------------------------------------------------------
 def value_panel(name: str, value: Any, key: str) -> None:
-    """A value's statistics, the value as a table when small, and a plot."""
+    """A value's statistics, the value as a table when small, and a plot (scalars inline)."""
     stats = value_stats(value)
     parts = [f"**{name}**", f"`{stats['type']}`"]
-    if stats["min"] is not None:
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        parts.append(f"= `{short_text(value)}`")
+    elif stats["min"] is not None:
         parts.append(f"min {stats['min']:.4g} · max {stats['max']:.4g} · mean {stats['mean']:.4g}")
     if stats["NaN"] or stats["Inf"]:
         parts.append(f":red[NaN {stats['NaN']} · Inf {stats['Inf']}]")
     st.markdown(" · ".join(parts))
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return
     grid = as_grid(value)
     if grid is not None:
         st.dataframe(pd.DataFrame(grid), height=min(38 + 35 * grid.shape[0], 250))

@@ -97,3 +97,10 @@ def branch_rows(trace: Trace, path: str) -> list[dict[str, Any]]:
     """Which branch an If took at each of its executions."""
     return [{"event": e.index, "iteration": str(e.iteration or "—"), "branch": e.info.get("branch", "?"),
              "cond": short_text(next(iter(e.inputs.values()), None))} for e in trace.events_of(path)]
+
+
+def iteration_events(trace: Trace, event: Event, index: tuple[int, ...]) -> list[Event]:
+    """The events of one iteration (full iteration tuple `index`) of a loop execution `event`, nested bodies
+    included, in order."""
+    depth = len(index)
+    return [e for e in trace.children(event) if e.iteration[:depth] == index]

@@ -74,25 +74,27 @@ def _sliced(array: np.ndarray, title: str) -> go.Figure:
 def series_figure(values: Sequence[Any], title: str = "", x: Sequence[Any] | None = None,
                   xtitle: str = "iteration") -> go.Figure | None:
     """How one value evolves over a sequence of steps (e.g. a loop-carried value across iterations): a line for
-    scalars, a heatmap step × element when each value is small, else min/mean/max and L2 norm per step."""
+    scalars, a heatmap step × element when each value is small, else min/mean/max and L2 norm per step. `x`
+    labels the steps (shown as categories, e.g. ["init", "0", "1"])."""
     arrays = [plottable(v) for v in values]
     if not arrays or any(a is None for a in arrays):
         return None
-    x = list(range(len(arrays))) if x is None else list(x)
+    x = [str(v) for v in (range(len(arrays)) if x is None else x)]
     sizes = {a.size for a in arrays}
     if sizes == {1}:
         fig = go.Figure(go.Scatter(x=x, y=[float(a.reshape(())) for a in arrays], mode="lines+markers"))
-        return _layout(fig, title, xtitle, "value")
-    if len(sizes) == 1 and sizes.pop() <= MAX_SIDE:
+    elif len(sizes) == 1 and sizes.pop() <= MAX_SIDE:
         z = np.stack([a.ravel() for a in arrays], axis=1)  # element × step
         fig = go.Figure(_heatmap(z, x=x))
-        return _layout(fig, title, xtitle, "element (flattened)")
-    fig = go.Figure()
-    for label, reduce in (("min", np.nanmin), ("mean", np.nanmean), ("max", np.nanmax)):
-        fig.add_trace(go.Scatter(x=x, y=[float(reduce(a)) for a in arrays], mode="lines", name=label))
-    fig.add_trace(go.Scatter(x=x, y=[float(np.linalg.norm(a.ravel())) for a in arrays], mode="lines",
-                             name="L2 norm", line=dict(dash="dot")))
-    return _layout(fig, title, xtitle, "value")
+        fig.update_yaxes(title="element (flattened)", dtick=1 if z.shape[0] <= 20 else None)
+    else:
+        fig = go.Figure()
+        for label, reduce in (("min", np.nanmin), ("mean", np.nanmean), ("max", np.nanmax)):
+            fig.add_trace(go.Scatter(x=x, y=[float(reduce(a)) for a in arrays], mode="lines", name=label))
+        fig.add_trace(go.Scatter(x=x, y=[float(np.linalg.norm(a.ravel())) for a in arrays], mode="lines",
+                                 name="L2 norm", line=dict(dash="dot")))
+    fig.update_xaxes(type="category")
+    return _layout(fig, title, xtitle, fig.layout.yaxis.title.text or "value")
 
 
 def time_heatmap(values: np.ndarray, title: str) -> go.Figure:

@@ -1,15 +1,92 @@
-"""Graph: the model's nodes, a searchable selector, and the inspector of the selected node."""
+"""Graph: the diagram with nested bodies (expand, collapse, drill in), search, and the node inspector."""
 from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import state, widgets
+from explorer.ui import diagram, state, widgets
+from explorer.views.dot import model_to_dot
+from explorer.views.dot_escape import svg_id
+from explorer.views.navigation import breadcrumb
+from explorer.views.overlays import TraceOverlay
+from explorer.views.search import search_nodes
+
+BODIES = {"auto": "auto", "all": "expand all", "none": "collapse all"}
+
+
+def on_diagram_click(kind: str, keys: tuple[str, ...]) -> None:
+    if kind in ("node", "wrapper", "exit"):
+        state.select_node(keys[0])
+    elif kind in ("graph", "scope"):
+        st.session_state[state.GRAPH_PATH] = keys[-1]
+
+
+def set_focus(target: str) -> None:
+    st.session_state[state.GRAPH_PATH] = target
+
+
+def toggle_body(path: str, expanded: bool) -> None:
+    st.session_state[state.EXPANDED] = {**st.session_state[state.EXPANDED], path: expanded}
+
+
+def body_actions(model, path: str, dot_text: str) -> None:
+    """Drill into, expand or collapse the bodies of the selected node."""
+    shown = f'id="{svg_id("node", path)}"' in dot_text  # ids as views.dot documents them
+    for body in model.node(path).subgraphs:
+        drill, fold = st.columns(2)
+        drill.button(f"Drill into {body.attribute}", key=f"w_drill:{body.path}", on_click=set_focus,
+                     args=(body.path,), width="stretch")
+        if not shown:
+            continue
+        expanded = f'id="{svg_id("graph", body.path)}"' in dot_text
+        fold.button(f"{'Collapse' if expanded else 'Expand'} {body.attribute}", key=f"w_fold:{body.path}",
+                    on_click=toggle_body, args=(body.path, not expanded), width="stretch")
+
+
+def draw(model, trace) -> str:
+    """Breadcrumbs, controls and the diagram; returns its DOT text."""
+    focus = st.session_state[state.GRAPH_PATH]
+    try:
+        crumbs = breadcrumb(model, focus)
+    except (KeyError, ValueError):
+        focus, crumbs = "", breadcrumb(model, "")
+    if len(crumbs) > 1:
+        for column, (target, title) in zip(st.columns(len(crumbs)), crumbs):
+            column.button(title, key=f"w_crumb:{target}", on_click=set_focus, args=(target,),
+                          disabled=target == focus, width="stretch")
+    mode_column, search_column, fit_column = st.columns([3, 3, 1], vertical_alignment="bottom")
+    mode = mode_column.segmented_control("Bodies", list(BODIES), format_func=BODIES.__getitem__, default="auto",
+                                         key="w_bodies") or "auto"
+    query = search_column.text_input("Search", key="w_search", placeholder="name, op:Conv, value:x")
+    fit = fit_column.toggle("Fit", value=True, key="w_fit", help="Fit the diagram to the page width")
+    hits = search_nodes(model, query, limit=200) if query else []
+    if query:
+        st.caption(f"{len(hits)} node(s) match" + (" (first 200)" if len(hits) == 200 else ""))
+    selected = state.selected_node()
+    overrides = st.session_state[state.EXPANDED]
+    rule = mode if mode != "auto" else (dict(overrides) or None)
+    failed = trace is not None and not trace.complete and trace.error.get("node")
+    dot_text = model_to_dot(model, focus=focus or None, expand=rule,
+                            highlight=[*hits, *([selected] if selected else [])],
+                            cursor=TraceOverlay.from_trace(trace) if failed else None)
+    diagram.show(dot_text, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, fit=fit,
+                 reveal=svg_id("node", selected) if selected else None)
+    return dot_text
+
 
 st.title("Graph")
 model, trace = state.active_model(), state.current_trace()
 if model is None:
     st.info("Choose a model in the sidebar.")
 else:
-    path = widgets.node_selector(model)
-    if path is not None:
-        widgets.node_inspector(model, trace, path)
+    left, right = st.columns([3, 2])
+    with left:
+        dot_text = draw(model, trace)
+    with right:
+        path = widgets.node_selector(model, "Inspect a node (or click one in the diagram)")
+        if path is not None:
+            body_actions(model, path, dot_text)
+            widgets.node_inspector(model, trace, path)
+            runs = trace.events_of(path) if trace is not None else []
+            if runs and st.button("Step through from its first run", key="w_goto_step"):
+                state.set_cursor(runs[0].index)
+                st.switch_page("explorer/ui/pages/step.py")

@@ -4,8 +4,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer.ui import state, widgets
+from explorer.ui import diagram, state, widgets
 from explorer.views import loops
+from explorer.views.dot import model_to_dot
+from explorer.views.overlays import TraceOverlay
 from explorer.views.plots import series_figure
 from explorer.views.pseudocode import pseudocode
 
@@ -32,14 +34,20 @@ def iterating(model, trace, path: str) -> None:
     st.markdown(f"**{len(iterations)} iterations**" + (f" · stopped: {reason}" if reason else ""))
     if not iterations:
         return
-    st.dataframe(pd.DataFrame(loops.iteration_rows(body, iterations)), hide_index=True, height=240)
+    st.dataframe(pd.DataFrame(loops.iteration_rows(body, iterations)), hide_index=True)
     position = 0
     if len(iterations) > 1:
         position = st.slider("Iteration", 0, len(iterations) - 1, key=f"w_loop_it:{path}:{event.index}")
     chosen = iterations[position]
+    code, drawing = st.columns(2)
     if model.node(path).op_type in ("Loop", "Scan"):
-        st.markdown(f"##### The spec's pseudo-code, filled in at iteration {chosen.index[-1]}")
-        st.code(pseudocode(model.node(path), trace, chosen.index, model.opsets.get("", 21)), language="c")
+        code.markdown(f"##### The spec's pseudo-code, filled in at iteration {chosen.index[-1]}")
+        code.code(pseudocode(model.node(path), trace, chosen.index, model.opsets.get("", 21)), language="c")
+    ran = loops.iteration_events(trace, event, chosen.index)
+    with drawing:
+        st.markdown(f"##### The body at the end of iteration {chosen.index[-1]}")
+        overlay = TraceOverlay.from_trace(trace, ran[-1].index) if ran else None
+        diagram.show(model_to_dot(model, focus=f"{path}/body", cursor=overlay), key=f"w_loop_diagram:{path}")
     carried = loops.carried_series(body, iterations)
     if carried:
         st.markdown("##### Loop-carried values (before the first iteration, then after each)")

@@ -3,13 +3,41 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import state, widgets
+from explorer.ui import diagram, state, widgets
 from explorer.views import cursor as moves
+from explorer.views.dot import model_to_dot
+from explorer.views.dot_escape import svg_id
+from explorer.views.overlays import TraceOverlay
+
+
+WHOLE_MODEL_LIMIT = 150  # nodes: above this the diagram shows only the current node's graph by default
 
 
 def _go(index: int | None) -> None:
     if index is not None:
         state.set_cursor(index)
+
+
+def _clicked(kind: str, keys: tuple[str, ...]) -> None:
+    """A click on a node selects it and moves the cursor to its next execution (or its first)."""
+    if kind not in ("node", "wrapper", "exit"):
+        return
+    trace = state.current_trace()
+    state.select_node(keys[0])
+    runs = trace.events_of(keys[0]) if trace is not None else []
+    if runs:
+        here = state.cursor(trace)
+        state.set_cursor(next((e.index for e in runs if e.index > here), runs[0].index))
+
+
+def draw(model, trace, index: int) -> None:
+    """The diagram with the current node, its inputs and outputs, and what ran before it."""
+    event = trace.events[index]
+    whole = st.toggle("Whole model", value=len(model.index.nodes) <= WHOLE_MODEL_LIMIT, key="w_step_whole",
+                      help="Off: only the graph the current node lives in")
+    focus = None if whole else model.node(event.node).graph.path or None
+    dot_text = model_to_dot(model, focus=focus, cursor=TraceOverlay.from_trace(trace, index))
+    diagram.show(dot_text, key="w_step_diagram", on_click=_clicked, reveal=svg_id("node", event.node))
 
 
 @st.fragment
@@ -22,20 +50,24 @@ def stepper() -> None:
     event = trace.events[index]
     last = len(trace.events) - 1
     selected = state.selected_node() or event.node
-    jumps = {
-        "⏮": (0, "First event"),
-        "◀": (index - 1 if index > 0 else None, "Previous event"),
-        "▶": (index + 1 if index < last else None, "Next event"),
-        "⏭": (last, "Last event"),
-        "◀ iteration": (moves.previous_iteration(model, trace, index), "Same node, previous iteration of its loop"),
-        "iteration ▶": (moves.next_iteration(model, trace, index), "Same node, next iteration of its loop"),
-        "next run of node": (moves.next_execution(trace, index, selected),
-                             f"Next execution of the selected node `{selected}`"),
-        "first NaN/Inf": (moves.first_nonfinite(trace), "First event whose outputs hold NaN or Inf"),
+    jumps = {  # key: (label, icon, target, help)
+        "first": ("", ":material/first_page:", 0, "First event"),
+        "back": ("", ":material/chevron_left:", index - 1 if index > 0 else None, "Previous event"),
+        "next": ("", ":material/chevron_right:", index + 1 if index < last else None, "Next event"),
+        "last": ("", ":material/last_page:", last, "Last event"),
+        "prev_iteration": ("iteration", ":material/undo:", moves.previous_iteration(model, trace, index),
+                           "Same node, previous iteration of its innermost loop"),
+        "next_iteration": ("iteration", ":material/redo:", moves.next_iteration(model, trace, index),
+                           "Same node, next iteration of its innermost loop"),
+        "next_run": ("next run of node", ":material/replay:", moves.next_execution(trace, index, selected),
+                     f"Next execution of the selected node `{selected}`"),
+        "nonfinite": ("first NaN/Inf", ":material/warning:", moves.first_nonfinite(trace),
+                      "First event whose outputs hold NaN or Inf"),
     }
-    for column, (label, (target, help_text)) in zip(st.columns([1, 1, 1, 1, 2, 2, 3, 3]), jumps.items()):
-        column.button(label, key=f"w_step:{label}", help=help_text, disabled=target is None or target == index,
-                      on_click=_go, args=(target,), width="stretch")
+    for column, (name, (label, icon, target, help_text)) in zip(st.columns([1, 1, 1, 1, 2, 2, 3, 3]),
+                                                                 jumps.items()):
+        column.button(label, key=f"w_step:{name}", icon=icon, help=help_text, width="stretch",
+                      disabled=target is None or target == index, on_click=_go, args=(target,))
     if last > 0:
         if st.session_state.get(state.W_CURSOR) != index:
             st.session_state[state.W_CURSOR] = index
@@ -46,12 +78,13 @@ def stepper() -> None:
                 + f" · {event.seconds * 1e3:.3f} ms")
     if event.summarized:
         st.caption("Values past the trace memory budget are kept as summaries.")
-    inputs, outputs = st.columns(2)
-    with inputs:
+    left, right = st.columns([3, 2])
+    with left:
+        draw(model, trace, index)
+    with right:
         st.markdown("##### Inputs")
         for name, value in event.inputs.items():
             widgets.value_panel(name, value, key=f"step:in:{name}")
-    with outputs:
         st.markdown("##### Outputs")
         for name, value in event.outputs.items():
             widgets.value_panel(name, value, key=f"step:out:{name}")
