@@ -84,60 +84,106 @@ def run_both(proto: onnx.ModelProto, feeds: dict[str, Any], **tolerances: float)
 
 
 # ---- the per-iteration cross-check ---------------------------------------------------------------------------
-def _value_type(g: onnx.GraphProto, name: str) -> onnx.TypeProto:
-    for v in [*g.input, *g.value_info, *g.output]:
-        if v.name == name:
-            return v.type
-    raise KeyError(f"no type known for {name!r} in graph {g.name!r}: declare it or let shape inference find it")
+def _static_shape(index: GraphIndex, graph_path: str, name: str) -> list[int | None]:
+    """The shape ONNX shape inference found for `name`, looked up from `graph_path` outwards."""
+    path: str | None = graph_path
+    while path is not None:
+        ref = index.graphs[path]
+        for v in [*ref.proto.input, *ref.proto.value_info, *ref.proto.output]:
+            if v.name == name and v.type.HasField("tensor_type"):
+                return [d.dim_value if d.HasField("dim_value") else None for d in v.type.tensor_type.shape.dim]
+        for t in ref.proto.initializer:
+            if t.name == name:
+                return list(t.dims)
+        path = index.nodes[ref.owner].graph.path if ref.owner else None
+    raise KeyError(f"no shape known for {name!r} seen from {graph_path!r}")
 
 
-def _zeros_node(tp: onnx.TypeProto, output: str) -> onnx.NodeProto:
-    """A Constant of zeros with a (fully static) tensor type: the other branch's stand-in for a probed value."""
-    dims = [d.dim_value for d in tp.tensor_type.shape.dim]
-    if any(not d.HasField("dim_value") for d in tp.tensor_type.shape.dim):
-        raise ValueError(f"probing through an If needs a static shape for {output!r}, got {tp}")
-    dtype = onnx.helper.tensor_dtype_to_np_dtype(tp.tensor_type.elem_type)
-    return h.make_node("Constant", [], [output], value=numpy_helper.from_array(np.zeros(dims, dtype), output))
+def _constant_int(index: GraphIndex, graph_path: str, name: str) -> int | None:
+    """The value of an int initializer visible from `graph_path`, else None."""
+    path: str | None = graph_path
+    while path is not None:
+        ref = index.graphs[path]
+        for t in ref.proto.initializer:
+            if t.name == name:
+                return int(numpy_helper.to_array(t).reshape(-1)[0])
+        path = index.nodes[ref.owner].graph.path if ref.owner else None
+    return None
 
 
-def _stacked(tp: onnx.TypeProto) -> onnx.TypeProto:
-    shape = [None] + [d.dim_value if d.HasField("dim_value") else None for d in tp.tensor_type.shape.dim]
-    return h.make_tensor_type_proto(tp.tensor_type.elem_type, shape)
+def _loop_length(index: GraphIndex, owner) -> int | None:
+    """Iterations of a Loop/Scan when they are known before running: a constant trip count, a static scan axis."""
+    if owner.op_type == "Loop":
+        return _constant_int(index, owner.graph.path, owner.proto.input[0]) if owner.proto.input[0] else None
+    m = next(a.i for a in owner.proto.attribute if a.name == "num_scan_inputs")
+    axes = next((list(a.ints) for a in owner.proto.attribute if a.name == "scan_input_axes"), [0])
+    shape = _static_shape(index, owner.graph.path, owner.proto.input[len(owner.proto.input) - m])
+    return shape[axes[0]]
+
+
+def _zeros_node(elem: int, shape: list[int | None], output: str) -> onnx.NodeProto:
+    """A Constant of zeros: the stand-in for a probed value in the branch of an If that does not compute it."""
+    if any(d is None for d in shape):
+        raise ValueError(f"probing through an If needs a static shape, got {shape} for {output!r}")
+    zeros = np.zeros(shape, onnx.helper.tensor_dtype_to_np_dtype(elem))
+    return h.make_node("Constant", [], [output], value=numpy_helper.from_array(zeros, output))
 
 
 def probe(proto: onnx.ModelProto, graph_path: str, name: str, output: str = "probe") -> onnx.ModelProto:
     """A copy of `proto` where value `name` of the body at `graph_path` (an explorer graph path such as
     `outer/body/branch/then_branch/inner/body`) is carried out to a new main-graph output `output`: one extra scan
     output per enclosing Loop/Scan (a new leading axis per loop level) and one extra output per enclosing If
-    (the branch not taken yields zeros). Types come from ONNX shape inference, not from explorer."""
+    (the branch not taken yields zeros). Shapes come from ONNX shape inference, not from explorer."""
     rewritten = onnx.shape_inference.infer_shapes(proto)
     index = GraphIndex(rewritten.graph)
-    path, current, tp = graph_path, name, None
+    path, current = graph_path, name
+    shape = _static_shape(index, graph_path, name)
+    elem = next(v.type.tensor_type.elem_type for v in [*index.graphs[graph_path].proto.input,
+                                                        *index.graphs[graph_path].proto.value_info,
+                                                        *index.graphs[graph_path].proto.output] if v.name == name)
     level = 0
     while path:
         body = index.graphs[path]
         owner = index.nodes[body.owner]
-        tp = _value_type(body.proto, current) if tp is None else tp
-        carried = f"{output}_{level}"
-        body.proto.output.append(h.make_value_info(current, tp))
+        # through an Identity: onnxruntime mixes up a body value listed twice among the outputs (state and probe)
+        copy = f"{output}_{level}_copy"
+        body.proto.node.append(h.make_node("Identity", [current], [copy]))
+        body.proto.output.append(h.make_tensor_value_info(copy, elem, shape))
         if owner.op_type == "If":
             other = "else_branch" if body.attribute == "then_branch" else "then_branch"
             other_graph = next(g for g in owner.subgraphs if g.attribute == other).proto
             stand_in = f"{output}_{level}_zeros"
-            other_graph.node.append(_zeros_node(tp, stand_in))
-            other_graph.output.append(h.make_value_info(stand_in, tp))
+            other_graph.node.append(_zeros_node(elem, shape, stand_in))
+            other_graph.output.append(h.make_tensor_value_info(stand_in, elem, shape))
         elif owner.op_type in ("Loop", "Scan"):
-            tp = _stacked(tp)
-            if owner.op_type == "Scan" and any(a.name == "scan_output_axes" for a in owner.proto.attribute):
+            if any(a.name == "scan_output_axes" for a in owner.proto.attribute):
                 raise ValueError("probing a Scan with scan_output_axes is not supported")
+            shape = [_loop_length(index, owner), *shape]
         else:
             raise ValueError(f"cannot probe through {owner.op_type}")
-        owner.proto.output.append(carried)
-        path, current = owner.graph.path, carried
+        current = f"{output}_{level}" if owner.graph.path else output
+        owner.proto.output.append(current)
+        path = owner.graph.path
         level += 1
-    rewritten.graph.output.append(h.make_value_info(current, tp))
-    rewritten.graph.value_info.clear()
+    rewritten.graph.output.append(h.make_tensor_value_info(current, elem, shape))
     return rewritten
+
+
+def probed_values(trace: explorer.Trace, node_path: str, name: str, stacked: np.ndarray, depth: int) -> int:
+    """Asserts every recorded execution of `node_path` (inside `depth` loops) produced `name` equal to
+    onnxruntime's value at the same iteration tuple of the probe output `stacked`, and that every other index of
+    `stacked` is a zero stand-in (a branch not taken). Returns how many executions were compared."""
+    events = trace.events_of(node_path)
+    ran = set()
+    for event in events:
+        assert len(event.iteration) == depth, (event.iteration, stacked.shape)
+        np.testing.assert_allclose(event.outputs[name], stacked[event.iteration], rtol=1e-5, atol=1e-6,
+                                   err_msg=f"{node_path} at iteration {event.iteration}")
+        ran.add(event.iteration)
+    for idx in np.ndindex(*stacked.shape[:depth]):
+        if idx not in ran:
+            assert not np.any(stacked[idx]), f"onnxruntime ran {node_path} at {idx}, explorer did not"
+    return len(events)
 
 
 # ---- Scan ------------------------------------------------------------------------------------------------------
@@ -290,3 +336,61 @@ def endless_loop(opset: int = 21) -> onnx.ModelProto:
                  [vi("cond_in", B, []), vi("x_out", F, [])], [const("one", 1.0)])
     loop = node("Loop", ["", "go", "x"], ["x_final"], name="forever", body=body)
     return model(graph([loop], "endless", [vi("go", B, []), vi("x", F, [])], [vi("x_final", F, [])]), opset)
+
+
+# ---- nesting ---------------------------------------------------------------------------------------------------
+LEVEL_NAMES = {"Loop": "L", "Scan": "S", "If": "I"}
+
+
+def _level(kinds: list[str], lengths: list[int], d: int, v: str, nodes: list, main_inputs: list,
+           inits: list) -> tuple[str, str]:
+    """Appends to `nodes` the computation of level `d` on value `v`; returns (its output, the leaf graph path
+    relative to this graph). Loop levels read their trip count K<d> and Scan levels their input X<d> from the main
+    graph, every level reads the value of the level above it, the leaf reads `bias` from the main graph."""
+    if d == len(kinds):
+        nodes += [node("Mul", [v, "gain"], ["scaled"]), node("Add", ["scaled", "bias"], ["pre"]),
+                  node("Tanh", ["pre"], ["leaf"])]
+        return "leaf", ""
+    kind, name = kinds[d], f"{LEVEL_NAMES[kinds[d]]}{d}"
+    inner: list = []
+    if kind == "If":
+        nodes += [node("ReduceSum", [v], [f"sum{d}"], keepdims=0), node("Greater", [f"sum{d}", "zero"], [f"cond{d}"])]
+        out, leaf = _level(kinds, lengths, d + 1, v, inner, main_inputs, inits)
+        then_branch = graph(inner, f"then{d}", [], [vi(out, F, [3])])
+        else_branch = graph([node("Mul", [v, "minus_half"], [f"else{d}"])], f"else{d}", [], [vi(f"else{d}", F, [3])])
+        nodes.append(node("If", [f"cond{d}"], [f"{name}_out"], name=name, then_branch=then_branch,
+                          else_branch=else_branch))
+        return f"{name}_out", f"{name}/then_branch/{leaf}".rstrip("/")
+    if kind == "Loop":
+        inner += [node("Cast", [f"i{d}"], [f"if{d}"], to=F), node("Mul", [f"if{d}", "quarter"], [f"iq{d}"]),
+                  node("Add", [f"c_in{d}", f"iq{d}"], [f"w0_{d}"])]
+        inputs = [vi(f"i{d}", I64, []), vi(f"cond{d}", B, []), vi(f"c_in{d}", F, [3])]
+        inits.append(const(f"K{d}", lengths[d], np.int64))
+    else:
+        inner.append(node("Add", [f"c_in{d}", f"x{d}"], [f"w0_{d}"]))
+        inputs = [vi(f"c_in{d}", F, [3]), vi(f"x{d}", F, [3])]
+        main_inputs.append(vi(f"X{d}", F, [lengths[d], 3]))
+    inner += [node("Mul", [v, "eighth"], [f"vq{d}"]), node("Add", [f"w0_{d}", f"vq{d}"], [f"w{d}"])]
+    out, leaf = _level(kinds, lengths, d + 1, f"w{d}", inner, main_inputs, inits)
+    outputs = [vi(out, F, [3])]
+    if kind == "Loop":
+        outputs.insert(0, vi(f"cond{d}", B, []))
+        nodes.append(node("Loop", [f"K{d}", "", v], [f"{name}_out"], name=name,
+                          body=graph(inner, f"body{d}", inputs, outputs)))
+    else:
+        nodes.append(node("Scan", [v, f"X{d}"], [f"{name}_out"], name=name, num_scan_inputs=1,
+                          body=graph(inner, f"body{d}", inputs, outputs)))
+    return f"{name}_out", f"{name}/body/{leaf}".rstrip("/")
+
+
+def nested(kinds: list[str], lengths: list[int], opset: int = 21) -> tuple[onnx.ModelProto, str]:
+    """A chain of nested control flow, outermost first (e.g. ["Loop", "If", "Scan", "Loop"]), around a leaf
+    `leaf = tanh(v * gain + bias)`. Returns the model and the graph path holding the leaf. `lengths[d]` is level
+    d's trip count (a main-graph initializer K<d>) or scan length (input X<d> of shape [lengths[d], 3])."""
+    nodes: list = []
+    main_inputs = [vi("v0", F, [3]), vi("bias", F, [3])]
+    inits = [const("gain", 1.1), const("zero", 0.0), const("minus_half", -0.5), const("quarter", 0.25),
+             const("eighth", 0.125)]
+    out, leaf = _level(kinds, lengths, 0, "v0", nodes, main_inputs, inits)
+    nodes.append(node("Identity", [out], ["result"], name="result"))
+    return model(graph(nodes, "nested", main_inputs, [vi("result", F, [3])], inits), opset), leaf
