@@ -123,16 +123,18 @@ def _reference_kernel(node: "NodeRef", program: "Program") -> PlainKernel:
     return _fast_path(inst) or (lambda args, inst=inst: _normalize(inst.run(*args)))
 
 
-_GENERIC_RUN_MODULES = frozenset({op_run.__name__, OpRunBinaryNumpy.__module__})
-
-
 def _fast_path(inst: op_run.OpRun) -> PlainKernel | None:
     """What `inst.run` does minus its logging and repeated checks: attributes resolved once, `_run` called
     directly (binary numpy ops straight to their ufunc). None when the general path is needed."""
     if getattr(inst, "has_linked_attribute", False) or getattr(inst, "has_subgraph", False):
         return None
-    if type(inst).run.__module__ not in _GENERIC_RUN_MODULES:  # e.g. Min/Max handle variadic inputs in run()
-        return None
+    run = type(inst).run
+    if run is op_run.OpRun.run:
+        kwargs = {att: getattr(inst, att) for att in inst.attributes_names_}
+    elif run.__module__ == OpRunBinaryNumpy.__module__:
+        kwargs = {}  # the unary/binary bases call _run(x[, y]) and their kernels read attributes from self
+    else:
+        return None  # e.g. Min/Max handle variadic inputs in their own run()
     if isinstance(inst, OpRunBinaryNumpy):
         ufunc, name = inst.numpy_fct, type(inst).__name__
 
@@ -146,7 +148,6 @@ def _fast_path(inst: op_run.OpRun) -> PlainKernel | None:
             return (result,)
 
         return binary
-    kwargs = {att: getattr(inst, att) for att in inst.attributes_names_}
     impl = inst._run
 
     def call(args: list) -> tuple:
