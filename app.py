@@ -10,6 +10,7 @@ PAGES = [
     st.Page("explorer/ui/pages/step.py", title="Step through", icon=":material/footprint:"),
     st.Page("explorer/ui/pages/loops.py", title="Loops", icon=":material/repeat:"),
     st.Page("explorer/ui/pages/gates.py", title="Gates", icon=":material/tune:"),
+    st.Page("explorer/ui/pages/optimizer.py", title="Optimizer", icon=":material/auto_fix_high:"),
 ]
 page = st.navigation(PAGES)
 widgets.sidebar()

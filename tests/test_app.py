@@ -14,7 +14,7 @@ import explorer
 from explorer.samples import DEFAULT_SAMPLE, list_samples, sample_path
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGES = {name: f"explorer/ui/pages/{name}.py" for name in ("graph", "step", "loops", "gates")}
+PAGES = {name: f"explorer/ui/pages/{name}.py" for name in ("graph", "step", "loops", "gates", "optimizer")}
 SAMPLES = list(list_samples())
 
 
@@ -211,3 +211,24 @@ def test_loops_page_fills_the_pseudo_code_with_the_chosen_iteration():
     assert "for (int64 j = 0; j < max_trip_count && cond_in; ++j)" in code
     assert "values at iteration (1, 2)" in code and "j = 2" in code
     assert "stopped: trip count reached after 3 iterations" in texts(at)
+
+
+def test_optimizer_page_shows_rewrites_statistics_and_equivalence():
+    at = start("tiny_mlp")
+    at.switch_page(PAGES["optimizer"]).run()
+    assert_clean(at)
+    text = texts(at)
+    assert "**2 rewrites**" in text and "nodes 6 → 4" in text
+    assert "Fully optimized model: :green[**equivalent**]" in text
+    proof = at.code[0].value
+    assert "explorer: probs: max abs diff" in proof and "onnxruntime: probs" in proof
+    [stats] = [f.value for f in at.dataframe if "applied" in f.value.columns]
+    assert stats.set_index("pattern").loc["MatMulAdd", "applied"] == 2
+    rewrites = [e.label for e in at.expander if e.label.startswith("#")]
+    assert rewrites == ["#0 · MatMulAdd · removed fc1, fc1_bias · added Gemm__0",
+                        "#1 · MatMulAdd · removed fc2, fc2_bias · added Gemm__1"]
+    at.slider(key="w_rewrites").set_value(1).run()  # bisection: only the first rewrite
+    assert_clean(at)
+    assert "After 1 rewrite (added nodes marked)" in texts(at) and "equivalence: equivalent" in at.code[0].value
+    at.multiselect(key="w_patterns").unselect("MatMulAdd").run()
+    assert "**0 rewrites**" in texts(at) and "No pattern applies to this model." in texts(at)

@@ -14,7 +14,7 @@ _HTML = '<div class="explorer-diagram"></div>'
 _CSS = """
 .explorer-diagram { overflow: auto; max-height: 78vh; border: 1px solid rgba(128,128,128,.25);
                     border-radius: 6px; background: white; }
-.explorer-diagram.fit svg { width: 100%; height: auto; }
+.explorer-diagram.fit svg { max-width: 100%; height: auto; }
 .explorer-diagram g.node, .explorer-diagram g.cluster > text { cursor: pointer; }
 .explorer-diagram g.node:hover polygon, .explorer-diagram g.node:hover path { filter: brightness(0.93); }
 """

@@ -8,12 +8,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import onnx
 import streamlit as st
 
 from ..errors import ExecutionError, ExplorerError, FeedError
 from ..executor import run
 from ..limits import Limits
 from ..model import Model, load
+from ..optimizer import OptimizationResult, optimize
+from ..optimizer.verify import Equivalence, verify
 from ..samples import sample_path
 from ..trace import Trace
 
@@ -41,6 +44,8 @@ W_CURSOR = "w_cursor"
 W_GRAPH_CLICK = "w_graph_click"
 W_LOOP = "w_loop"  # Loops page: selected Scan/Loop/If/SequenceMap path
 W_RNN = "w_rnn"  # Gates page: selected GRU/LSTM/RNN path
+W_PATTERNS = "w_patterns"  # Optimizer page: chosen pattern names
+W_REWRITES = "w_rewrites"  # Optimizer page: how many rewrites to apply (bisection slider)
 
 
 def dim_key(model: Model, name: str) -> str:
@@ -143,6 +148,16 @@ def _load(key: str, _source: ModelSource) -> LoadResult:
     return LoadResult(model, None)
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _proto_model(key: str, _proto: onnx.ModelProto) -> Model:
+    return load(_proto)
+
+
+def proto_model(proto: onnx.ModelProto) -> Model:
+    """A Model of an in-memory proto (an optimizer result, a rewrite's neighbourhood), cached by content."""
+    return _proto_model(hashlib.sha256(proto.SerializeToString(deterministic=True)).hexdigest(), proto)
+
+
 def load_source(source: ModelSource) -> LoadResult:
     """The loaded model of a source (cached by content key), or the loader's error message."""
     return _load(source.key, source)
@@ -232,3 +247,33 @@ def select_node(path: str | None) -> None:
 
 def selected_node() -> str | None:
     return st.session_state.get(SELECTED)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _optimize(model_key: str, patterns: tuple[str, ...], stop_after: int | None,
+              _model: Model) -> OptimizationResult:
+    return optimize(_model, patterns=patterns, stop_after=stop_after)
+
+
+def optimization(model: Model, patterns: tuple[str, ...], stop_after: int | None = None) -> OptimizationResult:
+    """The model optimized with these patterns (only the first `stop_after` rewrites when given); cached."""
+    with st.spinner("Optimizing…"):
+        return _optimize(model.sha256, patterns, stop_after, model)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _equivalence(model_key: str, patterns: tuple[str, ...], stop_after: int | None, feeds_key: str,
+                 _result: OptimizationResult, _feeds: dict[str, Any] | None) -> Equivalence:
+    return verify(_result, _feeds, bisect=stop_after is None)
+
+
+def equivalence(model: Model, patterns: tuple[str, ...], stop_after: int | None,
+                result: OptimizationResult) -> Equivalence:
+    """The original and (partially) optimized models run on the current run's feeds (random ones when there
+    are none) by explorer and onnxruntime; for the full optimization, bisection names the first failing rewrite."""
+    request: RunRequest | None = st.session_state.get(RUN_REQUEST)
+    trace = current_trace()
+    feeds = trace.feeds if trace is not None and request is not None else None
+    feeds_key = request.feeds_key if feeds is not None else "random:0"
+    with st.spinner("Checking equivalence…"):
+        return _equivalence(model.sha256, patterns, stop_after, feeds_key, result, feeds)

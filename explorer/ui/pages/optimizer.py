@@ -1,0 +1,91 @@
+"""Optimizer: choose patterns and run them; statistics, every rewrite with its before/after diagram, a slider over
+the rewrites with the equivalence proof at that point, downloads of the optimized model and the report."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from explorer.ui import diagram, state
+from explorer.views import rewrites
+from explorer.views.dot import model_to_dot
+
+STATUS = {"equivalent": ":green[**equivalent**]", "different": ":red[**different**]",
+          "inconclusive": ":orange[**inconclusive**]"}
+
+
+def proof(verdict) -> None:
+    """The equivalence verdict with one line per judge and output."""
+    st.markdown(f"Equivalence: {STATUS[verdict.status]}")
+    st.code("\n".join(verdict.lines()), language=None)
+
+
+def whole_models(model, chosen: tuple[str, ...], result) -> None:
+    """Slider over the rewrites: the model after the first k of them beside the original, and the proof at k."""
+    count = len(result.steps)
+    k = st.slider("Rewrites applied (bisection: move until the models stop being equivalent)", 0, count, count,
+                  key=state.W_REWRITES) if count > 1 else count
+    partial = result if k == count else state.optimization(model, chosen, k)
+    proof(state.equivalence(model, chosen, None if k == count else k, partial))
+    overlay = rewrites.result_overlay(partial)
+    before, after = st.columns(2)
+    with before:
+        st.markdown("##### Original (removed nodes marked)")
+        diagram.show(model_to_dot(state.proto_model(partial.original), overlay=overlay), key="w_opt_before")
+    with after:
+        st.markdown(f"##### After {k} rewrite{'s' if k != 1 else ''} (added nodes marked)")
+        diagram.show(model_to_dot(state.proto_model(partial.optimized), overlay=overlay), key="w_opt_after")
+
+
+def rewrite_list(result) -> None:
+    """Every applied rewrite with its neighbourhood before and after."""
+    for step in result.steps:
+        where = f" in `{step.graph}`" if step.graph else ""
+        with st.expander(f"#{step.index} · {step.pattern}{where} · removed {', '.join(step.removed) or '—'} · "
+                         f"added {', '.join(step.added) or '—'}"):
+            overlay = rewrites.step_overlay(step)
+            before, after = st.columns(2)
+            with before:
+                st.caption("before")
+                diagram.show(model_to_dot(state.proto_model(step.neighbourhood()), overlay=overlay),
+                             key=f"w_step_before:{step.index}")
+            with after:
+                st.caption("after")
+                diagram.show(model_to_dot(state.proto_model(step.neighbourhood(after=True)), overlay=overlay),
+                             key=f"w_step_after:{step.index}")
+
+
+st.title("Optimizer")
+model = state.active_model()
+if model is None:
+    st.info("Choose a model in the sidebar.")
+else:
+    rules = rewrites.pattern_rules()
+    chosen = tuple(st.multiselect("Patterns", list(rules), default=list(rules), key=state.W_PATTERNS,
+                                  help="Each pattern's rule is listed below"))
+    with st.expander("What each pattern does"):
+        st.dataframe(pd.DataFrame(list(rules.items()), columns=["pattern", "rule"]), hide_index=True)
+    result = state.optimization(model, chosen)
+    before_count, after_count = result.node_counts()
+    st.markdown(f"**{len(result.steps)} rewrites** in {result.rounds} rounds · nodes {before_count} → "
+                f"{after_count} · {result.seconds * 1e3:.0f} ms" + (" · stopped early" if result.stopped else ""))
+    verdict = state.equivalence(model, chosen, None, result)
+    st.markdown(f"Fully optimized model: {STATUS[verdict.status]}")
+    rows = rewrites.stats_rows(result)
+    if rows:
+        st.dataframe(pd.DataFrame(rows), hide_index=True)
+    report = {"model": model.source, **result.to_dict(), "equivalence": verdict.to_dict()}
+    left, right = st.columns(2)
+    left.download_button("Download the optimized model", result.optimized.SerializeToString(),
+                         file_name=f"{model.source.rsplit('/', 1)[-1].removesuffix('.onnx')}.optimized.onnx",
+                         mime="application/octet-stream", width="stretch")
+    right.download_button("Download the report (JSON)", json.dumps(report, indent=1, default=str),
+                          file_name="optimization_report.json", mime="application/json", width="stretch")
+    if not result.steps:
+        proof(verdict)
+        st.info("No pattern applies to this model.")
+    else:
+        whole_models(model, chosen, result)
+        st.markdown("##### Rewrites")
+        rewrite_list(result)

@@ -1,0 +1,37 @@
+"""What the Optimizer page draws of an optimization: the patterns with their one-line rules, statistics rows,
+and the overlays marking removed and added nodes on whole models and on one rewrite's neighbourhood."""
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from ..optimizer import OptimizationResult, RewriteStep, default_patterns
+from .overlays import RewriteOverlay
+
+
+def pattern_rules() -> dict[str, str]:
+    """pattern name -> the first line of its docstring (its `before -> after` rule)."""
+    return {p.name: (type(p).__doc__ or "").strip().splitlines()[0] for p in default_patterns()}
+
+
+def stats_rows(result: OptimizationResult, all_patterns: bool = False) -> list[dict[str, Any]]:
+    """One row per pattern that matched (or every selected pattern), milliseconds instead of seconds."""
+    rows = []
+    for stats in result.stats:
+        if all_patterns or stats.matches or stats.applied:
+            row = asdict(stats)
+            row["ms"] = round(row.pop("seconds") * 1e3, 2)
+            rows.append(row)
+    return rows
+
+
+def result_overlay(result: OptimizationResult) -> RewriteOverlay:
+    """Removed nodes (paths of the original) and added nodes (paths of the optimized model)."""
+    return RewriteOverlay(removed=result.removed_paths(), added=result.added_paths())
+
+
+def step_overlay(step: RewriteStep) -> RewriteOverlay:
+    """The same for one rewrite drawn from `step.neighbourhood()`: a flat model whose node paths are the node
+    names, so the graph prefix of the step's paths is dropped."""
+    prefix = f"{step.graph}/" if step.graph else ""
+    return RewriteOverlay(removed={p[len(prefix):] for p in step.removed}, added={p[len(prefix):] for p in step.added})
