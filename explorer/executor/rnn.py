@@ -299,27 +299,30 @@ def _inputs(args: list, config: RnnConfig, call: Call) -> _Inputs:
 
 
 # ---- the time loops ------------------------------------------------------------------------------
+# Inside the loops every per-step value is laid out [gate, hidden, batch]: the recurrent product R·Hᵀ then
+# writes all gates of a step as one contiguous block, and every elementwise operation runs on contiguous
+# arrays (numpy's fast loops; strided views cost two to three times more).
 def _schedule(seq: int, lens: np.ndarray | None, reverse: bool) -> list[tuple[int, np.ndarray | None]]:
-    """(time step, rows to keep from the previous state or None when all rows are valid), in processing order.
-    Steps where no sequence is valid are left out; a reverse direction starts at each sequence's own end."""
+    """(time step, batch columns to keep from the previous state or None when all are valid), in processing
+    order. Steps where no sequence is valid are left out; a reverse direction starts at each one's end."""
     if lens is None:
         steps = [(t, None) for t in range(seq)]
     else:
         shortest = int(lens.min())
-        steps = [(t, None if t < shortest else (t >= lens)[:, None]) for t in range(int(lens.max()))]
+        steps = [(t, None if t < shortest else (t >= lens)[None, :]) for t in range(int(lens.max()))]
     return steps[::-1] if reverse else steps
 
 
 @dataclass
 class _Direction:
-    """One direction's view of the shared buffers."""
+    """One direction's view of the shared buffers, hidden-major."""
 
-    xw: np.ndarray  # [seq, batch, gates, hidden]: X·Wᵀ plus the biases folded in before the loop
+    xw: np.ndarray  # [seq, gates, hidden, batch]: X·Wᵀ plus the biases folded in before the loop
     r: np.ndarray  # [gates*hidden, hidden]
-    rb: np.ndarray | None  # recurrent bias added each step (GRU with linear_before_reset only)
-    gates: np.ndarray  # [seq, batch, gates, hidden], recorded
-    y: np.ndarray  # [seq, batch, hidden]: H per step
-    h0: np.ndarray  # [batch, hidden]
+    rb: np.ndarray | None  # [hidden, 1]: Rbh, added each step (GRU with linear_before_reset only)
+    gates: np.ndarray  # [seq, gates, hidden, batch], recorded
+    y: np.ndarray  # [seq, hidden, batch]: H per step
+    h0: np.ndarray  # [hidden, batch]
     acts: tuple[Activation, ...]
     steps: list[tuple[int, np.ndarray | None]]
 
@@ -328,35 +331,34 @@ def _gru(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
     matmul, add, multiply, subtract = np.matmul, np.add, np.multiply, np.subtract
     f, g = d.acts[0].fn, d.acts[1].fn
     clip = config.clip
-    batch, hidden = d.h0.shape
-    r_zr_t, r_h_t = d.r[:2 * hidden].T, d.r[2 * hidden:].T
-    r_t = d.r.T
-    rec = np.empty((batch, 3 * hidden), d.h0.dtype)
-    rec3 = rec.reshape(batch, 3, hidden)
-    tmp = np.empty((batch, hidden), d.h0.dtype)
+    hidden, batch = d.h0.shape
+    rec = np.empty((3, hidden, batch), d.h0.dtype)
+    rec2 = rec.reshape(3 * hidden, batch)
+    tmp = np.empty((hidden, batch), d.h0.dtype)
+    r_zr, r_h = d.r[:2 * hidden], d.r[2 * hidden:]
     h_prev = d.h0
     for t, keep in d.steps:
         x, gt, h_out = d.xw[t], d.gates[t], d.y[t]
-        zr, z, r, hh = gt[:, :2], gt[:, 0], gt[:, 1], gt[:, 2]
+        zr, z, r, hh = gt[:2], gt[0], gt[1], gt[2]
         if config.linear_before_reset:
-            matmul(h_prev, r_t, out=rec)
-            if d.rb is not None:
-                add(rec, d.rb, out=rec)
-            add(x[:, :2], rec3[:, :2], out=zr)
+            matmul(d.r, h_prev, out=rec2)
+            add(x[:2], rec[:2], out=zr)
             if clip is not None:
                 np.clip(zr, -clip, clip, out=zr)
             f(zr, zr)
-            multiply(rec3[:, 2], r, out=hh)  # r (.) (Ht-1·Rhᵀ + Rbh)
-            add(hh, x[:, 2], out=hh)
+            if d.rb is not None:
+                add(rec[2], d.rb, out=rec[2])
+            multiply(rec[2], r, out=hh)  # r (.) (Rh·Ht-1 + Rbh)
+            add(hh, x[2], out=hh)
         else:
-            matmul(h_prev, r_zr_t, out=rec[:, :2 * hidden])
-            add(x[:, :2], rec3[:, :2], out=zr)
+            matmul(r_zr, h_prev, out=rec2[:2 * hidden])
+            add(x[:2], rec[:2], out=zr)
             if clip is not None:
                 np.clip(zr, -clip, clip, out=zr)
             f(zr, zr)
             multiply(r, h_prev, out=tmp)
-            matmul(tmp, r_h_t, out=rec[:, 2 * hidden:])  # (r (.) Ht-1)·Rhᵀ
-            add(rec3[:, 2], x[:, 2], out=hh)
+            matmul(r_h, tmp, out=rec2[2 * hidden:])  # Rh·(r (.) Ht-1)
+            add(rec[2], x[2], out=hh)
         if clip is not None:
             np.clip(hh, -clip, clip, out=hh)
         g(hh, hh)
@@ -374,30 +376,29 @@ def _lstm(d: _Direction, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
     matmul, add, multiply = np.matmul, np.add, np.multiply
     f, g, h = (a.fn for a in d.acts)
     clip, forget_is_input = config.clip, config.input_forget
-    batch, hidden = d.h0.shape
-    r_t = d.r.T
-    rec = np.empty((batch, 4, hidden), d.h0.dtype)
-    rec2 = rec.reshape(batch, 4 * hidden)
-    tmp = np.empty((batch, hidden), d.h0.dtype)
-    p_i, p_o, p_f = (None, None, None) if peephole is None else peephole.reshape(3, hidden)
+    hidden, batch = d.h0.shape
+    rec = np.empty((4, hidden, batch), d.h0.dtype)
+    rec2 = rec.reshape(4 * hidden, batch)
+    tmp = np.empty((hidden, batch), d.h0.dtype)
+    p_i, p_o, p_f = (None, None, None) if peephole is None else peephole.reshape(3, hidden, 1)
     h_prev, c_prev = d.h0, c0
-    sigmoid_block = slice(0, 2) if forget_is_input else slice(0, 3)  # i, o[, f]: one call when o needs no C
+    sigmoid_block = slice(0, 2) if forget_is_input else slice(0, 3)  # i, o[, f] when o needs no Ct
     for t, keep in d.steps:
         gt, h_out, c_out = d.gates[t], d.y[t], cells[t]
-        i, o, fg, c = gt[:, 0], gt[:, 1], gt[:, 2], gt[:, 3]
-        matmul(h_prev, r_t, out=rec2)
+        i, o, fg, c = gt[0], gt[1], gt[2], gt[3]
+        matmul(d.r, h_prev, out=rec2)
         add(d.xw[t], rec, out=gt)
         if peephole is None:
             if clip is not None:
                 np.clip(gt, -clip, clip, out=gt)
-            f(gt[:, sigmoid_block], gt[:, sigmoid_block])
+            f(gt[sigmoid_block], gt[sigmoid_block])
         else:
             add(i, multiply(c_prev, p_i, out=tmp), out=i)
             if not forget_is_input:
                 add(fg, multiply(c_prev, p_f, out=tmp), out=fg)
             if clip is not None:
                 np.clip(i, -clip, clip, out=i)
-                np.clip(gt[:, 2:], -clip, clip, out=gt[:, 2:])
+                np.clip(gt[2:], -clip, clip, out=gt[2:])
             f(i, i)
             if not forget_is_input:
                 f(fg, fg)
@@ -423,14 +424,12 @@ def _lstm(d: _Direction, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
 def _rnn(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
     f = d.acts[0].fn
     clip = config.clip
-    batch, hidden = d.h0.shape
-    r_t = d.r.T
-    rec = np.empty((batch, hidden), d.h0.dtype)
+    rec = np.empty(d.h0.shape, d.h0.dtype)
     h_prev = d.h0
     for t, keep in d.steps:
-        a, h_out = d.gates[t][:, 0], d.y[t]
-        np.matmul(h_prev, r_t, out=rec)
-        np.add(d.xw[t][:, 0], rec, out=a)
+        a, h_out = d.gates[t][0], d.y[t]
+        np.matmul(d.r, h_prev, out=rec)
+        np.add(d.xw[t][0], rec, out=a)
         if clip is not None:
             np.clip(a, -clip, clip, out=rec)  # `a` records the pre-activation before the clip
             f(rec, h_out)
@@ -443,85 +442,95 @@ def _rnn(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
 
 
 # ---- the kernel ----------------------------------------------------------------------------------
+def _projections(inp: _Inputs, config: RnnConfig) -> np.ndarray:
+    """X·Wᵀ of every step and direction as one matrix product, plus the biases that need no per-step work,
+    laid out [seq, direction, gate, hidden, batch]."""
+    x, w, hidden, nd = inp.x, inp.w, inp.hidden, config.num_directions
+    seq, batch, input_size = x.shape
+    n_gates = len(config.cell.gates)
+    product = x.reshape(seq * batch, input_size) @ w.reshape(nd * n_gates * hidden, input_size).T
+    product = product.reshape(seq, batch, nd, n_gates, hidden).transpose(0, 2, 3, 4, 1)
+    xw = np.empty(product.shape, product.dtype)
+    if inp.b is None:
+        np.copyto(xw, product)
+    else:
+        folded = inp.b[:, :n_gates * hidden] + inp.b[:, n_gates * hidden:]
+        if config.cell.op_type == "GRU" and config.linear_before_reset:
+            folded[:, 2 * hidden:] = inp.b[:, 2 * hidden:3 * hidden]  # Rbh is added inside r (.) (...), per step
+        np.add(product, folded.reshape(nd, n_gates, hidden, 1), out=xw)
+    return xw
+
+
 def _run(config: RnnConfig, args: list, call: Call, n_outputs: int) -> tuple[list, dict]:
     cell = config.cell
     is_lstm = cell.op_type == "LSTM"
+    lbr_bias = cell.op_type == "GRU" and config.linear_before_reset
     inp = _inputs(args, config, call)
-    x, hidden, nd = inp.x, inp.hidden, config.num_directions
-    seq, batch, input_size = x.shape
+    hidden, nd = inp.hidden, config.num_directions
+    seq, batch, _ = inp.x.shape
     n_gates = len(cell.gates)
-    dtype = x.dtype
-    itemsize = dtype.itemsize
-    step_values = seq * nd * batch * hidden
-    call.engine.check_bytes(seq * batch * nd * n_gates * hidden * itemsize, "its input projections X·Wᵀ",
-                            call.path, call.op_type, call.iteration)
-    call.engine.check_bytes((n_gates + 2 + is_lstm) * step_values * itemsize, "recording its gates",
-                            call.path, call.op_type, call.iteration)
+    dtype = inp.x.dtype
+    step_bytes = seq * nd * batch * hidden * dtype.itemsize
+    call.engine.check_bytes(n_gates * step_bytes, "its input projections X·Wᵀ", call.path, call.op_type,
+                            call.iteration)
+    call.engine.check_bytes((n_gates + 2 + is_lstm) * step_bytes, "recording its gates", call.path,
+                            call.op_type, call.iteration)
 
-    # All input projections in one product: [seq*batch, input] x [input, nd*gates*hidden].
-    xw = (x.reshape(seq * batch, input_size) @ inp.w.reshape(nd * n_gates * hidden, input_size).T)
-    xw = xw.reshape(seq, batch, nd, n_gates, hidden)
-    rb = None
-    if inp.b is not None:
-        wb, rb = inp.b[:, :n_gates * hidden], inp.b[:, n_gates * hidden:]
-        folded = wb if cell.op_type == "GRU" and config.linear_before_reset else wb + rb
-        xw += folded.reshape(nd, n_gates, hidden)
+    xw = _projections(inp, config)
+    gates = np.empty((seq, nd, n_gates, hidden, batch), dtype)
+    y = np.empty((seq, nd, hidden, batch), dtype)
+    cells = np.empty((seq, nd, hidden, batch), dtype) if is_lstm else None
+    y_h = np.empty((nd, hidden, batch), dtype)
+    y_c = np.empty((nd, hidden, batch), dtype) if is_lstm else None
+    zeros = np.zeros((hidden, batch), dtype)
 
-    gates = np.empty((seq, nd, batch, n_gates, hidden), dtype)
-    y = np.empty((seq, nd, batch, hidden), dtype)
-    cells = np.empty((seq, nd, batch, hidden), dtype) if is_lstm else None
-    y_h = np.empty((nd, batch, hidden), dtype)
-    y_c = np.empty((nd, batch, hidden), dtype) if is_lstm else None
-    zeros = np.zeros((batch, hidden), dtype)
+    def state(initial: np.ndarray | None, k: int) -> np.ndarray:
+        return zeros if initial is None else np.ascontiguousarray(initial[k].T)
+
     with np.errstate(over="ignore"):
         for k in range(nd):
             reverse = config.direction == "reverse" or k == 1
-            d = _Direction(
-                xw[:, :, k], inp.r[k],
-                rb[k] if rb is not None and cell.op_type == "GRU" and config.linear_before_reset else None,
-                gates[:, k], y[:, k], zeros if inp.h0 is None else inp.h0[k], config.activations[k],
-                _schedule(seq, inp.lens, reverse))
+            rb = inp.b[k, (n_gates + 2) * hidden:, None] if lbr_bias and inp.b is not None else None
+            d = _Direction(xw[:, k], inp.r[k], rb, gates[:, k], y[:, k], state(inp.h0, k),
+                           config.activations[k], _schedule(seq, inp.lens, reverse))
             if cell.op_type == "GRU":
-                last_h, last_c = _gru(d, config)
+                y_h[k], _ = _gru(d, config)
             elif is_lstm:
-                last_h, last_c = _lstm(d, config, zeros if inp.c0 is None else inp.c0[k], cells[:, k],
-                                       None if inp.p is None else inp.p[k])
+                peephole = None if inp.p is None else inp.p[k]
+                y_h[k], y_c[k] = _lstm(d, config, state(inp.c0, k), cells[:, k], peephole)
             else:
-                last_h, last_c = _rnn(d, config)
-            y_h[k] = last_h
-            if is_lstm:
-                y_c[k] = last_c
+                y_h[k], _ = _rnn(d, config)
 
-    recorded = {name: gates[:, :, :, j] for j, name in enumerate(cell.gates)}
+    batch_major = (0, 1, 3, 2)  # [seq, dir, hidden, batch] -> [seq, dir, batch, hidden]
+    recorded = {name: gates[:, :, j].transpose(batch_major) for j, name in enumerate(cell.gates)}
     if is_lstm:
-        recorded["C"] = cells
+        recorded["C"] = cells.transpose(batch_major)
     if inp.lens is None:
         mask = np.ones((seq, nd, batch), bool)
-        recorded["H"] = y
     else:
-        valid = np.arange(seq)[:, None] < inp.lens[None, :]  # [seq, batch]
-        mask = np.repeat(valid[:, None, :], nd, axis=1)
-        padded = ~mask
-        gates[padded] = np.nan
+        mask = np.repeat((np.arange(seq)[:, None] < inp.lens[None, :])[:, None, :], nd, axis=1)
+        padded = ~mask[:, :, None, :]
+        np.copyto(gates, np.nan, where=padded[:, :, None])
         if is_lstm:
-            cells[padded] = np.nan
-        recorded["H"] = y.copy()
-        recorded["H"][padded] = np.nan
-        y[padded] = 0
+            np.copyto(cells, np.nan, where=padded)
+        np.copyto(y, 0, where=padded)
         empty = inp.lens == 0  # no step at all: onnxruntime gives zeros, not the initial state
-        y_h[:, empty] = 0
+        y_h[:, :, empty] = 0
         if is_lstm:
-            y_c[:, empty] = 0
+            y_c[:, :, empty] = 0
+    y_out = np.ascontiguousarray(y.transpose(batch_major))
+    recorded["H"] = y_out if inp.lens is None else np.where(mask[..., None], y_out, np.nan)
     recorded["mask"] = mask
 
     def output(value: np.ndarray, perm: tuple[int, ...]) -> np.ndarray:
-        if config.layout:
-            value = np.ascontiguousarray(value.transpose(perm))
+        value = np.ascontiguousarray(value.transpose(perm))
         return value if value.dtype == inp.out_dtype else value.astype(inp.out_dtype)
 
-    produced = [output(y, (2, 0, 1, 3)), output(y_h, (1, 0, 2))]
+    # y_out is [seq, dir, batch, hidden]; states are [dir, hidden, batch]
+    produced = [output(y_out, (2, 0, 1, 3) if config.layout else (0, 1, 2, 3)),
+                output(y_h, (2, 0, 1) if config.layout else (0, 2, 1))]
     if is_lstm:
-        produced.append(output(y_c, (1, 0, 2)))
+        produced.append(output(y_c, (2, 0, 1) if config.layout else (0, 2, 1)))
     return produced[:n_outputs], {"gates": recorded}
 
 
