@@ -1,0 +1,97 @@
+"""Making any text safe for DOT and for the SVG graphviz writes from it.
+
+Graphviz copies node names into SVG `<title>` elements and comments without escaping `&` when it looks like an
+entity, and copies control characters as they are: both make the SVG invalid XML. So names never reach DOT raw:
+- ids (node names, cluster names, `id=` attributes) are percent-encoded (`encode`), readable for ordinary paths;
+- label text is shown with invisible characters made visible (`visible`), then HTML-escaped (`html`), backslashes
+  doubled (graphviz substitutes `\\N`, `\\G`… in HTML-like labels too);
+- tooltips are escString attributes (`tooltip`): backslashes, quotes and markup characters are escaped.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from urllib.parse import unquote
+
+_ID_UNSAFE = re.compile(r"""[%&"'<>\\:\s]""")  # plus anything non-printable
+_VISIBLE = {"\n": "⏎", "\r": "␍", "\t": "⇥"}
+ELLIPSIS = "…"
+_TOOLTIP_SUBS = {"\\": "\\\\", "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
+_TOOLTIP_UNSAFE = re.compile(r'[\\&<>"]')
+
+
+def _id_safe(char: str) -> bool:
+    return char.isprintable() and not _ID_UNSAFE.match(char)
+
+
+def encode(text: str) -> str:
+    """Percent-encodes (as UTF-8 bytes) every character that could break DOT, XML or an HTML id: `%&"'<>\\:`,
+    whitespace and anything non-printable. Ordinary names and paths come out unchanged; `decode` reverses it."""
+    if text.isprintable() and not _ID_UNSAFE.search(text):
+        return text
+    return "".join(
+        c if _id_safe(c) else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass")) for c in text
+    )
+
+
+def decode(text: str) -> str:
+    """The inverse of `encode`."""
+    return unquote(text, errors="surrogatepass")
+
+
+def visible(text: str) -> str:
+    """The text with newlines, tabs and every invisible or non-printable character shown as a visible mark."""
+    if text.isprintable():
+        return text
+    out = []
+    for c in text:
+        if c in _VISIBLE:
+            out.append(_VISIBLE[c])
+        elif c.isprintable() or (c.isspace() and unicodedata.category(c) == "Zs"):
+            out.append(c if c != "\u00a0" else " ")
+        else:
+            code = ord(c)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    return "".join(out)
+
+
+def shorten(text: str, limit: int) -> str:
+    """At most `limit` characters: long texts keep their head and tail around an ellipsis."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) // 2
+    tail = limit - 1 - head
+    return text[:head] + ELLIPSIS + (text[-tail:] if tail else "")
+
+
+def html(text: str, limit: int | None = None) -> str:
+    """Text for an HTML-like label: made visible, optionally shortened, markup characters escaped."""
+    text = visible(text)
+    if limit is not None:
+        text = shorten(text, limit)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    return text.replace("\\", "\\\\")  # graphviz expands \N, \G… even inside HTML-like labels
+
+
+def tooltip(text: str, limit: int = 400) -> str:
+    """Text for an escString attribute (tooltip): escapes graphviz's `\\N`-style sequences, quotes and markup;
+    newlines become escString line breaks."""
+    lines = shorten(text, limit).split("\n")
+    return "\\n".join(_TOOLTIP_UNSAFE.sub(lambda m: _TOOLTIP_SUBS[m.group()], visible(line)) for line in lines)
+
+
+def quote(text: str) -> str:
+    """A DOT double-quoted string. Only `\\"` is an escape inside DOT quotes, so the caller makes sure `text`
+    never ends in a lone backslash (encoded ids and `tooltip` output never do)."""
+    return '"' + text.replace('"', '\\"') + '"'
+
+
+def svg_id(kind: str, *keys: str) -> str:
+    """`kind:key1:key2…` with every key encoded, so `:` only ever separates parts."""
+    return ":".join((kind, *(encode(k) for k in keys)))
+
+
+def parse_svg_id(element_id: str) -> tuple[str, tuple[str, ...]]:
+    """(kind, decoded keys) of an id made by `svg_id`, e.g. ("node", ("Loop_0/body/Add_1",))."""
+    kind, *keys = element_id.split(":")
+    return kind, tuple(decode(k) for k in keys)

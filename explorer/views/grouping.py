@@ -1,0 +1,171 @@
+"""PyTorch-style scope grouping: node names like `/encoder/layer.0/attn/MatMul` form a tree of scopes
+(`encoder` > `layer.0` > `attn`) that a diagram draws as collapsible clusters.
+
+A scope's key is its graph's prefix followed by the scope path, e.g. `/encoder/layer.0` in the main graph or
+`Loop_0/body//encoder` in a body, so (for exported names) node paths inside start with the key. Chains of scopes
+holding nothing but one sub-scope are merged (`encoder/layer.0`), and scopes holding a single node dissolve.
+Long member lists (graphs without scope names, scopes with hundreds of children) are cut into blocks of
+consecutive members (key `<graph prefix>#<first>-<last>`).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from ..graph import GraphRef, node_ids
+
+BLOCK_LIMIT = 150  # a member list longer than this is split into blocks…
+BLOCK_TARGET = 100  # …of a size giving about this many blocks
+
+
+def scope_parts(name: str) -> tuple[str, ...]:
+    """The scope path of a node name: `/encoder/layer.0/attn/MatMul` -> ("encoder", "layer.0", "attn")."""
+    if "/" not in name:
+        return ()
+    return tuple(p for p in name.split("/")[:-1] if p)
+
+
+@dataclass(eq=False)
+class Scope:
+    """One scope cluster: `members` are node paths and sub-scopes in graph order; `size` counts every node."""
+
+    key: str
+    label: str
+    members: list[str | Scope] = field(default_factory=list)
+    size: int = 0
+    depth: int = 0
+    parent: Scope | None = None
+
+    def nodes(self) -> list[str]:
+        """Every node path inside, sub-scopes included, in graph order."""
+        out: list[str] = []
+        for m in self.members:
+            out.extend(m.nodes() if isinstance(m, Scope) else [m])
+        return out
+
+    def lineage(self) -> list[Scope]:
+        """The scopes around this one, outermost first, ending with this one."""
+        out, scope = [], self
+        while scope is not None:
+            out.append(scope)
+            scope = scope.parent
+        return out[::-1]
+
+
+@dataclass(eq=False)
+class _Raw:
+    parts: tuple[str, ...]
+    first: int
+    children: dict[str, _Raw] = field(default_factory=dict)
+    nodes: list[tuple[int, str]] = field(default_factory=list)
+
+
+class ScopeTree:
+    """The scopes of one graph: `members` (top-level node paths and scopes in graph order), `scopes` by key,
+    `scope_of` node path -> innermost scope (absent for top-level nodes)."""
+
+    def __init__(self, graph: GraphRef) -> None:
+        self.graph_path = graph.path
+        self.scopes: dict[str, Scope] = {}
+        self.scope_of: dict[str, Scope] = {}
+        root = _Raw((), -1)
+        for index, (node_id, node) in enumerate(zip(node_ids(graph.proto), graph.proto.node)):
+            raw = root
+            for part in scope_parts(node.name):
+                raw = raw.children.setdefault(part, _Raw(raw.parts + (part,), index))
+            raw.nodes.append((index, graph.prefix + node_id))
+        self._prefix = graph.prefix
+        self.members: list[str | Scope] = [m for _, m in self._build(root)]
+        self._finish(self.members, None, 0)
+
+    def _build(self, raw: _Raw) -> list[tuple[int, str | Scope]]:
+        """Ordered members of a raw scope, after dissolving single-node scopes and merging chains."""
+        members: list[tuple[int, str | Scope]] = list(raw.nodes)
+        for child in raw.children.values():
+            built = self._build(child)
+            scopes = [m for _, m in built if isinstance(m, Scope)]
+            size = sum(m.size if isinstance(m, Scope) else 1 for _, m in built)
+            if size <= 1:
+                members.extend(built)
+            elif len(built) == 1 and scopes:
+                merged = scopes[0]
+                merged.label = f"{child.parts[-1]}/{merged.label}"
+                members.append((child.first, merged))
+            else:
+                key = self._prefix + "/" + "/".join(child.parts)
+                members.append((child.first, Scope(key, child.parts[-1], [m for _, m in built], size)))
+        members.sort(key=lambda pair: pair[0])
+        return self._blocks(members)
+
+    def _blocks(self, members: list[tuple[int, str | Scope]]) -> list[tuple[int, str | Scope]]:
+        """A long member list (a graph exported without scope names, or a scope with hundreds of children) is
+        cut into blocks of consecutive members, keyed `<graph prefix>#<first>-<last>` by the node index each
+        member starts at, so a default drawing stays small."""
+        if len(members) <= BLOCK_LIMIT:
+            return members
+        size = -(-len(members) // BLOCK_TARGET)
+        out: list[tuple[int, str | Scope]] = []
+        for start in range(0, len(members), size):
+            piece = members[start:start + size]
+            if len(piece) == 1:
+                out.extend(piece)
+                continue
+            (first, head), (last, tail) = piece[0], piece[-1]
+            label = f"{self._short(head)} … {self._short(tail)}"
+            total = sum(m.size if isinstance(m, Scope) else 1 for _, m in piece)
+            out.append((first, Scope(f"{self._prefix}#{first}-{last}", label, [m for _, m in piece], total)))
+        return out
+
+    def _short(self, member: str | Scope) -> str:
+        if isinstance(member, Scope):
+            return member.label
+        return member[len(self._prefix):].rsplit("/", 1)[-1] or member
+
+    def _finish(self, members: list, parent: Scope | None, depth: int) -> None:
+        for m in members:
+            if isinstance(m, Scope):
+                m.parent, m.depth = parent, depth
+                self.scopes[m.key] = m
+                self._finish(m.members, m, depth + 1)
+            elif parent is not None:
+                self.scope_of[m] = parent
+
+    def chain(self, node_path: str) -> list[Scope]:
+        """The scopes containing a node, outermost first."""
+        scope = self.scope_of.get(node_path)
+        return scope.lineage() if scope is not None else []
+
+
+def auto_depth(members: list, budget: int) -> int:
+    """The scope depth to expand below so that at most `budget` boxes are drawn for `members` (scopes at that
+    depth or deeper collapse into one box each); the shallowest depth when even that exceeds the budget."""
+    def count(items: list, depth: int) -> int:
+        total = 0
+        for m in items:
+            total += count(m.members, depth) if isinstance(m, Scope) and m.depth < depth else 1
+        return total
+
+    depths = []
+    stack = [m for m in members if isinstance(m, Scope)]
+    while stack:
+        scope = stack.pop()
+        depths.append(scope.depth)
+        stack.extend(m for m in scope.members if isinstance(m, Scope))
+    if not depths:
+        return 0
+    best = min(depths)
+    for depth in range(best + 1, max(depths) + 2):
+        if count(members, depth) > budget:
+            break
+        best = depth
+    return best
+
+
+def find_scope(graphs: Iterable[GraphRef], key: str, tree: Callable[[GraphRef], ScopeTree]) -> tuple[GraphRef, Scope]:
+    """The graph and scope a scope key names; ValueError when none does."""
+    for graph in sorted(graphs, key=lambda g: -len(g.prefix)):
+        if key.startswith(graph.prefix):
+            scope = tree(graph).scopes.get(key)
+            if scope is not None:
+                return graph, scope
+    raise ValueError(f"{key!r} is neither a graph path nor a scope key of the model")

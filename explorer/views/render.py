@@ -1,0 +1,50 @@
+"""DOT -> SVG / PNG / PDF through graphviz's `dot` binary. When `dot` is not installed, `dot_available()` is
+False and `render` raises GraphvizMissing: callers then lay out in the browser (st.graphviz_chart) instead."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+FORMATS = ("svg", "png", "pdf")
+
+
+class GraphvizMissing(RuntimeError):
+    """graphviz's `dot` binary is not on PATH."""
+
+
+class GraphvizError(RuntimeError):
+    """`dot` ran but failed (bad DOT, or it took longer than the timeout)."""
+
+
+def dot_binary() -> str | None:
+    """Path of graphviz's `dot`, or None."""
+    return shutil.which("dot")
+
+
+def dot_available() -> bool:
+    return dot_binary() is not None
+
+
+def render(dot_text: str, fmt: str = "svg", *, timeout: float = 300.0) -> bytes:
+    """Lays out and renders DOT text with `dot -T<fmt>`; fmt is one of FORMATS."""
+    if fmt not in FORMATS:
+        raise ValueError(f"cannot render to {fmt!r}; formats: {', '.join(FORMATS)}")
+    binary = dot_binary()
+    if binary is None:
+        raise GraphvizMissing("graphviz's `dot` is not installed (Debian: apt-get install graphviz); "
+                              "write DOT text instead, or render it in the browser")
+    try:
+        done = subprocess.run([binary, f"-T{fmt}"], input=dot_text.encode("utf-8"), capture_output=True,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise GraphvizError(f"dot took longer than {timeout:g} s; collapse bodies or scopes, or turn off "
+                            "edge labels") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip()
+        raise GraphvizError(f"dot failed (exit {done.returncode}): {message[:2000]}")
+    return done.stdout
+
+
+def render_svg(dot_text: str, *, timeout: float = 300.0) -> str:
+    """The SVG document text for DOT text."""
+    return render(dot_text, "svg", timeout=timeout).decode("utf-8")

@@ -1,0 +1,136 @@
+"""Styles as data: op type -> category -> colours, node and edge states -> outline overrides."""
+from __future__ import annotations
+
+# op category -> op types. An op not listed here is "other".
+CATEGORY_OPS: dict[str, tuple[str, ...]] = {
+    "control": ("If", "Loop", "Scan", "SequenceMap"),
+    "recurrent": ("GRU", "LSTM", "RNN"),
+    "linear": ("MatMul", "MatMulInteger", "Gemm", "Conv", "ConvInteger", "ConvTranspose", "Einsum", "QLinearConv",
+               "QLinearMatMul", "Attention", "MultiHeadAttention", "DeformConv"),
+    "math": ("Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Reciprocal", "Exp", "Log", "Abs", "Neg", "Floor", "Ceil",
+             "Round", "Sign", "Mod", "Max", "Min", "Sum", "Mean", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh",
+             "Cosh", "Asinh", "Acosh", "Atanh", "Erf", "Clip", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
+             "BitwiseNot", "CumSum", "Det", "IsNaN", "IsInf"),
+    "activation": ("Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Gelu", "Sigmoid", "HardSigmoid",
+                   "HardSwish", "Tanh", "Softmax", "LogSoftmax", "Softplus", "Softsign", "Mish", "ThresholdedRelu",
+                   "Hardmax", "Swish"),
+    "normalization": ("BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization",
+                      "LpNormalization", "MeanVarianceNormalization", "RMSNormalization", "LRN", "Dropout"),
+    "reduction": ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                  "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "TopK"),
+    "pooling": ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", "GlobalLpPool",
+                "MaxRoiPool", "RoiAlign", "MaxUnpool"),
+    "shape": ("Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Shape", "Size", "Expand", "Concat",
+              "Split", "Slice", "Gather", "GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND",
+              "Tile", "Pad", "DepthToSpace", "SpaceToDepth", "Resize", "Upsample", "ReverseSequence", "Compress",
+              "NonZero", "Unique", "Trilu", "CenterCropPad", "Col2Im", "OneHot"),
+    "logic": ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Not", "Xor", "Where"),
+    "cast": ("Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"),
+    "constant": ("Constant", "ConstantOfShape", "Range", "EyeLike", "RandomNormal", "RandomUniform",
+                 "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"),
+    "sequence": ("SequenceConstruct", "SequenceEmpty", "SequenceInsert", "SequenceAt", "SequenceErase",
+                 "SequenceLength", "SplitToSequence", "ConcatFromSequence", "Optional", "OptionalHasElement",
+                 "OptionalGetElement"),
+    "identity": ("Identity",),
+}
+
+# category -> (fill colour, border colour)
+CATEGORY_COLOURS: dict[str, tuple[str, str]] = {
+    "control": ("#ffe8cc", "#d9480f"),
+    "recurrent": ("#f3d9fa", "#9c36b5"),
+    "linear": ("#d0ebff", "#1864ab"),
+    "math": ("#e9ecef", "#495057"),
+    "activation": ("#d3f9d8", "#2b8a3e"),
+    "normalization": ("#c5f6fa", "#0b7285"),
+    "reduction": ("#fff3bf", "#e67700"),
+    "pooling": ("#dbe4ff", "#364fc7"),
+    "shape": ("#f1f3f5", "#868e96"),
+    "logic": ("#ffdeeb", "#a61e4d"),
+    "cast": ("#fff9db", "#f08c00"),
+    "constant": ("#f8f9fa", "#adb5bd"),
+    "sequence": ("#e5dbff", "#5f3dc4"),
+    "identity": ("#ffffff", "#adb5bd"),
+    "other": ("#ffffff", "#343a40"),
+}
+
+OP_CATEGORY: dict[str, str] = {op: cat for cat, ops in CATEGORY_OPS.items() for op in ops}
+
+# Graph-level values and helper boxes.
+VALUE_STYLES: dict[str, dict[str, str]] = {
+    "input": {"shape": "box", "style": "rounded,filled", "fillcolor": "#ebfbee", "color": "#2b8a3e"},
+    "output": {"shape": "box", "style": "rounded,filled", "fillcolor": "#e7f5ff", "color": "#1864ab"},
+    "formal_input": {"shape": "box", "style": "rounded,filled", "fillcolor": "#f4fce3", "color": "#5c940d"},
+    "formal_output": {"shape": "box", "style": "rounded,filled", "fillcolor": "#e3fafc", "color": "#0b7285"},
+    "initializer": {"shape": "note", "style": "filled", "fillcolor": "#fff9db", "color": "#e67700"},
+    "outer": {"shape": "box", "style": "rounded,dashed", "color": "#868e96", "fontcolor": "#495057"},
+    "missing": {"shape": "box", "style": "rounded,dashed,filled", "fillcolor": "#fff5f5", "color": "#c92a2a"},
+    "exit": {"shape": "box", "style": "rounded,filled", "fillcolor": "#ffe8cc", "color": "#d9480f"},
+    "scope": {"shape": "box3d", "style": "filled", "fillcolor": "#f8f0fc", "color": "#862e9c"},
+    "crumb": {"shape": "plaintext", "fontcolor": "#1864ab"},
+}
+
+# Node states, strongest first: the first state a node has decides its outline.
+NODE_STATES: dict[str, dict[str, str]] = {
+    "error": {"color": "#c92a2a", "fillcolor": "#ffc9c9", "penwidth": "4", "extra_style": "bold"},
+    "current": {"color": "#e8590c", "penwidth": "4", "extra_style": "bold"},
+    "running": {"color": "#e8590c", "penwidth": "2.5", "extra_style": "dashed"},
+    "removed": {"color": "#c92a2a", "fillcolor": "#ffe3e3", "fontcolor": "#868e96", "penwidth": "2",
+                "extra_style": "dashed"},
+    "added": {"color": "#2b8a3e", "fillcolor": "#d3f9d8", "penwidth": "3", "extra_style": "bold"},
+    "match": {"color": "#f59f00", "penwidth": "4", "extra_style": "bold"},
+    "executed": {"color": "#212529", "penwidth": "2"},
+    "pending": {"fillcolor": "#ffffff", "fontcolor": "#adb5bd", "color": "#ced4da"},
+}
+
+EDGE_STYLES: dict[str, dict[str, str]] = {
+    "data": {"color": "#495057"},
+    "capture": {"color": "#7048e8", "style": "dashed"},
+    "binding": {"color": "#adb5bd", "style": "dotted", "arrowsize": "0.6"},
+    "carried": {"color": "#ae3ec9", "style": "dashed", "constraint": "false", "penwidth": "1.5"},
+    "order": {"style": "invis"},
+    "crumb": {"color": "#adb5bd", "arrowhead": "none"},
+}
+
+# Trace states of an edge (the current node's inputs and outputs).
+EDGE_STATES: dict[str, dict[str, str]] = {
+    "input": {"color": "#1c7ed6", "penwidth": "3", "fontcolor": "#1c7ed6"},
+    "output": {"color": "#2b8a3e", "penwidth": "3", "fontcolor": "#2b8a3e"},
+}
+
+# Fill of body clusters by nesting depth (cycled).
+CLUSTER_FILLS: tuple[str, ...] = ("#fff9f2", "#f3f0ff", "#f1fbf3", "#fff0f6")
+WRAPPER_STYLE: dict[str, str] = {"style": "rounded,dashed", "color": "#d9480f"}
+SCOPE_CLUSTER_STYLE: dict[str, str] = {"style": "rounded", "color": "#be4bdb", "fontcolor": "#862e9c"}
+
+GRAPH_ATTRS: dict[str, str] = {"rankdir": "TB", "fontname": "Helvetica", "fontsize": "12", "nodesep": "0.3",
+                               "ranksep": "0.35", "newrank": "true"}
+NODE_ATTRS: dict[str, str] = {"shape": "box", "style": "rounded,filled", "fontname": "Helvetica", "fontsize": "10",
+                              "margin": "0.08,0.04", "height": "0.3"}
+EDGE_ATTRS: dict[str, str] = {"fontname": "Helvetica", "fontsize": "8", "arrowsize": "0.7"}
+
+
+def category(op_type: str) -> str:
+    """The style category of an op type ("other" when unknown)."""
+    return OP_CATEGORY.get(op_type, "other")
+
+
+def op_style(op_type: str) -> dict[str, str]:
+    """Fill and border colour of an op node."""
+    fill, border = CATEGORY_COLOURS[category(op_type)]
+    return {"fillcolor": fill, "color": border}
+
+
+def with_state(attrs: dict[str, str], state: str | None) -> dict[str, str]:
+    """`attrs` with a node state's overrides applied (`extra_style` is appended to the style list)."""
+    if state is None:
+        return attrs
+    out = dict(attrs)
+    for key, value in NODE_STATES[state].items():
+        if key == "extra_style":
+            styles = [s for s in out.get("style", "").split(",") if s]
+            if value not in styles:
+                styles.append(value)
+            out["style"] = ",".join(styles)
+        else:
+            out[key] = value
+    return out
