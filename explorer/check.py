@@ -87,3 +87,40 @@ def compare_with_onnxruntime(model: Model, feeds: dict[str, Any], outputs: dict[
     except Exception as exc:  # noqa: BLE001 - report whatever onnxruntime refuses
         return CheckReport(error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     return CheckReport([compare_values(name, outputs.get(name), theirs[name], rtol, atol) for name in theirs])
+
+
+@dataclass
+class Divergence:
+    """The first top-level node whose output differs from onnxruntime's value of the same name."""
+
+    node: str
+    op_type: str
+    diff: OutputDiff
+
+
+def first_divergence(model: Model, feeds: dict[str, Any], trace: Any, rtol: float = 1e-4,
+                     atol: float = 1e-5) -> Divergence | None:
+    """Runs onnxruntime with every main-graph value as an extra output and walks the trace in order to the first
+    node whose output differs (None when all agree). Values inside bodies are compared through their node."""
+    import onnx
+
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model.proto)
+    known = {o.name for o in probe.graph.output}
+    typed = {v.name: v for v in probe.graph.value_info}
+    for node in probe.graph.node:
+        for name in node.output:
+            if name and name not in known:
+                info = typed.get(name)
+                probe.graph.output.append(info if info is not None else onnx.ValueInfoProto(name=name))
+                known.add(name)
+    theirs = run_onnxruntime(Model(probe, source=model.source), feeds)
+    for event in trace.events:
+        if event.iteration:
+            continue
+        for name, value in event.outputs.items():
+            if name in theirs:
+                diff = compare_values(name, value, theirs[name], rtol, atol)
+                if not diff.ok:
+                    return Divergence(event.node, event.op_type, diff)
+    return None

@@ -45,7 +45,7 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
 
 @command("run", "run a model, print a summary of the recorded trace")(_configure_run)
 def _run(args: argparse.Namespace) -> int:
-    from .check import compare_with_onnxruntime
+    from .check import compare_with_onnxruntime, first_divergence
     from .limits import Limits
     from .model import load
     from .executor import run
@@ -74,6 +74,11 @@ def _run(args: argparse.Namespace) -> int:
         report = compare_with_onnxruntime(model, feeds, trace.outputs)
         for line in report.lines():
             print(line)
+        if report.diffs and not report.ok:
+            found = first_divergence(model, feeds, trace)
+            if found is not None:
+                print(f"first divergence: node {found.node!r} ({found.op_type}), output {found.diff.name!r}: "
+                      f"max abs diff {found.diff.max_abs:.3g}")
         return 0 if report.ok else 1
     return 0
 

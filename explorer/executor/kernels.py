@@ -89,8 +89,14 @@ def _normalize(res: Any) -> tuple:
     )
 
 
-def _reference_kernel(node: "NodeRef", program: "Program") -> PlainKernel:
-    proto = node.proto
+def reference_kernel(node: "NodeRef", program: "Program", proto: onnx.NodeProto | None = None) -> PlainKernel:
+    """onnx.reference's kernel for a node, or for `proto` standing in for it (an own kernel that reuses the
+    reference one under other attributes)."""
+    return _reference_kernel(node, program, proto)
+
+
+def _reference_kernel(node: "NodeRef", program: "Program", proto: onnx.NodeProto | None = None) -> PlainKernel:
+    proto = node.proto if proto is None else proto
     domain = "" if proto.domain == "ai.onnx" else proto.domain
     opsets = program.opsets
     if domain not in opsets and (domain, proto.op_type) not in program.functions:

@@ -12,6 +12,7 @@ from ..limits import Limits
 from ..model import Model, load
 from ..trace import Trace
 from . import control_flow  # noqa: F401  (registers If/Loop/Scan/SequenceMap kernels)
+from . import reference_fixes  # noqa: F401  (ConvTranspose groups, BatchNormalization inference)
 from . import simple_ops  # noqa: F401  (registers Identity and Optional)
 from . import rnn  # noqa: F401  (registers GRU/LSTM/RNN kernels)
 from .engine import Engine
