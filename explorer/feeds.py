@@ -33,8 +33,8 @@ def _random_tensor(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, 
 def _concrete_shape(spec_shape, dims: dict[str, int], name: str) -> tuple[int, ...]:
     shape = []
     for d in spec_shape:
-        if isinstance(d, int) and not isinstance(d, bool):
-            shape.append(d)
+        if isinstance(d, int) and not isinstance(d, bool) and d >= 0:
+            shape.append(d)  # (some exporters write -1 for "unknown")
         elif isinstance(d, str) and d in dims:
             shape.append(int(dims[d]))
         else:

@@ -61,14 +61,6 @@ def test_batch_normalization_inference_matches_onnxruntime(opset):
     assert compare_with_onnxruntime(model, feeds, {"y": y}).ok
 
 
-def test_gtcrn_real_model_matches_onnxruntime():
-    model = explorer.load(SHARED / "Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx")
-    feeds = model.example_inputs(seed=0)
-    trace = explorer.run(model, feeds)
-    report = compare_with_onnxruntime(model, feeds, trace.outputs, rtol=1e-3, atol=1e-4)
-    assert report.ok, report.lines()
-
-
 def test_first_divergence_walks_to_the_first_differing_node():
     nodes = [h.make_node("Relu", ["x"], ["a"], name="first"), h.make_node("Neg", ["a"], ["b"], name="second"),
              h.make_node("Exp", ["b"], ["y"], name="third")]

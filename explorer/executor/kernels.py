@@ -28,6 +28,8 @@ KernelFactory = Callable[["NodeRef", "Program"], SpecialKernel]
 
 # Operators removed from ONNX that old exporters still emit, run by the kernel they were renamed to.
 _RENAMED = {"Scatter": ("ScatterElements", 11)}  # Scatter-9/11 == ScatterElements-11 without `reduction`
+# Operators whose reference kernels start at a later version that computes the earlier ones unchanged.
+_VERSION_FLOOR = {"DequantizeLinear": 19}  # 10 and 13 are 19 restricted to fewer types
 
 _SPECIAL: dict[tuple[str, str], KernelFactory] = {}
 _PLAIN: dict[tuple[str, str], Callable[["NodeRef", "Program"], PlainKernel]] = {}
@@ -181,6 +183,7 @@ def _load_reference_class(proto: onnx.NodeProto, domain: str, version: int, node
             renamed, renamed_version = _RENAMED[proto.op_type]
             return load_op("", renamed, renamed_version, evaluator_cls=ReferenceEvaluator)
         if domain == "":
+            version = max(version, _VERSION_FLOOR.get(proto.op_type, version))
             try:
                 return load_op("", proto.op_type, version, evaluator_cls=ReferenceEvaluator)
             except op_run.RuntimeContextError:
