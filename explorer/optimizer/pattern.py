@@ -40,11 +40,11 @@ class Pattern:
 
     op_types: ClassVar[tuple[str, ...]] = ()
     priority: ClassVar[int] = CLEANUP
+    name: ClassVar[str] = "Pattern"  # the class name without its "Pattern" suffix
 
-    @property
-    def name(self) -> str:
-        name = type(self).__name__
-        return name[: -len("Pattern")] if name.endswith("Pattern") and name != "Pattern" else name
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.name = cls.__name__.removesuffix("Pattern")
 
     def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
         raise NotImplementedError

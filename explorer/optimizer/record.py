@@ -30,7 +30,9 @@ class ModelHeader:
 @dataclass
 class RewriteStep:
     """One applied rewrite. `removed`/`added` are node paths (graph path + node name); `outputs` pairs each value
-    the rest of the graph read from the rewritten nodes with the value that replaces it."""
+    the rest of the graph read from the rewritten nodes with the value that replaces it; `input_types` and
+    `constants` are what the rewritten nodes read from outside. Node protos are shared with the optimizer, which
+    never changes a node in place, so they are exactly what the graph held."""
 
     index: int
     pattern: str
@@ -40,7 +42,7 @@ class RewriteStep:
     added: list[str]
     before_nodes: list[onnx.NodeProto]
     after_nodes: list[onnx.NodeProto]
-    inputs: list[onnx.ValueInfoProto]
+    input_types: dict[str, onnx.TypeProto | None]
     constants: dict[str, np.ndarray]
     outputs: list[tuple[str, str]]
     output_types: list[onnx.TypeProto | None]
@@ -48,6 +50,12 @@ class RewriteStep:
     seconds: float = 0.0
     context_before: list[onnx.NodeProto] = field(default_factory=list)
     context_after: list[onnx.NodeProto] = field(default_factory=list)
+
+    @property
+    def inputs(self) -> list[onnx.ValueInfoProto]:
+        """The non-constant values the rewrite reads, typed when known (the inputs of its small models)."""
+        return [tensors.make_value_info(name, None if t is None else tensors.clean_type(t))
+                for name, t in self.input_types.items()]
 
     def before_model(self) -> onnx.ModelProto:
         """The rewritten nodes alone as a model: the step's typed inputs in, the values others read out."""
@@ -83,7 +91,7 @@ class RewriteStep:
         nodes = ordered([*context, *core])
         produced = {o for n in nodes for o in n.output if o}
         read = free_inputs(nodes)
-        types = {i.name: i.type for i in self.inputs if i.HasField("type")}
+        types = {k: v for k, v in self.input_types.items() if v is not None}
         types.update({k: tensors.array_type(v) for k, v in self.constants.items()})
         inputs = [tensors.make_value_info(n, types.get(n)) for n in sorted(read - produced)]
         consumed = {i for n in nodes for i in n.input}
@@ -99,7 +107,7 @@ class RewriteStep:
             "removed": list(self.removed), "added": list(self.added),
             "removed_ops": [n.op_type for n in self.before_nodes if self._path(n) in self.removed],
             "added_ops": [n.op_type for n in self.after_nodes if self._path(n) in self.added],
-            "inputs": [i.name for i in self.inputs], "constants": sorted(self.constants),
+            "inputs": list(self.input_types), "constants": sorted(self.constants),
             "outputs": [list(pair) for pair in self.outputs], "seconds": self.seconds,
         }
 

@@ -153,6 +153,7 @@ class Driver:
         self.stopped = False
         self.rounds = 0
         self._dispatch: dict[tuple[int, str], list[Pattern]] = {}
+        self._settled: dict[int, tuple[onnx.GraphProto, frozenset[str]]] = {}
 
     def _candidates(self, level: int, op_type: str) -> list[Pattern]:
         key = (level, op_type)
@@ -167,42 +168,55 @@ class Driver:
         """Optimizes one graph (bodies first) to its fixpoint; True when anything changed."""
         changed = False
         level = 0
-        settled: dict[int, onnx.GraphProto] = {}
         for round_no in range(self.max_rounds):
             if self.stopped:
                 break
-            changed |= self._optimize_bodies(state, settled)
+            changed |= self._optimize_bodies(state)
             if self.stopped:
                 break
             applied = self._round(state, self.levels[level], round_no)
             self.rounds += 1
             if applied:
                 changed = True
-                settled.clear()  # outer constants or types may have changed: bodies get another look
                 continue
             if level + 1 == len(self.levels):
                 break
             level += 1
         return changed
 
-    def _optimize_bodies(self, state: GraphState, settled: dict[int, onnx.GraphProto]) -> bool:
+    def _optimize_bodies(self, state: GraphState) -> bool:
+        """Optimizes each body of the graph's nodes, unless it is settled: already at its fixpoint with the
+        same outer constants (the only outer facts that can enable a body rewrite, along with outer types).
+        A node whose bodies changed is replaced by a copy holding the new bodies."""
         changed = False
         for node in state.nodes():
             if not len(node.attribute) or not state.is_alive(node):
                 continue
+            outer = frozenset(n for n in state.captures_of(node) if state.is_constant(n))
+            rewritten: dict[str, onnx.GraphProto] = {}
             for label, body in subgraph_attributes(node):
-                if id(body) in settled:
+                known = self._settled.get(id(body))
+                if known is not None and known[1] == outer:
                     continue
                 trusted = state.trust_shapes and node.op_type == "If"
                 sub = GraphState(body, self.ctx, path=f"{state.node_path(node)}/{label}", parent=state,
                                  owner=node, trust_shapes=trusted)
                 if self.optimize_graph(sub):
-                    body.CopyFrom(sub.to_graph())
-                    state.refresh(node)
-                    changed = True
-                settled[id(body)] = body  # the reference keeps the id from being reused
+                    rewritten[label] = sub.to_graph()
+                else:
+                    self._settled[id(body)] = (body, outer)  # the reference keeps the id from being reused
                 if self.stopped:
-                    return changed
+                    break
+            if rewritten:
+                twin = _copy(node)
+                for label, body in subgraph_attributes(twin):
+                    if label in rewritten:
+                        body.CopyFrom(rewritten[label])
+                        self._settled[id(body)] = (body, outer)
+                state.replace(node, twin)
+                changed = True
+            if self.stopped:
+                break
         return changed
 
     def _round(self, state: GraphState, level: int, round_no: int) -> int:
@@ -257,13 +271,11 @@ class Driver:
         start = time.perf_counter()
         nodes = result.present()
         ids = {id(n) for n in nodes}
-        live = [o for n in nodes for o in n.output if o and (
-            state.is_output(o) or state.is_captured(o) or any(id(u) not in ids for u in state.consumers(o)))]
-        before = [_copy(n) for n in nodes]
-        context_before = self._context(state, nodes, live, ids)
+        live = [o for n in nodes for o in n.output if o and state.read_outside(o, ids)]
+        context_before = _context(state, nodes, live, ids)
         at = result.insert_at if result.insert_at is not None and state.is_alive(result.insert_at) else nodes[-1]
         position = state.position(at)
-        state.begin_rewire_log()
+        state.begin_rewire_log(nodes)
         new_nodes = (result.apply or pattern.apply)(state, *result.nodes)
         rewired = state.end_rewire_log()
         new_ids = {id(n) for n in new_nodes}
@@ -281,49 +293,44 @@ class Driver:
             if not state.visible(new):
                 raise RuntimeError(f"pattern {pattern.name} left {old!r} (now {new!r}) without a producer in graph "
                                    f"{state.path or 'main'!r}")
-        before.extend(_copy(n) for n in dead)
-        after = [_copy(n) for n in new_nodes]
-        reads = free_inputs(before) | free_inputs(after)
+        before = nodes + dead
         constants = {}
-        inputs = []
-        for name in sorted(reads):
+        types = {}
+        for name in sorted(free_inputs(before) | free_inputs(new_nodes)):
             value = state.constant(name)
             if value is not None:
                 constants[name] = value
             else:
-                inputs.append(onnx.ValueInfoProto(name=name))
-                found = state.value_type(name)
-                if found is not None:
-                    inputs[-1].type.CopyFrom(found)
+                types[name] = state.value_type(name)
         seconds = time.perf_counter() - start
-        step = RewriteStep(
+        self.steps.append(RewriteStep(
             index=len(self.steps), pattern=pattern.name, round=round_no, graph=state.path,
             removed=removed_paths, added=[state.node_path(n) for n in added], before_nodes=before,
-            after_nodes=after, inputs=inputs, constants=constants, outputs=outputs,
+            after_nodes=list(new_nodes), input_types=types, constants=constants, outputs=outputs,
             output_types=[state.value_type(o) for o in live], header=self.header, seconds=seconds,
             context_before=context_before,
-            context_after=self._context(state, new_nodes, [new for _, new in outputs], new_ids),
-        )
-        self.steps.append(step)
+            context_after=_context(state, new_nodes, [new for _, new in outputs], new_ids),
+        ))
         stat = self.stats[pattern.name]
         stat.applied += 1
         stat.removed += len(removed_paths)
         stat.added += len(added)
         stat.seconds += seconds
 
-    def _context(self, state: GraphState, nodes: list[onnx.NodeProto], outputs: Iterable[str],
-                 own: set[int]) -> list[onnx.NodeProto]:
-        """One level of neighbours: producers of what `nodes` read, readers of what they give."""
-        picked: dict[int, onnx.NodeProto] = {}
-        for name in free_inputs(nodes):
-            p = state.producer(name)
-            if p is not None and id(p) not in own:
-                picked[id(p)] = p
-        for name in outputs:
-            for user in state.consumers(name):
-                if id(user) not in own:
-                    picked[id(user)] = user
-        return [_copy(n) for n in list(picked.values())[:CONTEXT_NODES]]
+
+def _context(state: GraphState, nodes: list[onnx.NodeProto], outputs: Iterable[str],
+             own: set[int]) -> list[onnx.NodeProto]:
+    """One level of neighbours: producers of what `nodes` read, readers of what they give."""
+    picked: dict[int, onnx.NodeProto] = {}
+    for name in free_inputs(nodes):
+        p = state.producer(name)
+        if p is not None and id(p) not in own:
+            picked[id(p)] = p
+    for name in outputs:
+        for user in state.consumers(name):
+            if id(user) not in own:
+                picked[id(user)] = user
+    return list(picked.values())[:CONTEXT_NODES]
 
 
 def _resolve(name: str, rewired: dict[str, str]) -> str:

@@ -77,6 +77,7 @@ class GraphState:
         self._node_names: set[str] = set()
         self._seq = itertools.count(1)
         self._rewired: dict[str, str] | None = None
+        self._applying: set[int] = set()
         self.version = 0  # grows with every edit: a match found at an older version is checked again
         for index, node in enumerate(graph.node):
             self._add(node, (float(index), 0))
@@ -122,6 +123,12 @@ class GraphState:
         merged = dict(direct)
         merged.update(captured)
         return list(merged.values())
+
+    def read_outside(self, name: str, nodes: set[int]) -> bool:
+        """True when something other than the nodes with these ids reads `name` (a node, a body, the graph)."""
+        if name in self._outputs or self._captured.get(name):
+            return True
+        return any(key not in nodes for key in self._users.get(name, ()))
 
     def is_output(self, name: str) -> bool:
         return name in self._outputs
@@ -280,19 +287,20 @@ class GraphState:
             self.types[name] = type_proto
 
     def replace_uses(self, old: str, new: str) -> None:
-        """Points every reader of `old` at `new` (equal values). `old` must not be a graph output or read by a
-        body: patterns check is_output / is_captured first."""
+        """Points every reader of `old` at `new` (equal values), except the nodes of the rewrite being applied.
+        `old` must not be a graph output or read by a body: patterns check is_output / is_captured first."""
         if old in self._outputs or self.is_captured(old):
             raise ValueError(f"{old!r} is a graph output or read by a body: its readers cannot be rewired")
-        users = self._users.pop(old, {})
         mapping = {old: new}
-        bucket = self._users.setdefault(new, {})
-        for key, node in users.items():
-            rename_node(node, mapping)
-            bucket[key] = node
+        for key, user in list(self._users.get(old, {}).items()):
+            if key in self._applying:
+                continue
+            twin = onnx.NodeProto()
+            twin.CopyFrom(user)
+            rename_node(twin, mapping)
+            self.replace(user, twin)
         if self._rewired is not None:
             self._rewired[old] = new
-        self.version += 1
 
     # ----------------------------------------------------------------------------------------------- edits
     def _add(self, node: onnx.NodeProto, pos: tuple[float, int]) -> None:
@@ -352,11 +360,13 @@ class GraphState:
         self._dirty = True
         self.version += 1
 
-    def refresh(self, node: onnx.NodeProto) -> None:
-        """Re-reads what a node uses after its bodies were rewritten in place."""
+    def replace(self, node: onnx.NodeProto, twin: onnx.NodeProto) -> None:
+        """Puts `twin` (a changed copy, same name) where `node` was. Nodes are never changed in place once in
+        the graph, so rewrite records can keep references to them."""
         pos = self._pos[id(node)]
         self._drop(node)
-        self._add(node, pos)
+        self._add(twin, pos)
+        self._dirty = True
         self.version += 1
 
     def dead_producers(self, names: Iterable[str]) -> list[onnx.NodeProto]:
@@ -383,11 +393,13 @@ class GraphState:
         """Outer names the bodies of `node` read."""
         return list(self._captures.get(id(node), ()))
 
-    def begin_rewire_log(self) -> None:
+    def begin_rewire_log(self, nodes: Iterable[onnx.NodeProto]) -> None:
+        """Starts applying a rewrite of `nodes`: replace_uses leaves them alone and logs what it rewires."""
         self._rewired = {}
+        self._applying = {id(n) for n in nodes}
 
     def end_rewire_log(self) -> dict[str, str]:
-        log, self._rewired = self._rewired or {}, None
+        log, self._rewired, self._applying = self._rewired or {}, None, set()
         return log
 
     def reorder(self) -> None:

@@ -71,7 +71,19 @@ def tensor_shape(type_proto: onnx.TypeProto | None) -> tuple[int | str | None, .
     tensor = type_proto.tensor_type
     if not tensor.HasField("shape"):
         return None
-    return tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tensor.shape.dim)
+    return tuple(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else (d.dim_param or None)
+                 for d in tensor.shape.dim)
+
+
+def clean_type(type_proto: onnx.TypeProto) -> onnx.TypeProto:
+    """A copy of a type without negative dim values (some exporters write -1 for "unknown")."""
+    clean = onnx.TypeProto()
+    clean.CopyFrom(type_proto)
+    if clean.WhichOneof("value") == "tensor_type" and clean.tensor_type.HasField("shape"):
+        for d in clean.tensor_type.shape.dim:
+            if d.HasField("dim_value") and d.dim_value < 0:
+                d.Clear()
+    return clean
 
 
 def attribute(node: onnx.NodeProto, name: str, default: Any = None) -> Any:

@@ -10,7 +10,7 @@ from typing import Any
 import onnx
 
 from ..check import OutputDiff, compare_values, run_onnxruntime
-from ..errors import ExplorerError
+from ..errors import ExecutionError, ExplorerError
 from ..executor import run
 from ..model import Model, load
 from .record import RewriteStep
@@ -100,7 +100,13 @@ def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | o
     (or, for outputs whose names differ, of the same position)."""
     before = original if isinstance(original, Model) else load(original)
     after = optimized if isinstance(optimized, Model) else load(optimized)
-    feeds = before.example_inputs(seed=seed) if feeds is None else feeds
+    judges = tuple(judges)
+    if feeds is None:
+        try:
+            feeds = before.example_inputs(seed=seed)
+        except (ExplorerError, ValueError) as exc:
+            why = f"no random inputs from the declared types ({_short(exc)}); give feeds"
+            return Equivalence([JudgeReport(judge, unavailable=why) for judge in judges])
     reports = []
     for judge in judges:
         report = JudgeReport(judge)
@@ -137,16 +143,15 @@ class StepCheck:
     max_rel: float = 0.0
 
 
-def check_step(step: RewriteStep, *, seed: int = 0, judges: Iterable[str] = ("explorer",),
-               rtol: float = RTOL, atol: float = ATOL) -> StepCheck:
-    """Runs a rewrite's before and after models on the same random inputs (from the step's input types)."""
-    try:
-        before = load(step.before_model())
-        after = load(step.after_model())
-        feeds = before.example_inputs(seed=seed)
-    except ExplorerError as exc:
-        return StepCheck(step.index, step.pattern, "inconclusive", f"no inputs: {_short(exc)}")
-    verdict = compare_models(before, after, feeds, judges=judges, rtol=rtol, atol=atol)
+def check_step(step: RewriteStep, values: dict[str, Any] | None = None, *, seed: int = 0,
+               judges: Iterable[str] = ("explorer",), rtol: float = RTOL, atol: float = ATOL) -> StepCheck:
+    """Runs a rewrite's before and after models on the same inputs: the values a run of the model gave them
+    (`values`, see observed_values) when all are known, else random ones from the step's input types."""
+    before = load(step.before_model())
+    feeds = None
+    if values is not None and all(i.name in values for i in step.inputs):
+        feeds = {i.name: values[i.name] for i in step.inputs}
+    verdict = compare_models(before, step.after_model(), feeds, seed=seed, judges=judges, rtol=rtol, atol=atol)
     diffs = [d for r in verdict.reports for d in r.diffs]
     detail = "; ".join(r.unavailable or r.error or "" for r in verdict.reports if r.unavailable or r.error)
     bad = [d.name for d in diffs if not d.ok]
@@ -156,10 +161,35 @@ def check_step(step: RewriteStep, *, seed: int = 0, judges: Iterable[str] = ("ex
                      max((d.max_abs for d in diffs), default=0.0), max((d.max_rel for d in diffs), default=0.0))
 
 
-def check_steps(result: OptimizationResult, *, seed: int = 0, judges: Iterable[str] = ("explorer",)
-                ) -> list[StepCheck]:
-    """Every rewrite of an optimization checked alone."""
-    return [check_step(step, seed=seed, judges=judges) for step in result.steps]
+def observed_values(model: Model | onnx.ModelProto, feeds: dict[str, Any] | None = None, *,
+                    seed: int = 0) -> dict[str, Any]:
+    """Every value one run of the model computes, by name (a body value: its first iteration's); when the run
+    fails, the values computed before the failure."""
+    model = model if isinstance(model, Model) else load(model)
+    try:
+        trace = run(model, model.example_inputs(seed=seed) if feeds is None else feeds)
+    except ExecutionError as exc:
+        trace = exc.trace
+    except (ExplorerError, ValueError):
+        return {}
+    if trace is None:
+        return {}
+    values: dict[str, Any] = dict(trace.feeds)
+    for event in trace.events:
+        if event.summarized:
+            continue
+        for name, value in [*event.inputs.items(), *event.outputs.items()]:
+            values.setdefault(name, value)
+    return values
+
+
+def check_steps(result: OptimizationResult, feeds: dict[str, Any] | None = None, *, seed: int = 0,
+                judges: Iterable[str] = ("explorer",)) -> list[StepCheck]:
+    """Every rewrite of an optimization checked alone, on the values runs of the original and optimized models
+    gave its inputs where they are known, else on random inputs of its types."""
+    values = observed_values(result.optimized, feeds, seed=seed)
+    values.update(observed_values(result.original, feeds, seed=seed))
+    return [check_step(step, values, seed=seed, judges=judges) for step in result.steps]
 
 
 def verify(result: OptimizationResult, feeds: dict[str, Any] | None = None, *, seed: int = 0,

@@ -18,13 +18,17 @@ class _Neutral(Pattern):
     positions: ClassVar[tuple[int, ...]] = (1,)
     priority = CLEANUP
 
+    def _is_neutral(self, value: np.ndarray | None) -> bool:
+        if value is None or value.dtype.kind not in "biuf":
+            return False
+        return value.item() == self.neutral if value.size == 1 else bool(np.all(value == self.neutral))
+
     def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
         for k in self.positions:
             value = g.constant(node.input[k])
-            if value is None or value.dtype.kind not in "biuf" or not np.all(value == self.neutral):
+            if not self._is_neutral(value):
                 continue
-            x = node.input[1 - k]
-            why = broadcast_keeps_shape(g, x, value)
+            why = broadcast_keeps_shape(g, node.input[1 - k], value)
             if why is not None:
                 return self.decline(g, node, why)
             return self.result([node])
@@ -32,8 +36,7 @@ class _Neutral(Pattern):
 
     def apply(self, g: GraphState, node: onnx.NodeProto) -> list[onnx.NodeProto]:
         for k in self.positions:
-            value = g.constant(node.input[k])
-            if value is not None and value.dtype.kind in "biuf" and np.all(value == self.neutral):
+            if self._is_neutral(g.constant(node.input[k])):
                 return [identity(g, node.input[1 - k], node.output[0])]
         raise AssertionError("apply called without a match")
 
