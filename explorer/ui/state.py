@@ -142,8 +142,8 @@ def path_source(text: str) -> ModelSource:
 def _load(key: str, _source: ModelSource) -> LoadResult:
     try:
         model = load(_source.data if _source.data is not None else _source.path)
-    except ExplorerError as exc:
-        return LoadResult(None, str(exc))
+    except ExplorerError as exc:  # the loader calls bytes "<bytes>": name the uploaded file instead
+        return LoadResult(None, str(exc).replace("<bytes>", repr(_source.label)))
     model.source = _source.label
     return LoadResult(model, None)
 

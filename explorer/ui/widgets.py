@@ -122,7 +122,7 @@ def status_banner() -> None:
     if failure is not None:
         label, message = failure
         keep = f" Still showing **{model.source}**." if model is not None else ""
-        st.error(f"Could not load **{label}**: {message}.{keep}", icon=":material/block:")
+        st.error(f"Could not load the model: {message}.{keep}", icon=":material/block:")
     if model is not None and model.warnings:
         with st.expander(f"{len(model.warnings)} warning(s) about this model"):
             for warning in model.warnings:

@@ -10,7 +10,7 @@ from explorer.views.navigation import breadcrumb
 from explorer.views.overlays import TraceOverlay
 from explorer.views.search import search_nodes
 
-BODIES = {"auto": "auto", "all": "expand all", "none": "collapse all"}
+BODIES = {"auto": "auto", "all": "expand", "none": "collapse"}
 
 
 def on_diagram_click(kind: str, keys: tuple[str, ...]) -> None:
@@ -42,8 +42,8 @@ def body_actions(model, path: str, dot_text: str) -> None:
                     on_click=toggle_body, args=(body.path, not expanded), width="stretch")
 
 
-def draw(model, trace) -> str:
-    """Breadcrumbs, controls and the diagram; returns its DOT text."""
+def draw(model, trace) -> None:
+    """Breadcrumbs and controls across the page, then the diagram (left) and the inspector (right)."""
     focus = st.session_state[state.GRAPH_PATH]
     try:
         crumbs = breadcrumb(model, focus)
@@ -53,24 +53,35 @@ def draw(model, trace) -> str:
         for column, (target, title) in zip(st.columns(len(crumbs)), crumbs):
             column.button(title, key=f"w_crumb:{target}", on_click=set_focus, args=(target,),
                           disabled=target == focus, width="stretch")
-    mode_column, search_column, fit_column = st.columns([3, 3, 1], vertical_alignment="bottom")
+    mode_column, search_column, fit_column, pick_column = st.columns([3, 3, 1.4, 4], vertical_alignment="bottom")
     mode = mode_column.segmented_control("Bodies", list(BODIES), format_func=BODIES.__getitem__, default="auto",
                                          key="w_bodies") or "auto"
     query = search_column.text_input("Search", key="w_search", placeholder="name, op:Conv, value:x")
-    fit = fit_column.toggle("Fit", value=True, key="w_fit", help="Fit the diagram to the page width")
+    fit = fit_column.toggle("Fit", value=True, key="w_fit", help="Shrink big diagrams to the page width")
+    with pick_column:
+        path = widgets.node_selector(model, "Inspect a node (or click one in the diagram)")
     hits = search_nodes(model, query, limit=200) if query else []
     if query:
         st.caption(f"{len(hits)} node(s) match" + (" (first 200)" if len(hits) == 200 else ""))
-    selected = state.selected_node()
     overrides = st.session_state[state.EXPANDED]
     rule = mode if mode != "auto" else (dict(overrides) or None)
     failed = trace is not None and not trace.complete and trace.error.get("node")
-    dot_text = model_to_dot(model, focus=focus or None, expand=rule,
-                            highlight=[*hits, *([selected] if selected else [])],
+    dot_text = model_to_dot(model, focus=focus or None, expand=rule, highlight=[*hits, *([path] if path else [])],
                             cursor=TraceOverlay.from_trace(trace) if failed else None)
-    diagram.show(dot_text, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, fit=fit,
-                 reveal=svg_id("node", selected) if selected else None)
-    return dot_text
+    left, right = st.columns([3, 2])
+    with left:
+        diagram.show(dot_text, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, fit=fit,
+                     reveal=svg_id("node", path) if path else None)
+    with right:
+        if path is None:
+            st.caption("Click a node in the diagram, or search for one above, to inspect it.")
+            return
+        body_actions(model, path, dot_text)
+        widgets.node_inspector(model, trace, path)
+        runs = trace.events_of(path) if trace is not None else []
+        if runs and st.button("Step through from its first run", key="w_goto_step"):
+            state.set_cursor(runs[0].index)
+            st.switch_page("explorer/ui/pages/step.py")
 
 
 st.title("Graph")
@@ -78,15 +89,4 @@ model, trace = state.active_model(), state.current_trace()
 if model is None:
     st.info("Choose a model in the sidebar.")
 else:
-    left, right = st.columns([3, 2])
-    with left:
-        dot_text = draw(model, trace)
-    with right:
-        path = widgets.node_selector(model, "Inspect a node (or click one in the diagram)")
-        if path is not None:
-            body_actions(model, path, dot_text)
-            widgets.node_inspector(model, trace, path)
-            runs = trace.events_of(path) if trace is not None else []
-            if runs and st.button("Step through from its first run", key="w_goto_step"):
-                state.set_cursor(runs[0].index)
-                st.switch_page("explorer/ui/pages/step.py")
+    draw(model, trace)

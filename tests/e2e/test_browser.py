@@ -1,0 +1,75 @@
+"""The app in a real browser: choose the nested-loop sample, click a node inside a body and see its inspector,
+step to an iteration inside a loop, upload a garbage file and see the error.
+Screenshots go to artifacts/e2e_*.png."""
+from __future__ import annotations
+
+import pytest
+from conftest import settle, shot
+
+pytestmark = pytest.mark.e2e
+
+ADD_X = "enc/body/inner/body/branch/then_branch/add_x"
+
+
+def markdown_text(page) -> str:
+    return "\n".join(page.get_by_test_id("stMarkdownContainer").all_inner_texts())
+
+
+def no_exception(page) -> None:
+    assert page.get_by_test_id("stException").count() == 0
+
+
+def choose_sample(page, name: str) -> None:
+    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
+    page.get_by_role("option", name=name, exact=True).click()
+    settle(page)
+
+
+def open_page(page, title: str) -> None:
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=title).click()
+    settle(page)
+
+
+def test_click_a_node_inside_a_body_opens_its_inspector(page):
+    choose_sample(page, "nested_loops")
+    diagram = page.locator(".explorer-diagram svg")
+    diagram.wait_for()
+    page.locator(f'.explorer-diagram g.node[id="node:{ADD_X}"]').click()
+    settle(page)
+    page.get_by_role("heading", name="Add 'add_x'").wait_for()
+    page.get_by_text("Ran 4 times").wait_for()  # its executions: 2 Scan steps x 2 even inner iterations
+    no_exception(page)
+    shot(page, "graph_inspector")
+
+
+def test_step_to_an_iteration_inside_a_loop(page):
+    choose_sample(page, "nested_loops")
+    open_page(page, "Step through")
+    page.locator(".explorer-diagram svg").wait_for()
+    assert "Loop 'inner' · iteration 0" in markdown_text(page)
+    page.get_by_role("button", name="iteration").nth(1).click()  # the "next iteration" button
+    settle(page)
+    text = markdown_text(page)
+    assert "Scan 'enc' · iteration 0 › Loop 'inner' · iteration 1 › Mod 'parity'" in text
+    # the diagram marks the current node (views.styles: the "current" state's outline colour)
+    current = page.locator('.explorer-diagram g.node[id="node:enc/body/inner/body/parity"] path, '
+                           '.explorer-diagram g.node[id="node:enc/body/inner/body/parity"] polygon')
+    assert current.first.get_attribute("stroke") == "#e8590c"
+    no_exception(page)
+    shot(page, "step_iteration")
+
+
+def test_garbage_upload_shows_the_error_and_keeps_the_model(page):
+    choose_sample(page, "tiny_mlp")
+    page.get_by_test_id("stSidebar").get_by_text("Upload", exact=True).click()
+    settle(page)
+    page.locator("input[type=file]").first.set_input_files(
+        files=[{"name": "garbage.onnx", "mimeType": "application/octet-stream", "buffer": b"\x00garbage\xff" * 20}])
+    settle(page)
+    alert = page.get_by_test_id("stAlertContentError").first
+    alert.wait_for()
+    assert "'garbage.onnx' is not an ONNX model" in alert.inner_text()
+    assert "Still showing tiny_mlp" in alert.inner_text()
+    page.locator(".explorer-diagram svg").wait_for()  # the previous model is still drawn
+    no_exception(page)
+    shot(page, "garbage_upload")
