@@ -299,9 +299,11 @@ def _inputs(args: list, config: RnnConfig, call: Call) -> _Inputs:
 
 
 # ---- the time loops ------------------------------------------------------------------------------
-# Inside the loops every per-step value is laid out [gate, hidden, batch]: the recurrent product R·Hᵀ then
-# writes all gates of a step as one contiguous block, and every elementwise operation runs on contiguous
-# arrays (numpy's fast loops; strided views cost two to three times more).
+# Inside the loops every per-step value is laid out [gate, hidden, batch]: the recurrent products R·Hᵀ write
+# all gates of a step as one contiguous block, and every elementwise operation runs on contiguous arrays
+# (numpy's fast loops; strided views cost two to three times more). The recurrent product is one stacked
+# matmul over the gates: each gate's product stays below the size at which OpenBLAS splits work across
+# threads, whose hand-offs cost far more than such small products once other processes share the cores.
 def _schedule(seq: int, lens: np.ndarray | None, reverse: bool) -> list[tuple[int, np.ndarray | None]]:
     """(time step, batch columns to keep from the previous state or None when all are valid), in processing
     order. Steps where no sequence is valid are left out; a reverse direction starts at each one's end."""
@@ -318,7 +320,7 @@ class _Direction:
     """One direction's view of the shared buffers, hidden-major."""
 
     xw: np.ndarray  # [seq, gates, hidden, batch]: X·Wᵀ plus the biases folded in before the loop
-    r: np.ndarray  # [gates*hidden, hidden]
+    r: np.ndarray  # [gates, hidden, hidden]
     rb: np.ndarray | None  # [hidden, 1]: Rbh, added each step (GRU with linear_before_reset only)
     gates: np.ndarray  # [seq, gates, hidden, batch], recorded
     y: np.ndarray  # [seq, hidden, batch]: H per step
@@ -333,15 +335,13 @@ def _gru(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
     clip = config.clip
     hidden, batch = d.h0.shape
     rec = np.empty((3, hidden, batch), d.h0.dtype)
-    rec2 = rec.reshape(3 * hidden, batch)
     tmp = np.empty((hidden, batch), d.h0.dtype)
-    r_zr, r_h = d.r[:2 * hidden], d.r[2 * hidden:]
     h_prev = d.h0
     for t, keep in d.steps:
         x, gt, h_out = d.xw[t], d.gates[t], d.y[t]
         zr, z, r, hh = gt[:2], gt[0], gt[1], gt[2]
         if config.linear_before_reset:
-            matmul(d.r, h_prev, out=rec2)
+            matmul(d.r, h_prev, out=rec)
             add(x[:2], rec[:2], out=zr)
             if clip is not None:
                 np.clip(zr, -clip, clip, out=zr)
@@ -351,13 +351,13 @@ def _gru(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
             multiply(rec[2], r, out=hh)  # r (.) (Rh·Ht-1 + Rbh)
             add(hh, x[2], out=hh)
         else:
-            matmul(r_zr, h_prev, out=rec2[:2 * hidden])
+            matmul(d.r[:2], h_prev, out=rec[:2])
             add(x[:2], rec[:2], out=zr)
             if clip is not None:
                 np.clip(zr, -clip, clip, out=zr)
             f(zr, zr)
             multiply(r, h_prev, out=tmp)
-            matmul(r_h, tmp, out=rec2[2 * hidden:])  # Rh·(r (.) Ht-1)
+            matmul(d.r[2], tmp, out=rec[2])  # Rh·(r (.) Ht-1)
             add(rec[2], x[2], out=hh)
         if clip is not None:
             np.clip(hh, -clip, clip, out=hh)
@@ -378,7 +378,6 @@ def _lstm(d: _Direction, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
     clip, forget_is_input = config.clip, config.input_forget
     hidden, batch = d.h0.shape
     rec = np.empty((4, hidden, batch), d.h0.dtype)
-    rec2 = rec.reshape(4 * hidden, batch)
     tmp = np.empty((hidden, batch), d.h0.dtype)
     p_i, p_o, p_f = (None, None, None) if peephole is None else peephole.reshape(3, hidden, 1)
     h_prev, c_prev = d.h0, c0
@@ -386,7 +385,7 @@ def _lstm(d: _Direction, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
     for t, keep in d.steps:
         gt, h_out, c_out = d.gates[t], d.y[t], cells[t]
         i, o, fg, c = gt[0], gt[1], gt[2], gt[3]
-        matmul(d.r, h_prev, out=rec2)
+        matmul(d.r, h_prev, out=rec)
         add(d.xw[t], rec, out=gt)
         if peephole is None:
             if clip is not None:
@@ -428,7 +427,7 @@ def _rnn(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
     h_prev = d.h0
     for t, keep in d.steps:
         a, h_out = d.gates[t][0], d.y[t]
-        np.matmul(d.r, h_prev, out=rec)
+        np.matmul(d.r[0], h_prev, out=rec)
         np.add(d.xw[t][0], rec, out=a)
         if clip is not None:
             np.clip(a, -clip, clip, out=rec)  # `a` records the pre-activation before the clip
@@ -456,7 +455,7 @@ def _projections(inp: _Inputs, config: RnnConfig) -> np.ndarray:
     else:
         folded = inp.b[:, :n_gates * hidden] + inp.b[:, n_gates * hidden:]
         if config.cell.op_type == "GRU" and config.linear_before_reset:
-            folded[:, 2 * hidden:] = inp.b[:, 2 * hidden:3 * hidden]  # Rbh is added inside r (.) (...), per step
+            folded[:, 2 * hidden:] = inp.b[:, 2 * hidden:3 * hidden]  # Rbh goes inside r (.) (...)
         np.add(product, folded.reshape(nd, n_gates, hidden, 1), out=xw)
     return xw
 
@@ -491,7 +490,8 @@ def _run(config: RnnConfig, args: list, call: Call, n_outputs: int) -> tuple[lis
         for k in range(nd):
             reverse = config.direction == "reverse" or k == 1
             rb = inp.b[k, (n_gates + 2) * hidden:, None] if lbr_bias and inp.b is not None else None
-            d = _Direction(xw[:, k], inp.r[k], rb, gates[:, k], y[:, k], state(inp.h0, k),
+            d = _Direction(xw[:, k], inp.r[k].reshape(n_gates, hidden, hidden), rb, gates[:, k], y[:, k],
+                           state(inp.h0, k),
                            config.activations[k], _schedule(seq, inp.lens, reverse))
             if cell.op_type == "GRU":
                 y_h[k], _ = _gru(d, config)
