@@ -1,5 +1,5 @@
-"""Builds every sample model deterministically: `python sample_models/build.py` writes <name>.onnx files and
-samples.json (name -> description) next to this script."""
+"""Builds every sample model deterministically: `python sample_models/build.py [OUT_DIR]` writes <name>.onnx
+files and samples.json (name -> description) next to this script, or into OUT_DIR."""
 from __future__ import annotations
 
 import importlib
@@ -24,16 +24,17 @@ def all_samples():
     return samples
 
 
-def main() -> None:
+def main(out_dir: Path = HERE) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
     index = {}
     for sample in all_samples():
         model = sample.build()
         onnx.checker.check_model(model, full_check=True)
-        (HERE / f"{sample.name}.onnx").write_bytes(model.SerializeToString(deterministic=True))
+        (out_dir / f"{sample.name}.onnx").write_bytes(model.SerializeToString(deterministic=True))
         index[sample.name] = sample.description
         print(f"wrote {sample.name}.onnx")
-    (HERE / "samples.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
+    (out_dir / "samples.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":
-    main()
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE)
