@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from ..graph import NodeRef
 from ..model import Model
 from ..trace import Event, Trace
+from .labels import op_title
 
 ITERATING_OPS = frozenset({"Loop", "Scan", "SequenceMap"})
 
@@ -27,7 +28,7 @@ class Crumb:
 
 def node_label(node: NodeRef) -> str:
     """`Op 'name'` for a named node, else `Op 'id'` (the last segment of its path)."""
-    return f"{node.op_type} '{node.name or node.path.rsplit('/', 1)[-1]}'"
+    return op_title(node.proto, node.name or node.path.rsplit("/", 1)[-1])
 
 
 def ancestors(model: Model, path: str) -> list[tuple[NodeRef, str]]:
@@ -52,8 +53,7 @@ def breadcrumb(model: Model, event: Event) -> list[Crumb]:
             detail = attribute
         crumbs.append(Crumb(owner.path, owner.op_type, node_label(owner), detail))
     node = model.node(event.node)
-    own = node.op_type if not node.name else node_label(node)
-    crumbs.append(Crumb(node.path, node.op_type, own))
+    crumbs.append(Crumb(node.path, node.op_type, op_title(node.proto)))
     return crumbs
 
 

@@ -1,5 +1,5 @@
 """What the node inspector shows: attributes, declared input/output types, and the values each execution
-produced; plus the breadcrumbs of a graph path."""
+produced."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -110,18 +110,6 @@ def executions(trace: Trace, path: str) -> list[dict[str, Any]]:
         row.update({name: short_text(value) for name, value in event.outputs.items()})
         rows.append(row)
     return rows
-
-
-def graph_crumbs(model: Model, graph_path: str) -> list[tuple[str, str]]:
-    """(graph path, label) from the main graph down to `graph_path`, e.g. main › Loop 'L' body › If 'c' then."""
-    crumbs: list[tuple[str, str]] = []
-    graph = model.index.graphs[graph_path]
-    while graph.owner is not None:
-        owner = model.node(graph.owner)
-        crumbs.append((graph.path, f"{node_label(owner)} · {graph.attribute}"))
-        graph = owner.graph
-    crumbs.append(("", "main graph"))
-    return crumbs[::-1]
 
 
 def node_choices(model: Model) -> dict[str, str]:
