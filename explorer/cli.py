@@ -99,6 +99,95 @@ def _samples(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_optimize(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", nargs="?", help="path to an .onnx file")
+    p.add_argument("-o", "--output", help="write the optimized model to this .onnx file")
+    p.add_argument("--patterns", help="comma-separated patterns to run (default: all; see --list)")
+    p.add_argument("--exclude", help="comma-separated patterns not to run")
+    p.add_argument("--stop-after", type=int, metavar="N", help="apply only the first N rewrites (bisection)")
+    p.add_argument("--report", help="write statistics, rewrites and the equivalence proof to this JSON file")
+    p.add_argument("--inputs", help=".npz feeds for the equivalence proof (default: random from declared types)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random feeds")
+    p.add_argument("--no-verify", action="store_true", help="skip the equivalence proof")
+    p.add_argument("--list", action="store_true", help="list the patterns with their rules, then exit")
+
+
+def _pattern_list(text: str | None) -> list[str] | None:
+    return None if text is None else [name.strip() for name in text.split(",") if name.strip()]
+
+
+@command("optimize", "rewrite a model with the pattern optimizer; statistics and equivalence proof")(
+    _configure_optimize)
+def _optimize(args: argparse.Namespace) -> int:
+    import json
+
+    from .optimizer import default_patterns, optimize
+    from .optimizer.pattern import description
+    from .optimizer.verify import verify
+
+    if args.list:
+        for pattern in default_patterns():
+            print(f"{pattern.name:24s} [{pattern.priority}] {description(pattern)}")
+        return 0
+    if not args.model:
+        raise ValueError("give a model to optimize (or --list)")
+    result = optimize(args.model, patterns=_pattern_list(args.patterns), exclude=_pattern_list(args.exclude) or (),
+                      stop_after=args.stop_after)
+    print(result.stats_table())
+    if args.output:
+        with open(args.output, "wb") as f:
+            f.write(result.optimized.SerializeToString())
+        print(f"optimized model written to {args.output}")
+    verdict = None
+    if not args.no_verify:
+        verdict = verify(result, _load_feeds(args.inputs), seed=args.seed, bisect=args.stop_after is None)
+        for line in verdict.lines():
+            print(line)
+    if args.report:
+        report = {"model": args.model, **result.to_dict(),
+                  "equivalence": None if verdict is None else verdict.to_dict()}
+        with open(args.report, "w") as f:
+            json.dump(report, f, indent=1, default=str)
+        print(f"report written to {args.report}")
+    return 1 if verdict is not None and verdict.status == "different" else 0
+
+
+
+def _configure_render(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="path to an .onnx file")
+    p.add_argument("-o", "--output", required=True, help="out.svg, out.png, out.pdf (through graphviz) or out.dot")
+    p.add_argument("--expand", nargs="+", metavar="all|none|PATH", help="bodies drawn as clusters (default: small ones)")
+    p.add_argument("--focus", help="draw only this body graph path or scope key, under a breadcrumb")
+    p.add_argument("--search", help="highlight the nodes matching this query (name, op:Conv, value:x)")
+    p.add_argument("--trace", help="a trace .npz saved by `run --save`: show a position in it")
+    p.add_argument("--event", type=int, help="with --trace: the event index shown (default: the end)")
+    p.add_argument("--no-edge-labels", action="store_true", help="leave value names and types off the edges")
+
+
+@command("render", "draw a model's graph as SVG, PNG, PDF or DOT")(_configure_render)
+def _render(args: argparse.Namespace) -> int:
+    from .model import load
+    from .trace import Trace
+    from .views import GraphvizError, GraphvizMissing, TraceOverlay, model_to_dot, search_nodes
+    from .views.render import write_diagram
+
+    model = load(args.model)
+    expand = None
+    if args.expand:
+        expand = args.expand[0] if args.expand in (["all"], ["none"]) else args.expand
+    cursor = TraceOverlay.from_trace(Trace.load(args.trace), args.event) if args.trace else None
+    highlight = search_nodes(model, args.search) if args.search else []
+    dot_text = model_to_dot(model, expand=expand, focus=args.focus, cursor=cursor, highlight=highlight,
+                            edge_labels=not args.no_edge_labels)
+    try:
+        fmt = write_diagram(dot_text, args.output)
+    except (GraphvizMissing, GraphvizError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.output} ({fmt}, {len(model.index.nodes)} nodes" +
+          (f", {len(highlight)} matching {args.search!r}" if args.search else "") + ")")
+    return 0
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m explorer", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)

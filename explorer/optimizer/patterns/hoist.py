@@ -16,7 +16,8 @@ def _body(node: onnx.NodeProto) -> onnx.GraphProto | None:
 
 
 def invariant_nodes(body: onnx.GraphProto) -> list[onnx.NodeProto]:
-    """Body nodes (in order) whose inputs are outer values, body initializers or results of such nodes."""
+    """Body nodes (in order) whose inputs are outer values, body initializers or results of such nodes;
+    Constant nodes only when a hoisted computation reads them."""
     defined = graph_definitions(body)
     inputs = {i.name for i in body.input}
     invariant = {t.name for t in body.initializer if t.name not in inputs}
@@ -28,7 +29,8 @@ def invariant_nodes(body: onnx.GraphProto) -> list[onnx.NodeProto]:
         if all(not n or n in invariant or n not in defined for n in node.input):
             found.append(node)
             invariant.update(o for o in node.output if o)
-    return found
+    read = {n for node in found if node.op_type != "Constant" for n in node.input}
+    return [n for n in found if n.op_type != "Constant" or any(o in read for o in n.output)]
 
 
 class LoopInvariantHoistingPattern(Pattern):
