@@ -5,8 +5,6 @@ import argparse
 import sys
 from typing import Callable
 
-import numpy as np
-
 from .errors import ExplorerError
 
 Command = Callable[[argparse.Namespace], int]
@@ -29,8 +27,11 @@ def command(name: str, help: str):
 def _load_feeds(path: str | None):
     if not path:
         return None
-    with np.load(path, allow_pickle=False) as data:
-        return {k: data[k] for k in data.files}
+    from pathlib import Path
+
+    from .inputs import feeds_from_npz
+
+    return feeds_from_npz(Path(path).read_bytes())
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:

@@ -11,11 +11,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "explorer"
 # layer of each top-level part of the package; a module may import only its own layer or lower ones
 LAYERS = {
     "errors": 0, "limits": 0, "values": 0,
-    "graph": 1, "model": 1, "feeds": 1, "samples": 1,
+    "graph": 1, "model": 1, "feeds": 1, "inputs": 1, "samples": 1,
     "trace": 2,
     "executor": 3, "check": 3,
     "optimizer": 4, "rnn_report": 4,
-    "views": 5, "inputs": 5,
+    "views": 5,
     "ui": 6,
     "cli": 7, "__init__": 7, "__main__": 7,
 }
