@@ -13,6 +13,8 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
 
+from explorer.views.dot_escape import svg_id
+
 OPSET = [h.make_opsetid("", 21)]
 
 
@@ -185,10 +187,16 @@ def synthetic_model(target_nodes: int, *, loop_every: int = 8) -> onnx.ModelProt
     return _model(graph)
 
 
+def box(path: str) -> str:
+    """The DOT name (and SVG id) of an op node."""
+    return svg_id("node", path)
+
+
 @dataclass
 class ParsedDot:
     """What graphviz read from a DOT text: nodes and clusters (by name) with attributes, edges in order."""
 
+    graph: dict = field(default_factory=dict)
     nodes: dict[str, dict] = field(default_factory=dict)
     clusters: dict[str, dict] = field(default_factory=dict)  # name -> attrs + "nodes" (all inside) + "parent"
     edges: list[tuple[str, str, dict]] = field(default_factory=list)
@@ -212,7 +220,7 @@ def parse_dot(text: str) -> ParsedDot:
     objects = data.get("objects", [])
     count = data.get("_subgraph_cnt", 0)
     names = {o["_gvid"]: o["name"] for o in objects}
-    parsed = ParsedDot()
+    parsed = ParsedDot(graph={k: v for k, v in data.items() if k not in ("objects", "edges")})
     for obj in objects[count:]:
         parsed.nodes[obj["name"]] = obj
     parents: dict[int, int] = {}
@@ -229,3 +237,24 @@ def parse_dot(text: str) -> ParsedDot:
     for edge in data.get("edges", []):
         parsed.edges.append((names[edge["tail"]], names[edge["head"]], edge))
     return parsed
+
+
+def failing_loop_model() -> onnx.ModelProto:
+    """A Loop whose body reshapes its 3-vector to [3 - j]: iteration 0 runs, iteration 1 fails in 'reshape'."""
+    body = h.make_graph(
+        [h.make_node("Sub", ["three", "j"], ["n"], name="count"),
+         h.make_node("Unsqueeze", ["n", "axis0"], ["shape"], name="as_shape"),
+         h.make_node("Reshape", ["acc_in", "shape"], ["acc_out"], name="reshape"),
+         h.make_node("Identity", ["cond_in"], ["cond_out"], name="keep_going")],
+        "body",
+        [h.make_tensor_value_info("j", T.INT64, []), h.make_tensor_value_info("cond_in", T.BOOL, []),
+         h.make_tensor_value_info("acc_in", T.FLOAT, None)],
+        [h.make_tensor_value_info("cond_out", T.BOOL, []), h.make_tensor_value_info("acc_out", T.FLOAT, None)],
+        [numpy_helper.from_array(np.array(3, np.int64), "three"),
+         numpy_helper.from_array(np.array([0], np.int64), "axis0")])
+    graph = h.make_graph(
+        [h.make_node("Relu", ["x"], ["r"], name="first"),
+         h.make_node("Loop", ["trips", "", "r"], ["y"], name="loop", body=body)],
+        "failing", [h.make_tensor_value_info("x", T.FLOAT, [3])], [h.make_tensor_value_info("y", T.FLOAT, None)],
+        [numpy_helper.from_array(np.array(3, np.int64), "trips")])
+    return _model(graph)

@@ -10,7 +10,7 @@ import onnx
 from ..graph import GraphRef, node_ids
 from ..model import Model
 from . import styles
-from .dot_escape import encode, html, svg_id, tooltip
+from .dot_escape import html, svg_id, tooltip
 from .expansion import Expansion, Rule
 from .grouping import Scope, ScopeTree, auto_depth, find_scope
 from .labels import attribute_lines, initializer_text, op_title, type_text
@@ -364,8 +364,8 @@ class SceneBuilder:
         self.members[graph.path].append(path)
         open_bodies = [b for b in ref.subgraphs if self.body_expanded(b)]
         closed = [b for b in ref.subgraphs if b not in open_bodies]
-        name = encode(path)
-        attrs = {**styles.op_style(ref.op_type), "id": svg_id("node", path),
+        name = svg_id("node", path)
+        attrs = {**styles.op_style(ref.op_type), "id": name,
                  "label": Html(self._op_label(ref, graph, closed)), "tooltip": tooltip(self._op_tip(ref))}
         if not open_bodies:
             self.add_box(container, name, attrs, graph.path)
@@ -395,7 +395,7 @@ class SceneBuilder:
         node = ref.proto
         shown = node.name
         if self.o.group_scopes and ref.path in self.tree(graph).scope_of:
-            shown = shown.rsplit("/", 1)[1]  # the scope cluster around it already says the rest
+            shown = shown.rsplit("/", 1)[-1]  # the scope cluster around it already says the rest
         if shown == node.op_type:
             shown = ""
         op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"

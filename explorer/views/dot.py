@@ -1,25 +1,26 @@
 """Graph diagrams as DOT: nested clusters for control-flow bodies, collapse and drill-in, PyTorch scope groups,
 trace and rewrite overlays.
 
-Ids (stable across drawings, so an SVG element maps back to what it shows). `encode(s)` leaves ordinary names
-unchanged and percent-encodes `%&"'<>\\:`, whitespace and non-printable characters (see dot_escape):
+Ids. Every DOT node is named by its SVG id, `kind:key[:key]` made by dot_escape.svg_id, and carries it as its
+`id=` attribute (graphviz writes both: `<g id="…" class="node"><title>…</title>`); a cluster is named
+`cluster:<id>` and carries `id=<id>`. Keys are percent-encoded by dot_escape.encode, which leaves ordinary names
+unchanged and encodes `%&"'<>\\:`, whitespace and non-printable characters; `parse_svg_id` gives back
+(kind, decoded keys), e.g. "node:Loop_0/body/Add_1" -> ("node", ("Loop_0/body/Add_1",)).
 
-| drawn thing                          | DOT node / cluster name        | SVG `id=` (graphviz writes it as is)  |
-|--------------------------------------|--------------------------------|---------------------------------------|
-| op node (header of an expanded one)  | `encode(path)`                 | `node:<encode(path)>`                 |
-| end box of an expanded If/Loop/Scan  | `exit:<encode(path)>`          | the same                              |
-| graph or body input number i         | `input:<encode(graph)>:<i>`    | the same                              |
-| graph or body output number i        | `output:<encode(graph)>:<i>`   | the same                              |
-| collapsed scope                      | `scope:<encode(key)>`          | the same                              |
-| initializer box (fold_initializers=False) | `init:<encode(graph)>:<encode(name)>` | the same                     |
-| value from outside the view / used outside / undefined | `outer:…`, `outside:…`, `missing:…` + encode(name) | the same |
-| body cluster                         | `cluster:graph:<encode(graph)>` | `graph:<encode(graph)>`              |
-| expanded scope cluster               | `cluster:scope:<encode(key)>`  | `scope:<encode(key)>`                 |
-| frame around an expanded node        | `cluster:wrapper:<encode(path)>` | `wrapper:<encode(path)>`            |
+    node:<node path>           an op node (for an expanded If/Loop/Scan/SequenceMap: its header box)
+    exit:<node path>           the end box of an expanded control-flow node, where its outputs leave
+    input:<graph path>:<i>     input number i of the main graph or of a body (formal input)
+    output:<graph path>:<i>    output number i of the main graph or of a body (formal output)
+    init:<graph path>:<name>   an initializer box (only with fold_initializers=False)
+    scope:<scope key>          a collapsed scope box, or (cluster) an expanded scope
+    graph:<graph path>         (cluster) an expanded body
+    wrapper:<node path>        (cluster) the frame around an expanded control-flow node and its bodies
+    outer:<value>              a value defined outside the drawn part (drill-in), drawn as `↑ value`
+    outside:<value>            a value used outside a drilled-in scope, drawn as `↓ value`
+    missing:<value>            a value no enclosing scope defines
 
-`parse_svg_id(id)` gives back (kind, decoded keys), e.g. ("node", ("Loop_0/body/Add_1",)). graphviz also writes
-the DOT name of each node and cluster as its SVG `<title>`. Graph paths and node paths are those of
-explorer.graph; a scope key is a graph's prefix followed by the scope path (`/encoder/layer.0`).
+Graph and node paths are those of explorer.graph ("" is the main graph); a scope key is a graph's prefix and a
+scope path (`/encoder/layer.0`, `Loop_0/body//encoder`) or a block of consecutive nodes (`#0-14`).
 """
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 
 FORMATS = ("svg", "png", "pdf")
 
@@ -48,3 +49,17 @@ def render(dot_text: str, fmt: str = "svg", *, timeout: float = 300.0) -> bytes:
 def render_svg(dot_text: str, *, timeout: float = 300.0) -> str:
     """The SVG document text for DOT text."""
     return render(dot_text, "svg", timeout=timeout).decode("utf-8")
+
+
+def write_diagram(dot_text: str, path: str | Path, *, timeout: float = 300.0) -> str:
+    """Writes DOT text to `path`, as it is for `.dot`/`.gv`, rendered by `dot` for `.svg`/`.png`/`.pdf`.
+    Returns the format written."""
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt in ("dot", "gv"):
+        path.write_text(dot_text, encoding="utf-8")
+        return "dot"
+    if fmt not in FORMATS:
+        raise ValueError(f"cannot tell the format of {str(path)!r}: use .dot, .gv, " + ", ".join(f".{f}" for f in FORMATS))
+    path.write_bytes(render(dot_text, fmt, timeout=timeout))
+    return fmt

@@ -127,7 +127,7 @@ def with_state(attrs: dict[str, str], state: str | None) -> dict[str, str]:
     out = dict(attrs)
     for key, value in NODE_STATES[state].items():
         if key == "extra_style":
-            styles = [s for s in out.get("style", "").split(",") if s]
+            styles = [s for s in out.get("style", NODE_ATTRS["style"]).split(",") if s]
             if value not in styles:
                 styles.append(value)
             out["style"] = ",".join(styles)
