@@ -223,3 +223,13 @@ def test_non_scalar_trip_count_is_a_clear_error():
     model.proto.graph.input[0].type.tensor_type.shape.dim.add().dim_value = 2
     with pytest.raises(explorer.ExecutionError, match=r"node 'loop' \(Loop\).*M \(trip count\) must hold one value"):
         explorer.run(model, {"M": np.array([2, 3], np.int64), "x0": X0})
+
+
+def test_body_value_that_is_both_carried_and_scan_output():
+    body = graph([node("Add", ["s", "one"], ["s_out"]), node("Identity", ["c"], ["c_out"])], "count",
+                 [vi("i", I64, []), vi("c", B, []), vi("s", F, [2])],
+                 [vi("c_out", B, []), vi("s_out", F, [2]), vi("s_out", F, [2])], [const("one", 1.0)])
+    main = graph([node("Loop", ["M", "", "s0"], ["s_final", "ys"], name="loop", body=body)], "count",
+                 [vi("M", I64, []), vi("s0", F, [2])], [vi("s_final", F, [2]), vi("ys", F, [None, 2])])
+    trace = cf.run_both(cf.model(main), {"M": np.array(3, np.int64), "s0": np.zeros(2, np.float32)})
+    np.testing.assert_array_equal(trace.outputs["ys"], [[1, 1], [2, 2], [3, 3]])

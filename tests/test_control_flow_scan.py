@@ -151,3 +151,17 @@ def test_scan_mismatched_lengths_is_a_clear_error():
     with pytest.raises(explorer.ExecutionError) as info:
         explorer.run(explorer.load(proto), feeds)
     assert info.value.node == "scan" and "sequence lengths [3, 4]" in str(info.value)
+
+
+def test_body_value_that_is_both_state_and_scan_output():
+    """One body value listed twice among the outputs (state and scan output): a running sum. onnxruntime gets this
+    wrong (it returns the initial state and X itself), so it is judged by hand: np.cumsum."""
+    body = cf.graph([cf.node("Add", ["s", "x"], ["s_out"])], "cumsum", [cf.vi("s", cf.F, [2]), cf.vi("x", cf.F, [2])],
+                    [cf.vi("s_out", cf.F, [2]), cf.vi("s_out", cf.F, [2])])
+    scan = cf.node("Scan", ["s0", "X"], ["s_final", "Y"], name="scan", body=body, num_scan_inputs=1)
+    proto = cf.model(cf.graph([scan], "cumsum", [cf.vi("s0", cf.F, [2]), cf.vi("X", cf.F, [4, 2])],
+                              [cf.vi("s_final", cf.F, [2]), cf.vi("Y", cf.F, [4, 2])]))
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    trace = explorer.run(explorer.load(proto), {"s0": np.zeros(2, np.float32), "X": x})
+    np.testing.assert_array_equal(trace.outputs["Y"], np.cumsum(x, axis=0))
+    np.testing.assert_array_equal(trace.outputs["s_final"], x.sum(axis=0))

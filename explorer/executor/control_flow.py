@@ -64,9 +64,51 @@ def _stop(call: Call, error: ExplorerError, info: dict) -> ExplorerError:
     return error
 
 
+def _malformed(node: "NodeRef", message: str) -> ExecutionError:
+    return ExecutionError(f"node {node.path!r} ({node.op_type}): {message}", node=node.path, op_type=node.op_type)
+
+
+def _check_body(node: "NodeRef", attribute: str, inputs: int, outputs: int, carried: int = 0) -> onnx.GraphProto:
+    """A body must take exactly `inputs` formal inputs and make `outputs` outputs; the node must declare at least
+    its `carried` loop-carried (or state) outputs."""
+    body = next(g.proto for g in node.subgraphs if g.attribute == attribute)
+    if len(body.input) != inputs:
+        raise _malformed(node, f"its {attribute} has {len(body.input)} inputs, the node passes it {inputs}")
+    if len(body.output) != outputs:
+        raise _malformed(node, f"its {attribute} has {len(body.output)} outputs, the node needs {outputs}")
+    if len(node.proto.output) < carried:
+        raise _malformed(node, f"it declares {len(node.proto.output)} outputs for {carried} carried values")
+    return body
+
+
+def _check_list(node: "NodeRef", name: str, values: list, count: int, allowed: tuple[int, ...] | None = None) -> None:
+    """A per-input/per-output attribute must have one entry each (when given), from `allowed` values."""
+    if values and len(values) != count:
+        raise _malformed(node, f"{name} has {len(values)} entries for {count} values")
+    if allowed is not None and any(v not in allowed for v in values):
+        raise _malformed(node, f"{name} {values} may only hold {' or '.join(map(str, allowed))}")
+
+
+def _check_slice_rank(program: "Program", body_path: str, name: str, rank: int, call: Call) -> None:
+    """A scan input's slices must have the rank the body declares for that input (when it declares one)."""
+    tp = program.value_type(body_path, name)
+    if tp is None or not tp.HasField("tensor_type") or not tp.tensor_type.HasField("shape"):
+        return
+    declared = len(tp.tensor_type.shape.dim)
+    if declared != rank:
+        raise ExecutionError(f"{where(call.path, call.op_type, call.iteration)}: its slices of rank {rank} feed body "
+                             f"input {name!r}, declared with rank {declared}", node=call.path, op_type=call.op_type,
+                             iteration=call.iteration)
+
+
 @register("If")
 def if_kernel(node: "NodeRef", program: "Program"):
     then_path, else_path = f"{node.path}/then_branch", f"{node.path}/else_branch"
+    if not node.proto.input or not node.proto.input[0]:
+        raise _malformed(node, "the cond input is missing")
+    n_out = len(node.proto.output)
+    for branch in ("then_branch", "else_branch"):
+        _check_body(node, branch, 0, n_out)
 
     def run(args: list, call: Call):
         branch = "then_branch" if _scalar(args[0], "cond", call) else "else_branch"
@@ -82,6 +124,7 @@ def if_kernel(node: "NodeRef", program: "Program"):
 def loop_kernel(node: "NodeRef", program: "Program"):
     body_path = f"{node.path}/body"
     n_carried = max(len(node.proto.input) - 2, 0)
+    _check_body(node, "body", 2 + n_carried, 1 + len(node.proto.output), n_carried)
 
     def run(args: list, call: Call):
         body = program.graph(body_path)
@@ -93,10 +136,6 @@ def loop_kernel(node: "NodeRef", program: "Program"):
         cond_value = np.array(keep_going)
         carried = list(args[2:])
         n_scan = len(body.output_names) - 1 - n_carried
-        if n_scan < 0:
-            raise ExecutionError(f"{where(call.path, 'Loop', call.iteration)}: body has {len(body.output_names)} "
-                                 f"outputs, fewer than cond + {n_carried} loop-carried values",
-                                 node=call.path, op_type="Loop", iteration=call.iteration)
         scans: list[list] = [[] for _ in range(n_scan)]
         base = engine.body_frame(body, call.env, call.path, "Loop", call.iteration)
         i = 0
@@ -137,12 +176,21 @@ def scan_kernel(node: "NodeRef", program: "Program"):
     opset = program.opsets.get("", 1)
     proto = node.proto
     m = int(attribute(proto, "num_scan_inputs"))
+    n_inputs = len(proto.input) - (opset < 9)  # opset 8 puts sequence_lens first
+    if not 1 <= m <= n_inputs:
+        raise _malformed(node, f"num_scan_inputs={m} for {n_inputs} inputs")
+    body_proto = _check_body(node, "body", n_inputs, len(proto.output), n_inputs - m)
     if opset < 9:
         return _scan8(node, program, body_path, m)
     in_axes = list(attribute(proto, "scan_input_axes", []) or [])
     in_dirs = list(attribute(proto, "scan_input_directions", []) or [])
     out_axes = list(attribute(proto, "scan_output_axes", []) or [])
     out_dirs = list(attribute(proto, "scan_output_directions", []) or [])
+    k = len(body_proto.output) - (n_inputs - m)
+    _check_list(node, "scan_input_axes", in_axes, m)
+    _check_list(node, "scan_input_directions", in_dirs, m, (0, 1))
+    _check_list(node, "scan_output_axes", out_axes, k)
+    _check_list(node, "scan_output_directions", out_dirs, k, (0, 1))
 
     def run(args: list, call: Call):
         body = program.graph(body_path)
@@ -156,6 +204,7 @@ def scan_kernel(node: "NodeRef", program: "Program"):
                                      f"out of range for input of shape {x.shape}", node=call.path,
                                      op_type="Scan", iteration=call.iteration)
             axes.append(axis % x.ndim)
+            _check_slice_rank(program, body_path, body.input_names[n + j], x.ndim - 1, call)
         lengths = {x.shape[a] for x, a in zip(scan_inputs, axes)}
         if len(lengths) > 1:
             raise ExecutionError(f"{where(call.path, 'Scan', call.iteration)}: scan inputs have different sequence "
@@ -203,6 +252,7 @@ def scan_kernel(node: "NodeRef", program: "Program"):
 def _scan8(node: "NodeRef", program: "Program", body_path: str, m: int):
     """Scan opset 8: batch axis 0, sequence axis 1, optional sequence_lens, per-input directions."""
     directions = list(attribute(node.proto, "directions", []) or [])
+    _check_list(node, "directions", directions, m, (0, 1))
 
     def run(args: list, call: Call):
         body = program.graph(body_path)
@@ -268,6 +318,7 @@ def _scan8(node: "NodeRef", program: "Program", body_path: str, m: int):
 @register("SequenceMap")
 def sequence_map_kernel(node: "NodeRef", program: "Program"):
     body_path = f"{node.path}/body"
+    _check_body(node, "body", len(node.proto.input), len(node.proto.output))
 
     def run(args: list, call: Call):
         body = program.graph(body_path)
