@@ -87,7 +87,7 @@ def feeds_key(feeds: dict[str, Any]) -> str:
     return digest.hexdigest()
 
 
-def _hash_value(digest: "hashlib._Hash", value: Any) -> None:
+def _hash_value(digest: hashlib._Hash, value: Any) -> None:
     if isinstance(value, np.ndarray):
         digest.update(f"{value.dtype.str}{value.shape}".encode())
         if value.dtype.kind == "O":

@@ -3,7 +3,8 @@ import io
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from explorer.errors import FeedError

@@ -3,7 +3,7 @@ drill into a body; where graphviz is not installed, st.graphviz_chart lays it ou
 the node selector still works)."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import streamlit as st
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import onnx
 import streamlit as st
@@ -22,7 +23,7 @@ from ..trace import Trace
 
 # ---- app-owned session keys ----------------------------------------------------------------------------------
 ACTIVE = "active_model"  # ModelSource of the model every page shows
-LOAD_ERROR = "load_error"  # (label, message) of the last requested model that failed to load
+LOAD_ERROR = "load_error"  # message of the last requested model that failed to load
 RUN_REQUEST = "run_request"  # RunRequest: the feeds and limits of the run every page shows
 CURSOR = "cursor"  # index of the step-through event
 SELECTED = "selected_node"  # static path of the node in the inspector
@@ -83,7 +84,7 @@ class RunRequest:
     feeds_key: str
     label: str
     make_feeds: Callable[[], dict[str, Any]] = field(compare=False, repr=False)
-    limits: Limits = Limits()
+    limits: Limits
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,7 @@ def request_model(candidate: ModelSource | None) -> None:
         return
     result = load_source(candidate)
     if result.model is None:
-        st.session_state[LOAD_ERROR] = (candidate.label, result.error)
+        st.session_state[LOAD_ERROR] = result.error
         return
     st.session_state[ACTIVE] = candidate
     st.session_state[LOAD_ERROR] = None
@@ -185,8 +186,8 @@ def active_model() -> Model | None:
     return None if source is None else load_source(source).model
 
 
-def load_error() -> tuple[str, str] | None:
-    """(label, message) of the requested model that failed to load, if any."""
+def load_error() -> str | None:
+    """Why the requested model failed to load, if it did."""
     return st.session_state.get(LOAD_ERROR)
 
 

@@ -2,7 +2,8 @@
 panels. They read and write session state only through `state`."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -120,9 +121,8 @@ def status_banner() -> None:
     failure = state.load_error()
     model = state.active_model()
     if failure is not None:
-        label, message = failure
         keep = f" Still showing **{model.source}**." if model is not None else ""
-        st.error(f"Could not load the model: {message}.{keep}", icon=":material/block:")
+        st.error(f"Could not load the model: {failure}.{keep}", icon=":material/block:")
     if model is not None and model.warnings:
         with st.expander(f"{len(model.warnings)} warning(s) about this model"):
             for warning in model.warnings:

@@ -2,7 +2,8 @@
 loop-carried values across iterations, and recurrent gates over time."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -30,7 +31,7 @@ def plottable(value: Any) -> np.ndarray | None:
 
 
 def _layout(fig: go.Figure, title: str, xtitle: str = "", ytitle: str = "") -> go.Figure:
-    fig.update_layout(title=title, height=HEIGHT, margin=dict(l=40, r=10, t=40, b=30),
+    fig.update_layout(title=title, height=HEIGHT, margin={"l": 40, "r": 10, "t": 40, "b": 30},
                       xaxis_title=xtitle, yaxis_title=ytitle)
     return fig
 
@@ -63,10 +64,10 @@ def _sliced(array: np.ndarray, title: str) -> go.Figure:
     fig = go.Figure(_heatmap(slices[0]))
     lo, hi = float(np.nanmin(slices[:count])), float(np.nanmax(slices[:count]))
     fig.update_traces(zmin=lo, zmax=hi, zmid=None)  # one colour scale across slices
-    steps = [dict(method="restyle", label=labels[i], args=[{"z": [slices[i][:MAX_SIDE, :MAX_SIDE]]}])
+    steps = [{"method": "restyle", "label": labels[i], "args": [{"z": [slices[i][:MAX_SIDE, :MAX_SIDE]]}]}
              for i in range(count)]
-    fig.update_layout(sliders=[dict(active=0, currentvalue=dict(prefix="[" + ", ".join(
-        f"i{k}" for k in range(len(lead))) + ", :, :] at "), steps=steps, pad=dict(t=30))])
+    prefix = "[" + ", ".join(f"i{k}" for k in range(len(lead))) + ", :, :] at "
+    fig.update_layout(sliders=[{"active": 0, "currentvalue": {"prefix": prefix}, "steps": steps, "pad": {"t": 30}}])
     shown = f" (first {count} of {len(slices)} slices)" if count < len(slices) else ""
     return _layout(fig, f"{title}{shown}", f"axis {array.ndim - 1}", f"axis {array.ndim - 2}")
 
@@ -92,7 +93,7 @@ def series_figure(values: Sequence[Any], title: str = "", x: Sequence[Any] | Non
         for label, reduce in (("min", np.nanmin), ("mean", np.nanmean), ("max", np.nanmax)):
             fig.add_trace(go.Scatter(x=x, y=[float(reduce(a)) for a in arrays], mode="lines", name=label))
         fig.add_trace(go.Scatter(x=x, y=[float(np.linalg.norm(a.ravel())) for a in arrays], mode="lines",
-                                 name="L2 norm", line=dict(dash="dot")))
+                                 name="L2 norm", line={"dash": "dot"}))
     fig.update_xaxes(type="category")
     return _layout(fig, title, xtitle, fig.layout.yaxis.title.text or "value")
 

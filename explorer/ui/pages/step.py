@@ -9,7 +9,6 @@ from explorer.views.dot import model_to_dot
 from explorer.views.dot_escape import svg_id
 from explorer.views.overlays import TraceOverlay
 
-
 WHOLE_MODEL_LIMIT = 150  # nodes: above this the diagram shows only the current node's graph by default
 
 

@@ -1,0 +1,80 @@
+"""The app's responsiveness. Server side: one step of the step-through cursor on every sample, driven by AppTest
+(an AppTest click reruns the whole script, so this bounds the fragment's own rerun from above; goal <= 300 ms).
+Browser: first load of the default sample in Debian's chromium until its diagram is drawn, on a fresh server
+(cold: load, run and layout) and again in a new browser context (warm: cached)."""
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+from app_server import CHROMIUM, VIEWPORT, free_port, launch, settle, start_server, stop_server  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from explorer.samples import DEFAULT_SAMPLE, list_samples  # noqa: E402
+
+STEPS = 12
+GOAL_MS = 300
+
+
+def cursor_steps(sample: str) -> list[float]:
+    """Seconds of STEPS cursor moves (next event, wrapping to the first) on the Step through page."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.selectbox(key="w_sample").set_value(sample).run()
+    at.switch_page("explorer/ui/pages/step.py").run()
+    times = []
+    for _ in range(STEPS):
+        name = "w_step:first" if at.button(key="w_step:next").disabled else "w_step:next"
+        start = time.perf_counter()
+        at.button(key=name).click().run()
+        times.append(time.perf_counter() - start)
+        assert not at.exception, [e.value for e in at.exception]
+    return times
+
+
+def first_load() -> tuple[float, float]:
+    """(cold, warm) seconds from opening the app's address to the default sample's diagram on screen."""
+    from playwright.sync_api import sync_playwright
+
+    port = free_port()
+    proc = start_server(port)
+    try:
+        with sync_playwright() as playwright:
+            browser = launch(playwright)
+            seconds = []
+            for _ in range(2):
+                context = browser.new_context(viewport=VIEWPORT)
+                page = context.new_page()
+                start = time.perf_counter()
+                page.goto(f"http://127.0.0.1:{port}/")
+                page.locator(".explorer-diagram svg").wait_for(timeout=120_000)
+                settle(page)
+                seconds.append(time.perf_counter() - start)
+                context.close()
+            browser.close()
+    finally:
+        stop_server(proc)
+    return seconds[0], seconds[1]
+
+
+def main() -> None:
+    print(f"cursor step on the Step through page (AppTest, full rerun; {STEPS} steps, goal <= {GOAL_MS} ms):")
+    worst = 0.0
+    for sample in list_samples():
+        times = cursor_steps(sample)
+        median, slowest = statistics.median(times) * 1e3, max(times) * 1e3
+        worst = max(worst, median)
+        print(f"  {sample:24s} median {median:7.1f} ms  max {slowest:7.1f} ms")
+    print(f"  slowest median: {worst:.1f} ms ({'within' if worst <= GOAL_MS else 'over'} the goal)")
+    if not CHROMIUM.exists():
+        print("browser first load: skipped, /usr/bin/chromium is not installed")
+        return
+    cold, warm = first_load()
+    print(f"browser first load of {DEFAULT_SAMPLE!r} to its diagram: cold {cold:.2f} s, warm {warm:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
