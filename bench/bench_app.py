@@ -11,10 +11,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
-from app_server import CHROMIUM, VIEWPORT, free_port, launch, settle, start_server, stop_server  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from app_server import CHROMIUM, VIEWPORT, free_port, launch, settle, start_server, stop_server
+from streamlit.testing.v1 import AppTest
 
-from explorer.samples import DEFAULT_SAMPLE, list_samples  # noqa: E402
+from explorer.samples import DEFAULT_SAMPLE, list_samples
 
 STEPS = 12
 GOAL_MS = 300
