@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import cf_models as cf
 import numpy as np
 import pytest
+from cf_models import I64, B, F, const, graph, node, opt_vi, seq_vi, vi
 from onnx import helper as h
 
-import cf_models as cf
 import explorer
-from cf_models import B, F, I64, const, graph, node, opt_vi, seq_vi, vi
 
 MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 
@@ -233,3 +233,36 @@ def test_body_value_that_is_both_carried_and_scan_output():
                  [vi("M", I64, []), vi("s0", F, [2])], [vi("s_final", F, [2]), vi("ys", F, [None, 2])])
     trace = cf.run_both(cf.model(main), {"M": np.array(3, np.int64), "s0": np.zeros(2, np.float32)})
     np.testing.assert_array_equal(trace.outputs["ys"], [[1, 1], [2, 2], [3, 3]])
+
+
+@pytest.mark.parametrize("shape", [None, ["n", 3], [None, 3], [2, 3]])
+@pytest.mark.parametrize("trip", [0, -2])
+def test_zero_and_negative_trip_counts_stack_nothing(shape, trip):
+    """The stacked scan output of a loop that never runs takes its other dims from the body's declared type
+    (unknown dims are 0), as onnxruntime does."""
+    body = graph([node("Identity", ["c"], ["c_out"]), node("Tile", ["x", "reps"], ["y"])], "tile",
+                 [vi("i", I64, []), vi("c", B, [])], [vi("c_out", B, []), vi("y", F, shape)])
+    main = graph([node("Loop", ["M", ""], ["ys"], name="loop", body=body)], "never",
+                 [vi("M", I64, []), vi("x", F, [2, 3]), vi("reps", I64, [2])], [vi("ys", F, None)])
+    feeds = {"M": np.array(trip, np.int64), "x": np.ones((2, 3), np.float32), "reps": np.array([1, 1], np.int64)}
+    trace = cf.run_both(cf.model(main), feeds)
+    assert trace.outputs["ys"].shape[0] == 0
+    assert trace.event("loop").info["stop_reason"] == "trip count reached"
+
+
+def test_body_input_shadows_the_main_graph_value_for_a_nested_if():
+    """Main input `v`; the Loop body's input is also `v`; the If inside the body reads `v`: the body's."""
+    then_branch = graph([node("Mul", ["v", "two"], ["t_out"])], "then", [], [vi("t_out", F, [2])])
+    else_branch = graph([node("Neg", ["v"], ["e_out"])], "else", [], [vi("e_out", F, [2])])
+    body = graph([node("ReduceSum", ["v"], ["s"], keepdims=0), node("Greater", ["s", "zero"], ["pos"]),
+                  node("If", ["pos"], ["v_out"], name="branch", then_branch=then_branch, else_branch=else_branch),
+                  node("Identity", ["c"], ["c_out"]), node("Identity", ["v_out"], ["v_seen"])], "body",
+                 [vi("i", I64, []), vi("c", B, []), vi("v", F, [2])],
+                 [vi("c_out", B, []), vi("v_out", F, [2]), vi("v_seen", F, [2])])
+    main = graph([node("Add", ["v", "v"], ["w"], name="double"),
+                  node("Loop", ["M", "", "w"], ["final", "all"], name="loop", body=body)], "shadow",
+                 [vi("M", I64, []), vi("v", F, [2])], [vi("final", F, [2]), vi("all", F, None)],
+                 [const("two", 2.0), const("zero", 0.0)])
+    trace = cf.run_both(cf.model(main), {"M": np.array(4, np.int64), "v": np.array([1.0, -3.0], np.float32)})
+    assert [trace.branch("loop/body/branch", (i,)) for i in range(4)] == ["else_branch"] + ["then_branch"] * 3
+    np.testing.assert_array_equal(trace.outputs["final"], [-16.0, 48.0])  # by hand: -(2v), then doubled 3 times

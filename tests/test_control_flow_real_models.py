@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import cf_models as cf
 import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper
 
-import cf_models as cf
 import explorer
 
 ROOT = Path(__file__).resolve().parents[2] / "shared" / "models"

@@ -3,12 +3,12 @@ child ranges, iteration records, If branches, Loop stop reasons, the iteration l
 errors inside bodies naming node and iteration, and all of it surviving save/load."""
 from __future__ import annotations
 
+import cf_models as cf
 import numpy as np
 import pytest
+from cf_models import I64, B, F, const, graph, node, vi
 
-import cf_models as cf
 import explorer
-from cf_models import B, F, I64, const, graph, node, vi
 
 
 def _nested_run(lengths=(3, 0, 2, 2), seed: int = 7):
@@ -66,7 +66,7 @@ def test_children_are_the_body_events_of_that_execution():
 
 
 def test_iteration_records_hold_body_inputs_and_outputs():
-    model, trace = _nested_run()
+    _, trace = _nested_run()
     for record in trace.iterations("L0/body/I1/then_branch/S2/body/L3"):
         assert len(record.index) == 3
         assert set(record.inputs) == {"i3", "cond3", "c_in3"}

@@ -2,12 +2,12 @@
 zero-length scans, body initializers and outer-scope captures; per-iteration records against hand slicing."""
 from __future__ import annotations
 
+import cf_models as cf
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import cf_models as cf
 import explorer
 
 
@@ -165,3 +165,19 @@ def test_body_value_that_is_both_state_and_scan_output():
     trace = explorer.run(explorer.load(proto), {"s0": np.zeros(2, np.float32), "X": x})
     np.testing.assert_array_equal(trace.outputs["Y"], np.cumsum(x, axis=0))
     np.testing.assert_array_equal(trace.outputs["s_final"], x.sum(axis=0))
+
+
+@pytest.mark.parametrize(("in_axis", "out_axis", "direction"), [(0, 0, 0), (-1, -1, 1), (0, -1, 1)])
+def test_scan_of_scalars(in_axis, out_axis, direction):
+    """A rank-1 input scanned into scalars; a scalar state; scalar scan outputs stack to shape (L,)."""
+    body = cf.graph([cf.node("Mul", ["s", "decay"], ["sd"]), cf.node("Add", ["sd", "x"], ["s_out"]),
+                     cf.node("Identity", ["s_out"], ["y"])], "ema", [cf.vi("s", cf.F, []), cf.vi("x", cf.F, [])],
+                    [cf.vi("s_out", cf.F, []), cf.vi("y", cf.F, [])], [cf.const("decay", 0.5)])
+    scan = cf.node("Scan", ["s0", "X"], ["s_final", "Y"], name="scan", body=body, num_scan_inputs=1,
+                   scan_input_axes=[in_axis], scan_input_directions=[direction], scan_output_axes=[out_axis])
+    proto = cf.model(cf.graph([scan], "ema", [cf.vi("s0", cf.F, []), cf.vi("X", cf.F, [5])],
+                              [cf.vi("s_final", cf.F, []), cf.vi("Y", cf.F, [5])]))
+    x = np.random.default_rng(in_axis + 3).standard_normal(5).astype(np.float32)
+    trace = cf.run_both(proto, {"s0": np.array(1.0, np.float32), "X": x})
+    assert trace.outputs["Y"].shape == (5,)
+    assert [float(r.inputs["x"]) for r in trace.iterations("scan")] == list(x[::-1] if direction else x)

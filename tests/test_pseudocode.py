@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import cf_models as cf
 import numpy as np
 import pytest
 
-import cf_models as cf
 import explorer
 from explorer.views.pseudocode import format_value, pseudocode
 
