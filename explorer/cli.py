@@ -189,6 +189,30 @@ def _render(args: argparse.Namespace) -> int:
           (f", {len(highlight)} matching {args.search!r}" if args.search else "") + ")")
     return 0
 
+
+def _configure_rnn(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="path to an .onnx file")
+    p.add_argument("--node", help="path of one GRU/LSTM/RNN node (default: every one)")
+    p.add_argument("--inputs", help=".npz of graph inputs: run the model first (for weights computed in it)")
+
+
+@command("rnn", "GRU/LSTM/RNN report: weights per gate with ONNX, PyTorch, Keras names; exporter warnings")(
+    _configure_rnn)
+def _rnn(args: argparse.Namespace) -> int:
+    from .executor import run
+    from .model import load
+    from .rnn_report import rnn_report, rnn_reports
+
+    model = load(args.model)
+    trace = run(model, _load_feeds(args.inputs)) if args.inputs else None
+    reports = [rnn_report(model, args.node, trace)] if args.node else rnn_reports(model, trace)
+    if not reports:
+        print("no GRU, LSTM or RNN node")
+    for report in reports:
+        print("\n".join(report.lines()))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m explorer", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)

@@ -1,0 +1,294 @@
+"""The exported-RNN report: for each GRU/LSTM/RNN node, its W/R/B/P blocks split per gate with the spec's ONNX
+names and the names they had in PyTorch and Keras, and the warnings a user needs when the exported model gives
+other numbers than the framework it came from."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from onnx import numpy_helper
+
+from .errors import ExecutionError
+from .executor.rnn import ACTIVATION_DEFAULTS, CELLS, RnnConfig, node_config
+from .graph import NodeRef
+from .model import Model
+from .trace import Trace
+
+# The spec's gate letters in W/R/B order, and where each sits in PyTorch's and Keras's stacking of the same
+# weights: PyTorch GRU is [r, z, n], LSTM [i, f, g, o]; Keras GRU is [z, r, h], LSTM [i, f, c, o].
+SPEC_GATES = {"GRU": "zrh", "LSTM": "iofc", "RNN": "i"}
+PYTORCH_GATES = {"GRU": {"z": (1, "z"), "r": (0, "r"), "h": (2, "n")},
+                 "LSTM": {"i": (0, "i"), "o": (3, "o"), "f": (1, "f"), "c": (2, "g")},
+                 "RNN": {"i": (0, "")}}
+KERAS_GATES = {"GRU": {"z": 0, "r": 1, "h": 2}, "LSTM": {"i": 0, "o": 3, "f": 1, "c": 2}, "RNN": {"i": 0}}
+
+
+@dataclass(frozen=True)
+class WeightBlock:
+    """One gate's slice of W, R, B (its Wb or Rb half) or P for one direction."""
+
+    direction: int  # 0, or 1 for the reverse half of a bidirectional node
+    tensor: str  # "W", "R", "B" or "P"
+    gate: str  # the spec's letter: z r h (GRU), i o f c (LSTM), i (RNN)
+    onnx: str  # the spec's name, e.g. "Wz", "RBh", "WBbi", "Pf"
+    index: tuple[int, int]  # [start, stop) along axis 1 of the tensor (rows of W/R, entries of B/P)
+    pytorch: str  # e.g. "weight_ih_l0[128:256] (W_iz)"; "" where PyTorch has no such parameter
+    keras: str  # e.g. "kernel[:, 0:128]"; "" where Keras has no such weight
+    values: np.ndarray | None  # the block itself, when known (a constant of the model, or from a trace)
+
+
+@dataclass(frozen=True)
+class Finding:
+    level: str  # "error", "warning" or "note"
+    message: str
+
+
+@dataclass
+class RnnReport:
+    """What `rnn_report` found out about one GRU/LSTM/RNN node."""
+
+    node: str
+    op_type: str
+    origin: str  # "PyTorch", "TensorFlow/Keras" or "unknown", from the model's producer
+    config: RnnConfig | None  # None when the node's attributes are invalid (see findings)
+    hidden_size: int | None
+    input_size: int | None
+    blocks: list[WeightBlock] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> list[str]:
+        return [f.message for f in self.findings if f.level in ("error", "warning")]
+
+    def lines(self) -> list[str]:
+        """The report as text, one line per fact."""
+        out = [f"{self.op_type} {self.node!r} (exported by {self.origin})"]
+        if self.config is not None:
+            c = self.config
+            acts = " | ".join(", ".join(str(a) for a in d) for d in c.activations)
+            out.append(f"  {c.cell.op_type}-{c.version}, direction {c.direction}, hidden_size "
+                       f"{self.hidden_size}, input_size {self.input_size}, layout {c.layout}, "
+                       f"activations {acts}")
+        for f in self.findings:
+            out.append(f"  {f.level}: {f.message}")
+        for b in self.blocks:
+            names = [n for n in (b.pytorch and f"PyTorch {b.pytorch}", b.keras and f"Keras {b.keras}") if n]
+            stats = "" if b.values is None else f"  mean |x| {np.abs(b.values).mean():.4g}"
+            out.append(f"  {b.onnx:5} {b.tensor}[{b.direction}, {b.index[0]}:{b.index[1]}]  "
+                       f"{' · '.join(names)}{stats}")
+        return out
+
+
+def recurrent_nodes(model: Model) -> list[NodeRef]:
+    """Every GRU/LSTM/RNN node of the model, nested bodies included."""
+    return [ref for ref in model.nodes() if ref.op_type in CELLS and ref.domain in ("", "ai.onnx")]
+
+
+def rnn_reports(model: Model, trace: Trace | None = None) -> list[RnnReport]:
+    return [rnn_report(model, ref.path, trace) for ref in recurrent_nodes(model)]
+
+
+def rnn_report(model: Model, path: str, trace: Trace | None = None) -> RnnReport:
+    """The report of the GRU/LSTM/RNN node at `path`. Weights computed at run time (PyTorch exports build W,
+    R and B with Concat/Slice) get their values from the node's first execution in `trace`, when given."""
+    node = model.node(path)
+    if node.op_type not in CELLS:
+        raise ValueError(f"node {path!r} is a {node.op_type}, not a GRU, LSTM or RNN")
+    origin = _origin(model.proto.producer_name)
+    inputs = list(node.proto.input) + [""] * 8
+    constants = {name: _constant(model, node, name) for name in inputs[:8] if name}
+    executions = trace.events_of(path) if trace is not None else []
+    if executions:
+        for name, value in executions[0].inputs.items():
+            if constants.get(name) is None and isinstance(value, np.ndarray):
+                constants[name] = value
+    shapes = {name: constants[name].shape if constants.get(name) is not None
+              else _declared_shape(model, node, name) for name in inputs[:8] if name}
+    try:
+        config = node_config(node, model.opsets.get("", 1))
+    except ExecutionError as exc:
+        return RnnReport(path, node.op_type, origin, None, None, None, [], [Finding("error", str(exc))])
+    r_shape, w_shape = shapes.get(inputs[2]), shapes.get(inputs[1])
+    hidden = config.hidden_size or (r_shape[-1] if r_shape and len(r_shape) == 3 else None)
+    input_size = w_shape[-1] if w_shape and len(w_shape) == 3 else None
+    layer = [ref.path for ref in recurrent_nodes(model)
+             if ref.op_type == node.op_type and ref.graph is node.graph].index(path)
+    report = RnnReport(path, node.op_type, origin, config, hidden, input_size)
+    if hidden:
+        report.blocks = _blocks(config, hidden, layer, inputs, constants)
+    report.findings = _findings(node, config, origin, inputs, constants)
+    return report
+
+
+def _origin(producer: str) -> str:
+    name = producer.lower()
+    if "pytorch" in name or "torch" in name:
+        return "PyTorch"
+    if "tf2onnx" in name or "keras" in name or "tensorflow" in name:
+        return "TensorFlow/Keras"
+    return "unknown"
+
+
+def _scopes(model: Model, node: NodeRef):
+    """The node's graph, then each enclosing graph out to the main one."""
+    graph = node.graph
+    while graph is not None:
+        yield graph.proto
+        graph = model.index.nodes[graph.owner].graph if graph.owner else None
+
+
+def _constant(model: Model, node: NodeRef, name: str) -> np.ndarray | None:
+    """The value of `name` when an initializer or a Constant node in scope defines it."""
+    for graph in _scopes(model, node):
+        for tensor in graph.initializer:
+            if tensor.name == name:
+                return numpy_helper.to_array(tensor)
+        for other in graph.node:
+            if other.op_type == "Constant" and name in other.output:
+                return next((numpy_helper.to_array(a.t) for a in other.attribute if a.name == "value"), None)
+    return None
+
+
+def _declared_shape(model: Model, node: NodeRef, name: str) -> tuple | None:
+    """The shape the model declares (or shape inference found) for `name`; None for unknown dimensions."""
+    for graph in _scopes(model, node):
+        for info in [*graph.input, *graph.value_info]:
+            if info.name == name and info.type.HasField("tensor_type"):
+                return tuple(d.dim_value if d.HasField("dim_value") else None
+                             for d in info.type.tensor_type.shape.dim)
+    return None
+
+
+def _blocks(config: RnnConfig, hidden: int, layer: int, inputs: list[str],
+            constants: dict[str, np.ndarray | None]) -> list[WeightBlock]:
+    op = config.cell.op_type
+    gates = SPEC_GATES[op]
+    g = len(gates)
+    blocks = []
+    for d in range(config.num_directions):
+        suffix = "_reverse" if d else ""
+        side = ("backward_layer." if d else "forward_layer.") if config.num_directions == 2 else ""
+        for tensor, position in (("W", 1), ("R", 2), ("B", 3), ("P", 7)):
+            if tensor == "P" and (op != "LSTM" or not inputs[position]):
+                continue
+            if tensor == "B" and not inputs[position]:
+                continue
+            value = constants.get(inputs[position]) if inputs[position] else None
+            halves = (("Wb", 0), ("Rb", 1)) if tensor == "B" else ((tensor, 0),)
+            letters = "iof" if tensor == "P" else gates
+            for half, offset in halves:
+                for j, gate in enumerate(letters):
+                    start = (offset * g + j) * hidden
+                    index = (start, start + hidden)
+                    fits = value is not None and value.ndim >= 2 and value.shape[0] > d
+                    block = value[d, index[0]:index[1]] if fits and value.shape[1] >= index[1] else None
+                    blocks.append(WeightBlock(
+                        d, tensor, gate, _onnx_name(half, gate, d), index,
+                        _pytorch_name(op, half, gate, hidden, layer, suffix),
+                        _keras_name(config, half, gate, hidden, side), block))
+    return blocks
+
+
+def _onnx_name(half: str, gate: str, direction: int) -> str:
+    """The spec's notation: Wz, Rbh, WBz, RBbh, Pi, PBf."""
+    if not direction:
+        return f"{half}{gate}"
+    return {"W": "WB", "R": "RB", "Wb": "WBb", "Rb": "RBb", "P": "PB"}[half] + gate
+
+
+def _pytorch_name(op: str, half: str, gate: str, hidden: int, layer: int, suffix: str) -> str:
+    if half == "P":
+        return ""  # PyTorch's LSTM has no peepholes
+    position, letter = PYTORCH_GATES[op][gate]
+    param = {"W": "weight_ih", "R": "weight_hh", "Wb": "bias_ih", "Rb": "bias_hh"}[half]
+    symbol = param[0].upper() if half in "WR" else "b"
+    symbol += "_" + param.split("_")[1][0] + (letter or param.split("_")[1][1])  # W_iz, b_hn; RNN: W_ih, b_hh
+    return f"{param}_l{layer}{suffix}[{position * hidden}:{(position + 1) * hidden}] ({symbol})"
+
+
+def _keras_name(config: RnnConfig, half: str, gate: str, hidden: int, side: str) -> str:
+    op = config.cell.op_type
+    if half == "P":
+        return ""  # Keras's LSTM has no peepholes
+    position = KERAS_GATES[op][gate]
+    cols = f"{position * hidden}:{(position + 1) * hidden}"
+    if half == "W":
+        return f"{side}kernel[:, {cols}]"
+    if half == "R":
+        return f"{side}recurrent_kernel[:, {cols}]"
+    if op == "GRU" and config.linear_before_reset:  # reset_after=True keeps both biases, shape (2, 3H)
+        return f"{side}bias[{0 if half == 'Wb' else 1}, {cols}]"
+    return f"{side}bias[{cols}]" if half == "Wb" else ""  # one bias: exporters write Rb = 0
+
+
+def _findings(node: NodeRef, config: RnnConfig, origin: str, inputs: list[str],
+              constants: dict[str, np.ndarray | None]) -> list[Finding]:
+    op = config.cell.op_type
+    found = []
+
+    def add(level: str, *parts: str) -> None:
+        found.append(Finding(level, "".join(parts)))
+
+    if op == "GRU" and not config.linear_before_reset:
+        if origin == "PyTorch":
+            add("warning", "linear_before_reset=0 in a GRU exported from PyTorch: PyTorch computes ",
+                "n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), which is linear_before_reset=1; with 0 ONNX ",
+                "computes tanh(W_in x + b_in + W_hn (r * h) + b_hn) and the results differ silently ",
+                "(a known exporter bug)")
+        else:
+            add("note", "linear_before_reset=0 applies the reset gate before the recurrent product, like ",
+                "Keras reset_after=False; PyTorch and Keras reset_after=True (TensorFlow 2's default) need 1")
+    if inputs[4]:
+        add("warning", "sequence_lens is given: Y is zero at padded steps, Y_h",
+            "/Y_c" if op == "LSTM" else "", " hold each sequence's last valid step (position 0 for the ",
+            "reverse direction, which starts at each sequence's own end), and a length-0 sequence gives ",
+            "zeros; a framework run over the padding (PyTorch without pack_padded_sequence, Keras without ",
+            "masking) gives other numbers")
+    if config.layout == 1:
+        add("warning", "layout=1 (batch first): onnxruntime's CPU kernels refuse it; exporters keep ",
+            "layout=0 and put Transposes around the node (PyTorch batch_first=True does so)")
+    if config.clip is not None:
+        add("warning", f"clip={config.clip:g} bounds every gate's pre-activation to ",
+            f"[-{config.clip:g}, {config.clip:g}]; PyTorch never clips",
+            ", and TensorFlow's cell_clip bounds the cell state C instead" if op == "LSTM" else "",
+            ", so results differ once values reach the bound")
+    if op == "LSTM" and inputs[7]:
+        add("note", "peepholes P: neither PyTorch's nor Keras's LSTM has them")
+    if op == "LSTM" and config.input_forget:
+        add("note", "input_forget=1 couples the gates (f = 1 - i); PyTorch and Keras do not")
+    if not inputs[3]:
+        add("note", "no B: every bias is zero (PyTorch bias=False)")
+    if config.hidden_size is None:
+        add("note", "hidden_size is missing: taken from R's shape (onnxruntime requires it)")
+    activations = [a for d in config.activations for a in d]
+    if any(a.name not in CELLS[op].activations for a in activations):
+        add("note", "activations: ", " | ".join(", ".join(str(a) for a in d) for d in config.activations))
+    defaulted = _defaulted(node, activations)
+    if defaulted:
+        add("warning", f"{', '.join(defaulted)} take default alpha/beta: the spec's defaults are the ONNX ",
+            "operators' (explorer uses them), onnxruntime uses 0 for some, so the two differ")
+    for position, name in ((1, "W"), (2, "R")):
+        if inputs[position] and constants.get(inputs[position]) is None:
+            add("note", f"{name} is computed at run time: blocks show positions (a trace gives values)")
+    return found
+
+
+def _defaulted(node: NodeRef, activations: list) -> list[str]:
+    """Activations left with a default alpha or beta where onnxruntime's fallback differs from the spec's
+    (it takes 0 for Affine, ThresholdedRelu and ScaledTanh, and for everything in RNN)."""
+    given = {att.name: len(att.floats) for att in node.proto.attribute}
+    alphas, betas = given.get("activation_alpha", 0), given.get("activation_beta", 0)
+    found = []
+    for a in activations:
+        default_alpha, default_beta = ACTIVATION_DEFAULTS[a.name]
+        missing = False
+        if default_alpha is not None:
+            missing |= alphas == 0
+            alphas = max(alphas - 1, 0)
+        if default_beta is not None:
+            missing |= betas == 0 and default_beta != 0.0
+            betas = max(betas - 1, 0)
+        differs = node.op_type == "RNN" or a.name in ("Affine", "ThresholdedRelu", "ScaledTanh")
+        if missing and differs and a.name not in found:
+            found.append(a.name)
+    return found
