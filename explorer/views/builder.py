@@ -234,6 +234,11 @@ class SceneBuilder:
 
         return Expansion(rule, known, ancestors, "scope key")
 
+    def _weight(self, path: str) -> int:
+        """Boxes a node takes under the default rule: itself and the bodies small enough to open."""
+        return 1 + sum(self._sizes.get(b.path, 0) for b in self.index.nodes[path].subgraphs
+                       if self._sizes.get(b.path, 0) <= self.o.max_expanded_nodes)
+
     def body_expanded(self, body: GraphRef) -> bool:
         default = self._sizes.get(body.path, 0) <= self.o.max_expanded_nodes or body.path in self.reveal_bodies
         return self.body_rule.expanded(body.path, default)
@@ -278,7 +283,7 @@ class SceneBuilder:
             members = self.tree(graph).members
         else:
             members = [graph.prefix + i for i in node_ids(graph.proto)]
-        depth = auto_depth(members, self.o.max_boxes) if self.o.group_scopes else None
+        depth = auto_depth(members, self.o.max_boxes, self._weight) if self.o.group_scopes else None
         self._draw_members(graph, container, members, depth)
         if not scoped:
             self._draw_outputs(graph, container)

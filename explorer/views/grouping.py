@@ -136,13 +136,17 @@ class ScopeTree:
         return scope.lineage() if scope is not None else []
 
 
-def auto_depth(members: list, budget: int) -> int:
+def auto_depth(members: list, budget: int, weight: Callable[[str], int] = lambda path: 1) -> int:
     """The scope depth to expand below so that at most `budget` boxes are drawn for `members` (scopes at that
-    depth or deeper collapse into one box each); the shallowest depth when even that exceeds the budget."""
+    depth or deeper collapse into one box each; a node counts `weight(path)` boxes, e.g. with the bodies it
+    opens); the shallowest depth when even that exceeds the budget."""
     def count(items: list, depth: int) -> int:
         total = 0
         for m in items:
-            total += count(m.members, depth) if isinstance(m, Scope) and m.depth < depth else 1
+            if not isinstance(m, Scope):
+                total += weight(m)
+            else:
+                total += count(m.members, depth) if m.depth < depth else 1
         return total
 
     depths = []
