@@ -151,14 +151,13 @@ def test_spec_invalid_fixture_gives_a_clear_error(file):
     assert err.trace is not None and err.trace.error["node"] == node
 
 
-@pytest.mark.xfail(strict=True, reason="the kernel adapter ignores an attribute the operator version does not "
-                                       "define (ReduceSum-13 `axes`) instead of refusing the node")
 @pytest.mark.parametrize("file", ATTRIBUTE_INVALID, ids=_id)
 def test_undefined_attribute_in_a_body_is_refused(file):
     model = explorer.load(ROOT / file)
     assert any("Unrecognized attribute: axes" in w for w in model.warnings)
-    with pytest.raises(explorer.ExecutionError):
+    with pytest.raises(explorer.ExecutionError, match=r"attribute\(s\) \['axes'\] are not defined for ReduceSum-13") as info:
         explorer.run(model, _feeds(model, ENTRIES[file], 0))
+    assert info.value.op_type == "ReduceSum" and "/body/" in info.value.node
 
 
 def test_optional_input_through_nested_ifs():

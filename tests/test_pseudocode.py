@@ -151,14 +151,13 @@ def test_opset8_scan_pseudocode_names_batch_and_lengths():
     assert f"//   x0 = {format_value(feeds['X0'][1, 1])}" in code
 
 
-@pytest.mark.xfail(strict=True, reason="pseudocode.py writes opset-8 slices as [t] even when `directions` reverses "
-                                       "an input (it reads [N - 1 - t])")
 def test_opset8_scan_pseudocode_shows_reversed_inputs():
     model = explorer.load(cf.scan8(1, 2, 1, directions=[0, 1]))
     feeds = {"S0": np.zeros((1, 3), np.float32), "X0": np.ones((1, 3, 3), np.float32),
              "X1": np.ones((1, 3, 3), np.float32)}
     code = pseudocode(model.node("scan"), explorer.run(model, feeds), (0,), 8)
-    assert "N - 1 - t" in code
+    assert "x0 = (X0<axis=0>[batch])<axis=1>[t];" in code
+    assert "x1 = (X1<axis=0>[batch])<axis=1>[N - 1 - t];" in code
 
 
 def test_format_value():

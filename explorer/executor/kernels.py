@@ -16,7 +16,7 @@ from onnx.reference import op_run
 from onnx.reference.ops import load_op
 from onnx.reference.ops._op import OpRunBinaryNumpy
 
-from ..errors import UnsupportedOperatorError
+from ..errors import ExecutionError, UnsupportedOperatorError
 
 if TYPE_CHECKING:
     from ..graph import NodeRef
@@ -107,6 +107,7 @@ def _reference_kernel(node: "NodeRef", program: "Program", proto: onnx.NodeProto
             node=node.path, op_type=proto.op_type,
         )
     version = opsets.get(domain, 1)
+    _check_attributes(node, proto, domain, version)
     cls = _load_reference_class(proto, domain, version, node, program)
     run_params = {
         "log": _no_log,
@@ -166,6 +167,21 @@ def _fast_path(inst: op_run.OpRun) -> PlainKernel | None:
         return results
 
     return call
+
+
+def _check_attributes(node: "NodeRef", proto: onnx.NodeProto, domain: str, version: int) -> None:
+    """Refuses attributes the operator version does not define (onnx.reference would silently ignore them, e.g.
+    ReduceSum-13's `axes`, which moved to an input)."""
+    try:
+        schema = onnx.defs.get_schema(proto.op_type, version, domain)
+    except onnx.defs.SchemaError:
+        return  # a model-local function or an operator without a schema: nothing to check against
+    unknown = [att.name for att in proto.attribute if att.name not in schema.attributes]
+    if unknown:
+        raise ExecutionError(
+            f"node {node.path!r} ({proto.op_type}): attribute(s) {unknown} are not defined for "
+            f"{proto.op_type}-{schema.since_version} (opset {version}); known: {sorted(schema.attributes)}",
+            node=node.path, op_type=proto.op_type)
 
 
 def _no_log(*_: Any) -> None:

@@ -142,7 +142,9 @@ def scan_pseudocode(node: NodeRef, trace: Trace | None = None, iteration: tuple[
                   f"  N = {node.proto.input[0] or 'max_sequence_length'}"
                   + ("[batch];" if node.proto.input[0] else ";")]
         indent = "  "
-        slicing = [f"(scan_{j}<axis=0>[batch])<axis=1>[t]" for j in range(m)]
+        dirs = list(_attr(node.proto, "directions", []) or [0] * m)
+        slicing = [f"({inputs[n + j]}<axis=0>[batch])<axis=1>[" + ("N - 1 - t" if dirs[j] else "t") + "]"
+                   for j in range(m)]
     else:
         inputs = list(node.proto.input)
         n = len(inputs) - m
@@ -170,8 +172,7 @@ def scan_pseudocode(node: NodeRef, trace: Trace | None = None, iteration: tuple[
         for name in b_in:
             lines.append(f"{inner}//   {name} = {format_value(record.inputs.get(name))}")
     for j, name in enumerate(b_in[n:]):
-        source = slicing[j].replace(f"scan_{j}", inputs[n + j]) if opset < 9 else slicing[j]
-        lines.append(f"{inner}{name} = {source};")
+        lines.append(f"{inner}{name} = {slicing[j]};")
     lines.extend(_body_lines(body, inner))
     for name_in, name_out in zip(b_in[:n], b_out[:n]):
         lines.append(f"{inner}{name_in} = {name_out};{_note(record, name_out, outputs=True)}")
