@@ -1,10 +1,13 @@
 """The Streamlit app driven headless with AppTest: every page on every sample, the sidebar's model and input
 choices, error handling that keeps the previous model, and the step cursor."""
+import base64
 import io
 import json
 from pathlib import Path
+from xml.etree import ElementTree
 
 import numpy as np
+import plotly.io
 import pytest
 import streamlit as st
 from onnx import TensorProto, helper
@@ -12,10 +15,13 @@ from streamlit.testing.v1 import AppTest
 
 import explorer
 from explorer.samples import DEFAULT_SAMPLE, list_samples, sample_path
+from explorer.views.dot_escape import svg_id
+from explorer.views.styles import NODE_STATES
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGES = {name: f"explorer/ui/pages/{name}.py" for name in ("graph", "step", "loops", "gates", "optimizer")}
 SAMPLES = list(list_samples())
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture(autouse=True)
@@ -35,6 +41,35 @@ def start(sample: str | None = None) -> AppTest:
 def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
+
+
+def figures(at: AppTest) -> list:
+    """The plotly figures on the page."""
+    return [plotly.io.from_json(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def array(data) -> np.ndarray:
+    """A figure's array as it travels in the spec: a list, or plotly's typed array {dtype, bdata, shape}."""
+    if not isinstance(data, dict):
+        return np.asarray(data, dtype=float)
+    flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"])
+    shape = [int(n) for n in str(data.get("shape", flat.size)).split(",")]
+    return flat.reshape(shape).astype(float)
+
+
+def diagram_svg(at: AppTest, key: str) -> ElementTree.Element:
+    """The SVG the diagram component of that widget key was given."""
+    [component] = [c for c in at.get("bidi_component") if c.proto.id.endswith(key)]
+    return ElementTree.fromstring(json.loads(component.proto.json)["svg"])
+
+
+def outline(svg: ElementTree.Element, node_path: str) -> str | None:
+    """The stroke colour of a node's box in the SVG (see views.dot for the ids)."""
+    for group in svg.iter(f"{SVG}g"):
+        if group.get("id") == svg_id("node", node_path):
+            shape = next(e for e in group.iter() if e.tag in (f"{SVG}path", f"{SVG}polygon"))
+            return shape.get("stroke")
+    return None
 
 
 def texts(at: AppTest) -> str:
@@ -176,6 +211,21 @@ def test_step_buttons_move_the_cursor_along_the_loops():
     assert "› `If 'branch' · then_branch` › `Add 'add_x'`" in texts(at)
 
 
+def test_cursor_moves_move_the_highlighted_node_in_the_diagram():
+    current = NODE_STATES["current"]["color"]
+    at = start("nested_loops")
+    at.switch_page(PAGES["step"]).run()
+    svg = diagram_svg(at, "w_step_diagram")
+    assert outline(svg, "enc/body/inner/body/parity") == current
+    assert outline(svg, "enc/body/inner/body/is_even") != current
+    at.button(key="w_step:next").click().run()
+    svg = diagram_svg(at, "w_step_diagram")
+    assert outline(svg, "enc/body/inner/body/is_even") == current
+    assert outline(svg, "enc/body/inner/body/parity") != current
+    at.button(key="w_step:last").click().run()  # the Scan's own event comes last
+    assert outline(diagram_svg(at, "w_step_diagram"), "enc") == current
+
+
 def test_selecting_a_node_fills_the_inspector():
     at = start("nested_loops")
     at.selectbox(key="w_node_pick").set_value("enc/body/inner/body/branch/then_branch/add_x").run()
@@ -188,15 +238,28 @@ def test_selecting_a_node_fills_the_inspector():
     assert any("acc_then" in m.value for m in at.markdown)
 
 
-def test_gates_page_draws_a_heatmap_per_gate():
-    gru = next((s for s in SAMPLES if "gru" in s), None)
-    if gru is None:
-        pytest.skip("no GRU sample built")
-    at = start(gru)
+def test_gates_page_draws_a_heatmap_per_gate_and_the_exported_report():
+    at = start("gru_pytorch_batch_first")
     at.switch_page(PAGES["gates"]).run()
     assert_clean(at)
-    figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    assert sum(f["data"][0]["type"] == "heatmap" for f in figures) >= 3
+    heatmaps = {f.layout.title.text: f.data[0] for f in figures(at) if f.data[0].type == "heatmap"}
+    assert set(heatmaps) == {f"{g} [forward, batch 0]" for g in ("z", "r", "h", "H")}
+    assert (heatmaps["z [forward, batch 0]"].zmin, heatmaps["z [forward, batch 0]"].zmax) == (0, 1)
+    trace = explorer.run(explorer.load(sample_path("gru_pytorch_batch_first")))
+    z = trace.gates("gru")["z"][:, 0, 0, :]  # [time, unit] of batch item 0
+    np.testing.assert_allclose(array(heatmaps["z [forward, batch 0]"].z), z.T, rtol=1e-6)
+    [weights] = [f.value for f in at.dataframe if "PyTorch" in f.value.columns]
+    assert weights.set_index("ONNX").loc["Wr", "PyTorch"].startswith("weight_ih_l0[0:")  # PyTorch stacks r, z, n
+
+
+def test_gates_page_leaves_padded_steps_blank():
+    at = start("lstm_bidirectional_ragged")
+    at.switch_page(PAGES["gates"]).run()
+    at.number_input(key="w_rnn_batch:lstm").set_value(2).run()  # the item of length 2
+    assert_clean(at)
+    assert "(2 valid for this batch item)" in texts(at)
+    z = array(figures(at)[0].data[0].z)  # unit x time
+    assert not np.isnan(z[:, :2]).any() and np.isnan(z[:, 2:]).all()
 
 
 def test_loops_page_fills_the_pseudo_code_with_the_chosen_iteration():

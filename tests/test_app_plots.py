@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from explorer.values import summarize
-from explorer.views.plots import MAX_SLICES, series_figure, value_figure
+from explorer.views.plots import MAX_SLICES, lines_figure, series_figure, time_heatmap, value_figure
 
 
 def test_short_vectors_are_bars_long_ones_lines():
@@ -82,3 +82,20 @@ def test_series_of_big_tensors_shows_range_and_norm():
 def test_series_with_a_non_numeric_step_is_not_drawn():
     assert series_figure([np.zeros(2), None]) is None
     assert series_figure([]) is None
+
+
+def test_time_heatmaps_put_time_across_and_span_the_activation_range():
+    values = np.array([[0.1, 0.9], [0.5, np.nan], [0.2, 0.3]])  # [time, unit]
+    fig = time_heatmap(values, "z", (0.0, 1.0))
+    heat = fig.data[0]
+    np.testing.assert_array_equal(np.asarray(heat.z, dtype=float), values.T)
+    assert (heat.zmin, heat.zmax) == (0.0, 1.0) and list(heat.x) == [0, 1, 2]
+    fig = time_heatmap(values, "h", (-1.0, 1.0))
+    assert fig.data[0].zmid == 0 and fig.data[0].zmin == -1.0
+
+
+def test_lines_share_the_step_axis():
+    fig = lines_figure({"a": np.array([1.0, 2.0]), "b": np.array([0.5, np.nan])}, "t", yrange=(0, 1))
+    assert [t.name for t in fig.data] == ["a", "b"]
+    np.testing.assert_array_equal(fig.data[1].y, [0.5, np.nan])
+    assert tuple(fig.layout.yaxis.range) == (0, 1)

@@ -1,13 +1,17 @@
 """What the Gates page computes from a GRU/LSTM/RNN's recorded gates: the bounded range of each gate's
-activation, saturation over time (fraction of units near a bound), and the norm of H over time."""
+activation, saturation over time (fraction of units near a bound), the norm of H over time, and the weight
+table of the exported-RNN report."""
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
-from ..executor.rnn import CELLS, node_config
+from ..executor.rnn import node_config
 from ..model import Model
+from ..rnn_report import RnnReport
+from ..rnn_report import recurrent_nodes as recurrent_refs
 
-RECURRENT_OPS = frozenset(CELLS)
 # Which activation of a direction (f, g, h) produces each recorded gate.
 _ACTIVATION_OF = {"z": 0, "r": 0, "h": 1, "i": 0, "o": 0, "f": 0, "c": 1, "a": 0}
 SATURATION_MARGIN = 0.05  # a unit within 5 % of the activation's range from a bound counts as saturated
@@ -15,8 +19,7 @@ SATURATION_MARGIN = 0.05  # a unit within 5 % of the activation's range from a b
 
 def recurrent_nodes(model: Model) -> dict[str, str]:
     """path -> `Op · path` of every GRU/LSTM/RNN, nested ones included."""
-    return {ref.path: f"{ref.op_type} · {ref.path}" for ref in model.nodes()
-            if ref.op_type in RECURRENT_OPS and ref.domain in ("", "ai.onnx")}
+    return {ref.path: f"{ref.op_type} · {ref.path}" for ref in recurrent_refs(model)}
 
 
 def _bounds(name: str, alpha: float | None) -> tuple[float, float] | None:
@@ -55,3 +58,10 @@ def hidden_norm(h: np.ndarray) -> np.ndarray:
     norm = np.sqrt(np.sum(h.astype(np.float64) ** 2, axis=1))
     norm[np.isnan(h).all(axis=1)] = np.nan
     return norm
+
+
+def weight_rows(report: RnnReport) -> list[dict[str, Any]]:
+    """One row per gate block of W, R, B, P: its ONNX name, where it sits, its PyTorch and Keras names."""
+    return [{"ONNX": b.onnx, "slice": f"{b.tensor}[{b.direction}, {b.index[0]}:{b.index[1]}]",
+             "PyTorch": b.pytorch, "Keras": b.keras,
+             "mean |x|": None if b.values is None else float(np.abs(b.values).mean())} for b in report.blocks]

@@ -98,10 +98,17 @@ def series_figure(values: Sequence[Any], title: str = "", x: Sequence[Any] | Non
     return _layout(fig, title, xtitle, fig.layout.yaxis.title.text or "value")
 
 
-def time_heatmap(values: np.ndarray, title: str) -> go.Figure:
-    """A [time, unit] array as a heatmap with time across and units down (NaN steps are left blank)."""
+def time_heatmap(values: np.ndarray, title: str, bounds: tuple[float, float] | None = None) -> go.Figure:
+    """A [time, unit] array as a heatmap with time across and units down (NaN steps are left blank). With the
+    `bounds` of the activation that produced it, the colour scale spans exactly that range (saturated units
+    show at either end): sequential for [0, 1], diverging around 0 for a symmetric range."""
     values = np.asarray(values, dtype=np.float64)
     fig = go.Figure(_heatmap(values.T, x=np.arange(values.shape[0])))
+    if bounds is not None:
+        low, high = bounds
+        symmetric = low == -high
+        fig.update_traces(zmin=low, zmax=high, zmid=0 if symmetric else None,
+                          colorscale="RdBu_r" if symmetric else "Viridis")
     return _layout(fig, title, "time step", "hidden unit")
 
 

@@ -1,5 +1,5 @@
 """The app in a real browser: choose the nested-loop sample, click a node inside a body and see its inspector,
-step to an iteration inside a loop, upload a garbage file and see the error.
+step to an iteration inside a loop, look at the gates of a GRU, upload a garbage file and see the error.
 Screenshots go to artifacts/e2e_*.png."""
 from __future__ import annotations
 
@@ -67,6 +67,15 @@ def test_step_to_an_iteration_inside_a_loop(page):
     assert current.first.get_attribute("stroke") == "#e8590c"
     no_exception(page)
     shot(page, "step_iteration")
+
+
+def test_gates_page_shows_heatmaps_for_a_gru(page):
+    choose_sample(page, "gru_pytorch_batch_first")
+    open_page(page, "Gates")
+    page.locator(".js-plotly-plot .hm image").first.wait_for()  # plotly draws heatmaps as images
+    assert page.locator(".js-plotly-plot .hm").count() >= 3
+    no_exception(page)
+    shot(page, "gates")
 
 
 def test_garbage_upload_shows_the_error_and_keeps_the_model(page):

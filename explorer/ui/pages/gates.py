@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
+from explorer.rnn_report import rnn_report
 from explorer.ui import state, widgets
 from explorer.views import gates
 from explorer.views.plots import lines_figure, time_heatmap
@@ -33,12 +35,13 @@ def show(model, trace, path: str) -> None:
     st.caption(f"{seq} time steps ({valid} valid for this batch item) · hidden size {hidden} · "
                f"gates {', '.join(n for n in series if n not in ('H', 'C'))}")
 
+    bounds = gates.gate_bounds(model, path, direction)
     st.markdown("##### Gates over time")
     columns = st.columns(2)
     for k, (name, values) in enumerate(series.items()):
         with columns[k % 2]:
-            st.plotly_chart(time_heatmap(values, f"{name} [{names[direction]}, batch {item}]"),
-                            key=f"gate:{path}:{name}", width="stretch")
+            figure = time_heatmap(values, f"{name} [{names[direction]}, batch {item}]", bounds.get(name))
+            st.plotly_chart(figure, key=f"gate:{path}:{name}", width="stretch")
 
     st.markdown("##### Chosen units over time")
     left, right = st.columns([1, 3])
@@ -49,7 +52,6 @@ def show(model, trace, path: str) -> None:
         right.plotly_chart(lines_figure({f"unit {u}": series[gate][:, u] for u in units}, f"{gate}: chosen units"),
                            key=f"units:{path}", width="stretch")
 
-    bounds = gates.gate_bounds(model, path, direction)
     saturated = {name: gates.saturation(series[name], b) for name, b in bounds.items() if b is not None}
     left, right = st.columns(2)
     if saturated:
@@ -59,6 +61,18 @@ def show(model, trace, path: str) -> None:
                        key=f"norm:{path}", width="stretch")
     if np.isnan(series["H"]).any():
         st.caption("Blank steps lie past this batch item's sequence length.")
+    exported_report(model, trace, path)
+
+
+def exported_report(model, trace, path: str) -> None:
+    """Weights per gate with their ONNX, PyTorch and Keras names, and what to watch out for."""
+    report = rnn_report(model, path, trace)
+    st.markdown(f"##### Exported-RNN report · exported by {report.origin}")
+    for finding in report.findings:
+        show = {"error": st.error, "warning": st.warning}.get(finding.level, st.info)
+        show(finding.message)
+    if report.blocks:
+        st.dataframe(pd.DataFrame(gates.weight_rows(report)), hide_index=True)
 
 
 st.title("Gates")
