@@ -187,6 +187,8 @@ def test_drill_in_draws_one_body_under_a_breadcrumb(nested):
     assert drawn.edges_between(stub, box(f"{LOOP_BODY}/scale_it"))
     assert drawn.edges_between(svg_id("input", SCAN_BODY, "1"), box(f"{LOOP_BODY}/add_x"))
     assert "state ← s0" in label(drawn, svg_id("input", SCAN_BODY, "0"))
+    (carried,) = drawn.edges_between(svg_id("output", SCAN_BODY, "0"), svg_id("input", SCAN_BODY, "0"))
+    assert carried["constraint"] == "false"  # the drilled-in body's own state still loops back
 
 
 def test_breadcrumb_and_titles(nested):

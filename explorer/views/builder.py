@@ -510,6 +510,8 @@ class SceneBuilder:
             self._connect_bodies(path)
         if self.focus_scope is not None:
             self._connect_outside()
+        elif self.root.path:
+            self._connect_carried(self.root)
 
     def _out_state(self, src: _Source, name: str) -> str | None:
         cursor = self.o.cursor
@@ -535,12 +537,17 @@ class SceneBuilder:
             for box in inputs:
                 if box:
                     self.edge(_Source(header, body.path), box, "", "binding")
-            outputs = self.formal_out.get(body.path, [])
-            for box in outputs:
+            for box in self.formal_out.get(body.path, []):
                 self.edge(_Source(box, body.path), exit_box, "", "binding")
-            for out_index, in_index in self._roles(body).carried:
-                if out_index < len(outputs) and in_index < len(inputs) and inputs[in_index]:
-                    self.edge(_Source(outputs[out_index], body.path), inputs[in_index], "⟲", "carried")
+            self._connect_carried(body)
+
+    def _connect_carried(self, body: GraphRef) -> None:
+        """Back edges from each loop-carried formal output to the formal input it feeds next iteration."""
+        outputs = self.formal_out.get(body.path, [])
+        for out_index, in_index in self._roles(body).carried:
+            box = self.formal_in.get((body.path, in_index))
+            if out_index < len(outputs) and box:
+                self.edge(_Source(outputs[out_index], body.path), box, "⟲", "carried")
 
     def _connect_outside(self) -> None:
         """In a scope focus, values used outside the scope leave through `↓ name` stubs."""
