@@ -3,15 +3,18 @@ ReferenceEvaluator and onnxruntime measured in the same run; prints the gate mem
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
 sys.path.insert(0, str(Path(__file__).parent))
+from timing import onnxruntime_runner, reference_runner, report  # noqa: E402
+
 import explorer  # noqa: E402
-from timing import best_of, onnxruntime_runner, reference_runner, report  # noqa: E402
 
 SEQ, BATCH, INPUT, HIDDEN = 200, 8, 64, 128
 
@@ -46,14 +49,28 @@ def gate_bytes(trace: explorer.Trace) -> int:
     return total
 
 
+def best_interleaved(runners: list[Callable[[], object]], rounds: int = 9) -> list[float]:
+    """Best wall-clock seconds of each runner, the runners taking turns round after round so that a change in
+    the machine's load hits all of them alike."""
+    for run in runners:
+        run()
+    best = [float("inf")] * len(runners)
+    for _ in range(rounds):
+        for k, run in enumerate(runners):
+            start = time.perf_counter()
+            run()
+            best[k] = min(best[k], time.perf_counter() - start)
+    return best
+
+
 def bench(title: str, proto: onnx.ModelProto, feeds: dict) -> None:
     model = explorer.load(proto)
     trace = explorer.run(model, feeds)
-    ours = best_of(lambda: explorer.run(model, feeds), repeat=7)
-    reference = best_of(reference_runner(proto, feeds), repeat=7)
-    runtime = best_of(onnxruntime_runner(proto, feeds), repeat=7)
+    ours, reference, runtime = best_interleaved([
+        lambda: explorer.run(model, feeds), reference_runner(proto, feeds), onnxruntime_runner(proto, feeds)])
     report(title, ours, reference, runtime, "<= 0.6 x ReferenceEvaluator, <= 3 x onnxruntime")
-    print(f"  gates recorded: {', '.join(trace.gates(trace.events[0].node))} — {gate_bytes(trace) / 2**20:.1f} MiB")
+    names = ", ".join(trace.gates(trace.events[0].node))
+    print(f"  gates recorded: {names} — {gate_bytes(trace) / 2**20:.1f} MiB")
 
 
 def main() -> None:

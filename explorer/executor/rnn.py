@@ -442,21 +442,18 @@ def _rnn(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
 
 # ---- the kernel ----------------------------------------------------------------------------------
 def _projections(inp: _Inputs, config: RnnConfig) -> np.ndarray:
-    """X·Wᵀ of every step and direction as one matrix product, plus the biases that need no per-step work,
-    laid out [seq, direction, gate, hidden, batch]."""
-    x, w, hidden, nd = inp.x, inp.w, inp.hidden, config.num_directions
+    """X·Wᵀ of every step and direction as one stacked matrix product, written straight into the loops' layout
+    [seq, direction, gate, hidden, batch], plus the biases that need no per-step work."""
+    x, hidden, nd = inp.x, inp.hidden, config.num_directions
     seq, batch, input_size = x.shape
     n_gates = len(config.cell.gates)
-    product = x.reshape(seq * batch, input_size) @ w.reshape(nd * n_gates * hidden, input_size).T
-    product = product.reshape(seq, batch, nd, n_gates, hidden).transpose(0, 2, 3, 4, 1)
-    xw = np.empty(product.shape, product.dtype)
-    if inp.b is None:
-        np.copyto(xw, product)
-    else:
+    xw = np.matmul(inp.w.reshape(nd * n_gates * hidden, input_size), x.transpose(0, 2, 1))
+    xw = xw.reshape(seq, nd, n_gates, hidden, batch)
+    if inp.b is not None:
         folded = inp.b[:, :n_gates * hidden] + inp.b[:, n_gates * hidden:]
         if config.cell.op_type == "GRU" and config.linear_before_reset:
             folded[:, 2 * hidden:] = inp.b[:, 2 * hidden:3 * hidden]  # Rbh goes inside r (.) (...)
-        np.add(product, folded.reshape(nd, n_gates, hidden, 1), out=xw)
+        xw += folded.reshape(nd, n_gates, hidden, 1)
     return xw
 
 
