@@ -1,6 +1,6 @@
 """GRU, LSTM and RNN kernels that record every gate at every time step (every opset version of the spec).
 
-The input projections X·Wᵀ of all steps and both directions are one matrix product before the loop; each
+The input projections X·Wᵀ of all steps are one (stacked) matrix product per direction before the loop; each
 step then does one recurrent product (two for GRU with linear_before_reset=0) and in-place gate arithmetic
 that writes straight into the recorded arrays. `info["gates"]` holds arrays [seq_length, num_directions,
 batch_size, hidden_size] indexed by position in the input sequence (as Y is), whatever `layout` is; steps past
@@ -442,12 +442,14 @@ def _rnn(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
 
 # ---- the kernel ----------------------------------------------------------------------------------
 def _projections(inp: _Inputs, config: RnnConfig) -> np.ndarray:
-    """X·Wᵀ of every step and direction as one stacked matrix product, written straight into the loops' layout
+    """X·Wᵀ of every step as one stacked matrix product per direction, written straight into the loops' layout
     [seq, direction, gate, hidden, batch], plus the biases that need no per-step work."""
     x, hidden, nd = inp.x, inp.hidden, config.num_directions
     seq, batch, input_size = x.shape
     n_gates = len(config.cell.gates)
-    xw = np.matmul(inp.w.reshape(nd * n_gates * hidden, input_size), x.transpose(0, 2, 1))
+    xw = np.empty((seq, nd, n_gates * hidden, batch), x.dtype)
+    for k in range(nd):  # per direction, each step's product stays below OpenBLAS's threading threshold
+        np.matmul(inp.w[k], x.transpose(0, 2, 1), out=xw[:, k])
     xw = xw.reshape(seq, nd, n_gates, hidden, batch)
     if inp.b is not None:
         folded = inp.b[:, :n_gates * hidden] + inp.b[:, n_gates * hidden:]
@@ -487,9 +489,9 @@ def _run(config: RnnConfig, args: list, call: Call, n_outputs: int) -> tuple[lis
         for k in range(nd):
             reverse = config.direction == "reverse" or k == 1
             rb = inp.b[k, (n_gates + 2) * hidden:, None] if lbr_bias and inp.b is not None else None
-            d = _Direction(xw[:, k], inp.r[k].reshape(n_gates, hidden, hidden), rb, gates[:, k], y[:, k],
-                           state(inp.h0, k),
-                           config.activations[k], _schedule(seq, inp.lens, reverse))
+            r = inp.r[k].reshape(n_gates, hidden, hidden)
+            d = _Direction(xw[:, k], r, rb, gates[:, k], y[:, k], state(inp.h0, k), config.activations[k],
+                           _schedule(seq, inp.lens, reverse))
             if cell.op_type == "GRU":
                 y_h[k], _ = _gru(d, config)
             elif is_lstm:
