@@ -46,8 +46,8 @@ def pattern_names() -> list[str]:
 
 
 def select_patterns(patterns: Iterable[str | Pattern] | None = None, exclude: Iterable[str] = ()) -> list[Pattern]:
-    """The patterns to run: the named (or given) ones, default all, minus `exclude`. Unknown names raise
-    ValueError listing the known ones."""
+    """The patterns to run: the named (or given) ones, default all, minus `exclude`, each name once. Unknown
+    names raise ValueError listing the known ones."""
     known = {p.name: p for p in default_patterns()}
     exclude = list(exclude)
     unknown = [n for n in exclude if n not in known]
@@ -61,5 +61,10 @@ def select_patterns(patterns: Iterable[str | Pattern] | None = None, exclude: It
             unknown.append(str(item))
     if unknown:
         raise ValueError(f"unknown pattern(s) {unknown}; known: {', '.join(known)}")
-    dropped = set(exclude)
-    return [p for p in chosen if p.name not in dropped]
+    seen = set(exclude)
+    unique = []
+    for pattern in chosen:
+        if pattern.name not in seen:
+            seen.add(pattern.name)
+            unique.append(pattern)
+    return unique

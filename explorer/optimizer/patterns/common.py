@@ -48,7 +48,7 @@ def normalize(axes_: list[int], rank: int | None) -> list[int] | None:
     if any(a < 0 for a in axes_):
         if rank is None:
             return None
-        axes_ = [a + rank for a in axes_]
+        axes_ = [a + rank if a < 0 else a for a in axes_]
     return axes_
 
 

@@ -1,0 +1,48 @@
+"""The optimizer's records drawn by the diagram views: whole models before/after with removed and added nodes
+marked (inside bodies too), and each rewrite's neighbourhood with one level of context."""
+from __future__ import annotations
+
+import pytest
+from dot_support import box, parse_dot
+from test_dot_overlays import state_of
+from test_optimizer_driver import SAMPLES
+
+import explorer
+from explorer.optimizer import optimize
+from explorer.views.dot import model_to_dot
+from explorer.views.overlays import RewriteOverlay
+from explorer.views.render import dot_available
+from explorer.views.rewrites import step_overlay
+
+pytestmark = pytest.mark.skipif(not dot_available(), reason="graphviz's dot is not installed")
+
+
+def states(model, overlay) -> dict[str, str | None]:
+    drawn = parse_dot(model_to_dot(explorer.load(model), overlay=overlay, expand="all"))
+    return {name: state_of(attrs) for name, attrs in drawn.nodes.items()}
+
+
+def test_whole_model_before_and_after_mark_body_nodes():
+    result = optimize(SAMPLES["opt_scan_body"]())
+    # hoisting replaced the Scan under its own name: removed from the original, added to the optimized model
+    assert "scan" in result.removed_paths() and "scan" in result.added_paths()
+    before = states(result.original, RewriteOverlay(removed=result.removed_paths()))
+    assert before[box("scan/body/copy_state")] == "removed" and before[box("scan/body/plus_zero")] == "removed"
+    assert before[box("scan/body/tanh")] is None  # untouched
+    after = states(result.optimized, RewriteOverlay(added=result.added_paths()))
+    hoisted = next(p for p in result.added_paths() if "scale_bias" in p)
+    assert "/" not in hoisted and after[box(hoisted)] == "added"
+    assert after[box("scan")] == "added" and after[box("scan/body/tanh")] is None
+
+
+def test_each_rewrite_is_drawn_with_its_context():
+    result = optimize(SAMPLES["opt_linear_cleanup"]())
+    step = next(s for s in result.steps if s.pattern == "MatMulAdd")
+    overlay = step_overlay(step)
+    before = states(step.neighbourhood(), overlay)
+    assert before[box("matmul")] == before[box("bias")] == "removed"
+    context = [name for name, state in before.items() if name.startswith("node") and state is None]
+    assert context, "one level of neighbours is drawn unmarked"
+    after = states(step.neighbourhood(after=True), overlay)
+    gemm = step.added[0]
+    assert after[box(gemm)] == "added" and box("matmul") not in after
