@@ -304,6 +304,18 @@ def test_ragged_batch_pads_y_with_zeros_and_gates_with_nan():
     np.testing.assert_array_equal(gates["H"][mask], y[mask])
 
 
+@pytest.mark.parametrize("op", ["GRU", "LSTM", "RNN"])
+@pytest.mark.parametrize("seq,batch", [(0, 2), (3, 0)])
+def test_empty_sequence_or_batch(op, seq, batch):
+    """No step at all gives zero states, as a length-0 sequence does (onnxruntime aborts on these)."""
+    feeds = make_feeds(op, np.random.default_rng(0), seq, batch, 2, 3, 2)
+    model = build(op, {"hidden_size": 3, "direction": "bidirectional"}, feeds, all_outputs(op))
+    ours, gates = run_rnn(model, feeds)
+    assert ours[0].shape == (seq, 2, batch, 3)
+    assert all(o.shape == (2, batch, 3) and not o.any() for o in ours[1:])
+    assert gates["H"].shape == (seq, 2, batch, 3) and gates["mask"].shape == (seq, 2, batch)
+
+
 @pytest.mark.parametrize("dtype,rtol,atol", [(np.float64, 1e-9, 1e-12), (np.float16, 1e-2, 1e-2)])
 def test_other_float_types(dtype, rtol, atol):
     """onnxruntime runs only float32 recurrent nodes: the reference (checked against it above) judges."""

@@ -287,7 +287,9 @@ def _inputs(args: list, config: RnnConfig, call: Call) -> _Inputs:
         if bad.any():
             b = int(np.argmax(bad))
             raise fail(f"sequence_lens[{b}] = {int(lens[b])} is outside [0, seq_length={seq}]")
-        lens = lens.astype(np.int64) if (lens < seq).any() else None
+        lens = lens.astype(np.int64) if (lens < seq).any() or seq == 0 else None
+    elif seq == 0:
+        lens = np.zeros(batch, np.int64)  # no step at all: every sequence is empty
 
     compute = np.float64 if x.dtype == np.float64 else np.float32
 
