@@ -1,8 +1,8 @@
-"""Diagram generation: DOT text for synthetic models of 1,000 and 5,000 nodes with nested bodies (a Loop holding
-an If every 8th block; goal <= 1 s at 5,000 nodes in Python), in the default view (scopes and bodies collapsed
-to a box budget) and fully expanded, then the time graphviz's `dot` takes to lay each out as SVG; the same for
-the largest real models in ../shared/models. `python bench/bench_dot.py [--full-dot]` (--full-dot also lays out
-the fully expanded drawings, which takes minutes)."""
+"""Diagram generation: DOT text for synthetic models of 1,000 and 5,000 nodes with nested bodies (a Loop
+holding an If every 8th block; goal <= 1 s at 5,000 nodes in Python), in the default view (scopes and bodies
+collapsed to a box budget) and fully expanded, then the time graphviz's `dot` takes to lay each out as SVG;
+the same for the largest real models in ../shared/models. `python bench/bench_dot.py [--full-dot]`
+(--full-dot also lays out the fully expanded drawings, which takes minutes)."""
 from __future__ import annotations
 
 import sys
@@ -12,11 +12,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(ROOT / "tests"))
-import explorer  # noqa: E402
-from dot_support import synthetic_model  # noqa: E402
-from explorer.views import dot_available, model_to_dot  # noqa: E402
-from explorer.views.render import GraphvizError, render  # noqa: E402
-from timing import best_of  # noqa: E402
+from dot_support import synthetic_model
+from timing import best_of
+
+import explorer
+from explorer.views import dot_available, model_to_dot
+from explorer.views.render import GraphvizError, render
 
 GOAL_SECONDS = 1.0
 REAL_MODELS = [
@@ -41,7 +42,7 @@ def dot_seconds(dot_text: str, timeout: float) -> str:
 def measure(title: str, model: explorer.Model, full_dot: bool) -> None:
     boxes = len(model.index.nodes)
     for view, options in VIEWS.items():
-        seconds = best_of(lambda: model_to_dot(model, **options), repeat=3)
+        seconds = best_of(lambda options=options: model_to_dot(model, **options), repeat=3)
         text = model_to_dot(model, **options)
         laid_out = dot_seconds(text, 600) if view == "default" or full_dot else "skipped (--full-dot)"
         goal = f" (goal <= {GOAL_SECONDS:g} s)" if boxes >= 5000 else ""

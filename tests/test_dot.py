@@ -4,9 +4,9 @@ graphviz itself parses every DOT text here (dot -Tjson0), so the checks are on w
 from __future__ import annotations
 
 import pytest
+from dot_support import box, nested_model, parse_dot, scoped_model
 
 import explorer
-from dot_support import box, nested_model, parse_dot, scoped_model
 from explorer.views import breadcrumb, graph_title, model_to_dot
 from explorer.views.dot_escape import parse_svg_id, svg_id
 from explorer.views.render import dot_available
@@ -243,3 +243,33 @@ def test_short_attributes_in_labels():
     assert "axis=-1" in label(drawn, box("Softmax_2"))
     (edge,) = drawn.edges_between(box("Transpose_0"), box("Cast_1"))
     assert "1×3×2 float" in edge["label"]
+
+
+def test_body_roles_follow_the_spec():
+    from onnx import TensorProto, helper
+
+    from explorer.views.roles import body_roles
+
+    def body(n_in: int, n_out: int):
+        return helper.make_graph([], "b", [helper.make_tensor_value_info(f"i{k}", TensorProto.FLOAT, None)
+                                           for k in range(n_in)],
+                                 [helper.make_tensor_value_info(f"o{k}", TensorProto.FLOAT, None) for k in range(n_out)])
+
+    seqmap = helper.make_node("SequenceMap", ["seq", "t", "s2"], ["out_a", "out_b"])
+    roles = body_roles(seqmap, "body", body(3, 2), 21, is_sequence=lambda name: name == "s2")
+    assert roles.inputs == ("element of seq", "= t", "element of s2")
+    assert roles.outputs == ("→ sequence out_a", "→ sequence out_b") and roles.carried == ()
+    # Scan-8 takes sequence_lens first; two state variables, one scan input read backwards on axis 1 (Scan-9+)
+    scan8 = helper.make_node("Scan", ["lens", "h", "c", "x"], ["h_f", "c_f", "y"], num_scan_inputs=1)
+    assert body_roles(scan8, "body", body(3, 3), 8).inputs == ("state ← h", "state ← c", "slice of x (axis 0)")
+    scan = helper.make_node("Scan", ["h", "c", "x"], ["h_f", "c_f", "y"], num_scan_inputs=1,
+                            scan_input_axes=[1], scan_input_directions=[1], scan_output_axes=[2])
+    roles = body_roles(scan, "body", body(3, 3), 21)
+    assert roles.inputs[2] == "slice of x (axis 1, reversed)"
+    assert roles.outputs == ("state → h_f", "state → c_f", "scan output → y (axis 2)")
+    assert roles.carried == ((0, 0), (1, 1))
+    loop = helper.make_node("Loop", ["M", "", "a"], ["a_f", "stack"])
+    roles = body_roles(loop, "body", body(3, 3), 21)
+    assert roles.inputs == ("iteration number", "condition in", "carried ← a")
+    assert roles.outputs == ("condition out", "carried → a_f", "scan output → stack (stacked)")
+    assert roles.carried == ((0, 1), (1, 2))

@@ -6,12 +6,12 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from dot_support import HOSTILE, hostile_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 import explorer
-from dot_support import HOSTILE, hostile_model
 from explorer.views import model_to_dot
 from explorer.views.dot_escape import decode, encode, html, parse_svg_id, shorten, svg_id, visible
 from explorer.views.render import dot_available, render_svg

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dot_support import box, failing_loop_model, nested_feeds, nested_model, parse_dot, scoped_model
 
 import explorer
-from dot_support import box, failing_loop_model, nested_feeds, nested_model, parse_dot, scoped_model
 from explorer.views import RewriteOverlay, TraceOverlay, model_to_dot
 from explorer.views.dot_escape import svg_id
 from explorer.views.render import dot_available

@@ -77,7 +77,7 @@ def test_gtcrn_without_scope_names_draws_blocks():
     ids = drawn_ids(render_svg(model_to_dot(model), timeout=120))
     assert 50 <= len(ids["scope"]) <= 110 and len(ids.get("node", ())) < 20
     assert_accounted_for(model, ids)
-    block = sorted(ids["scope"], key=len)[0]
+    block = min(ids["scope"], key=len)
     inside = drawn_ids(render_svg(model_to_dot(model, focus=block), timeout=120))
     assert inside["node"] and "scope" not in inside
 

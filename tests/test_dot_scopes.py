@@ -3,10 +3,10 @@ box budget, drill-in to a scope, and search."""
 from __future__ import annotations
 
 import pytest
+from dot_support import box, nested_model, parse_dot, scoped_model
 from onnx import TensorProto, helper
 
 import explorer
-from dot_support import box, nested_model, parse_dot, scoped_model
 from explorer.views import model_to_dot, search, search_nodes
 from explorer.views.dot_escape import svg_id
 from explorer.views.grouping import BLOCK_LIMIT, ScopeTree, auto_depth, scope_parts

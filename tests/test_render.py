@@ -6,9 +6,9 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import onnx
 import pytest
+from dot_support import failing_loop_model, nested_model
 
 import explorer
-from dot_support import failing_loop_model, nested_model
 from explorer.cli import main
 from explorer.views import GraphvizError, GraphvizMissing, dot_available, model_to_dot, render
 from explorer.views.dot_escape import svg_id

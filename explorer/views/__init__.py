@@ -7,6 +7,7 @@ from .render import GraphvizError, GraphvizMissing, dot_available, render
 from .search import SearchHit, search, search_nodes
 
 __all__ = [
-    "GraphvizError", "GraphvizMissing", "RewriteOverlay", "SearchHit", "TraceOverlay", "breadcrumb", "dot_available",
-    "graph_title", "model_to_dot", "parse_svg_id", "render", "search", "search_nodes", "svg_id",
+    "GraphvizError", "GraphvizMissing", "RewriteOverlay", "SearchHit", "TraceOverlay", "breadcrumb",
+    "dot_available", "graph_title", "model_to_dot", "parse_svg_id", "render", "search", "search_nodes",
+    "svg_id",
 ]

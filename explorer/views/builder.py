@@ -1,5 +1,5 @@
-"""Model -> Scene: walks the graphs to draw (a root graph, its expanded bodies, its expanded scopes), creates the
-boxes first, then the edges between them, then the layout hints and the overlay states."""
+"""Model -> Scene: walks the graphs to draw (a root graph, its expanded bodies, its expanded scopes), creates
+the boxes first, then the edges between them, then the layout hints and the overlay states."""
 from __future__ import annotations
 
 from collections import Counter
@@ -240,7 +240,8 @@ class SceneBuilder:
                        if self._sizes.get(b.path, 0) <= self.o.max_expanded_nodes)
 
     def body_expanded(self, body: GraphRef) -> bool:
-        default = self._sizes.get(body.path, 0) <= self.o.max_expanded_nodes or body.path in self.reveal_bodies
+        small = self._sizes.get(body.path, 0) <= self.o.max_expanded_nodes
+        default = small or body.path in self.reveal_bodies
         return self.body_rule.expanded(body.path, default)
 
     # ---- boxes ---------------------------------------------------------------------------------------------
@@ -308,9 +309,11 @@ class SceneBuilder:
         paths = scope.nodes()
         ops = Counter(self.index.nodes[p].op_type for p in paths).most_common(3)
         summary = " ".join(f"{op}×{n}" if n > 1 else op for op, n in ops)
-        label = f"<B>▸ {html(scope.label, 40)}</B><BR/>" + SMALL.format(f"{scope.size} nodes · {html(summary, 48)}")
-        self.add_box(container, name, {**styles.VALUE_STYLES["scope"], "id": name, "label": Html(label),
-                                       "tooltip": tooltip(f"scope {scope.key}\n{scope.size} nodes")}, graph.path)
+        label = f"<B>▸ {html(scope.label, 40)}</B><BR/>"
+        label += SMALL.format(f"{scope.size} nodes · {html(summary, 48)}")
+        attrs = {**styles.VALUE_STYLES["scope"], "id": name, "label": Html(label),
+                 "tooltip": tooltip(f"scope {scope.key}\n{scope.size} nodes")}
+        self.add_box(container, name, attrs, graph.path)
         self.scope_boxes[name] = scope
         for path in paths:
             self.entry[path] = self.exit[path] = name
@@ -339,7 +342,8 @@ class SceneBuilder:
         for i, value in enumerate(graph.proto.output):
             name = svg_id("output", graph.path, str(i))
             kind = "output" if not graph.path else "formal_output"
-            role = roles.outputs[i] if roles and i < len(roles.outputs) else ("output" if not graph.path else "")
+            default = "output" if not graph.path else ""
+            role = roles.outputs[i] if roles and i < len(roles.outputs) else default
             self.add_box(container, name, self._value_attrs(kind, name, value.name, role, graph), graph.path)
             names.append(name)
         self.formal_out[graph.path] = names
@@ -354,7 +358,8 @@ class SceneBuilder:
         if typ:
             lines.append(SMALL.format(html(typ, 48)))
         tip = f"{role or kind} {value}" + (f"\n{typ}" if typ else "")
-        return {**styles.VALUE_STYLES[kind], "id": box, "label": Html("<BR/>".join(lines)), "tooltip": tooltip(tip)}
+        return {**styles.VALUE_STYLES[kind], "id": box, "label": Html("<BR/>".join(lines)),
+                "tooltip": tooltip(tip)}
 
     def _roles(self, graph: GraphRef):
         if not graph.path:
@@ -416,7 +421,8 @@ class SceneBuilder:
                 folded = folded[:MAX_FOLDED - 1] + [f"+{len(folded) - MAX_FOLDED + 1} more initializers"]
             lines += [TINT.format("#e67700", text) for text in folded]
         for body in closed:
-            badge = f"▸ {body.attribute} · {self._sizes.get(body.path, 0)} nodes · depth {self._depths[body.path]}"
+            size, depth = self._sizes.get(body.path, 0), self._depths[body.path]
+            badge = f"▸ {body.attribute} · {size} nodes · depth {depth}"
             lines.append(TINT.format("#d9480f", html(badge)))
         return "<BR/>".join(lines)
 
@@ -438,7 +444,8 @@ class SceneBuilder:
         """The box a value seen from `graph` comes from (a stub when it is defined outside the drawing)."""
         found = self.lookup(name, graph)
         if found is None:
-            return _Source(self._stub("missing", name, f"? {name}", f"{name!r} is defined nowhere"), graph.path)
+            stub = self._stub("missing", name, f"? {name}", f"{name!r} is defined nowhere")
+            return _Source(stub, graph.path)
         where, kind, what = found
         drawn = where.path in self.containers
         if kind == "init":
@@ -606,7 +613,8 @@ class SceneBuilder:
                 for box in by_home.get(body.path, ()):
                     if not any(t == header or self._inside(t, body.path, inside) for t in heads.get(box, ())):
                         hints.append(Edge(header, box, dict(styles.EDGE_STYLES["order"])))
-                    if not any(h == exit_box or self._inside(h, body.path, inside) for h in tails.get(box, ())):
+                    if not any(h == exit_box or self._inside(h, body.path, inside)
+                               for h in tails.get(box, ())):
                         hints.append(Edge(box, exit_box, dict(styles.EDGE_STYLES["order"])))
         return hints
 

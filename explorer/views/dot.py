@@ -1,10 +1,10 @@
-"""Graph diagrams as DOT: nested clusters for control-flow bodies, collapse and drill-in, PyTorch scope groups,
-trace and rewrite overlays.
+"""Graph diagrams as DOT: nested clusters for control-flow bodies, collapse and drill-in, PyTorch scope
+groups, trace and rewrite overlays.
 
-Ids. Every DOT node is named by its SVG id, `kind:key[:key]` made by dot_escape.svg_id, and carries it as its
-`id=` attribute (graphviz writes both: `<g id="…" class="node"><title>…</title>`); a cluster is named
-`cluster:<id>` and carries `id=<id>`. Keys are percent-encoded by dot_escape.encode, which leaves ordinary names
-unchanged and encodes `%&"'<>\\:`, whitespace and non-printable characters; `parse_svg_id` gives back
+Ids. Every DOT node is named by its SVG id, `kind:key[:key]` made by dot_escape.svg_id, and carries it as
+its `id=` attribute (graphviz writes both: `<g id="…" class="node"><title>…</title>`); a cluster is named
+`cluster:<id>` and carries `id=<id>`. Keys are percent-encoded by dot_escape.encode, which leaves ordinary
+names unchanged and encodes `%&"'<>\\:`, whitespace and non-printable characters; `parse_svg_id` gives back
 (kind, decoded keys), e.g. "node:Loop_0/body/Add_1" -> ("node", ("Loop_0/body/Add_1",)).
 
     node:<node path>           an op node (for an expanded If/Loop/Scan/SequenceMap: its header box)

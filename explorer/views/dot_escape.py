@@ -1,10 +1,12 @@
 """Making any text safe for DOT and for the SVG graphviz writes from it.
 
-Graphviz copies node names into SVG `<title>` elements and comments without escaping `&` when it looks like an
-entity, and copies control characters as they are: both make the SVG invalid XML. So names never reach DOT raw:
-- ids (node names, cluster names, `id=` attributes) are percent-encoded (`encode`), readable for ordinary paths;
-- label text is shown with invisible characters made visible (`visible`), then HTML-escaped (`html`), backslashes
-  doubled (graphviz substitutes `\\N`, `\\G`… in HTML-like labels too);
+Graphviz copies node names into SVG `<title>` elements and comments without escaping `&` when it looks like
+an entity, and copies control characters as they are: both make the SVG invalid XML; it also reads a name
+starting with `%` as an internal id. So names never reach DOT raw:
+- ids (node names, cluster names, `id=` attributes) are `kind:` + percent-encoded keys (`encode`, `svg_id`),
+  readable for ordinary paths;
+- label text is shown with invisible characters made visible (`visible`), then HTML-escaped (`html`),
+  backslashes doubled (graphviz substitutes `\\N`, `\\G`… in HTML-like labels too);
 - tooltips are escString attributes (`tooltip`): backslashes, quotes and markup characters are escaped.
 """
 from __future__ import annotations
@@ -25,8 +27,9 @@ def _id_safe(char: str) -> bool:
 
 
 def encode(text: str) -> str:
-    """Percent-encodes (as UTF-8 bytes) every character that could break DOT, XML or an HTML id: `%&"'<>\\:`,
-    whitespace and anything non-printable. Ordinary names and paths come out unchanged; `decode` reverses it."""
+    """Percent-encodes (as UTF-8 bytes) every character that could break DOT, XML or an HTML id:
+    `%&"'<>\\:`, whitespace and anything non-printable. Ordinary names and paths come out unchanged; `decode`
+    reverses it."""
     if text.isprintable() and not _ID_UNSAFE.search(text):
         return text
     return "".join(
@@ -77,7 +80,8 @@ def tooltip(text: str, limit: int = 400) -> str:
     """Text for an escString attribute (tooltip): escapes graphviz's `\\N`-style sequences, quotes and markup;
     newlines become escString line breaks."""
     lines = shorten(text, limit).split("\n")
-    return "\\n".join(_TOOLTIP_UNSAFE.sub(lambda m: _TOOLTIP_SUBS[m.group()], visible(line)) for line in lines)
+    escaped = (_TOOLTIP_UNSAFE.sub(lambda m: _TOOLTIP_SUBS[m.group()], visible(line)) for line in lines)
+    return "\\n".join(escaped)
 
 
 def quote(text: str) -> str:

@@ -33,7 +33,8 @@ class Expansion:
         unknown = [k for k in keys if k not in known]
         if unknown:
             sample = ", ".join(repr(k) for k in sorted(known)[:8]) or "none"
-            raise ValueError(f"unknown {what} {unknown[0]!r} (known: {sample}{', …' if len(known) > 8 else ''})")
+            more = ", …" if len(known) > 8 else ""
+            raise ValueError(f"unknown {what} {unknown[0]!r} (known: {sample}{more})")
         if self.mode == "set":
             chosen = set(keys)
             for key in keys:

@@ -1,9 +1,10 @@
 """PyTorch-style scope grouping: node names like `/encoder/layer.0/attn/MatMul` form a tree of scopes
 (`encoder` > `layer.0` > `attn`) that a diagram draws as collapsible clusters.
 
-A scope's key is its graph's prefix followed by the scope path, e.g. `/encoder/layer.0` in the main graph or
-`Loop_0/body//encoder` in a body, so (for exported names) node paths inside start with the key. Chains of scopes
-holding nothing but one sub-scope are merged (`encoder/layer.0`), and scopes holding a single node dissolve.
+A scope's key is its graph's prefix followed by the scope path, e.g. `/encoder/layer.0` in the main graph
+or `Loop_0/body//encoder` in a body, so (for exported names) node paths inside start with the key. Chains of
+scopes holding nothing but one sub-scope are merged (`encoder/layer.0`), and scopes holding a single node
+dissolve.
 Long member lists (graphs without scope names, scopes with hundreds of children) are cut into blocks of
 consecutive members (key `<graph prefix>#<first>-<last>`).
 """
@@ -165,7 +166,8 @@ def auto_depth(members: list, budget: int, weight: Callable[[str], int] = lambda
     return best
 
 
-def find_scope(graphs: Iterable[GraphRef], key: str, tree: Callable[[GraphRef], ScopeTree]) -> tuple[GraphRef, Scope]:
+def find_scope(graphs: Iterable[GraphRef], key: str,
+               tree: Callable[[GraphRef], ScopeTree]) -> tuple[GraphRef, Scope]:
     """The graph and scope a scope key names; ValueError when none does."""
     for graph in sorted(graphs, key=lambda g: -len(g.prefix)):
         if key.startswith(graph.prefix):

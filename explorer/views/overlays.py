@@ -20,8 +20,9 @@ class TraceOverlay:
 
     @classmethod
     def from_trace(cls, trace: Trace, event_index: int | None = None) -> TraceOverlay:
-        """The overlay at `trace.events[event_index]` (negative indices count from the end). None means the end
-        of the run: the last event, or for a failed run the failing node itself (`len(trace.events)` too)."""
+        """The overlay at `trace.events[event_index]` (negative indices count from the end). None means the
+        end of the run: the last event, or for a failed run the failing node itself (`len(trace.events)`
+        too)."""
         events = trace.events
         error = trace.error.get("node") if trace.error else None
         at_error = error is not None and (event_index is None or event_index == len(events))
@@ -36,7 +37,8 @@ class TraceOverlay:
             raise IndexError(f"event index {event_index} is outside the trace's {len(events)} events")
         event = events[event_index]
         executed = frozenset(e.node for e in events[: event_index % len(events) + 1])
-        return cls(executed, event.node, frozenset(event.inputs), frozenset(event.outputs), error, event.iteration)
+        return cls(executed, event.node, frozenset(event.inputs), frozenset(event.outputs), error,
+                   event.iteration)
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,7 @@ def write_diagram(dot_text: str, path: str | Path, *, timeout: float = 300.0) ->
         path.write_text(dot_text, encoding="utf-8")
         return "dot"
     if fmt not in FORMATS:
-        raise ValueError(f"cannot tell the format of {str(path)!r}: use .dot, .gv, " + ", ".join(f".{f}" for f in FORMATS))
+        known = ", ".join(f".{f}" for f in FORMATS)
+        raise ValueError(f"cannot tell the format of {str(path)!r}: use .dot, .gv, {known}")
     path.write_bytes(render(dot_text, fmt, timeout=timeout))
     return fmt

@@ -9,8 +9,8 @@ import onnx
 
 @dataclass(frozen=True)
 class BodyRoles:
-    """Role texts of a body's formal inputs and outputs; `carried` pairs (output index, input index) whose value
-    flows from one iteration into the next."""
+    """Role texts of a body's formal inputs and outputs; `carried` pairs (output index, input index) whose
+    value flows from one iteration into the next."""
 
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
@@ -37,8 +37,8 @@ def _ints_attr(node: onnx.NodeProto, name: str) -> list[int]:
 
 def body_roles(node: onnx.NodeProto, attribute: str, body: onnx.GraphProto, opset: int,
                is_sequence=lambda name: False) -> BodyRoles:
-    """Roles for `body` (attribute `attribute` of `node`); `is_sequence(outer name)` tells SequenceMap whether an
-    additional input is a sequence (iterated) or a tensor (passed whole)."""
+    """Roles for `body` (attribute `attribute` of `node`); `is_sequence(outer name)` tells SequenceMap whether
+    an additional input is a sequence (iterated) or a tensor (passed whole)."""
     n_in, n_out = len(body.input), len(body.output)
     outer_in, outer_out = list(node.input), list(node.output)
     op = node.op_type if node.domain in ("", "ai.onnx") else ""
@@ -49,7 +49,8 @@ def body_roles(node: onnx.NodeProto, attribute: str, body: onnx.GraphProto, opse
         ins = ["iteration number", "condition in"][:n_in] + [
             f"carried ← {_name(outer_in, 2 + k)}" for k in range(carried)]
         outs = ["condition out"][:n_out] + [
-            f"carried → {_name(outer_out, k)}" if k < carried else f"scan output → {_name(outer_out, k)} (stacked)"
+            f"carried → {_name(outer_out, k)}" if k < carried
+            else f"scan output → {_name(outer_out, k)} (stacked)"
             for k in range(n_out - 1)]
         pairs = ((0, 1),) if n_in >= 2 and n_out >= 1 else ()
         pairs += tuple((1 + k, 2 + k) for k in range(carried) if 1 + k < n_out)

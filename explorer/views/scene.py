@@ -75,6 +75,7 @@ def _write_body(cluster: Cluster, lines: list[str], indent: str) -> None:
         inner = indent + "  "
         lines.append(f"{inner}id={quote(child.id)};")
         for key, value in child.attrs.items():
-            lines.append(f"{inner}{key}=<{value.text}>;" if isinstance(value, Html) else f"{inner}{key}={quote(value)};")
+            text = f"<{value.text}>" if isinstance(value, Html) else quote(value)
+            lines.append(f"{inner}{key}={text};")
         _write_body(child, lines, inner)
         lines.append(f"{indent}}}")

@@ -28,7 +28,8 @@ def parse_query(query: str) -> tuple[tuple[str, ...], str]:
 def search(model: Model, query: str, *, limit: int | None = None) -> list[SearchHit]:
     """Nodes matching `query`, in document order (nested bodies included). Names and paths match by
     case-insensitive substring, op types exactly (case-insensitive), value names by substring.
-    Prefix the query with `name:`, `op:` or `value:` to search one field only. An empty query finds nothing."""
+    Prefix the query with `name:`, `op:` or `value:` to search one field only. An empty query finds
+    nothing."""
     fields, text = parse_query(query)
     needle = text.lower()
     if not needle:

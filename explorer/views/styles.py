@@ -2,37 +2,42 @@
 from __future__ import annotations
 
 # op category -> op types. An op not listed here is "other".
-CATEGORY_OPS: dict[str, tuple[str, ...]] = {
-    "control": ("If", "Loop", "Scan", "SequenceMap"),
-    "recurrent": ("GRU", "LSTM", "RNN"),
-    "linear": ("MatMul", "MatMulInteger", "Gemm", "Conv", "ConvInteger", "ConvTranspose", "Einsum", "QLinearConv",
-               "QLinearMatMul", "Attention", "MultiHeadAttention", "DeformConv"),
-    "math": ("Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Reciprocal", "Exp", "Log", "Abs", "Neg", "Floor", "Ceil",
-             "Round", "Sign", "Mod", "Max", "Min", "Sum", "Mean", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh",
-             "Cosh", "Asinh", "Acosh", "Atanh", "Erf", "Clip", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
-             "BitwiseNot", "CumSum", "Det", "IsNaN", "IsInf"),
-    "activation": ("Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Gelu", "Sigmoid", "HardSigmoid",
-                   "HardSwish", "Tanh", "Softmax", "LogSoftmax", "Softplus", "Softsign", "Mish", "ThresholdedRelu",
-                   "Hardmax", "Swish"),
-    "normalization": ("BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization",
-                      "LpNormalization", "MeanVarianceNormalization", "RMSNormalization", "LRN", "Dropout"),
-    "reduction": ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-                  "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "TopK"),
-    "pooling": ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", "GlobalLpPool",
-                "MaxRoiPool", "RoiAlign", "MaxUnpool"),
-    "shape": ("Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Shape", "Size", "Expand", "Concat",
-              "Split", "Slice", "Gather", "GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND",
-              "Tile", "Pad", "DepthToSpace", "SpaceToDepth", "Resize", "Upsample", "ReverseSequence", "Compress",
-              "NonZero", "Unique", "Trilu", "CenterCropPad", "Col2Im", "OneHot"),
-    "logic": ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Not", "Xor", "Where"),
-    "cast": ("Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"),
-    "constant": ("Constant", "ConstantOfShape", "Range", "EyeLike", "RandomNormal", "RandomUniform",
-                 "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"),
-    "sequence": ("SequenceConstruct", "SequenceEmpty", "SequenceInsert", "SequenceAt", "SequenceErase",
-                 "SequenceLength", "SplitToSequence", "ConcatFromSequence", "Optional", "OptionalHasElement",
-                 "OptionalGetElement"),
-    "identity": ("Identity",),
-}
+CATEGORY_OPS: dict[str, tuple[str, ...]] = {k: tuple(v.split()) for k, v in {
+    "control": "If Loop Scan SequenceMap",
+    "recurrent": "GRU LSTM RNN",
+    "linear": (
+        "MatMul MatMulInteger Gemm Conv ConvInteger ConvTranspose Einsum QLinearConv QLinearMatMul "
+        "Attention MultiHeadAttention DeformConv"),
+    "math": (
+        "Add Sub Mul Div Pow Sqrt Reciprocal Exp Log Abs Neg Floor Ceil Round Sign Mod Max Min Sum Mean "
+        "Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Erf Clip BitShift BitwiseAnd BitwiseOr "
+        "BitwiseXor BitwiseNot CumSum Det IsNaN IsInf"),
+    "activation": (
+        "Relu LeakyRelu PRelu Elu Selu Celu Gelu Sigmoid HardSigmoid HardSwish Tanh Softmax "
+        "LogSoftmax Softplus Softsign Mish ThresholdedRelu Hardmax Swish"),
+    "normalization": (
+        "BatchNormalization LayerNormalization InstanceNormalization GroupNormalization "
+        "LpNormalization MeanVarianceNormalization RMSNormalization LRN Dropout"),
+    "reduction": (
+        "ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSum "
+        "ReduceLogSumExp ReduceSumSquare ArgMax ArgMin TopK"),
+    "pooling": (
+        "MaxPool AveragePool GlobalAveragePool GlobalMaxPool LpPool GlobalLpPool MaxRoiPool RoiAlign "
+        "MaxUnpool"),
+    "shape": (
+        "Reshape Transpose Squeeze Unsqueeze Flatten Shape Size Expand Concat Split Slice Gather "
+        "GatherElements GatherND Scatter ScatterElements ScatterND Tile Pad DepthToSpace SpaceToDepth "
+        "Resize Upsample ReverseSequence Compress NonZero Unique Trilu CenterCropPad Col2Im OneHot"),
+    "logic": "Equal Less LessOrEqual Greater GreaterOrEqual And Or Not Xor Where",
+    "cast": "Cast CastLike QuantizeLinear DequantizeLinear DynamicQuantizeLinear",
+    "constant": (
+        "Constant ConstantOfShape Range EyeLike RandomNormal RandomUniform RandomNormalLike "
+        "RandomUniformLike Multinomial Bernoulli"),
+    "sequence": (
+        "SequenceConstruct SequenceEmpty SequenceInsert SequenceAt SequenceErase SequenceLength "
+        "SplitToSequence ConcatFromSequence Optional OptionalHasElement OptionalGetElement"),
+    "identity": "Identity",
+}.items()}
 
 # category -> (fill colour, border colour)
 CATEGORY_COLOURS: dict[str, tuple[str, str]] = {
@@ -104,8 +109,8 @@ SCOPE_CLUSTER_STYLE: dict[str, str] = {"style": "rounded", "color": "#be4bdb", "
 
 GRAPH_ATTRS: dict[str, str] = {"rankdir": "TB", "fontname": "Helvetica", "fontsize": "12", "nodesep": "0.3",
                                "ranksep": "0.35", "newrank": "true"}
-NODE_ATTRS: dict[str, str] = {"shape": "box", "style": "rounded,filled", "fontname": "Helvetica", "fontsize": "10",
-                              "margin": "0.08,0.04", "height": "0.3"}
+NODE_ATTRS: dict[str, str] = {"shape": "box", "style": "rounded,filled", "fontname": "Helvetica",
+                              "fontsize": "10", "margin": "0.08,0.04", "height": "0.3"}
 EDGE_ATTRS: dict[str, str] = {"fontname": "Helvetica", "fontsize": "8", "arrowsize": "0.7"}
 
 
