@@ -273,3 +273,17 @@ def test_body_roles_follow_the_spec():
     assert roles.inputs == ("iteration number", "condition in", "carried ← a")
     assert roles.outputs == ("condition out", "carried → a_f", "scan output → stack (stacked)")
     assert roles.carried == ((0, 1), (1, 2))
+
+
+def test_undefined_names_and_stable_output():
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Add", ["x", "ghost"], ["y"], name="add")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = explorer.load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]))
+    text = model_to_dot(model)
+    drawn = parse_dot(text)
+    assert "? ghost" in label(drawn, svg_id("missing", "ghost"))
+    assert drawn.edges_between(svg_id("missing", "ghost"), box("add"))
+    assert model_to_dot(model) == text  # the same model draws the same text

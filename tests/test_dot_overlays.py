@@ -56,6 +56,7 @@ def test_cursor_inside_nested_loops(nested):
         states[ref.path] = state_of(drawn.nodes[box(ref.path)])
     assert states[f"{LOOP_BODY}/scale_it"] == "current"
     assert drawn.nodes[box(f"{LOOP_BODY}/scale_it")]["style"] == "rounded,filled,bold"  # still a filled box
+    assert "▶ iteration 1, 0" in drawn.nodes[box(f"{LOOP_BODY}/scale_it")]["label"]
     for owner in ("gate", "gate/then_branch/scan", "gate/then_branch/scan/body/loop"):
         assert states[owner] == "running"  # still running: their own events come after their bodies'
         assert "dashed" in drawn.nodes[box(owner)]["style"]

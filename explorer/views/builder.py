@@ -659,8 +659,18 @@ class SceneBuilder:
             mark(owners, "running")
             mark([cursor.current], "current")
             mark([cursor.error], "error")
+            self._mark_iteration(cursor)
         exits = {self.entry[p]: self.exit[p] for p in self.expanded_nodes}
         for box, state in states.items():
             for name in (box, exits.get(box)):
                 if name is not None:
                     self.boxes[name].attrs = styles.with_state(self.boxes[name].attrs, state)
+
+    def _mark_iteration(self, cursor: TraceOverlay) -> None:
+        """The current node's box says at which iteration (one index per enclosing loop) the cursor stands."""
+        box = self.rep(cursor.current) if cursor.current else None
+        if box is None or not cursor.iteration:
+            return
+        attrs = self.boxes[box].attrs
+        at = ", ".join(str(i) for i in cursor.iteration)
+        attrs["label"] = Html(attrs["label"].text + "<BR/>" + TINT.format("#e8590c", f"▶ iteration {at}"))
