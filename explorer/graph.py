@@ -113,25 +113,84 @@ def free_names(graph: onnx.GraphProto) -> list[str]:
     return list(free)
 
 
-class GraphIndex:
-    """All graphs and nodes of a model, keyed by static path, in depth-first document order."""
+FUNCTION_BODY = "function"  # the pseudo-attribute under which a model-local function's body is walked
 
-    def __init__(self, main: onnx.GraphProto) -> None:
+
+def _bind_attributes(node: onnx.NodeProto, bound: dict[str, onnx.AttributeProto]) -> onnx.NodeProto:
+    """A copy of a function-body node whose attribute references (`ref_attr_name`) take the call's values."""
+    copy = onnx.NodeProto()
+    copy.CopyFrom(node)
+    del copy.attribute[:]
+    for att in node.attribute:
+        if att.ref_attr_name:
+            source = bound.get(att.ref_attr_name)
+            if source is None:
+                continue  # not given by the call and no default: the attribute is absent
+            value = onnx.AttributeProto()
+            value.CopyFrom(source)
+            value.name = att.name
+            copy.attribute.append(value)
+            continue
+        value = onnx.AttributeProto()
+        value.CopyFrom(att)
+        if att.type == onnx.AttributeProto.GRAPH:
+            value.g.CopyFrom(_bind_graph(att.g, bound))
+        elif att.type == onnx.AttributeProto.GRAPHS:
+            del value.graphs[:]
+            value.graphs.extend(_bind_graph(g, bound) for g in att.graphs)
+        copy.attribute.append(value)
+    return copy
+
+
+def _bind_graph(graph: onnx.GraphProto, bound: dict[str, onnx.AttributeProto]) -> onnx.GraphProto:
+    copy = onnx.GraphProto()
+    copy.CopyFrom(graph)
+    del copy.node[:]
+    copy.node.extend(_bind_attributes(n, bound) for n in graph.node)
+    return copy
+
+
+def function_body(function: onnx.FunctionProto, call: onnx.NodeProto) -> onnx.GraphProto:
+    """The graph one call of a model-local function runs: the function's nodes with the call's attributes
+    (or the function's defaults) bound, its formal inputs and outputs as graph inputs and outputs."""
+    bound = {a.name: a for a in function.attribute_proto}
+    bound.update({a.name: a for a in call.attribute})
+    typed = {v.name: v for v in function.value_info}
+    graph = onnx.GraphProto(name=f"{function.domain}.{function.name}" if function.domain else function.name)
+    graph.node.extend(_bind_attributes(n, bound) for n in function.node)
+    graph.input.extend(typed.get(n, onnx.ValueInfoProto(name=n)) for n in function.input)
+    graph.output.extend(typed.get(n, onnx.ValueInfoProto(name=n)) for n in function.output)
+    return graph
+
+
+class GraphIndex:
+    """All graphs and nodes of a model, keyed by static path, in depth-first document order. A call of a
+    model-local function has the function's body as a subgraph under the pseudo-attribute `function`."""
+
+    def __init__(self, main: onnx.GraphProto,
+                 functions: dict[tuple[str, str], onnx.FunctionProto] | None = None) -> None:
         self.graphs: dict[str, GraphRef] = {}
         self.nodes: dict[str, NodeRef] = {}
-        self._walk(GraphRef(path="", proto=main))
+        self.functions = dict(functions or {})
+        self._walk(GraphRef(path="", proto=main), ())
 
-    def _walk(self, graph: GraphRef) -> None:
+    def _walk(self, graph: GraphRef, calling: tuple[tuple[str, str], ...]) -> None:
         self.graphs[graph.path] = graph
         for index, (node_id, node) in enumerate(zip(node_ids(graph.proto), graph.proto.node)):
             path = graph.prefix + node_id
-            bodies = tuple(
-                GraphRef(path=f"{path}/{att}", proto=g, owner=path, attribute=att, depth=graph.depth + 1)
+            bodies = [
+                (GraphRef(path=f"{path}/{att}", proto=g, owner=path, attribute=att, depth=graph.depth + 1), calling)
                 for att, g in subgraph_attributes(node)
-            )
-            self.nodes[path] = NodeRef(path=path, proto=node, graph=graph, index=index, subgraphs=bodies)
-            for body in bodies:
-                self._walk(body)
+            ]
+            key = (node.domain, node.op_type)
+            if key in self.functions and key not in calling:  # a recursive call is left unexpanded
+                body = function_body(self.functions[key], node)
+                bodies.append((GraphRef(path=f"{path}/{FUNCTION_BODY}", proto=body, owner=path,
+                                        attribute=FUNCTION_BODY, depth=graph.depth + 1), (*calling, key)))
+            self.nodes[path] = NodeRef(path=path, proto=node, graph=graph, index=index,
+                                       subgraphs=tuple(b for b, _ in bodies))
+            for body, stack in bodies:
+                self._walk(body, stack)
 
     def producers(self, graph_path: str = "") -> dict[str, str]:
         """value name -> path of the node producing it, within one graph."""

@@ -70,7 +70,7 @@ class Model:
         if "ai.onnx" in self.opsets and "" not in self.opsets:
             self.opsets[""] = self.opsets["ai.onnx"]
         self.functions = {(f.domain, f.name): f for f in proto.functions}
-        self.index = GraphIndex(proto.graph)
+        self.index = GraphIndex(proto.graph, self.functions)
         self.sha256 = hashlib.sha256(proto.SerializeToString(deterministic=True)).hexdigest()
 
     @property

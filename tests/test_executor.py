@@ -215,3 +215,35 @@ def test_hostile_names_run_and_are_recorded():
                          [h.make_tensor_value_info(prev, T.FLOAT, [2])])
     trace = explorer.run(explorer.load(h.make_model(graph, opset_imports=OPSET)), {"x": np.array([-1, 1], np.float32)})
     assert [e.node for e in trace.events] == names[:-1] + ["Relu_7"]
+
+
+def test_function_bodies_are_recorded_with_bound_attributes_and_control_flow():
+    """A local function with an attribute reference and an If inside: every inner node is an event under
+    `<call path>/function/...`, the If is explorer's own kernel, and outputs match onnxruntime."""
+    then_branch = h.make_graph([h.make_node("Mul", ["x", "k"], ["t"], name="scale")], "then", [],
+                               [h.make_tensor_value_info("t", T.FLOAT, [3])])
+    else_branch = h.make_graph([h.make_node("Neg", ["x"], ["e"], name="flip")], "else", [],
+                               [h.make_tensor_value_info("e", T.FLOAT, [3])])
+    k_node = h.make_node("Constant", [], ["k"], name="k")
+    k_node.attribute.append(onnx.AttributeProto(name="value_float", ref_attr_name="factor",
+                                                type=onnx.AttributeProto.FLOAT))
+    function = h.make_function(
+        "local", "ScaleOrFlip", ["x", "go"], ["y"],
+        [k_node, h.make_node("If", ["go"], ["y"], name="choose", then_branch=then_branch, else_branch=else_branch)],
+        OPSET, attributes=["factor"])
+    graph = h.make_graph(
+        [h.make_node("ScaleOrFlip", ["x", "go"], ["y"], domain="local", name="call", factor=3.0)], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [3]), h.make_tensor_value_info("go", T.BOOL, [])],
+        [h.make_tensor_value_info("y", T.FLOAT, [3])])
+    proto = h.make_model(graph, opset_imports=[*OPSET, h.make_opsetid("local", 1)], functions=[function])
+    model = explorer.load(proto)
+    assert "call/function/choose/then_branch/scale" in [n.path for n in model.nodes()]
+    x = np.array([1, -2, 3], np.float32)
+    for go, branch in ((True, "then_branch"), (False, "else_branch")):
+        feeds = {"x": x, "go": np.array(go)}
+        trace = explorer.run(model, feeds)
+        np.testing.assert_allclose(trace.outputs["y"], ort_run(proto, feeds)["y"])
+        np.testing.assert_allclose(trace.outputs["y"], x * 3 if go else -x)
+        assert trace.branch("call/function/choose") == branch
+        assert trace.event("call").info["function"] == "local.ScaleOrFlip"
+        assert [e.node for e in trace.children(trace.event("call"))][0] == "call/function/k"

@@ -101,7 +101,7 @@ def _reference_kernel(node: "NodeRef", program: "Program", proto: onnx.NodeProto
     proto = node.proto if proto is None else proto
     domain = "" if proto.domain == "ai.onnx" else proto.domain
     opsets = program.opsets
-    if domain not in opsets and (domain, proto.op_type) not in program.functions:
+    if domain not in opsets:
         raise UnsupportedOperatorError(
             f"node {node.path!r} ({proto.op_type}) uses domain {domain!r}, which the model does not import",
             node=node.path, op_type=proto.op_type,
@@ -114,7 +114,7 @@ def _reference_kernel(node: "NodeRef", program: "Program", proto: onnx.NodeProto
         "opsets": opsets,
         "verbose": 0,
         "new_ops": {},
-        "existing_functions": program.reference_functions(),
+        "existing_functions": {},  # model-local functions run through explorer's engine (executor/functions.py)
         "evaluator_cls": ReferenceEvaluator,
     }
     try:
@@ -190,10 +190,6 @@ def _no_log(*_: Any) -> None:
 
 def _load_reference_class(proto: onnx.NodeProto, domain: str, version: int, node: "NodeRef",
                           program: "Program") -> Any:
-    key = (proto.domain, proto.op_type)
-    if key in program.functions:  # a model-local function
-        impl = program.reference_functions()[key]
-        return load_op(domain, proto.op_type, version, custom=impl, evaluator_cls=ReferenceEvaluator)
     try:
         if domain == "" and proto.op_type in _RENAMED:
             renamed, renamed_version = _RENAMED[proto.op_type]

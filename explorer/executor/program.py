@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 import onnx
 from onnx import numpy_helper
-from onnx.reference import ReferenceEvaluator
 
 from ..errors import ExecutionError, ModelError
 from ..graph import GraphRef, free_names, node_ids
 from .guards import guard_for
+from .functions import calls_function, function_kernel
 from .kernels import build_kernel
 
 if TYPE_CHECKING:
@@ -50,7 +50,6 @@ class Program:
         self.opsets.setdefault("", 1)
         self.functions = model.functions
         self._graphs: dict[str, CompiledGraph] = {}
-        self._reference_functions: dict[tuple[str, str], ReferenceEvaluator] | None = None
         self._types: dict[str, dict[str, onnx.TypeProto]] = {}
 
     def graph(self, path: str = "") -> CompiledGraph:
@@ -58,14 +57,6 @@ class Program:
         if compiled is None:
             compiled = self._graphs[path] = self._compile(self.model.index.graphs[path])
         return compiled
-
-    def reference_functions(self) -> dict[tuple[str, str], ReferenceEvaluator]:
-        if self._reference_functions is None:
-            done: dict[tuple[str, str], ReferenceEvaluator] = {}
-            for key, function in self.functions.items():
-                done[key] = ReferenceEvaluator(function, functions=list(done.values()))
-            self._reference_functions = done
-        return self._reference_functions
 
     def value_type(self, graph_path: str, name: str) -> onnx.TypeProto | None:
         types = self._types.get(graph_path)
@@ -90,7 +81,10 @@ class Program:
         ordered = _topological(graph, available, index)
         steps = []
         for ref in ordered:
-            fn, special = build_kernel(ref, self)
+            if calls_function(ref, self):
+                fn, special = function_kernel(ref, self), True
+            else:
+                fn, special = build_kernel(ref, self)
             inputs, outputs = tuple(ref.proto.input), tuple(ref.proto.output)
             required = max((k + 1 for k, name in enumerate(outputs) if name), default=0)
             steps.append(Step(ref.path, ref.op_type, inputs, outputs, fn, special, guard_for(ref.proto),
