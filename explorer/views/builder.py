@@ -49,7 +49,6 @@ class _Source:
     box: str | None
     graph: str
     producer: str | None = None
-    initializer: onnx.TensorProto | None = None
 
 
 @dataclass
@@ -450,9 +449,9 @@ class SceneBuilder:
         drawn = where.path in self.containers
         if kind == "init":
             if self.o.fold_initializers:
-                return _Source(None, where.path, initializer=what)
+                return _Source(None, where.path)
             if drawn:
-                return _Source(self._initializer_box(name, what, where), where.path, initializer=what)
+                return _Source(self._initializer_box(name, what, where), where.path)
         elif drawn and kind == "node" and what in self.exit:
             return _Source(self.exit[what], where.path, producer=what)
         elif drawn and kind == "input" and (where.path, what) in self.formal_in:
