@@ -83,6 +83,9 @@ class GraphState:
             self._add(node, (float(index), 0))
         self._order = list(graph.node)
         self._dirty = False
+        self._misplaced = True  # the first reorder checks the order the graph came with
+        self._shapes: dict[str, tuple | None] = {}
+        self._untyped: set[str] = set()
 
     # ----------------------------------------------------------------------------------------------- queries
     def node_path(self, node: onnx.NodeProto) -> str:
@@ -143,6 +146,10 @@ class GraphState:
     def is_used(self, name: str) -> bool:
         return bool(self._users.get(name)) or bool(self._captured.get(name)) or name in self._outputs
 
+    def is_dead(self, node: onnx.NodeProto) -> bool:
+        """True when nothing reads any output of `node`."""
+        return not any(name and self.is_used(name) for name in node.output)
+
     def is_used_more_than_once(self, name: str) -> bool:
         readers = len(self.consumers(name))
         return readers + (1 if name in self._outputs else 0) > 1
@@ -186,7 +193,7 @@ class GraphState:
     def value_type(self, name: str) -> onnx.TypeProto | None:
         """The type of `name`: declared, inferred by the loader, inferred for new nodes, or from its constant."""
         found = self.types.get(name)
-        if found is not None:
+        if found is not None or name in self._untyped:
             return found
         if name in self.initializers:
             tensor = self.initializers[name]
@@ -198,6 +205,8 @@ class GraphState:
             return self.parent.value_type(name)
         if found is not None:
             self.types[name] = found
+        else:
+            self._untyped.add(name)  # until a new node may tell more (see insert)
         return found
 
     def _infer(self, name: str) -> onnx.TypeProto | None:
@@ -235,12 +244,18 @@ class GraphState:
     def shape(self, name: str) -> tuple[int | str | None, ...] | None:
         """Dims of a tensor value (int known, str symbolic, None unknown); None when its rank is unknown or
         when shapes cannot be trusted here (inside a Loop body), except for constants."""
+        if name in self._shapes:
+            return self._shapes[name]
         value = self.constant(name)
         if value is not None:
-            return tuple(value.shape)
-        if not self.trust_shapes:
+            found = tuple(value.shape)
+        elif not self.trust_shapes:
             return None
-        return tensors.tensor_shape(self.value_type(name))
+        else:
+            found = tensors.tensor_shape(self.value_type(name))
+        if found is not None:
+            self._shapes[name] = found  # a name's value, hence its shape, never changes
+        return found
 
     def rank(self, name: str) -> int | None:
         shape = self.shape(name)
@@ -351,12 +366,14 @@ class GraphState:
         """Adds nodes just before `position` (see position()); the round's reorder repairs the order if a node
         must run elsewhere. Nodes without a name, or with one another node of this graph has, get a fresh one."""
         base = position[0] - 0.5
+        self._untyped.clear()
         for node in nodes:
             if not node.name or node.name in self._node_names:
                 node.name = self.unique_name(node.op_type)
             self.ctx.names.add(node.name)
             self.ctx.names.update(o for o in node.output if o)
             self._add(node, (base, next(self._seq)))
+        self._misplaced = self._misplaced or any(self._out_of_order(node) for node in nodes)
         self._dirty = True
         self.version += 1
 
@@ -366,8 +383,21 @@ class GraphState:
         pos = self._pos[id(node)]
         self._drop(node)
         self._add(twin, pos)
+        self._misplaced = self._misplaced or self._out_of_order(twin)
         self._dirty = True
         self.version += 1
+
+    def _out_of_order(self, node: onnx.NodeProto) -> bool:
+        """True when, at its position, `node` would run before a producer it needs or after one of its readers."""
+        where = self._pos[id(node)]
+        for name in self._needs(node):
+            p = self._producer.get(name)
+            if p is not None and p is not node and self._pos[id(p)] >= where:
+                return True
+        for name in node.output:
+            if name and any(self._pos[id(u)] <= where for u in self.consumers(name) if u is not node):
+                return True
+        return False
 
     def dead_producers(self, names: Iterable[str]) -> list[onnx.NodeProto]:
         """Nodes that produced some of `names` and whose outputs nobody reads any more, transitively."""
@@ -378,7 +408,7 @@ class GraphState:
             node = self._producer.get(name)
             if node is None or id(node) not in self._nodes:
                 continue
-            if any(out and self.is_used(out) for out in node.output):
+            if not self.is_dead(node):
                 continue
             stack.extend(n for n in node.input if n)
             stack.extend(self.captures_of(node))
@@ -403,14 +433,15 @@ class GraphState:
         return log
 
     def reorder(self) -> None:
-        """Sorts the live nodes by position, then repairs the order where a node would run before its inputs."""
+        """Sorts the live nodes by position, then, if an edit may have put a node before its inputs, repairs the
+        order (every edit checks whether it did)."""
         ordered = sorted(self._nodes.values(), key=lambda n: self._pos[id(n)])
-        if not self._valid(ordered):
+        if self._misplaced and not self._valid(ordered):
             ordered = self._repair(ordered)
         self._order = ordered
         for index, node in enumerate(ordered):
             self._pos[id(node)] = (float(index), 0)
-        self._dirty = False
+        self._dirty = self._misplaced = False
 
     def _needs(self, node: onnx.NodeProto) -> list[str]:
         names = [n for n in node.input if n]

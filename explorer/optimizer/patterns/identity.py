@@ -22,7 +22,7 @@ class IdentityRemovalPattern(Pattern):
         if g.is_captured(y):
             return self.decline(g, node, f"{y!r} is read by a body")
         if not g.is_output(y):
-            return self.result([node])
+            return self.result([None, node])  # no producer to rewrite: its position stays empty
         producer = g.producer(x)
         if producer is None:
             return self.decline(g, node, f"{y!r} is a graph output and {x!r} is not produced in this graph")
@@ -30,12 +30,11 @@ class IdentityRemovalPattern(Pattern):
             return self.decline(g, node, f"{y!r} and {x!r} are both needed under their names")
         return self.result([producer, node])
 
-    def apply(self, g: GraphState, *nodes: onnx.NodeProto) -> list[onnx.NodeProto]:
-        if len(nodes) == 1:
-            g.replace_uses(nodes[0].output[0], nodes[0].input[0])
-            return []
-        producer, node = nodes
+    def apply(self, g: GraphState, producer: onnx.NodeProto | None, node: onnx.NodeProto) -> list[onnx.NodeProto]:
         x, y = node.input[0], node.output[0]
+        if producer is None:
+            g.replace_uses(y, x)
+            return []
         g.replace_uses(x, y)
         renamed = onnx.NodeProto()
         renamed.CopyFrom(producer)
@@ -51,9 +50,7 @@ class DeadNodePattern(Pattern):
     priority = CLEANUP
 
     def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
-        if any(o and g.is_used(o) for o in node.output):
-            return None
-        return self.result([node])
+        return self.result([node]) if g.is_dead(node) else None
 
     def apply(self, g: GraphState, *nodes: onnx.NodeProto) -> list[onnx.NodeProto]:
         return []

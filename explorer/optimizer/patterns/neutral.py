@@ -21,7 +21,7 @@ class _Neutral(Pattern):
     def _is_neutral(self, value: np.ndarray | None) -> bool:
         if value is None or value.dtype.kind not in "biuf":
             return False
-        return value.item() == self.neutral if value.size == 1 else bool(np.all(value == self.neutral))
+        return value.item() == self.neutral if value.size == 1 else bool((value == self.neutral).all())
 
     def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
         for k in self.positions:
