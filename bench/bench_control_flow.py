@@ -11,8 +11,9 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, str(Path(__file__).parent))
-import explorer  # noqa: E402
 from timing import best_of, onnxruntime_runner, reference_runner, report  # noqa: E402
+
+import explorer  # noqa: E402
 
 
 def loop_add(iterations: int = 2000, unused_initializers: int = 0) -> onnx.ModelProto:

@@ -9,8 +9,9 @@ import onnx
 from onnx import TensorProto, helper
 
 sys.path.insert(0, str(Path(__file__).parent))
-import explorer  # noqa: E402
 from timing import best_of, onnxruntime_runner, reference_runner, report  # noqa: E402
+
+import explorer  # noqa: E402
 
 
 def straight_line(n_nodes: int = 300) -> onnx.ModelProto:

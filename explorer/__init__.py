@@ -1,5 +1,12 @@
 """explorer: load any ONNX model, run it in a recording NumPy step-through executor, and look at everything."""
-from .errors import ExecutionError, ExplorerError, FeedError, LimitExceeded, ModelError, UnsupportedOperatorError
+from .errors import (
+    ExecutionError,
+    ExplorerError,
+    FeedError,
+    LimitExceeded,
+    ModelError,
+    UnsupportedOperatorError,
+)
 from .executor import run
 from .limits import Limits
 from .model import Model, load

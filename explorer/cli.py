@@ -47,9 +47,9 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
 @command("run", "run a model, print a summary of the recorded trace")(_configure_run)
 def _run(args: argparse.Namespace) -> int:
     from .check import compare_with_onnxruntime, first_divergence
+    from .executor import run
     from .limits import Limits
     from .model import load
-    from .executor import run
 
     model = load(args.model)
     for warning in model.warnings:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conformance import all_cases, known_failures, run_case
 
 LISTED = known_failures()

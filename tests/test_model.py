@@ -9,7 +9,6 @@ import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from onnx import numpy_helper
 
 import explorer
 from explorer import ModelError

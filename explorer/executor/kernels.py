@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import onnx
-from onnx.reference import ReferenceEvaluator
-from onnx.reference import op_run
+from onnx.reference import ReferenceEvaluator, op_run
 from onnx.reference.ops import load_op
 from onnx.reference.ops._op import OpRunBinaryNumpy
 

@@ -10,8 +10,8 @@ from onnx import numpy_helper
 
 from ..errors import ExecutionError, ModelError
 from ..graph import GraphRef, free_names, node_ids
-from .guards import guard_for
 from .functions import calls_function, function_kernel
+from .guards import guard_for
 from .kernels import build_kernel
 
 if TYPE_CHECKING:

@@ -11,10 +11,12 @@ from ..feeds import validate_feeds
 from ..limits import Limits
 from ..model import Model, load
 from ..trace import Trace
-from . import control_flow  # noqa: F401  (registers If/Loop/Scan/SequenceMap kernels)
-from . import reference_fixes  # noqa: F401  (ConvTranspose groups, BatchNormalization inference)
-from . import simple_ops  # noqa: F401  (registers Identity and Optional)
-from . import rnn  # noqa: F401  (registers GRU/LSTM/RNN kernels)
+from . import (
+    control_flow,  # noqa: F401  (registers If/Loop/Scan/SequenceMap kernels)
+    reference_fixes,  # noqa: F401  (ConvTranspose groups, BatchNormalization inference)
+    rnn,  # noqa: F401  (registers GRU/LSTM/RNN kernels)
+    simple_ops,  # noqa: F401  (registers Identity and Optional)
+)
 from .engine import Engine
 from .program import Program
 
