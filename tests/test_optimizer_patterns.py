@@ -199,6 +199,8 @@ NEGATIVE = [
      "copies a dim (0)"),
     ("CastCast", make([h.make_node("Cast", ["x"], ["w"], to=T.INT32), h.make_node("Cast", ["w"], ["y"], to=T.FLOAT)],
                       [info("x", shape=[4])], [info("y", shape=[4])]), "may lose values"),
+    ("CastCast", make([h.make_node("Cast", ["x"], ["w"], to=T.DOUBLE), h.make_node("Cast", ["w"], ["y"], to=T.STRING)],
+                      [info("x", shape=[4])], [info("y", T.STRING, [4])]), "string's text"),
     ("MatMulAdd", make([h.make_node("MatMul", ["x", "w"], ["m"]), h.make_node("Add", ["m", "b"], ["y"])],
                        [info("x", shape=[2, 2, 4])], [info("y", shape=None)],
                        [tensor("w", np.ones((4, 3))), tensor("b", [1, 2, 3])]), "not known to be 2-D"),

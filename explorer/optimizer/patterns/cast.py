@@ -42,7 +42,8 @@ class CastSameTypePattern(Pattern):
 
 class CastCastPattern(ChainPattern):
     """Cast(Cast(x, to=M), to=D) -> Cast(x, to=D) when M holds every value of x's type exactly (e.g. int32 ->
-    int64, float -> double), so the first Cast loses nothing. The inner Cast stays when something else reads it."""
+    int64, float -> double), so the first Cast loses nothing, and D is not a string (whose text depends on the
+    type it is printed from). The inner Cast stays when something else reads it."""
 
     op_types = inner_ops = ("Cast",)
     priority = SIMPLIFY
@@ -52,6 +53,8 @@ class CastCastPattern(ChainPattern):
         if source is None:
             return "the element type of the first Cast's input is unknown"
         middle = g.attribute(inner, "to")
+        if g.attribute(node, "to") == T.STRING:
+            return "a string's text depends on the type it is printed from"
         if middle != source and middle not in LOSSLESS.get(source, ()):
             return f"{T.DataType.Name(source)} -> {T.DataType.Name(middle)} may lose values"
         return None
