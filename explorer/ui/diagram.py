@@ -17,8 +17,12 @@ _CSS = """
 .explorer-diagram.fit svg { max-width: 100%; height: auto; }
 .explorer-diagram g.node, .explorer-diagram g.cluster > text { cursor: pointer; }
 .explorer-diagram g.node:hover polygon, .explorer-diagram g.node:hover path { filter: brightness(0.93); }
+.explorer-diagram g.explorer-selected > polygon, .explorer-diagram g.explorer-selected > path,
+.explorer-diagram g.explorer-selected a > path, .explorer-diagram g.explorer-selected a > polygon {
+  stroke: #1c7ed6; stroke-width: 5; }
 """
-# Clicks report the id of the nearest node or body cluster; the current node is scrolled into view.
+# Clicks report the id of the nearest node or body cluster; the `reveal` element is marked (without a new
+# layout) and scrolled into view.
 _JS = """
 export default function(component) {
   const { data, setTriggerValue, parentElement } = component;
@@ -32,8 +36,10 @@ export default function(component) {
     const target = event.target.closest('g.node, g.cluster');
     if (target && target.id) setTriggerValue('clicked', target.id);
   };
+  root.querySelectorAll('.explorer-selected').forEach((el) => el.classList.remove('explorer-selected'));
   if (data.reveal) {
     const el = root.querySelector('[id="' + CSS.escape(data.reveal) + '"]');
+    if (el && data.mark) el.classList.add('explorer-selected');
     if (el) {
       const box = el.getBoundingClientRect(), frame = root.getBoundingClientRect();
       root.scrollTop += box.top - frame.top - root.clientHeight / 2 + box.height / 2;
@@ -51,9 +57,10 @@ def _svg(dot_text: str) -> str:
 
 
 def show(dot_text: str, *, key: str, on_click: Callable[[str, tuple[str, ...]], None] | None = None,
-         reveal: str | None = None, fit: bool = True) -> None:
+         reveal: str | None = None, mark: bool = False, fit: bool = True) -> None:
     """Draws DOT text. `on_click(kind, keys)` receives a clicked element's parsed id (see views.dot), e.g.
-    ("node", (path,)) or ("graph", (body graph path,)); `reveal` is an SVG element id to scroll into view."""
+    ("node", (path,)) or ("graph", (body graph path,)); `reveal` is an SVG element id to scroll into view,
+    outlined when `mark` (a selection that needs no new layout)."""
     if not dot_available():
         st.graphviz_chart(dot_text, width="stretch")
         return
@@ -70,5 +77,5 @@ def show(dot_text: str, *, key: str, on_click: Callable[[str, tuple[str, ...]], 
         if element_id and on_click is not None:
             on_click(*parse_svg_id(element_id))
 
-    _component(key=key, data={"svg": svg, "key": str(hash(svg)), "reveal": reveal, "fit": fit},
+    _component(key=key, data={"svg": svg, "key": str(hash(svg)), "reveal": reveal, "mark": mark, "fit": fit},
                on_clicked_change=clicked)

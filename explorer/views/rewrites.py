@@ -25,6 +25,12 @@ def stats_rows(result: OptimizationResult, all_patterns: bool = False) -> list[d
     return rows
 
 
+def step_rows(result: OptimizationResult) -> list[dict[str, Any]]:
+    """One row per applied rewrite: index, pattern, round, graph, removed and added nodes."""
+    return [{"#": step.index, "pattern": step.pattern, "round": step.round, "graph": step.graph or "main",
+             "removed": ", ".join(step.removed), "added": ", ".join(step.added)} for step in result.steps]
+
+
 def result_overlay(result: OptimizationResult) -> RewriteOverlay:
     """Removed nodes (paths of the original) and added nodes (paths of the optimized model)."""
     return RewriteOverlay(removed=result.removed_paths(), added=result.added_paths())

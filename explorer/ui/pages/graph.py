@@ -28,16 +28,21 @@ def toggle_body(path: str, expanded: bool) -> None:
     st.session_state[state.EXPANDED] = {**st.session_state[state.EXPANDED], path: expanded}
 
 
+def drawn(dot_text: str, kind: str, key: str) -> bool:
+    """Whether the DOT draws that node or body (ids as views.dot documents them)."""
+    return f'id="{svg_id(kind, key)}"' in dot_text
+
+
 def body_actions(model, path: str, dot_text: str) -> None:
     """Drill into, expand or collapse the bodies of the selected node."""
-    shown = f'id="{svg_id("node", path)}"' in dot_text  # ids as views.dot documents them
+    shown = drawn(dot_text, "node", path)
     for body in model.node(path).subgraphs:
         drill, fold = st.columns(2)
         drill.button(f"Drill into {body.attribute}", key=f"w_drill:{body.path}", on_click=set_focus,
                      args=(body.path,), width="stretch")
         if not shown:
             continue
-        expanded = f'id="{svg_id("graph", body.path)}"' in dot_text
+        expanded = drawn(dot_text, "graph", body.path)
         fold.button(f"{'Collapse' if expanded else 'Expand'} {body.attribute}", key=f"w_fold:{body.path}",
                     on_click=toggle_body, args=(body.path, not expanded), width="stretch")
 
@@ -66,12 +71,14 @@ def draw(model, trace) -> None:
     overrides = st.session_state[state.EXPANDED]
     rule = mode if mode != "auto" else (dict(overrides) or None)
     failed = trace is not None and not trace.complete and trace.error.get("node")
-    dot_text = model_to_dot(model, focus=focus or None, expand=rule, highlight=[*hits, *([path] if path else [])],
-                            cursor=TraceOverlay.from_trace(trace) if failed else None)
+    options = {"focus": focus or None, "expand": rule, "cursor": TraceOverlay.from_trace(trace) if failed else None}
+    dot_text = model_to_dot(model, highlight=hits, **options)
+    if path is not None and not drawn(dot_text, "node", path):  # open the bodies or scopes that hide it
+        dot_text = model_to_dot(model, highlight=[*hits, path], **options)
     left, right = st.columns([3, 2])
     with left:
         diagram.show(dot_text, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, fit=fit,
-                     reveal=svg_id("node", path) if path else None)
+                     reveal=svg_id("node", path) if path else None, mark=True)
     with right:
         if path is None:
             st.caption("Click a node in the diagram, or search for one above, to inspect it.")

@@ -11,6 +11,7 @@ from explorer.ui import diagram, state
 from explorer.views import rewrites
 from explorer.views.dot import model_to_dot
 
+WHOLE_MODEL_LIMIT = 300  # nodes: bigger models are drawn on request (each layout takes seconds)
 STATUS = {"equivalent": ":green[**equivalent**]", "different": ":red[**different**]",
           "inconclusive": ":orange[**inconclusive**]"}
 
@@ -28,6 +29,9 @@ def whole_models(model, chosen: tuple[str, ...], result) -> None:
                   key=state.W_REWRITES) if count > 1 else count
     partial = result if k == count else state.optimization(model, chosen, k)
     proof(state.equivalence(model, chosen, None if k == count else k, partial))
+    if not st.toggle("Draw the whole models", value=sum(1 for _ in model.nodes()) <= WHOLE_MODEL_LIMIT,
+                     key="w_opt_whole", help="Laying out a big model takes graphviz a few seconds"):
+        return
     overlay = rewrites.result_overlay(partial)
     before, after = st.columns(2)
     with before:
@@ -39,21 +43,21 @@ def whole_models(model, chosen: tuple[str, ...], result) -> None:
 
 
 def rewrite_list(result) -> None:
-    """Every applied rewrite with its neighbourhood before and after."""
-    for step in result.steps:
-        where = f" in `{step.graph}`" if step.graph else ""
-        with st.expander(f"#{step.index} · {step.pattern}{where} · removed {', '.join(step.removed) or '—'} · "
-                         f"added {', '.join(step.added) or '—'}"):
-            overlay = rewrites.step_overlay(step)
-            before, after = st.columns(2)
-            with before:
-                st.caption("before")
-                diagram.show(model_to_dot(state.proto_model(step.neighbourhood()), overlay=overlay),
-                             key=f"w_step_before:{step.index}")
-            with after:
-                st.caption("after")
-                diagram.show(model_to_dot(state.proto_model(step.neighbourhood(after=True)), overlay=overlay),
-                             key=f"w_step_after:{step.index}")
+    """Every applied rewrite in a table; the chosen one drawn with its neighbourhood before and after."""
+    st.dataframe(pd.DataFrame(rewrites.step_rows(result)), hide_index=True)
+    steps = result.steps
+    pick = st.selectbox("Rewrite to draw", range(len(steps)), key="w_rewrite_pick",
+                        format_func=lambda i: steps[i].describe())
+    step = steps[pick]
+    overlay = rewrites.step_overlay(step)
+    before, after = st.columns(2)
+    with before:
+        st.caption("before (removed nodes marked)")
+        diagram.show(model_to_dot(state.proto_model(step.neighbourhood()), overlay=overlay), key="w_rewrite_before")
+    with after:
+        st.caption("after (added nodes marked)")
+        diagram.show(model_to_dot(state.proto_model(step.neighbourhood(after=True)), overlay=overlay),
+                     key="w_rewrite_after")
 
 
 st.title("Optimizer")

@@ -9,7 +9,8 @@ from explorer.views.dot import model_to_dot
 from explorer.views.dot_escape import svg_id
 from explorer.views.overlays import TraceOverlay
 
-WHOLE_MODEL_LIMIT = 150  # nodes: above this the diagram shows only the current node's graph by default
+WHOLE_MODEL_LIMIT = 150  # nodes: above this the diagram shows only the current node's surroundings by default
+VIEWS = {"around": "around the node", "graph": "its graph", "model": "whole model"}
 
 
 def _go(index: int | None) -> None:
@@ -32,10 +33,12 @@ def _clicked(kind: str, keys: tuple[str, ...]) -> None:
 def draw(model, trace, index: int) -> None:
     """The diagram with the current node, its inputs and outputs, and what ran before it."""
     event = trace.events[index]
-    whole = st.toggle("Whole model", value=len(model.index.nodes) <= WHOLE_MODEL_LIMIT, key="w_step_whole",
-                      help="Off: only the graph the current node lives in")
-    focus = None if whole else model.node(event.node).graph.path or None
-    dot_text = model_to_dot(model, focus=focus, cursor=TraceOverlay.from_trace(trace, index))
+    default = "model" if len(model.index.nodes) <= WHOLE_MODEL_LIMIT else "around"
+    view = st.segmented_control("Draw", list(VIEWS), format_func=VIEWS.__getitem__, default=default,
+                                key="w_step_view") or default
+    focus = {"model": "", "graph": model.node(event.node).graph.path,
+             "around": moves.surroundings(model, event.node)}[view]
+    dot_text = model_to_dot(model, focus=focus or None, cursor=TraceOverlay.from_trace(trace, index))
     diagram.show(dot_text, key="w_step_diagram", on_click=_clicked, reveal=svg_id("node", event.node))
 
 
@@ -81,12 +84,12 @@ def stepper() -> None:
     with left:
         draw(model, trace, index)
     with right:
-        st.markdown("##### Inputs")
-        for name, value in event.inputs.items():
-            widgets.value_panel(name, value, key=f"step:in:{name}")
-        st.markdown("##### Outputs")
-        for name, value in event.outputs.items():
-            widgets.value_panel(name, value, key=f"step:out:{name}")
+        for title, values, side in (("Inputs", event.inputs, "in"), ("Outputs", event.outputs, "out")):
+            st.markdown(f"##### {title}")
+            if not values:
+                st.caption("none")
+            for name, value in values.items():
+                widgets.value_panel(name, value, key=f"step:{side}:{name}")
 
 
 st.title("Step through")
