@@ -228,7 +228,7 @@ def test_graph_state_answers_the_queries_patterns_ask():
     assert main.is_output("y") and not main.is_used_more_than_once("y") and main.is_used("h0")
     np.testing.assert_array_equal(main.constant("w"), [2, 3])
     assert main.constant("h0") is None and main.shape("h0") == (2,) and main.rank("h0") == 1
-    inner = GraphState(loop.attribute[0].g, ctx, path="loop/body", parent=main, owner=loop, trust_shapes=False)
+    inner = GraphState(loop.attribute[0].g, ctx, path="loop/body", parent=main, trust_shapes=False)
     assert inner.is_constant("w") and not inner.defines("w") and inner.visible("trips")
     assert inner.elem_type("h_in") == T.FLOAT and inner.shape("h_in") is None  # Loop bodies: no trusted shapes
     assert inner.node_path(inner.producer("h_out")) == "loop/body/scale"

@@ -200,7 +200,7 @@ class Driver:
                     continue
                 trusted = state.trust_shapes and node.op_type == "If"
                 sub = GraphState(body, self.ctx, path=f"{state.node_path(node)}/{label}", parent=state,
-                                 owner=node, trust_shapes=trusted)
+                                 trust_shapes=trusted)
                 if self.optimize_graph(sub):
                     rewritten[label] = sub.to_graph()
                 else:

@@ -46,22 +46,18 @@ class GraphState:
     """One graph (main or body) being optimized. Patterns only read it and build nodes; the driver edits it."""
 
     def __init__(self, graph: onnx.GraphProto, ctx: Context, *, path: str = "",
-                 parent: GraphState | None = None, owner: onnx.NodeProto | None = None,
-                 trust_shapes: bool = True) -> None:
+                 parent: GraphState | None = None, trust_shapes: bool = True) -> None:
         self.graph = graph
         self.ctx = ctx
         self.path = path
         self.prefix = f"{path}/" if path else ""
         self.parent = parent
-        self.owner_op = owner.op_type if owner is not None else None
         # A Loop's carried values may change shape from one iteration to the next, so inferred shapes inside a
         # Loop body (and anything nested in one) describe only some iterations.
         self.trust_shapes = trust_shapes
-        self.input_names = [i.name for i in graph.input]
-        self.output_names = [o.name for o in graph.output]
-        self._outputs = set(self.output_names)
+        self._outputs = {o.name for o in graph.output}
         self.initializers: dict[str, onnx.TensorProto] = {t.name: t for t in graph.initializer}
-        self._inputs = set(self.input_names)
+        self._inputs = {i.name for i in graph.input}
         self._sparse = {t.values.name for t in graph.sparse_initializer}
         self.types: dict[str, onnx.TypeProto] = {}
         for info in [*graph.input, *graph.value_info, *graph.output]:
@@ -96,9 +92,6 @@ class GraphState:
         if self._dirty:
             self.reorder()
         return list(self._order)
-
-    def __len__(self) -> int:
-        return len(self._nodes)
 
     def is_alive(self, node: onnx.NodeProto) -> bool:
         return id(node) in self._nodes
@@ -135,9 +128,6 @@ class GraphState:
 
     def is_output(self, name: str) -> bool:
         return name in self._outputs
-
-    def is_input(self, name: str) -> bool:
-        return name in self._inputs
 
     def is_captured(self, name: str) -> bool:
         """True when a body of some node of this graph reads `name` from this scope."""
