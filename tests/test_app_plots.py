@@ -99,3 +99,22 @@ def test_lines_share_the_step_axis():
     assert [t.name for t in fig.data] == ["a", "b"]
     np.testing.assert_array_equal(fig.data[1].y, [0.5, np.nan])
     assert tuple(fig.layout.yaxis.range) == (0, 1)
+
+
+def test_value_stats_count_nonfinite_and_skip_what_has_no_range():
+    from explorer.views.tables import as_grid, short_text, value_stats
+
+    stats = value_stats(np.array([1.0, np.nan, -np.inf, 3.0], dtype=np.float32))
+    assert (stats["shape"], stats["dtype"], stats["min"], stats["max"], stats["NaN"], stats["Inf"]) == (
+        (4,), "float32", 1.0, 3.0, 1, 1)
+    assert value_stats(np.array([True, False, True]))["mean"] == pytest.approx(2 / 3)
+    import ml_dtypes
+
+    half = value_stats(np.array([0.5, 1.5], dtype=ml_dtypes.bfloat16))
+    assert (half["dtype"], half["min"], half["max"]) == ("bfloat16", 0.5, 1.5)
+    words = value_stats(np.array(["a", "b"], dtype=object))
+    assert words["min"] is None and words["type"] == "object[2]"
+    assert value_stats([np.zeros(2), np.ones(2)])["type"] == "seq(2) of float64[2]"
+    assert short_text(np.array(3, np.int64)) == "3"
+    assert short_text(np.arange(10.0)) == "float64[10] ∈ [0, 9]"
+    assert as_grid(np.arange(24).reshape(2, 3, 4)).shape == (6, 4) and as_grid(np.zeros(1000)) is None

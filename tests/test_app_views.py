@@ -145,3 +145,33 @@ def test_gate_bounds_and_saturation():
     values = np.array([[0.01, 0.5, 0.99, 0.2], [0.5, 0.5, 0.5, 0.96], [np.nan] * 4])
     np.testing.assert_array_equal(gates.saturation(values, (0.0, 1.0)), [0.5, 0.25, np.nan])
     np.testing.assert_allclose(gates.hidden_norm(np.array([[3.0, 4.0], [np.nan, np.nan]])), [5.0, np.nan])
+
+
+def scoped_model():
+    """PyTorch-style scoped names: /enc/layer0/{MatMul,Add}, /enc/layer1/{MatMul,Add}, /head/Relu."""
+    nodes, last = [], "x"
+    for layer in ("layer0", "layer1"):
+        nodes += [helper.make_node("MatMul", [last, "w"], [f"{layer}_mm"], name=f"/enc/{layer}/MatMul"),
+                  helper.make_node("Add", [f"{layer}_mm", "b"], [f"{layer}_out"], name=f"/enc/{layer}/Add")]
+        last = f"{layer}_out"
+    nodes.append(helper.make_node("Relu", [last], ["y"], name="/head/Relu"))
+    graph = helper.make_graph(nodes, "scoped", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])],
+                              [onnx.numpy_helper.from_array(np.eye(2, dtype=np.float32), "w"),
+                               onnx.numpy_helper.from_array(np.ones(2, np.float32), "b")])
+    return explorer.load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+def test_surroundings_is_the_innermost_scope_or_the_graph(nested):
+    from explorer.views.dot import model_to_dot
+    from explorer.views.dot_escape import svg_id
+
+    model = scoped_model()
+    focus = cursor.surroundings(model, "/enc/layer1/Add")
+    dot = model_to_dot(model, focus=focus)
+    drawn = {path for path in ("/enc/layer0/Add", "/enc/layer1/MatMul", "/enc/layer1/Add", "/head/Relu")
+             if f'id="{svg_id("node", path)}"' in dot}
+    assert drawn == {"/enc/layer1/MatMul", "/enc/layer1/Add"}
+    nested_model = nested[0]
+    assert cursor.surroundings(nested_model, ADD) == "enc/body/inner/body/branch/then_branch"
+    assert cursor.surroundings(nested_model, "enc") == ""
