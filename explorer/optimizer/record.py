@@ -94,7 +94,7 @@ class RewriteStep:
         types = {k: v for k, v in self.input_types.items() if v is not None}
         types.update({k: tensors.array_type(v) for k, v in self.constants.items()})
         inputs = [tensors.make_value_info(n, types.get(n)) for n in sorted(read - produced)]
-        consumed = {i for n in nodes for i in n.input}
+        consumed = {i for n in nodes for i in n.input} | {c for n in nodes if len(n.attribute) for c in node_captures(n)}
         outputs = [tensors.make_value_info(o, None) for n in nodes for o in n.output if o and o not in consumed]
         graph = helper.make_graph(nodes, f"{self.pattern}_{self.index}_{'after' if after else 'before'}",
                                   inputs, outputs)
