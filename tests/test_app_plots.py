@@ -118,3 +118,9 @@ def test_value_stats_count_nonfinite_and_skip_what_has_no_range():
     assert short_text(np.array(3, np.int64)) == "3"
     assert short_text(np.arange(10.0)) == "float64[10] ∈ [0, 9]"
     assert as_grid(np.arange(24).reshape(2, 3, 4)).shape == (6, 4) and as_grid(np.zeros(1000)) is None
+
+
+def test_series_of_sequences_plots_their_length():
+    fig = series_figure([[], [np.zeros(2)], [np.zeros(2), np.ones(2)]], "seq")
+    np.testing.assert_array_equal(fig.data[0].y, [0, 1, 2])
+    assert fig.layout.title.text == "seq (sequence length)"

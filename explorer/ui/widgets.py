@@ -214,6 +214,8 @@ def value_panel(name: str, value: Any, key: str) -> None:
         parts.append(f"min {stats['min']:.4g} · max {stats['max']:.4g} · mean {stats['mean']:.4g}")
     if stats["NaN"] or stats["Inf"]:
         parts.append(f":red[NaN {stats['NaN']} · Inf {stats['Inf']}]")
+    elif (stats["dtype"] or "").startswith(("float", "bfloat", "complex")):
+        parts.append(":gray[NaN 0 · Inf 0]")
     st.markdown(" · ".join(parts))
     if isinstance(value, np.ndarray) and value.ndim == 0:
         return

@@ -75,8 +75,10 @@ def _sliced(array: np.ndarray, title: str) -> go.Figure:
 def series_figure(values: Sequence[Any], title: str = "", x: Sequence[Any] | None = None,
                   xtitle: str = "iteration") -> go.Figure | None:
     """How one value evolves over a sequence of steps (e.g. a loop-carried value across iterations): a line for
-    scalars, a heatmap step × element when each value is small, else min/mean/max and L2 norm per step. `x`
-    labels the steps (shown as categories, e.g. ["init", "0", "1"])."""
+    scalars (and for the length of sequences), a heatmap step × element when each value is small, else
+    min/mean/max and L2 norm per step. `x` labels the steps (shown as categories, e.g. ["init", "0", "1"])."""
+    if values and all(isinstance(v, list) for v in values):  # sequences: how long they are at each step
+        values, title = [np.array(len(v)) for v in values], f"{title} (sequence length)"
     arrays = [plottable(v) for v in values]
     if not arrays or any(a is None for a in arrays):
         return None

@@ -31,7 +31,8 @@ def iterating(model, trace, path: str) -> None:
     body = loops.body_values(model, path)
     iterations = loops.iterations_of(trace, event)
     reason = loops.stop_reason(event)
-    st.markdown(f"**{len(iterations)} iterations**" + (f" · stopped: {reason}" if reason else ""))
+    count = len(iterations)
+    st.markdown(f"**{count} iteration{'s' if count != 1 else ''}**" + (f" · stopped: {reason}" if reason else ""))
     if not iterations:
         return
     st.dataframe(pd.DataFrame(loops.iteration_rows(body, iterations)), hide_index=True)
