@@ -201,15 +201,15 @@ def test_symbolic_dims_change_the_run():
 def test_step_buttons_move_the_cursor_along_the_loops():
     at = start("nested_loops")
     at.switch_page(PAGES["step"]).run()
-    assert "`Scan 'enc' · iteration 0` › `Loop 'inner' · iteration 0` › `Mod 'parity'`" in texts(at)
+    assert "`Scan 'enc' · iteration 0 › Loop 'inner' · iteration 0 › Mod 'parity'`" in texts(at)
     at.button(key="w_step:next_iteration").click().run()
-    assert "`Loop 'inner' · iteration 1` › `Mod 'parity'`" in texts(at)
+    assert "Loop 'inner' · iteration 1 › Mod 'parity'`" in texts(at)
     at.button(key="w_step:next").click().run()
-    assert "`Loop 'inner' · iteration 1` › `Equal 'is_even'`" in texts(at)
+    assert "Loop 'inner' · iteration 1 › Equal 'is_even'`" in texts(at)
     at.button(key="w_step:last").click().run()
-    assert "`Scan 'enc'`" in texts(at) and at.session_state["cursor"] == at.session_state["w_cursor"]
+    assert "`Scan 'enc'` ·" in texts(at) and at.session_state["cursor"] == at.session_state["w_cursor"]
     at.slider(key="w_cursor").set_value(2).run()
-    assert "› `If 'branch' · then_branch` › `Add 'add_x'`" in texts(at)
+    assert "› If 'branch' · then_branch › Add 'add_x'`" in texts(at)
 
 
 def test_cursor_moves_move_the_highlighted_node_in_the_diagram():

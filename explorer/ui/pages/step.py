@@ -76,7 +76,7 @@ def stepper() -> None:
         st.slider("Event", 0, last, key=state.W_CURSOR, label_visibility="collapsed",
                   on_change=lambda: state.set_cursor(st.session_state[state.W_CURSOR]))
     st.markdown(f"**Event {index + 1} / {last + 1}** · "
-                + " › ".join(f"`{c.text}`" for c in moves.breadcrumb(model, event))
+                + f"`{moves.breadcrumb_text(model, event)}`"
                 + f" · {event.seconds * 1e3:.3f} ms")
     if event.summarized:
         st.caption("Values past the trace memory budget are kept as summaries.")
