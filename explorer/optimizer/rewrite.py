@@ -56,7 +56,7 @@ class OptimizationResult:
     optimized: onnx.ModelProto
     steps: list[RewriteStep]
     stats: list[PatternStats]
-    declined: list[Decline]
+    reasons: dict[tuple[str, str, str], str]  # (graph path, node name, pattern) -> why it was declined
     stopped: bool
     rounds: int
     seconds: float
@@ -65,6 +65,17 @@ class OptimizationResult:
     @property
     def patterns(self) -> list[str]:
         return [p.name for p in self.selected]
+
+    @property
+    def declined(self) -> list[Decline]:
+        """Why patterns left nodes of the optimized model alone (the last reason each gave for each node)."""
+        final = GraphIndex(self.optimized.graph).nodes
+        found = []
+        for (graph, node, pattern), reason in self.reasons.items():
+            path = f"{graph}/{node}" if graph else node
+            if path in final:
+                found.append(Decline(pattern, path, reason))
+        return found
 
     def removed_paths(self) -> set[str]:
         """Nodes of the original model the optimized one no longer has as they were (for highlighting)."""
@@ -155,11 +166,13 @@ class Driver:
         self._dispatch: dict[tuple[int, str], list[Pattern]] = {}
         self._settled: dict[int, tuple[onnx.GraphProto, frozenset[str]]] = {}
 
-    def _candidates(self, level: int, op_type: str) -> list[Pattern]:
-        key = (level, op_type)
+    def _candidates(self, level: int, only_level: bool, op_type: str) -> list[Pattern]:
+        """Patterns to try on a node, lowest priority first: those up to `level`, or only those of `level`."""
+        key = (level, only_level, op_type)
         found = self._dispatch.get(key)
         if found is None:
-            found = [p for p in self.patterns if p.priority <= level and (not p.op_types or op_type in p.op_types)]
+            found = [p for p in self.patterns if (p.priority == level if only_level else p.priority <= level)
+                     and (not p.op_types or op_type in p.op_types)]
             found.sort(key=lambda p: p.priority)
             self._dispatch[key] = found
         return found
@@ -168,20 +181,24 @@ class Driver:
         """Optimizes one graph (bodies first) to its fixpoint; True when anything changed."""
         changed = False
         level = 0
+        raised = False  # the level was just raised: lower ones found nothing on this very graph
         for round_no in range(self.max_rounds):
             if self.stopped:
                 break
-            changed |= self._optimize_bodies(state)
+            bodies_changed = self._optimize_bodies(state)
+            changed |= bodies_changed
             if self.stopped:
                 break
-            applied = self._round(state, self.levels[level], round_no)
+            applied = self._round(state, self.levels[level], raised and not bodies_changed, round_no)
             self.rounds += 1
             if applied:
                 changed = True
+                raised = False
                 continue
             if level + 1 == len(self.levels):
                 break
             level += 1
+            raised = True
         return changed
 
     def _optimize_bodies(self, state: GraphState) -> bool:
@@ -219,7 +236,7 @@ class Driver:
                 break
         return changed
 
-    def _round(self, state: GraphState, level: int, round_no: int) -> int:
+    def _round(self, state: GraphState, level: int, only_level: bool, round_no: int) -> int:
         found: list[tuple[MatchResult, onnx.NodeProto, int]] = []
         matched: list[MatchResult] = []
         taken: set[int] = set()
@@ -227,7 +244,7 @@ class Driver:
         clock = time.perf_counter
         for node in state.nodes():
             op = node.op_type if node.domain in ("", "ai.onnx") else ""
-            for pattern in self._candidates(level, op):
+            for pattern in self._candidates(level, only_level, op):
                 start = clock()
                 result = pattern.match(state, node, matched)
                 stat = stats[pattern.name]
@@ -366,9 +383,5 @@ def optimize(model: Model | str | bytes | onnx.ModelProto, *, patterns: Iterable
     optimized = onnx.ModelProto()
     optimized.CopyFrom(work)
     optimized.graph.CopyFrom(main.to_graph())
-    final = GraphIndex(optimized.graph).nodes
-    declined = [Decline(pattern, f"{path}/{node}" if path else node, reason)
-                for (path, node, pattern), reason in ctx.declined.items()
-                if (f"{path}/{node}" if path else node) in final]
-    return OptimizationResult(original, optimized, driver.steps, list(driver.stats.values()), declined,
+    return OptimizationResult(original, optimized, driver.steps, list(driver.stats.values()), ctx.declined,
                               driver.stopped, driver.rounds, time.perf_counter() - start, chosen)
