@@ -26,6 +26,8 @@ def cursor_steps(sample: str) -> list[float]:
     at.selectbox(key="w_sample").set_value(sample).run()
     at.switch_page("explorer/ui/pages/step.py").run()
     times = []
+    if at.button(key="w_step:next").disabled and at.button(key="w_step:first").disabled:
+        return times  # a single event: nothing to step to
     for _ in range(STEPS):
         name = "w_step:first" if at.button(key="w_step:next").disabled else "w_step:next"
         start = time.perf_counter()
@@ -65,6 +67,9 @@ def main() -> None:
     worst = 0.0
     for sample in list_samples():
         times = cursor_steps(sample)
+        if not times:
+            print(f"  {sample:24s} one event, nothing to step")
+            continue
         median, slowest = statistics.median(times) * 1e3, max(times) * 1e3
         worst = max(worst, median)
         print(f"  {sample:24s} median {median:7.1f} ms  max {slowest:7.1f} ms")
