@@ -1,11 +1,11 @@
 """GRU, LSTM and RNN kernels that record every gate at every time step (every opset version of the spec).
 
-The input projections X·Wᵀ of all steps are one (stacked) matrix product per direction before the loop; each
-step then does one recurrent product (two for GRU with linear_before_reset=0) and in-place gate arithmetic
-that writes straight into the recorded arrays. `info["gates"]` holds arrays [seq_length, num_directions,
-batch_size, hidden_size] indexed by position in the input sequence (as Y is), whatever `layout` is; steps past
-a batch item's sequence length are NaN and `info["gates"]["mask"]` ([seq_length, num_directions, batch_size])
-marks the valid ones.
+The input projections X·Wᵀ of all steps are one (stacked) matrix product per direction before the loop,
+written into the array that records the gates; each step then adds one recurrent product (two for GRU with
+linear_before_reset=0) in place and applies the activations there. `info["gates"]` holds arrays [seq_length,
+num_directions, batch_size, hidden_size] indexed by position in the input sequence (as Y is), whatever
+`layout` is; steps past a batch item's sequence length are NaN and `info["gates"]["mask"]` ([seq_length,
+num_directions, batch_size]) marks the valid ones.
 
 Where the spec is silent, onnxruntime's behaviour is followed: activation_alpha/beta are consumed in order by
 the activations that take them; `clip` bounds every gate's pre-activation (LSTM's cell state is not clipped
@@ -321,10 +321,9 @@ def _schedule(seq: int, lens: np.ndarray | None, reverse: bool) -> list[tuple[in
 class _Direction:
     """One direction's view of the shared buffers, hidden-major."""
 
-    xw: np.ndarray  # [seq, gates, hidden, batch]: X·Wᵀ plus the biases folded in before the loop
     r: np.ndarray  # [gates, hidden, hidden]
     rb: np.ndarray | None  # [hidden, 1]: Rbh, added each step (GRU with linear_before_reset only)
-    gates: np.ndarray  # [seq, gates, hidden, batch], recorded
+    gates: np.ndarray  # [seq, gates, hidden, batch]: X·Wᵀ (+ biases) on entry, each step's gates on exit
     y: np.ndarray  # [seq, hidden, batch]: H per step
     h0: np.ndarray  # [hidden, batch]
     acts: tuple[Activation, ...]
@@ -340,27 +339,26 @@ def _gru(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
     tmp = np.empty((hidden, batch), d.h0.dtype)
     h_prev = d.h0
     for t, keep in d.steps:
-        x, gt, h_out = d.xw[t], d.gates[t], d.y[t]
+        gt, h_out = d.gates[t], d.y[t]
         zr, z, r, hh = gt[:2], gt[0], gt[1], gt[2]
         if config.linear_before_reset:
             matmul(d.r, h_prev, out=rec)
-            add(x[:2], rec[:2], out=zr)
+            add(zr, rec[:2], out=zr)
             if clip is not None:
                 np.clip(zr, -clip, clip, out=zr)
             f(zr, zr)
             if d.rb is not None:
                 add(rec[2], d.rb, out=rec[2])
-            multiply(rec[2], r, out=hh)  # r (.) (Rh·Ht-1 + Rbh)
-            add(hh, x[2], out=hh)
+            multiply(rec[2], r, out=rec[2])  # r (.) (Rh·Ht-1 + Rbh)
         else:
             matmul(d.r[:2], h_prev, out=rec[:2])
-            add(x[:2], rec[:2], out=zr)
+            add(zr, rec[:2], out=zr)
             if clip is not None:
                 np.clip(zr, -clip, clip, out=zr)
             f(zr, zr)
             multiply(r, h_prev, out=tmp)
             matmul(d.r[2], tmp, out=rec[2])  # Rh·(r (.) Ht-1)
-            add(rec[2], x[2], out=hh)
+        add(hh, rec[2], out=hh)
         if clip is not None:
             np.clip(hh, -clip, clip, out=hh)
         g(hh, hh)
@@ -388,7 +386,7 @@ def _lstm(d: _Direction, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
         gt, h_out, c_out = d.gates[t], d.y[t], cells[t]
         i, o, fg, c = gt[0], gt[1], gt[2], gt[3]
         matmul(d.r, h_prev, out=rec)
-        add(d.xw[t], rec, out=gt)
+        add(gt, rec, out=gt)
         if peephole is None:
             if clip is not None:
                 np.clip(gt, -clip, clip, out=gt)
@@ -430,7 +428,7 @@ def _rnn(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
     for t, keep in d.steps:
         a, h_out = d.gates[t][0], d.y[t]
         np.matmul(d.r[0], h_prev, out=rec)
-        np.add(d.xw[t][0], rec, out=a)
+        np.add(a, rec, out=a)
         if clip is not None:
             np.clip(a, -clip, clip, out=rec)  # `a` records the pre-activation before the clip
             f(rec, h_out)
@@ -443,22 +441,20 @@ def _rnn(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
 
 
 # ---- the kernel ----------------------------------------------------------------------------------
-def _projections(inp: _Inputs, config: RnnConfig) -> np.ndarray:
-    """X·Wᵀ of every step as one stacked matrix product per direction, written straight into the loops' layout
-    [seq, direction, gate, hidden, batch], plus the biases that need no per-step work."""
+def _project_inputs(inp: _Inputs, config: RnnConfig, gates: np.ndarray) -> None:
+    """Writes X·Wᵀ of every step into `gates` ([seq, direction, gate, hidden, batch], the loops' layout) as
+    one stacked matrix product per direction, plus the biases that need no per-step work; each step then adds
+    its recurrent product in place."""
     x, hidden, nd = inp.x, inp.hidden, config.num_directions
-    seq, batch, input_size = x.shape
+    seq, batch, _ = x.shape
     n_gates = len(config.cell.gates)
-    xw = np.empty((seq, nd, n_gates * hidden, batch), x.dtype)
     for k in range(nd):  # per direction, each step's product stays below OpenBLAS's threading threshold
-        np.matmul(inp.w[k], x.transpose(0, 2, 1), out=xw[:, k])
-    xw = xw.reshape(seq, nd, n_gates, hidden, batch)
+        np.matmul(inp.w[k], x.transpose(0, 2, 1), out=gates[:, k].reshape(seq, n_gates * hidden, batch))
     if inp.b is not None:
         folded = inp.b[:, :n_gates * hidden] + inp.b[:, n_gates * hidden:]
         if config.cell.op_type == "GRU" and config.linear_before_reset:
             folded[:, 2 * hidden:] = inp.b[:, 2 * hidden:3 * hidden]  # Rbh goes inside r (.) (...)
-        xw += folded.reshape(nd, n_gates, hidden, 1)
-    return xw
+        gates += folded.reshape(nd, n_gates, hidden, 1)
 
 
 def _run(config: RnnConfig, args: list, call: Call, n_outputs: int) -> tuple[list, dict]:
@@ -471,13 +467,11 @@ def _run(config: RnnConfig, args: list, call: Call, n_outputs: int) -> tuple[lis
     n_gates = len(cell.gates)
     dtype = inp.x.dtype
     step_bytes = seq * nd * batch * hidden * dtype.itemsize
-    call.engine.check_bytes(n_gates * step_bytes, "its input projections X·Wᵀ", call.path, call.op_type,
-                            call.iteration)
     call.engine.check_bytes((n_gates + 2 + is_lstm) * step_bytes, "recording its gates", call.path,
                             call.op_type, call.iteration)
 
-    xw = _projections(inp, config)
     gates = np.empty((seq, nd, n_gates, hidden, batch), dtype)
+    _project_inputs(inp, config, gates)
     y = np.empty((seq, nd, hidden, batch), dtype)
     cells = np.empty((seq, nd, hidden, batch), dtype) if is_lstm else None
     y_h = np.empty((nd, hidden, batch), dtype)
@@ -492,7 +486,7 @@ def _run(config: RnnConfig, args: list, call: Call, n_outputs: int) -> tuple[lis
             reverse = config.direction == "reverse" or k == 1
             rb = inp.b[k, (n_gates + 2) * hidden:, None] if lbr_bias and inp.b is not None else None
             r = inp.r[k].reshape(n_gates, hidden, hidden)
-            d = _Direction(xw[:, k], r, rb, gates[:, k], y[:, k], state(inp.h0, k), config.activations[k],
+            d = _Direction(r, rb, gates[:, k], y[:, k], state(inp.h0, k), config.activations[k],
                            _schedule(seq, inp.lens, reverse))
             if cell.op_type == "GRU":
                 y_h[k], _ = _gru(d, config)
