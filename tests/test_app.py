@@ -17,6 +17,7 @@ import explorer
 from explorer.samples import DEFAULT_SAMPLE, list_samples, sample_path
 from explorer.ui import state
 from explorer.views.dot_escape import svg_id
+from explorer.views.tables import short_text
 from explorer.views.styles import NODE_STATES
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -363,3 +364,22 @@ def test_step_diagram_can_draw_only_the_current_graph():
     svg = diagram_svg(at, "w_step_diagram")
     assert outline(svg, "enc/body/inner/body/parity") == NODE_STATES["current"]["color"]
     assert outline(svg, "enc") is None and outline(svg, "enc/body/squash") is None
+
+
+def test_loops_page_on_a_sequence_map():
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["x", "x"], ["sq"], name="square")], "body",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("sq", TensorProto.FLOAT, [3])])
+    seq = helper.make_tensor_sequence_value_info
+    graph = helper.make_graph([helper.make_node("SequenceMap", ["xs"], ["squares"], name="map", body=body)], "g",
+                              [seq("xs", TensorProto.FLOAT, [3])], [seq("squares", TensorProto.FLOAT, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    at = upload(start("tiny_mlp"), "map.onnx", model.SerializeToString())
+    at.switch_page(PAGES["loops"]).run()
+    assert_clean(at)
+    assert "**2 iterations**" in texts(at)  # random sequences have 2 elements
+    [table] = [f.value for f in at.dataframe if "iteration" in f.value.columns]
+    assert list(table.columns) == ["iteration", "→ x", "sq →"]
+    feeds = explorer.load(model).example_inputs(seed=0)["xs"]
+    assert table["sq →"].tolist() == [short_text(x * x) for x in feeds]
