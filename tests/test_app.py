@@ -17,8 +17,8 @@ import explorer
 from explorer.samples import DEFAULT_SAMPLE, list_samples, sample_path
 from explorer.ui import state
 from explorer.views.dot_escape import svg_id
-from explorer.views.tables import short_text
 from explorer.views.styles import NODE_STATES
+from explorer.views.tables import short_text
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGES = {name: f"explorer/ui/pages/{name}.py" for name in ("graph", "step", "loops", "gates", "optimizer")}
