@@ -207,17 +207,16 @@ def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
 def value_panel(name: str, value: Any, key: str) -> None:
     """A value's statistics, the value as a table when small, and a plot (scalars inline)."""
     stats = value_stats(value)
-    parts = [f"**{name}**", f"`{stats['type']}`"]
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        parts.append(f"= `{short_text(value)}`")
-    elif stats["min"] is not None:
+    scalar = isinstance(value, np.ndarray) and value.ndim == 0
+    parts = [f"**{name}**", f"`{stats['type']}`" + (f" = `{short_text(value)}`" if scalar else "")]
+    if not scalar and stats["min"] is not None:
         parts.append(f"min {stats['min']:.4g} · max {stats['max']:.4g} · mean {stats['mean']:.4g}")
     if stats["NaN"] or stats["Inf"]:
         parts.append(f":red[NaN {stats['NaN']} · Inf {stats['Inf']}]")
-    elif (stats["dtype"] or "").startswith(("float", "bfloat", "complex")):
+    elif not scalar and (stats["dtype"] or "").startswith(("float", "bfloat", "complex")):
         parts.append(":gray[NaN 0 · Inf 0]")
     st.markdown(" · ".join(parts))
-    if isinstance(value, np.ndarray) and value.ndim == 0:
+    if scalar:
         return
     grid = as_grid(value)
     if grid is not None:
