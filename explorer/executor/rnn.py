@@ -322,12 +322,17 @@ class _Direction:
     """One direction's view of the shared buffers, hidden-major."""
 
     r: np.ndarray  # [gates, hidden, hidden]
-    rb: np.ndarray | None  # [hidden, 1]: Rbh, added each step (GRU with linear_before_reset only)
+    rb: np.ndarray | None  # [hidden, batch]: Rbh, added each step (GRU with linear_before_reset only)
     gates: np.ndarray  # [seq, gates, hidden, batch]: X·Wᵀ (+ biases) on entry, each step's gates on exit
     y: np.ndarray  # [seq, hidden, batch]: H per step
     h0: np.ndarray  # [hidden, batch]
     acts: tuple[Activation, ...]
     steps: list[tuple[int, np.ndarray | None]]
+
+
+def _columns(vector: np.ndarray, batch: int) -> np.ndarray:
+    """A [..., hidden, 1] vector repeated over the batch columns (contiguous operands beat broadcasting)."""
+    return np.ascontiguousarray(np.broadcast_to(vector, vector.shape[:-1] + (batch,)))
 
 
 def _gru(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
@@ -379,7 +384,9 @@ def _lstm(d: _Direction, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
     hidden, batch = d.h0.shape
     rec = np.empty((4, hidden, batch), d.h0.dtype)
     tmp = np.empty((hidden, batch), d.h0.dtype)
-    p_i, p_o, p_f = (None, None, None) if peephole is None else peephole.reshape(3, hidden, 1)
+    p_i = p_o = p_f = None
+    if peephole is not None:
+        p_i, p_o, p_f = _columns(peephole.reshape(3, hidden, 1), batch)
     h_prev, c_prev = d.h0, c0
     sigmoid_block = slice(0, 2) if forget_is_input else slice(0, 3)  # i, o[, f] when o needs no Ct
     for t, keep in d.steps:
@@ -484,7 +491,9 @@ def _run(config: RnnConfig, args: list, call: Call, n_outputs: int) -> tuple[lis
     with np.errstate(over="ignore"):
         for k in range(nd):
             reverse = config.direction == "reverse" or k == 1
-            rb = inp.b[k, (n_gates + 2) * hidden:, None] if lbr_bias and inp.b is not None else None
+            rb = None
+            if lbr_bias and inp.b is not None:
+                rb = _columns(inp.b[k, (n_gates + 2) * hidden:, None], batch)
             r = inp.r[k].reshape(n_gates, hidden, hidden)
             d = _Direction(r, rb, gates[:, k], y[:, k], state(inp.h0, k), config.activations[k],
                            _schedule(seq, inp.lens, reverse))
