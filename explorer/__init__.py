@@ -10,11 +10,15 @@ from .errors import (
 from .executor import run
 from .limits import Limits
 from .model import Model, load
+from .optimizer import optimize
 from .trace import Event, Iteration, Trace
 from .values import ValueSummary
+from .views.dot import model_to_dot
+from .views.render import render, write_diagram
 
 __all__ = [
     "Event", "ExecutionError", "ExplorerError", "FeedError", "Iteration", "LimitExceeded", "Limits", "Model",
-    "ModelError", "Trace", "UnsupportedOperatorError", "ValueSummary", "load", "run",
+    "ModelError", "Trace", "UnsupportedOperatorError", "ValueSummary", "load", "model_to_dot", "optimize", "render",
+    "run", "write_diagram",
 ]
 __version__ = "0.1.0"

@@ -12,7 +12,7 @@ from explorer.optimizer import optimize
 from explorer.views.dot import model_to_dot
 from explorer.views.overlays import RewriteOverlay
 from explorer.views.render import dot_available
-from explorer.views.rewrites import step_overlay
+from explorer.views.rewrites import result_overlays, step_overlays
 
 pytestmark = pytest.mark.skipif(not dot_available(), reason="graphviz's dot is not installed")
 
@@ -29,7 +29,9 @@ def test_whole_model_before_and_after_mark_body_nodes():
     before = states(result.original, RewriteOverlay(removed=result.removed_paths()))
     assert before[box("scan/body/copy_state")] == "removed" and before[box("scan/body/plus_zero")] == "removed"
     assert before[box("scan/body/tanh")] is None  # untouched
-    after = states(result.optimized, RewriteOverlay(added=result.added_paths()))
+    removed, added = result_overlays(result)
+    assert "scan" in removed.removed and "scan" in added.added  # hoisting rebuilt the Scan under its own name
+    after = states(result.optimized, added)
     hoisted = next(p for p in result.added_paths() if "scale_bias" in p)
     assert "/" not in hoisted and after[box(hoisted)] == "added"
     assert after[box("scan")] == "added" and after[box("scan/body/tanh")] is None
@@ -38,11 +40,11 @@ def test_whole_model_before_and_after_mark_body_nodes():
 def test_each_rewrite_is_drawn_with_its_context():
     result = optimize(SAMPLES["opt_linear_cleanup"]())
     step = next(s for s in result.steps if s.pattern == "MatMulAdd")
-    overlay = step_overlay(step)
-    before = states(step.neighbourhood(), overlay)
+    removed, added = step_overlays(step)
+    before = states(step.neighbourhood(), removed)
     assert before[box("matmul")] == before[box("bias")] == "removed"
     context = [name for name, state in before.items() if name.startswith("node") and state is None]
     assert context, "one level of neighbours is drawn unmarked"
-    after = states(step.neighbourhood(after=True), overlay)
+    after = states(step.neighbourhood(after=True), added)
     gemm = step.added[0]
     assert after[box(gemm)] == "added" and box("matmul") not in after

@@ -31,13 +31,15 @@ def step_rows(result: OptimizationResult) -> list[dict[str, Any]]:
              "removed": ", ".join(step.removed), "added": ", ".join(step.added)} for step in result.steps]
 
 
-def result_overlay(result: OptimizationResult) -> RewriteOverlay:
-    """Removed nodes (paths of the original) and added nodes (paths of the optimized model)."""
-    return RewriteOverlay(removed=result.removed_paths(), added=result.added_paths())
+def result_overlays(result: OptimizationResult) -> tuple[RewriteOverlay, RewriteOverlay]:
+    """(before, after): removed nodes marked on the original, added nodes on the optimized model. Kept apart
+    because a rewrite may replace a node under its own name (hoisting rebuilds a Loop/Scan)."""
+    return RewriteOverlay(removed=result.removed_paths()), RewriteOverlay(added=result.added_paths())
 
 
-def step_overlay(step: RewriteStep) -> RewriteOverlay:
+def step_overlays(step: RewriteStep) -> tuple[RewriteOverlay, RewriteOverlay]:
     """The same for one rewrite drawn from `step.neighbourhood()`: a flat model whose node paths are the node
     names, so the graph prefix of the step's paths is dropped."""
     prefix = f"{step.graph}/" if step.graph else ""
-    return RewriteOverlay(removed={p[len(prefix):] for p in step.removed}, added={p[len(prefix):] for p in step.added})
+    return (RewriteOverlay(removed={p[len(prefix):] for p in step.removed}),
+            RewriteOverlay(added={p[len(prefix):] for p in step.added}))

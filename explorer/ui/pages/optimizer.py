@@ -32,14 +32,14 @@ def whole_models(model, chosen: tuple[str, ...], result) -> None:
     if not st.toggle("Draw the whole models", value=sum(1 for _ in model.nodes()) <= WHOLE_MODEL_LIMIT,
                      key="w_opt_whole", help="Laying out a big model takes graphviz a few seconds"):
         return
-    overlay = rewrites.result_overlay(partial)
+    removed, added = rewrites.result_overlays(partial)
     before, after = st.columns(2)
     with before:
         st.markdown("##### Original (removed nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(partial.original), overlay=overlay), key="w_opt_before")
+        diagram.show(model_to_dot(state.proto_model(partial.original), overlay=removed), key="w_opt_before")
     with after:
         st.markdown(f"##### After {k} rewrite{'s' if k != 1 else ''} (added nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(partial.optimized), overlay=overlay), key="w_opt_after")
+        diagram.show(model_to_dot(state.proto_model(partial.optimized), overlay=added), key="w_opt_after")
 
 
 def rewrite_list(result) -> None:
@@ -49,14 +49,14 @@ def rewrite_list(result) -> None:
     pick = st.selectbox("Rewrite to draw", range(len(steps)), key="w_rewrite_pick",
                         format_func=lambda i: steps[i].describe())
     step = steps[pick]
-    overlay = rewrites.step_overlay(step)
+    removed, added = rewrites.step_overlays(step)
     before, after = st.columns(2)
     with before:
         st.caption("before (removed nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(step.neighbourhood()), overlay=overlay), key="w_rewrite_before")
+        diagram.show(model_to_dot(state.proto_model(step.neighbourhood()), overlay=removed), key="w_rewrite_before")
     with after:
         st.caption("after (added nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(step.neighbourhood(after=True)), overlay=overlay),
+        diagram.show(model_to_dot(state.proto_model(step.neighbourhood(after=True)), overlay=added),
                      key="w_rewrite_after")
 
 
