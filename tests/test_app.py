@@ -383,3 +383,15 @@ def test_loops_page_on_a_sequence_map():
     assert list(table.columns) == ["iteration", "→ x", "sq →"]
     feeds = explorer.load(model).example_inputs(seed=0)["xs"]
     assert table["sq →"].tolist() == [short_text(x * x) for x in feeds]
+
+
+def test_collapse_and_expand_a_body():
+    at = start("nested_loops")
+    at.selectbox(key="w_node_pick").set_value("enc/body/inner").run()
+    at.button(key="w_fold:enc/body/inner/body").click().run()  # drawn expanded by default: collapse it
+    assert_clean(at)
+    svg = diagram_svg(at, state.W_GRAPH_CLICK)
+    assert outline(svg, "enc/body/inner") is not None and outline(svg, "enc/body/inner/body/parity") is None
+    assert at.button(key="w_fold:enc/body/inner/body").label == "Expand body"
+    at.button(key="w_fold:enc/body/inner/body").click().run()
+    assert outline(diagram_svg(at, state.W_GRAPH_CLICK), "enc/body/inner/body/parity") is not None

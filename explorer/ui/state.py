@@ -28,7 +28,7 @@ RUN_REQUEST = "run_request"  # RunRequest: the feeds and limits of the run every
 CURSOR = "cursor"  # index of the step-through event
 SELECTED = "selected_node"  # static path of the node in the inspector
 GRAPH_PATH = "graph_path"  # graph path the Graph page draws (drill-down)
-EXPANDED = "expanded_nodes"  # node paths whose bodies the Graph page draws inline
+EXPANDED = "expanded_bodies"  # body graph path -> drawn expanded? (the Graph page's overrides of the default)
 
 # ---- widget keys ---------------------------------------------------------------------------------------------
 W_SOURCE = "w_source"
@@ -94,14 +94,12 @@ class RunOutcome:
     trace: Trace | None
     error: str | None = None
     kind: str | None = None
-    failed_node: str | None = None
-    failed_iteration: tuple[int, ...] = ()
 
 
 def init() -> None:
     """Defaults of every app-owned key."""
     defaults: dict[str, Any] = {ACTIVE: None, LOAD_ERROR: None, RUN_REQUEST: None, CURSOR: 0, SELECTED: None,
-                                GRAPH_PATH: "", EXPANDED: frozenset()}
+                                GRAPH_PATH: "", EXPANDED: {}}
     for key, value in defaults.items():
         st.session_state.setdefault(key, value)
 
@@ -140,7 +138,7 @@ def path_source(text: str) -> ModelSource:
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def _load(key: str, _source: ModelSource) -> LoadResult:
+def _load(key: str, label: str, _source: ModelSource) -> LoadResult:
     try:
         model = load(_source.data if _source.data is not None else _source.path)
     except ExplorerError as exc:  # the loader calls bytes "<bytes>": name the uploaded file instead
@@ -161,7 +159,7 @@ def proto_model(proto: onnx.ModelProto) -> Model:
 
 def load_source(source: ModelSource) -> LoadResult:
     """The loaded model of a source (cached by content key), or the loader's error message."""
-    return _load(source.key, source)
+    return _load(source.key, source.label, source)
 
 
 def request_model(candidate: ModelSource | None) -> None:
@@ -177,7 +175,7 @@ def request_model(candidate: ModelSource | None) -> None:
         return
     st.session_state[ACTIVE] = candidate
     st.session_state[LOAD_ERROR] = None
-    for key, value in ((CURSOR, 0), (SELECTED, None), (GRAPH_PATH, ""), (EXPANDED, frozenset())):
+    for key, value in ((CURSOR, 0), (SELECTED, None), (GRAPH_PATH, ""), (EXPANDED, {})):
         st.session_state[key] = value
 
 
@@ -198,7 +196,7 @@ def _run(model_key: str, feeds_key: str, limits: tuple[int, int, int], _model: M
         feeds = _make_feeds()
         return RunOutcome(run(_model, feeds, limits=Limits(*limits)))
     except ExecutionError as exc:
-        return RunOutcome(exc.trace, str(exc), type(exc).__name__, exc.node, tuple(exc.iteration))
+        return RunOutcome(exc.trace, str(exc), type(exc).__name__)
     except ExplorerError as exc:  # FeedError and anything else refused before the run starts
         return RunOutcome(None, str(exc), type(exc).__name__)
 
