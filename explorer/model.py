@@ -115,17 +115,19 @@ class Model:
         return f"Model({self.source!r}, {len(self.index.nodes)} nodes, opsets={self.opsets})"
 
 
-def load(source: str | os.PathLike | bytes | onnx.ModelProto, *, base_dir: str | os.PathLike | None = None) -> Model:
+def load(source: str | os.PathLike | bytes | onnx.ModelProto, *, base_dir: str | os.PathLike | None = None,
+         label: str | None = None) -> Model:
     """Loads a model from a path, bytes or a ModelProto (never modified). External data is read only from
-    files inside the model's folder (`base_dir` for bytes/protos). Raises ModelError on bad input."""
+    files inside the model's folder (`base_dir` for bytes/protos). `label` names the model in messages (e.g. an
+    uploaded file's name; default: the path, `<bytes>` or `<ModelProto>`). Raises ModelError on bad input."""
     warnings: list[str] = []
     if isinstance(source, onnx.ModelProto):
         proto = onnx.ModelProto()
         proto.CopyFrom(source)
-        label = "<ModelProto>"
+        label = label or "<ModelProto>"
     elif isinstance(source, (bytes, bytearray, memoryview)):
-        proto = _parse(bytes(source), "<bytes>")
-        label = "<bytes>"
+        label = label or "<bytes>"
+        proto = _parse(bytes(source), label)
     elif isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.exists():
@@ -135,8 +137,8 @@ def load(source: str | os.PathLike | bytes | onnx.ModelProto, *, base_dir: str |
         size = path.stat().st_size
         if size > MAX_MODEL_BYTES:
             raise ModelError(f"{str(path)!r} is {size} bytes; protobuf models are limited to 2 GiB")
-        proto = _parse(path.read_bytes(), str(path))
-        label = str(path)
+        label = label or str(path)
+        proto = _parse(path.read_bytes(), label)
         base_dir = path.resolve().parent if base_dir is None else base_dir
     else:
         raise ModelError(f"cannot load a model from a {type(source).__name__}; give a path, bytes or a ModelProto")

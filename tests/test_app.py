@@ -395,3 +395,18 @@ def test_collapse_and_expand_a_body():
     assert at.button(key="w_fold:enc/body/inner/body").label == "Expand body"
     at.button(key="w_fold:enc/body/inner/body").click().run()
     assert outline(diagram_svg(at, state.W_GRAPH_CLICK), "enc/body/inner/body/parity") is not None
+
+
+def test_without_graphviz_diagrams_fall_back_to_the_browser_and_say_so_once(monkeypatch):
+    import explorer.ui.diagram as diagram
+
+    monkeypatch.setattr(diagram, "dot_available", lambda: False)
+    at = start("nested_loops")
+    assert_clean(at)
+    notices = [i.value for i in at.info if "not installed" in i.value]
+    assert len(notices) == 1 and "graphviz" in notices[0]
+    charts = at.get("graphviz_chart")
+    assert charts and 'cluster' in charts[0].proto.spec  # the same DOT, laid out in the browser
+    at.switch_page(PAGES["loops"]).run()
+    assert_clean(at)
+    assert at.get("graphviz_chart") and not [i for i in at.info if "not installed" in i.value]

@@ -1,6 +1,7 @@
 """explorer.run: recording, feeds, errors with their location, limits, the memory budget, functions."""
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +59,8 @@ def test_first_nonfinite_finds_the_node():
     graph = h.make_graph([h.make_node("Log", ["x"], ["l"], name="log"), h.make_node("Neg", ["l"], ["y"], name="neg")],
                          "g", [h.make_tensor_value_info("x", T.FLOAT, [3])], [h.make_tensor_value_info("y", T.FLOAT, [3])])
     model = explorer.load(h.make_model(graph, opset_imports=OPSET))
-    with np.errstate(all="ignore"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NaN/Inf are data in the trace, not NumPy warnings
         trace = explorer.run(model, {"x": np.array([1, 0, -1], np.float32)})
     assert trace.first_nonfinite().node == "log"
 

@@ -49,6 +49,12 @@ def test_bad_bytes_give_model_errors(payload, message):
         explorer.load(payload)
 
 
+def test_label_names_the_model_in_messages():
+    with pytest.raises(ModelError, match="'upload.onnx' is not an ONNX model"):
+        explorer.load(b"junk junk junk", label="'upload.onnx'")
+    assert explorer.load(small_model().SerializeToString(), label="mine").source == "mine"
+
+
 def test_truncated_model_is_refused():
     data = onnx.load(SAMPLES / "nested_loops.onnx").SerializeToString()
     with pytest.raises(ModelError, match="truncated or garbage"):

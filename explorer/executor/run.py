@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import numpy as np
 import onnx
 
 from ..errors import ExecutionError, ExplorerError, FeedError
@@ -44,7 +45,8 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
         main = program.graph("")
         frame = dict(main.initializers)
         frame.update(feeds)
-        Engine(program, limits, trace).run_graph(main, frame, ())
+        with np.errstate(all="ignore"):  # NaN/Inf are recorded as data (trace.first_nonfinite), not warned
+            Engine(program, limits, trace).run_graph(main, frame, ())
         for name in main.output_names:
             if name not in frame:
                 raise ExecutionError(f"graph output {name!r} is never produced", node=None)

@@ -9,6 +9,7 @@ import streamlit as st
 
 from ..views.dot_escape import parse_svg_id
 from ..views.render import GraphvizError, dot_available, render_svg
+from . import state
 
 _HTML = '<div class="explorer-diagram"></div>'
 _CSS = """
@@ -62,6 +63,10 @@ def show(dot_text: str, *, key: str, on_click: Callable[[str, tuple[str, ...]], 
     ("node", (path,)) or ("graph", (body graph path,)); `reveal` is an SVG element id to scroll into view,
     outlined when `mark` (a selection that needs no new layout)."""
     if not dot_available():
+        if not st.session_state.get(state.NO_DOT_NOTICE):
+            st.session_state[state.NO_DOT_NOTICE] = True
+            st.info("graphviz's `dot` is not installed, so diagrams are laid out in the browser and cannot be "
+                    "clicked (install it with `apt-get install graphviz`); use the node selectors instead.")
         st.graphviz_chart(dot_text, width="stretch")
         return
     try:

@@ -29,6 +29,7 @@ CURSOR = "cursor"  # index of the step-through event
 SELECTED = "selected_node"  # static path of the node in the inspector
 GRAPH_PATH = "graph_path"  # graph path the Graph page draws (drill-down)
 EXPANDED = "expanded_bodies"  # body graph path -> drawn expanded? (the Graph page's overrides of the default)
+NO_DOT_NOTICE = "notice_no_dot"  # the missing-graphviz notice was shown (once per session)
 
 # ---- widget keys ---------------------------------------------------------------------------------------------
 W_SOURCE = "w_source"
@@ -140,10 +141,9 @@ def path_source(text: str) -> ModelSource:
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _load(key: str, label: str, _source: ModelSource) -> LoadResult:
     try:
-        model = load(_source.data if _source.data is not None else _source.path)
-    except ExplorerError as exc:  # the loader calls bytes "<bytes>": name the uploaded file instead
-        return LoadResult(None, str(exc).replace("<bytes>", repr(_source.label)))
-    model.source = _source.label
+        model = load(_source.data if _source.data is not None else _source.path, label=_source.label)
+    except ExplorerError as exc:
+        return LoadResult(None, str(exc))
     return LoadResult(model, None)
 
 
