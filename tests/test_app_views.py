@@ -142,6 +142,13 @@ def test_gate_bounds_and_saturation():
     model = explorer.load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]))
     assert gates.gate_bounds(model, "LSTM_0", 0) == {"i": (0, 1), "o": (0, 1), "f": (0, 1), "c": (-1, 1)}
     assert gates.gate_bounds(model, "LSTM_0", 1) == {"i": (0, 1), "o": (0, 1), "f": (0, 1), "c": (-2, 2)}
+    rnn = helper.make_graph(
+        [helper.make_node("RNN", ["x", "W", "R"], ["Y"], hidden_size=2, activations=["Tanh"])], "g",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in
+         (("x", [1, 1, 1]), ("W", [1, 2, 1]), ("R", [1, 2, 2]))],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    rnn_model = explorer.load(helper.make_model(rnn, opset_imports=[helper.make_opsetid("", 14)]))
+    assert gates.gate_bounds(rnn_model, "RNN_0", 0) == {"H": (-1, 1)}  # not the unbounded pre-activation `a`
     values = np.array([[0.01, 0.5, 0.99, 0.2], [0.5, 0.5, 0.5, 0.96], [np.nan] * 4])
     np.testing.assert_array_equal(gates.saturation(values, (0.0, 1.0)), [0.5, 0.25, np.nan])
     np.testing.assert_allclose(gates.hidden_norm(np.array([[3.0, 4.0], [np.nan, np.nan]])), [5.0, np.nan])

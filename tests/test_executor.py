@@ -249,3 +249,17 @@ def test_function_bodies_are_recorded_with_bound_attributes_and_control_flow():
         assert trace.branch("call/function/choose") == branch
         assert trace.event("call").info["function"] == "local.ScaleOrFlip"
         assert [e.node for e in trace.children(trace.event("call"))][0] == "call/function/k"
+
+
+def test_recorded_gates_count_toward_the_trace_budget():
+    model = explorer.load(SAMPLES / "gru_pytorch_batch_first.onnx")
+    feeds = model.example_inputs(seed=0)
+    full = explorer.run(model, feeds)
+    gru = next(e for e in full.events if e.op_type == "GRU")
+    gate_bytes = sum(v.nbytes for v in gru.info["gates"].values())
+    assert full.recorded_bytes >= gate_bytes
+    tight = explorer.run(model, feeds, limits=Limits(trace_budget_bytes=gate_bytes // 2))
+    gru_tight = next(e for e in tight.events if e.op_type == "GRU")
+    assert gru_tight.summarized
+    assert all(isinstance(v, explorer.ValueSummary) for v in gru_tight.info["gates"].values())
+    np.testing.assert_array_equal(next(iter(tight.outputs.values())), next(iter(full.outputs.values())))

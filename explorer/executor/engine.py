@@ -92,6 +92,9 @@ class Engine:
                 size += value.nbytes if type(value) is np.ndarray else nbytes(value)
             if size > max_bytes:
                 self._too_big(step, produced, iteration)
+            gates = info.get("gates")
+            if gates is not None:
+                size += nbytes(gates)  # recorded gate activations count toward the trace budget too
             self._budget -= size
             summarized = self._budget < 0
             if summarized:
@@ -99,6 +102,8 @@ class Engine:
                     trace.budget_exceeded_at = len(events)
                 produced = {k: summarize(v) for k, v in produced.items()}
                 recorded = {k: summarize(v) for k, v in recorded.items()}
+                if gates is not None:
+                    info["gates"] = {k: summarize(v) for k, v in gates.items()}
             else:
                 trace.recorded_bytes += size
             events.append(Event(len(events), step.path, step.op_type, iteration, recorded, produced, seconds, info,

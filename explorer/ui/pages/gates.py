@@ -24,6 +24,10 @@ def show(model, trace, path: str) -> None:
         return
     event = widgets.pick_execution(runs, f"w_rnn_exec:{path}")
     recorded = event.info["gates"]
+    if event.summarized:
+        st.warning("The trace memory budget was spent before this execution, so only summaries of its gates were "
+                   "kept. Raise the trace memory limit in the sidebar and run again to see them.")
+        return
     seq, directions, batch, hidden = recorded["H"].shape
     names = direction_names(model, path, directions)
     left, right = st.columns(2)
