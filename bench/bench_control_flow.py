@@ -67,13 +67,19 @@ def measure(title: str, proto: onnx.ModelProto, feeds: dict, goal: str, repeat: 
 
 def main() -> None:
     x = {"x": np.zeros(4, np.float32)}
-    plain = measure("Loop x 2000 (Add)", loop_add(), x, "<= 0.5 x ReferenceEvaluator")
+    measure("Loop x 2000 (Add)", loop_add(), x, "<= 0.5 x ReferenceEvaluator")
     rng = np.random.default_rng(1)
     feeds = {"h0": np.zeros((1, 64), np.float32), "X": rng.standard_normal((500, 1, 64)).astype(np.float32)}
     measure("Scan RNN T=500 H=64", scan_rnn(), feeds, "<= 0.5 x ReferenceEvaluator")
-    crowded = measure("Loop x 2000 + 10,000 unused initializers", loop_add(unused_initializers=10_000), x,
-                      "<= 1.2 x the plain Loop", repeat=3)
-    print(f"outer-scope growth: {crowded / plain:.2f} x the plain Loop (goal <= 1.2)")
+    measure("Loop x 2000 + 10,000 unused initializers", loop_add(unused_initializers=10_000), x,
+            "<= 1.2 x the plain Loop", repeat=3)
+    # the growth ratio itself: both models measured in alternating rounds, so machine load hits both alike
+    plain_model, crowded_model = explorer.load(loop_add()), explorer.load(loop_add(unused_initializers=10_000))
+    best = {"plain": float("inf"), "crowded": float("inf")}
+    for _ in range(7):
+        for key, model in (("plain", plain_model), ("crowded", crowded_model)):
+            best[key] = min(best[key], best_of(lambda m=model: explorer.run(m, x), repeat=1, warmup=0))
+    print(f"outer-scope growth: {best['crowded'] / best['plain']:.2f} x the plain Loop (goal <= 1.2)")
 
 
 if __name__ == "__main__":
