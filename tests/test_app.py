@@ -137,9 +137,9 @@ def test_a_failing_run_keeps_its_partial_trace():
     assert not at.exception
     assert at.session_state["active_model"].label == "fails.onnx"  # it loads; the run fails
     [error] = at.error
-    assert "ExecutionError" in error.value and "bad_reshape" in error.value and "1 events" in error.value
+    assert "ExecutionError" in error.value and "bad_reshape" in error.value and "holds 2 events" in error.value
     at.switch_page(PAGES["step"]).run()
-    assert "Event 1 / 1" in texts(at) and "Relu 'first'" in texts(at)
+    assert "Event 1 / 2" in texts(at) and "Relu 'first'" in texts(at)
 
 
 def test_a_loop_limit_is_reported_with_the_partial_trace():
@@ -150,7 +150,7 @@ def test_a_loop_limit_is_reported_with_the_partial_trace():
     # the inner Loop wants 3 iterations: it stops in the first Scan step after 2 x 5 body events, and records
     # its own event saying why
     assert "LimitExceeded" in error.value and "'enc/body/inner'" in error.value and "max_iterations=2" in error.value
-    assert "the 11 events recorded" in error.value
+    assert "holds 11 events" in error.value
     at.switch_page(PAGES["loops"]).run()
     at.selectbox(key="w_loop").set_value("enc/body/inner").run()
     assert not at.exception

@@ -145,7 +145,7 @@ def test_scan_longer_than_the_limit_stops_there():
     with pytest.raises(explorer.LimitExceeded) as info:
         explorer.run(explorer.load(proto), feeds, limits=explorer.Limits(max_iterations=4))
     assert info.value.node == "scan"
-    assert info.value.trace.event("scan").info == {"stop_reason": "limit", "iterations": 4,
+    assert info.value.trace.event("scan").info == {"stop_reason": "limit", "iterations": 4, "error": str(info.value),
                                                    "children": info.value.trace.event("scan").info["children"]}
     assert len(info.value.trace.iterations("scan")) == 4
 
@@ -168,7 +168,9 @@ def test_error_inside_a_body_names_node_path_and_iteration():
     err = info.value
     assert (err.node, err.op_type, err.iteration) == ("outer/body/inner/body/picked", "Gather", (0, 3))
     assert "node 'outer/body/inner/body/picked' (Gather) at iteration (0, 3)" in str(err)
-    assert [e.iteration for e in err.trace.events_of("outer/body/inner/body/picked")] == [(0, 0), (0, 1), (0, 2)]
+    picked = err.trace.events_of("outer/body/inner/body/picked")
+    assert [e.iteration for e in picked] == [(0, 0), (0, 1), (0, 2), (0, 3)]
+    assert picked[-1].outputs == {} and picked[-1].info["error"] == str(err)  # the failing execution closes it
     with pytest.raises(Exception, match="(?i)out of bounds|indices"):  # onnxruntime fails on it as well
         cf.ort_run(proto, feeds)
     feeds["M"] = np.array(3, np.int64)  # in range: explorer and onnxruntime agree

@@ -125,7 +125,10 @@ def test_kernel_failure_names_node_iteration_and_shapes_and_keeps_the_partial_tr
     trace = err.trace
     assert trace.error["node"] == "loop/body/reshape" and not trace.complete
     assert [it.index for it in trace.iterations("loop")] == [(0,), (1,)]
-    assert trace.events[-1].node == "loop/body/pick_shape" and trace.events[-1].iteration == (2,)
+    failed = trace.events[-1]  # the failing node closes the partial trace: its inputs, no outputs, the error
+    assert failed.node == "loop/body/reshape" and failed.iteration == (2,) and failed.outputs == {}
+    assert failed.info["error"] == str(err) and failed.inputs["shape"].tolist() == [5]
+    assert trace.events[-2].node == "loop/body/pick_shape" and trace.events[-2].iteration == (2,)
 
 
 def test_endless_loop_stops_at_the_iteration_limit_with_a_partial_trace():

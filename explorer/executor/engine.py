@@ -72,10 +72,12 @@ class Engine:
                 else:
                     outputs, info = step.fn(args), {}
             except ExplorerError as exc:
-                self._record_stopped_loop(step, args, iteration, exc, first_child, start)
+                self._record_failure(step, args, iteration, exc, first_child, start)
                 raise
             except Exception as exc:  # noqa: BLE001 - any kernel failure becomes an ExecutionError with context
-                raise self._kernel_error(step, args, iteration, exc) from exc
+                error = self._kernel_error(step, args, iteration, exc)
+                self._record_failure(step, args, iteration, error, first_child, start)
+                raise error from exc
             seconds = _perf() - start
             if len(outputs) < step.required_outputs:
                 raise ExecutionError(
@@ -109,15 +111,18 @@ class Engine:
             events.append(Event(len(events), step.path, step.op_type, iteration, recorded, produced, seconds, info,
                                 summarized))
 
-    def _record_stopped_loop(self, step, args, iteration, exc: ExplorerError, first_child: int, start: float) -> None:
-        """A loop stopped by a limit keeps its own event, with why it stopped, in the partial trace."""
-        stopped = getattr(exc, "info", None)
-        if stopped is None or getattr(exc, "node", None) != step.path:
+    def _record_failure(self, step, args, iteration, exc: ExplorerError, first_child: int, start: float) -> None:
+        """The node that failed (or a loop a limit stopped, with why) is the partial trace's last event: no
+        outputs, `info["error"]` the message. Failures deeper inside its bodies are recorded by their own node."""
+        if getattr(exc, "node", None) != step.path:
             return
-        stopped["children"] = (first_child, len(self.trace.events))
+        info = dict(getattr(exc, "info", None) or {})
+        info["error"] = str(exc)
+        if first_child != len(self.trace.events):
+            info["children"] = (first_child, len(self.trace.events))
         recorded = {name: value for name, value in zip(step.inputs, args) if name}
         self.trace.events.append(Event(len(self.trace.events), step.path, step.op_type, iteration, recorded, {},
-                                       _perf() - start, stopped))
+                                       _perf() - start, info))
 
     def _too_big(self, step, produced: dict[str, Any], iteration: tuple[int, ...]) -> None:
         for name, value in produced.items():

@@ -130,7 +130,8 @@ def status_banner() -> None:
     outcome = state.current_run()
     if outcome is not None and outcome.error:
         events = len(outcome.trace.events) if outcome.trace is not None else 0
-        partial = f" The trace holds the {events} events recorded before the failure." if outcome.trace else ""
+        partial = (f" The partial trace holds {events} events, up to the node that failed." if outcome.trace
+                   else "")
         st.error(f"**{outcome.kind}**: {outcome.error}.{partial}", icon=":material/error:")
 
 
