@@ -192,6 +192,7 @@ def test_inputs_from_npz_and_from_edited_tables():
 
 def test_symbolic_dims_change_the_run():
     at = start("nested_loops")
+    at.radio(key="w_input_mode").set_value("Random").run()  # the sample's own inputs have T = 4
     at.switch_page(PAGES["loops"]).run()
     assert "**2 iterations**" in texts(at)  # T defaults to 2
     next(n for n in at.number_input if n.label == "Size of `T`").set_value(5).run()
@@ -233,7 +234,7 @@ def test_selecting_a_node_fills_the_inspector():
     at.selectbox(key="w_node_pick").set_value("enc/body/inner/body/branch/then_branch/add_x").run()
     assert_clean(at)
     assert at.subheader[0].value == "Add 'add_x'"
-    assert "Ran 4 times" in texts(at)  # T=2 Scan steps x 2 even inner iterations
+    assert "Ran 8 times" in texts(at)  # T=4 Scan steps x 2 even inner iterations
     frames = [f.value for f in at.dataframe]
     assert any("x_t" in f.to_string() and "tensor(float32) [3]" in f.to_string() for f in frames)
     at.selectbox(key="w_exec:enc/body/inner/body/branch/then_branch/add_x").set_value(3).run()

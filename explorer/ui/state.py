@@ -18,7 +18,7 @@ from ..limits import Limits
 from ..model import Model, load
 from ..optimizer import OptimizationResult, optimize
 from ..optimizer.verify import Equivalence, verify
-from ..samples import sample_path
+from ..samples import sample_inputs, sample_path
 from ..trace import Trace
 
 # ---- app-owned session keys ----------------------------------------------------------------------------------
@@ -177,11 +177,23 @@ def request_model(candidate: ModelSource | None) -> None:
     st.session_state[LOAD_ERROR] = None
     for key, value in ((CURSOR, 0), (SELECTED, None), (GRAPH_PATH, ""), (EXPANDED, {})):
         st.session_state[key] = value
+    st.session_state.pop(W_INPUT_MODE, None)  # each model starts from its own default inputs
 
 
 def active_model() -> Model | None:
     source: ModelSource | None = st.session_state.get(ACTIVE)
     return None if source is None else load_source(source).model
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _sample_inputs(name: str) -> dict[str, Any] | None:
+    return sample_inputs(name)
+
+
+def given_inputs() -> dict[str, Any] | None:
+    """The inputs the active model is first run on when it is a sample that has them (see explorer.samples)."""
+    source: ModelSource | None = st.session_state.get(ACTIVE)
+    return _sample_inputs(source.label) if source is not None and source.kind == "sample" else None
 
 
 def load_error() -> str | None:

@@ -22,6 +22,7 @@ from . import state
 
 SOURCES = ("Sample", "Upload", "Local path")
 INPUT_MODES = ("Random", ".npz file", "Edit values")
+SAMPLE_INPUTS = "Sample inputs"  # first mode for samples that come with inputs
 
 
 # ---- sidebar -------------------------------------------------------------------------------------------------
@@ -77,11 +78,23 @@ def limits_picker() -> Limits:
 
 
 def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
-    """Random inputs (seed + symbolic dims), an uploaded .npz, or small tensors edited in tables."""
+    """The sample's own inputs (for samples that have them), random inputs (seed + symbolic dims), an uploaded
+    .npz, or small tensors edited in tables (starting from the sample's inputs, else from random ones)."""
     if not model.inputs:
         st.caption("The model takes no inputs.")
         return state.RunRequest("none", "no inputs", dict, limits)
-    mode = st.radio("Inputs", INPUT_MODES, key=state.W_INPUT_MODE, horizontal=True, label_visibility="collapsed")
+    given = state.given_inputs()
+    if given is not None:  # in the model's input order
+        given = {s.name: given[s.name] for s in model.inputs if s.name in given}
+    modes = (SAMPLE_INPUTS, *INPUT_MODES) if given is not None else INPUT_MODES
+    if st.session_state.get(state.W_INPUT_MODE) not in modes:
+        st.session_state[state.W_INPUT_MODE] = modes[0]
+    mode = st.radio("Inputs", modes, key=state.W_INPUT_MODE, horizontal=True, label_visibility="collapsed")
+    if mode == SAMPLE_INPUTS:
+        st.caption("The inputs this sample was built to be run on: "
+                   + ", ".join(f"`{name}` = {short_text(value)}" for name, value in given.items()))
+        return state.RunRequest("sample:" + user_inputs.feeds_key(given), "the sample's inputs", lambda: given,
+                                limits)
     if mode == ".npz file":
         st.caption("One array per input: " + ", ".join(f"`{s.name}` {s.describe()}" for s in model.inputs))
         upload = st.file_uploader("Inputs (.npz)", type=["npz"], key=state.W_NPZ)
@@ -90,6 +103,9 @@ def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
         data = upload.getvalue()
         key = "npz:" + user_inputs.feeds_key({"npz": np.frombuffer(data, np.uint8)})
         return state.RunRequest(key, upload.name, lambda: user_inputs.feeds_from_npz(data), limits)
+    if mode == "Edit values" and given is not None:
+        st.caption("Starting from the sample's inputs.")
+        return edited_inputs(model, dict(given), limits, "given")
     seed = int(st.number_input("Seed", 0, 2**31 - 1, 0, key=state.W_SEED))
     dims = {name: int(st.number_input(f"Size of `{name}`", 1, 1 << 20, 2, key=state.dim_key(model, name)))
             for name in symbolic_dims(model)}
@@ -101,10 +117,16 @@ def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
         feeds = model.example_inputs(seed=seed, dims=dims)
     except Exception as exc:  # noqa: BLE001 - shown as the run's error
         return state.RunRequest(f"error:{exc}", "edited inputs", state.feed_error(str(exc)), limits)
+    return edited_inputs(model, feeds, limits, "random")
+
+
+def edited_inputs(model: Model, feeds: dict[str, Any], limits: Limits, origin: str) -> state.RunRequest:
+    """A table editor per small numeric input, starting from `feeds` (whose other inputs stay as they are:
+    `origin` says where they come from)."""
     specs = {s.name: s for s in model.inputs}
     for name, value in feeds.items():
         if not user_inputs.editable(specs[name], value):
-            st.caption(f"`{name}`: {specs[name].describe()} — random (too big or not a numeric tensor to edit)")
+            st.caption(f"`{name}`: {specs[name].describe()} — {origin} (too big or not a numeric tensor to edit)")
             continue
         st.caption(f"`{name}`: {specs[name].describe()}")
         grid = st.data_editor(pd.DataFrame(user_inputs.to_grid(value)), key=state.table_key(model, name))
@@ -170,7 +192,8 @@ def node_selector(model: Model, label: str = "Find a node") -> str | None:
     selected = state.selected_node()
     if selected not in choices:
         selected = None
-    if st.session_state.get(state.W_NODE_PICK) != selected:
+    # set even when None: a selectbox without a value in session state would show its first option
+    if state.W_NODE_PICK not in st.session_state or st.session_state[state.W_NODE_PICK] != selected:
         st.session_state[state.W_NODE_PICK] = selected
     st.selectbox(label, list(choices), key=state.W_NODE_PICK, format_func=choices.__getitem__,
                  placeholder="Type to search node paths and op types",

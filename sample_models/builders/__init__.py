@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
 import onnx
 
 
@@ -12,3 +13,6 @@ class Sample:
     name: str  # file stem: sample_models/<name>.onnx
     description: str  # one line: what it teaches (goes into the README and the app's picker)
     build: Callable[[], onnx.ModelProto]
+    # the inputs the sample is first run on (the app's default, `python -m explorer run <name>`), chosen so its
+    # loops iterate a telling number of times; None: random inputs from the declared types show it well
+    inputs: Callable[[], dict[str, np.ndarray]] | None = None

@@ -204,17 +204,48 @@ def nested_loops() -> onnx.ModelProto:
     return _model(graph)
 
 
+def _demo(**arrays: object) -> dict[str, np.ndarray]:
+    return {name: np.asarray(value) for name, value in arrays.items()}
+
+
+def scan_rnn_encoding_inputs() -> dict[str, np.ndarray]:
+    """Eight time steps from a zero state."""
+    rng = np.random.default_rng(0)
+    return _demo(H_0=np.zeros(4, np.float32), X=rng.standard_normal((8, 3)).astype(np.float32))
+
+
+def loop_spec_inputs() -> dict[str, np.ndarray]:
+    """The spec's values: keepgoing becomes false in the second iteration, before the trip count of 10."""
+    return _demo(a=np.int32(3), b=np.int32(6), keepgoing=np.bool_(True), max_trip_count=np.int64(10))
+
+
+def while_loop_inputs() -> dict[str, np.ndarray]:
+    """8x = [24, 32] has norm 40: six halvings bring it below 1."""
+    return _demo(x=np.array([3, 4], np.float32))
+
+
+def loop_sequence_inputs() -> dict[str, np.ndarray]:
+    """Five iterations: the sequence grows to [1, 2], [2, 4], ..., [5, 10]."""
+    return _demo(x=np.array([1, 2], np.float32), n=np.int64(5))
+
+
+def nested_loops_inputs() -> dict[str, np.ndarray]:
+    """Four Scan steps of three inner iterations each."""
+    rng = np.random.default_rng(0)
+    return _demo(s0=rng.standard_normal(3).astype(np.float32), X=rng.standard_normal((4, 3)).astype(np.float32))
+
+
 SAMPLES = [
     Sample("scan_rnn_encoding", "Scan: the spec's 'rnn-encoding' example, a tanh RNN cell run over the time axis "
-           "of X with the hidden state carried.", scan_rnn_encoding),
+           "of X with the hidden state carried.", scan_rnn_encoding, scan_rnn_encoding_inputs),
     Sample("loop_spec", "Loop: the spec's predict-net example (trip count and cond), reading 'a' from the outer "
-           "scope and stacking a scalar per iteration.", loop_spec_sample),
+           "scope and stacking a scalar per iteration.", loop_spec_sample, loop_spec_inputs),
     Sample("scan_two_axes", "Scan with two inputs on different axes (0 and -1), the second read backwards, and a "
            "scan output prepended along axis -1.", scan_two_axes),
     Sample("while_loop", "Loop as a while loop (cond only, no trip count): halves 8x until its norm is below 1, "
-           "keeping every value as a scan output.", while_loop),
+           "keeping every value as a scan output.", while_loop, while_loop_inputs),
     Sample("loop_sequence", "Loop carrying a sequence: each iteration appends a prefix sum with SequenceInsert.",
-           loop_sequence),
+           loop_sequence, loop_sequence_inputs),
     Sample("nested_loops", "Three levels: If inside Loop inside Scan; the inner Loop alternates between adding "
-           "x_t (read from the Scan body) and halving.", nested_loops),
+           "x_t (read from the Scan body) and halving.", nested_loops, nested_loops_inputs),
 ]

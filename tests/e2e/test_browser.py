@@ -47,7 +47,7 @@ def test_click_a_node_inside_a_body_opens_its_inspector(page):
     page.locator(f'.explorer-diagram g.node[id="node:{ADD_X}"]').click()
     settle(page)
     page.get_by_role("heading", name="Add 'add_x'").wait_for()
-    page.get_by_text("Ran 4 times").wait_for()  # its executions: 2 Scan steps x 2 even inner iterations
+    page.get_by_text("Ran 8 times").wait_for()  # its executions: 4 Scan steps x 2 even inner iterations
     no_exception(page)
     shot(page, "graph_inspector")
 
