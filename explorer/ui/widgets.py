@@ -2,7 +2,7 @@
 panels. They read and write session state only through `state`."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ from ..model import Model
 from ..samples import DEFAULT_SAMPLE, list_samples
 from ..trace import Event, Trace
 from ..views import inspector as views_inspector
+from ..views.loops import Execution
 from ..views.plots import value_figure
 from ..views.tables import as_grid, short_text, value_stats
 from . import state
@@ -177,13 +178,17 @@ def page_subject(choices_of: Callable[[Model], dict[str, str]], kind: str, key: 
     return None
 
 
-def pick_execution(runs: list[Event], key: str) -> Event:
-    """One of a node's executions (a node inside a loop runs once per iteration)."""
+def pick_execution(runs: Sequence[Event | Execution], key: str) -> Event | Execution:
+    """One of a node's executions (a node inside a loop runs once per iteration); a loop's unfinished run (the
+    run failed inside it) is listed too."""
     if len(runs) == 1:
         return runs[0]
-    pick = st.selectbox("Execution", range(len(runs)), key=key,
-                        format_func=lambda i: f"at iteration {runs[i].iteration or '—'} (event {runs[i].index})")
-    return runs[pick]
+
+    def label(i: int) -> str:
+        event = runs[i].event if isinstance(runs[i], Execution) else runs[i]
+        return f"at iteration {runs[i].iteration or '—'} " + (f"(event {event.index})" if event else "(unfinished)")
+
+    return runs[st.selectbox("Execution", range(len(runs)), key=key, format_func=label)]
 
 
 def node_selector(model: Model, label: str = "Find a node") -> str | None:

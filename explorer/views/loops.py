@@ -8,6 +8,7 @@ from typing import Any
 from ..graph import CONTROL_FLOW_OPS
 from ..model import Model
 from ..trace import Event, Iteration, Trace
+from .cursor import ITERATING_OPS, ancestors
 from .tables import short_text
 
 
@@ -20,6 +21,30 @@ class BodyValues:
     scan_in: list[str]  # Scan: one slice per iteration; SequenceMap: one element per iteration
     scan_out: list[str]  # Scan/Loop: stacked over iterations; SequenceMap: collected into sequences
     cond_out: str | None = None  # Loop: the body's cond output
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One run of a Scan/Loop/SequenceMap: `iteration` is the iteration tuple of its enclosing loops (as on an
+    Event), `event` its event, None when the run failed inside its body (the iterations before are recorded)."""
+
+    node: str
+    iteration: tuple[int, ...]
+    event: Event | None
+    failure: str = ""  # why it did not finish, e.g. "failed in iteration 1"
+
+
+def executions(model: Model, trace: Trace, path: str) -> list[Execution]:
+    """Every run of an iterating node, the unfinished one of a failed run included."""
+    runs = [Execution(path, e.iteration, e) for e in trace.events_of(path)]
+    error = trace.error or {}
+    if str(error.get("node", "")).startswith(f"{path}/"):
+        depth = sum(1 for owner, _ in ancestors(model, path) if owner.op_type in ITERATING_OPS)
+        where = tuple(error.get("iteration", ()))
+        failed_in = f" in iteration {where[depth]}" if len(where) > depth else ""
+        runs.append(Execution(path, where[:depth], None, f"{error.get('kind', 'the run')} at "
+                                                          f"{error['node']!r}{failed_in}"))
+    return runs
 
 
 def control_flow_nodes(model: Model) -> dict[str, str]:
@@ -45,10 +70,10 @@ def body_values(model: Model, path: str) -> BodyValues:
     raise ValueError(f"node {path!r} ({node.op_type}) has no iterating body")
 
 
-def iterations_of(trace: Trace, event: Event) -> list[Iteration]:
+def iterations_of(trace: Trace, run: Event | Execution) -> list[Iteration]:
     """The iterations of one execution of a Scan/Loop/SequenceMap (it may run once per outer iteration)."""
-    depth = len(event.iteration)
-    return [it for it in trace.iterations(event.node) if it.index[:depth] == event.iteration
+    depth = len(run.iteration)
+    return [it for it in trace.iterations(run.node) if it.index[:depth] == run.iteration
             and len(it.index) == depth + 1]
 
 
@@ -83,9 +108,12 @@ def per_iteration(iterations: list[Iteration], name: str, side: str) -> list[Any
     return [getattr(it, side).get(name) for it in iterations]
 
 
-def stop_reason(event: Event) -> str:
-    """Why a Loop ended (trip count reached, cond false, a limit), with its iteration count; "" for nodes
-    that always run to the end of their input (Scan, SequenceMap)."""
+def stop_reason(run: Event | Execution) -> str:
+    """Why a Loop ended (trip count reached, cond false, a limit), with its iteration count, or why a run did not
+    finish; "" for nodes that always run to the end of their input (Scan, SequenceMap)."""
+    event = run.event if isinstance(run, Execution) else run
+    if event is None:
+        return run.failure
     reason = event.info.get("stop_reason")
     count = event.info.get("iterations")
     if reason is None:
@@ -99,8 +127,12 @@ def branch_rows(trace: Trace, path: str) -> list[dict[str, Any]]:
              "cond": short_text(next(iter(e.inputs.values()), None))} for e in trace.events_of(path)]
 
 
-def iteration_events(trace: Trace, event: Event, index: tuple[int, ...]) -> list[Event]:
-    """The events of one iteration (full iteration tuple `index`) of a loop execution `event`, nested bodies
-    included, in order."""
+def iteration_events(trace: Trace, run: Event | Execution, index: tuple[int, ...]) -> list[Event]:
+    """The events of one iteration (full iteration tuple `index`) of a loop execution, nested bodies included, in
+    order."""
+    event = run.event if isinstance(run, Execution) else run
     depth = len(index)
-    return [e for e in trace.children(event) if e.iteration[:depth] == index]
+    if event is not None:
+        return [e for e in trace.children(event) if e.iteration[:depth] == index]
+    inside = f"{run.node}/"  # an unfinished run has no child range: its events are the partial trace's last ones
+    return [e for e in trace.events if e.node.startswith(inside) and e.iteration[:depth] == index]

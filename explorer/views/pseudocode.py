@@ -118,7 +118,7 @@ def loop_pseudocode(node: NodeRef, trace: Trace | None = None, iteration: tuple[
     if trace is not None:
         runs = trace.events_of(node.path)
         if record is not None:
-            runs = [e for e in runs if e.iteration == record.index[:-1]] or runs
+            runs = [e for e in runs if e.iteration == record.index[:-1]]  # none when that run failed inside
         if runs:
             info = runs[-1].info
             lines.append(f"// stopped: {info.get('stop_reason', '?')} after {info.get('iterations', '?')} "

@@ -14,8 +14,12 @@ from explorer.views.pseudocode import pseudocode
 
 def branches(trace, path: str) -> None:
     rows = loops.branch_rows(trace, path)
+    failed = trace.error is not None and str(trace.error.get("node", "")).startswith(f"{path}/")
+    if failed:
+        st.warning(f"The run failed inside this If, at `{trace.error['node']}`: it did not finish.")
     if not rows:
-        st.info("This If did not run in the recorded trace.")
+        if not failed:
+            st.info("This If did not run in the recorded trace.")
         return
     taken = pd.Series([r["branch"] for r in rows]).value_counts()
     st.markdown(" · ".join(f"**{name}** ran {count}×" for name, count in taken.items()))
@@ -23,28 +27,30 @@ def branches(trace, path: str) -> None:
 
 
 def iterating(model, trace, path: str) -> None:
-    runs = trace.events_of(path)
+    runs = loops.executions(model, trace, path)
     if not runs:
         st.info("This node did not run in the recorded trace.")
         return
-    event = widgets.pick_execution(runs, f"w_loop_exec:{path}")
+    run = widgets.pick_execution(runs, f"w_loop_exec:{path}")
     body = loops.body_values(model, path)
-    iterations = loops.iterations_of(trace, event)
-    reason = loops.stop_reason(event)
+    iterations = loops.iterations_of(trace, run)
+    reason = loops.stop_reason(run)
     count = len(iterations)
-    st.markdown(f"**{count} iteration{'s' if count != 1 else ''}**" + (f" · stopped: {reason}" if reason else ""))
+    ended = "did not finish" if run.event is None else "stopped"
+    st.markdown(f"**{count} iteration{'s' if count != 1 else ''}**" + (f" · {ended}: {reason}" if reason else ""))
     if not iterations:
         return
     st.dataframe(pd.DataFrame(loops.iteration_rows(body, iterations)), hide_index=True)
     position = 0
     if len(iterations) > 1:
-        position = st.slider("Iteration", 0, len(iterations) - 1, key=f"w_loop_it:{path}:{event.index}")
+        position = st.slider("Iteration", 0, len(iterations) - 1, key=f"w_loop_it:{path}:{run.iteration}")
     chosen = iterations[position]
     code, drawing = st.columns(2)
     if model.node(path).op_type in ("Loop", "Scan"):
         code.markdown(f"##### The spec's pseudo-code, filled in at iteration {chosen.index[-1]}")
-        code.code(pseudocode(model.node(path), trace, chosen.index, model.opsets.get("", 21)), language="c")
-    ran = loops.iteration_events(trace, event, chosen.index)
+        code.code(pseudocode(model.node(path), trace, chosen.index, model.opsets.get("", 21)), language="c",
+                  wrap_lines=True)
+    ran = loops.iteration_events(trace, run, chosen.index)
     with drawing:
         st.markdown(f"##### The body at the end of iteration {chosen.index[-1]}")
         overlay = TraceOverlay.from_trace(trace, ran[-1].index) if ran else None
