@@ -36,6 +36,18 @@ def _layout(fig: go.Figure, title: str, xtitle: str = "", ytitle: str = "") -> g
     return fig
 
 
+def _index_ticks(count: int) -> dict[str, Any]:
+    """Axis settings for `count` rows or columns of a tensor: whole-number ticks (not 0.5 steps)."""
+    return {"tick0": 0, "dtick": 1 if count <= 12 else max(1, round(count / 8))}
+
+
+def _matrix_axes(fig: go.Figure, rows: int, columns: int) -> go.Figure:
+    """Row 0 at the top, as in the value's table; whole-number ticks."""
+    fig.update_yaxes(autorange="reversed", **_index_ticks(rows))
+    fig.update_xaxes(**_index_ticks(columns))
+    return fig
+
+
 def _heatmap(z: np.ndarray, **kwargs: Any) -> go.Heatmap:
     return go.Heatmap(z=z[:MAX_SIDE, :MAX_SIDE], colorscale="RdBu_r", zmid=0 if np.nanmin(z) < 0 < np.nanmax(z)
                       else None, **kwargs)
@@ -52,7 +64,8 @@ def value_figure(value: Any, title: str = "") -> go.Figure | None:
         trace = go.Bar(x=x, y=array) if array.size <= MAX_BARS else go.Scatter(x=x, y=array, mode="lines")
         return _layout(go.Figure(trace), title, "index", "value")
     if array.ndim == 2:
-        return _layout(go.Figure(_heatmap(array)), title, "axis 1", "axis 0")
+        fig = _matrix_axes(go.Figure(_heatmap(array)), *np.minimum(array.shape, MAX_SIDE))
+        return _layout(fig, title, "axis 1", "axis 0")
     return _sliced(array, title)
 
 
@@ -69,6 +82,7 @@ def _sliced(array: np.ndarray, title: str) -> go.Figure:
     prefix = "[" + ", ".join(f"i{k}" for k in range(len(lead))) + ", :, :] at "
     fig.update_layout(sliders=[{"active": 0, "currentvalue": {"prefix": prefix}, "steps": steps, "pad": {"t": 30}}])
     shown = f" (first {count} of {len(slices)} slices)" if count < len(slices) else ""
+    _matrix_axes(fig, *np.minimum(array.shape[-2:], MAX_SIDE))
     return _layout(fig, f"{title}{shown}", f"axis {array.ndim - 1}", f"axis {array.ndim - 2}")
 
 
@@ -89,7 +103,7 @@ def series_figure(values: Sequence[Any], title: str = "", x: Sequence[Any] | Non
     elif len(sizes) == 1 and sizes.pop() <= MAX_SIDE:
         z = np.stack([a.ravel() for a in arrays], axis=1)  # element × step
         fig = go.Figure(_heatmap(z, x=x))
-        fig.update_yaxes(title="element (flattened)", dtick=1 if z.shape[0] <= 20 else None)
+        fig.update_yaxes(title="element (flattened)", **_index_ticks(z.shape[0]))
     else:
         fig = go.Figure()
         for label, reduce in (("min", np.nanmin), ("mean", np.nanmean), ("max", np.nanmax)):

@@ -1,0 +1,27 @@
+"""Heatmaps of tensors read like their tables: row 0 on top, whole-number row and column ticks."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer.views.plots import series_figure, value_figure
+
+
+@pytest.mark.parametrize("shape", [(2, 4), (3, 2, 4)])
+def test_rows_run_downwards_like_the_table(shape):
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    fig = value_figure(x, "x")
+    np.testing.assert_array_equal(np.asarray(fig.data[0].z), x.reshape(-1, *shape[-2:])[0])  # z[0] is row 0
+    assert fig.layout.yaxis.autorange == "reversed"  # drawn on top
+
+
+@pytest.mark.parametrize("rows, step", [(2, 1), (12, 1), (40, 5), (256, 32)])
+def test_ticks_fall_on_whole_indices(rows, step):
+    fig = value_figure(np.zeros((rows, 3)), "x")
+    assert (fig.layout.yaxis.tick0, fig.layout.yaxis.dtick) == (0, step)
+    assert fig.layout.xaxis.dtick == 1
+
+
+def test_series_heatmap_elements_tick_on_whole_indices():
+    fig = series_figure([np.zeros(30), np.ones(30)], "s")
+    assert fig.layout.yaxis.dtick == 4 and fig.layout.yaxis.tick0 == 0
