@@ -1,4 +1,5 @@
-"""Heatmaps of tensors read like their tables: row 0 on top, whole-number row and column ticks."""
+"""Values read like their tables: heatmaps with row 0 on top and whole-number ticks, scalars without float32's
+float64 digits."""
 from __future__ import annotations
 
 import numpy as np
@@ -25,3 +26,11 @@ def test_ticks_fall_on_whole_indices(rows, step):
 def test_series_heatmap_elements_tick_on_whole_indices():
     fig = series_figure([np.zeros(30), np.ones(30)], "s")
     assert fig.layout.yaxis.dtick == 4 and fig.layout.yaxis.tick0 == 0
+
+
+def test_float_scalars_read_with_six_significant_digits():
+    from explorer.views.tables import short_text
+
+    assert short_text(np.array(1.1257302, np.float32)) == "1.12573"  # not 1.1257301568984985
+    assert short_text(np.array(123456789.0)) == "1.23457e+08" and short_text(np.array(np.nan)) == "nan"
+    assert short_text(np.array(7, np.int64)) == "7" and short_text(np.array(True)) == "True"

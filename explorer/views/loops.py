@@ -12,6 +12,9 @@ from .cursor import ITERATING_OPS, ancestors
 from .tables import short_text
 
 
+MAX_SHOWN = 1000  # iterations in the table and plots (a browser draws a 100,000-row loop for many seconds)
+
+
 @dataclass(frozen=True)
 class BodyValues:
     """Body value names by role. `carried` pairs each loop-carried input with the output that feeds it next."""

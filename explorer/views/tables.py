@@ -55,7 +55,8 @@ def short_text(value: Any, max_items: int = 6) -> str:
     """A value in a few characters: the number for scalars, the list for tiny tensors, else type and range."""
     if isinstance(value, np.ndarray) and value.size <= max_items and value.dtype.kind in "biufcOUS":
         if value.ndim == 0:
-            return repr(value.item())
+            item = value.item()
+            return f"{item:.6g}" if isinstance(item, float) else repr(item)  # not float32's 17 float64 digits
         return np.array2string(value, separator=", ", precision=4, threshold=max_items).replace("\n", "")
     stats = value_stats(value)
     if stats["min"] is None:

@@ -40,7 +40,10 @@ def iterating(model, trace, path: str) -> None:
     st.markdown(f"**{count} iteration{'s' if count != 1 else ''}**" + (f" · {ended}: {reason}" if reason else ""))
     if not iterations:
         return
-    st.dataframe(pd.DataFrame(loops.iteration_rows(body, iterations)), hide_index=True)
+    shown = iterations[:loops.MAX_SHOWN]
+    if len(shown) < count:
+        st.caption(f"The table and the plots show the first {len(shown)} iterations; the slider reaches all {count}.")
+    st.dataframe(pd.DataFrame(loops.iteration_rows(body, shown)), hide_index=True)
     position = 0
     if len(iterations) > 1:
         position = st.slider("Iteration", 0, len(iterations) - 1, key=f"w_loop_it:{path}:{run.iteration}")
@@ -55,12 +58,12 @@ def iterating(model, trace, path: str) -> None:
         st.markdown(f"##### The body at the end of iteration {chosen.index[-1]}")
         overlay = TraceOverlay.from_trace(trace, ran[-1].index) if ran else None
         diagram.show(model_to_dot(model, focus=f"{path}/body", cursor=overlay), key=f"w_loop_diagram:{path}")
-    carried = loops.carried_series(body, iterations)
+    carried = loops.carried_series(body, shown)
     if carried:
         st.markdown("##### Loop-carried values (before the first iteration, then after each)")
         columns = st.columns(min(len(carried), 2))
         for k, (name, values) in enumerate(carried.items()):
-            figure = series_figure(values, name, x=["init", *range(len(iterations))])
+            figure = series_figure(values, name, x=["init", *range(len(shown))])
             with columns[k % len(columns)]:
                 if figure is None:
                     st.caption(f"`{name}`: not numeric")
@@ -73,7 +76,7 @@ def iterating(model, trace, path: str) -> None:
         for name, side, what in scans:
             across, here = st.columns(2)
             with across:
-                figure = series_figure(loops.per_iteration(iterations, name, side), f"{name} ({what})")
+                figure = series_figure(loops.per_iteration(shown, name, side), f"{name} ({what})")
                 if figure is not None:
                     st.plotly_chart(figure, key=f"scan_series:{path}:{name}", width="stretch")
             with here:

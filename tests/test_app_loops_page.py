@@ -1,7 +1,9 @@
-"""A run that fails inside a loop: the Loops page still shows the iterations recorded before the failure, for
-the right execution of a nested loop, and says it did not finish."""
+"""The Loops page on hard cases: a run that fails inside a loop still shows the iterations recorded before the
+failure (for the right execution of a nested loop) and says it did not finish; a long loop is tabled and
+plotted over its first iterations only."""
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +50,18 @@ def failing_nested():
     return h.make_model(graph, opset_imports=[h.make_opsetid("", 21)])
 
 
+@pytest.fixture(autouse=True)
+def fresh_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+
+
+def upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    at.radio(key="w_source").set_value("Upload").run()
+    return at.file_uploader(key="w_upload").upload(name, data).run()
+
+
 @pytest.fixture(scope="module")
 def failed():
     model = explorer.load(failing_nested())
@@ -79,11 +93,7 @@ def test_the_events_of_an_unfinished_iteration(failed):
 
 
 def test_loops_page_shows_the_partial_iterations():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.radio(key="w_source").set_value("Upload").run()
-    at.file_uploader(key="w_upload").upload("fails.onnx", failing_nested().SerializeToString()).run()
+    at = upload(AppTest.from_file(APP, default_timeout=60).run(), "fails.onnx", failing_nested().SerializeToString())
     at.switch_page("explorer/ui/pages/loops.py").run()
     assert not at.exception
     text = "\n".join(m.value for m in at.markdown)
@@ -92,3 +102,20 @@ def test_loops_page_shows_the_partial_iterations():
     at.selectbox(key=f"w_loop_exec:{INNER}").set_value(1).run()  # Scan step 1: failed in its first iteration
     assert not at.exception
     assert "**0 iterations** · did not finish" in "\n".join(m.value for m in at.markdown)
+
+
+def test_a_long_loop_is_tabled_and_plotted_over_its_first_iterations():
+    # the Loop spec's body with b = 2 < a = 3 keeps going (b alternates 2, 1, 2...) up to the trip count
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.selectbox(key="w_sample").set_value("loop_spec").run()
+    at.radio(key="w_input_mode").set_value(".npz file").run()
+    buf = io.BytesIO()
+    np.savez(buf, a=np.int32(3), b=np.int32(2), keepgoing=np.bool_(True), max_trip_count=np.int64(1500))
+    at.file_uploader(key="w_npz").upload("long.npz", buf.getvalue()).run()
+    at.switch_page("explorer/ui/pages/loops.py").run()
+    assert not at.exception
+    assert "**1500 iterations** · stopped: trip count reached after 1500 iterations" in [m.value for m in at.markdown]
+    assert "first 1000 iterations; the slider reaches all 1500" in "\n".join(c.value for c in at.caption)
+    [table] = [f.value for f in at.dataframe if "iteration" in f.value.columns]
+    assert len(table) == loops.MAX_SHOWN and table["b_out →"].tolist()[:3] == ["1", "2", "1"]
+    assert next(s for s in at.slider if s.label == "Iteration").max == 1499
