@@ -2,10 +2,14 @@
 its own default inputs, and nothing looks chosen before the user chooses it."""
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import numpy as np
+import onnx
 import pytest
 import streamlit as st
+from onnx import TensorProto, helper, numpy_helper
 from streamlit.testing.v1 import AppTest
 
 from explorer.samples import sample_inputs
@@ -68,3 +72,44 @@ def test_editing_starts_from_the_sample_inputs():
               for c, t in zip([c for c in at.sidebar.caption if c.value.startswith("`")], at.sidebar.dataframe)}
     assert tables == {"a": 3, "b": 6, "keepgoing": True, "max_trip_count": 10}
     assert not [n for n in at.sidebar.number_input if n.label == "Seed"]  # no seed: nothing is random
+
+
+def test_per_node_pages_start_on_a_node_that_ran():
+    # If on a flag that is true: the GRU of the then branch runs, the LSTM of the else branch (listed first) not
+    def recurrent(op: str, name: str) -> onnx.GraphProto:
+        hidden = 2
+        gates = {"GRU": 3, "LSTM": 4}[op]
+        weights = [numpy_helper.from_array(np.full((1, gates * hidden, 2), 0.1, np.float32), f"W_{name}"),
+                   numpy_helper.from_array(np.full((1, gates * hidden, hidden), 0.1, np.float32), f"R_{name}")]
+        return helper.make_graph(
+            [helper.make_node(op, ["x", f"W_{name}", f"R_{name}"], [f"Y_{name}"], name=name, hidden_size=hidden)],
+            f"{name}_branch", [], [helper.make_tensor_value_info(f"Y_{name}", TensorProto.FLOAT, None)], weights)
+
+    graph = helper.make_graph(
+        [helper.make_node("If", ["flag"], ["y"], name="pick", then_branch=recurrent("GRU", "gru"),
+                          else_branch=recurrent("LSTM", "lstm"))], "g",
+        [helper.make_tensor_value_info("flag", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 1, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    at = start()
+    at.radio(key="w_source").set_value("Upload").run()
+    at.file_uploader(key="w_upload").upload("branches.onnx", model.SerializeToString()).run()
+    at.radio(key="w_input_mode").set_value(".npz file").run()
+    buf = io.BytesIO()
+    np.savez(buf, flag=np.bool_(True), x=np.ones((3, 1, 2), np.float32))
+    at.file_uploader(key="w_npz").upload("feeds.npz", buf.getvalue()).run()
+    at.switch_page(PAGES["gates"]).run()
+    assert not at.exception
+    picker = at.selectbox(key="w_rnn")
+    assert picker.options == ["LSTM · pick/else_branch/lstm · did not run", "GRU · pick/then_branch/gru"]
+    assert picker.value == "pick/then_branch/gru"
+
+
+def test_a_loop_limit_says_where_to_raise_it():
+    at = start()
+    at.number_input(key="w_max_iterations").set_value(2).run()
+    [error] = at.error
+    assert "LimitExceeded" in error.value and "raise **Max loop iterations** under **Limits**" in error.value
+    at.number_input(key="w_max_iterations").set_value(4).run()  # the 4 Scan steps and 3 inner iterations fit
+    assert not at.error

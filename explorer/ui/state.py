@@ -90,11 +90,12 @@ class RunRequest:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """A run's trace (partial when the run failed) and, on failure, the error text and kind."""
+    """A run's trace (partial when the run failed) and, on failure, the error text and kind (and the limit hit)."""
 
     trace: Trace | None
     error: str | None = None
     kind: str | None = None
+    limit: str | None = None  # e.g. "max_iterations" for a LimitExceeded
 
 
 def init() -> None:
@@ -208,7 +209,7 @@ def _run(model_key: str, feeds_key: str, limits: tuple[int, int, int], _model: M
         feeds = _make_feeds()
         return RunOutcome(run(_model, feeds, limits=Limits(*limits)))
     except ExecutionError as exc:
-        return RunOutcome(exc.trace, str(exc), type(exc).__name__)
+        return RunOutcome(exc.trace, str(exc), type(exc).__name__, getattr(exc, "limit", None))
     except ExplorerError as exc:  # FeedError and anything else refused before the run starts
         return RunOutcome(None, str(exc), type(exc).__name__)
 

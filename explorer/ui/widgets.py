@@ -155,7 +155,9 @@ def status_banner() -> None:
         events = len(outcome.trace.events) if outcome.trace is not None else 0
         partial = (f" The partial trace holds {events} events, up to the node that failed." if outcome.trace
                    else "")
-        st.error(f"**{outcome.kind}**: {outcome.error}.{partial}", icon=":material/error:")
+        raise_it = (" To let loops run longer, raise **Max loop iterations** under **Limits** in the sidebar."
+                    if outcome.limit == "max_iterations" else "")
+        st.error(f"**{outcome.kind}**: {outcome.error}.{partial}{raise_it}", icon=":material/error:")
 
 
 # ---- nodes ---------------------------------------------------------------------------------------------------
@@ -172,9 +174,13 @@ def page_subject(choices_of: Callable[[Model], dict[str, str]], kind: str, key: 
     elif trace is None:
         st.info("No recorded run: see the messages above.")
     else:
-        if st.session_state.get(key) not in choices:
-            st.session_state[key] = next(iter(choices))
-        return model, trace, st.selectbox(label, list(choices), key=key, format_func=choices.__getitem__)
+        failed_in = str((trace.error or {}).get("node", ""))
+        idle = {path for path in choices if not trace.events_of(path) and not failed_in.startswith(f"{path}/")}
+        if st.session_state.get(key) not in choices:  # start on one that ran (e.g. the If branch taken)
+            st.session_state[key] = next((path for path in choices if path not in idle), next(iter(choices)))
+        return model, trace, st.selectbox(
+            label, list(choices), key=key,
+            format_func=lambda path: choices[path] + (" · did not run" if path in idle else ""))
     return None
 
 
