@@ -1,9 +1,10 @@
-"""`python -m explorer run|samples|...`: the command line over the same public API."""
+"""explorer's command line: run an ONNX model and record every node, draw its graph, optimize it, report on its
+recurrent nodes. MODEL is a path to an .onnx file or the name of a bundled sample (see `samples`)."""
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from .errors import ExplorerError
 
@@ -24,6 +25,15 @@ def command(name: str, help: str):
     return wrap
 
 
+def _model_path(text: str) -> str:
+    """A path as given, or a bundled sample's path when `text` names one and is not a file."""
+    from pathlib import Path
+
+    from .samples import list_samples, sample_path
+
+    return str(sample_path(text)) if not Path(text).exists() and text in list_samples() else text
+
+
 def _load_feeds(path: str | None):
     if not path:
         return None
@@ -35,31 +45,50 @@ def _load_feeds(path: str | None):
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="path to an .onnx file")
-    p.add_argument("--inputs", help=".npz with one array per graph input (default: random from declared types)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    p.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE", help="size of a symbolic dimension")
-    p.add_argument("--save", help="write the trace to this .npz")
+    p.add_argument("model", help="an .onnx file or a bundled sample's name")
+    p.add_argument("--inputs", help=".npz with one array per graph input (default: a sample's own inputs, else "
+                                    "random ones from the declared types)")
+    p.add_argument("--seed", type=int, help="random inputs with this seed (default 0)")
+    p.add_argument("--dim", action="append", default=[], type=_parse_dim, metavar="NAME=SIZE",
+                   help="random inputs with this size of a symbolic dimension (repeatable)")
+    p.add_argument("--save", help="write the trace to this .npz (also the partial trace of a failed run)")
     p.add_argument("--check", action="store_true", help="compare every output with onnxruntime")
-    p.add_argument("--max-iterations", type=int, help="Limits.max_iterations")
+    p.add_argument("--max-iterations", type=int, help="stop a loop after this many iterations (default 100000)")
 
 
 @command("run", "run a model, print a summary of the recorded trace")(_configure_run)
 def _run(args: argparse.Namespace) -> int:
     from .check import compare_with_onnxruntime, first_divergence
+    from .errors import ExecutionError
     from .executor import run
+    from .feeds import symbolic_dims
     from .limits import Limits
     from .model import load
+    from .samples import sample_inputs
 
-    model = load(args.model)
+    path = _model_path(args.model)
+    model = load(path)
     for warning in model.warnings:
         print(f"warning: {warning}")
-    dims = dict(_parse_dim(d) for d in args.dim)
-    feeds = _load_feeds(args.inputs) or model.example_inputs(seed=args.seed, dims=dims)
+    dims, known = dict(args.dim), symbolic_dims(model)
+    for name in sorted(set(dims) - set(known)):
+        print(f"warning: the inputs have no dimension {name!r} (theirs: {', '.join(known) or 'none'})")
+    own = sample_inputs(args.model) if path != args.model and args.seed is None and not dims else None
+    feeds = _load_feeds(args.inputs) or own or model.example_inputs(seed=args.seed or 0, dims=dims)
     limits = Limits(max_iterations=args.max_iterations) if args.max_iterations else None
-    trace = run(model, feeds, limits=limits)
+    try:
+        trace = run(model, feeds, limits=limits)
+    except ExecutionError as exc:
+        if exc.trace is not None:
+            print(f"the partial trace holds {len(exc.trace.events)} events, up to the node that failed")
+            if args.save:
+                exc.trace.save(args.save)
+                print(f"partial trace saved to {args.save}")
+        raise
     print(f"model: {model.source}")
     print(f"nodes: {len(model.index.nodes)} (in {len(model.index.graphs)} graphs)")
+    if not args.inputs:
+        print("inputs: the sample's own" if own is not None else f"inputs: random (seed {args.seed or 0})")
     print(f"events: {len(trace.events)}  iterations: {len(trace.iteration_records)}  seconds: {trace.seconds:.4f}")
     from .values import describe
 
@@ -86,8 +115,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def _parse_dim(text: str) -> tuple[str, int]:
     name, _, size = text.partition("=")
-    if not size.isdigit():
-        raise SystemExit(f"--dim expects NAME=SIZE, got {text!r}")
+    if not name or not size.isdigit():
+        raise argparse.ArgumentTypeError(f"expected NAME=SIZE, e.g. T=8, got {text!r}")
     return name, int(size)
 
 
@@ -101,7 +130,7 @@ def _samples(args: argparse.Namespace) -> int:
 
 
 def _configure_optimize(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", nargs="?", help="path to an .onnx file")
+    p.add_argument("model", nargs="?", help="an .onnx file or a bundled sample's name")
     p.add_argument("-o", "--output", help="write the optimized model to this .onnx file")
     p.add_argument("--patterns", help="comma-separated patterns to run (default: all; see --list)")
     p.add_argument("--exclude", help="comma-separated patterns not to run")
@@ -132,7 +161,7 @@ def _optimize(args: argparse.Namespace) -> int:
         return 0
     if not args.model:
         raise ValueError("give a model to optimize (or --list)")
-    result = optimize(args.model, patterns=_pattern_list(args.patterns), exclude=_pattern_list(args.exclude) or (),
+    result = optimize(_model_path(args.model), patterns=_pattern_list(args.patterns), exclude=_pattern_list(args.exclude) or (),
                       stop_after=args.stop_after)
     print(result.stats_table())
     if args.output:
@@ -155,7 +184,7 @@ def _optimize(args: argparse.Namespace) -> int:
 
 
 def _configure_render(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="path to an .onnx file")
+    p.add_argument("model", help="an .onnx file or a bundled sample's name")
     p.add_argument("-o", "--output", required=True, help="out.svg, out.png, out.pdf (through graphviz) or out.dot")
     p.add_argument("--expand", nargs="+", metavar="all|none|PATH", help="bodies drawn as clusters (default: small ones)")
     p.add_argument("--focus", help="draw only this body graph path or scope key, under a breadcrumb")
@@ -172,7 +201,7 @@ def _render(args: argparse.Namespace) -> int:
     from .views import GraphvizError, GraphvizMissing, TraceOverlay, model_to_dot, search_nodes
     from .views.render import write_diagram
 
-    model = load(args.model)
+    model = load(_model_path(args.model))
     expand = None
     if args.expand:
         expand = args.expand[0] if args.expand in (["all"], ["none"]) else args.expand
@@ -191,7 +220,7 @@ def _render(args: argparse.Namespace) -> int:
 
 
 def _configure_rnn(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="path to an .onnx file")
+    p.add_argument("model", help="an .onnx file or a bundled sample's name")
     p.add_argument("--node", help="path of one GRU/LSTM/RNN node (default: every one)")
     p.add_argument("--inputs", help=".npz of graph inputs: run the model first (for weights computed in it)")
 
@@ -203,7 +232,7 @@ def _rnn(args: argparse.Namespace) -> int:
     from .model import load
     from .rnn_report import rnn_report, rnn_reports
 
-    model = load(args.model)
+    model = load(_model_path(args.model))
     trace = run(model, _load_feeds(args.inputs)) if args.inputs else None
     reports = [rnn_report(model, args.node, trace)] if args.node else rnn_reports(model, trace)
     if not reports:
@@ -224,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     except ExplorerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except (OSError, KeyError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except OSError as exc:  # a file that cannot be read or written
+        print(f"error: {exc.strerror or exc}" + (f": {exc.filename!r}" if exc.filename else ""), file=sys.stderr)
+        return 2
+    except (KeyError, ValueError, IndexError) as exc:  # e.g. no such node, pattern or event
+        print(f"error: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
         return 2

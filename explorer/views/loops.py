@@ -11,7 +11,6 @@ from ..trace import Event, Iteration, Trace
 from .cursor import ITERATING_OPS, ancestors
 from .tables import short_text
 
-
 MAX_SHOWN = 1000  # iterations in the table and plots (a browser draws a 100,000-row loop for many seconds)
 
 

@@ -1,8 +1,8 @@
 """Sample-model builders. Each topic module defines SAMPLES: a list of `Sample`s (deterministic: fixed seeds)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import onnx
