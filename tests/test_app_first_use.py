@@ -113,3 +113,20 @@ def test_a_loop_limit_says_where_to_raise_it():
     assert "LimitExceeded" in error.value and "raise **Max loop iterations** under **Limits**" in error.value
     at.number_input(key="w_max_iterations").set_value(4).run()  # the 4 Scan steps and 3 inner iterations fit
     assert not at.error
+
+
+def test_an_upload_without_its_external_data_points_to_local_path(tmp_path):
+    weights = numpy_helper.from_array(np.eye(4, dtype=np.float32), "W")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [weights])
+    onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "m.onnx",
+                    save_as_external_data=True, location="m.bin", size_threshold=0)
+    at = start()
+    at.radio(key="w_source").set_value("Upload").run()
+    at.file_uploader(key="w_upload").upload("m.onnx", (tmp_path / "m.onnx").read_bytes()).run()
+    [error] = at.error
+    assert "external file 'm.bin'" in error.value and "Choose **Local path** in the sidebar" in error.value
+    at.radio(key="w_source").set_value("Local path").run()
+    at.text_input(key="w_path").input(str(tmp_path / "m.onnx")).run()
+    assert not at.error and at.session_state["active_model"].label == str(tmp_path / "m.onnx")

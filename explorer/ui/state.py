@@ -144,7 +144,9 @@ def _load(key: str, label: str, _source: ModelSource) -> LoadResult:
     try:
         model = load(_source.data if _source.data is not None else _source.path, label=_source.label)
     except ExplorerError as exc:
-        return LoadResult(None, str(exc))
+        uploaded_alone = _source.kind == "upload" and "external file" in str(exc)  # its data files stay behind
+        hint = ". Choose **Local path** in the sidebar and give the model's path instead" if uploaded_alone else ""
+        return LoadResult(None, f"{exc}{hint}")
     return LoadResult(model, None)
 
 
