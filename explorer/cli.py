@@ -50,7 +50,8 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
                                     "random ones from the declared types)")
     p.add_argument("--seed", type=int, help="random inputs with this seed (default 0)")
     p.add_argument("--dim", action="append", default=[], type=_parse_dim, metavar="NAME=SIZE",
-                   help="random inputs with this size of a symbolic dimension (repeatable)")
+                   help="random inputs with this size of a symbolic dimension, or of an unnamed one as "
+                        "INPUT[AXIS]=SIZE (repeatable)")
     p.add_argument("--save", help="write the trace to this .npz (also the partial trace of a failed run)")
     p.add_argument("--check", action="store_true", help="compare every output with onnxruntime")
     p.add_argument("--max-iterations", type=int, help="stop a loop after this many iterations (default 100000)")
@@ -61,7 +62,7 @@ def _run(args: argparse.Namespace) -> int:
     from .check import compare_with_onnxruntime, first_divergence
     from .errors import ExecutionError
     from .executor import run
-    from .feeds import symbolic_dims
+    from .feeds import symbolic_dims, unnamed_dims
     from .limits import Limits
     from .model import load
     from .samples import sample_inputs
@@ -70,7 +71,7 @@ def _run(args: argparse.Namespace) -> int:
     model = load(path)
     for warning in model.warnings:
         print(f"warning: {warning}")
-    dims, known = dict(args.dim), symbolic_dims(model)
+    dims, known = dict(args.dim), [*symbolic_dims(model), *unnamed_dims(model)]
     for name in sorted(set(dims) - set(known)):
         print(f"warning: the inputs have no dimension {name!r} (theirs: {', '.join(known) or 'none'})")
     own = sample_inputs(args.model) if path != args.model and args.seed is None and not dims else None

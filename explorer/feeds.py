@@ -32,11 +32,13 @@ def _random_tensor(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, 
 
 def _concrete_shape(spec_shape, dims: dict[str, int], name: str) -> tuple[int, ...]:
     shape = []
-    for d in spec_shape:
+    for axis, d in enumerate(spec_shape):
         if isinstance(d, int) and not isinstance(d, bool) and d >= 0:
             shape.append(d)  # (some exporters write -1 for "unknown")
         elif isinstance(d, str) and d in dims:
             shape.append(int(dims[d]))
+        elif not isinstance(d, str) and f"{name}[{axis}]" in dims:  # an unnamed dynamic axis
+            shape.append(int(dims[f"{name}[{axis}]"]))
         else:
             shape.append(DEFAULT_DIM)
     return tuple(shape)
@@ -66,7 +68,8 @@ def _example_for_type(tp: onnx.TypeProto, rng, dims: dict[str, int], name: str) 
 
 
 def example_inputs(model: "Model", seed: int = 0, dims: dict[str, int] | None = None) -> dict[str, Any]:
-    """Random dtype-correct feeds for every declared input. Symbolic dims come from `dims`, else DEFAULT_DIM."""
+    """Random dtype-correct feeds for every declared input. Symbolic dims come from `dims` (by name, or as
+    "input[axis]" for an unnamed one, see `unnamed_dims`), else DEFAULT_DIM."""
     rng = np.random.default_rng(seed)
     dims = dict(dims or {})
     return {spec.name: _example_for_type(spec.type_proto, rng, dims, spec.name) for spec in model.inputs}
@@ -80,6 +83,13 @@ def symbolic_dims(model: "Model") -> list[str]:
             if isinstance(d, str):
                 seen[d] = None
     return list(seen)
+
+
+def unnamed_dims(model: "Model") -> list[str]:
+    """"input[axis]" for every dynamic axis of a tensor input that has no name (e.g. exported as "?" or -1), the
+    keys `example_inputs` takes for their sizes."""
+    return [f"{spec.name}[{axis}]" for spec in model.inputs if spec.kind == "tensor"
+            for axis, d in enumerate(spec.shape or ()) if not isinstance(d, str) and not (isinstance(d, int) and d >= 0)]
 
 
 def _check_tensor(spec: "ValueSpec", value: Any) -> np.ndarray:

@@ -130,3 +130,21 @@ def test_an_upload_without_its_external_data_points_to_local_path(tmp_path):
     at.radio(key="w_source").set_value("Local path").run()
     at.text_input(key="w_path").input(str(tmp_path / "m.onnx")).run()
     assert not at.error and at.session_state["active_model"].label == str(tmp_path / "m.onnx")
+
+
+def test_unnamed_dynamic_axes_get_their_own_size_inputs():
+    # exported with "?" dims, as silero-vad's input [?, ?]: without these sizes only an .npz could run it
+    graph = helper.make_graph([helper.make_node("ReduceSum", ["x"], ["s"], name="total", keepdims=0)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, "T", None])],
+                              [helper.make_tensor_value_info("s", TensorProto.FLOAT, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    at = start()
+    at.radio(key="w_source").set_value("Upload").run()
+    at.file_uploader(key="w_upload").upload("dyn.onnx", model.SerializeToString()).run()
+    sizes = {n.label: n for n in at.sidebar.number_input if n.label.startswith("Size of")}
+    assert list(sizes) == ["Size of `T`", "Size of `x` axis 0", "Size of `x` axis 2"]
+    sizes["Size of `x` axis 0"].set_value(1).run()
+    next(n for n in at.sidebar.number_input if n.label == "Size of `x` axis 2").set_value(576).run()
+    assert at.session_state["run_request"].make_feeds()["x"].shape == (1, 2, 576)
+    at.switch_page(PAGES["step"]).run()
+    assert "float32[1, 2, 576]" in texts(at) and not at.error

@@ -87,3 +87,12 @@ def test_an_event_outside_the_trace_is_an_error_not_a_traceback(tmp_path):
                  "--event", "500")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "event index 500 is outside the trace's 73 events" in result.stderr
+
+
+def test_an_unnamed_axis_is_sized_as_input_and_axis(tmp_path):
+    graph = h.make_graph([h.make_node("ReduceSum", ["x"], ["s"], name="total", keepdims=0)], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [None, 3])], [h.make_tensor_value_info("s", T.FLOAT, [])])
+    (tmp_path / "dyn.onnx").write_bytes(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]).SerializeToString())
+    result = cli("run", str(tmp_path / "dyn.onnx"), "--dim", "x[0]=7", "--save", str(tmp_path / "t.npz"))
+    assert result.returncode == 0 and "warning" not in result.stdout, result.stdout + result.stderr
+    assert explorer.Trace.load(tmp_path / "t.npz").feeds["x"].shape == (7, 3)

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from .. import inputs as user_inputs
-from ..feeds import symbolic_dims
+from ..feeds import symbolic_dims, unnamed_dims
 from ..limits import Limits
 from ..model import Model
 from ..samples import DEFAULT_SAMPLE, list_samples
@@ -108,8 +108,8 @@ def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
         st.caption("Starting from the sample's inputs.")
         return edited_inputs(model, dict(given), limits, "given")
     seed = int(st.number_input("Seed", 0, 2**31 - 1, 0, key=state.W_SEED))
-    dims = {name: int(st.number_input(f"Size of `{name}`", 1, 1 << 20, 2, key=state.dim_key(model, name)))
-            for name in symbolic_dims(model)}
+    dims = {name: int(st.number_input(dim_label(name), 1, 1 << 20, 2, key=state.dim_key(model, name)))
+            for name in [*symbolic_dims(model), *unnamed_dims(model)]}
     if mode == "Random":
         key = f"random:{seed}:{sorted(dims.items())}"
         return state.RunRequest(key, f"random inputs (seed {seed})",
@@ -119,6 +119,14 @@ def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
     except Exception as exc:  # noqa: BLE001 - shown as the run's error
         return state.RunRequest(f"error:{exc}", "edited inputs", state.feed_error(str(exc)), limits)
     return edited_inputs(model, feeds, limits, "random")
+
+
+def dim_label(name: str) -> str:
+    """"Size of `T`", or for an unnamed axis (key "input[1]") "Size of `input` axis 1"."""
+    if name.endswith("]") and "[" in name:
+        tensor, axis = name[:-1].rsplit("[", 1)
+        return f"Size of `{tensor}` axis {axis}"
+    return f"Size of `{name}`"
 
 
 def edited_inputs(model: Model, feeds: dict[str, Any], limits: Limits, origin: str) -> state.RunRequest:
