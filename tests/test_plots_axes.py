@@ -34,3 +34,11 @@ def test_float_scalars_read_with_six_significant_digits():
     assert short_text(np.array(1.1257302, np.float32)) == "1.12573"  # not 1.1257301568984985
     assert short_text(np.array(123456789.0)) == "1.23457e+08" and short_text(np.array(np.nan)) == "nan"
     assert short_text(np.array(7, np.int64)) == "7" and short_text(np.array(True)) == "True"
+
+
+def test_time_steps_tick_on_whole_steps():
+    from explorer.views.plots import lines_figure, time_heatmap
+
+    assert time_heatmap(np.zeros((1, 128)), "i").layout.xaxis.dtick == 1  # one step: no -0.5 and 0.5 ticks
+    fig = lines_figure({"unit 0": np.zeros(40)}, "i")
+    assert (fig.layout.xaxis.tick0, fig.layout.xaxis.dtick) == (0, 5)

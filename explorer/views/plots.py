@@ -125,6 +125,7 @@ def time_heatmap(values: np.ndarray, title: str, bounds: tuple[float, float] | N
         symmetric = low == -high
         fig.update_traces(zmin=low, zmax=high, zmid=0 if symmetric else None,
                           colorscale="RdBu_r" if symmetric else "Viridis")
+    fig.update_xaxes(**_index_ticks(values.shape[0]))
     return _layout(fig, title, "time step", "hidden unit")
 
 
@@ -135,4 +136,5 @@ def lines_figure(series: dict[str, np.ndarray], title: str, xtitle: str = "time 
                                 name=name) for name, y in series.items()])
     if yrange is not None:
         fig.update_yaxes(range=list(yrange))
+    fig.update_xaxes(**_index_ticks(max((len(y) for y in series.values()), default=1)))
     return _layout(fig, title, xtitle, ytitle)
