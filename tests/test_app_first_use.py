@@ -148,3 +148,11 @@ def test_unnamed_dynamic_axes_get_their_own_size_inputs():
     assert at.session_state["run_request"].make_feeds()["x"].shape == (1, 2, 576)
     at.switch_page(PAGES["step"]).run()
     assert "float32[1, 2, 576]" in texts(at) and not at.error
+
+
+def test_waiting_for_an_npz_says_what_is_missing():
+    at = choose(start(), "gru_pytorch_batch_first")
+    at.radio(key="w_input_mode").set_value(".npz file").run()
+    at.switch_page(PAGES["gates"]).run()
+    assert [i.value for i in at.info] == ["No run yet: give the model's inputs in the sidebar."]
+    assert not at.error

@@ -180,7 +180,8 @@ def page_subject(choices_of: Callable[[Model], dict[str, str]], kind: str, key: 
     elif not choices:
         st.info(f"This model has no {kind}.")
     elif trace is None:
-        st.info("No recorded run: see the messages above.")
+        st.info("No recorded run: see the messages above." if state.current_run() is not None
+                else "No run yet: give the model's inputs in the sidebar.")
     else:
         failed_in = str((trace.error or {}).get("node", ""))
         idle = {path for path in choices if not trace.events_of(path) and not failed_in.startswith(f"{path}/")}
