@@ -57,16 +57,16 @@ def stepper() -> None:
         "back": ("", ":material/chevron_left:", index - 1 if index > 0 else None, "Previous event"),
         "next": ("", ":material/chevron_right:", index + 1 if index < last else None, "Next event"),
         "last": ("", ":material/last_page:", last, "Last event"),
-        "prev_iteration": ("iteration", ":material/undo:", moves.previous_iteration(model, trace, index),
+        "prev_iteration": ("prev iteration", ":material/undo:", moves.previous_iteration(model, trace, index),
                            "Same node, previous iteration of its innermost loop"),
-        "next_iteration": ("iteration", ":material/redo:", moves.next_iteration(model, trace, index),
+        "next_iteration": ("next iteration", ":material/redo:", moves.next_iteration(model, trace, index),
                            "Same node, next iteration of its innermost loop"),
         "next_run": ("next run of node", ":material/replay:", moves.next_execution(trace, index, selected),
                      f"Next execution of the selected node `{selected}`"),
         "nonfinite": ("first NaN/Inf", ":material/warning:", moves.first_nonfinite(trace),
                       "First event whose outputs hold NaN or Inf"),
     }
-    for column, (name, (label, icon, target, help_text)) in zip(st.columns([1, 1, 1, 1, 2, 2, 3, 3]),
+    for column, (name, (label, icon, target, help_text)) in zip(st.columns([1, 1, 1, 1, 2.6, 2.6, 2.6, 2.4]),
                                                                  jumps.items()):
         column.button(label, key=f"w_step:{name}", icon=icon, help=help_text, width="stretch",
                       disabled=target is None or target == index, on_click=_go, args=(target,))
