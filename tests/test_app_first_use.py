@@ -156,3 +156,12 @@ def test_waiting_for_an_npz_says_what_is_missing():
     at.switch_page(PAGES["gates"]).run()
     assert [i.value for i in at.info] == ["No run yet: give the model's inputs in the sidebar."]
     assert not at.error
+
+
+def test_the_optimizer_states_each_proof_once_with_what_it_covers():
+    at = choose(start(), "tiny_mlp")
+    at.switch_page(PAGES["optimizer"]).run()
+    verdicts = [m.value for m in at.markdown if ":green[**equivalent**]" in m.value]
+    assert verdicts == ["Fully optimized model: :green[**equivalent**]", "After 2 of 2 rewrites: :green[**equivalent**]"]
+    at.slider(key="w_rewrites").set_value(1).run()
+    assert "After 1 of 2 rewrites: :green[**equivalent**]" in [m.value for m in at.markdown]

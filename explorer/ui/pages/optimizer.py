@@ -16,9 +16,9 @@ STATUS = {"equivalent": ":green[**equivalent**]", "different": ":red[**different
           "inconclusive": ":orange[**inconclusive**]"}
 
 
-def proof(verdict) -> None:
+def proof(verdict, label: str) -> None:
     """The equivalence verdict with one line per judge and output."""
-    st.markdown(f"Equivalence: {STATUS[verdict.status]}")
+    st.markdown(f"{label}: {STATUS[verdict.status]}")
     st.code("\n".join(verdict.lines()), language=None)
 
 
@@ -28,7 +28,8 @@ def whole_models(model, chosen: tuple[str, ...], result) -> None:
     k = st.slider("Rewrites applied (bisection: move until the models stop being equivalent)", 0, count, count,
                   key=state.W_REWRITES) if count > 1 else count
     partial = result if k == count else state.optimization(model, chosen, k)
-    proof(state.equivalence(model, chosen, None if k == count else k, partial))
+    proof(state.equivalence(model, chosen, None if k == count else k, partial),
+          f"After {k} of {count} rewrite{'s' if count != 1 else ''}")
     if not st.toggle("Draw the whole models", value=sum(1 for _ in model.nodes()) <= WHOLE_MODEL_LIMIT,
                      key="w_opt_whole", help="Laying out a big model takes graphviz a few seconds"):
         return
@@ -87,7 +88,7 @@ else:
     right.download_button("Download the report (JSON)", json.dumps(report, indent=1, default=str),
                           file_name="optimization_report.json", mime="application/json", width="stretch")
     if not result.steps:
-        proof(verdict)
+        proof(verdict, "Equivalence")
         st.info("No pattern applies to this model.")
     else:
         whole_models(model, chosen, result)
