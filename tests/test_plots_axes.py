@@ -42,3 +42,14 @@ def test_time_steps_tick_on_whole_steps():
     assert time_heatmap(np.zeros((1, 128)), "i").layout.xaxis.dtick == 1  # one step: no -0.5 and 0.5 ticks
     fig = lines_figure({"unit 0": np.zeros(40)}, "i")
     assert (fig.layout.xaxis.tick0, fig.layout.xaxis.dtick) == (0, 5)
+
+
+def test_every_figure_titles_both_axes():
+    from explorer.views.plots import lines_figure, time_heatmap
+
+    figures = [value_figure(np.arange(5.0)), value_figure(np.arange(300.0)), value_figure(np.zeros((2, 3))),
+               value_figure(np.zeros((2, 2, 3))), series_figure([np.array(1.0), np.array(2.0)]),
+               series_figure([np.zeros(3), np.ones(3)]), series_figure([np.zeros(1000), np.ones(1000)]),
+               time_heatmap(np.zeros((4, 3)), "z"), lines_figure({"unit 0": np.zeros(4)}, "z: chosen units")]
+    for fig in figures:
+        assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text, fig.layout.title.text

@@ -129,7 +129,7 @@ def time_heatmap(values: np.ndarray, title: str, bounds: tuple[float, float] | N
     return _layout(fig, title, "time step", "hidden unit")
 
 
-def lines_figure(series: dict[str, np.ndarray], title: str, xtitle: str = "time step", ytitle: str = "",
+def lines_figure(series: dict[str, np.ndarray], title: str, xtitle: str = "time step", ytitle: str = "value",
                  yrange: tuple[float, float] | None = None) -> go.Figure:
     """One line per named 1-D series over a shared step axis."""
     fig = go.Figure([go.Scatter(x=np.arange(len(y)), y=np.asarray(y, dtype=np.float64), mode="lines+markers",
