@@ -20,7 +20,7 @@ def echoed(source: str) -> str:
 
 
 def test_readme_python_blocks_run_as_written(tmp_path):
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.DOTALL)
     assert len(blocks) >= 2
     (tmp_path / "sample_models").symlink_to(ROOT / "sample_models")
     result = subprocess.run([sys.executable, "-c", echoed("\n".join(blocks))], capture_output=True, text=True,
