@@ -223,7 +223,8 @@ def _render(args: argparse.Namespace) -> int:
 def _configure_rnn(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="an .onnx file or a bundled sample's name")
     p.add_argument("--node", help="path of one GRU/LSTM/RNN node (default: every one)")
-    p.add_argument("--inputs", help=".npz of graph inputs: run the model first (for weights computed in it)")
+    p.add_argument("--inputs", help=".npz of graph inputs for the run that gives weights computed inside the "
+                                    "model their values (default: a sample's own inputs, else random ones)")
 
 
 @command("rnn", "GRU/LSTM/RNN report: weights per gate with ONNX, PyTorch, Keras names; exporter warnings")(
@@ -232,9 +233,18 @@ def _rnn(args: argparse.Namespace) -> int:
     from .executor import run
     from .model import load
     from .rnn_report import rnn_report, rnn_reports
+    from .samples import sample_inputs
 
-    model = load(_model_path(args.model))
-    trace = run(model, _load_feeds(args.inputs)) if args.inputs else None
+    path = _model_path(args.model)
+    model = load(path)
+    feeds = _load_feeds(args.inputs) or (sample_inputs(args.model) if path != args.model else None)
+    try:
+        trace = run(model, feeds if feeds is not None else model.example_inputs())
+    except ExplorerError as exc:
+        if args.inputs:
+            raise
+        trace = None  # the weights are still reported; those computed at run time show where they come from
+        print(f"note: no run to read computed weights from ({exc}); give --inputs")
     reports = [rnn_report(model, args.node, trace)] if args.node else rnn_reports(model, trace)
     if not reports:
         print("no GRU, LSTM or RNN node")

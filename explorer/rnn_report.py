@@ -62,7 +62,8 @@ class RnnReport:
 
     def lines(self) -> list[str]:
         """The report as text, one line per fact."""
-        out = [f"{self.op_type} {self.node!r} (exported by {self.origin})"]
+        source = "exporter not recorded in the model" if self.origin == "unknown" else f"exported by {self.origin}"
+        out = [f"{self.op_type} {self.node!r} ({source})"]
         if self.config is not None:
             c = self.config
             acts = " | ".join(", ".join(str(a) for a in d) for d in c.activations)

@@ -96,3 +96,11 @@ def test_an_unnamed_axis_is_sized_as_input_and_axis(tmp_path):
     result = cli("run", str(tmp_path / "dyn.onnx"), "--dim", "x[0]=7", "--save", str(tmp_path / "t.npz"))
     assert result.returncode == 0 and "warning" not in result.stdout, result.stdout + result.stderr
     assert explorer.Trace.load(tmp_path / "t.npz").feeds["x"].shape == (7, 3)
+
+
+def test_rnn_report_runs_the_model_for_computed_weights_without_inputs():
+    result = subprocess.run([sys.executable, "-m", "explorer", "rnn", "gru_pytorch_batch_first"],
+                            capture_output=True, text=True, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "GRU 'gru' (exporter not recorded in the model)" in result.stdout
+    assert "mean |x|" in result.stdout and "note: no run" not in result.stdout
