@@ -34,19 +34,25 @@ def _model_path(text: str) -> str:
     return str(sample_path(text)) if not Path(text).exists() and text in list_samples() else text
 
 
-def _load_feeds(path: str | None):
+def _load_feeds(path: str | None, model=None):
+    """Feeds from an .npz, or from an ONNX test data set folder (input_0.pb, ...) of `model`."""
     if not path:
         return None
     from pathlib import Path
 
-    from .inputs import feeds_from_npz
+    from .inputs import feeds_from_npz, feeds_from_test_data
 
+    if Path(path).is_dir():
+        from .model import Model, load
+
+        return feeds_from_test_data(model if isinstance(model, Model) else load(model), path)
     return feeds_from_npz(Path(path).read_bytes())
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="an .onnx file or a bundled sample's name")
-    p.add_argument("--inputs", help=".npz with one array per graph input (default: a sample's own inputs, else "
+    p.add_argument("--inputs", help=".npz with one array per graph input, or an ONNX test data set folder "
+                                    "(input_0.pb, ...) (default: a sample's own inputs, else "
                                     "random ones from the declared types)")
     p.add_argument("--seed", type=int, help="random inputs with this seed (default 0)")
     p.add_argument("--dim", action="append", default=[], type=_parse_dim, metavar="NAME=SIZE",
@@ -75,7 +81,7 @@ def _run(args: argparse.Namespace) -> int:
     for name in sorted(set(dims) - set(known)):
         print(f"warning: the inputs have no dimension {name!r} (theirs: {', '.join(known) or 'none'})")
     own = sample_inputs(args.model) if path != args.model and args.seed is None and not dims else None
-    feeds = _load_feeds(args.inputs) or own or model.example_inputs(seed=args.seed or 0, dims=dims)
+    feeds = _load_feeds(args.inputs, model) or own or model.example_inputs(seed=args.seed or 0, dims=dims)
     limits = Limits(max_iterations=args.max_iterations) if args.max_iterations else None
     try:
         trace = run(model, feeds, limits=limits)
@@ -171,7 +177,7 @@ def _optimize(args: argparse.Namespace) -> int:
         print(f"optimized model written to {args.output}")
     verdict = None
     if not args.no_verify:
-        verdict = verify(result, _load_feeds(args.inputs), seed=args.seed, bisect=args.stop_after is None)
+        verdict = verify(result, _load_feeds(args.inputs, result.original), seed=args.seed, bisect=args.stop_after is None)
         for line in verdict.lines():
             print(line)
     if args.report:
@@ -237,7 +243,7 @@ def _rnn(args: argparse.Namespace) -> int:
 
     path = _model_path(args.model)
     model = load(path)
-    feeds = _load_feeds(args.inputs) or (sample_inputs(args.model) if path != args.model else None)
+    feeds = _load_feeds(args.inputs, model) or (sample_inputs(args.model) if path != args.model else None)
     try:
         trace = run(model, feeds if feeds is not None else model.example_inputs())
     except ExplorerError as exc:

@@ -117,7 +117,7 @@ def _check_tensor(spec: "ValueSpec", value: Any) -> np.ndarray:
     return value
 
 
-def _proto_to_value(value: Any) -> Any:
+def proto_to_value(value: Any) -> Any:
     """TensorProto / SequenceProto / OptionalProto feeds become arrays, lists and None."""
     if isinstance(value, onnx.TensorProto):
         return onnx.numpy_helper.to_array(value)
@@ -147,7 +147,7 @@ def validate_feeds(model: "Model", feeds: dict[str, Any]) -> dict[str, Any]:
     for name, value in feeds.items():
         spec = specs.get(name)
         if spec is None or spec.kind != "tensor":
-            checked[name] = _proto_to_value(value)
+            checked[name] = proto_to_value(value)
         else:
             checked[name] = _check_tensor(spec, value)
     return checked

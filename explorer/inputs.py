@@ -5,12 +5,15 @@ from __future__ import annotations
 import hashlib
 import io
 import zipfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
 
 from .errors import FeedError
-from .model import ValueSpec
+from .feeds import proto_to_value
+from .model import Model, ValueSpec
 
 MAX_EDITABLE = 256  # elements of a tensor small enough to edit in a table
 
@@ -25,6 +28,31 @@ def feeds_from_npz(data: bytes) -> dict[str, np.ndarray]:
             return {name: loaded[name] for name in loaded.files}
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise FeedError(f"the inputs file is not a readable .npz ({exc})") from None
+
+
+_PROTO_OF_KIND = {"tensor": onnx.TensorProto, "sequence": onnx.SequenceProto, "optional": onnx.OptionalProto,
+                  "map": onnx.MapProto}
+
+
+def feeds_from_test_data(model: Model, folder: str | Path) -> dict[str, Any]:
+    """An ONNX test data set (a folder with input_0.pb, input_1.pb, ... as model zoos and the backend tests ship
+    them) as feeds: file i is the model's i-th input, read as the proto its declared type calls for."""
+    folder = Path(folder)
+    files = sorted(folder.glob("input_*.pb"), key=lambda p: int(p.stem.split("_")[1]) if p.stem[6:].isdigit() else -1)
+    if not files:
+        raise FeedError(f"{str(folder)!r} holds no input_<i>.pb files (an ONNX test data set)")
+    if len(files) > len(model.inputs):
+        raise FeedError(f"{str(folder)!r} holds {len(files)} inputs; the model takes {len(model.inputs)}")
+    feeds = {}
+    for spec, path in zip(model.inputs, files):
+        proto = _PROTO_OF_KIND.get(spec.kind, onnx.TensorProto)()
+        try:
+            proto.ParseFromString(path.read_bytes())
+        except Exception as exc:  # noqa: BLE001 - any parse failure is a bad file
+            raise FeedError(f"{path.name} is not a serialized {type(proto).__name__} for input {spec.name!r} "
+                            f"({exc})") from None
+        feeds[spec.name] = proto_to_value(proto)
+    return feeds
 
 
 def editable(spec: ValueSpec, value: Any) -> bool:

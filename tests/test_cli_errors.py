@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -104,3 +105,23 @@ def test_rnn_report_runs_the_model_for_computed_weights_without_inputs():
     assert result.returncode == 0, result.stderr
     assert "GRU 'gru' (exporter not recorded in the model)" in result.stdout
     assert "mean |x|" in result.stdout and "note: no run" not in result.stdout
+
+
+KINFERENCE = ROOT.parent / "shared" / "models" / "JetBrains-Research__kinference/utils/utils-testing/src/commonMain/resources"
+
+
+def test_an_onnx_test_data_set_folder_is_read_as_inputs(tmp_path):
+    """The kinference bidirectional GRU declares no input shapes: its shipped test data set is how to run it."""
+    case = KINFERENCE / "gru/test_gru_bidirectional"
+    trace_path = tmp_path / "t.npz"
+    result = cli("run", str(case / "model.onnx"), "--inputs", str(case / "test_data_set_0"), "--save", str(trace_path))
+    assert result.returncode == 0, result.stderr
+    trace = explorer.Trace.load(trace_path)
+    expected = [numpy_helper.to_array(onnx.load_tensor(str(case / f"test_data_set_0/output_{i}.pb"))) for i in (0, 1)]
+    for want, got in zip(expected, trace.outputs.values()):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_folder_without_test_data_says_so(tmp_path):
+    result = cli("run", "tiny_mlp", "--inputs", str(tmp_path))
+    assert result.returncode == 2 and "no input_<i>.pb files" in result.stderr
