@@ -35,10 +35,6 @@ def nbytes(value: Any) -> int:
     return 0
 
 
-def is_float_array(value: Any) -> bool:
-    return isinstance(value, np.ndarray) and value.dtype.kind in "fc"
-
-
 def count_nonfinite(value: Any) -> tuple[int, int]:
     """(NaN count, Inf count) of a tensor, a sequence of tensors or a summary."""
     if isinstance(value, ValueSummary):

@@ -54,11 +54,6 @@ def register_plain(op_type: str, domain: str = ""):
     return wrap
 
 
-def own_kernel_ops() -> list[str]:
-    """Operators explorer runs with its own kernels."""
-    return sorted(op for _, op in [*_SPECIAL, *_PLAIN])
-
-
 @dataclass(slots=True)
 class Call:
     """What a special kernel needs about the node execution it serves."""
