@@ -1,15 +1,17 @@
-"""User-supplied feeds: reading an .npz, small tensors as editable grids and back, and a content key per set of
-feeds (so a run is redone only when model or inputs change)."""
+"""User-supplied feeds: reading an .npz or an ONNX test data set's input_<i>.pb files, small tensors as editable
+grids and back, and a content key per set of feeds (so a run is redone only when model or inputs change)."""
 from __future__ import annotations
 
 import hashlib
 import io
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx
+from google.protobuf import unknown_fields
 
 from .errors import FeedError
 from .feeds import proto_to_value
@@ -32,27 +34,66 @@ def feeds_from_npz(data: bytes) -> dict[str, np.ndarray]:
 
 _PROTO_OF_KIND = {"tensor": onnx.TensorProto, "sequence": onnx.SequenceProto, "optional": onnx.OptionalProto,
                   "map": onnx.MapProto}
+_INPUT_FILE = re.compile(r"input_(\d+)\.pb")
 
 
 def feeds_from_test_data(model: Model, folder: str | Path) -> dict[str, Any]:
     """An ONNX test data set (a folder with input_0.pb, input_1.pb, ... as model zoos and the backend tests ship
-    them) as feeds: file i is the model's i-th input, read as the proto its declared type calls for."""
+    them) as feeds; see `feeds_from_input_protos`."""
     folder = Path(folder)
-    files = sorted(folder.glob("input_*.pb"), key=lambda p: int(p.stem.split("_")[1]) if p.stem[6:].isdigit() else -1)
+    files = {path.name: path.read_bytes() for path in folder.glob("input_*.pb") if _INPUT_FILE.fullmatch(path.name)}
     if not files:
         raise FeedError(f"{str(folder)!r} holds no input_<i>.pb files (an ONNX test data set)")
-    if len(files) > len(model.inputs):
-        raise FeedError(f"{str(folder)!r} holds {len(files)} inputs; the model takes {len(model.inputs)}")
-    feeds = {}
-    for spec, path in zip(model.inputs, files):
-        proto = _PROTO_OF_KIND.get(spec.kind, onnx.TensorProto)()
-        try:
-            proto.ParseFromString(path.read_bytes())
-        except Exception as exc:  # noqa: BLE001 - any parse failure is a bad file
-            raise FeedError(f"{path.name} is not a serialized {type(proto).__name__} for input {spec.name!r} "
-                            f"({exc})") from None
-        feeds[spec.name] = proto_to_value(proto)
-    return feeds
+    return feeds_from_input_protos(model, files)
+
+
+def feeds_from_input_protos(model: Model, files: dict[str, bytes]) -> dict[str, Any]:
+    """Feeds from the files of an ONNX test data set (file name -> bytes): input_<i>.pb is the model's i-th
+    input, read as the proto its declared type calls for. Files with other names (output_0.pb) are ignored.
+    FeedError when there is no input_<i>.pb, an i beyond the model's inputs, or a file that is not that proto."""
+    numbered: dict[int, str] = {}
+    for name in files:
+        match = _INPUT_FILE.fullmatch(Path(name).name)
+        if match is None:
+            continue
+        index = int(match.group(1))
+        if index in numbered:
+            raise FeedError(f"{numbered[index]} and {name} both give input {index}")
+        numbered[index] = name
+    if not numbered:
+        raise FeedError(f"none of {sorted(files)} is named input_<i>.pb (file i of an ONNX test data set is the "
+                        "model's input i)")
+    beyond = sorted(i for i in numbered if i >= len(model.inputs))
+    if beyond:
+        raise FeedError(f"{numbered[beyond[0]]} is input {beyond[0]}, but the model takes {len(model.inputs)} "
+                        f"input(s): {[s.name for s in model.inputs]}")
+    return {model.inputs[i].name: _read_input_proto(model.inputs[i], numbered[i], files[numbered[i]])
+            for i in sorted(numbered)}
+
+
+def _read_input_proto(spec: ValueSpec, file_name: str, data: bytes) -> Any:
+    proto = _PROTO_OF_KIND.get(spec.kind, onnx.TensorProto)()
+    what = f"{file_name} is not a serialized {type(proto).__name__} for input {spec.name!r} ({spec.describe()})"
+    try:
+        proto.ParseFromString(data)
+    except Exception as exc:  # noqa: BLE001 - any parse failure is a bad file
+        raise FeedError(f"{what}: {exc}") from None
+    # bytes of another message often parse, leaving the fields this one does not have as unknown fields
+    if len(unknown_fields.UnknownFieldSet(proto)):
+        raise FeedError(f"{what}: it holds fields a {type(proto).__name__} does not have")
+    try:
+        return proto_to_value(proto)
+    except Exception as exc:  # noqa: BLE001 - e.g. raw_data of the wrong size for its dims
+        raise FeedError(f"{what}: {exc}") from None
+
+
+def feeds_from_upload(model: Model, files: dict[str, bytes]) -> dict[str, Any]:
+    """Feeds from uploaded files: one .npz (name -> array), or the input_<i>.pb files of an ONNX test data set."""
+    npz = [name for name in files if name.lower().endswith(".npz")]
+    if npz and len(files) > 1:
+        raise FeedError(f"upload either one .npz or input_<i>.pb files, not {len(files)} files with "
+                        f"{', '.join(npz)} among them")
+    return feeds_from_npz(files[npz[0]]) if npz else feeds_from_input_protos(model, files)
 
 
 def editable(spec: ValueSpec, value: Any) -> bool:

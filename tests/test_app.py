@@ -172,7 +172,7 @@ def test_inputs_from_npz_and_from_edited_tables():
     at = start("tiny_mlp")
     model_inputs = {s.name: s for s in explorer.load(sample_path("tiny_mlp")).inputs}
     name, spec = next(iter(model_inputs.items()))
-    at.radio(key="w_input_mode").set_value(".npz file").run()
+    at.radio(key="w_input_mode").set_value("Upload .npz or .pb").run()
     assert "Event" not in texts(at)
     x = np.full([d if isinstance(d, int) else 2 for d in spec.shape], 0.25, dtype=spec.dtype)
     buf = io.BytesIO()

@@ -12,6 +12,7 @@ import streamlit as st
 from onnx import TensorProto, helper, numpy_helper
 from streamlit.testing.v1 import AppTest
 
+import explorer
 from explorer.samples import sample_inputs
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -59,7 +60,7 @@ def test_each_model_starts_from_its_own_default_inputs():
     at = choose(start(), "loop_spec")
     at.radio(key="w_input_mode").set_value("Random").run()
     choose(at, "tiny_mlp")  # no inputs of its own: random
-    assert at.radio(key="w_input_mode").options == ["Random", ".npz file", "Edit values"]
+    assert at.radio(key="w_input_mode").options == ["Random", "Upload .npz or .pb", "Edit values"]
     assert at.radio(key="w_input_mode").value == "Random"
     choose(at, "loop_spec")
     assert at.radio(key="w_input_mode").value == "Sample inputs"
@@ -95,7 +96,7 @@ def test_per_node_pages_start_on_a_node_that_ran():
     at = start()
     at.radio(key="w_source").set_value("Upload").run()
     at.file_uploader(key="w_upload").upload("branches.onnx", model.SerializeToString()).run()
-    at.radio(key="w_input_mode").set_value(".npz file").run()
+    at.radio(key="w_input_mode").set_value("Upload .npz or .pb").run()
     buf = io.BytesIO()
     np.savez(buf, flag=np.bool_(True), x=np.ones((3, 1, 2), np.float32))
     at.file_uploader(key="w_npz").upload("feeds.npz", buf.getvalue()).run()
@@ -152,7 +153,7 @@ def test_unnamed_dynamic_axes_get_their_own_size_inputs():
 
 def test_waiting_for_an_npz_says_what_is_missing():
     at = choose(start(), "gru_pytorch_batch_first")
-    at.radio(key="w_input_mode").set_value(".npz file").run()
+    at.radio(key="w_input_mode").set_value("Upload .npz or .pb").run()
     at.switch_page(PAGES["gates"]).run()
     assert [i.value for i in at.info] == ["No run yet: give the model's inputs in the sidebar."]
     assert not at.error
@@ -165,3 +166,37 @@ def test_the_optimizer_states_each_proof_once_with_what_it_covers():
     assert verdicts == ["Fully optimized model: :green[**equivalent**]", "After 2 of 2 rewrites: :green[**equivalent**]"]
     at.slider(key="w_rewrites").set_value(1).run()
     assert "After 1 of 2 rewrites: :green[**equivalent**]" in [m.value for m in at.markdown]
+
+
+GRU_BIDIRECTIONAL = (Path(__file__).resolve().parents[2] / "shared" / "models" / "JetBrains-Research__kinference"
+                     / "utils/utils-testing/src/commonMain/resources/gru/test_gru_bidirectional")
+
+
+@pytest.mark.skipif(not GRU_BIDIRECTIONAL.is_dir(), reason="../shared/models is not there")
+def test_a_test_data_sets_input_files_run_the_model_it_ships_with():
+    # the model declares no input shapes: random inputs cannot run it, its test data set's .pb files can
+    data = GRU_BIDIRECTIONAL / "test_data_set_0"
+    at = start()
+    at.radio(key="w_source").set_value("Upload").run()
+    at.file_uploader(key="w_upload").upload("model.onnx", (GRU_BIDIRECTIONAL / "model.onnx").read_bytes()).run()
+    at.radio(key="w_input_mode").set_value("Upload .npz or .pb").run()
+    # picked in the order a file dialog lists them, outputs included: input_<i>.pb is input i, the rest is ignored
+    picked = sorted(data.glob("*.pb"), reverse=True)
+    at.file_uploader(key="w_npz").set_value([(p.name, p.read_bytes(), "application/octet-stream")
+                                             for p in picked]).run()
+    assert not at.exception and not at.error
+    request = at.session_state["run_request"]
+    assert request.label == "6 uploaded files"
+    expected = {name: numpy_helper.to_array(onnx.load_tensor(str(data / f"output_{i}.pb")))
+                for i, name in enumerate(["Y", "Y_h"])}
+    outputs = explorer.run(explorer.load(GRU_BIDIRECTIONAL / "model.onnx"), request.make_feeds()).outputs
+    for name, value in expected.items():
+        np.testing.assert_allclose(outputs[name], value, rtol=1e-5, atol=1e-6)
+    at.switch_page(PAGES["step"]).run()  # the one event is the GRU's: its outputs are the model's
+    assert not at.exception and not at.error
+    for name, value in expected.items():
+        stats = f"min {value.min():.4g} · max {value.max():.4g} · mean {value.mean():.4g}"
+        assert f"**{name}** · `float32{list(value.shape)}` · {stats}" in texts(at)
+    at.file_uploader(key="w_npz").set_value([("input_0.pb", b"not a tensor", "application/octet-stream")]).run()
+    [error] = at.error
+    assert "input_0.pb is not a serialized TensorProto for input 'X'" in error.value

@@ -108,7 +108,7 @@ def test_a_long_loop_is_tabled_and_plotted_over_its_first_iterations():
     # the Loop spec's body with b = 2 < a = 3 keeps going (b alternates 2, 1, 2...) up to the trip count
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.selectbox(key="w_sample").set_value("loop_spec").run()
-    at.radio(key="w_input_mode").set_value(".npz file").run()
+    at.radio(key="w_input_mode").set_value("Upload .npz or .pb").run()
     buf = io.BytesIO()
     np.savez(buf, a=np.int32(3), b=np.int32(2), keepgoing=np.bool_(True), max_trip_count=np.int64(1500))
     at.file_uploader(key="w_npz").upload("long.npz", buf.getvalue()).run()

@@ -22,7 +22,8 @@ from ..views.tables import as_grid, short_text, value_stats
 from . import state
 
 SOURCES = ("Sample", "Upload", "Local path")
-INPUT_MODES = ("Random", ".npz file", "Edit values")
+UPLOAD_INPUTS = "Upload .npz or .pb"
+INPUT_MODES = ("Random", UPLOAD_INPUTS, "Edit values")
 SAMPLE_INPUTS = "Sample inputs"  # first mode for samples that come with inputs
 
 
@@ -80,7 +81,8 @@ def limits_picker() -> Limits:
 
 def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
     """The sample's own inputs (for samples that have them), random inputs (seed + symbolic dims), an uploaded
-    .npz, or small tensors edited in tables (starting from the sample's inputs, else from random ones)."""
+    .npz or test data set input_<i>.pb files, or small tensors edited in tables (starting from the sample's
+    inputs, else from random ones)."""
     if not model.inputs:
         st.caption("The model takes no inputs.")
         return state.RunRequest("none", "no inputs", dict, limits)
@@ -96,14 +98,17 @@ def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
                    + ", ".join(f"`{name}` = {short_text(value)}" for name, value in given.items()))
         return state.RunRequest("sample:" + user_inputs.feeds_key(given), "the sample's inputs", lambda: given,
                                 limits)
-    if mode == ".npz file":
-        st.caption("One array per input: " + ", ".join(f"`{s.name}` {s.describe()}" for s in model.inputs))
-        upload = st.file_uploader("Inputs (.npz)", type=["npz"], key=state.W_NPZ)
-        if upload is None:
+    if mode == UPLOAD_INPUTS:
+        st.caption("One .npz with an array per input, or the `input_<i>.pb` files of an ONNX test data set "
+                   "(file i is input i): " + ", ".join(f"`{s.name}` {s.describe()}" for s in model.inputs))
+        uploads = st.file_uploader("Inputs (.npz or .pb)", type=["npz", "pb"], accept_multiple_files=True,
+                                   key=state.W_NPZ)
+        if not uploads:
             return None
-        data = upload.getvalue()
-        key = "npz:" + user_inputs.feeds_key({"npz": np.frombuffer(data, np.uint8)})
-        return state.RunRequest(key, upload.name, lambda: user_inputs.feeds_from_npz(data), limits)
+        files = {upload.name: upload.getvalue() for upload in uploads}
+        key = "upload:" + user_inputs.feeds_key({name: np.frombuffer(data, np.uint8) for name, data in files.items()})
+        label = uploads[0].name if len(uploads) == 1 else f"{len(uploads)} uploaded files"
+        return state.RunRequest(key, label, lambda: user_inputs.feeds_from_upload(model, files), limits)
     if mode == "Edit values" and given is not None:
         st.caption("Starting from the sample's inputs.")
         return edited_inputs(model, dict(given), limits, "given")
