@@ -67,7 +67,7 @@ def _example_for_type(tp: onnx.TypeProto, rng, dims: dict[str, int], name: str) 
     raise FeedError(f"input {name!r} has type {which or 'unknown'}; give feeds explicitly")
 
 
-def example_inputs(model: "Model", seed: int = 0, dims: dict[str, int] | None = None) -> dict[str, Any]:
+def example_inputs(model: Model, seed: int = 0, dims: dict[str, int] | None = None) -> dict[str, Any]:
     """Random dtype-correct feeds for every declared input. Symbolic dims come from `dims` (by name, or as
     "input[axis]" for an unnamed one, see `unnamed_dims`), else DEFAULT_DIM."""
     rng = np.random.default_rng(seed)
@@ -75,7 +75,7 @@ def example_inputs(model: "Model", seed: int = 0, dims: dict[str, int] | None = 
     return {spec.name: _example_for_type(spec.type_proto, rng, dims, spec.name) for spec in model.inputs}
 
 
-def symbolic_dims(model: "Model") -> list[str]:
+def symbolic_dims(model: Model) -> list[str]:
     """Names of the symbolic dimensions used by the model's inputs, in order of first appearance."""
     seen: dict[str, None] = {}
     for spec in model.inputs:
@@ -85,14 +85,14 @@ def symbolic_dims(model: "Model") -> list[str]:
     return list(seen)
 
 
-def unnamed_dims(model: "Model") -> list[str]:
+def unnamed_dims(model: Model) -> list[str]:
     """"input[axis]" for every dynamic axis of a tensor input that has no name (e.g. exported as "?" or -1), the
     keys `example_inputs` takes for their sizes."""
     return [f"{spec.name}[{axis}]" for spec in model.inputs if spec.kind == "tensor"
             for axis, d in enumerate(spec.shape or ()) if not isinstance(d, str) and not (isinstance(d, int) and d >= 0)]
 
 
-def _check_tensor(spec: "ValueSpec", value: Any) -> np.ndarray:
+def _check_tensor(spec: ValueSpec, value: Any) -> np.ndarray:
     if isinstance(value, onnx.TensorProto):
         value = onnx.numpy_helper.to_array(value)
     if not isinstance(value, np.ndarray):
@@ -130,7 +130,7 @@ def proto_to_value(value: Any) -> Any:
     return value
 
 
-def validate_feeds(model: "Model", feeds: dict[str, Any]) -> dict[str, Any]:
+def validate_feeds(model: Model, feeds: dict[str, Any]) -> dict[str, Any]:
     """Checks feeds against the declared inputs: missing, extra, wrong dtype or shape raise FeedError."""
     if not isinstance(feeds, dict):
         raise FeedError(f"feeds must be a dict of input name -> value, got {type(feeds).__name__}")

@@ -7,8 +7,8 @@ that is non-empty and unique there, else `<op_type>_<index>`; inside a subgraph 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import onnx
 

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import onnx
@@ -148,11 +149,11 @@ def load(source: str | os.PathLike | bytes | onnx.ModelProto, *, base_dir: str |
     _check_domains(proto)
     try:
         onnx.checker.check_model(proto)
-    except Exception as exc:  # the checker rejects models that runtimes still run
+    except Exception as exc:  # noqa: BLE001 - the checker rejects models that runtimes still run
         warnings.append(f"onnx checker: {_first_line(exc)}")
     try:
         proto = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False, data_prop=True)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - inference failing is a warning, the model may still run
         warnings.append(f"shape inference failed: {_first_line(exc)}")
     return Model(proto, source=label, warnings=warnings)
 
@@ -188,9 +189,9 @@ def _validate_header(proto: onnx.ModelProto, label: str) -> None:
             raise ModelError(f"{label} imports opset {op.version} of the ONNX domain; the newest known is {max_opset}")
         if op.domain in ("", "ai.onnx") and op.version < 1:
             raise ModelError(f"{label} imports an invalid opset version {op.version}")
-    if not any(op.domain in ("", "ai.onnx") for op in proto.opset_import) and proto.ir_version >= 3:
-        if any(n.domain in ("", "ai.onnx") for n in proto.graph.node):
-            raise ModelError(f"{label} uses ONNX operators but does not import the ONNX opset")
+    imports_onnx = any(op.domain in ("", "ai.onnx") for op in proto.opset_import)
+    if not imports_onnx and proto.ir_version >= 3 and any(n.domain in ("", "ai.onnx") for n in proto.graph.node):
+        raise ModelError(f"{label} uses ONNX operators but does not import the ONNX opset")
 
 
 def _check_domains(proto: onnx.ModelProto) -> None:

@@ -5,8 +5,9 @@ import io
 import json
 import os
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -175,7 +176,7 @@ class Trace:
                 zf.writestr(f"{key}.npy", buf.getvalue())
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Trace":
+    def load(cls, path: str | os.PathLike) -> Trace:
         """Reads a trace written by `save`."""
         with zipfile.ZipFile(path) as zf:
             meta = json.loads(zf.read("meta.json"))

@@ -35,7 +35,7 @@ def _scalar(value: Any, what: str, call: Call) -> Any:
     return array.reshape(()).item()
 
 
-def _empty_stack(program: "Program", body_path: str, name: str, axis: int = 0) -> np.ndarray:
+def _empty_stack(program: Program, body_path: str, name: str, axis: int = 0) -> np.ndarray:
     """A zero-iteration scan output: shape from the body output's declared type, 0 along the scan axis."""
     tp = program.value_type(body_path, name)
     dtype, dims = np.float32, []
@@ -64,11 +64,11 @@ def _stop(call: Call, error: ExplorerError, info: dict) -> ExplorerError:
     return error
 
 
-def _malformed(node: "NodeRef", message: str) -> ExecutionError:
+def _malformed(node: NodeRef, message: str) -> ExecutionError:
     return ExecutionError(f"node {node.path!r} ({node.op_type}): {message}", node=node.path, op_type=node.op_type)
 
 
-def _check_body(node: "NodeRef", attribute: str, inputs: int, outputs: int, carried: int = 0) -> onnx.GraphProto:
+def _check_body(node: NodeRef, attribute: str, inputs: int, outputs: int, carried: int = 0) -> onnx.GraphProto:
     """A body must take exactly `inputs` formal inputs and make `outputs` outputs; the node must declare at least
     its `carried` loop-carried (or state) outputs."""
     body = next(g.proto for g in node.subgraphs if g.attribute == attribute)
@@ -81,7 +81,7 @@ def _check_body(node: "NodeRef", attribute: str, inputs: int, outputs: int, carr
     return body
 
 
-def _check_list(node: "NodeRef", name: str, values: list, count: int, allowed: tuple[int, ...] | None = None) -> None:
+def _check_list(node: NodeRef, name: str, values: list, count: int, allowed: tuple[int, ...] | None = None) -> None:
     """A per-input/per-output attribute must have one entry each (when given), from `allowed` values."""
     if values and len(values) != count:
         raise _malformed(node, f"{name} has {len(values)} entries for {count} values")
@@ -89,7 +89,7 @@ def _check_list(node: "NodeRef", name: str, values: list, count: int, allowed: t
         raise _malformed(node, f"{name} {values} may only hold {' or '.join(map(str, allowed))}")
 
 
-def _check_slice_rank(program: "Program", body_path: str, name: str, rank: int, call: Call) -> None:
+def _check_slice_rank(program: Program, body_path: str, name: str, rank: int, call: Call) -> None:
     """A scan input's slices must have the rank the body declares for that input (when it declares one)."""
     tp = program.value_type(body_path, name)
     if tp is None or not tp.HasField("tensor_type") or not tp.tensor_type.HasField("shape"):
@@ -102,7 +102,7 @@ def _check_slice_rank(program: "Program", body_path: str, name: str, rank: int, 
 
 
 @register("If")
-def if_kernel(node: "NodeRef", program: "Program"):
+def if_kernel(node: NodeRef, program: Program):
     then_path, else_path = f"{node.path}/then_branch", f"{node.path}/else_branch"
     if not node.proto.input or not node.proto.input[0]:
         raise _malformed(node, "the cond input is missing")
@@ -121,7 +121,7 @@ def if_kernel(node: "NodeRef", program: "Program"):
 
 
 @register("Loop")
-def loop_kernel(node: "NodeRef", program: "Program"):
+def loop_kernel(node: NodeRef, program: Program):
     body_path = f"{node.path}/body"
     n_carried = max(len(node.proto.input) - 2, 0)
     _check_body(node, "body", 2 + n_carried, 1 + len(node.proto.output), n_carried)
@@ -171,7 +171,7 @@ def loop_kernel(node: "NodeRef", program: "Program"):
 
 
 @register("Scan")
-def scan_kernel(node: "NodeRef", program: "Program"):
+def scan_kernel(node: NodeRef, program: Program):
     body_path = f"{node.path}/body"
     opset = program.opsets.get("", 1)
     proto = node.proto
@@ -249,7 +249,7 @@ def scan_kernel(node: "NodeRef", program: "Program"):
     return run
 
 
-def _scan8(node: "NodeRef", program: "Program", body_path: str, m: int):
+def _scan8(node: NodeRef, program: Program, body_path: str, m: int):
     """Scan opset 8: batch axis 0, sequence axis 1, optional sequence_lens, per-input directions."""
     directions = list(attribute(node.proto, "directions", []) or [])
     _check_list(node, "directions", directions, m, (0, 1))
@@ -316,7 +316,7 @@ def _scan8(node: "NodeRef", program: "Program", body_path: str, m: int):
 
 
 @register("SequenceMap")
-def sequence_map_kernel(node: "NodeRef", program: "Program"):
+def sequence_map_kernel(node: NodeRef, program: Program):
     body_path = f"{node.path}/body"
     _check_body(node, "body", len(node.proto.input), len(node.proto.output))
 

@@ -21,7 +21,7 @@ _perf = time.perf_counter
 class Engine:
     """Runs compiled graphs for one `run` call, appending every node execution to `trace`."""
 
-    def __init__(self, program: Program, limits: "Limits", trace: Trace) -> None:
+    def __init__(self, program: Program, limits: Limits, trace: Trace) -> None:
         self.program = program
         self.limits = limits
         self.trace = trace
@@ -74,7 +74,7 @@ class Engine:
             except ExplorerError as exc:
                 self._record_failure(step, args, iteration, exc, first_child, start)
                 raise
-            except Exception as exc:  # noqa: BLE001 - any kernel failure becomes an ExecutionError with context
+            except Exception as exc:
                 error = self._kernel_error(step, args, iteration, exc)
                 self._record_failure(step, args, iteration, error, first_child, start)
                 raise error from exc

@@ -13,11 +13,11 @@ if TYPE_CHECKING:
     from .program import Program
 
 
-def calls_function(node: "NodeRef", program: "Program") -> bool:
+def calls_function(node: NodeRef, program: Program) -> bool:
     return (node.domain, node.op_type) in program.functions
 
 
-def function_kernel(node: "NodeRef", program: "Program"):
+def function_kernel(node: NodeRef, program: Program):
     """The kernel of one call: binds actual inputs (missing optional ones as None) to the formal inputs."""
     body_path = f"{node.path}/{FUNCTION_BODY}"
     if not any(g.path == body_path for g in node.subgraphs):

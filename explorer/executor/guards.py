@@ -1,7 +1,8 @@
 """Checks made before a kernel allocates, for operators whose output size is known from their inputs."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import onnx

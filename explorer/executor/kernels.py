@@ -6,8 +6,9 @@ engine and report what they saw in `info` (branch taken, stop reason, gates...).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnx
@@ -31,7 +32,7 @@ _RENAMED = {"Scatter": ("ScatterElements", 11)}  # Scatter-9/11 == ScatterElemen
 _VERSION_FLOOR = {"DequantizeLinear": 19}  # 10 and 13 are 19 restricted to fewer types
 
 _SPECIAL: dict[tuple[str, str], KernelFactory] = {}
-_PLAIN: dict[tuple[str, str], Callable[["NodeRef", "Program"], PlainKernel]] = {}
+_PLAIN: dict[tuple[str, str], Callable[[NodeRef, Program], PlainKernel]] = {}
 
 
 def register(op_type: str, domain: str = "") -> Callable[[KernelFactory], KernelFactory]:
@@ -65,7 +66,7 @@ class Call:
     op_type: str
 
 
-def build_kernel(node: "NodeRef", program: "Program") -> tuple[Callable, bool]:
+def build_kernel(node: NodeRef, program: Program) -> tuple[Callable, bool]:
     """(kernel, is_special) for one node."""
     domain = "" if node.domain == "ai.onnx" else node.domain
     factory = _SPECIAL.get((domain, node.op_type))
@@ -85,13 +86,13 @@ def _normalize(res: Any) -> tuple:
     )
 
 
-def reference_kernel(node: "NodeRef", program: "Program", proto: onnx.NodeProto | None = None) -> PlainKernel:
+def reference_kernel(node: NodeRef, program: Program, proto: onnx.NodeProto | None = None) -> PlainKernel:
     """onnx.reference's kernel for a node, or for `proto` standing in for it (an own kernel that reuses the
     reference one under other attributes)."""
     return _reference_kernel(node, program, proto)
 
 
-def _reference_kernel(node: "NodeRef", program: "Program", proto: onnx.NodeProto | None = None) -> PlainKernel:
+def _reference_kernel(node: NodeRef, program: Program, proto: onnx.NodeProto | None = None) -> PlainKernel:
     proto = node.proto if proto is None else proto
     domain = "" if proto.domain == "ai.onnx" else proto.domain
     opsets = program.opsets
@@ -163,7 +164,7 @@ def _fast_path(inst: op_run.OpRun) -> PlainKernel | None:
     return call
 
 
-def _check_attributes(node: "NodeRef", proto: onnx.NodeProto, domain: str, version: int) -> None:
+def _check_attributes(node: NodeRef, proto: onnx.NodeProto, domain: str, version: int) -> None:
     """Refuses attributes the operator version does not define (onnx.reference would silently ignore them, e.g.
     ReduceSum-13's `axes`, which moved to an input)."""
     try:
@@ -182,8 +183,8 @@ def _no_log(*_: Any) -> None:
     return None
 
 
-def _load_reference_class(proto: onnx.NodeProto, domain: str, version: int, node: "NodeRef",
-                          program: "Program") -> Any:
+def _load_reference_class(proto: onnx.NodeProto, domain: str, version: int, node: NodeRef,
+                          program: Program) -> Any:
     try:
         if domain == "" and proto.op_type in _RENAMED:
             renamed, renamed_version = _RENAMED[proto.op_type]
@@ -216,7 +217,7 @@ def _load_reference_class(proto: onnx.NodeProto, domain: str, version: int, node
             return load_preview(domain, proto.op_type, version)
     except UnsupportedOperatorError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever the loader raises means: no kernel for this node
         raise UnsupportedOperatorError(
             f"node {node.path!r}: operator {proto.op_type!r} (domain {domain or 'ai.onnx'!r}, opset {version}) "
             f"is not supported: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",

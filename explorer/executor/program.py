@@ -1,8 +1,9 @@
 """A model compiled for execution: per graph, its nodes in a valid order with their kernels built once."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnx
@@ -44,7 +45,7 @@ class CompiledGraph:
 class Program:
     """Compiled graphs of one model, built lazily (a body is compiled the first time it runs) and cached."""
 
-    def __init__(self, model: "Model") -> None:
+    def __init__(self, model: Model) -> None:
         self.model = model
         self.opsets = dict(model.opsets)
         self.opsets.setdefault("", 1)
@@ -102,7 +103,7 @@ class Program:
 def _to_array(tensor: onnx.TensorProto, where: str):
     try:
         return numpy_helper.to_array(tensor)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a malformed tensor is a model error, whatever onnx raises
         raise ModelError(f"initializer {tensor.name!r} in graph {where or 'main'!r} cannot be read: {exc}") from None
 
 
