@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import onnx
+import onnx.numpy_helper
 
 CONTROL_FLOW_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 
@@ -79,6 +81,20 @@ def node_ids(graph: onnx.GraphProto) -> list[str]:
         taken.add(candidate)
         ids.append(candidate)
     return ids
+
+
+def attribute(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
+    """The value of a node attribute (ints as int, lists as list, strings as str, tensors as arrays), or
+    `default` when the node does not set it."""
+    for att in node.attribute:
+        if att.name == name:
+            value = onnx.helper.get_attribute_value(att)
+            if isinstance(value, onnx.TensorProto):
+                return onnx.numpy_helper.to_array(value)
+            if isinstance(value, bytes):
+                return value.decode("utf-8")
+            return list(value) if isinstance(value, (list, tuple)) else value
+    return default
 
 
 def subgraph_attributes(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:

@@ -72,7 +72,11 @@ class Model:
             self.opsets[""] = self.opsets["ai.onnx"]
         self.functions = {(f.domain, f.name): f for f in proto.functions}
         self.index = GraphIndex(proto.graph, self.functions)
-        self.sha256 = hashlib.sha256(proto.SerializeToString(deterministic=True)).hexdigest()
+
+    @cached_property
+    def sha256(self) -> str:
+        """Content hash of the (shape-inferred) model, computed on first use (serializing a big model costs)."""
+        return hashlib.sha256(self.proto.SerializeToString(deterministic=True)).hexdigest()
 
     @property
     def graph(self) -> onnx.GraphProto:

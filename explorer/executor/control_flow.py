@@ -11,19 +11,12 @@ import numpy as np
 import onnx
 
 from ..errors import ExecutionError, ExplorerError, where
+from ..graph import attribute
 from .kernels import Call, register
 
 if TYPE_CHECKING:
     from ..graph import NodeRef
     from .program import Program
-
-
-def attribute(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
-    """The Python value of a node attribute, or `default`."""
-    for att in node.attribute:
-        if att.name == name:
-            return onnx.helper.get_attribute_value(att)
-    return default
 
 
 def _scalar(value: Any, what: str, call: Call) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from .control_flow import attribute
+from ..graph import attribute
 from .kernels import reference_kernel, register_plain
 
 

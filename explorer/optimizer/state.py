@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 from onnx import helper, shape_inference
 
+from ..graph import attribute
 from . import tensors
 from .scope import node_captures, rename_node, stable_topological
 
@@ -260,7 +261,7 @@ class GraphState:
 
     def attribute(self, node: onnx.NodeProto, name: str, default: Any = None) -> Any:
         """An attribute's value, or `default` when the node does not set it."""
-        return tensors.attribute(node, name, default)
+        return attribute(node, name, default)
 
     def opset(self, domain: str = "") -> int:
         return self.ctx.opsets.get(domain, 1)

@@ -1,8 +1,6 @@
 """Small helpers between numpy arrays and ONNX protos used by the optimizer (constants, types, attributes)."""
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
@@ -84,16 +82,3 @@ def clean_type(type_proto: onnx.TypeProto) -> onnx.TypeProto:
             if d.HasField("dim_value") and d.dim_value < 0:
                 d.Clear()
     return clean
-
-
-def attribute(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
-    """The value of a node attribute (ints as int, lists as list, tensors as arrays), or `default`."""
-    for att in node.attribute:
-        if att.name == name:
-            value = helper.get_attribute_value(att)
-            if isinstance(value, onnx.TensorProto):
-                return numpy_helper.to_array(value)
-            if isinstance(value, bytes):
-                return value.decode("utf-8")
-            return list(value) if isinstance(value, (list, tuple)) else value
-    return default

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ..graph import NodeRef
+from ..graph import NodeRef, attribute
 from ..trace import Iteration, Trace
 from ..values import ValueSummary
 
@@ -31,13 +31,6 @@ def format_value(value: Any) -> str:
     if array.dtype.kind in "biuf" and array.size:
         return f"{head} min={array.min():.4g} max={array.max():.4g} mean={array.mean():.4g}"
     return head
-
-
-def _attr(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
-    for att in node.attribute:
-        if att.name == name:
-            return onnx.helper.get_attribute_value(att)
-    return default
 
 
 def _body(node: NodeRef, attribute: str = "body") -> onnx.GraphProto:
@@ -130,7 +123,7 @@ def scan_pseudocode(node: NodeRef, trace: Trace | None = None, iteration: tuple[
                     opset: int = 21) -> str:
     """The Scan spec's C-style loop for this node (opset 9+ axes/directions, or opset 8 batching)."""
     body = _body(node)
-    m = int(_attr(node.proto, "num_scan_inputs"))
+    m = int(attribute(node.proto, "num_scan_inputs"))
     record = _pick(trace, node.path, iteration)
     b_in = [i.name for i in body.input]
     b_out = [o.name for o in body.output]
@@ -142,14 +135,14 @@ def scan_pseudocode(node: NodeRef, trace: Trace | None = None, iteration: tuple[
                   f"  N = {node.proto.input[0] or 'max_sequence_length'}"
                   + ("[batch];" if node.proto.input[0] else ";")]
         indent = "  "
-        dirs = list(_attr(node.proto, "directions", []) or [0] * m)
+        dirs = list(attribute(node.proto, "directions", []) or [0] * m)
         slicing = [f"({inputs[n + j]}<axis=0>[batch])<axis=1>[" + ("N - 1 - t" if dirs[j] else "t") + "]"
                    for j in range(m)]
     else:
         inputs = list(node.proto.input)
         n = len(inputs) - m
-        axes = list(_attr(node.proto, "scan_input_axes", []) or [0] * m)
-        dirs = list(_attr(node.proto, "scan_input_directions", []) or [0] * m)
+        axes = list(attribute(node.proto, "scan_input_axes", []) or [0] * m)
+        dirs = list(attribute(node.proto, "scan_input_directions", []) or [0] * m)
         header = [f"// Scan '{node.path}': {n} state(s), {m} scan input(s), {len(b_out) - n} scan output(s)",
                   f"sequence_length = {inputs[n]}.shape[{axes[0]}];" if m else "sequence_length = 0;"]
         indent = ""
@@ -158,8 +151,8 @@ def scan_pseudocode(node: NodeRef, trace: Trace | None = None, iteration: tuple[
     lines = list(header)
     for init, name in zip(inputs[:n], b_in[:n]):
         lines.append(f"{indent}{name} = {init};  // state")
-    out_axes = list(_attr(node.proto, "scan_output_axes", []) or [])
-    out_dirs = list(_attr(node.proto, "scan_output_directions", []) or [])
+    out_axes = list(attribute(node.proto, "scan_output_axes", []) or [])
+    out_dirs = list(attribute(node.proto, "scan_output_directions", []) or [])
     scan_out = b_out[n:]
     outputs = list(node.proto.output) + [""] * len(b_out)
     stacks = [outputs[n + k] or f"{name}s" for k, name in enumerate(scan_out)]

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import onnx
 
+from ..graph import attribute as attribute_value
+
 
 @dataclass(frozen=True)
 class BodyRoles:
@@ -19,20 +21,6 @@ class BodyRoles:
 
 def _name(names, i: int) -> str:
     return names[i] if i < len(names) and names[i] else "∅"
-
-
-def _int_attr(node: onnx.NodeProto, name: str, default: int) -> int:
-    for att in node.attribute:
-        if att.name == name:
-            return att.i
-    return default
-
-
-def _ints_attr(node: onnx.NodeProto, name: str) -> list[int]:
-    for att in node.attribute:
-        if att.name == name:
-            return list(att.ints)
-    return []
 
 
 def body_roles(node: onnx.NodeProto, attribute: str, body: onnx.GraphProto, opset: int,
@@ -57,10 +45,12 @@ def body_roles(node: onnx.NodeProto, attribute: str, body: onnx.GraphProto, opse
         return BodyRoles(tuple(ins), tuple(outs), pairs)
     if op == "Scan":
         skip = 1 if opset < 9 else 0  # Scan-8 takes sequence_lens first
-        scans = _int_attr(node, "num_scan_inputs", 0)
+        scans = attribute_value(node, "num_scan_inputs", 0)
         state = max(n_in - scans, 0)
-        in_axes, in_dirs = _ints_attr(node, "scan_input_axes"), _ints_attr(node, "scan_input_directions")
-        out_axes, out_dirs = _ints_attr(node, "scan_output_axes"), _ints_attr(node, "scan_output_directions")
+        in_axes = attribute_value(node, "scan_input_axes", [])
+        in_dirs = attribute_value(node, "scan_input_directions", [])
+        out_axes = attribute_value(node, "scan_output_axes", [])
+        out_dirs = attribute_value(node, "scan_output_directions", [])
         ins = [f"state ← {_name(outer_in, skip + k)}" for k in range(state)]
         for j in range(n_in - state):
             axis = in_axes[j] if j < len(in_axes) else 0
