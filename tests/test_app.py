@@ -411,3 +411,20 @@ def test_without_graphviz_diagrams_fall_back_to_the_browser_and_say_so_once(monk
     at.switch_page(PAGES["loops"]).run()
     assert_clean(at)
     assert at.get("graphviz_chart") and not [i for i in at.info if "not installed" in i.value]
+
+
+def test_loops_page_draws_both_branches_of_an_if_with_the_taken_one_traced():
+    from explorer.samples import sample_inputs
+
+    model = explorer.load(sample_path("if_sign"))
+    feeds = sample_inputs("if_sign") or model.example_inputs(seed=0)
+    taken, other = ("then_branch", "else_branch") if feeds["x"].sum() > 0 else ("else_branch", "then_branch")
+    at = start("if_sign")
+    at.switch_page(PAGES["loops"]).run()
+    at.selectbox(key="w_loop").set_value("branch").run()
+    assert_clean(at)
+    assert f"{taken} · taken" in texts(at) and f"{other} · not taken" in texts(at)
+    current = NODE_STATES["current"]["color"]
+    node_of = {"then_branch": "branch/then_branch/double", "else_branch": "branch/else_branch/negate"}
+    assert outline(diagram_svg(at, f"w_if_diagram:branch:{taken}"), node_of[taken]) == current
+    assert outline(diagram_svg(at, f"w_if_diagram:branch:{other}"), node_of[other]) != current

@@ -12,7 +12,7 @@ from explorer.views.plots import series_figure
 from explorer.views.pseudocode import pseudocode
 
 
-def branches(trace, path: str) -> None:
+def branches(model, trace, path: str) -> None:
     rows = loops.branch_rows(trace, path)
     failed = trace.error is not None and str(trace.error.get("node", "")).startswith(f"{path}/")
     if failed:
@@ -24,6 +24,18 @@ def branches(trace, path: str) -> None:
     taken = pd.Series([r["branch"] for r in rows]).value_counts()
     st.markdown(" · ".join(f"**{name}** ran {count}×" for name, count in taken.items()))
     st.dataframe(pd.DataFrame(rows), hide_index=True)
+    runs = [e for e in trace.events_of(path) if "branch" in e.info]
+    if not runs:
+        return
+    run = widgets.pick_execution(runs, f"w_if_exec:{path}")
+    ran = trace.children(run)
+    for column, branch in zip(st.columns(2), ("then_branch", "else_branch")):
+        with column:
+            chosen = branch == run.info["branch"]
+            st.markdown(f"##### {branch} · {'taken' if chosen else 'not taken'}")
+            overlay = TraceOverlay.from_trace(trace, ran[-1].index) if chosen and ran else None
+            diagram.show(model_to_dot(model, focus=f"{path}/{branch}", cursor=overlay),
+                         key=f"w_if_diagram:{path}:{branch}")
 
 
 def iterating(model, trace, path: str) -> None:
@@ -90,6 +102,6 @@ subject = widgets.page_subject(loops.control_flow_nodes, "Scan, Loop, If or Sequ
 if subject is not None:
     model, trace, path = subject
     if model.node(path).op_type == "If":
-        branches(trace, path)
+        branches(model, trace, path)
     else:
         iterating(model, trace, path)
