@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import onnx
 
-from ..errors import ExecutionError, ExplorerError, where
+from ..errors import ExecutionError, where
 from ..graph import attribute
 from .kernels import Call, register
 
@@ -48,13 +48,6 @@ def _stack(elements: list, axis: int, call: Call, name: str) -> np.ndarray:
         raise ExecutionError(f"{where(call.path, call.op_type, call.iteration)}: scan output {name!r} changes "
                              f"shape across iterations {shapes}: {exc}", node=call.path, op_type=call.op_type,
                              iteration=call.iteration) from None
-
-
-def _stop(call: Call, error: ExplorerError, info: dict) -> ExplorerError:
-    """Attach what the loop knew when it stopped early, so the engine records it on the loop's own event."""
-    if getattr(error, "node", None) == call.path:
-        error.info = info  # type: ignore[attr-defined]
-    return error
 
 
 def _malformed(node: NodeRef, message: str) -> ExecutionError:
@@ -139,10 +132,7 @@ def loop_kernel(node: NodeRef, program: Program):
             if not keep_going:
                 reason = "cond false"
                 break
-            try:
-                engine.check_iterations(i, call.path, "Loop", call.iteration)
-            except ExplorerError as exc:
-                raise _stop(call, exc, {"stop_reason": "limit", "iterations": i}) from None
+            engine.check_iterations(i, call.path, "Loop", call.iteration)
             index = (*call.iteration, i)
             inputs = [np.array(i, dtype=np.int64), cond_value, *carried]
             outputs = engine.run_body(body, base, inputs, index)
@@ -210,10 +200,7 @@ def scan_kernel(node: NodeRef, program: Program):
         engine = call.engine
         base = engine.body_frame(body, call.env, call.path, "Scan", call.iteration)
         for t in range(length):
-            try:
-                engine.check_iterations(t, call.path, "Scan", call.iteration)
-            except ExplorerError as exc:
-                raise _stop(call, exc, {"stop_reason": "limit", "iterations": t}) from None
+            engine.check_iterations(t, call.path, "Scan", call.iteration)
             slices = [np.take(x, length - 1 - t if rev else t, axis=a)
                       for x, a, rev in zip(scan_inputs, axes, reverse)]
             index = (*call.iteration, t)
@@ -270,10 +257,7 @@ def _scan8(node: NodeRef, program: Program, body_path: str, m: int):
             elements: list[list] = [[] for _ in range(k)]
             steps = seq_lens[b]
             for t in range(steps):
-                try:
-                    engine.check_iterations(counter, call.path, "Scan", call.iteration)
-                except ExplorerError as exc:
-                    raise _stop(call, exc, {"stop_reason": "limit", "iterations": counter}) from None
+                engine.check_iterations(counter, call.path, "Scan", call.iteration)
                 slices = [x[b, steps - 1 - t if (j < len(directions) and directions[j]) else t]
                           for j, x in enumerate(scan_inputs)]
                 index = (*call.iteration, counter)
@@ -329,10 +313,7 @@ def sequence_map_kernel(node: NodeRef, program: Program):
         base = engine.body_frame(body, call.env, call.path, "SequenceMap", call.iteration)
         results: list[list] = [[] for _ in body.output_names]
         for i in range(count):
-            try:
-                engine.check_iterations(i, call.path, "SequenceMap", call.iteration)
-            except ExplorerError as exc:
-                raise _stop(call, exc, {"stop_reason": "limit", "iterations": i}) from None
+            engine.check_iterations(i, call.path, "SequenceMap", call.iteration)
             inputs = [a[i] if isinstance(a, list) else a for a in args]
             index = (*call.iteration, i)
             outputs = engine.run_body(body, base, inputs, index)

@@ -141,12 +141,15 @@ class Engine:
         self.trace.iteration_records.append(Iteration(node, index, inputs, outputs, info or {}))
 
     def check_iterations(self, count: int, node: str, op_type: str, iteration: tuple[int, ...]) -> None:
-        """Raises LimitExceeded once a loop is about to run more than Limits.max_iterations iterations."""
+        """Raises LimitExceeded once a loop is about to run more than Limits.max_iterations iterations; the error
+        carries why the loop stopped, which the loop's own event records (see _record_failure)."""
         if count >= self.limits.max_iterations:
-            raise LimitExceeded(
+            error = LimitExceeded(
                 f"{where(node, op_type, iteration)} stopped after {count} iterations: "
                 f"Limits.max_iterations={self.limits.max_iterations} (endless loop?)",
                 limit="max_iterations", node=node, op_type=op_type, iteration=iteration)
+            error.info = {"stop_reason": "limit", "iterations": count}
+            raise error
 
     def check_bytes(self, size: int, what: str, node: str, op_type: str, iteration: tuple[int, ...]) -> None:
         if size > self.limits.max_tensor_bytes:

@@ -75,7 +75,7 @@ def build_kernel(node: NodeRef, program: Program) -> tuple[Callable, bool]:
     plain = _PLAIN.get((domain, node.op_type))
     if plain is not None:
         return plain(node, program), False
-    return _reference_kernel(node, program), False
+    return reference_kernel(node, program), False
 
 
 def _normalize(res: Any) -> tuple:
@@ -89,10 +89,6 @@ def _normalize(res: Any) -> tuple:
 def reference_kernel(node: NodeRef, program: Program, proto: onnx.NodeProto | None = None) -> PlainKernel:
     """onnx.reference's kernel for a node, or for `proto` standing in for it (an own kernel that reuses the
     reference one under other attributes)."""
-    return _reference_kernel(node, program, proto)
-
-
-def _reference_kernel(node: NodeRef, program: Program, proto: onnx.NodeProto | None = None) -> PlainKernel:
     proto = node.proto if proto is None else proto
     domain = "" if proto.domain == "ai.onnx" else proto.domain
     opsets = program.opsets

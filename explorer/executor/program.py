@@ -120,7 +120,7 @@ def _sparse_to_dense(sparse: onnx.SparseTensorProto):
 
 def _topological(graph: GraphRef, available: set[str], index) -> list:
     """Nodes in document order when that is valid (the common case), else a stable topological order."""
-    nodes = [index.nodes[graph.prefix + nid] for nid in _ids(graph)]
+    nodes = [index.nodes[graph.prefix + nid] for nid in node_ids(graph.proto)]
     needs = []
     for ref in nodes:
         wanted = {n for n in ref.proto.input if n}
@@ -156,7 +156,3 @@ def _topological(graph: GraphRef, available: set[str], index) -> list:
         done = set(progressed)
         pending = [i for i in pending if i not in done]
     return ordered
-
-
-def _ids(graph: GraphRef) -> list[str]:
-    return node_ids(graph.proto)

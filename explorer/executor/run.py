@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ..errors import ExecutionError, ExplorerError, FeedError
+from ..errors import ExecutionError
 from ..feeds import validate_feeds
 from ..limits import Limits
 from ..model import Model, load
@@ -56,10 +56,6 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
         trace.error = {"message": str(exc), "node": exc.node, "op_type": exc.op_type,
                        "iteration": tuple(exc.iteration), "kind": type(exc).__name__}
         exc.trace = trace
-        raise
-    except FeedError:
-        raise
-    except ExplorerError:
         raise
     trace.seconds = time.perf_counter() - start
     return trace
