@@ -1,0 +1,4 @@
+"""normalization kernels (work in progress)."""
+from __future__ import annotations
+
+KERNELS: dict = {}

@@ -1,0 +1,4 @@
+"""pool kernels (work in progress)."""
+from __future__ import annotations
+
+KERNELS: dict = {}
