@@ -88,13 +88,18 @@ def attribute(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
     `default` when the node does not set it."""
     for att in node.attribute:
         if att.name == name:
-            value = onnx.helper.get_attribute_value(att)
-            if isinstance(value, onnx.TensorProto):
-                return onnx.numpy_helper.to_array(value)
-            if isinstance(value, bytes):
-                return value.decode("utf-8")
-            return list(value) if isinstance(value, (list, tuple)) else value
+            return attribute_value(att)
     return default
+
+
+def attribute_value(att: onnx.AttributeProto) -> Any:
+    """An attribute's value: ints as int, lists as list, strings as str, tensors as arrays."""
+    value = onnx.helper.get_attribute_value(att)
+    if isinstance(value, onnx.TensorProto):
+        return onnx.numpy_helper.to_array(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    return list(value) if isinstance(value, (list, tuple)) else value
 
 
 def subgraph_attributes(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:

@@ -12,7 +12,7 @@ import onnx
 
 from ..errors import ExecutionError, where
 from ..graph import attribute
-from .kernels import Call, register
+from .ops.base import Call
 
 if TYPE_CHECKING:
     from ..graph import NodeRef
@@ -87,11 +87,8 @@ def _check_slice_rank(program: Program, body_path: str, name: str, rank: int, ca
                              iteration=call.iteration)
 
 
-@register("If")
 def if_kernel(node: NodeRef, program: Program):
     then_path, else_path = f"{node.path}/then_branch", f"{node.path}/else_branch"
-    if not node.proto.input or not node.proto.input[0]:
-        raise _malformed(node, "the cond input is missing")
     n_out = len(node.proto.output)
     for branch in ("then_branch", "else_branch"):
         _check_body(node, branch, 0, n_out)
@@ -106,7 +103,6 @@ def if_kernel(node: NodeRef, program: Program):
     return run
 
 
-@register("Loop")
 def loop_kernel(node: NodeRef, program: Program):
     body_path = f"{node.path}/body"
     n_carried = max(len(node.proto.input) - 2, 0)
@@ -153,7 +149,6 @@ def loop_kernel(node: NodeRef, program: Program):
     return run
 
 
-@register("Scan")
 def scan_kernel(node: NodeRef, program: Program):
     body_path = f"{node.path}/body"
     opset = program.opsets.get("", 1)
@@ -292,7 +287,6 @@ def _scan8(node: NodeRef, program: Program, body_path: str, m: int):
     return run
 
 
-@register("SequenceMap")
 def sequence_map_kernel(node: NodeRef, program: Program):
     body_path = f"{node.path}/body"
     _check_body(node, "body", len(node.proto.input), len(node.proto.output))

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import ExecutionError, ExplorerError, LimitExceeded, where
 from ..trace import Event, Iteration, Trace
 from ..values import describe, nbytes, summarize
-from .kernels import Call
+from .ops.base import Call
 from .program import CompiledGraph, Program
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import UnsupportedOperatorError
 from ..graph import FUNCTION_BODY
-from .kernels import Call
+from .ops.base import Call
 
 if TYPE_CHECKING:
     from ..graph import NodeRef

@@ -1,225 +1,46 @@
-"""Kernel registry, and the one adapter onto onnx.reference (the only module touching its internals).
+"""Which kernel runs a node, decided once per node from explicit tables (explorer/executor/ops/__init__.py):
 
-A kernel is built once per node. Plain kernels are `fn(args: list) -> sequence of outputs`. Special kernels
-(control flow, recurrent cells) are `fn(args: list, call: Call) -> (outputs, info)`; they run bodies through the
-engine and report what they saw in `info` (branch taken, stop reason, gates...).
+1. a call of a model-local function runs the function's body (executor/functions.py);
+2. a special kernel (control flow, recurrent cells) from `ops.SPECIAL`;
+3. explorer's own kernel from `ops.KERNELS` (one module per operator family);
+4. onnx.reference for the rare operators listed in `ops.REFERENCE_FALLBACK`;
+5. anything else is an UnsupportedOperatorError naming the node and the operator.
+
+Plain kernels are `fn(args: list) -> tuple of outputs`; special kernels are `fn(args, call) -> (outputs, info)`.
+Every node is checked against its operator version first (ops.base.OpNode): attributes and input counts the
+version does not define are refused with an error naming the node.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import numpy as np
-import onnx
-from onnx.reference import ReferenceEvaluator, op_run
-from onnx.reference.ops import load_op
-from onnx.reference.ops._op import OpRunBinaryNumpy
-
-from ..errors import ExecutionError, UnsupportedOperatorError
+from ..errors import UnsupportedOperatorError
+from . import ops
+from .functions import calls_function, function_kernel
+from .ops.base import OpNode
+from .reference import reference_kernel
 
 if TYPE_CHECKING:
     from ..graph import NodeRef
     from .program import Program
 
-PlainKernel = Callable[[list], Any]
-SpecialKernel = Callable[[list, "Call"], tuple[list, dict]]
-KernelFactory = Callable[["NodeRef", "Program"], SpecialKernel]
-
-# Operators removed from ONNX that old exporters still emit, run by the kernel they were renamed to.
-_RENAMED = {"Scatter": ("ScatterElements", 11)}  # Scatter-9/11 == ScatterElements-11 without `reduction`
-# Operators whose reference kernels start at a later version that computes the earlier ones unchanged.
-_VERSION_FLOOR = {"DequantizeLinear": 19}  # 10 and 13 are 19 restricted to fewer types
-
-_SPECIAL: dict[tuple[str, str], KernelFactory] = {}
-_PLAIN: dict[tuple[str, str], Callable[[NodeRef, Program], PlainKernel]] = {}
-
-
-def register(op_type: str, domain: str = "") -> Callable[[KernelFactory], KernelFactory]:
-    """Registers an own (special) kernel factory for an operator, replacing onnx.reference's."""
-
-    def wrap(factory: KernelFactory) -> KernelFactory:
-        _SPECIAL[(domain, op_type)] = factory
-        return factory
-
-    return wrap
-
-
-def register_plain(op_type: str, domain: str = ""):
-    """Registers an own plain kernel factory `factory(node, program) -> fn(args) -> outputs`."""
-
-    def wrap(factory):
-        _PLAIN[(domain, op_type)] = factory
-        return factory
-
-    return wrap
-
-
-@dataclass(slots=True)
-class Call:
-    """What a special kernel needs about the node execution it serves."""
-
-    engine: Any  # executor.engine.Engine (per run)
-    env: dict[str, Any]  # the calling frame's values: captures for bodies are read from here
-    iteration: tuple[int, ...]
-    path: str
-    op_type: str
-
 
 def build_kernel(node: NodeRef, program: Program) -> tuple[Callable, bool]:
     """(kernel, is_special) for one node."""
-    domain = "" if node.domain == "ai.onnx" else node.domain
-    factory = _SPECIAL.get((domain, node.op_type))
-    if factory is not None:
-        return factory(node, program), True
-    plain = _PLAIN.get((domain, node.op_type))
-    if plain is not None:
-        return plain(node, program), False
-    return reference_kernel(node, program), False
-
-
-def _normalize(res: Any) -> tuple:
-    """Scalars some reference kernels return become 0-d arrays (strings as object arrays, as ONNX holds them)."""
-    return tuple(
-        (np.array(x, dtype=object) if isinstance(x, (str, bytes)) else np.array(x)) if np.isscalar(x) else x
-        for x in res
-    )
-
-
-def reference_kernel(node: NodeRef, program: Program, proto: onnx.NodeProto | None = None) -> PlainKernel:
-    """onnx.reference's kernel for a node, or for `proto` standing in for it (an own kernel that reuses the
-    reference one under other attributes)."""
-    proto = node.proto if proto is None else proto
-    domain = "" if proto.domain == "ai.onnx" else proto.domain
-    opsets = program.opsets
-    if domain not in opsets:
-        raise UnsupportedOperatorError(
-            f"node {node.path!r} ({proto.op_type}) uses domain {domain!r}, which the model does not import",
-            node=node.path, op_type=proto.op_type,
-        )
-    version = opsets.get(domain, 1)
-    _check_attributes(node, proto, domain, version)
-    cls = _load_reference_class(proto, domain, version, node, program)
-    run_params = {
-        "log": _no_log,
-        "opsets": opsets,
-        "verbose": 0,
-        "new_ops": {},
-        "existing_functions": {},  # model-local functions run through explorer's engine (executor/functions.py)
-        "evaluator_cls": ReferenceEvaluator,
-    }
-    try:
-        inst = cls(proto, run_params)
-    except Exception as exc:
-        raise UnsupportedOperatorError(
-            f"node {node.path!r} ({proto.op_type}): cannot build its kernel: {exc}", node=node.path,
-            op_type=proto.op_type,
-        ) from exc
-    if inst.need_context():
-        raise UnsupportedOperatorError(
-            f"node {node.path!r} ({proto.op_type}) needs an outer context, which explorer does not give "
-            "onnx.reference kernels", node=node.path, op_type=proto.op_type,
-        )
-    return _fast_path(inst) or (lambda args, inst=inst: _normalize(inst.run(*args)))
-
-
-def _fast_path(inst: op_run.OpRun) -> PlainKernel | None:
-    """What `inst.run` does minus its logging and repeated checks: attributes resolved once, `_run` called
-    directly (binary numpy ops straight to their ufunc). None when the general path is needed."""
-    if getattr(inst, "has_linked_attribute", False) or getattr(inst, "has_subgraph", False):
-        return None
-    run = type(inst).run
-    if run is op_run.OpRun.run:
-        kwargs = {att: getattr(inst, att) for att in inst.attributes_names_}
-    elif run.__module__ == OpRunBinaryNumpy.__module__:
-        kwargs = {}  # the unary/binary bases call _run(x[, y]) and their kernels read attributes from self
-    else:
-        return None  # e.g. Min/Max handle variadic inputs in their own run()
-    if isinstance(inst, OpRunBinaryNumpy):
-        ufunc, name = inst.numpy_fct, type(inst).__name__
-
-        def binary(args: list) -> tuple:
-            a, b = args
-            result = ufunc(a, b)
-            if type(result) is not np.ndarray:
-                result = np.asarray(result)
-            if result.dtype != a.dtype:
-                raise TypeError(f"{name}: input types differ ({a.dtype} and {b.dtype})")
-            return (result,)
-
-        return binary
-    impl = inst._run
-
-    def call(args: list) -> tuple:
-        results = impl(*args, **kwargs)
-        for value in results:
-            if type(value) is not np.ndarray and value is not None and not isinstance(value, (list, dict)):
-                return _normalize(results)
-        return results
-
-    return call
-
-
-def _check_attributes(node: NodeRef, proto: onnx.NodeProto, domain: str, version: int) -> None:
-    """Refuses attributes the operator version does not define (onnx.reference would silently ignore them, e.g.
-    ReduceSum-13's `axes`, which moved to an input)."""
-    try:
-        schema = onnx.defs.get_schema(proto.op_type, version, domain)
-    except onnx.defs.SchemaError:
-        return  # a model-local function or an operator without a schema: nothing to check against
-    unknown = [att.name for att in proto.attribute if att.name not in schema.attributes]
-    if unknown:
-        raise ExecutionError(
-            f"node {node.path!r} ({proto.op_type}): attribute(s) {unknown} are not defined for "
-            f"{proto.op_type}-{schema.since_version} (opset {version}); known: {sorted(schema.attributes)}",
-            node=node.path, op_type=proto.op_type)
-
-
-def _no_log(*_: Any) -> None:
-    return None
-
-
-def _load_reference_class(proto: onnx.NodeProto, domain: str, version: int, node: NodeRef,
-                          program: Program) -> Any:
-    try:
-        if domain == "" and proto.op_type in _RENAMED:
-            renamed, renamed_version = _RENAMED[proto.op_type]
-            return load_op("", renamed, renamed_version, evaluator_cls=ReferenceEvaluator)
-        if domain == "":
-            version = max(version, _VERSION_FLOOR.get(proto.op_type, version))
-            try:
-                return load_op("", proto.op_type, version, evaluator_cls=ReferenceEvaluator)
-            except op_run.RuntimeContextError:
-                types = [program.value_type(node.graph.path, name) for name in proto.input]
-                if any(t is None for t in types):
-                    raise UnsupportedOperatorError(
-                        f"node {node.path!r} ({proto.op_type}) is defined by a function that depends on its input "
-                        "types, and shape inference could not type all of them", node=node.path,
-                        op_type=proto.op_type,
-                    ) from None
-                return load_op("", proto.op_type, version, node=proto, input_types=types,
-                               evaluator_cls=ReferenceEvaluator)
-        if domain == "ai.onnx.ml":
-            from onnx.reference.ops.aionnxml import load_op as load_ml
-
-            return load_ml(domain, proto.op_type, version)
-        if domain == "ai.onnx.preview.training":
-            from onnx.reference.ops.aionnx_preview_training import load_op as load_training
-
-            return load_training(domain, proto.op_type, version)
-        if domain == "ai.onnx.preview":
-            from onnx.reference.ops.aionnx_preview import load_op as load_preview
-
-            return load_preview(domain, proto.op_type, version)
-    except UnsupportedOperatorError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - whatever the loader raises means: no kernel for this node
-        raise UnsupportedOperatorError(
-            f"node {node.path!r}: operator {proto.op_type!r} (domain {domain or 'ai.onnx'!r}, opset {version}) "
-            f"is not supported: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-            node=node.path, op_type=proto.op_type,
-        ) from None
+    if calls_function(node, program):
+        return function_kernel(node, program), True
+    op = OpNode(node, program)
+    if op.domain == "":
+        special = ops.SPECIAL.get(op.op_type)
+        if special is not None:
+            return special(node, program), True
+        own = ops.KERNELS.get(op.op_type)
+        if own is not None:
+            return own(node, program), False
+    if (op.domain, op.op_type) in ops.REFERENCE_FALLBACK:
+        return reference_kernel(node, program), False
+    known = "" if op.schema is not None else ", which onnx does not define"
     raise UnsupportedOperatorError(
-        f"node {node.path!r}: operator {proto.op_type!r} of domain {domain!r} is not supported "
-        "(no kernel and no model-local function)", node=node.path, op_type=proto.op_type,
-    )
+        f"node {node.path!r}: operator {op.op_type!r} (domain {op.domain or 'ai.onnx'!r}, opset {op.opset}{known}) "
+        "has no kernel in explorer", node=node.path, op_type=op.op_type)

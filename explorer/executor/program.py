@@ -11,7 +11,6 @@ from onnx import numpy_helper
 
 from ..errors import ExecutionError, ModelError
 from ..graph import GraphRef, free_names, node_ids
-from .functions import calls_function, function_kernel
 from .guards import guard_for
 from .kernels import build_kernel
 
@@ -82,10 +81,7 @@ class Program:
         ordered = _topological(graph, available, index)
         steps = []
         for ref in ordered:
-            if calls_function(ref, self):
-                fn, special = function_kernel(ref, self), True
-            else:
-                fn, special = build_kernel(ref, self)
+            fn, special = build_kernel(ref, self)
             inputs, outputs = tuple(ref.proto.input), tuple(ref.proto.output)
             required = max((k + 1 for k, name in enumerate(outputs) if name), default=0)
             steps.append(Step(ref.path, ref.op_type, inputs, outputs, fn, special, guard_for(ref.proto),

@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 
 from ..errors import ExecutionError, where
-from .kernels import Call, register
+from .ops.base import Call
 
 if TYPE_CHECKING:
     from ..graph import NodeRef
@@ -538,7 +538,7 @@ def _run(config: RnnConfig, args: list, call: Call, n_outputs: int) -> tuple[lis
     return produced[:n_outputs], {"gates": recorded}
 
 
-def _factory(node: NodeRef, program: Program) -> Callable[[list, Call], tuple[list, dict]]:
+def rnn_kernel(node: NodeRef, program: Program) -> Callable[[list, Call], tuple[list, dict]]:
     config = node_config(node, program.opsets.get("", 1))
     n_outputs = len(node.proto.output)
 
@@ -547,6 +547,3 @@ def _factory(node: NodeRef, program: Program) -> Callable[[list, Call], tuple[li
 
     return kernel
 
-
-for _op in CELLS:
-    register(_op)(_factory)

@@ -12,12 +12,6 @@ from ..feeds import validate_feeds
 from ..limits import Limits
 from ..model import Model, load
 from ..trace import Trace
-from . import (
-    control_flow,  # noqa: F401  (registers If/Loop/Scan/SequenceMap kernels)
-    reference_fixes,  # noqa: F401  (ConvTranspose groups, BatchNormalization inference)
-    rnn,  # noqa: F401  (registers GRU/LSTM/RNN kernels)
-    simple_ops,  # noqa: F401  (registers Identity and Optional)
-)
 from .engine import Engine
 from .program import Program
 

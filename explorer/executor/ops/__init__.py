@@ -1,11 +1,98 @@
-"""explorer's own operator kernels: one module per operator family, gathered here in one explicit table.
+"""explorer's operator kernels, in explicit tables (read by executor/kernels.py's `build_kernel`):
 
-Each family module defines `KERNELS: dict[str, KernelFactory]` (op_type of the default domain -> factory
-`factory(node, program) -> fn(args: list) -> tuple of outputs`). Nothing registers itself by being imported:
-a family missing from `FAMILIES` is a failing test, not a silent fallback to onnx.reference.
+- `FAMILIES`: one module per operator family; each defines `KERNELS: dict[str, KernelFactory]` (op_type of the
+  default domain -> `factory(node, program) -> fn(args: list) -> tuple of outputs`). Nothing registers itself
+  by being imported: a family module missing here, or two families claiming one op, fails a test.
+- `SPECIAL`: kernels that run bodies or record more than values: `fn(args, call) -> (outputs, info)`. Calls of
+  model-local functions are special too; they are found in the model (executor/functions.py), not here.
+- `REFERENCE_FALLBACK`: the (domain, op_type) pairs still run by onnx.reference, listed one by one.
+
+To add a kernel: write its factory in its family's module (ops.base.OpNode gives the version and attributes),
+add it to that module's `KERNELS`, remove the op from `REFERENCE_FALLBACK`, and add its differential cases
+(tests/differential/cases_<family>.py).
 """
 from __future__ import annotations
 
-from . import conv, detection, linalg, normalization, pool, quantize, resize
+from .. import control_flow, rnn
+from . import conv, detection, linalg, normalization, passthrough, pool, quantize, reference_fixes, resize
+from .base import KernelFactory
 
-FAMILIES = (conv, detection, linalg, normalization, pool, quantize, resize)
+FAMILIES = (
+    conv,
+    detection,
+    linalg,
+    normalization,
+    passthrough,
+    pool,
+    quantize,
+    reference_fixes,
+    resize,
+)
+
+SPECIAL: dict[str, KernelFactory] = {
+    "If": control_flow.if_kernel,
+    "Loop": control_flow.loop_kernel,
+    "Scan": control_flow.scan_kernel,
+    "SequenceMap": control_flow.sequence_map_kernel,
+    "GRU": rnn.rnn_kernel,
+    "LSTM": rnn.rnn_kernel,
+    "RNN": rnn.rnn_kernel,
+}
+
+
+def _gather(families: tuple) -> dict[str, KernelFactory]:
+    kernels: dict[str, KernelFactory] = {}
+    for family in families:
+        kernels.update(family.KERNELS)
+    return kernels
+
+
+KERNELS: dict[str, KernelFactory] = _gather(FAMILIES)
+"""Every own kernel of the default domain, op_type -> factory."""
+
+
+def _ops(domain: str, names: str) -> set[tuple[str, str]]:
+    """(domain, op) for each whitespace-separated name; `#` starts a comment."""
+    words = " ".join(line.split("#")[0] for line in names.splitlines()).split()
+    return {(domain, name) for name in words}
+
+
+REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
+    _ops("", """
+        # elementwise, activations, softmax, reductions, casts, logic
+        Abs Acos Acosh Add And ArgMax ArgMin Asin Asinh Atan Atanh BitCast BitShift BitwiseAnd BitwiseNot
+        BitwiseOr BitwiseXor Cast CastLike Ceil Celu Clip Constant Cos Cosh CumProd CumSum Div Einsum Elu Equal
+        Erf Exp Floor Gelu Greater GreaterOrEqual HardSigmoid HardSwish Hardmax IsInf IsNaN LeakyRelu Less
+        LessOrEqual Log LogSoftmax Max Mean Min Mish Mod Mul Neg Not Or PRelu Pow Reciprocal ReduceL1 ReduceL2
+        ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean ReduceMin ReduceProd ReduceSum ReduceSumSquare Relu
+        Round Selu Shrink Sigmoid Sign Sin Sinh Softmax Softplus Softsign Sqrt Sub Sum Swish Tan Tanh
+        ThresholdedRelu Where Xor
+
+        # shape, manipulation, indexing, scatter/gather, sequences, optionals
+        CenterCropPad Compress Concat ConcatFromSequence ConstantOfShape DepthToSpace Expand EyeLike Flatten
+        Gather GatherElements GatherND NonZero OneHot OptionalGetElement OptionalHasElement Pad Range Reshape
+        ReverseSequence Scatter ScatterElements ScatterND SequenceAt SequenceConstruct SequenceEmpty
+        SequenceErase SequenceInsert SequenceLength Shape Size Slice SpaceToDepth Split SplitToSequence Squeeze
+        TensorScatter Tile TopK Transpose Trilu Unique Unsqueeze
+
+        # conv, pool, resize, normalization, quantize, linear algebra, detection
+        AffineGrid Attention AveragePool Col2Im Conv ConvInteger DeformConv DequantizeLinear Det Dropout
+        DynamicQuantizeLinear Gemm GlobalAveragePool GlobalLpPool GlobalMaxPool GridSample GroupNormalization
+        InstanceNormalization LRN LayerNormalization LpNormalization LpPool MatMul MatMulInteger MaxPool
+        MaxRoiPool MaxUnpool MeanVarianceNormalization NonMaxSuppression QLinearConv QLinearMatMul QuantizeLinear
+        RMSNormalization Resize RoiAlign RotaryEmbedding Upsample
+
+        # rare: random sampling, signal processing, strings, training losses, recent fused ops
+        Bernoulli BlackmanWindow CausalConvWithState DFT HammingWindow HannWindow ImageDecoder LinearAttention
+        MelWeightMatrix Multinomial NegativeLogLikelihoodLoss RandomNormal RandomNormalLike RandomUniform
+        RandomUniformLike RegexFullMatch STFT SoftmaxCrossEntropyLoss StringConcat StringNormalizer StringSplit
+        SwiGLU TfIdfVectorizer
+    """)
+    | _ops("ai.onnx.ml", """
+        ArrayFeatureExtractor Binarizer CastMap CategoryMapper DictVectorizer FeatureVectorizer Imputer
+        LabelEncoder LinearClassifier LinearRegressor Normalizer OneHotEncoder SVMClassifier SVMRegressor Scaler
+        TreeEnsemble TreeEnsembleClassifier TreeEnsembleRegressor ZipMap
+    """)
+    | _ops("ai.onnx.preview.training", "Adagrad Adam Gradient Momentum")
+    | _ops("ai.onnx.preview", "FlexAttention")
+)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from ..graph import attribute
-from .kernels import reference_kernel, register_plain
+from ...graph import attribute
+from ..reference import reference_kernel
+from .base import KernelFactory
 
 
 def _copy_without(node: onnx.NodeProto, attribute_name: str) -> onnx.NodeProto:
@@ -23,7 +24,6 @@ def _copy_without(node: onnx.NodeProto, attribute_name: str) -> onnx.NodeProto:
     return copy
 
 
-@register_plain("ConvTranspose")
 def conv_transpose_kernel(node, program):
     group = int(attribute(node.proto, "group", 1))
     if group == 1:
@@ -48,7 +48,6 @@ def conv_transpose_kernel(node, program):
     return run
 
 
-@register_plain("BatchNormalization")
 def batch_normalization_kernel(node, program):
     opset = program.opsets.get("", 1)
     outputs = [name for name in node.proto.output if name]
@@ -64,3 +63,9 @@ def batch_normalization_kernel(node, program):
         return (y.astype(x.dtype, copy=False),)
 
     return inference
+
+
+KERNELS: dict[str, KernelFactory] = {
+    "BatchNormalization": batch_normalization_kernel,
+    "ConvTranspose": conv_transpose_kernel,
+}

@@ -1,0 +1,161 @@
+"""What every kernel needs: the operator version a node runs at, its attributes typed with that version's
+defaults, the error that names the node, and (for special kernels) the `Call` they are given.
+
+A kernel factory builds an `OpNode` once, reads everything it needs from it, and returns a plain closure:
+
+    def relu(node, program):
+        op = OpNode(node, program)
+        alpha = op.get_float("alpha")           # the node's value, or the default of the version it runs at
+        def run(args): ...
+        return run
+
+Building an `OpNode` refuses attributes and input/output counts the version does not allow.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import onnx
+
+from ...errors import ExecutionError, UnsupportedOperatorError
+from ...graph import attribute_value
+
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
+
+PlainKernel = Callable[[list], Any]
+"""fn(args) -> tuple of outputs (optional inputs that are omitted arrive as None)."""
+KernelFactory = Callable[["NodeRef", "Program"], Any]
+"""factory(node, program) -> kernel, built once per node."""
+
+
+@dataclass(slots=True)
+class Call:
+    """What a special kernel (control flow, recurrent cells, function calls) needs about the execution it serves:
+    such kernels are `fn(args, call) -> (outputs, info)` and run bodies through the engine."""
+
+    engine: Any  # executor.engine.Engine (per run)
+    env: dict[str, Any]  # the calling frame's values: captures for bodies are read from here
+    iteration: tuple[int, ...]
+    path: str
+    op_type: str
+
+
+_SINGLE = onnx.defs.OpSchema.FormalParameterOption.Single
+
+
+def domain_of(node: NodeRef) -> str:
+    """The node's domain, with the default domain's two spellings ('' and 'ai.onnx') as ''."""
+    return "" if node.domain == "ai.onnx" else node.domain
+
+
+@cache
+def schema_at(op_type: str, opset: int, domain: str) -> onnx.defs.OpSchema | None:
+    """The schema an operator has in an opset (None for operators onnx does not define)."""
+    try:
+        return onnx.defs.get_schema(op_type, opset, domain)
+    except onnx.defs.SchemaError:
+        return None
+
+
+def node_error(node: NodeRef, message: str) -> ExecutionError:
+    """An ExecutionError naming the node and its op type."""
+    return ExecutionError(f"node {node.path!r} ({node.op_type}): {message}", node=node.path, op_type=node.op_type)
+
+
+class OpNode:
+    """One node as its kernel sees it: `version` (the schema's since_version at the model's opset for the node's
+    domain) and its attributes with that version's defaults. Creating it checks the node against the version."""
+
+    def __init__(self, node: NodeRef, program: Program) -> None:
+        self.node = node
+        self.path = node.path
+        self.op_type = node.op_type
+        self.domain = domain_of(node)
+        if self.domain not in program.opsets:
+            raise UnsupportedOperatorError(
+                f"node {node.path!r} ({node.op_type}) uses domain {self.domain!r}, which the model does not import",
+                node=node.path, op_type=node.op_type)
+        self.opset: int = program.opsets[self.domain]
+        self.schema = schema_at(node.op_type, self.opset, self.domain)
+        self.version: int = self.schema.since_version if self.schema is not None else self.opset
+        self._set = {att.name: att for att in node.proto.attribute}
+        if self.schema is not None:
+            self._check()
+
+    def _check(self) -> None:
+        schema, proto = self.schema, self.node.proto
+        assert schema is not None
+        name = f"{self.op_type}-{schema.since_version}"
+        for att in proto.attribute:
+            spec = schema.attributes.get(att.name)
+            if spec is None:
+                raise self.error(f"{name} has no attribute {att.name!r} (opset {self.opset}; it has: "
+                                 f"{', '.join(sorted(schema.attributes)) or 'none'})")
+            if att.type != spec.type:
+                got, want = (onnx.AttributeProto.AttributeType.Name(t) for t in (att.type, spec.type))
+                raise self.error(f"attribute {att.name!r} is {got}; the spec wants {want}")
+        missing = [att for att, spec in schema.attributes.items() if spec.required and att not in self._set]
+        if missing:
+            raise self.error(f"{name} requires attribute(s) {missing}")
+        inputs = list(proto.input)
+        required = [formal.name for i, formal in enumerate(schema.inputs)
+                    if formal.option == _SINGLE and (i >= len(inputs) or not inputs[i])]
+        if required:
+            raise self.error(f"the {' and '.join(required)} input is missing ({name} requires it)")
+        if self.input_count() > schema.max_input:
+            raise self.error(f"it has {self.input_count()} inputs; {name} takes at most {schema.max_input}")
+        if len(proto.output) > schema.max_output:
+            raise self.error(f"it has {len(proto.output)} outputs; {name} makes at most {schema.max_output}")
+
+    def error(self, message: str) -> ExecutionError:
+        """An ExecutionError naming this node: raise it for what the version does not allow."""
+        return node_error(self.node, message)
+
+    def has(self, name: str) -> bool:
+        """Whether the node sets the attribute itself."""
+        return name in self._set
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        """The node's value (ints as int, lists as list, strings as str, tensors as arrays), else the version's
+        default, else `default`."""
+        att = self._set.get(name)
+        if att is not None:
+            return attribute_value(att)
+        spec = self.schema.attributes.get(name) if self.schema is not None else None
+        if spec is not None and spec.default_value.type != onnx.AttributeProto.UNDEFINED:
+            return attribute_value(spec.default_value)
+        return default
+
+    def get_int(self, name: str, default: int | None = None) -> int:
+        value = self.attr(name, default)
+        if value is None:
+            raise self.error(f"attribute {name!r} is not set and {self.op_type}-{self.version} has no default")
+        return int(value)
+
+    def get_float(self, name: str, default: float | None = None) -> float:
+        value = self.attr(name, default)
+        if value is None:
+            raise self.error(f"attribute {name!r} is not set and {self.op_type}-{self.version} has no default")
+        return float(value)
+
+    def get_str(self, name: str, default: str | None = None) -> str:
+        value = self.attr(name, default)
+        if value is None:
+            raise self.error(f"attribute {name!r} is not set and {self.op_type}-{self.version} has no default")
+        return str(value)
+
+    def get_ints(self, name: str) -> list[int] | None:
+        value = self.attr(name)
+        return None if value is None else [int(v) for v in value]
+
+    def input_count(self) -> int:
+        """How many inputs the node passes (trailing omitted ones not counted)."""
+        names = list(self.node.proto.input)
+        while names and not names[-1]:
+            names.pop()
+        return len(names)
