@@ -14,7 +14,7 @@ from onnx import helper as h
 from test_optimizer_models import applied, body, const, declines, info, make, ops, proven, tensor
 
 from explorer.optimizer import GraphState, optimize, pattern_names
-from explorer.optimizer.state import Context
+from explorer.optimizer.context import Context
 from explorer.optimizer.verify import check_step, check_steps
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "sample_models"))

@@ -36,6 +36,8 @@ POSITIVE = {
                ["Relu"]),
     "DivOne": (relu_after(h.make_node("Div", ["x", "one"], ["a"]), [2, 3], inits=[tensor("one", 1, np.int32)],
                           elem=T.INT32), ["Relu"]),
+    "PowOne": (relu_after(h.make_node("Pow", ["x", "one"], ["a"]), [2, 3], inits=[tensor("one", [1.0, 1.0, 1.0])]),
+               ["Relu"]),
     "IdentityTranspose": (relu_after(h.make_node("Transpose", ["x"], ["a"], perm=[0, 1, 2]), [2, 3, 4]), ["Relu"]),
     "TransposeTranspose": (relu_after(h.make_node("Transpose", ["t"], ["a"], perm=[2, 0, 1]), [2, 3, 4],
                                       h.make_node("Transpose", ["x"], ["t"], perm=[1, 2, 0])), ["Relu"]),

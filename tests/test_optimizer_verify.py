@@ -21,7 +21,7 @@ class WrongBiasPattern(Pattern):
     op_types = ("Add",)
     priority = CLEANUP
 
-    def match(self, g, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+    def match(self, g, node) -> MatchResult | None:
         return self.result([node]) if g.is_constant(node.input[1]) else None
 
     def apply(self, g, node: onnx.NodeProto) -> list[onnx.NodeProto]:

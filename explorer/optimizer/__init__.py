@@ -2,7 +2,8 @@
 from .pattern import MatchResult, Pattern
 from .patterns import default_patterns, pattern_names, select_patterns
 from .record import RewriteStep
-from .rewrite import Decline, OptimizationResult, PatternStats, optimize
+from .result import Decline, OptimizationResult, PatternStats
+from .rewrite import optimize
 from .state import GraphState
 
 __all__ = [

@@ -50,6 +50,7 @@ class RewriteStep:
     seconds: float = 0.0
     context_before: list[onnx.NodeProto] = field(default_factory=list)
     context_after: list[onnx.NodeProto] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)  # what the pattern knew that made the rewrite valid
 
     @property
     def inputs(self) -> list[onnx.ValueInfoProto]:
@@ -108,7 +109,7 @@ class RewriteStep:
             "removed_ops": [n.op_type for n in self.before_nodes if self._path(n) in self.removed],
             "added_ops": [n.op_type for n in self.after_nodes if self._path(n) in self.added],
             "inputs": list(self.input_types), "constants": sorted(self.constants),
-            "outputs": [list(pair) for pair in self.outputs], "seconds": self.seconds,
+            "outputs": [list(pair) for pair in self.outputs], "facts": list(self.facts), "seconds": self.seconds,
         }
 
     def _path(self, node: onnx.NodeProto) -> str:

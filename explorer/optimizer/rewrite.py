@@ -10,142 +10,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 import onnx
 
-from ..graph import GraphIndex, node_ids, subgraph_attributes
+from ..graph import subgraph_attributes
 from ..model import Model, load
+from .context import Context
+from .ir import Node
 from .pattern import MatchResult, Pattern
 from .record import ModelHeader, RewriteStep, free_inputs
-from .state import Context, GraphState
+from .result import OptimizationResult, PatternStats
+from .scope import all_names, name_nodes
+from .state import GraphState
 
 MAX_ROUNDS = 50
+SIZE_BUDGET = 0.05  # of the original model's bytes: how much folding may grow it
+MIN_SIZE_BUDGET = 64
 CONTEXT_NODES = 12  # nodes of context kept on each side of a rewrite for drawing it
-
-
-@dataclass
-class PatternStats:
-    """Per pattern: matches found, rewrites applied, matches dropped (overlap/stale), nodes removed/added, time."""
-
-    pattern: str
-    priority: int
-    matches: int = 0
-    applied: int = 0
-    dropped: int = 0
-    removed: int = 0
-    added: int = 0
-    seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class Decline:
-    """Why a pattern left a node of the optimized model alone."""
-
-    pattern: str
-    node: str
-    reason: str
-
-
-@dataclass
-class OptimizationResult:
-    """The original (nodes named by their paths) and optimized models, every rewrite, statistics, declines."""
-
-    original: onnx.ModelProto
-    optimized: onnx.ModelProto
-    steps: list[RewriteStep]
-    stats: list[PatternStats]
-    reasons: dict[tuple[str, str, str], str]  # (graph path, node name, pattern) -> why it was declined
-    stopped: bool
-    rounds: int
-    seconds: float
-    selected: list[Pattern] = field(default_factory=list, repr=False)
-
-    @property
-    def patterns(self) -> list[str]:
-        return [p.name for p in self.selected]
-
-    @property
-    def declined(self) -> list[Decline]:
-        """Why patterns left nodes of the optimized model alone (the last reason each gave for each node)."""
-        final = GraphIndex(self.optimized.graph).nodes
-        found = []
-        for (graph, node, pattern), reason in self.reasons.items():
-            path = f"{graph}/{node}" if graph else node
-            if path in final:
-                found.append(Decline(pattern, path, reason))
-        return found
-
-    def removed_paths(self) -> set[str]:
-        """Nodes of the original model the optimized one no longer has as they were (for highlighting)."""
-        before = set(GraphIndex(self.original.graph).nodes)
-        after = set(GraphIndex(self.optimized.graph).nodes)
-        touched = {p for s in self.steps for p in s.removed}
-        return {p for p in before if p in touched or p not in after}
-
-    def added_paths(self) -> set[str]:
-        """Nodes of the optimized model the original did not have as they are (for highlighting)."""
-        before = set(GraphIndex(self.original.graph).nodes)
-        after = set(GraphIndex(self.optimized.graph).nodes)
-        touched = {p for s in self.steps for p in s.added}
-        return {p for p in after if p in touched or p not in before}
-
-    def node_counts(self) -> tuple[int, int]:
-        """(nodes before, nodes after), bodies included."""
-        return len(GraphIndex(self.original.graph).nodes), len(GraphIndex(self.optimized.graph).nodes)
-
-    def stats_table(self, all_patterns: bool = False) -> str:
-        """A text table: per pattern, matches, applied, dropped, nodes removed/added, milliseconds."""
-        head = f"{'pattern':24s} {'prio':>4s} {'matches':>7s} {'applied':>7s} {'dropped':>7s} " \
-               f"{'removed':>7s} {'added':>6s} {'ms':>8s}"
-        lines = [head, "-" * len(head)]
-        rows = [s for s in self.stats if all_patterns or s.matches or s.applied]
-        for s in rows:
-            lines.append(f"{s.pattern:24s} {s.priority:4d} {s.matches:7d} {s.applied:7d} {s.dropped:7d} "
-                         f"{s.removed:7d} {s.added:6d} {s.seconds * 1000:8.1f}")
-        before, after = self.node_counts()
-        lines.append("-" * len(head))
-        lines.append(f"{len(self.steps)} rewrites in {self.rounds} rounds, {self.seconds:.3f} s; "
-                     f"nodes {before} -> {after}{' (stopped early)' if self.stopped else ''}")
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        before, after = self.node_counts()
-        return {
-            "patterns": self.patterns, "stopped": self.stopped, "rounds": self.rounds, "seconds": self.seconds,
-            "nodes_before": before, "nodes_after": after,
-            "stats": [asdict(s) for s in self.stats],
-            "steps": [s.to_dict() for s in self.steps],
-            "declined": [asdict(d) for d in self.declined],
-        }
-
-
-def name_nodes(graph: onnx.GraphProto) -> None:
-    """Gives every node (bodies too) its static id as name, so node paths survive the rewrites."""
-    for node, node_id in zip(graph.node, node_ids(graph)):
-        node.name = node_id
-        for _, body in subgraph_attributes(node):
-            name_nodes(body)
-
-
-def _all_names(graph: onnx.GraphProto, names: set[str]) -> None:
-    names.update(i.name for i in graph.input)
-    names.update(o.name for o in graph.output)
-    names.update(v.name for v in graph.value_info)
-    names.update(t.name for t in graph.initializer)
-    for node in graph.node:
-        names.add(node.name)
-        names.update(node.input)
-        names.update(node.output)
-        for _, body in subgraph_attributes(node):
-            _all_names(body, names)
-
-
-def _copy(node: onnx.NodeProto) -> onnx.NodeProto:
-    twin = onnx.NodeProto()
-    twin.CopyFrom(node)
-    return twin
 
 
 class Driver:
@@ -163,8 +44,9 @@ class Driver:
         self.steps: list[RewriteStep] = []
         self.stopped = False
         self.rounds = 0
-        self._dispatch: dict[tuple[int, str], list[Pattern]] = {}
-        self._settled: dict[int, tuple[onnx.GraphProto, frozenset[str]]] = {}
+        self._dispatch: dict[tuple[int, bool, str], list[Pattern]] = {}
+        # body path -> (the body proto at its fixpoint, the outer constants it saw)
+        self._settled: dict[str, tuple[onnx.GraphProto, frozenset[str]]] = {}
 
     def _candidates(self, level: int, only_level: bool, op_type: str) -> list[Pattern]:
         """Patterns to try on a node, lowest priority first: those up to `level`, or only those of `level`."""
@@ -207,29 +89,29 @@ class Driver:
         A node whose bodies changed is replaced by a copy holding the new bodies."""
         changed = False
         for node in state.nodes():
-            if not len(node.attribute) or not state.is_alive(node):
+            if not node.captures and not node.has_body() or not state.is_alive(node):
                 continue
-            outer = frozenset(n for n in state.captures_of(node) if state.is_constant(n))
+            outer = frozenset(v.name for v in node.captures if state.is_constant(v.name))
             rewritten: dict[str, onnx.GraphProto] = {}
-            for label, body in subgraph_attributes(node):
-                known = self._settled.get(id(body))
-                if known is not None and known[1] == outer:
+            for label, body in subgraph_attributes(node.proto):
+                path = f"{state.node_path(node)}/{label}"
+                known = self._settled.get(path)
+                if known is not None and known[0] is body and known[1] == outer:
                     continue
                 trusted = state.trust_shapes and node.op_type == "If"
-                sub = GraphState(body, self.ctx, path=f"{state.node_path(node)}/{label}", parent=state,
-                                 trust_shapes=trusted)
+                sub = GraphState(body, self.ctx, path=path, parent=state, trust_shapes=trusted)
                 if self.optimize_graph(sub):
                     rewritten[label] = sub.to_graph()
                 else:
-                    self._settled[id(body)] = (body, outer)  # the reference keeps the id from being reused
+                    self._settled[path] = (body, outer)
                 if self.stopped:
                     break
             if rewritten:
-                twin = _copy(node)
+                twin = node.copy()
                 for label, body in subgraph_attributes(twin):
                     if label in rewritten:
                         body.CopyFrom(rewritten[label])
-                        self._settled[id(body)] = (body, outer)
+                        self._settled[f"{state.node_path(node)}/{label}"] = (body, outer)
                 state.replace(node, twin)
                 changed = True
             if self.stopped:
@@ -237,28 +119,29 @@ class Driver:
         return changed
 
     def _round(self, state: GraphState, level: int, only_level: bool, round_no: int) -> int:
-        found: list[tuple[MatchResult, onnx.NodeProto, int]] = []
-        matched: list[MatchResult] = []
-        taken: set[int] = set()
+        found: list[tuple[MatchResult, Node, int]] = []
+        taken: set[Node] = set()
         stats = self.stats
+        facts = self.ctx.facts
         clock = time.perf_counter
         for node in state.nodes():
-            op = node.op_type if node.domain in ("", "ai.onnx") else ""
+            op = node.op_type if node.is_onnx() else ""
+            key = (state.path, node.name)
             for pattern in self._candidates(level, only_level, op):
                 start = clock()
-                result = pattern.match(state, node, matched)
+                facts.pop(key, None)
+                result = pattern.match(state, node)
                 stat = stats[pattern.name]
                 stat.seconds += clock() - start
                 if result is None:
                     continue
                 stat.matches += 1
-                ids = {id(n) for n in result.present()}
-                if ids & taken:
+                nodes = result.present()
+                if taken.intersection(nodes):
                     stat.dropped += 1
                     continue
-                taken |= ids
+                taken.update(nodes)
                 found.append((result, node, state.version))
-                matched.append(result)
                 break
         applied = 0
         for result, anchor, version in found:
@@ -272,37 +155,35 @@ class Driver:
                     stat.dropped += 1
                     continue
                 start = clock()
-                again = result.pattern.match(state, anchor, [])
+                facts.pop((state.path, anchor.name), None)
+                again = result.pattern.match(state, anchor)
                 stat.seconds += clock() - start
-                if again is None or [id(n) for n in again.present()] != [id(n) for n in nodes]:
+                if again is None or again.present() != nodes:
                     stat.dropped += 1
                     continue
                 result = again
-            self._apply(state, result, round_no)
+            self._apply(state, result, anchor, round_no)
             applied += 1
         state.reorder()
         return applied
 
-    def _apply(self, state: GraphState, result: MatchResult, round_no: int) -> None:
+    def _apply(self, state: GraphState, result: MatchResult, anchor: Node, round_no: int) -> None:
         pattern = result.pattern
         start = time.perf_counter()
         nodes = result.present()
-        ids = {id(n) for n in nodes}
-        live = [o for n in nodes for o in n.output if o and state.read_outside(o, ids)]
-        context_before = _context(state, nodes, live, ids)
-        at = result.insert_at if result.insert_at is not None and state.is_alive(result.insert_at) else nodes[-1]
-        position = state.position(at)
+        own = set(nodes)
+        live = [o for n in nodes for o in n.output if o and state.read_outside(o, own)]
+        context_before = _context(state, nodes, live, own)
+        position = nodes[-1].pos
         state.begin_rewire_log(nodes)
-        new_nodes = (result.apply or pattern.apply)(state, *result.nodes)
+        built = pattern.apply(state, *result.nodes)
         rewired = state.end_rewire_log()
-        new_ids = {id(n) for n in new_nodes}
-        removed = [n for n in nodes if id(n) not in new_ids]
-        added = [n for n in new_nodes if id(n) not in ids]
+        kept = [n for n in built if isinstance(n, Node)]
+        removed = [n for n in nodes if n not in kept]
         removed_paths = [state.node_path(n) for n in removed]
         state.remove(removed)
-        state.insert(added, position)
-        released = [i for n in removed for i in n.input if i]
-        released.extend(c for n in removed for c in state.captures_of(n))
+        added = state.insert([n for n in built if not isinstance(n, Node)], position)
+        released = [v.name for n in removed for v in n.needs()]
         dead = state.dead_producers(released)
         removed_paths.extend(state.node_path(n) for n in dead)
         outputs = [(o, _resolve(o, rewired)) for o in live]
@@ -310,23 +191,26 @@ class Driver:
             if not state.visible(new):
                 raise RuntimeError(f"pattern {pattern.name} left {old!r} (now {new!r}) without a producer in graph "
                                    f"{state.path or 'main'!r}")
-        before = nodes + dead
+        before = [n.proto for n in nodes + dead]
+        after = [n.proto for n in kept] + [n.proto for n in added]
         constants = {}
         types = {}
-        for name in sorted(free_inputs(before) | free_inputs(new_nodes)):
+        for name in sorted(free_inputs(before) | free_inputs(after)):
             value = state.constant(name)
             if value is not None:
                 constants[name] = value
             else:
                 types[name] = state.value_type(name)
         seconds = time.perf_counter() - start
+        new_nodes = kept + added
         self.steps.append(RewriteStep(
             index=len(self.steps), pattern=pattern.name, round=round_no, graph=state.path,
             removed=removed_paths, added=[state.node_path(n) for n in added], before_nodes=before,
-            after_nodes=list(new_nodes), input_types=types, constants=constants, outputs=outputs,
+            after_nodes=after, input_types=types, constants=constants, outputs=outputs,
             output_types=[state.value_type(o) for o in live], header=self.header, seconds=seconds,
             context_before=context_before,
-            context_after=_context(state, new_nodes, [new for _, new in outputs], new_ids),
+            context_after=_context(state, new_nodes, [new for _, new in outputs], set(new_nodes)),
+            facts=list(dict.fromkeys(self.ctx.facts.pop((state.path, anchor.name), []))),
         ))
         stat = self.stats[pattern.name]
         stat.applied += 1
@@ -335,19 +219,34 @@ class Driver:
         stat.seconds += seconds
 
 
-def _context(state: GraphState, nodes: list[onnx.NodeProto], outputs: Iterable[str],
-             own: set[int]) -> list[onnx.NodeProto]:
+def _context(state: GraphState, nodes: list[Node], outputs: Iterable[str], own: set[Node]) -> list[onnx.NodeProto]:
     """One level of neighbours: producers of what `nodes` read, readers of what they give."""
-    picked: dict[int, onnx.NodeProto] = {}
-    for name in free_inputs(nodes):
-        p = state.producer(name)
-        if p is not None and id(p) not in own:
-            picked[id(p)] = p
+    picked: dict[Node, None] = {}
+    for node in nodes:
+        for v in node.needs():
+            if v.producer is not None and v.producer not in own:
+                picked[v.producer] = None
     for name in outputs:
         for user in state.consumers(name):
-            if id(user) not in own:
-                picked[id(user)] = user
-    return list(picked.values())[:CONTEXT_NODES]
+            if user not in own:
+                picked[user] = None
+    return [n.proto for n in picked][:CONTEXT_NODES]
+
+
+def _without_graph(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of a model's fields but its graph (which the optimizer rebuilds: its initializers are not copied
+    twice)."""
+    shell = onnx.ModelProto()
+    for field, value in model.ListFields():
+        if field.name == "graph":
+            continue
+        if isinstance(value, (list, tuple)) or hasattr(value, "extend"):
+            getattr(shell, field.name).extend(value)
+        elif field.message_type is not None:
+            getattr(shell, field.name).CopyFrom(value)
+        else:
+            setattr(shell, field.name, value)
+    return shell
 
 
 def _resolve(name: str, rewired: dict[str, str]) -> str:
@@ -368,20 +267,18 @@ def optimize(model: Model | str | bytes | onnx.ModelProto, *, patterns: Iterable
     start = time.perf_counter()
     chosen = select_patterns(patterns, exclude)
     loaded = model if isinstance(model, Model) else load(model)
-    work = onnx.ModelProto()
-    work.CopyFrom(loaded.proto)
-    name_nodes(work.graph)
     original = onnx.ModelProto()
-    original.CopyFrom(work)
-    opsets = {(o.domain if o.domain != "ai.onnx" else ""): o.version for o in work.opset_import}
-    ctx = Context(opsets=opsets, ir_version=work.ir_version)
-    _all_names(work.graph, ctx.names)
-    header = ModelHeader(work.ir_version, tuple(work.opset_import), tuple(work.functions))
+    original.CopyFrom(loaded.proto)
+    name_nodes(original.graph)
+    opsets = {(o.domain if o.domain != "ai.onnx" else ""): o.version for o in original.opset_import}
+    ctx = Context(opsets=opsets, ir_version=original.ir_version,
+                  size_budget=max(MIN_SIZE_BUDGET, int(original.ByteSize() * SIZE_BUDGET)))
+    all_names(original.graph, ctx.names)
+    header = ModelHeader(original.ir_version, tuple(original.opset_import), tuple(original.functions))
     driver = Driver(chosen, ctx, header, stop_after=stop_after, max_rounds=max_rounds)
-    main = GraphState(work.graph, ctx)
+    main = GraphState(original.graph, ctx)  # read, never changed: edits make new protos
     driver.optimize_graph(main)
-    optimized = onnx.ModelProto()
-    optimized.CopyFrom(work)
+    optimized = _without_graph(original)
     optimized.graph.CopyFrom(main.to_graph())
     return OptimizationResult(original, optimized, driver.steps, list(driver.stats.values()), ctx.declined,
                               driver.stopped, driver.rounds, time.perf_counter() - start, chosen)

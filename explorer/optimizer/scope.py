@@ -2,10 +2,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, TypeVar
 
 import onnx
 
-from ..graph import GraphRef, free_names, subgraph_attributes
+from ..graph import GraphRef, free_names, node_ids, subgraph_attributes
+
+if TYPE_CHECKING:
+    from .ir import Node
+
+N = TypeVar("N")  # a node: a proto or an optimizer Node
 
 
 def node_captures(node: onnx.NodeProto) -> list[str]:
@@ -62,11 +68,10 @@ def _rename_free(graph: onnx.GraphProto, mapping: dict[str, str]) -> None:
             out.name = inner[out.name]
 
 
-def stable_topological(nodes: Iterable[onnx.NodeProto],
-                       needs: Callable[[onnx.NodeProto], Iterable[onnx.NodeProto]]) -> list[onnx.NodeProto]:
+def stable_topological(nodes: Iterable[N], needs: Callable[[N], Iterable[N]]) -> list[N]:
     """`nodes` reordered so each comes after the nodes it `needs`, otherwise keeping the given order."""
     done: set[int] = set()
-    out: list[onnx.NodeProto] = []
+    out: list[N] = []
     for root in nodes:
         if id(root) in done:
             continue
@@ -85,3 +90,41 @@ def stable_topological(nodes: Iterable[onnx.NodeProto],
                 done.add(id(node))
                 out.append(node)
     return out
+
+
+def repaired_order(ordered: list[Node]) -> list[Node]:
+    """`ordered` when every node comes after the producers it needs, else the nearest order where they do."""
+    done: set[Node] = set()
+    for node in ordered:
+        for v in node.needs():
+            p = v.producer
+            if p is not None and p not in done and p is not node:
+                return stable_topological(ordered, _producers_needed)
+        done.add(node)
+    return ordered
+
+
+def _producers_needed(node: Node) -> list[Node]:
+    return [v.producer for v in node.needs() if v.producer is not None and v.producer is not node]
+
+
+def name_nodes(graph: onnx.GraphProto) -> None:
+    """Gives every node (bodies too) its static id as name, so node paths survive the rewrites."""
+    for node, node_id in zip(graph.node, node_ids(graph)):
+        node.name = node_id
+        for _, body in subgraph_attributes(node):
+            name_nodes(body)
+
+
+def all_names(graph: onnx.GraphProto, names: set[str]) -> None:
+    """Adds every name a graph and its bodies use (values and nodes) to `names`."""
+    names.update(i.name for i in graph.input)
+    names.update(o.name for o in graph.output)
+    names.update(v.name for v in graph.value_info)
+    names.update(t.name for t in graph.initializer)
+    for node in graph.node:
+        names.add(node.name)
+        names.update(node.input)
+        names.update(node.output)
+        for _, body in subgraph_attributes(node):
+            all_names(body, names)

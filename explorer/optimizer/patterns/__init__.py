@@ -14,7 +14,7 @@ from .fusion import MatMulAddPattern
 from .gather import GatherConcatPattern, GatherGatherPattern
 from .hoist import LoopInvariantHoistingPattern
 from .identity import DeadNodePattern, IdentityRemovalPattern
-from .neutral import AddZeroPattern, DivOnePattern, MulOnePattern, SubZeroPattern
+from .neutral import NEUTRAL_PATTERNS
 from .noop import NoOpExpandPattern, NoOpSlicePattern
 from .reshape import NoOpReshapePattern, ReshapeReshapePattern
 from .shape import ShapeGatherPattern, StaticShapePattern
@@ -22,7 +22,7 @@ from .transpose import IdentityTransposePattern, TransposeTransposePattern
 
 PATTERN_CLASSES: tuple[type[Pattern], ...] = (
     # cleanups
-    DeadNodePattern, IdentityRemovalPattern, AddZeroPattern, SubZeroPattern, MulOnePattern, DivOnePattern,
+    DeadNodePattern, IdentityRemovalPattern, *NEUTRAL_PATTERNS,
     IdentityTransposePattern, NoOpReshapePattern, NoOpExpandPattern, NoOpSlicePattern, CastSameTypePattern,
     ConcatSinglePattern, SqueezeUnsqueezePattern,
     # simplifications

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
-import onnx
-
+from ..ir import Built, Node
 from ..pattern import CLEANUP, SIMPLIFY
 from ..state import GraphState
 from .common import ChainPattern, axes, axes_input, identity, normalize
@@ -30,7 +30,7 @@ class UnsqueezeUnsqueezePattern(ChainPattern):
     op_types = inner_ops = ("Unsqueeze",)
     priority = SIMPLIFY
 
-    def check(self, g: GraphState, inner: onnx.NodeProto, node: onnx.NodeProto) -> str | None:
+    def check(self, g: GraphState, inner: Node, node: Node) -> str | None:
         a1, a2 = axes(g, inner), axes(g, node)
         if a1 is None or a2 is None:
             return "axes are not constant"
@@ -38,7 +38,7 @@ class UnsqueezeUnsqueezePattern(ChainPattern):
             return "negative axes on a tensor of unknown rank"
         return None
 
-    def rewrite(self, g: GraphState, inner: onnx.NodeProto, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def rewrite(self, g: GraphState, inner: Node, node: Node) -> Sequence[Built]:
         merged = _merged_axes(axes(g, inner), axes(g, node), g.rank(inner.input[0]))
         consts, extra, attrs = axes_input(g, merged, "unsqueeze_axes")
         return consts + [g.make_node("Unsqueeze", [inner.input[0], *extra], [node.output[0]], **attrs)]
@@ -51,7 +51,7 @@ class SqueezeUnsqueezePattern(ChainPattern):
     op_types = inner_ops = ("Squeeze", "Unsqueeze")
     priority = CLEANUP
 
-    def check(self, g: GraphState, inner: onnx.NodeProto, node: onnx.NodeProto) -> str | None:
+    def check(self, g: GraphState, inner: Node, node: Node) -> str | None:
         if inner.op_type == node.op_type:
             return ""
         a_in, a_out = axes(g, inner), axes(g, node)
@@ -65,5 +65,5 @@ class SqueezeUnsqueezePattern(ChainPattern):
             return "negative axes on a tensor of unknown rank"
         return None if sorted(first) == sorted(second) else ""
 
-    def rewrite(self, g: GraphState, inner: onnx.NodeProto, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def rewrite(self, g: GraphState, inner: Node, node: Node) -> Sequence[Built]:
         return [identity(g, inner.input[0], node.output[0])]

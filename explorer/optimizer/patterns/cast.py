@@ -1,9 +1,11 @@
 """Cast rules: Cast to the type a value already has removed, lossless Cast∘Cast collapsed."""
 from __future__ import annotations
 
-import onnx
+from collections.abc import Sequence
+
 from onnx import TensorProto as T
 
+from ..ir import Built, Node
 from ..pattern import CLEANUP, SIMPLIFY, MatchResult, Pattern
 from ..state import GraphState
 from .common import ChainPattern, identity, rewired
@@ -30,13 +32,13 @@ class CastSameTypePattern(Pattern):
     op_types = ("Cast",)
     priority = CLEANUP
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
         source = g.elem_type(node.input[0])
         if source is None or source != g.attribute(node, "to"):
             return None
         return self.result([node])
 
-    def apply(self, g: GraphState, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
         return [identity(g, node.input[0], node.output[0])]
 
 
@@ -48,7 +50,7 @@ class CastCastPattern(ChainPattern):
     op_types = inner_ops = ("Cast",)
     priority = SIMPLIFY
 
-    def check(self, g: GraphState, inner: onnx.NodeProto, node: onnx.NodeProto) -> str | None:
+    def check(self, g: GraphState, inner: Node, node: Node) -> str | None:
         source = g.elem_type(inner.input[0])
         if source is None:
             return "the element type of the first Cast's input is unknown"
@@ -59,5 +61,5 @@ class CastCastPattern(ChainPattern):
             return f"{T.DataType.Name(source)} -> {T.DataType.Name(middle)} may lose values"
         return None
 
-    def rewrite(self, g: GraphState, inner: onnx.NodeProto, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def rewrite(self, g: GraphState, inner: Node, node: Node) -> Sequence[Built]:
         return [rewired(node, inner.input[0])]

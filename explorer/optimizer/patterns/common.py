@@ -1,11 +1,13 @@
 """Helpers several pattern families share: axes of Squeeze/Unsqueeze, broadcasting checks, Identity nodes."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
 import onnx
 
+from ..ir import Built, Node
 from ..pattern import MatchResult, Pattern
 from ..state import GraphState
 
@@ -15,11 +17,10 @@ def identity(g: GraphState, source: str, target: str) -> onnx.NodeProto:
     return g.make_node("Identity", [source], [target])
 
 
-def rewired(node: onnx.NodeProto, data: str) -> onnx.NodeProto:
+def rewired(node: Node, data: str) -> onnx.NodeProto:
     """A copy of `node` (attributes, outputs) reading `data` as its first input: the usual shape of a rewrite
     that skips an intermediate node."""
-    new = onnx.NodeProto()
-    new.CopyFrom(node)
+    new = node.copy()
     new.name = ""
     new.input[0] = data
     return new
@@ -33,7 +34,7 @@ def int_constant(g: GraphState, name: str) -> np.ndarray | None:
     return value.astype(np.int64)
 
 
-def axes(g: GraphState, node: onnx.NodeProto) -> list[int] | None:
+def axes(g: GraphState, node: Node) -> list[int] | None:
     """The `axes` of a Squeeze/Unsqueeze/Reduce-like node: attribute (old opsets) or constant input; None when
     absent or not constant."""
     if len(node.input) > 1 and node.input[1]:
@@ -88,13 +89,13 @@ class ChainPattern(Pattern):
 
     inner_ops: ClassVar[tuple[str, ...]] = ()
 
-    def check(self, g: GraphState, inner: onnx.NodeProto, node: onnx.NodeProto) -> str | None:
+    def check(self, g: GraphState, inner: Node, node: Node) -> str | None:
         return None
 
-    def rewrite(self, g: GraphState, inner: onnx.NodeProto, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def rewrite(self, g: GraphState, inner: Node, node: Node) -> Sequence[Built]:
         raise NotImplementedError
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
         inner = g.producer_op(node.input[0], *self.inner_ops)
         if inner is None:
             return None
@@ -103,6 +104,6 @@ class ChainPattern(Pattern):
             return self.decline(g, node, why) if why else None
         return self.result([inner, node])
 
-    def apply(self, g: GraphState, inner: onnx.NodeProto, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def apply(self, g: GraphState, inner: Node, node: Node) -> Sequence[Built]:
         kept = [inner] if g.is_used_more_than_once(inner.output[0]) else []
         return kept + self.rewrite(g, inner, node)

@@ -1,8 +1,9 @@
 """Concat rules: Concat of a single input removed, nested Concats on the same axis flattened."""
 from __future__ import annotations
 
-import onnx
+from collections.abc import Sequence
 
+from ..ir import Built, Node
 from ..pattern import CLEANUP, SIMPLIFY, MatchResult, Pattern
 from ..state import GraphState
 from .common import identity
@@ -14,12 +15,12 @@ class ConcatSinglePattern(Pattern):
     op_types = ("Concat",)
     priority = CLEANUP
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
         if len([i for i in node.input if i]) != 1:
             return None
         return self.result([node])
 
-    def apply(self, g: GraphState, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
         return [identity(g, next(i for i in node.input if i), node.output[0])]
 
 
@@ -30,7 +31,7 @@ class ConcatConcatPattern(Pattern):
     op_types = ("Concat",)
     priority = SIMPLIFY
 
-    def _inner(self, g: GraphState, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def _inner(self, g: GraphState, node: Node) -> list[Node]:
         rank = g.rank(node.output[0])
         axis = g.attribute(node, "axis")
         found = []
@@ -45,13 +46,13 @@ class ConcatConcatPattern(Pattern):
                 found.append(inner)
         return found
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
         inner = self._inner(g, node)
         if not inner:
             return None
         return self.result([*inner, node])
 
-    def apply(self, g: GraphState, *nodes: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def apply(self, g: GraphState, *nodes: Node) -> Sequence[Built]:
         *inner, node = nodes
         by_output = {n.output[0]: n for n in inner}
         inputs = []

@@ -1,8 +1,11 @@
 """Control flow: If with a constant condition inlined."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import onnx
 
+from ..ir import Built, Node
 from ..pattern import SIMPLIFY, MatchResult, Pattern
 from ..scope import graph_definitions, rename_in_graph
 from ..state import GraphState
@@ -17,7 +20,7 @@ class IfConstantPattern(Pattern):
     op_types = ("If",)
     priority = SIMPLIFY
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
         cond = g.constant(node.input[0])
         if cond is None:
             return None
@@ -31,11 +34,11 @@ class IfConstantPattern(Pattern):
         return self.result([node])
 
     @staticmethod
-    def _branch(g: GraphState, node: onnx.NodeProto) -> onnx.GraphProto | None:
+    def _branch(g: GraphState, node: Node) -> onnx.GraphProto | None:
         name = "then_branch" if bool(g.constant(node.input[0]).reshape(-1)[0]) else "else_branch"
         return next((a.g for a in node.attribute if a.name == name), None)
 
-    def apply(self, g: GraphState, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
         branch = onnx.GraphProto()
         branch.CopyFrom(self._branch(g, node))
         rename_in_graph(branch, {name: g.unique_name(name) for name in graph_definitions(branch)})

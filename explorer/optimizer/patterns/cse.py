@@ -1,15 +1,16 @@
 """Common subexpressions: identical sibling nodes computed once."""
 from __future__ import annotations
 
-import onnx
+from collections.abc import Sequence
 
+from ..ir import Built, Node
 from ..pattern import STRUCTURE, MatchResult, Pattern
 from ..state import GraphState
 from ..tensors import NONDETERMINISTIC
 from .common import identity
 
 
-def signature(node: onnx.NodeProto) -> tuple:
+def signature(node: Node) -> tuple:
     """What makes two nodes compute the same thing: operator, inputs in order, attributes."""
     attributes = tuple(sorted((a.name, a.SerializeToString(deterministic=True)) for a in node.attribute))
     return node.domain or "", node.op_type, tuple(node.input), attributes
@@ -21,22 +22,21 @@ class CommonSubexpressionPattern(Pattern):
 
     priority = STRUCTURE
 
-    def _twin(self, g: GraphState, node: onnx.NodeProto) -> onnx.NodeProto | None:
+    def _twin(self, g: GraphState, node: Node) -> Node | None:
         if (node.domain not in ("", "ai.onnx") or node.op_type in NONDETERMINISTIC or not node.input
-                or not node.input[0] or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-                                            for a in node.attribute)):
+                or not node.input[0] or node.has_body()):
             return None
         mine = None
-        where = g.position(node)
+        where = node.pos
         for other in g.consumers(node.input[0]):
-            if other is node or other.op_type != node.op_type or g.position(other) > where:
+            if other is node or other.op_type != node.op_type or other.pos > where:
                 continue
             mine = mine or signature(node)
             if signature(other) == mine and len(other.output) == len(node.output):
                 return other
         return None
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
         twin = self._twin(g, node)
         if twin is None:
             return None
@@ -47,7 +47,7 @@ class CommonSubexpressionPattern(Pattern):
                 return self.decline(g, node, f"{mine!r} is read by a body")
         return self.result([twin, node])
 
-    def apply(self, g: GraphState, twin: onnx.NodeProto, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def apply(self, g: GraphState, twin: Node, node: Node) -> Sequence[Built]:
         made = [twin]
         for mine, theirs in zip(node.output, twin.output):
             if not mine:

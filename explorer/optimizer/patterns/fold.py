@@ -1,84 +1,83 @@
-"""Constant folding: a small node whose inputs are all constants is replaced by its result."""
+"""Constant folding: a node whose inputs are all constants is replaced by its result, computed by the kernel
+explorer's executor builds for it (at the model's opset), within a byte budget that keeps the file small."""
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import onnx
-from onnx.reference import ReferenceEvaluator
 
+from ..evaluate import NotFoldable, evaluate
+from ..ir import Built, Node
 from ..pattern import SIMPLIFY, MatchResult, Pattern
 from ..state import GraphState
 from ..tensors import NONDETERMINISTIC
 
-MAX_INPUT_ELEMENTS = 1_000_000
-MAX_OUTPUT_ELEMENTS = 65_536
+MAX_INPUT_BYTES = 64 * 1024 * 1024  # bigger inputs are not worth holding twice in memory while folding
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 
 
 class ConstantFoldingPattern(Pattern):
-    """op(c1, c2, ...) -> Constant, for an ONNX-domain node without bodies whose inputs are all constants, when
-    the inputs hold at most 1,000,000 elements and the results at most 65,536 (big weights stay as they are).
-    Random operators are never folded. The value is computed by onnx.reference."""
+    """op(c1, c2, ...) -> Constant, for an ONNX-domain node without bodies whose inputs are all constants. The
+    value is computed by explorer's own kernel for the node at the model's opset (what a run computes). Random
+    operators are never folded; a fold that would grow the model past its size budget (a few percent of the
+    original file: results bigger than the constants and node they replace) is declined."""
 
     priority = SIMPLIFY
 
     def __init__(self) -> None:
-        self._results: dict[int, tuple[onnx.NodeProto, list[np.ndarray]]] = {}
+        self._results: dict[Node, tuple[list[np.ndarray], int]] = {}
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
-        if (node.domain not in ("", "ai.onnx") or node.op_type == "Constant" or node.op_type in NONDETERMINISTIC
-                or not any(node.input) or any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-                                              for a in node.attribute)):
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
+        if (not node.is_onnx() or node.op_type == "Constant" or node.op_type in NONDETERMINISTIC
+                or not any(node.input) or node.has_body()):
             return None
-        values = {}
+        args: list[np.ndarray | None] = []
         for name in node.input:
-            if not name:
-                continue
-            value = g.constant(name)
-            if value is None:
+            value = g.constant(name) if name else None
+            if name and value is None:
                 return None
-            values[name] = value
-        if sum(v.size for v in values.values()) > MAX_INPUT_ELEMENTS:
-            return self.decline(g, node, f"inputs exceed {MAX_INPUT_ELEMENTS} elements")
-        if self._expected_size(g, node, values) > MAX_OUTPUT_ELEMENTS:
-            return self.decline(g, node, f"results would exceed {MAX_OUTPUT_ELEMENTS} elements")
+            args.append(value)
+        if sum(a.nbytes for a in args if a is not None) > MAX_INPUT_BYTES:
+            return self.decline(g, node, f"inputs exceed {MAX_INPUT_BYTES} bytes")
         try:
-            results = ReferenceEvaluator(node, opsets={"": g.opset()}).run(None, values)
-        except Exception as exc:  # noqa: BLE001 - whatever the kernel refuses, the node stays
-            return self.decline(g, node, f"evaluation failed: {type(exc).__name__}: {exc}")
-        arrays = [r for r in results]
-        if not all(isinstance(r, np.ndarray) or np.isscalar(r) for r in arrays):
-            return self.decline(g, node, "a result is not a tensor")
-        arrays = [np.asarray(r) for r in arrays]
-        if sum(a.size for a in arrays) > MAX_OUTPUT_ELEMENTS:
-            return self.decline(g, node, f"results exceed {MAX_OUTPUT_ELEMENTS} elements")
-        self._results[id(node)] = (node, arrays)
+            arrays = evaluate(node.proto, g.ctx.opsets, args, g.value_type, MAX_OUTPUT_BYTES)
+        except NotFoldable as exc:
+            return self.decline(g, node, str(exc))
+        growth = sum(_bytes(a) for a in arrays) - _freed_bytes(g, node) - node.proto.ByteSize()
+        if growth > g.ctx.size_budget:
+            return self.decline(g, node, f"its result would grow the model by {growth} bytes, which would "
+                                         f"exceed the size budget left ({g.ctx.size_budget} bytes)")
+        self._results[node] = (arrays, growth)
         return self.result([node])
 
-    @staticmethod
-    def _expected_size(g: GraphState, node: onnx.NodeProto, values: dict[str, np.ndarray]) -> int:
-        """Elements the results will hold, when that is known before computing them (else 0)."""
-        op, args = node.op_type, [values.get(name) for name in node.input]
-        try:
-            if op == "ConstantOfShape":
-                return int(np.prod(args[0]))
-            if op == "Expand":
-                return int(np.prod(np.broadcast_shapes(args[0].shape, tuple(int(d) for d in args[1]))))
-            if op == "Tile":
-                return args[0].size * int(np.prod(args[1]))
-            if op == "Range":
-                return int(np.ceil((float(args[1]) - float(args[0])) / float(args[2])))
-        except (ValueError, TypeError, ZeroDivisionError, OverflowError):
-            return 0  # malformed: the evaluation reports it
-        return sum(int(np.prod(s)) for s in (g.static_shape(o) for o in node.output if o) if s is not None)
-
-    def apply(self, g: GraphState, node: onnx.NodeProto) -> list[onnx.NodeProto]:
-        _, arrays = self._results.pop(id(node))
-        declared = {k: g.elem_type(o) for k, o in enumerate(node.output) if o}
-        made = []
-        for k, (name, value) in enumerate(zip(node.output, arrays)):
+    def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
+        arrays, growth = self._results.pop(node)
+        g.ctx.size_budget -= growth
+        made: list[Built] = []
+        for name, value in zip(node.output, arrays):
             if not name:
                 continue
-            if declared.get(k) is not None:  # keep the declared element type (onnx.reference may widen scalars)
-                value = value.astype(onnx.helper.tensor_dtype_to_np_dtype(declared[k]), copy=False)
+            declared = g.elem_type(name)
+            if declared is not None and declared != onnx.TensorProto.STRING:  # keep the declared element type
+                value = value.astype(onnx.helper.tensor_dtype_to_np_dtype(declared), copy=False)
             constant, _ = g.make_constant(value, name=name)
             made.append(constant)
         return made
+
+
+def _bytes(value: np.ndarray) -> int:
+    if value.dtype == object:
+        return sum(len(str(s)) for s in value.reshape(-1))
+    return int(value.nbytes)
+
+
+def _freed_bytes(g: GraphState, node: Node) -> int:
+    """Bytes of the constants only this node reads, which folding frees."""
+    freed = 0
+    for name in dict.fromkeys(n for n in node.input if n):
+        value = g.constant(name)
+        v = g.value(name)
+        if value is not None and g.defines(name) and not v.is_output and v.users() == [node]:
+            freed += _bytes(value)
+    return freed

@@ -1,9 +1,11 @@
 """Fusions: MatMul followed by Add becomes one Gemm."""
 from __future__ import annotations
 
-import onnx
+from collections.abc import Sequence
+
 from onnx import TensorProto
 
+from ..ir import Built, Node
 from ..pattern import FUSION, MatchResult, Pattern
 from ..state import GraphState
 from .common import same_dim
@@ -19,14 +21,14 @@ class MatMulAddPattern(Pattern):
     op_types = ("Add",)
     priority = FUSION
 
-    def _split(self, g: GraphState, node: onnx.NodeProto) -> tuple[onnx.NodeProto, str] | None:
+    def _split(self, g: GraphState, node: Node) -> tuple[Node, str] | None:
         for k in (0, 1):
             matmul = g.producer_op(node.input[k], "MatMul")
             if matmul is not None:
                 return matmul, node.input[1 - k]
         return None
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
         found = self._split(g, node)
         if found is None:
             return None
@@ -48,6 +50,6 @@ class MatMulAddPattern(Pattern):
                 return self.decline(g, node, f"the added tensor {bias} may not broadcast to ({a[0]}, {b[1]})")
         return self.result([matmul, node])
 
-    def apply(self, g: GraphState, matmul: onnx.NodeProto, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def apply(self, g: GraphState, matmul: Node, node: Node) -> Sequence[Built]:
         _, c = self._split(g, node)
         return [g.make_node("Gemm", [matmul.input[0], matmul.input[1], c], [node.output[0]])]

@@ -1,9 +1,11 @@
 """Gather rules. GatherConcat and GatherGather follow the xoptim patterns of the same name."""
 from __future__ import annotations
 
-import numpy as np
-import onnx
+from collections.abc import Sequence
 
+import numpy as np
+
+from ..ir import Built, Node
 from ..pattern import SIMPLIFY
 from ..state import GraphState
 from .common import ChainPattern
@@ -30,7 +32,7 @@ class GatherConcatPattern(ChainPattern):
     inner_ops = ("Concat",)
     priority = SIMPLIFY
 
-    def check(self, g: GraphState, concat: onnx.NodeProto, node: onnx.NodeProto) -> str | None:
+    def check(self, g: GraphState, concat: Node, node: Node) -> str | None:
         if g.attribute(node, "axis", 0) != 0:
             return ""
         cst1 = _int_indices(g, node.input[1])
@@ -60,10 +62,10 @@ class GatherConcatPattern(ChainPattern):
         return None
 
     @staticmethod
-    def _offset(g: GraphState, concat: onnx.NodeProto, position: int) -> int:
+    def _offset(g: GraphState, concat: Node, position: int) -> int:
         return sum(int(g.constant(name).shape[0]) for name in concat.input[:position])
 
-    def rewrite(self, g: GraphState, concat: onnx.NodeProto, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def rewrite(self, g: GraphState, concat: Node, node: Node) -> Sequence[Built]:
         x = next(name for name in concat.input if not g.is_constant(name))
         offset = self._offset(g, concat, list(concat.input).index(x))
         cst1 = g.constant(node.input[1])
@@ -81,7 +83,7 @@ class GatherGatherPattern(ChainPattern):
     op_types = inner_ops = ("Gather",)
     priority = SIMPLIFY
 
-    def check(self, g: GraphState, inner: onnx.NodeProto, node: onnx.NodeProto) -> str | None:
+    def check(self, g: GraphState, inner: Node, node: Node) -> str | None:
         if g.attribute(node, "axis", 0) != 0:
             return ""
         cst2 = _int_indices(g, node.input[1])
@@ -97,7 +99,7 @@ class GatherGatherPattern(ChainPattern):
             return "outer indices fall outside the inner result"
         return None
 
-    def rewrite(self, g: GraphState, inner: onnx.NodeProto, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def rewrite(self, g: GraphState, inner: Node, node: Node) -> Sequence[Built]:
         cst1, cst2 = g.constant(inner.input[1]), g.constant(node.input[1])
         constant, cst3 = g.make_constant(np.asarray(cst1[cst2], dtype=np.int64), "gather_indices")
         return [constant, g.make_node("Gather", [inner.input[0], cst3], [node.output[0]], axis=0)]

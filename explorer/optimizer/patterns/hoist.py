@@ -2,8 +2,11 @@
 once, before the loop, instead of once per iteration."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import onnx
 
+from ..ir import Built, Node
 from ..pattern import STRUCTURE, MatchResult, Pattern
 from ..scope import graph_definitions, node_captures, rename_node
 from ..state import GraphState
@@ -11,7 +14,7 @@ from ..tensors import NONDETERMINISTIC
 from .common import identity
 
 
-def _body(node: onnx.NodeProto) -> onnx.GraphProto | None:
+def _body(node: Node) -> onnx.GraphProto | None:
     return next((a.g for a in node.attribute if a.name == "body" and a.type == onnx.AttributeProto.GRAPH), None)
 
 
@@ -42,7 +45,7 @@ class LoopInvariantHoistingPattern(Pattern):
     op_types = ("Loop", "Scan")
     priority = STRUCTURE
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
         body = _body(node)
         if body is None:
             return None
@@ -51,7 +54,7 @@ class LoopInvariantHoistingPattern(Pattern):
             return self.decline(g, node, "no loop-invariant computation in the body")
         return self.result([node])
 
-    def apply(self, g: GraphState, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
         body = _body(node)
         hoisted = invariant_nodes(body)
         types = {v.name: v.type for v in [*body.value_info, *body.output] if v.HasField("type")}
@@ -73,8 +76,7 @@ class LoopInvariantHoistingPattern(Pattern):
                     renamed[name] = copy.output[i] = g.unique_name(name)
                     g.set_type(renamed[name], types.get(name))
             outside.append(copy)
-        loop = onnx.NodeProto()
-        loop.CopyFrom(node)
+        loop = node.copy()
         next(a for a in loop.attribute if a.name == "body").g.CopyFrom(
             _without(g, body, {id(n) for n in hoisted}, renamed))
         return outside + [loop]

@@ -1,8 +1,9 @@
 """Identity removal and dead-node removal: the cleanups every other rewrite relies on."""
 from __future__ import annotations
 
-import onnx
+from collections.abc import Sequence
 
+from ..ir import Built, Node
 from ..pattern import CLEANUP, MatchResult, Pattern
 from ..state import GraphState
 
@@ -17,7 +18,7 @@ class IdentityRemovalPattern(Pattern):
     op_types = ("Identity",)
     priority = CLEANUP
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
         x, y = node.input[0], node.output[0]
         if g.is_captured(y):
             return self.decline(g, node, f"{y!r} is read by a body")
@@ -30,14 +31,13 @@ class IdentityRemovalPattern(Pattern):
             return self.decline(g, node, f"{y!r} and {x!r} are both needed under their names")
         return self.result([producer, node])
 
-    def apply(self, g: GraphState, producer: onnx.NodeProto | None, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def apply(self, g: GraphState, producer: Node | None, node: Node) -> Sequence[Built]:
         x, y = node.input[0], node.output[0]
         if producer is None:
             g.replace_uses(y, x)
             return []
         g.replace_uses(x, y)
-        renamed = onnx.NodeProto()
-        renamed.CopyFrom(producer)
+        renamed = producer.copy()
         for i, name in enumerate(renamed.output):
             if name == x:
                 renamed.output[i] = y
@@ -49,8 +49,8 @@ class DeadNodePattern(Pattern):
 
     priority = CLEANUP
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
         return self.result([node]) if g.is_dead(node) else None
 
-    def apply(self, g: GraphState, *nodes: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def apply(self, g: GraphState, *nodes: Node) -> Sequence[Built]:
         return []

@@ -1,17 +1,28 @@
-"""Neutral elements: x+0, 0+x, x-0, x*1, 1*x, x/1 -> x (as an Identity, which IdentityRemoval then removes)."""
+"""Neutral elements, one rule per row: op(x, neutral constant) -> x (as an Identity, which IdentityRemoval then
+removes), when the constant does not broadcast x to a larger shape."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
-import onnx
 
+from ..ir import Built, Node
 from ..pattern import CLEANUP, MatchResult, Pattern
 from ..state import GraphState
 from .common import broadcast_keeps_shape, identity
 
+# name, operator, neutral element, input positions where it may stand
+NEUTRAL_RULES: tuple[tuple[str, str, float, tuple[int, ...]], ...] = (
+    ("AddZero", "Add", 0, (1, 0)),  # x+0 -> x, 0+x -> x
+    ("SubZero", "Sub", 0, (1,)),  # x-0 -> x
+    ("MulOne", "Mul", 1, (1, 0)),  # x*1 -> x, 1*x -> x
+    ("DivOne", "Div", 1, (1,)),  # x/1 -> x
+    ("PowOne", "Pow", 1, (1,)),  # x**1 -> x
+)
 
-class _Neutral(Pattern):
+
+class NeutralPattern(Pattern):
     """Base of the neutral-element rules: `neutral` is the constant, `positions` where it may stand."""
 
     neutral: ClassVar[float] = 0
@@ -23,47 +34,32 @@ class _Neutral(Pattern):
             return False
         return value.item() == self.neutral if value.size == 1 else bool((value == self.neutral).all())
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
-        for k in self.positions:
-            value = g.constant(node.input[k])
-            if not self._is_neutral(value):
-                continue
-            why = broadcast_keeps_shape(g, node.input[1 - k], value)
-            if why is not None:
-                return self.decline(g, node, why)
-            return self.result([node])
-        return None
+    def _position(self, g: GraphState, node: Node) -> int | None:
+        return next((k for k in self.positions if self._is_neutral(g.constant(node.input[k]))), None)
 
-    def apply(self, g: GraphState, node: onnx.NodeProto) -> list[onnx.NodeProto]:
-        for k in self.positions:
-            if self._is_neutral(g.constant(node.input[k])):
-                return [identity(g, node.input[1 - k], node.output[0])]
-        raise AssertionError("apply called without a match")
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
+        k = self._position(g, node)
+        if k is None:
+            return None
+        value = g.constant(node.input[k])
+        assert value is not None
+        why = broadcast_keeps_shape(g, node.input[1 - k], value)
+        if why is not None:
+            return self.decline(g, node, why)
+        return self.result([node])
 
-
-class AddZeroPattern(_Neutral):
-    """Add(x, 0) or Add(0, x) -> x, when the zero constant does not broadcast x to a larger shape."""
-
-    op_types = ("Add",)
-    neutral, positions = 0, (1, 0)
+    def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
+        k = self._position(g, node)
+        assert k is not None, "apply called without a match"
+        return [identity(g, node.input[1 - k], node.output[0])]
 
 
-class SubZeroPattern(_Neutral):
-    """Sub(x, 0) -> x, when the zero constant does not broadcast x to a larger shape."""
-
-    op_types = ("Sub",)
-    neutral, positions = 0, (1,)
-
-
-class MulOnePattern(_Neutral):
-    """Mul(x, 1) or Mul(1, x) -> x, when the constant one does not broadcast x to a larger shape."""
-
-    op_types = ("Mul",)
-    neutral, positions = 1, (1, 0)
+def _rule(name: str, op: str, neutral: float, positions: tuple[int, ...]) -> type[NeutralPattern]:
+    sides = " or ".join(f"{op}({'x, ' if k else ''}{neutral:g}{'' if k else ', x'})" for k in positions)
+    doc = f"{sides} -> x, when the constant {neutral:g} does not broadcast x to a larger shape."
+    return type(f"{name}Pattern", (NeutralPattern,),
+                {"op_types": (op,), "neutral": neutral, "positions": positions, "__doc__": doc,
+                 "__module__": __name__})
 
 
-class DivOnePattern(_Neutral):
-    """Div(x, 1) -> x, when the constant one does not broadcast x to a larger shape."""
-
-    op_types = ("Div",)
-    neutral, positions = 1, (1,)
+NEUTRAL_PATTERNS: tuple[type[NeutralPattern], ...] = tuple(_rule(*row) for row in NEUTRAL_RULES)

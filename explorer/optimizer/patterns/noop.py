@@ -1,8 +1,9 @@
 """Expand and Slice that leave their input as it is."""
 from __future__ import annotations
 
-import onnx
+from collections.abc import Sequence
 
+from ..ir import Built, Node
 from ..pattern import CLEANUP, MatchResult, Pattern
 from ..state import GraphState
 from .common import identity, int_constant
@@ -18,7 +19,7 @@ class NoOpExpandPattern(Pattern):
     op_types = ("Expand",)
     priority = CLEANUP
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
         shape = int_constant(g, node.input[1])
         if shape is None:
             return None
@@ -35,11 +36,11 @@ class NoOpExpandPattern(Pattern):
                 return None
         return self.result([node])
 
-    def apply(self, g: GraphState, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
         return [identity(g, node.input[0], node.output[0])]
 
 
-def _slice_params(g: GraphState, node: onnx.NodeProto) -> tuple[list[int], list[int], list[int] | None,
+def _slice_params(g: GraphState, node: Node) -> tuple[list[int], list[int], list[int] | None,
                                                                  list[int] | None] | None:
     """(starts, ends, axes, steps) of a Slice, from inputs (opset >= 10) or attributes; None if not constant."""
     if g.opset() < 10:
@@ -70,7 +71,7 @@ class NoOpSlicePattern(Pattern):
     op_types = ("Slice",)
     priority = CLEANUP
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
         params = _slice_params(g, node)
         if params is None:
             return None
@@ -94,5 +95,5 @@ class NoOpSlicePattern(Pattern):
                 return None
         return self.result([node])
 
-    def apply(self, g: GraphState, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
         return [identity(g, node.input[0], node.output[0])]

@@ -1,8 +1,9 @@
 """Reshape rules: Reshape∘Reshape collapsed, Reshape to the same shape removed."""
 from __future__ import annotations
 
-import onnx
+from collections.abc import Sequence
 
+from ..ir import Built, Node
 from ..pattern import CLEANUP, SIMPLIFY, MatchResult, Pattern
 from ..state import GraphState
 from .common import ChainPattern, identity, int_constant, rewired, same_dim
@@ -15,7 +16,7 @@ class ReshapeReshapePattern(ChainPattern):
     op_types = inner_ops = ("Reshape",)
     priority = SIMPLIFY
 
-    def check(self, g: GraphState, inner: onnx.NodeProto, node: onnx.NodeProto) -> str | None:
+    def check(self, g: GraphState, inner: Node, node: Node) -> str | None:
         if len(node.input) < 2:
             return "shape given as an attribute (opset < 5)"
         shape = int_constant(g, node.input[1])
@@ -25,7 +26,7 @@ class ReshapeReshapePattern(ChainPattern):
             return "the outer shape copies a dim (0) from the intermediate"
         return None
 
-    def rewrite(self, g: GraphState, inner: onnx.NodeProto, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def rewrite(self, g: GraphState, inner: Node, node: Node) -> Sequence[Built]:
         return [rewired(node, inner.input[0])]
 
 
@@ -36,7 +37,7 @@ class NoOpReshapePattern(Pattern):
     op_types = ("Reshape",)
     priority = CLEANUP
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
         if len(node.input) < 2:
             return None
         shape = int_constant(g, node.input[1])
@@ -55,5 +56,5 @@ class NoOpReshapePattern(Pattern):
                 return None
         return self.result([node])
 
-    def apply(self, g: GraphState, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
         return [identity(g, node.input[0], node.output[0])]

@@ -1,14 +1,15 @@
 """Transpose rules: Transpose∘Transpose composed into one (or none), identity Transpose removed."""
 from __future__ import annotations
 
-import onnx
+from collections.abc import Sequence
 
+from ..ir import Built, Node
 from ..pattern import CLEANUP, SIMPLIFY, MatchResult, Pattern
 from ..state import GraphState
 from .common import ChainPattern, identity
 
 
-def perm_of(g: GraphState, node: onnx.NodeProto) -> list[int] | None:
+def perm_of(g: GraphState, node: Node) -> list[int] | None:
     """The permutation of a Transpose (default: reversed dims, which needs the input's rank)."""
     perm = g.attribute(node, "perm")
     if perm is not None:
@@ -24,13 +25,13 @@ class TransposeTransposePattern(ChainPattern):
     op_types = inner_ops = ("Transpose",)
     priority = SIMPLIFY
 
-    def check(self, g: GraphState, inner: onnx.NodeProto, node: onnx.NodeProto) -> str | None:
+    def check(self, g: GraphState, inner: Node, node: Node) -> str | None:
         p1, p2 = perm_of(g, inner), perm_of(g, node)
         if p1 is None or p2 is None:
             return "a permutation depends on an unknown rank"
         return "permutations of different lengths" if len(p1) != len(p2) else None
 
-    def rewrite(self, g: GraphState, inner: onnx.NodeProto, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def rewrite(self, g: GraphState, inner: Node, node: Node) -> Sequence[Built]:
         p1, p2 = perm_of(g, inner), perm_of(g, node)
         perm = [p1[i] for i in p2]
         if perm == list(range(len(perm))):
@@ -44,11 +45,11 @@ class IdentityTransposePattern(Pattern):
     op_types = ("Transpose",)
     priority = CLEANUP
 
-    def match(self, g: GraphState, node: onnx.NodeProto, matched: list[MatchResult]) -> MatchResult | None:
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
         perm = perm_of(g, node)
         if perm is None or perm != list(range(len(perm))):
             return None
         return self.result([node])
 
-    def apply(self, g: GraphState, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+    def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
         return [identity(g, node.input[0], node.output[0])]

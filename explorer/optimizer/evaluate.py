@@ -1,0 +1,69 @@
+"""Running one node on constant inputs with the kernel explorer's executor would build for it (same operator
+version, same results as a run), for constant folding."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import onnx
+
+from ..executor import run as _run  # noqa: F401 - importing it registers explorer's own kernels
+from ..executor.guards import guard_for
+from ..executor.kernels import build_kernel
+from ..graph import GraphRef, NodeRef
+
+_NO_GRAPH = GraphRef(path="", proto=onnx.GraphProto())
+
+
+class NotFoldable(Exception):
+    """The node cannot be evaluated ahead of a run (the message says why)."""
+
+
+class _FoldProgram:
+    """What a kernel factory reads from the program: the opsets, the model-local functions (a folded node never
+    calls one) and the types of the node's inputs."""
+
+    def __init__(self, opsets: dict[str, int], types: Callable[[str], onnx.TypeProto | None]) -> None:
+        self.opsets = dict(opsets)
+        self.opsets.setdefault("", 1)
+        self.functions: dict = {}
+        self._types = types
+
+    def value_type(self, graph_path: str, name: str) -> onnx.TypeProto | None:
+        return self._types(name)
+
+
+def evaluate(proto: onnx.NodeProto, opsets: dict[str, int], args: list[np.ndarray | None],
+             types: Callable[[str], onnx.TypeProto | None], max_bytes: int) -> list[np.ndarray]:
+    """The outputs of `proto` on `args` (None for an omitted optional input). Raises NotFoldable when the node
+    has no plain kernel, would allocate more than `max_bytes`, fails, or returns something other than tensors."""
+    ref = NodeRef(path=proto.name, proto=proto, graph=_NO_GRAPH, index=0)
+    try:
+        fn, special = build_kernel(ref, _FoldProgram(opsets, types))  # type: ignore[arg-type]
+    except Exception as exc:  # noqa: BLE001 - whatever stops the kernel from being built: no folding
+        raise NotFoldable(f"no kernel: {_first_line(exc)}") from None
+    if special:
+        raise NotFoldable("its kernel runs bodies or recurrent cells")
+    guard = guard_for(proto)
+    if guard is not None:
+        try:
+            size = guard(args)
+        except Exception:  # noqa: BLE001 - malformed inputs: the kernel reports them itself
+            size = 0
+        if size > max_bytes:
+            raise NotFoldable(f"its result would take {size} bytes (limit {max_bytes})")
+    try:
+        outputs = fn(args)
+    except Exception as exc:  # noqa: BLE001 - whatever the kernel refuses, the node stays
+        raise NotFoldable(f"evaluation failed: {type(exc).__name__}: {_first_line(exc)}") from None
+    arrays = []
+    for value in outputs:
+        if not isinstance(value, np.ndarray) and not np.isscalar(value):
+            raise NotFoldable("a result is not a tensor")
+        arrays.append(np.asarray(value))
+    return arrays
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__

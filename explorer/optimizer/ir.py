@@ -1,0 +1,105 @@
+"""The optimizer's graph objects: a Node wraps one NodeProto, a Value links its producer to its readers.
+
+Node protos are never changed once in a graph (an edit replaces the Node), so rewrite records can keep them.
+Nodes and Values compare by identity, which is what makes them usable as set members and dict keys.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import onnx
+
+ONNX_DOMAINS = ("", "ai.onnx")
+
+
+class Node:
+    """One node of a graph being optimized: its proto, its place in the order, the values it reads and gives."""
+
+    __slots__ = ("captures", "inputs", "outputs", "pos", "proto")
+
+    def __init__(self, proto: onnx.NodeProto, pos: tuple[float, int]) -> None:
+        self.proto = proto
+        self.pos = pos
+        self.inputs: list[Value | None] = []
+        self.outputs: list[Value | None] = []
+        self.captures: list[Value] = []  # outer values its bodies read
+
+    # the proto's fields, read-only, so patterns read a Node like a NodeProto
+    @property
+    def op_type(self) -> str:
+        return self.proto.op_type
+
+    @property
+    def domain(self) -> str:
+        return self.proto.domain
+
+    @property
+    def name(self) -> str:
+        return self.proto.name
+
+    @property
+    def input(self) -> Any:
+        return self.proto.input
+
+    @property
+    def output(self) -> Any:
+        return self.proto.output
+
+    @property
+    def attribute(self) -> Any:
+        return self.proto.attribute
+
+    def is_onnx(self, *op_types: str) -> bool:
+        """True for an ONNX-domain node (of one of `op_types` when given)."""
+        return self.proto.domain in ONNX_DOMAINS and (not op_types or self.proto.op_type in op_types)
+
+    def has_body(self) -> bool:
+        return any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in self.proto.attribute)
+
+    def copy(self) -> onnx.NodeProto:
+        """A fresh proto equal to this node's (to change and return from a rewrite)."""
+        twin = onnx.NodeProto()
+        twin.CopyFrom(self.proto)
+        return twin
+
+    def needs(self) -> Iterator[Value]:
+        """The values it reads, directly or through its bodies."""
+        yield from (v for v in self.inputs if v is not None)
+        yield from self.captures
+
+    def __repr__(self) -> str:
+        return f"Node({self.proto.op_type} {self.proto.name!r})"
+
+
+class Value:
+    """One named value of a graph: who produces it (None for inputs, initializers and outer values), who reads
+    it directly (`readers`) or from a body (`capturers`), and whether the graph returns it."""
+
+    __slots__ = ("capturers", "is_output", "name", "producer", "readers")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.producer: Node | None = None
+        self.readers: dict[Node, None] = {}  # an ordered set
+        self.capturers: dict[Node, None] = {}
+        self.is_output = False
+
+    def users(self) -> list[Node]:
+        """Nodes reading it, directly or through one of their bodies (each once)."""
+        if not self.capturers:
+            return list(self.readers)
+        return list({**self.readers, **self.capturers})
+
+    def is_used(self) -> bool:
+        return bool(self.readers) or bool(self.capturers) or self.is_output
+
+    def use_count(self) -> int:
+        """Readers plus one when the graph returns it."""
+        return len(self.users()) + (1 if self.is_output else 0)
+
+    def __repr__(self) -> str:
+        return f"Value({self.name!r})"
+
+
+Built = Node | onnx.NodeProto  # what a rewrite returns: nodes it keeps, protos of the nodes it adds

@@ -1,0 +1,189 @@
+"""What the optimizer knows about a value before running anything: its constant value, its type, its shape.
+
+Types come from the model (declared or inferred at load), from constants, or from onnx's node-level inference
+for nodes rewrites add. Shapes are refined by the symbolic propagation of symbolic.py (dims as expressions,
+small integer tensors as known values), which patterns read through `shape`, `dims` and `known_value`.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import numpy as np
+import onnx
+from onnx import helper, shape_inference
+
+from . import tensors
+
+if TYPE_CHECKING:
+    from .context import Context
+    from .ir import Node
+    from .state import GraphState
+
+Dim = int | str | None
+
+
+class Knowledge:
+    """Base of GraphState: constant values, types and shapes of its values (cached: a value never changes)."""
+
+    graph: onnx.GraphProto
+    parent: GraphState | None
+    ctx: Context
+
+    def producer(self, name: str) -> Node | None:
+        raise NotImplementedError
+
+    def defines(self, name: str) -> bool:
+        raise NotImplementedError
+
+    def unique_name(self, prefix: str) -> str:
+        raise NotImplementedError
+
+    def opset(self, domain: str = "") -> int:
+        raise NotImplementedError
+
+    def __init__(self, graph: onnx.GraphProto, trust_shapes: bool) -> None:
+        # A Loop's carried values may change shape from one iteration to the next, so inferred shapes inside a
+        # Loop body (and anything nested in one) describe only some iterations.
+        self.trust_shapes = trust_shapes
+        self.initializers: dict[str, onnx.TensorProto] = {t.name: t for t in graph.initializer}
+        self.inputs = {i.name for i in graph.input}
+        self.sparse = {t.values.name for t in graph.sparse_initializer}
+        self.types: dict[str, onnx.TypeProto] = {}
+        for info in [*graph.input, *graph.value_info, *graph.output]:
+            if info.HasField("type"):
+                self.types[info.name] = info.type
+        self._constants: dict[str, np.ndarray] = {}
+        self._shapes: dict[str, tuple[Dim, ...] | None] = {}
+        self._untyped: set[str] = set()
+
+    def forget_untyped(self) -> None:
+        """New nodes may let inference type values it could not type before."""
+        self._untyped.clear()
+
+    def is_constant(self, name: str) -> bool:
+        """True for initializers that cannot be fed, Constant node outputs, and constants of enclosing graphs."""
+        return self.constant(name) is not None
+
+    def constant(self, name: str) -> np.ndarray | None:
+        """The value of a constant (see is_constant), else None."""
+        if not name:
+            return None
+        cached = self._constants.get(name)
+        if cached is not None:
+            return cached
+        value = None
+        node = self.producer(name)
+        if node is not None:
+            if node.is_onnx("Constant"):
+                value = tensors.constant_value(node.proto)
+        elif name in self.initializers:
+            if name not in self.inputs:  # an initializer that is also an input may be fed: not a constant
+                value = onnx.numpy_helper.to_array(self.initializers[name])
+        elif self.parent is not None and not self.defines(name):
+            value = self.parent.constant(name)
+        if value is not None:
+            self._constants[name] = value
+        return value
+
+    def make_constant(self, value: np.ndarray, prefix: str = "cst", name: str | None = None,
+                      ) -> tuple[onnx.NodeProto, str]:
+        """A new Constant node holding `value`, and the (fresh unless given) name of its output."""
+        out = name or self.unique_name(prefix)
+        value = np.asarray(value)
+        node = helper.make_node("Constant", [], [out], value=tensors.to_tensor(value, out))
+        self._constants[out] = value
+        self.types[out] = tensors.array_type(value)
+        return node, out
+
+    def set_type(self, name: str, type_proto: onnx.TypeProto | None) -> None:
+        if type_proto is not None:
+            self.types[name] = type_proto
+
+    def value_type(self, name: str) -> onnx.TypeProto | None:
+        """The type of `name`: declared, inferred by the loader, inferred for new nodes, or from its constant."""
+        found = self.types.get(name)
+        if found is not None or name in self._untyped:
+            return found
+        if name in self.initializers:
+            tensor = self.initializers[name]
+            found = helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
+        elif self.producer(name) is not None:
+            value = self.constant(name)
+            found = tensors.array_type(value) if value is not None else self._infer(name)
+        elif self.parent is not None and not self.defines(name):
+            return self.parent.value_type(name)
+        if found is not None:
+            self.types[name] = found
+        else:
+            self._untyped.add(name)  # until a new node may tell more (see forget_untyped)
+        return found
+
+    def _infer(self, name: str) -> onnx.TypeProto | None:
+        node = self.producer(name)
+        if node is None or not node.is_onnx() or node.captures:
+            return None
+        try:
+            schema = onnx.defs.get_schema(node.op_type, self.opset(), "")
+        except Exception:  # noqa: BLE001 - unknown operator: no type
+            return None
+        inputs = {}
+        data = {}
+        for n in node.input:
+            if not n:
+                continue
+            t = self.value_type(n)
+            if t is None:
+                return None
+            inputs[n] = t
+            value = self.constant(n)
+            if value is not None and value.size <= 64 and value.dtype.kind in "iub":
+                data[n] = tensors.to_tensor(value, n)
+        try:
+            out = shape_inference.infer_node_outputs(schema, node.proto, inputs, input_data=data)
+        except Exception:  # noqa: BLE001 - inference refuses: no type
+            return None
+        for key, tp in out.items():
+            self.types.setdefault(key, tp)
+        return out.get(name)
+
+    def elem_type(self, name: str) -> int | None:
+        """The ONNX element type (TensorProto.FLOAT, ...) of a tensor value, None when unknown."""
+        return tensors.tensor_elem_type(self.value_type(name))
+
+    def shape(self, name: str) -> tuple[Dim, ...] | None:
+        """Dims of a tensor value (int known, str symbolic, None unknown); None when its rank is unknown or
+        when shapes cannot be trusted here (inside a Loop body), except for constants."""
+        if name in self._shapes:
+            return self._shapes[name]
+        value = self.constant(name)
+        if value is not None:
+            found: tuple[Dim, ...] | None = tuple(value.shape)
+        elif not self.trust_shapes:
+            return None
+        else:
+            found = tensors.tensor_shape(self.value_type(name))
+        if found is not None:
+            self._shapes[name] = found  # a name's value, hence its shape, never changes
+        return found
+
+    def rank(self, name: str) -> int | None:
+        shape = self.shape(name)
+        return None if shape is None else len(shape)
+
+    def static_shape(self, name: str) -> tuple[int, ...] | None:
+        """The shape when every dim is a known integer, else None."""
+        shape = self.shape(name)
+        if shape is None or not all(isinstance(d, int) for d in shape):
+            return None
+        return shape  # type: ignore[return-value]
+
+    def value_info(self, nodes: Iterable[Node]) -> list[onnx.ValueInfoProto]:
+        """Typed value_info of the outputs of `nodes` that the graph does not declare otherwise."""
+        declared = self.inputs | {o.name for o in self.graph.output}
+        found = []
+        for node in nodes:
+            for name in node.output:
+                if name and name not in declared and name in self.types:
+                    found.append(tensors.make_value_info(name, self.types[name]))
+        return found

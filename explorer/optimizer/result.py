@@ -1,0 +1,107 @@
+"""What one optimization returns: the original and optimized models, every rewrite, statistics and declines."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import onnx
+
+from ..graph import GraphIndex
+from .pattern import Pattern
+from .record import RewriteStep
+
+
+@dataclass
+class PatternStats:
+    """Per pattern: matches found, rewrites applied, matches dropped (overlap/stale), nodes removed/added, time."""
+
+    pattern: str
+    priority: int
+    matches: int = 0
+    applied: int = 0
+    dropped: int = 0
+    removed: int = 0
+    added: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Decline:
+    """Why a pattern left a node of the optimized model alone."""
+
+    pattern: str
+    node: str
+    reason: str
+
+
+@dataclass
+class OptimizationResult:
+    """The original (nodes named by their paths) and optimized models, every rewrite, statistics, declines."""
+
+    original: onnx.ModelProto
+    optimized: onnx.ModelProto
+    steps: list[RewriteStep]
+    stats: list[PatternStats]
+    reasons: dict[tuple[str, str, str], str]  # (graph path, node name, pattern) -> why it was declined
+    stopped: bool
+    rounds: int
+    seconds: float
+    selected: list[Pattern] = field(default_factory=list, repr=False)
+
+    @property
+    def patterns(self) -> list[str]:
+        return [p.name for p in self.selected]
+
+    @property
+    def declined(self) -> list[Decline]:
+        """Why patterns left nodes of the optimized model alone (the last reason each gave for each node)."""
+        final = GraphIndex(self.optimized.graph).nodes
+        found = []
+        for (graph, node, pattern), reason in self.reasons.items():
+            path = f"{graph}/{node}" if graph else node
+            if path in final:
+                found.append(Decline(pattern, path, reason))
+        return found
+
+    def removed_paths(self) -> set[str]:
+        """Nodes of the original model the optimized one no longer has as they were (for highlighting)."""
+        before = set(GraphIndex(self.original.graph).nodes)
+        after = set(GraphIndex(self.optimized.graph).nodes)
+        touched = {p for s in self.steps for p in s.removed}
+        return {p for p in before if p in touched or p not in after}
+
+    def added_paths(self) -> set[str]:
+        """Nodes of the optimized model the original did not have as they are (for highlighting)."""
+        before = set(GraphIndex(self.original.graph).nodes)
+        after = set(GraphIndex(self.optimized.graph).nodes)
+        touched = {p for s in self.steps for p in s.added}
+        return {p for p in after if p in touched or p not in before}
+
+    def node_counts(self) -> tuple[int, int]:
+        """(nodes before, nodes after), bodies included."""
+        return len(GraphIndex(self.original.graph).nodes), len(GraphIndex(self.optimized.graph).nodes)
+
+    def stats_table(self, all_patterns: bool = False) -> str:
+        """A text table: per pattern, matches, applied, dropped, nodes removed/added, milliseconds."""
+        head = f"{'pattern':24s} {'prio':>4s} {'matches':>7s} {'applied':>7s} {'dropped':>7s} " \
+               f"{'removed':>7s} {'added':>6s} {'ms':>8s}"
+        lines = [head, "-" * len(head)]
+        rows = [s for s in self.stats if all_patterns or s.matches or s.applied]
+        for s in rows:
+            lines.append(f"{s.pattern:24s} {s.priority:4d} {s.matches:7d} {s.applied:7d} {s.dropped:7d} "
+                         f"{s.removed:7d} {s.added:6d} {s.seconds * 1000:8.1f}")
+        before, after = self.node_counts()
+        lines.append("-" * len(head))
+        lines.append(f"{len(self.steps)} rewrites in {self.rounds} rounds, {self.seconds:.3f} s; "
+                     f"nodes {before} -> {after}{' (stopped early)' if self.stopped else ''}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        before, after = self.node_counts()
+        return {
+            "patterns": self.patterns, "stopped": self.stopped, "rounds": self.rounds, "seconds": self.seconds,
+            "nodes_before": before, "nodes_after": after,
+            "stats": [asdict(s) for s in self.stats],
+            "steps": [s.to_dict() for s in self.steps],
+            "declined": [asdict(d) for d in self.declined],
+        }
