@@ -1,4 +1,4 @@
-"""Comparing explorer's outputs with onnxruntime (optional dependency) on the same feeds."""
+"""Comparing explorer's outputs with onnxruntime (in a child process, see judge.py) on the same feeds."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .judge import NoVerdict, run_onnxruntime
 from .model import Model
 
 
@@ -64,30 +65,15 @@ def compare_values(name: str, ours: Any, theirs: Any, rtol: float = 1e-4, atol: 
     return OutputDiff(name, float(diff.max(initial=0)), 0.0, bool(np.array_equal(a, b)))
 
 
-def run_onnxruntime(model: Model, feeds: dict[str, Any]) -> dict[str, Any]:
-    """Runs the model in onnxruntime (ImportError if it is not installed)."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    # a judge runs the graph as written: onnxruntime's own rewrites (e.g. Cast fusion) could hide a difference
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = ort.InferenceSession(model.proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    names = [o.name for o in session.get_outputs()]
-    wanted = {i.name for i in session.get_inputs()}
-    results = session.run(names, {k: v for k, v in feeds.items() if k in wanted})
-    return dict(zip(names, results))
-
-
 def compare_with_onnxruntime(model: Model, feeds: dict[str, Any], outputs: dict[str, Any],
-                             rtol: float = 1e-4, atol: float = 1e-5) -> CheckReport:
-    """Max abs/rel difference of each output against onnxruntime; an error when onnxruntime cannot run it."""
+                             rtol: float = 1e-4, atol: float = 1e-5, *,
+                             timeout: float | None = None) -> CheckReport:
+    """Max abs/rel difference of each output against onnxruntime (run in a child process under a wall-clock
+    limit); `error` says why there is no verdict (not installed, refused, timeout, crash, memory cap)."""
     try:
-        theirs = run_onnxruntime(model, feeds)
-    except ImportError:
-        return CheckReport(error="onnxruntime is not installed (pip install onnxruntime)")
-    except Exception as exc:  # noqa: BLE001 - report whatever onnxruntime refuses
-        return CheckReport(error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        theirs = run_onnxruntime(model, feeds, timeout=timeout)
+    except NoVerdict as exc:
+        return CheckReport(error=str(exc))
     return CheckReport([compare_values(name, outputs.get(name), theirs[name], rtol, atol) for name in theirs])
 
 
@@ -101,9 +87,10 @@ class Divergence:
 
 
 def first_divergence(model: Model, feeds: dict[str, Any], trace: Any, rtol: float = 1e-4,
-                     atol: float = 1e-5) -> Divergence | None:
+                     atol: float = 1e-5, *, timeout: float | None = None) -> Divergence | None:
     """Runs onnxruntime with every main-graph value as an extra output and walks the trace in order to the first
-    node whose output differs (None when all agree). Values inside bodies are compared through their node."""
+    node whose output differs (None when all agree). Values inside bodies are compared through their node.
+    Raises NoVerdict when onnxruntime gives no answer."""
     import onnx
 
     probe = onnx.ModelProto()
@@ -116,7 +103,7 @@ def first_divergence(model: Model, feeds: dict[str, Any], trace: Any, rtol: floa
                 info = typed.get(name)
                 probe.graph.output.append(info if info is not None else onnx.ValueInfoProto(name=name))
                 known.add(name)
-    theirs = run_onnxruntime(Model(probe, source=model.source), feeds)
+    theirs = run_onnxruntime(probe, feeds, timeout=timeout)
     for event in trace.events:
         if event.iteration:
             continue

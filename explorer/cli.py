@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 
 from .errors import ExplorerError
+from .judge import DEFAULT_TIMEOUT_S
 
 Command = Callable[[argparse.Namespace], int]
 _COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Command, str]] = {}
@@ -60,6 +61,8 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
                         "INPUT[AXIS]=SIZE (repeatable)")
     p.add_argument("--save", help="write the trace to this .npz (also the partial trace of a failed run)")
     p.add_argument("--check", action="store_true", help="compare every output with onnxruntime")
+    p.add_argument("--judge-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                   help=f"wall-clock limit of each onnxruntime call (default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--max-iterations", type=int, help="stop a loop after this many iterations (default 100000)")
 
 
@@ -69,6 +72,7 @@ def _run(args: argparse.Namespace) -> int:
     from .errors import ExecutionError
     from .executor import run
     from .feeds import symbolic_dims, unnamed_dims
+    from .judge import NoVerdict
     from .limits import Limits
     from .model import load
     from .samples import sample_inputs
@@ -86,6 +90,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         trace = run(model, feeds, limits=limits)
     except ExecutionError as exc:
+        if args.check:
+            print("onnxruntime: not run, explorer's own run did not finish")
         if exc.trace is not None:
             print(f"the partial trace holds {len(exc.trace.events)} events, up to the node that failed")
             if args.save:
@@ -108,11 +114,15 @@ def _run(args: argparse.Namespace) -> int:
         trace.save(args.save)
         print(f"trace saved to {args.save}")
     if args.check:
-        report = compare_with_onnxruntime(model, feeds, trace.outputs)
+        report = compare_with_onnxruntime(model, feeds, trace.outputs, timeout=args.judge_timeout)
         for line in report.lines():
             print(line)
         if report.diffs and not report.ok:
-            found = first_divergence(model, feeds, trace)
+            try:
+                found = first_divergence(model, feeds, trace, timeout=args.judge_timeout)
+            except NoVerdict as exc:
+                found = None
+                print(f"first divergence: no verdict ({exc})")
             if found is not None:
                 print(f"first divergence: node {found.node!r} ({found.op_type}), output {found.diff.name!r}: "
                       f"max abs diff {found.diff.max_abs:.3g}")

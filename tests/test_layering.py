@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "explorer"
 
 # layer of each top-level part of the package; a module may import only its own layer or lower ones
 LAYERS = {
-    "errors": 0, "limits": 0, "values": 0,
+    "errors": 0, "limits": 0, "values": 0, "judge": 0, "judge_worker": 0,
     "graph": 1, "model": 1, "feeds": 1, "inputs": 1, "samples": 1,
     "trace": 2,
     "executor": 3, "check": 3,

@@ -9,9 +9,10 @@ from typing import Any
 
 import onnx
 
-from ..check import OutputDiff, compare_values, run_onnxruntime
-from ..errors import ExecutionError, ExplorerError
+from ..check import OutputDiff, compare_values
+from ..errors import ExecutionError, ExplorerError, LimitExceeded
 from ..executor import run
+from ..judge import NoVerdict, run_onnxruntime, skipped_because_of_limit
 from ..model import Model, load
 from .record import RewriteStep
 from .rewrite import OptimizationResult, optimize
@@ -108,19 +109,31 @@ def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | o
             why = f"no random inputs from the declared types ({_short(exc)}); give feeds"
             return Equivalence([JudgeReport(judge, unavailable=why) for judge in judges])
     reports = []
+    limit_hit: LimitExceeded | None = None
     for judge in judges:
         report = JudgeReport(judge)
         reports.append(report)
         try:
+            if judge == "onnxruntime" and limit_hit is not None:
+                raise skipped_because_of_limit(limit_hit)
             expected = _outputs(judge, before, feeds)
-        except ImportError:
-            report.unavailable = "onnxruntime is not installed"
+        except NoVerdict as exc:
+            failed = exc.kind in ("refused", "crash", "memory")
+            report.unavailable = f"the original does not run: {exc}" if failed else str(exc)
             continue
         except Exception as exc:  # noqa: BLE001 - whatever stops the judge on the original
+            if isinstance(exc, LimitExceeded):
+                limit_hit = exc
             report.unavailable = f"the original does not run: {_short(exc)}"
             continue
         try:
             got = _outputs(judge, after, feeds)
+        except NoVerdict as exc:
+            if exc.kind == "cancelled":
+                report.unavailable = str(exc)
+            else:
+                report.error = str(exc)
+            continue
         except Exception as exc:  # noqa: BLE001 - the optimized model fails where the original ran
             report.error = _short(exc)
             continue

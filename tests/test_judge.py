@@ -1,0 +1,97 @@
+"""onnxruntime in a child process: outputs when it answers, a stated reason (NoVerdict) when it cannot."""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import explorer
+from explorer.check import compare_with_onnxruntime
+from explorer.judge import Judge, NoVerdict, run_onnxruntime
+from explorer.optimizer.verify import compare_models
+
+OPSET = [h.make_opsetid("", 17)]
+
+
+def _endless_loop() -> onnx.ModelProto:
+    body = h.make_graph(
+        [h.make_node("Identity", ["c"], ["co"]), h.make_node("Identity", ["x"], ["xo"])], "body",
+        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("c", T.BOOL, []),
+         h.make_tensor_value_info("x", T.FLOAT, [1])],
+        [h.make_tensor_value_info("co", T.BOOL, []), h.make_tensor_value_info("xo", T.FLOAT, [1])])
+    graph = h.make_graph([h.make_node("Loop", ["", "c0", "x"], ["y"], body=body)], "endless",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1])], [h.make_tensor_value_info("y", T.FLOAT, [1])],
+                         [h.make_tensor("c0", T.BOOL, [], [True])])
+    return h.make_model(graph, opset_imports=OPSET)
+
+
+def _div(dtype: int) -> onnx.ModelProto:
+    graph = h.make_graph([h.make_node("Div", ["a", "b"], ["y"])], "div",
+                         [h.make_tensor_value_info("a", dtype, [1]), h.make_tensor_value_info("b", dtype, [1])],
+                         [h.make_tensor_value_info("y", dtype, [1])])
+    return h.make_model(graph, opset_imports=OPSET)
+
+
+def test_outputs_match_a_direct_computation():
+    got = run_onnxruntime(_div(T.FLOAT), {"a": np.array([3.0], np.float32), "b": np.array([2.0], np.float32)})
+    assert got["y"].tolist() == [1.5]
+
+
+def test_an_endless_loop_is_stopped_at_the_wall_clock_limit_and_the_next_call_works():
+    judge = Judge()
+    start = time.monotonic()
+    with pytest.raises(NoVerdict, match="within 1 s") as info:
+        judge.run(_endless_loop(), {"x": np.ones(1, np.float32)}, timeout=1)
+    assert info.value.kind == "timeout" and time.monotonic() - start < 10
+    assert judge.run(_div(T.INT32), {"a": np.array([7], np.int32), "b": np.array([2], np.int32)})["y"] == [3]
+    judge.close()
+
+
+def test_a_crash_of_onnxruntime_is_named_by_its_signal():
+    # INT_MIN / -1 traps in onnxruntime's integer Div (SIGFPE on x86-64)
+    feeds = {"a": np.array([np.iinfo(np.int32).min], np.int32), "b": np.array([-1], np.int32)}
+    with pytest.raises(NoVerdict) as info:
+        run_onnxruntime(_div(T.INT32), feeds)
+    assert info.value.kind == "crash" and "SIG" in str(info.value)
+
+
+def test_a_model_onnxruntime_rejects_is_refused_with_its_message():
+    with pytest.raises(NoVerdict, match="onnxruntime refused: .*protobuf") as info:
+        run_onnxruntime(b"not a model", {})
+    assert info.value.kind == "refused"
+
+
+def test_the_memory_cap_stops_a_huge_allocation():
+    graph = h.make_graph([h.make_node("ConstantOfShape", ["s"], ["y"])], "big",
+                         [h.make_tensor_value_info("s", T.INT64, [2])], [h.make_tensor_value_info("y", T.FLOAT, None)])
+    judge = Judge(memory_bytes=256 << 20)
+    with pytest.raises(NoVerdict) as info:
+        judge.run(h.make_model(graph, opset_imports=OPSET), {"s": np.array([100_000, 100_000])})
+    assert info.value.kind == "memory"
+    judge.close()
+
+
+def test_cancel_from_another_thread_ends_the_call():
+    judge = Judge()
+    threading.Timer(0.5, judge.cancel).start()
+    with pytest.raises(NoVerdict) as info:
+        judge.run(_endless_loop(), {"x": np.ones(1, np.float32)}, timeout=30)
+    assert info.value.kind == "cancelled"
+
+
+def test_check_report_states_the_timeout():
+    model = explorer.load(_endless_loop())
+    report = compare_with_onnxruntime(model, {"x": np.ones(1, np.float32)}, {}, timeout=0.5)
+    assert not report.ok and report.lines() == ["onnxruntime: onnxruntime did not finish within 0.5 s (stopped)"]
+
+
+def test_the_proof_skips_onnxruntime_when_explorer_hit_a_limit():
+    verdict = compare_models(_endless_loop(), _endless_loop(), {"x": np.ones(1, np.float32)})
+    ort = next(r for r in verdict.reports if r.judge == "onnxruntime")
+    assert verdict.status == "inconclusive"
+    assert ort.unavailable is not None and ort.unavailable.startswith("not run: explorer's own run stopped at a limit")
