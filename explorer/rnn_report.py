@@ -9,14 +9,13 @@ import numpy as np
 from onnx import numpy_helper
 
 from .errors import ExecutionError
-from .executor.rnn import ACTIVATION_DEFAULTS, CELLS, RnnConfig, node_config
 from .graph import NodeRef
 from .model import Model
+from .spec.rnn import ACTIVATION_DEFAULTS, BIAS_HALVES, CELLS, INPUTS, PEEPHOLES, RnnConfig, rnn_config
 from .trace import Trace
 
-# The spec's gate letters in W/R/B order, and where each sits in PyTorch's and Keras's stacking of the same
-# weights: PyTorch GRU is [r, z, n], LSTM [i, f, g, o]; Keras GRU is [z, r, h], LSTM [i, f, c, o].
-SPEC_GATES = {"GRU": "zrh", "LSTM": "iofc", "RNN": "i"}
+# Where each of the spec's gates (CELLS[op].gates) sits in PyTorch's and Keras's stacking of the same weights:
+# PyTorch GRU is [r, z, n], LSTM [i, f, g, o]; Keras GRU is [z, r, h], LSTM [i, f, c, o].
 PYTORCH_GATES = {"GRU": {"z": (1, "z"), "r": (0, "r"), "h": (2, "n")},
                  "LSTM": {"i": (0, "i"), "o": (3, "o"), "f": (1, "f"), "c": (2, "g")},
                  "RNN": {"i": (0, "")}}
@@ -106,7 +105,7 @@ def rnn_report(model: Model, path: str, trace: Trace | None = None) -> RnnReport
     shapes = {name: constants[name].shape if constants.get(name) is not None
               else _declared_shape(model, node, name) for name in inputs[:8] if name}
     try:
-        config = node_config(node, model.opsets.get("", 1))
+        config = rnn_config(node, model.opsets.get("", 1))
     except ExecutionError as exc:
         return RnnReport(path, node.op_type, origin, None, None, None, [], [Finding("error", str(exc))])
     r_shape, w_shape = shapes.get(inputs[2]), shapes.get(inputs[1])
@@ -162,25 +161,22 @@ def _declared_shape(model: Model, node: NodeRef, name: str) -> tuple | None:
 
 def _blocks(config: RnnConfig, hidden: int, layer: int, inputs: list[str],
             constants: dict[str, np.ndarray | None]) -> list[WeightBlock]:
-    op = config.cell.op_type
-    gates = SPEC_GATES[op]
-    g = len(gates)
+    cell = config.cell
+    op = cell.op_type
     blocks = []
     for d in range(config.num_directions):
         suffix = "_reverse" if d else ""
         side = ("backward_layer." if d else "forward_layer.") if config.num_directions == 2 else ""
-        for tensor, position in (("W", 1), ("R", 2), ("B", 3), ("P", 7)):
-            if tensor == "P" and (op != "LSTM" or not inputs[position]):
+        for tensor in ("W", "R", "B", "P"):
+            position = INPUTS.index(tensor)
+            if not inputs[position] or (tensor == "P" and op != "LSTM"):
                 continue
-            if tensor == "B" and not inputs[position]:
-                continue
-            value = constants.get(inputs[position]) if inputs[position] else None
-            halves = (("Wb", 0), ("Rb", 1)) if tensor == "B" else ((tensor, 0),)
-            letters = "iof" if tensor == "P" else gates
-            for half, offset in halves:
+            value = constants.get(inputs[position])
+            halves = tuple(enumerate(BIAS_HALVES)) if tensor == "B" else ((0, tensor),)
+            letters = PEEPHOLES if tensor == "P" else cell.gates
+            for offset, half in halves:
                 for j, gate in enumerate(letters):
-                    start = (offset * g + j) * hidden
-                    index = (start, start + hidden)
+                    index = cell.block(j, hidden, offset)
                     fits = value is not None and value.ndim >= 2 and value.shape[0] > d
                     block = value[d, index[0]:index[1]] if fits and value.shape[1] >= index[1] else None
                     blocks.append(WeightBlock(

@@ -259,9 +259,11 @@ def test_body_roles_follow_the_spec():
     roles = body_roles(seqmap, "body", body(3, 2), 21, is_sequence=lambda name: name == "s2")
     assert roles.inputs == ("element of seq", "= t", "element of s2")
     assert roles.outputs == ("→ sequence out_a", "→ sequence out_b") and roles.carried == ()
-    # Scan-8 takes sequence_lens first; two state variables, one scan input read backwards on axis 1 (Scan-9+)
-    scan8 = helper.make_node("Scan", ["lens", "h", "c", "x"], ["h_f", "c_f", "y"], num_scan_inputs=1)
-    assert body_roles(scan8, "body", body(3, 3), 8).inputs == ("state ← h", "state ← c", "slice of x (axis 0)")
+    # Scan-8 takes sequence_lens first and slices [batch, sequence, ...] inputs along axis 1; two state
+    # variables, one scan input read backwards on axis 1 (Scan-9+)
+    scan8 = helper.make_node("Scan", ["lens", "h", "c", "x"], ["h_f", "c_f", "y"], num_scan_inputs=1, directions=[1])
+    assert body_roles(scan8, "body", body(3, 3), 8).inputs == ("state ← h", "state ← c",
+                                                               "slice of x (axis 1, reversed)")
     scan = helper.make_node("Scan", ["h", "c", "x"], ["h_f", "c_f", "y"], num_scan_inputs=1,
                             scan_input_axes=[1], scan_input_directions=[1], scan_output_axes=[2])
     roles = body_roles(scan, "body", body(3, 3), 21)

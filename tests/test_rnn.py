@@ -227,9 +227,9 @@ def test_every_opset_version(op, version):
     mine = dict(attrs, output_sequence=1) if version == 1 else attrs
     model = build(op, mine, feeds, all_outputs(op), opset=version)
     explorer_model = explorer.load(model)
-    from explorer.executor.rnn import node_config
+    from explorer.spec.rnn import rnn_config
 
-    assert node_config(explorer_model.node("rnn"), version).version == version
+    assert rnn_config(explorer_model.node("rnn"), version).version == version
     ours, _ = run_rnn(model, feeds)
     theirs = onnxruntime_outputs(build(op, attrs, feeds, all_outputs(op), opset=max(version, 7)), feeds)
     for a, b in zip(ours, theirs):

@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 
 from ..errors import ExecutionError, where
-from ..graph import attribute
+from ..spec.bodies import BodySignature, body_signature
 from .ops.base import Call
 
 if TYPE_CHECKING:
@@ -50,29 +50,13 @@ def _stack(elements: list, axis: int, call: Call, name: str) -> np.ndarray:
                              iteration=call.iteration) from None
 
 
-def _malformed(node: NodeRef, message: str) -> ExecutionError:
-    return ExecutionError(f"node {node.path!r} ({node.op_type}): {message}", node=node.path, op_type=node.op_type)
-
-
-def _check_body(node: NodeRef, attribute: str, inputs: int, outputs: int, carried: int = 0) -> onnx.GraphProto:
-    """A body must take exactly `inputs` formal inputs and make `outputs` outputs; the node must declare at least
-    its `carried` loop-carried (or state) outputs."""
-    body = next(g.proto for g in node.subgraphs if g.attribute == attribute)
-    if len(body.input) != inputs:
-        raise _malformed(node, f"its {attribute} has {len(body.input)} inputs, the node passes it {inputs}")
-    if len(body.output) != outputs:
-        raise _malformed(node, f"its {attribute} has {len(body.output)} outputs, the node needs {outputs}")
-    if len(node.proto.output) < carried:
-        raise _malformed(node, f"it declares {len(node.proto.output)} outputs for {carried} carried values")
-    return body
-
-
-def _check_list(node: NodeRef, name: str, values: list, count: int, allowed: tuple[int, ...] | None = None) -> None:
-    """A per-input/per-output attribute must have one entry each (when given), from `allowed` values."""
-    if values and len(values) != count:
-        raise _malformed(node, f"{name} has {len(values)} entries for {count} values")
-    if allowed is not None and any(v not in allowed for v in values):
-        raise _malformed(node, f"{name} {values} may only hold {' or '.join(map(str, allowed))}")
+def _signature(node: NodeRef, program: Program, attribute: str = "body") -> BodySignature:
+    """The body's signature; ExecutionError naming the node when node and body do not fit the spec."""
+    signature = body_signature(node.proto, program.opsets.get("", 1), attribute)
+    if signature.problems:
+        raise ExecutionError(f"node {node.path!r} ({node.op_type}): {signature.problems[0]}", node=node.path,
+                             op_type=node.op_type)
+    return signature
 
 
 def _check_slice_rank(program: Program, body_path: str, name: str, rank: int, call: Call) -> None:
@@ -89,9 +73,8 @@ def _check_slice_rank(program: Program, body_path: str, name: str, rank: int, ca
 
 def if_kernel(node: NodeRef, program: Program):
     then_path, else_path = f"{node.path}/then_branch", f"{node.path}/else_branch"
-    n_out = len(node.proto.output)
     for branch in ("then_branch", "else_branch"):
-        _check_body(node, branch, 0, n_out)
+        _signature(node, program, branch)
 
     def run(args: list, call: Call):
         branch = "then_branch" if _scalar(args[0], "cond", call) else "else_branch"
@@ -105,8 +88,7 @@ def if_kernel(node: NodeRef, program: Program):
 
 def loop_kernel(node: NodeRef, program: Program):
     body_path = f"{node.path}/body"
-    n_carried = max(len(node.proto.input) - 2, 0)
-    _check_body(node, "body", 2 + n_carried, 1 + len(node.proto.output), n_carried)
+    n_carried = len(_signature(node, program).carried)
 
     def run(args: list, call: Call):
         body = program.graph(body_path)
@@ -151,24 +133,14 @@ def loop_kernel(node: NodeRef, program: Program):
 
 def scan_kernel(node: NodeRef, program: Program):
     body_path = f"{node.path}/body"
-    opset = program.opsets.get("", 1)
-    proto = node.proto
-    m = int(attribute(proto, "num_scan_inputs"))
-    n_inputs = len(proto.input) - (opset < 9)  # opset 8 puts sequence_lens first
-    if not 1 <= m <= n_inputs:
-        raise _malformed(node, f"num_scan_inputs={m} for {n_inputs} inputs")
-    body_proto = _check_body(node, "body", n_inputs, len(proto.output), n_inputs - m)
-    if opset < 9:
-        return _scan8(node, program, body_path, m)
-    in_axes = list(attribute(proto, "scan_input_axes", []) or [])
-    in_dirs = list(attribute(proto, "scan_input_directions", []) or [])
-    out_axes = list(attribute(proto, "scan_output_axes", []) or [])
-    out_dirs = list(attribute(proto, "scan_output_directions", []) or [])
-    k = len(body_proto.output) - (n_inputs - m)
-    _check_list(node, "scan_input_axes", in_axes, m)
-    _check_list(node, "scan_input_directions", in_dirs, m, (0, 1))
-    _check_list(node, "scan_output_axes", out_axes, k)
-    _check_list(node, "scan_output_directions", out_dirs, k, (0, 1))
+    signature = _signature(node, program)
+    m = len(signature.scan_inputs)
+    if signature.batch_axis is not None:
+        return _scan8(program, body_path, signature)
+    in_axes = [s.axis for s in signature.scan_inputs]
+    reverse = [s.reverse for s in signature.scan_inputs]
+    out_axes = [s.axis for s in signature.scan_outputs]
+    prepend = [s.reverse for s in signature.scan_outputs]
 
     def run(args: list, call: Call):
         body = program.graph(body_path)
@@ -176,7 +148,7 @@ def scan_kernel(node: NodeRef, program: Program):
         states, scan_inputs = list(args[:n]), args[n:]
         axes = []
         for j, x in enumerate(scan_inputs):
-            axis = in_axes[j] if j < len(in_axes) else 0
+            axis = in_axes[j]
             if not -x.ndim <= axis < x.ndim:
                 raise ExecutionError(f"{where(call.path, 'Scan', call.iteration)}: scan_input_axes[{j}]={axis} is "
                                      f"out of range for input of shape {x.shape}", node=call.path,
@@ -189,7 +161,6 @@ def scan_kernel(node: NodeRef, program: Program):
                                  f"lengths {sorted(lengths)}", node=call.path, op_type="Scan",
                                  iteration=call.iteration)
         length = lengths.pop() if lengths else 0
-        reverse = [bool(in_dirs[j]) if j < len(in_dirs) else False for j in range(m)]
         k = len(body.output_names) - n
         elements: list[list] = [[] for _ in range(k)]
         engine = call.engine
@@ -208,8 +179,7 @@ def scan_kernel(node: NodeRef, program: Program):
                 store.append(element)
         results = []
         for j, (store, name) in enumerate(zip(elements, body.output_names[n:])):
-            axis = out_axes[j] if j < len(out_axes) else 0
-            prepend = bool(out_dirs[j]) if j < len(out_dirs) else False
+            axis = out_axes[j]
             if not store:
                 results.append(_empty_stack(program, body_path, name, axis))
                 continue
@@ -218,16 +188,16 @@ def scan_kernel(node: NodeRef, program: Program):
                 raise ExecutionError(f"{where(call.path, 'Scan', call.iteration)}: scan_output_axes[{j}]={axis} is "
                                      f"out of range for rank {rank}", node=call.path, op_type="Scan",
                                      iteration=call.iteration)
-            results.append(_stack(store[::-1] if prepend else store, axis % rank, call, name))
+            results.append(_stack(store[::-1] if prepend[j] else store, axis % rank, call, name))
         return [*states, *results], {"iterations": length}
 
     return run
 
 
-def _scan8(node: NodeRef, program: Program, body_path: str, m: int):
+def _scan8(program: Program, body_path: str, signature: BodySignature):
     """Scan opset 8: batch axis 0, sequence axis 1, optional sequence_lens, per-input directions."""
-    directions = list(attribute(node.proto, "directions", []) or [])
-    _check_list(node, "directions", directions, m, (0, 1))
+    m = len(signature.scan_inputs)
+    reverse = [s.reverse for s in signature.scan_inputs]
 
     def run(args: list, call: Call):
         body = program.graph(body_path)
@@ -253,8 +223,7 @@ def _scan8(node: NodeRef, program: Program, body_path: str, m: int):
             steps = seq_lens[b]
             for t in range(steps):
                 engine.check_iterations(counter, call.path, "Scan", call.iteration)
-                slices = [x[b, steps - 1 - t if (j < len(directions) and directions[j]) else t]
-                          for j, x in enumerate(scan_inputs)]
+                slices = [x[b, steps - 1 - t if reverse[j] else t] for j, x in enumerate(scan_inputs)]
                 index = (*call.iteration, counter)
                 inputs = [*states, *slices]
                 outputs = engine.run_body(body, base, inputs, index)
@@ -289,7 +258,7 @@ def _scan8(node: NodeRef, program: Program, body_path: str, m: int):
 
 def sequence_map_kernel(node: NodeRef, program: Program):
     body_path = f"{node.path}/body"
-    _check_body(node, "body", len(node.proto.input), len(node.proto.output))
+    _signature(node, program)
 
     def run(args: list, call: Call):
         body = program.graph(body_path)

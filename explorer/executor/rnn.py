@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import onnx
 
 from ..errors import ExecutionError, where
+from ..spec.rnn import INPUTS, Activation, RnnConfig, rnn_config
 from .ops.base import Call
 
 if TYPE_CHECKING:
@@ -28,18 +28,6 @@ if TYPE_CHECKING:
     from .program import Program
 
 ActivationFn = Callable[[np.ndarray, np.ndarray], None]  # fn(x, out); `out` may be `x`
-
-# ---- activations ---------------------------------------------------------------------------------
-# canonical name -> (default alpha, default beta); None: the function takes no such value. Defaults are those
-# of the ONNX operator of the same name (Affine and ScaledTanh, which have none there, default to identity
-# scaling).
-ACTIVATION_DEFAULTS: dict[str, tuple[float | None, float | None]] = {
-    "Relu": (None, None), "Tanh": (None, None), "Sigmoid": (None, None),
-    "Affine": (1.0, 0.0), "LeakyRelu": (0.01, None), "ThresholdedRelu": (1.0, None),
-    "ScaledTanh": (1.0, 1.0), "HardSigmoid": (0.2, 0.5), "Elu": (1.0, None),
-    "Softsign": (None, None), "Softplus": (None, None),
-}
-_CANONICAL = {name.lower(): name for name in ACTIVATION_DEFAULTS}
 
 
 def _sigmoid(x: np.ndarray, out: np.ndarray) -> None:
@@ -49,10 +37,10 @@ def _sigmoid(x: np.ndarray, out: np.ndarray) -> None:
     np.reciprocal(out, out=out)
 
 
-def _activation_fn(name: str, alpha: float | None, beta: float | None) -> ActivationFn:
+def _activation_fn(activation: Activation) -> ActivationFn:
     """The in-place implementation of one spec activation with its alpha/beta bound."""
-    a = 0.0 if alpha is None else alpha
-    b = 0.0 if beta is None else beta
+    a = 0.0 if activation.alpha is None else activation.alpha
+    b = 0.0 if activation.beta is None else activation.beta
 
     def affine(x, out):
         np.multiply(x, a, out=out)
@@ -84,128 +72,7 @@ def _activation_fn(name: str, alpha: float | None, beta: float | None) -> Activa
         "Softsign": softsign,
         "Softplus": lambda x, out: np.logaddexp(0.0, x, out=out),
     }
-    return table[name]
-
-
-@dataclass(frozen=True)
-class Activation:
-    """One activation of the node with its resolved alpha/beta."""
-
-    name: str
-    alpha: float | None
-    beta: float | None
-    fn: ActivationFn
-
-    def __str__(self) -> str:
-        args = [f"{k}={v:g}" for k, v in (("alpha", self.alpha), ("beta", self.beta)) if v is not None]
-        return f"{self.name}({', '.join(args)})" if args else self.name
-
-
-# ---- node configuration --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Cell:
-    """What differs between GRU, LSTM and RNN in their weights and activations."""
-
-    op_type: str
-    gates: tuple[str, ...]  # the gate blocks stacked in W and R of one direction, in the spec's order
-    activations: tuple[str, ...]  # default activations of one direction (f, g, h)
-
-
-CELLS = {
-    "GRU": Cell("GRU", ("z", "r", "h"), ("Sigmoid", "Tanh")),
-    "LSTM": Cell("LSTM", ("i", "o", "f", "c"), ("Sigmoid", "Tanh", "Tanh")),
-    "RNN": Cell("RNN", ("a",), ("Tanh",)),
-}
-DIRECTIONS = ("forward", "reverse", "bidirectional")
-
-
-@dataclass(frozen=True)
-class RnnConfig:
-    """A GRU/LSTM/RNN node's attributes, checked against its opset version's schema, defaults resolved."""
-
-    cell: Cell
-    version: int  # since_version of the schema the node follows
-    hidden_size: int | None  # None when the attribute is absent (taken from R's shape)
-    direction: str
-    layout: int
-    clip: float | None
-    activations: tuple[tuple[Activation, ...], ...]  # one tuple (f, g[, h]) per direction
-    linear_before_reset: bool
-    input_forget: bool
-
-    @property
-    def num_directions(self) -> int:
-        return 2 if self.direction == "bidirectional" else 1
-
-
-def node_config(node: NodeRef, opset: int) -> RnnConfig:
-    """Reads and checks the attributes of a GRU/LSTM/RNN node; ExecutionError naming the node when invalid."""
-    cell = CELLS[node.op_type]
-
-    def fail(message: str) -> ExecutionError:
-        return ExecutionError(f"{where(node.path, node.op_type, ())}: {message}", node=node.path,
-                              op_type=node.op_type)
-
-    try:
-        schema = onnx.defs.get_schema(node.op_type, opset, "")
-    except onnx.defs.SchemaError:
-        raise fail(f"{node.op_type} does not exist in opset {opset}") from None
-    version = schema.since_version
-    values = {}
-    for att in node.proto.attribute:
-        spec = schema.attributes.get(att.name)
-        if spec is None:
-            known = ", ".join(sorted(schema.attributes))
-            raise fail(f"{node.op_type}-{version} has no attribute {att.name!r} (it has: {known})")
-        if att.type != spec.type:
-            got = onnx.AttributeProto.AttributeType.Name(att.type)
-            want = onnx.AttributeProto.AttributeType.Name(spec.type)
-            raise fail(f"attribute {att.name!r} is {got}; the spec wants {want}")
-        values[att.name] = onnx.helper.get_attribute_value(att)
-
-    direction = values.get("direction", b"forward").decode("utf-8", "replace")
-    if direction not in DIRECTIONS:
-        raise fail(f"direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
-    num_directions = 2 if direction == "bidirectional" else 1
-    hidden_size = values.get("hidden_size")
-    if hidden_size is not None and hidden_size <= 0:
-        raise fail(f"hidden_size must be positive, got {hidden_size}")
-    layout = values.get("layout", 0)
-    if layout not in (0, 1):
-        raise fail(f"layout must be 0 or 1, got {layout}")
-    clip = values.get("clip")
-    if clip is not None and not clip > 0:
-        raise fail(f"clip must be positive, got {clip:g}: it bounds pre-activations to [-clip, clip] (an "
-                   "exporter writing 0 for 'no clip' should leave the attribute out)")
-    activations = _activations(cell, num_directions, values, fail)
-    return RnnConfig(cell, version, hidden_size, direction, layout, clip, activations,
-                     bool(values.get("linear_before_reset", 0)), bool(values.get("input_forget", 0)))
-
-
-def _activations(cell: Cell, num_directions: int, values: dict,
-                 fail: Callable[[str], ExecutionError]) -> tuple[tuple[Activation, ...], ...]:
-    per_direction = len(cell.activations)
-    if "activations" in values:
-        names = [n.decode("utf-8", "replace") for n in values["activations"]]
-        if cell.op_type == "RNN" and num_directions == 1 and len(names) == 2:
-            names = names[:1]  # RNN's schema default lists two (Tanh, Tanh) even for one direction
-    else:
-        names = list(cell.activations) * num_directions
-    if len(names) != per_direction * num_directions:
-        raise fail(f"activations lists {len(names)} functions ({', '.join(names)}); {cell.op_type} takes "
-                   f"{per_direction} per direction, {per_direction * num_directions} here")
-    alphas = list(values.get("activation_alpha", []))
-    betas = list(values.get("activation_beta", []))
-    resolved = []
-    for raw in names:
-        name = _CANONICAL.get(raw.lower())
-        if name is None:
-            raise fail(f"unknown activation {raw!r} (known: {', '.join(ACTIVATION_DEFAULTS)})")
-        default_alpha, default_beta = ACTIVATION_DEFAULTS[name]
-        alpha = (alphas.pop(0) if alphas else default_alpha) if default_alpha is not None else None
-        beta = (betas.pop(0) if betas else default_beta) if default_beta is not None else None
-        resolved.append(Activation(name, alpha, beta, _activation_fn(name, alpha, beta)))
-    return tuple(tuple(resolved[d * per_direction:(d + 1) * per_direction]) for d in range(num_directions))
+    return table[activation.name]
 
 
 # ---- inputs --------------------------------------------------------------------------------------
@@ -230,9 +97,8 @@ _FLOAT_TYPES = ("float16", "float32", "float64", "bfloat16")
 
 def _inputs(args: list, config: RnnConfig, call: Call) -> _Inputs:
     cell, nd = config.cell, config.num_directions
-    names = ["X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"]
-    args = list(args) + [None] * (len(names) - len(args))
-    given = dict(zip(names, args))
+    args = list(args) + [None] * (len(INPUTS) - len(args))
+    given = dict(zip(INPUTS, args))
 
     def fail(message: str) -> ExecutionError:
         return ExecutionError(f"{where(call.path, call.op_type, call.iteration)}: {message}", node=call.path,
@@ -326,7 +192,7 @@ class _Direction:
     gates: np.ndarray  # [seq, gates, hidden, batch]: X·Wᵀ (+ biases) on entry, each step's gates on exit
     y: np.ndarray  # [seq, hidden, batch]: H per step
     h0: np.ndarray  # [hidden, batch]
-    acts: tuple[Activation, ...]
+    acts: tuple[ActivationFn, ...]  # f, g[, h] of this direction
     steps: list[tuple[int, np.ndarray | None]]
 
 
@@ -337,7 +203,7 @@ def _columns(vector: np.ndarray, batch: int) -> np.ndarray:
 
 def _gru(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
     matmul, add, multiply, subtract = np.matmul, np.add, np.multiply, np.subtract
-    f, g = d.acts[0].fn, d.acts[1].fn
+    f, g = d.acts[0], d.acts[1]
     clip = config.clip
     hidden, batch = d.h0.shape
     rec = np.empty((3, hidden, batch), d.h0.dtype)
@@ -379,7 +245,7 @@ def _gru(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
 def _lstm(d: _Direction, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
           peephole: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     matmul, add, multiply = np.matmul, np.add, np.multiply
-    f, g, h = (a.fn for a in d.acts)
+    f, g, h = d.acts
     clip, forget_is_input = config.clip, config.input_forget
     hidden, batch = d.h0.shape
     rec = np.empty((4, hidden, batch), d.h0.dtype)
@@ -428,7 +294,7 @@ def _lstm(d: _Direction, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
 
 
 def _rnn(d: _Direction, config: RnnConfig) -> tuple[np.ndarray, None]:
-    f = d.acts[0].fn
+    f = d.acts[0]
     clip = config.clip
     rec = np.empty(d.h0.shape, d.h0.dtype)
     h_prev = d.h0
@@ -460,11 +326,13 @@ def _project_inputs(inp: _Inputs, config: RnnConfig, gates: np.ndarray) -> None:
     if inp.b is not None:
         folded = inp.b[:, :n_gates * hidden] + inp.b[:, n_gates * hidden:]
         if config.cell.op_type == "GRU" and config.linear_before_reset:
-            folded[:, 2 * hidden:] = inp.b[:, 2 * hidden:3 * hidden]  # Rbh goes inside r (.) (...)
+            wbh = slice(*config.cell.block(2, hidden))
+            folded[:, wbh] = inp.b[:, wbh]  # Rbh goes inside r (.) (...)
         gates += folded.reshape(nd, n_gates, hidden, 1)
 
 
-def _run(config: RnnConfig, args: list, call: Call, n_outputs: int) -> tuple[list, dict]:
+def _run(config: RnnConfig, activations: tuple[tuple[ActivationFn, ...], ...], args: list, call: Call,
+         n_outputs: int) -> tuple[list, dict]:
     cell = config.cell
     is_lstm = cell.op_type == "LSTM"
     lbr_bias = cell.op_type == "GRU" and config.linear_before_reset
@@ -493,9 +361,10 @@ def _run(config: RnnConfig, args: list, call: Call, n_outputs: int) -> tuple[lis
             reverse = config.direction == "reverse" or k == 1
             rb = None
             if lbr_bias and inp.b is not None:
-                rb = _columns(inp.b[k, (n_gates + 2) * hidden:, None], batch)
+                rbh = slice(*cell.block(2, hidden, half=1))
+                rb = _columns(inp.b[k, rbh, None], batch)
             r = inp.r[k].reshape(n_gates, hidden, hidden)
-            d = _Direction(r, rb, gates[:, k], y[:, k], state(inp.h0, k), config.activations[k],
+            d = _Direction(r, rb, gates[:, k], y[:, k], state(inp.h0, k), activations[k],
                            _schedule(seq, inp.lens, reverse))
             if cell.op_type == "GRU":
                 y_h[k], _ = _gru(d, config)
@@ -506,7 +375,7 @@ def _run(config: RnnConfig, args: list, call: Call, n_outputs: int) -> tuple[lis
                 y_h[k], _ = _rnn(d, config)
 
     batch_major = (0, 1, 3, 2)  # [seq, dir, hidden, batch] -> [seq, dir, batch, hidden]
-    recorded = {name: gates[:, :, j].transpose(batch_major) for j, name in enumerate(cell.gates)}
+    recorded = {name: gates[:, :, j].transpose(batch_major) for j, name in enumerate(cell.recorded)}
     if is_lstm:
         recorded["C"] = cells.transpose(batch_major)
     if inp.lens is None:
@@ -539,11 +408,12 @@ def _run(config: RnnConfig, args: list, call: Call, n_outputs: int) -> tuple[lis
 
 
 def rnn_kernel(node: NodeRef, program: Program) -> Callable[[list, Call], tuple[list, dict]]:
-    config = node_config(node, program.opsets.get("", 1))
+    config = rnn_config(node, program.opsets.get("", 1))
+    activations = tuple(tuple(_activation_fn(a) for a in direction) for direction in config.activations)
     n_outputs = len(node.proto.output)
 
     def kernel(args: list, call: Call) -> tuple[list, dict]:
-        return _run(config, args, call, n_outputs)
+        return _run(config, activations, args, call, n_outputs)
 
     return kernel
 

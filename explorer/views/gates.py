@@ -7,14 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from ..executor.rnn import node_config
 from ..model import Model
 from ..rnn_report import RnnReport
 from ..rnn_report import recurrent_nodes as recurrent_refs
+from ..spec.rnn import rnn_config
 
-# Which activation of a direction (f, g, h) produces each recorded gate. An RNN records the pre-activation `a`
-# (unbounded) and H = f(a): its saturation is measured on H.
-_ACTIVATION_OF = {"z": 0, "r": 0, "h": 1, "i": 0, "o": 0, "f": 0, "c": 1, "a": 0}
+# An RNN records the pre-activation `a` (unbounded) and H = f(a): its saturation is measured on H.
 _MEASURED_ON = {"a": "H"}
 SATURATION_MARGIN = 0.05  # a unit within 5 % of the activation's range from a bound counts as saturated
 
@@ -39,11 +37,11 @@ def gate_bounds(model: Model, path: str, direction: int) -> dict[str, tuple[floa
     """recorded series -> (low, high) of the activation that produced it in that direction, None when unbounded
     (an RNN's is its H, the activation of the recorded pre-activation `a`)."""
     node = model.node(path)
-    config = node_config(node, model.opsets.get("", 1))
+    config = rnn_config(node, model.opsets.get("", 1))
     activations = config.activations[direction]
-    return {_MEASURED_ON.get(gate, gate): _bounds(activations[_ACTIVATION_OF[gate]].name,
-                                                  activations[_ACTIVATION_OF[gate]].alpha)
-            for gate in config.cell.gates}
+    cell = config.cell
+    return {_MEASURED_ON.get(gate, gate): _bounds(activations[which].name, activations[which].alpha)
+            for gate, which in zip(cell.recorded, cell.gate_activation)}
 
 
 def saturation(values: np.ndarray, bounds: tuple[float, float], margin: float = SATURATION_MARGIN) -> np.ndarray:

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..graph import CONTROL_FLOW_OPS
 from ..model import Model
+from ..spec.bodies import body_signature
 from ..trace import Event, Iteration, Trace
 from .cursor import ITERATING_OPS, ancestors
 from .tables import short_text
@@ -57,19 +58,14 @@ def control_flow_nodes(model: Model) -> dict[str, str]:
 def body_values(model: Model, path: str) -> BodyValues:
     """Role of each body input/output of a Loop, Scan or SequenceMap (from the node's inputs and attributes)."""
     node = model.node(path)
+    if node.op_type not in ITERATING_OPS:
+        raise ValueError(f"node {path!r} ({node.op_type}) has no iterating body")
     body = model.index.graphs[f"{path}/body"].proto
-    ins = [i.name for i in body.input]
-    outs = [o.name for o in body.output]
-    if node.op_type == "Loop":
-        n = max(len(node.proto.input) - 2, 0)
-        return BodyValues(ins[:2], list(zip(ins[2:2 + n], outs[1:1 + n])), [], outs[1 + n:], outs[0] if outs else None)
-    if node.op_type == "Scan":
-        m = next(a.i for a in node.proto.attribute if a.name == "num_scan_inputs")
-        n = len(ins) - m
-        return BodyValues([], list(zip(ins[:n], outs[:n])), ins[n:], outs[n:])
-    if node.op_type == "SequenceMap":
-        return BodyValues([], [], ins, outs)
-    raise ValueError(f"node {path!r} ({node.op_type}) has no iterating body")
+    signature = body_signature(node.proto, model.opsets.get("", 1), "body", body)
+    counters = [s.name for s in (signature.counter, signature.cond_in) if s is not None]
+    return BodyValues(counters, [(c.input.name, c.output.name) for c in signature.carried],
+                      [s.name for s in signature.scan_inputs], [s.name for s in signature.scan_outputs],
+                      signature.cond_out.name if signature.cond_out else None)
 
 
 def iterations_of(trace: Trace, run: Event | Execution) -> list[Iteration]:

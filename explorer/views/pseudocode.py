@@ -7,11 +7,13 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ..graph import NodeRef, attribute
+from ..graph import NodeRef
+from ..spec.bodies import body_signature
 from ..trace import Iteration, Trace
 from ..values import ValueSummary
 
 MAX_INLINE = 8
+LOOP_OPSET = 21  # Loop's body signature is the same at every opset
 
 
 def format_value(value: Any) -> str:
@@ -70,17 +72,14 @@ def _note(record: Iteration | None, name: str, outputs: bool = False) -> str:
 def loop_pseudocode(node: NodeRef, trace: Trace | None = None, iteration: tuple[int, ...] | None = None) -> str:
     """The Loop spec's C-style loop for this node; values from the chosen iteration (default: the first)."""
     body = _body(node)
-    ins = list(node.proto.input) + ["", ""]
-    trip, cond = ins[0], ins[1]
-    carried_init = list(node.proto.input[2:])
-    b_in = [i.name for i in body.input]
-    b_out = [o.name for o in body.output]
-    n = len(carried_init)
-    iter_name, cond_in = b_in[0], b_in[1]
-    carried_in, carried_out = b_in[2:2 + n], b_out[1:1 + n]
-    scan_out = b_out[1 + n:]
-    finals = list(node.proto.output) + [""] * len(b_out)
-    stacks = [finals[n + k] or f"{name}s" for k, name in enumerate(scan_out)]
+    signature = body_signature(node.proto, LOOP_OPSET, "body", body)
+    if signature.counter is None or signature.cond_in is None or signature.cond_out is None:
+        raise ValueError(f"Loop {node.path!r}: its body lacks the iteration number, cond in or cond out")
+    trip, cond = signature.max_trip_count, signature.cond_in.outer
+    iter_name, cond_in = signature.counter.name, signature.cond_in.name
+    carried_in = [c.input.name for c in signature.carried]
+    scan_out = [s.name for s in signature.scan_outputs]
+    stacks = [s.outer or f"{s.name}s" for s in signature.scan_outputs]
     record = _pick(trace, node.path, iteration)
     mode = {(True, True): "trip count and cond", (True, False): "trip count only (a for loop)",
             (False, True): "cond only (a while loop)", (False, False): "neither (runs until the body's cond "
@@ -88,8 +87,8 @@ def loop_pseudocode(node: NodeRef, trace: Trace | None = None, iteration: tuple[
     lines = [f"// Loop '{node.path}': {mode}"]
     lines.append(f"int64 max_trip_count = {trip};" if trip else "// max_trip_count omitted: no bound")
     lines.append(f"bool {cond_in} = {cond};" if cond else f"bool {cond_in} = true;  // cond omitted")
-    for init, name in zip(carried_init, carried_in):
-        lines.append(f"{name} = {init};  // loop-carried")
+    for c in signature.carried:
+        lines.append(f"{c.input.name} = {c.input.outer};  // loop-carried")
     for stack in stacks:
         lines.append(f"{stack} = [];  // scan output, stacked along a new axis 0")
     bound = f"{iter_name} < max_trip_count && {cond_in}" if trip else cond_in
@@ -99,15 +98,16 @@ def loop_pseudocode(node: NodeRef, trace: Trace | None = None, iteration: tuple[
         for name in [iter_name, cond_in, *carried_in]:
             lines.append(f"    //   {name} = {format_value(record.inputs.get(name))}")
     lines.extend(_body_lines(body, "    "))
-    lines.append(f"    {cond_in} = {b_out[0]};{_note(record, b_out[0], outputs=True)}")
-    for name_in, name_out in zip(carried_in, carried_out):
-        lines.append(f"    {name_in} = {name_out};{_note(record, name_out, outputs=True)}")
+    cond_out = signature.cond_out.name
+    lines.append(f"    {cond_in} = {cond_out};{_note(record, cond_out, outputs=True)}")
+    for c in signature.carried:
+        lines.append(f"    {c.input.name} = {c.output.name};{_note(record, c.output.name, outputs=True)}")
     for name, stack in zip(scan_out, stacks):
         lines.append(f"    {stack}.append({name});{_note(record, name, outputs=True)}")
     lines.append("}")
-    for final, name in zip(finals[:n], carried_in):
-        if final:
-            lines.append(f"{final} = {name};")
+    for c in signature.carried:
+        if c.output.outer:
+            lines.append(f"{c.output.outer} = {c.input.name};")
     if trace is not None:
         runs = trace.events_of(node.path)
         if record is not None:
@@ -123,63 +123,55 @@ def scan_pseudocode(node: NodeRef, trace: Trace | None = None, iteration: tuple[
                     opset: int = 21) -> str:
     """The Scan spec's C-style loop for this node (opset 9+ axes/directions, or opset 8 batching)."""
     body = _body(node)
-    m = int(attribute(node.proto, "num_scan_inputs"))
+    signature = body_signature(node.proto, opset, "body", body)
+    scans, states = signature.scan_inputs, signature.carried
+    m, n = len(scans), len(states)
     record = _pick(trace, node.path, iteration)
     b_in = [i.name for i in body.input]
-    b_out = [o.name for o in body.output]
-    if opset < 9:
-        inputs = list(node.proto.input[1:])
-        n = len(inputs) - m
+    batched = signature.batch_axis is not None
+    if batched:
+        lens = signature.sequence_lens
         header = [f"// Scan '{node.path}' (opset 8): batch axis 0, sequence axis 1",
-                  f"for (int batch = 0; batch < {inputs[n] if m else '?'}.shape[0]; ++batch) {{",
-                  f"  N = {node.proto.input[0] or 'max_sequence_length'}"
-                  + ("[batch];" if node.proto.input[0] else ";")]
+                  f"for (int batch = 0; batch < {scans[0].outer if m else '?'}.shape[0]; ++batch) {{",
+                  f"  N = {lens or 'max_sequence_length'}" + ("[batch];" if lens else ";")]
         indent = "  "
-        dirs = list(attribute(node.proto, "directions", []) or [0] * m)
-        slicing = [f"({inputs[n + j]}<axis=0>[batch])<axis=1>[" + ("N - 1 - t" if dirs[j] else "t") + "]"
-                   for j in range(m)]
+        slicing = [f"({s.outer}<axis=0>[batch])<axis=1>[" + ("N - 1 - t" if s.reverse else "t") + "]"
+                   for s in scans]
     else:
-        inputs = list(node.proto.input)
-        n = len(inputs) - m
-        axes = list(attribute(node.proto, "scan_input_axes", []) or [0] * m)
-        dirs = list(attribute(node.proto, "scan_input_directions", []) or [0] * m)
-        header = [f"// Scan '{node.path}': {n} state(s), {m} scan input(s), {len(b_out) - n} scan output(s)",
-                  f"sequence_length = {inputs[n]}.shape[{axes[0]}];" if m else "sequence_length = 0;"]
+        outputs = len(signature.scan_outputs)
+        header = [f"// Scan '{node.path}': {n} state(s), {m} scan input(s), {outputs} scan output(s)",
+                  f"sequence_length = {scans[0].outer}.shape[{scans[0].axis}];" if m else "sequence_length = 0;"]
         indent = ""
-        slicing = [f"{inputs[n + j]}<axis={axes[j]}>[" + ("sequence_length - 1 - t" if dirs[j] else "t") + "]"
-                   for j in range(m)]
+        slicing = [f"{s.outer}<axis={s.axis}>[" + ("sequence_length - 1 - t" if s.reverse else "t") + "]"
+                   for s in scans]
     lines = list(header)
-    for init, name in zip(inputs[:n], b_in[:n]):
-        lines.append(f"{indent}{name} = {init};  // state")
-    out_axes = list(attribute(node.proto, "scan_output_axes", []) or [])
-    out_dirs = list(attribute(node.proto, "scan_output_directions", []) or [])
-    scan_out = b_out[n:]
-    outputs = list(node.proto.output) + [""] * len(b_out)
-    stacks = [outputs[n + k] or f"{name}s" for k, name in enumerate(scan_out)]
+    for c in states:
+        lines.append(f"{indent}{c.input.name} = {c.input.outer};  // state")
+    stacks = [s.outer or f"{s.name}s" for s in signature.scan_outputs]
     for stack in stacks:
         lines.append(f"{indent}{stack} = [];  // scan output")
-    lines.append(f"{indent}for (int t = 0; t < {'N' if opset < 9 else 'sequence_length'}; ++t) {{")
+    lines.append(f"{indent}for (int t = 0; t < {'N' if batched else 'sequence_length'}; ++t) {{")
     inner = indent + "    "
     if record is not None:
         lines.append(f"{inner}// values at iteration {record.index}:")
         for name in b_in:
             lines.append(f"{inner}//   {name} = {format_value(record.inputs.get(name))}")
-    for j, name in enumerate(b_in[n:]):
-        lines.append(f"{inner}{name} = {slicing[j]};")
+    for s, code in zip(scans, slicing):
+        lines.append(f"{inner}{s.name} = {code};")
     lines.extend(_body_lines(body, inner))
-    for name_in, name_out in zip(b_in[:n], b_out[:n]):
-        lines.append(f"{inner}{name_in} = {name_out};{_note(record, name_out, outputs=True)}")
-    for j, (name, stack) in enumerate(zip(scan_out, stacks)):
-        axis = out_axes[j] if j < len(out_axes) else 0
-        prepend = j < len(out_dirs) and out_dirs[j]
-        order = f"Concat<axis={axis}>({name}, {stack})" if prepend else f"Concat<axis={axis}>({stack}, {name})"
-        lines.append(f"{inner}{stack} = {order};{_note(record, name, outputs=True)}")
+    for c in states:
+        lines.append(f"{inner}{c.input.name} = {c.output.name};{_note(record, c.output.name, outputs=True)}")
+    for s, stack in zip(signature.scan_outputs, stacks):
+        axis = s.axis - 1 if batched else s.axis  # Scan-8 stacks within one batch item
+        pair = f"{s.name}, {stack}" if s.reverse else f"{stack}, {s.name}"
+        order = f"Concat<axis={axis}>({pair})"
+        lines.append(f"{inner}{stack} = {order};{_note(record, s.name, outputs=True)}")
     lines.append(f"{indent}}}")
-    if opset < 9:
+    if batched:
         lines.append("}")
-    for final, name in zip(outputs[:n], b_in[:n]):
-        if final:
-            lines.append(f"{final} = {name};")
+    for c in states:
+        if c.output.outer:
+            lines.append(f"{c.output.outer} = {c.input.name};")
     return "\n".join(lines)
 
 

@@ -1,0 +1,153 @@
+"""The GRU, LSTM and RNN cells as the ONNX spec defines them: gate order in W, R and B, which activation (f, g,
+h) computes each gate, activations and their alpha/beta defaults, the weight and bias layout, and a node's
+attributes checked against its opset version's schema with every default resolved."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import onnx
+
+from ..errors import ExecutionError, where
+from ..graph import NodeRef
+
+# canonical name -> (default alpha, default beta); None: the function takes no such value. Defaults are those
+# of the ONNX operator of the same name (Affine and ScaledTanh, which have none there, default to identity
+# scaling).
+ACTIVATION_DEFAULTS: dict[str, tuple[float | None, float | None]] = {
+    "Relu": (None, None), "Tanh": (None, None), "Sigmoid": (None, None),
+    "Affine": (1.0, 0.0), "LeakyRelu": (0.01, None), "ThresholdedRelu": (1.0, None),
+    "ScaledTanh": (1.0, 1.0), "HardSigmoid": (0.2, 0.5), "Elu": (1.0, None),
+    "Softsign": (None, None), "Softplus": (None, None),
+}
+_CANONICAL = {name.lower(): name for name in ACTIVATION_DEFAULTS}
+DIRECTIONS = ("forward", "reverse", "bidirectional")
+INPUTS = ("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P")  # the node's input positions
+BIAS_HALVES = ("Wb", "Rb")  # B of one direction is [Wb of every gate, Rb of every gate]
+PEEPHOLES = ("i", "o", "f")  # LSTM's P of one direction: one block per gate, in this order
+
+
+@dataclass(frozen=True)
+class Cell:
+    """What differs between GRU, LSTM and RNN in their weights and activations."""
+
+    op_type: str
+    gates: tuple[str, ...]  # the spec's gate letters, in the order their blocks stack in W, R and each half of B
+    recorded: tuple[str, ...]  # the name each gate block is recorded under (RNN: its pre-activation `a`)
+    activations: tuple[str, ...]  # default activations of one direction (f, g[, h])
+    gate_activation: tuple[int, ...]  # per gate: which activation of the direction (0 f, 1 g) computes it
+
+    def block(self, gate: int, hidden: int, half: int = 0) -> tuple[int, int]:
+        """[start, stop) of one gate's rows in W or R (half 0), or of its entries in B's Wb (0) or Rb (1) half."""
+        start = (half * len(self.gates) + gate) * hidden
+        return start, start + hidden
+
+
+CELLS = {
+    "GRU": Cell("GRU", ("z", "r", "h"), ("z", "r", "h"), ("Sigmoid", "Tanh"), (0, 0, 1)),
+    "LSTM": Cell("LSTM", ("i", "o", "f", "c"), ("i", "o", "f", "c"), ("Sigmoid", "Tanh", "Tanh"), (0, 0, 0, 1)),
+    "RNN": Cell("RNN", ("i",), ("a",), ("Tanh",), (0,)),
+}
+
+
+@dataclass(frozen=True)
+class Activation:
+    """One activation of a direction with its resolved alpha/beta (None where the function takes none)."""
+
+    name: str
+    alpha: float | None
+    beta: float | None
+
+    def __str__(self) -> str:
+        args = [f"{k}={v:g}" for k, v in (("alpha", self.alpha), ("beta", self.beta)) if v is not None]
+        return f"{self.name}({', '.join(args)})" if args else self.name
+
+
+@dataclass(frozen=True)
+class RnnConfig:
+    """A GRU/LSTM/RNN node's attributes, checked against its opset version's schema, defaults resolved."""
+
+    cell: Cell
+    version: int  # since_version of the schema the node follows
+    hidden_size: int | None  # None when the attribute is absent (taken from R's shape)
+    direction: str
+    layout: int
+    clip: float | None
+    activations: tuple[tuple[Activation, ...], ...]  # one tuple (f, g[, h]) per direction
+    linear_before_reset: bool
+    input_forget: bool
+
+    @property
+    def num_directions(self) -> int:
+        return 2 if self.direction == "bidirectional" else 1
+
+
+def rnn_config(node: NodeRef, opset: int) -> RnnConfig:
+    """Reads and checks the attributes of a GRU/LSTM/RNN node; ExecutionError naming the node when invalid."""
+    cell = CELLS[node.op_type]
+
+    def fail(message: str) -> ExecutionError:
+        return ExecutionError(f"{where(node.path, node.op_type, ())}: {message}", node=node.path,
+                              op_type=node.op_type)
+
+    try:
+        schema = onnx.defs.get_schema(node.op_type, opset, "")
+    except onnx.defs.SchemaError:
+        raise fail(f"{node.op_type} does not exist in opset {opset}") from None
+    version = schema.since_version
+    values: dict[str, Any] = {}
+    for att in node.proto.attribute:
+        spec = schema.attributes.get(att.name)
+        if spec is None:
+            known = ", ".join(sorted(schema.attributes))
+            raise fail(f"{node.op_type}-{version} has no attribute {att.name!r} (it has: {known})")
+        if att.type != spec.type:
+            got = onnx.AttributeProto.AttributeType.Name(att.type)
+            want = onnx.AttributeProto.AttributeType.Name(spec.type)
+            raise fail(f"attribute {att.name!r} is {got}; the spec wants {want}")
+        values[att.name] = onnx.helper.get_attribute_value(att)
+
+    direction = values.get("direction", b"forward").decode("utf-8", "replace")
+    if direction not in DIRECTIONS:
+        raise fail(f"direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
+    num_directions = 2 if direction == "bidirectional" else 1
+    hidden_size = values.get("hidden_size")
+    if hidden_size is not None and hidden_size <= 0:
+        raise fail(f"hidden_size must be positive, got {hidden_size}")
+    layout = values.get("layout", 0)
+    if layout not in (0, 1):
+        raise fail(f"layout must be 0 or 1, got {layout}")
+    clip = values.get("clip")
+    if clip is not None and not clip > 0:
+        raise fail(f"clip must be positive, got {clip:g}: it bounds pre-activations to [-clip, clip] (an "
+                   "exporter writing 0 for 'no clip' should leave the attribute out)")
+    activations = _activations(cell, num_directions, values, fail)
+    return RnnConfig(cell, version, hidden_size, direction, layout, clip, activations,
+                     bool(values.get("linear_before_reset", 0)), bool(values.get("input_forget", 0)))
+
+
+def _activations(cell: Cell, num_directions: int, values: dict[str, Any],
+                 fail: Callable[[str], ExecutionError]) -> tuple[tuple[Activation, ...], ...]:
+    per_direction = len(cell.activations)
+    if "activations" in values:
+        names = [n.decode("utf-8", "replace") for n in values["activations"]]
+        if cell.op_type == "RNN" and num_directions == 1 and len(names) == 2:
+            names = names[:1]  # RNN's schema default lists two (Tanh, Tanh) even for one direction
+    else:
+        names = list(cell.activations) * num_directions
+    if len(names) != per_direction * num_directions:
+        raise fail(f"activations lists {len(names)} functions ({', '.join(names)}); {cell.op_type} takes "
+                   f"{per_direction} per direction, {per_direction * num_directions} here")
+    alphas = [float(a) for a in values.get("activation_alpha", [])]
+    betas = [float(b) for b in values.get("activation_beta", [])]
+    resolved = []
+    for raw in names:
+        name = _CANONICAL.get(raw.lower())
+        if name is None:
+            raise fail(f"unknown activation {raw!r} (known: {', '.join(ACTIVATION_DEFAULTS)})")
+        default_alpha, default_beta = ACTIVATION_DEFAULTS[name]
+        alpha = (alphas.pop(0) if alphas else default_alpha) if default_alpha is not None else None
+        beta = (betas.pop(0) if betas else default_beta) if default_beta is not None else None
+        resolved.append(Activation(name, alpha, beta))
+    return tuple(tuple(resolved[d * per_direction:(d + 1) * per_direction]) for d in range(num_directions))
