@@ -1,0 +1,28 @@
+"""Every differential case, gathered from the per-family tables (cases_<family>.py, each with `cases()`)."""
+from __future__ import annotations
+
+import importlib
+from collections import defaultdict
+from functools import cache
+from pathlib import Path
+
+from .harness import Case
+
+HERE = Path(__file__).parent
+
+
+@cache
+def all_cases() -> tuple[Case, ...]:
+    found: list[Case] = []
+    for path in sorted(HERE.glob("cases_*.py")):
+        module = importlib.import_module(f"{__package__}.{path.stem}")
+        found.extend(module.cases())
+    return tuple(found)
+
+
+def batches() -> dict[tuple[str, str, int], list[Case]]:
+    """Cases grouped by (domain, op, version): each group is one model."""
+    grouped: dict[tuple[str, str, int], list[Case]] = defaultdict(list)
+    for case in all_cases():
+        grouped[case.key].append(case)
+    return dict(sorted(grouped.items()))

@@ -1,0 +1,219 @@
+"""Differential harness: one-node models run in explorer and in onnxruntime (graph optimizations off), compared
+exactly for integers, bools and strings, and at a tolerance for floats (NaN positions must match).
+
+Cases of one (domain, op, version) run together: every case is one node of a single model at opset = version,
+so one onnxruntime session and one explorer run check them all. Where onnxruntime is wrong or refuses, the case
+names the spec's value (`expected`), or the version of the op the spec says computes the same (`judge_version`),
+with a one-line `reason`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import helper
+
+import explorer
+
+IR_VERSION = 10  # onnxruntime 1.32 loads it at every opset the cases use
+NOT_IMPLEMENTED = "Could not find an implementation"
+
+
+@dataclass
+class Seq:
+    """A sequence input: its tensors, and their element type (needed when it is empty)."""
+
+    items: list[np.ndarray]
+    dtype: Any = None
+
+
+@dataclass
+class Case:
+    op: str
+    version: int  # the since_version judged; the model imports exactly this opset
+    inputs: list[Any]  # arrays; None for an omitted optional input; Seq for a sequence
+    attrs: dict[str, Any] = field(default_factory=dict)
+    outputs: int = 1
+    domain: str = ""
+    tol: tuple[float, float] | None = None  # (rtol, atol) for floats; defaults by dtype
+    reason: str = ""  # why onnxruntime is not the judge (with expected or judge_version)
+    expected: list[Any] | None = None  # the spec's values
+    judge_version: int | None = None  # onnxruntime at this version of the op, which the spec says is the same
+    error: str | None = None  # explorer must refuse the node with an ExecutionError containing this
+    dtype_sweep: bool = False  # generated across the schema's types: not judged where onnxruntime lacks the type
+
+    def __post_init__(self) -> None:
+        if (self.expected is not None or self.judge_version is not None) and not self.reason:
+            raise ValueError(f"{self.op}-{self.version}: a case judged without onnxruntime needs a reason")
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.domain, self.op, self.version)
+
+
+DEFAULT_TOL = {np.dtype(np.float16): (2e-3, 1e-3), np.dtype(np.float32): (2e-5, 1e-6),
+               np.dtype(np.float64): (1e-10, 1e-12)}
+
+
+def _value_type(value: Any) -> onnx.TypeProto:
+    if isinstance(value, Seq):
+        dtype = value.dtype if value.dtype is not None else value.items[0].dtype
+        elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+        return helper.make_sequence_type_proto(helper.make_tensor_type_proto(elem, None))
+    array = np.asarray(value)
+    elem = onnx.TensorProto.STRING if array.dtype.kind in "OUS" else helper.np_dtype_to_tensor_dtype(array.dtype)
+    return helper.make_tensor_type_proto(elem, list(array.shape))
+
+
+def build_model(cases: list[Case], version: int | None = None) -> tuple[onnx.ModelProto, dict[str, Any]]:
+    """One model holding every case as node `c<k>` (inputs `c<k>_i<j>`, outputs `c<k>_o<j>`), and its feeds."""
+    first = cases[0]
+    nodes, inputs, outputs, feeds = [], [], [], {}
+    for k, case in enumerate(cases):
+        names = []
+        for j, value in enumerate(case.inputs):
+            if value is None:
+                names.append("")
+                continue
+            name = f"c{k}_i{j}"
+            names.append(name)
+            inputs.append(helper.make_value_info(name, _value_type(value)))
+            feeds[name] = value.items if isinstance(value, Seq) else value
+        outs = [f"c{k}_o{j}" for j in range(case.outputs)]
+        nodes.append(helper.make_node(case.op, names, outs, name=f"c{k}", domain=case.domain, **case.attrs))
+        outputs += [helper.make_value_info(name, onnx.TypeProto()) for name in outs]
+    opset = version or first.version
+    imports = [helper.make_opsetid(first.domain, opset)]
+    if first.domain:
+        imports.append(helper.make_opsetid("", 21))
+    model = helper.make_model(helper.make_graph(nodes, "differential", inputs, outputs), opset_imports=imports)
+    model.ir_version = IR_VERSION
+    return model, feeds
+
+
+def run_explorer(cases: list[Case]) -> list[list[Any] | Exception]:
+    """Each case's outputs from explorer (one run for all; case by case when one fails)."""
+    model, feeds = build_model(cases)
+    try:
+        outputs = explorer.run(model, feeds).outputs
+    except explorer.ExplorerError:
+        if len(cases) == 1:
+            raise
+        results: list[list[Any] | Exception] = []
+        for case in cases:
+            try:
+                results.append(run_explorer([case])[0])
+            except explorer.ExplorerError as exc:
+                results.append(exc)
+        return results
+    return [[outputs[f"c{k}_o{j}"] for j in range(case.outputs)] for k, case in enumerate(cases)]
+
+
+def run_onnxruntime(cases: list[Case], version: int | None = None) -> list[list[Any] | str]:
+    """Each case's outputs from onnxruntime, or its refusal (a message)."""
+    results: dict[int, list[Any] | str] = {}
+    pending = list(range(len(cases)))
+    while pending:
+        model, feeds = build_model([cases[i] for i in pending], version)
+        try:
+            session = _session(model)
+            values = session.run(None, feeds)
+        except Exception as exc:  # noqa: BLE001 - whatever onnxruntime raises is its refusal
+            message = str(exc)
+            found = re.search(r"node with name '?c(\d+)'?", message)
+            if len(pending) == 1:
+                results[pending.pop()] = message
+            elif found and int(found.group(1)) < len(pending):
+                results[pending.pop(int(found.group(1)))] = message
+            else:
+                for i in pending:
+                    results[i] = run_onnxruntime([cases[i]], version)[0]
+                pending = []
+            continue
+        position = 0
+        for i in pending:
+            results[i] = list(values[position:position + cases[i].outputs])
+            position += cases[i].outputs
+        pending = []
+    return [results[i] for i in range(len(cases))]
+
+
+def _session(model: onnx.ModelProto) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def assert_same(got: Any, want: Any, tol: tuple[float, float] | None, what: str) -> None:
+    """Same type, shape and values: exact for integers/bools/strings, floats at `tol` with NaN where NaN is."""
+    if want is None:
+        assert got is None, f"{what}: {got!r} instead of an empty optional"
+        return
+    if isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), f"{what}: sequence {got!r} vs {want!r}"
+        for k, (g, w) in enumerate(zip(got, want)):
+            assert_same(g, w, tol, f"{what}[{k}]")
+        return
+    want = np.asarray(want)
+    assert isinstance(got, np.ndarray), f"{what}: {type(got).__name__} instead of an array"
+    if want.dtype.kind in "OUS":
+        assert got.dtype.kind in "OUS" and got.shape == want.shape, f"{what}: {got!r} vs {want!r}"
+        assert [str(x) for x in got.ravel()] == [str(x) for x in want.ravel()], f"{what}: {got!r} vs {want!r}"
+        return
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} vs {want.dtype}"
+    assert got.shape == want.shape, f"{what}: shape {got.shape} vs {want.shape}"
+    if want.dtype.kind != "f":
+        assert np.array_equal(got, want), f"{what}: {got!r} vs {want!r}"
+        return
+    rtol, atol = tol or DEFAULT_TOL[want.dtype]
+    assert np.array_equal(np.isnan(got), np.isnan(want)), f"{what}: NaN at other places:\n{got!r}\nvs\n{want!r}"
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol,
+                               equal_nan=True, err_msg=what)
+
+
+def describe(case: Case) -> str:
+    shapes = ", ".join("None" if v is None else f"seq[{len(v.items)}]" if isinstance(v, Seq)
+                       else f"{np.asarray(v).dtype}{list(np.shape(v))}" for v in case.inputs)
+    return f"{case.op}-{case.version}({shapes}) {case.attrs}"
+
+
+def check(cases: list[Case]) -> int:
+    """Runs and compares a batch of cases of one (domain, op, version); returns how many were judged."""
+    judged = 0
+    mine = run_explorer(cases)
+    by_ort = [i for i, c in enumerate(cases) if c.expected is None and c.judge_version is None and c.error is None]
+    ort_results = dict(zip(by_ort, run_onnxruntime([cases[i] for i in by_ort]))) if by_ort else {}
+    for version in {c.judge_version for c in cases if c.judge_version is not None}:
+        picked = [i for i, c in enumerate(cases) if c.judge_version == version]
+        ort_results.update(zip(picked, run_onnxruntime([cases[i] for i in picked], version)))
+    failures = []
+    for i, case in enumerate(cases):
+        got = mine[i]
+        if case.error is not None:
+            if not (isinstance(got, explorer.ExecutionError) and case.error in str(got)):
+                failures.append(f"{describe(case)}: expected an error with {case.error!r}, got {got!r}")
+            judged += 1
+            continue
+        want = case.expected if case.expected is not None else ort_results[i]
+        if isinstance(want, str):
+            if case.dtype_sweep and NOT_IMPLEMENTED in want:
+                continue
+            failures.append(f"{describe(case)}: onnxruntime refuses it and the case gives no spec value: {want}")
+            continue
+        if isinstance(got, Exception):
+            failures.append(f"{describe(case)}: explorer failed: {got}")
+            continue
+        try:
+            assert len(got) == len(want), f"{len(got)} outputs vs {len(want)}"
+            for j, (g, w) in enumerate(zip(got, want)):
+                assert_same(g, w, case.tol, f"output {j}")
+        except AssertionError as exc:
+            failures.append(f"{describe(case)}: {exc}")
+        judged += 1
+    assert not failures, "\n".join(failures[:5]) + (f"\n... {len(failures)} failures" if len(failures) > 5 else "")
+    return judged
