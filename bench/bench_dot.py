@@ -42,8 +42,8 @@ def dot_seconds(dot_text: str, timeout: float) -> str:
 def measure(title: str, model: explorer.Model, full_dot: bool) -> None:
     boxes = len(model.index.nodes)
     for view, options in VIEWS.items():
-        seconds = best_of(lambda options=options: model_to_dot(model, **options), repeat=3)
-        text = model_to_dot(model, **options)
+        seconds = best_of(lambda options=options: model_to_dot(model, **options).dot, repeat=3)
+        text = model_to_dot(model, **options).dot
         laid_out = dot_seconds(text, 600) if view == "default" or full_dot else "skipped (--full-dot)"
         goal = f" (goal <= {GOAL_SECONDS:g} s)" if boxes >= 5000 else ""
         print(f"{title} [{view}]: {boxes} nodes, DOT {len(text) / 1e3:.0f} kB in {seconds:.3f} s{goal}; "

@@ -225,7 +225,7 @@ def _render(args: argparse.Namespace) -> int:
     cursor = TraceOverlay.from_trace(Trace.load(args.trace), args.event) if args.trace else None
     highlight = search_nodes(model, args.search) if args.search else []
     dot_text = model_to_dot(model, expand=expand, focus=args.focus, cursor=cursor, highlight=highlight,
-                            edge_labels=not args.no_edge_labels)
+                            edge_labels=not args.no_edge_labels).dot
     try:
         fmt = write_diagram(dot_text, args.output)
     except (GraphvizMissing, GraphvizError) as exc:

@@ -204,11 +204,11 @@ def test_step_buttons_move_the_cursor_along_the_loops():
     at = start("nested_loops")
     at.switch_page(PAGES["step"]).run()
     assert "`Scan 'enc' · iteration 0 › Loop 'inner' · iteration 0 › Mod 'parity'`" in texts(at)
-    at.button(key="w_step:next_iteration").click().run()
+    at.button(key=state.keyed("w_step", "next_iteration")).click().run()
     assert "Loop 'inner' · iteration 1 › Mod 'parity'`" in texts(at)
-    at.button(key="w_step:next").click().run()
+    at.button(key=state.keyed("w_step", "next")).click().run()
     assert "Loop 'inner' · iteration 1 › Equal 'is_even'`" in texts(at)
-    at.button(key="w_step:last").click().run()
+    at.button(key=state.keyed("w_step", "last")).click().run()
     assert "`Scan 'enc'` ·" in texts(at) and at.session_state["cursor"] == at.session_state["w_cursor"]
     at.slider(key="w_cursor").set_value(2).run()
     assert "› If 'branch' · then_branch › Add 'add_x'`" in texts(at)
@@ -221,11 +221,11 @@ def test_cursor_moves_move_the_highlighted_node_in_the_diagram():
     svg = diagram_svg(at, "w_step_diagram")
     assert outline(svg, "enc/body/inner/body/parity") == current
     assert outline(svg, "enc/body/inner/body/is_even") != current
-    at.button(key="w_step:next").click().run()
+    at.button(key=state.keyed("w_step", "next")).click().run()
     svg = diagram_svg(at, "w_step_diagram")
     assert outline(svg, "enc/body/inner/body/is_even") == current
     assert outline(svg, "enc/body/inner/body/parity") != current
-    at.button(key="w_step:last").click().run()  # the Scan's own event comes last
+    at.button(key=state.keyed("w_step", "last")).click().run()  # the Scan's own event comes last
     assert outline(diagram_svg(at, "w_step_diagram"), "enc") == current
 
 
@@ -237,7 +237,7 @@ def test_selecting_a_node_fills_the_inspector():
     assert "Ran 8 times" in texts(at)  # T=4 Scan steps x 2 even inner iterations
     frames = [f.value for f in at.dataframe]
     assert any("x_t" in f.to_string() and "tensor(float32) [3]" in f.to_string() for f in frames)
-    at.selectbox(key="w_exec:enc/body/inner/body/branch/then_branch/add_x").set_value(3).run()
+    at.selectbox(key=state.keyed("w_exec", "enc/body/inner/body/branch/then_branch/add_x")).set_value(3).run()
     assert any("acc_then" in m.value for m in at.markdown)
 
 
@@ -258,7 +258,7 @@ def test_gates_page_draws_a_heatmap_per_gate_and_the_exported_report():
 def test_gates_page_leaves_padded_steps_blank():
     at = start("lstm_bidirectional_ragged")
     at.switch_page(PAGES["gates"]).run()
-    at.number_input(key="w_rnn_batch:lstm").set_value(2).run()  # the item of length 2
+    at.number_input(key=state.keyed("w_rnn_batch", "lstm")).set_value(2).run()  # the item of length 2
     assert_clean(at)
     assert "(2 valid for this batch item)" in texts(at)
     z = array(figures(at)[0].data[0].z)  # unit x time
@@ -269,7 +269,7 @@ def test_loops_page_fills_the_pseudo_code_with_the_chosen_iteration():
     at = start("nested_loops")
     at.switch_page(PAGES["loops"]).run()
     at.selectbox(key="w_loop").set_value("enc/body/inner").run()
-    at.selectbox(key="w_loop_exec:enc/body/inner").set_value(1).run()  # the inner Loop inside Scan step 1
+    at.selectbox(key=state.keyed("w_loop_exec", "enc/body/inner")).set_value(1).run()  # the inner Loop inside Scan step 1
     slider = next(s for s in at.slider if s.label == "Iteration")
     slider.set_value(2).run()
     assert_clean(at)
@@ -340,7 +340,7 @@ def test_first_nonfinite_jumps_to_the_node_that_made_it():
         trace = explorer.run(explorer.load(model), explorer.load(model).example_inputs(seed=0))
     expected = trace.first_nonfinite()
     assert expected is not None  # random inputs of seed 0 hold a negative value: log(sqrt(0)) = -inf
-    at.button(key="w_step:nonfinite").click().run()
+    at.button(key=state.keyed("w_step", "nonfinite")).click().run()
     assert at.session_state["cursor"] == expected.index
     assert "Log 'log'" in texts(at) and "Inf " in texts(at)
 
@@ -348,13 +348,13 @@ def test_first_nonfinite_jumps_to_the_node_that_made_it():
 def test_drill_into_a_body_and_back_with_the_breadcrumbs():
     at = start("nested_loops")
     at.selectbox(key="w_node_pick").set_value("enc/body/inner").run()
-    at.button(key="w_drill:enc/body/inner/body").click().run()
+    at.button(key=state.keyed("w_drill", "enc/body/inner/body")).click().run()
     assert_clean(at)
     svg = diagram_svg(at, state.W_GRAPH_CLICK)
     assert outline(svg, "enc/body/inner/body/parity") is not None and outline(svg, "enc") is None
     assert [b.label for b in at.button if b.key and b.key.startswith("w_crumb:")] == [
         "main graph", "Scan 'enc' · body", "Loop 'inner' · body"]
-    at.button(key="w_crumb:").click().run()  # back to the main graph
+    at.button(key=state.keyed("w_crumb", "")).click().run()  # back to the main graph
     assert outline(diagram_svg(at, state.W_GRAPH_CLICK), "enc") is not None
 
 
@@ -389,12 +389,12 @@ def test_loops_page_on_a_sequence_map():
 def test_collapse_and_expand_a_body():
     at = start("nested_loops")
     at.selectbox(key="w_node_pick").set_value("enc/body/inner").run()
-    at.button(key="w_fold:enc/body/inner/body").click().run()  # drawn expanded by default: collapse it
+    at.button(key=state.keyed("w_fold", "enc/body/inner/body")).click().run()  # drawn expanded by default: collapse it
     assert_clean(at)
     svg = diagram_svg(at, state.W_GRAPH_CLICK)
     assert outline(svg, "enc/body/inner") is not None and outline(svg, "enc/body/inner/body/parity") is None
-    assert at.button(key="w_fold:enc/body/inner/body").label == "Expand body"
-    at.button(key="w_fold:enc/body/inner/body").click().run()
+    assert at.button(key=state.keyed("w_fold", "enc/body/inner/body")).label == "Expand body"
+    at.button(key=state.keyed("w_fold", "enc/body/inner/body")).click().run()
     assert outline(diagram_svg(at, state.W_GRAPH_CLICK), "enc/body/inner/body/parity") is not None
 
 
@@ -426,5 +426,5 @@ def test_loops_page_draws_both_branches_of_an_if_with_the_taken_one_traced():
     assert f"{taken} · taken" in texts(at) and f"{other} · not taken" in texts(at)
     current = NODE_STATES["current"]["color"]
     node_of = {"then_branch": "branch/then_branch/double", "else_branch": "branch/else_branch/negate"}
-    assert outline(diagram_svg(at, f"w_if_diagram:branch:{taken}"), node_of[taken]) == current
-    assert outline(diagram_svg(at, f"w_if_diagram:branch:{other}"), node_of[other]) != current
+    assert outline(diagram_svg(at, state.keyed("w_if_diagram", "branch", taken)), node_of[taken]) == current
+    assert outline(diagram_svg(at, state.keyed("w_if_diagram", "branch", other)), node_of[other]) != current

@@ -15,6 +15,7 @@ from onnx import numpy_helper
 from streamlit.testing.v1 import AppTest
 
 import explorer
+from explorer.ui import state
 from explorer.views import loops
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -99,7 +100,7 @@ def test_loops_page_shows_the_partial_iterations():
     text = "\n".join(m.value for m in at.markdown)
     assert "**1 iteration** · did not finish: ExecutionError at 'scan/body/inner/body/rows' in iteration 1" in text
     at.selectbox(key="w_loop").set_value(INNER).run()
-    at.selectbox(key=f"w_loop_exec:{INNER}").set_value(1).run()  # Scan step 1: failed in its first iteration
+    at.selectbox(key=state.keyed("w_loop_exec", INNER)).set_value(1).run()  # Scan step 1: failed in its first iteration
     assert not at.exception
     assert "**0 iterations** · did not finish" in "\n".join(m.value for m in at.markdown)
 

@@ -175,7 +175,7 @@ def test_surroundings_is_the_innermost_scope_or_the_graph(nested):
 
     model = scoped_model()
     focus = cursor.surroundings(model, "/enc/layer1/Add")
-    dot = model_to_dot(model, focus=focus)
+    dot = model_to_dot(model, focus=focus).dot
     drawn = {path for path in ("/enc/layer0/Add", "/enc/layer1/MatMul", "/enc/layer1/Add", "/head/Relu")
              if f'id="{svg_id("node", path)}"' in dot}
     assert drawn == {"/enc/layer1/MatMul", "/enc/layer1/Add"}

@@ -29,7 +29,7 @@ def nested():
 
 @pytest.fixture(scope="module")
 def drawn(nested):
-    return parse_dot(model_to_dot(nested))
+    return parse_dot(model_to_dot(nested).dot)
 
 
 def cluster(path: str) -> str:
@@ -134,7 +134,7 @@ def test_control_flow_edges_enter_the_header_and_leave_the_end_box(drawn):
 def test_initializers_fold_into_their_consumer(nested, drawn):
     assert "steps = 2" in label(drawn, box(LOOP))  # a main-graph initializer read two levels down
     assert not [n for n in drawn.nodes if n.startswith("init:")]
-    unfolded = parse_dot(model_to_dot(nested, fold_initializers=False))
+    unfolded = parse_dot(model_to_dot(nested, fold_initializers=False).dot)
     init = svg_id("init", "", "steps")
     assert "steps = 2" in label(unfolded, init)
     (edge,) = unfolded.edges_between(init, box(LOOP))
@@ -142,7 +142,7 @@ def test_initializers_fold_into_their_consumer(nested, drawn):
 
 
 def test_collapsed_bodies_show_a_badge_and_their_captures(nested):
-    drawn = parse_dot(model_to_dot(nested, expand="none"))
+    drawn = parse_dot(model_to_dot(nested, expand="none").dot)
     assert not [c for c in drawn.clusters if c.startswith("cluster:graph:")]
     text = label(drawn, box("gate"))
     assert "▸ then_branch · 7 nodes · depth 3" in text
@@ -157,7 +157,7 @@ def test_collapsed_bodies_show_a_badge_and_their_captures(nested):
 
 def test_expand_rules(nested):
     def bodies(**kw) -> set[str]:
-        text = model_to_dot(nested, **kw)
+        text = model_to_dot(nested, **kw).dot
         return {parse_svg_id(c[len("cluster:"):])[1][0] for c in parse_dot(text).clusters if ":graph:" in c}
 
     everything = {THEN, ELSE, SCAN_BODY, LOOP_BODY}
@@ -175,7 +175,7 @@ def test_expand_rules(nested):
 
 
 def test_drill_in_draws_one_body_under_a_breadcrumb(nested):
-    text = model_to_dot(nested, focus=SCAN_BODY)
+    text = model_to_dot(nested, focus=SCAN_BODY).dot
     drawn = parse_dot(text)
     inside = {box(r.path) for r in nested.nodes() if r.path.startswith(SCAN_BODY + "/")}
     ops = {box(r.path) for r in nested.nodes()} & set(drawn.nodes)
@@ -205,12 +205,12 @@ def test_breadcrumb_and_titles(nested):
 
 
 def test_graph_path_is_the_top_of_the_drawing(nested):
-    text = model_to_dot(nested, graph_path=THEN, focus=LOOP_BODY)
+    text = model_to_dot(nested, graph_path=THEN, focus=LOOP_BODY).dot
     drawn = parse_dot(text)
     assert drawn.graph["label"] == "<B>If 'gate' · then_branch › Scan 'scan' · body › Loop 'loop' · body</B>"
     assert {n for n in drawn.nodes if not n.startswith(("input:", "output:", "outer:"))} == {
         box(f"{LOOP_BODY}/{n}") for n in ("add_x", "scale_it", "keep_going")}
-    plain = parse_dot(model_to_dot(nested, graph_path=THEN))
+    plain = parse_dot(model_to_dot(nested, graph_path=THEN).dot)
     assert box(SCAN) in plain.nodes and box("gate") not in plain.nodes
     with pytest.raises(ValueError, match="outside graph_path"):
         model_to_dot(nested, graph_path=THEN, focus=ELSE)
@@ -219,7 +219,7 @@ def test_graph_path_is_the_top_of_the_drawing(nested):
 
 
 def test_op_categories_colour_the_boxes():
-    drawn = parse_dot(model_to_dot(explorer.load(scoped_model()), scopes="all"))
+    drawn = parse_dot(model_to_dot(explorer.load(scoped_model()), scopes="all").dot)
     softmax = drawn.nodes[box("/head/Softmax")]
     matmul = drawn.nodes[box("/head/fc/MatMul")]
     assert softmax["fillcolor"] == CATEGORY_COLOURS["activation"][0]
@@ -237,7 +237,7 @@ def test_short_attributes_in_labels():
         "attrs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [1, 3, 2])])
     model = explorer.load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]))
-    drawn = parse_dot(model_to_dot(model))
+    drawn = parse_dot(model_to_dot(model).dot)
     assert "perm=[0,2,1]" in label(drawn, box("Transpose_0"))
     assert "to=float16" in label(drawn, box("Cast_1"))
     assert "axis=-1" in label(drawn, box("Softmax_2"))
@@ -284,8 +284,8 @@ def test_undefined_names_and_stable_output():
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
     model = explorer.load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]))
-    text = model_to_dot(model)
+    text = model_to_dot(model).dot
     drawn = parse_dot(text)
     assert "? ghost" in label(drawn, svg_id("missing", "ghost"))
     assert drawn.edges_between(svg_id("missing", "ghost"), box("add"))
-    assert model_to_dot(model) == text  # the same model draws the same text
+    assert model_to_dot(model).dot == text  # the same model draws the same text

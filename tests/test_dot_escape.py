@@ -72,7 +72,7 @@ def node_groups(root) -> dict[str, tuple[str, str]]:
                                      {"focus": "If_24/then_branch"}, {"scopes": "none"}])
 def test_hostile_names_render_to_valid_svg(options):
     model = explorer.load(hostile_model())
-    svg = render_svg(model_to_dot(model, **options))
+    svg = render_svg(model_to_dot(model, **options).dot)
     groups = node_groups(svg_elements(svg))
     for ref in model.nodes():
         element_id = svg_id("node", ref.path)
@@ -87,7 +87,7 @@ def test_hostile_names_render_to_valid_svg(options):
 @needs_dot
 def test_every_hostile_name_shows_up_literally():
     model = explorer.load(hostile_model())
-    root = svg_elements(render_svg(model_to_dot(model, fold_initializers=False)))
+    root = svg_elements(render_svg(model_to_dot(model, fold_initializers=False).dot))
     text = "".join(t.text or "" for t in root.iter(f"{SVG}text"))
     for name in HOSTILE:
         if name:
@@ -117,7 +117,7 @@ def one_node_model(node_name: str, value_name: str, input_name: str) -> explorer
        names.filter(lambda s: s not in ("", "w", "c", "out")))
 def test_random_names_render_to_valid_svg(node_name, value_name, input_name):
     model = one_node_model(node_name, value_name, input_name)
-    groups = node_groups(svg_elements(render_svg(model_to_dot(model))))
+    groups = node_groups(svg_elements(render_svg(model_to_dot(model).dot)))
     for ref in model.nodes():
         title, _ = groups[svg_id("node", ref.path)]
         assert parse_svg_id(title) == ("node", (ref.path,))

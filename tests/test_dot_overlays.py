@@ -49,7 +49,7 @@ def test_from_trace_reads_the_events(nested):
 def test_cursor_inside_nested_loops(nested):
     model, trace = nested
     index = next(e.index for e in trace.events if e.node == f"{LOOP_BODY}/scale_it" and e.iteration == (1, 0))
-    drawn = parse_dot(model_to_dot(model, cursor=TraceOverlay.from_trace(trace, index)))
+    drawn = parse_dot(model_to_dot(model, cursor=TraceOverlay.from_trace(trace, index)).dot)
     executed = {e.node for e in trace.events[: index + 1]}
     states = {}
     for ref in model.nodes():
@@ -62,6 +62,9 @@ def test_cursor_inside_nested_loops(nested):
         assert "dashed" in drawn.nodes[box(owner)]["style"]
     for path, state in states.items():
         if state in ("current", "running"):
+            continue
+        if path.startswith("gate/else_branch/"):  # the If runs its then branch: the other one is not taken
+            assert state == "skipped", path
             continue
         assert state == ("executed" if path in executed else "pending"), path
     assert states["relu"] == "pending" and states[f"{LOOP_BODY}/add_x"] == "executed"
@@ -80,11 +83,11 @@ def test_cursor_inside_nested_loops(nested):
 def test_cursor_inside_a_collapsed_body_marks_its_owner(nested):
     model, trace = nested
     cursor = TraceOverlay.from_trace(trace, 0)
-    drawn = parse_dot(model_to_dot(model, cursor=cursor, expand="none"))
+    drawn = parse_dot(model_to_dot(model, cursor=cursor, expand="none").dot)
     assert state_of(drawn.nodes[box("gate")]) == "current"
     assert state_of(drawn.nodes[box("relu")]) == "pending"
     # under the default rule a cursor reveals its node even in bodies too big to expand
-    revealed = parse_dot(model_to_dot(model, cursor=cursor, max_expanded_nodes=0))
+    revealed = parse_dot(model_to_dot(model, cursor=cursor, max_expanded_nodes=0).dot)
     assert state_of(revealed.nodes[box(f"{LOOP_BODY}/add_x")]) == "current"
     assert "cluster:" + svg_id("graph", "gate/else_branch") not in revealed.clusters
 
@@ -96,7 +99,7 @@ def test_error_overlay_from_a_failed_run():
     trace = caught.value.trace
     at_error = TraceOverlay.from_trace(trace)
     assert at_error.error == at_error.current == "loop/body/reshape" and at_error.iteration == (1,)
-    drawn = parse_dot(model_to_dot(model, cursor=at_error))
+    drawn = parse_dot(model_to_dot(model, cursor=at_error).dot)
     assert state_of(drawn.nodes[box("loop/body/reshape")]) == "error"
     assert drawn.nodes[box("loop/body/reshape")]["fillcolor"] == NODE_STATES["error"]["fillcolor"]
     assert state_of(drawn.nodes[box("loop")]) == "running"
@@ -104,7 +107,7 @@ def test_error_overlay_from_a_failed_run():
     # earlier positions still show where the run will fail
     early = TraceOverlay.from_trace(trace, 0)
     assert early.current == "first" and early.error == "loop/body/reshape"
-    collapsed = parse_dot(model_to_dot(model, cursor=early, expand="none"))
+    collapsed = parse_dot(model_to_dot(model, cursor=early, expand="none").dot)
     assert state_of(collapsed.nodes[box("loop")]) == "error"
 
 
@@ -113,7 +116,7 @@ def test_rewrite_overlay_marks_removed_and_added_nodes():
     removed = "/encoder/layer.1/attn/Softmax"
     overlay = RewriteOverlay(removed={removed, "not/in/this/model"}, added={"/head/Softmax"})
     assert isinstance(overlay.removed, frozenset)
-    drawn = parse_dot(model_to_dot(model, overlay=overlay, max_boxes=3))
+    drawn = parse_dot(model_to_dot(model, overlay=overlay, max_boxes=3).dot)
     assert state_of(drawn.nodes[box(removed)]) == "removed"
     assert "dashed" in drawn.nodes[box(removed)]["style"]
     assert state_of(drawn.nodes[box("/head/Softmax")]) == "added"

@@ -67,29 +67,29 @@ def test_every_shared_model_renders(relative):
         model = explorer.load(MODELS / relative)
     except ModelError:
         pytest.skip("not loadable")
-    svg = render_svg(model_to_dot(model), timeout=120)
+    svg = render_svg(model_to_dot(model).dot, timeout=120)
     assert_accounted_for(model, drawn_ids(svg))
 
 
 def test_gtcrn_without_scope_names_draws_blocks():
     model = explorer.load(MODELS / GTCRN)
     assert len(model.index.nodes) > 1500
-    ids = drawn_ids(render_svg(model_to_dot(model), timeout=120))
+    ids = drawn_ids(render_svg(model_to_dot(model).dot, timeout=120))
     assert 50 <= len(ids["scope"]) <= 110 and len(ids.get("node", ())) < 20
     assert_accounted_for(model, ids)
     block = min(ids["scope"], key=len)
-    inside = drawn_ids(render_svg(model_to_dot(model, focus=block), timeout=120))
+    inside = drawn_ids(render_svg(model_to_dot(model, focus=block).dot, timeout=120))
     assert inside["node"] and "scope" not in inside
 
 
 def test_silero_nested_ifs_collapse_and_drill_in():
     model = explorer.load(MODELS / SILERO)
-    top = model_to_dot(model)
+    top = model_to_dot(model).dot
     ids = drawn_ids(render_svg(top))
     assert "If_0" in ids["node"] and "graph" not in ids  # the 342-node branches stay collapsed
     assert "▸ else_branch · 342 nodes · depth 4" in top  # 113 nodes, and its nested Ifs
     body = "If_0/else_branch"
-    text = model_to_dot(model, focus=body)
+    text = model_to_dot(model, focus=body).dot
     inner = drawn_ids(render_svg(text, timeout=120))
     assert_accounted_for(model, inner, top=body)
     assert all(p.startswith(body + "/") for p in inner["node"])
@@ -99,8 +99,8 @@ def test_silero_nested_ifs_collapse_and_drill_in():
 
 def test_silero_scopes_group_an_export():
     model = explorer.load(MODELS / SILERO_SCOPED)
-    ids = drawn_ids(render_svg(model_to_dot(model, scopes="all")))
+    ids = drawn_ids(render_svg(model_to_dot(model, scopes="all").dot))
     assert {"/model/stft", "/model/encoder", "/model/decoder"} <= ids["scope"]
-    collapsed = drawn_ids(render_svg(model_to_dot(model, scopes="none")))
+    collapsed = drawn_ids(render_svg(model_to_dot(model, scopes="none").dot))
     assert "/model" in collapsed["scope"]
     assert_accounted_for(model, collapsed)

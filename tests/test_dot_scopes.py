@@ -63,12 +63,12 @@ def test_chains_merge_and_bodies_key_their_scopes():
 
 @needs_dot
 def test_scopes_draw_as_clusters_or_boxes(scoped):
-    drawn = parse_dot(model_to_dot(scoped, scopes="all"))
+    drawn = parse_dot(model_to_dot(scoped, scopes="all").dot)
     attn = "cluster:" + svg_id("scope", "/encoder/layer.0/attn")
     assert drawn.clusters[attn]["parent"] == "cluster:" + svg_id("scope", "/encoder/layer.0")
     assert drawn.cluster_of(box("/encoder/layer.0/attn/Softmax")) == attn
     assert "<B>Softmax</B>" in drawn.nodes[box("/encoder/layer.0/attn/Softmax")]["label"]  # leaf name only
-    collapsed = parse_dot(model_to_dot(scoped, scopes="none"))
+    collapsed = parse_dot(model_to_dot(scoped, scopes="none").dot)
     scope = svg_id("scope", "/encoder")
     assert "21 nodes" in collapsed.nodes[scope]["label"] and "MatMul×9" in collapsed.nodes[scope]["label"]
     assert not collapsed.clusters
@@ -82,17 +82,17 @@ def test_scopes_draw_as_clusters_or_boxes(scoped):
 
 @needs_dot
 def test_box_budget_and_reveal(scoped):
-    small = parse_dot(model_to_dot(scoped, max_boxes=4))
+    small = parse_dot(model_to_dot(scoped, max_boxes=4).dot)
     assert svg_id("scope", "/encoder") in small.nodes
-    wider = parse_dot(model_to_dot(scoped, max_boxes=7))
+    wider = parse_dot(model_to_dot(scoped, max_boxes=7).dot)
     assert "cluster:" + svg_id("scope", "/encoder") in wider.clusters
     assert svg_id("scope", "/encoder/layer.1") in wider.nodes
     target = "/encoder/layer.1/mlp/act/Relu"
-    revealed = parse_dot(model_to_dot(scoped, max_boxes=4, highlight=[target]))
+    revealed = parse_dot(model_to_dot(scoped, max_boxes=4, highlight=[target]).dot)
     assert box(target) in revealed.nodes
     assert revealed.nodes[box(target)]["penwidth"] == "4"
     assert svg_id("scope", "/encoder/layer.0") in revealed.nodes  # its siblings stay closed
-    explicit = parse_dot(model_to_dot(scoped, scopes=["/encoder/layer.1/mlp"]))
+    explicit = parse_dot(model_to_dot(scoped, scopes=["/encoder/layer.1/mlp"]).dot)
     assert box(target) in explicit.nodes and svg_id("scope", "/head") in explicit.nodes
     with pytest.raises(ValueError, match="unknown scope key"):
         model_to_dot(scoped, scopes=["/decoder"])
@@ -100,7 +100,7 @@ def test_box_budget_and_reveal(scoped):
 
 @needs_dot
 def test_drill_into_a_scope(scoped):
-    drawn = parse_dot(model_to_dot(scoped, focus="/encoder/layer.1"))
+    drawn = parse_dot(model_to_dot(scoped, focus="/encoder/layer.1").dot)
     ops = {n for n in drawn.nodes if not n.startswith(("outer:", "outside:"))}
     assert ops == {box(p) for p in ScopeTree(scoped.index.graphs[""]).scopes["/encoder/layer.1"].nodes()}
     assert drawn.edges_between(svg_id("outer", "/encoder/layer.0/out"), box("/encoder/layer.1/attn/MatMul"))
@@ -120,9 +120,9 @@ def test_graphs_without_scope_names_get_blocks():
     assert [p for b in blocks for p in b.nodes()] == [f"Relu_{i}" for i in range(count)]
     first = blocks[0]
     assert first.key == f"#0-{first.size - 1}" and first.label == f"Relu_0 … Relu_{first.size - 1}"
-    drawn = parse_dot(model_to_dot(model))
+    drawn = parse_dot(model_to_dot(model).dot)
     assert len(drawn.nodes) == len(blocks) + 2  # one box per block, plus the input and the output
-    inside = parse_dot(model_to_dot(model, focus=first.key))
+    inside = parse_dot(model_to_dot(model, focus=first.key).dot)
     assert {n for n in inside.nodes if not n.startswith(("outer:", "outside:"))} == {box(p) for p in first.nodes()}
 
 

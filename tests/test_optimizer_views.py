@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not dot_available(), reason="graphviz's dot is n
 
 
 def states(model, overlay) -> dict[str, str | None]:
-    drawn = parse_dot(model_to_dot(explorer.load(model), overlay=overlay, expand="all"))
+    drawn = parse_dot(model_to_dot(explorer.load(model), overlay=overlay, expand="all").dot)
     return {name: state_of(attrs) for name, attrs in drawn.nodes.items()}
 
 

@@ -27,7 +27,7 @@ def nested_path(tmp_path_factory):
 
 @needs_dot
 def test_svg_png_pdf():
-    dot_text = model_to_dot(explorer.load(nested_model()))
+    dot_text = model_to_dot(explorer.load(nested_model())).dot
     root = ET.fromstring(render_svg(dot_text))
     ids = {g.get("id") for g in root.iter(f"{SVG}g")}
     assert svg_id("node", "gate/then_branch/scan/body/loop/body/add_x") in ids

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from ..views.builder import Drawing
 from ..views.dot_escape import parse_svg_id
 from ..views.render import GraphvizError, dot_available, render_svg
 from . import state
@@ -57,11 +58,13 @@ def _svg(dot_text: str) -> str:
     return render_svg(dot_text, timeout=120)
 
 
-def show(dot_text: str, *, key: str, on_click: Callable[[str, tuple[str, ...]], None] | None = None,
+def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]], None] | None = None,
          reveal: str | None = None, mark: bool = False, fit: bool = True) -> None:
-    """Draws DOT text. `on_click(kind, keys)` receives a clicked element's parsed id (see views.dot), e.g.
-    ("node", (path,)) or ("graph", (body graph path,)); `reveal` is an SVG element id to scroll into view,
+    """Draws a drawing. `on_click(kind, keys)` receives a clicked element's parsed id (see views.dot), e.g.
+    ("node", (path,)) or ("graph", (body graph path,)); `reveal` is a node path whose box is scrolled into view,
     outlined when `mark` (a selection that needs no new layout)."""
+    dot_text = drawing.dot
+    target = drawing.box_for(reveal) if reveal else None
     if not dot_available():
         if not st.session_state.get(state.NO_DOT_NOTICE):
             st.session_state[state.NO_DOT_NOTICE] = True
@@ -82,5 +85,5 @@ def show(dot_text: str, *, key: str, on_click: Callable[[str, tuple[str, ...]], 
         if element_id and on_click is not None:
             on_click(*parse_svg_id(element_id))
 
-    _component(key=key, data={"svg": svg, "key": str(hash(svg)), "reveal": reveal, "mark": mark, "fit": fit},
+    _component(key=key, data={"svg": svg, "key": str(hash(svg)), "reveal": target, "mark": mark, "fit": fit},
                on_clicked_change=clicked)

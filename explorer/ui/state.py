@@ -1,25 +1,34 @@
-"""Every session_state key of the app, and the cached loaders: models by content key (sha256 of the bytes, never
-a hashed ModelProto), runs by model key + feeds key + limits."""
+"""Every session_state and widget key of the app, and the session's view of the cached work in `cache`: the
+active model, the run every page shows, the step cursor, the selected node."""
 from __future__ import annotations
 
 import hashlib
-import os
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import onnx
 import streamlit as st
 
-from ..errors import ExecutionError, ExplorerError, FeedError
-from ..executor import run
-from ..limits import Limits
-from ..model import Model, load
-from ..optimizer import OptimizationResult, optimize
-from ..optimizer.verify import Equivalence, verify
-from ..samples import sample_inputs, sample_path
+from ..model import Model
+from ..optimizer import OptimizationResult
+from ..optimizer.verify import Equivalence
 from ..trace import Trace
+from .cache import (
+    ModelSource,
+    RunOutcome,
+    RunRequest,
+    equivalence_cached,
+    feed_error,
+    given_sample_inputs,
+    load_source,
+    optimize_cached,
+    path_source,
+    proto_model,
+    run_cached,
+    sample_source,
+    upload_source,
+)
+
+__all__ = ["ModelSource", "RunOutcome", "RunRequest", "feed_error", "path_source", "proto_model", "sample_source",
+           "upload_source"]
 
 # ---- app-owned session keys ----------------------------------------------------------------------------------
 ACTIVE = "active_model"  # ModelSource of the model every page shows
@@ -48,54 +57,36 @@ W_LOOP = "w_loop"  # Loops page: selected Scan/Loop/If/SequenceMap path
 W_RNN = "w_rnn"  # Gates page: selected GRU/LSTM/RNN path
 W_PATTERNS = "w_patterns"  # Optimizer page: chosen pattern names
 W_REWRITES = "w_rewrites"  # Optimizer page: how many rewrites to apply (bisection slider)
+W_BODIES = "w_bodies"
+W_FIT = "w_fit"  # Graph page: shrink the diagram to the page width  # Graph page: auto / expand / collapse bodies
+W_SEARCH = "w_search"  # Graph page: search query
+W_GOTO_STEP = "w_goto_step"  # Graph page: step through from the selected node's first run
+W_STEP_VIEW = "w_step_view"  # Step page: how much of the model to draw
+W_STEP_DIAGRAM = "w_step_diagram"
+W_OPT_WHOLE = "w_opt_whole"  # Optimizer page: draw the whole models
+W_OPT_BEFORE = "w_opt_before"
+W_OPT_AFTER = "w_opt_after"
+W_REWRITE_PICK = "w_rewrite_pick"
+W_REWRITE_BEFORE = "w_rewrite_before"
+W_REWRITE_AFTER = "w_rewrite_after"
+
+
+def keyed(prefix: str, *parts: object) -> str:
+    """A widget or element key for something named by the model (node paths, value names, iterations): the
+    names are hashed, so any name works, whatever its characters or length."""
+    digest = hashlib.sha1("\x1f".join(map(str, parts)).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    return f"{prefix}:{digest}"
 
 
 def dim_key(model: Model, name: str) -> str:
     """Widget key of a symbolic dimension's size, per model (a new model starts from defaults)."""
-    return f"w_dim:{model.sha256[:16]}:{name}"
+    return keyed("w_dim", model.sha256[:16], name)
 
 
 def table_key(model: Model, name: str) -> str:
     """Widget key of an input's table editor, per model."""
-    return f"w_table:{model.sha256[:16]}:{name}"
+    return keyed("w_table", model.sha256[:16], name)
 
-
-@dataclass(frozen=True)
-class ModelSource:
-    """Where a model comes from. `key` is its content key: sha256 of the bytes (plus the folder for a local
-    path, whose external data lives there)."""
-
-    kind: str  # "sample" | "upload" | "path"
-    label: str
-    key: str
-    data: bytes | None = field(default=None, repr=False, compare=False)
-    path: str | None = None
-
-
-@dataclass(frozen=True)
-class LoadResult:
-    model: Model | None
-    error: str | None
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """What to run the active model on. `make_feeds` builds the feeds only when the run is not cached."""
-
-    feeds_key: str
-    label: str
-    make_feeds: Callable[[], dict[str, Any]] = field(compare=False, repr=False)
-    limits: Limits
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """A run's trace (partial when the run failed) and, on failure, the error text and kind (and the limit hit)."""
-
-    trace: Trace | None
-    error: str | None = None
-    kind: str | None = None
-    limit: str | None = None  # e.g. "max_iterations" for a LimitExceeded
 
 
 def init() -> None:
@@ -105,64 +96,6 @@ def init() -> None:
     for key, value in defaults.items():
         st.session_state.setdefault(key, value)
 
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _file_key(path: Path) -> str:
-    stat = path.stat()
-    return _file_sha256(str(path), stat.st_mtime_ns, stat.st_size)
-
-
-def sample_source(name: str) -> ModelSource:
-    path = sample_path(name)
-    return ModelSource("sample", name, "sha256:" + _file_key(path), path=str(path))
-
-
-def upload_source(name: str, data: bytes) -> ModelSource:
-    return ModelSource("upload", name, "sha256:" + hashlib.sha256(data).hexdigest(), data=data)
-
-
-def path_source(text: str) -> ModelSource:
-    """A local file (external data is read from its folder). A missing path still makes a source: loading it
-    reports the problem."""
-    path = Path(os.path.expanduser(text.strip()))
-    if not path.is_file():
-        return ModelSource("path", str(path), f"missing:{path}", path=str(path))
-    resolved = path.resolve()
-    return ModelSource("path", str(path), f"sha256:{_file_key(resolved)}@{resolved.parent}", path=str(resolved))
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def _load(key: str, label: str, _source: ModelSource) -> LoadResult:
-    try:
-        model = load(_source.data if _source.data is not None else _source.path, label=_source.label)
-    except ExplorerError as exc:
-        uploaded_alone = _source.kind == "upload" and "external file" in str(exc)  # its data files stay behind
-        hint = ". Choose **Local path** in the sidebar and give the model's path instead" if uploaded_alone else ""
-        return LoadResult(None, f"{exc}{hint}")
-    return LoadResult(model, None)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _proto_model(key: str, _proto: onnx.ModelProto) -> Model:
-    return load(_proto)
-
-
-def proto_model(proto: onnx.ModelProto) -> Model:
-    """A Model of an in-memory proto (an optimizer result, a rewrite's neighbourhood), cached by content."""
-    return _proto_model(hashlib.sha256(proto.SerializeToString(deterministic=True)).hexdigest(), proto)
-
-
-def load_source(source: ModelSource) -> LoadResult:
-    """The loaded model of a source (cached by content key), or the loader's error message."""
-    return _load(source.key, source.label, source)
 
 
 def request_model(candidate: ModelSource | None) -> None:
@@ -188,32 +121,15 @@ def active_model() -> Model | None:
     return None if source is None else load_source(source).model
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def _sample_inputs(name: str) -> dict[str, Any] | None:
-    return sample_inputs(name)
-
-
 def given_inputs() -> dict[str, Any] | None:
     """The inputs the active model is first run on when it is a sample that has them (see explorer.samples)."""
     source: ModelSource | None = st.session_state.get(ACTIVE)
-    return _sample_inputs(source.label) if source is not None and source.kind == "sample" else None
+    return given_sample_inputs(source.label) if source is not None and source.kind == "sample" else None
 
 
 def load_error() -> str | None:
     """Why the requested model failed to load, if it did."""
     return st.session_state.get(LOAD_ERROR)
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def _run(model_key: str, feeds_key: str, limits: tuple[int, int, int], _model: Model,
-         _make_feeds: Callable[[], dict[str, Any]]) -> RunOutcome:
-    try:
-        feeds = _make_feeds()
-        return RunOutcome(run(_model, feeds, limits=Limits(*limits)))
-    except ExecutionError as exc:
-        return RunOutcome(exc.trace, str(exc), type(exc).__name__, getattr(exc, "limit", None))
-    except ExplorerError as exc:  # FeedError and anything else refused before the run starts
-        return RunOutcome(None, str(exc), type(exc).__name__)
 
 
 def current_run() -> RunOutcome | None:
@@ -225,7 +141,7 @@ def current_run() -> RunOutcome | None:
         return None
     limits = request.limits
     with st.spinner(f"Running {model.source} on {request.label}…"):
-        return _run(model.sha256, request.feeds_key,
+        return run_cached(model.sha256, request.feeds_key,
                     (limits.max_iterations, limits.max_tensor_bytes, limits.trace_budget_bytes),
                     model, request.make_feeds)
 
@@ -233,15 +149,6 @@ def current_run() -> RunOutcome | None:
 def current_trace() -> Trace | None:
     outcome = current_run()
     return None if outcome is None else outcome.trace
-
-
-def feed_error(message: str) -> Callable[[], dict[str, Any]]:
-    """A feeds factory that reports a problem with the user's inputs when the run is attempted."""
-
-    def fail() -> dict[str, Any]:
-        raise FeedError(message)
-
-    return fail
 
 
 def cursor(trace: Trace) -> int:
@@ -263,22 +170,10 @@ def selected_node() -> str | None:
     return st.session_state.get(SELECTED)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _optimize(model_key: str, patterns: tuple[str, ...], stop_after: int | None,
-              _model: Model) -> OptimizationResult:
-    return optimize(_model, patterns=patterns, stop_after=stop_after)
-
-
 def optimization(model: Model, patterns: tuple[str, ...], stop_after: int | None = None) -> OptimizationResult:
     """The model optimized with these patterns (only the first `stop_after` rewrites when given); cached."""
     with st.spinner("Optimizing…"):
-        return _optimize(model.sha256, patterns, stop_after, model)
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _equivalence(model_key: str, patterns: tuple[str, ...], stop_after: int | None, feeds_key: str,
-                 _result: OptimizationResult, _feeds: dict[str, Any] | None) -> Equivalence:
-    return verify(_result, _feeds, bisect=stop_after is None)
+        return optimize_cached(model.sha256, patterns, stop_after, model)
 
 
 def equivalence(model: Model, patterns: tuple[str, ...], stop_after: int | None,
@@ -290,4 +185,4 @@ def equivalence(model: Model, patterns: tuple[str, ...], stop_after: int | None,
     feeds = trace.feeds if trace is not None and request is not None else None
     feeds_key = request.feeds_key if feeds is not None else "random:0"
     with st.spinner("Checking equivalence…"):
-        return _equivalence(model.sha256, patterns, stop_after, feeds_key, result, feeds)
+        return equivalence_cached(model.sha256, patterns, stop_after, feeds_key, result, feeds)

@@ -247,9 +247,9 @@ def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
     if len(runs) > 1:
         st.caption(f"Ran {len(runs)} times")
         st.dataframe(pd.DataFrame(views_inspector.executions(trace, path)), hide_index=True)
-    event = pick_execution(runs, f"w_exec:{path}")
+    event = pick_execution(runs, state.keyed("w_exec", path))
     for name, value in event.outputs.items():
-        value_panel(name, value, key=f"inspect:{event.index}:{name}")
+        value_panel(name, value, key=state.keyed("inspect", event.index, name))
 
 
 # ---- values --------------------------------------------------------------------------------------------------

@@ -24,57 +24,43 @@ scope path (`/encoder/layer.0`, `Loop_0/body//encoder`) or a block of consecutiv
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from dataclasses import fields, replace
+from typing import Any
 
 from ..model import Model
-from . import styles
-from .builder import Options, SceneBuilder
-from .expansion import Rule
-from .overlays import RewriteOverlay, TraceOverlay
-from .scene import write_dot
+from .builder import Drawing, build
+from .draw_plan import Options
+
+_SETS = ("highlight", "reveal")
 
 
-def model_to_dot(
-    model: Model,
-    *,
-    graph_path: str = "",
-    expand: Rule = None,
-    focus: str | None = None,
-    cursor: TraceOverlay | None = None,
-    overlay: RewriteOverlay | None = None,
-    highlight: Iterable[str] = (),
-    scopes: Rule = None,
-    group_scopes: bool = True,
-    max_expanded_nodes: int = 40,
-    max_boxes: int = 300,
-    fold_initializers: bool = True,
-    edge_labels: bool = True,
-    rankdir: str = "TB",
-) -> str:
-    """DOT text of a model's diagram.
+def model_to_dot(model: Model, options: Options | None = None, **choices: Any) -> Drawing:
+    """The drawing of a model: `options` (an Options), with any of its fields overridden by keyword.
 
     - `graph_path`: the graph at the top of the drawing ("" the main graph, or a body's graph path).
     - `focus`: drill in to a graph path or a scope key below `graph_path`; only that part is drawn, under a
       breadcrumb back to `graph_path`, and values crossing its border show as `↑ name` / `↓ name` stubs.
     - `expand`: which bodies are drawn as clusters, the rest collapsed into their node with a badge
       (`▸ body · 12 nodes · depth 1`). None: bodies of at most `max_expanded_nodes` nodes (nested ones
-      counted), plus those holding a cursor, overlay or highlighted node; "all"; "none"; a body graph path or
-      an iterable of them (exactly those, with their enclosing bodies); or a mapping path -> bool overriding
-      the default rule. Unknown paths raise ValueError.
+      counted), plus those holding a cursor, overlay, highlighted or revealed node; "all"; "none"; a body graph
+      path or an iterable of them (exactly those, with their enclosing bodies); or a mapping path -> bool
+      overriding the default rule. Unknown paths raise ValueError.
     - `scopes`: the same kinds of rule over scope keys, when `group_scopes` groups PyTorch-style names
       (`/encoder/layer.0/attn/MatMul`) into clusters. None: expand scope levels while a graph shows at most
-      `max_boxes` boxes, plus scopes holding a cursor, overlay or highlighted node.
-    - `cursor`: a TraceOverlay (executed, current, running, error nodes; the current node's input and output
-      edges). `overlay`: a RewriteOverlay (removed and added nodes). `highlight`: node paths to mark, such as
-      search results.
+      `max_boxes` boxes, plus scopes holding a cursor, overlay, highlighted or revealed node.
+    - `cursor`: a TraceOverlay (executed, current, running, error nodes, If branches not taken; the current
+      node's input and output edges). `overlay`: a RewriteOverlay (removed and added nodes). `highlight`: node
+      paths to mark, such as search results. `reveal`: node paths whose bodies and scopes are opened, unmarked
+      (a selected node). `values`: a heat.NodeValues filling nodes by a number (time, max |value|, NaN/Inf).
     - `fold_initializers`: list initializers in their consumers' labels (`W ⟨3×4 float⟩`) instead of boxes.
     - `edge_labels`: label data edges with value name and type (off makes `dot` faster on huge graphs).
+    - `rankdir`: graphviz's direction ("TB" top to bottom, "LR" left to right).
     """
-    options = Options(graph_path=graph_path, focus=focus, expand=expand, scopes=scopes, cursor=cursor,
-                      overlay=overlay, highlight=frozenset(highlight), group_scopes=group_scopes,
-                      max_expanded_nodes=max_expanded_nodes, max_boxes=max_boxes,
-                      fold_initializers=fold_initializers, edge_labels=edge_labels)
-    root, edges = SceneBuilder(model, options).build()
-    defaults = {"graph": {**styles.GRAPH_ATTRS, "rankdir": rankdir}, "node": dict(styles.NODE_ATTRS),
-                "edge": dict(styles.EDGE_ATTRS)}
-    return write_dot(root, edges, defaults)
+    known = {f.name for f in fields(Options)}
+    unknown = sorted(set(choices) - known)
+    if unknown:
+        raise TypeError(f"model_to_dot got unknown option {unknown[0]!r}; options: {', '.join(sorted(known))}")
+    for name in _SETS:
+        if name in choices:
+            choices[name] = frozenset(choices[name])
+    return build(model, replace(options or Options(), **choices))

@@ -3,13 +3,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..trace import Trace
+from ..trace import Event, Trace
 
 
 @dataclass(frozen=True)
 class TraceOverlay:
     """What a trace position shows: nodes executed so far, the current node with the value names it read and
-    wrote, and the node that raised (when the run failed). Paths are static node paths."""
+    wrote, the node that raised (when the run failed), and the branch each If took in the iterations the cursor
+    stands in (`branches`: If path -> branch attribute; the other branch did not run there). Paths are static
+    node paths."""
 
     executed: frozenset[str] = frozenset()
     current: str | None = None
@@ -17,6 +19,7 @@ class TraceOverlay:
     outputs: frozenset[str] = frozenset()
     error: str | None = None
     iteration: tuple[int, ...] = ()
+    branches: frozenset[tuple[str, str]] = frozenset()
 
     @classmethod
     def from_trace(cls, trace: Trace, event_index: int | None = None) -> TraceOverlay:
@@ -36,9 +39,20 @@ class TraceOverlay:
         if not -len(events) <= event_index < len(events):
             raise IndexError(f"event index {event_index} is outside the trace's {len(events)} events")
         event = events[event_index]
-        executed = frozenset(e.node for e in events[: event_index % len(events) + 1])
+        before = events[: event_index % len(events) + 1]
+        executed = frozenset(e.node for e in before)
         return cls(executed, event.node, frozenset(event.inputs), frozenset(event.outputs), error,
-                   event.iteration)
+                   event.iteration, _branches(before, event.iteration))
+
+
+def _branches(events: list[Event], iteration: tuple[int, ...]) -> frozenset[tuple[str, str]]:
+    """The branch of each If that ran latest within the iterations `iteration` names (its enclosing loops)."""
+    taken: dict[str, str] = {}
+    for event in events:
+        depth = min(len(event.iteration), len(iteration))
+        if "branch" in event.info and event.iteration[:depth] == iteration[:depth]:
+            taken[event.node] = event.info["branch"]
+    return frozenset(taken.items())
 
 
 @dataclass(frozen=True)

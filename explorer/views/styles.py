@@ -1,6 +1,8 @@
 """Styles as data: op type -> category -> colours, node and edge states -> outline overrides."""
 from __future__ import annotations
 
+from typing import Any
+
 # op category -> op types. An op not listed here is "other".
 CATEGORY_OPS: dict[str, tuple[str, ...]] = {k: tuple(v.split()) for k, v in {
     "control": "If Loop Scan SequenceMap",
@@ -83,6 +85,7 @@ NODE_STATES: dict[str, dict[str, str]] = {
                 "extra_style": "dashed"},
     "added": {"color": "#2b8a3e", "fillcolor": "#d3f9d8", "penwidth": "3", "extra_style": "bold"},
     "match": {"color": "#f59f00", "penwidth": "4", "extra_style": "bold"},
+    "skipped": {"fillcolor": "#f8f9fa", "fontcolor": "#ced4da", "color": "#dee2e6", "extra_style": "dashed"},
     "executed": {"color": "#212529", "penwidth": "2"},
     "pending": {"fillcolor": "#ffffff", "fontcolor": "#adb5bd", "color": "#ced4da"},
 }
@@ -105,6 +108,16 @@ EDGE_STATES: dict[str, dict[str, str]] = {
 # Fill of body clusters by nesting depth (cycled).
 CLUSTER_FILLS: tuple[str, ...] = ("#fff9f2", "#f3f0ff", "#f1fbf3", "#fff0f6")
 WRAPPER_STYLE: dict[str, str] = {"style": "rounded,dashed", "color": "#d9480f"}
+# Small coloured lines inside labels.
+LABEL_TINTS: dict[str, str] = {"initializer": "#e67700", "collapsed": "#d9480f", "iteration": "#e8590c"}
+
+# Value overlays (time, magnitude, NaN/Inf, error): fills from low to high, and the text colour on them.
+HEAT_SCALE: tuple[str, ...] = ("#fff5f0", "#fdd0a2", "#fd8d3c", "#e6550d", "#a63603")
+HEAT_FONT = "#212529"
+
+# Highlight drawn in the browser around the selected or searched element.
+SELECTION_COLOUR = "#1c7ed6"
+
 SCOPE_CLUSTER_STYLE: dict[str, str] = {"style": "rounded", "color": "#be4bdb", "fontcolor": "#862e9c"}
 
 GRAPH_ATTRS: dict[str, str] = {"rankdir": "TB", "fontname": "Helvetica", "fontsize": "12", "nodesep": "0.3",
@@ -112,6 +125,12 @@ GRAPH_ATTRS: dict[str, str] = {"rankdir": "TB", "fontname": "Helvetica", "fontsi
 NODE_ATTRS: dict[str, str] = {"shape": "box", "style": "rounded,filled", "fontname": "Helvetica",
                               "fontsize": "10", "margin": "0.08,0.04", "height": "0.3"}
 EDGE_ATTRS: dict[str, str] = {"fontname": "Helvetica", "fontsize": "8", "arrowsize": "0.7"}
+
+
+def body_cluster_style(depth: int) -> dict[str, str]:
+    """Frame and fill of an expanded body at nesting depth `depth` (1 for a body of the main graph)."""
+    return {"style": "rounded,filled", "color": CATEGORY_COLOURS["control"][1],
+            "fillcolor": CLUSTER_FILLS[(depth - 1) % len(CLUSTER_FILLS)]}
 
 
 def category(op_type: str) -> str:
@@ -125,7 +144,7 @@ def op_style(op_type: str) -> dict[str, str]:
     return {"fillcolor": fill, "color": border}
 
 
-def with_state(attrs: dict[str, str], state: str | None) -> dict[str, str]:
+def with_state(attrs: dict[str, Any], state: str | None) -> dict[str, Any]:
     """`attrs` with a node state's overrides applied (`extra_style` is appended to the style list)."""
     if state is None:
         return attrs

@@ -22,7 +22,7 @@ def show(model, trace, path: str) -> None:
     if not runs:
         st.info("This node did not run in the recorded trace.")
         return
-    event = widgets.pick_execution(runs, f"w_rnn_exec:{path}")
+    event = widgets.pick_execution(runs, state.keyed("w_rnn_exec", path))
     recorded = event.info["gates"]
     if event.summarized:
         st.warning("The trace memory budget was spent before this execution, so only summaries of its gates were "
@@ -32,8 +32,8 @@ def show(model, trace, path: str) -> None:
     names = direction_names(model, path, directions)
     left, right = st.columns(2)
     direction = left.radio("Direction", range(directions), format_func=names.__getitem__, horizontal=True,
-                           key=f"w_rnn_dir:{path}")
-    item = int(right.number_input("Batch item", 0, batch - 1, 0, key=f"w_rnn_batch:{path}")) if batch > 1 else 0
+                           key=state.keyed("w_rnn_dir", path))
+    item = int(right.number_input("Batch item", 0, batch - 1, 0, key=state.keyed("w_rnn_batch", path))) if batch > 1 else 0
     series = {name: values[:, direction, item, :] for name, values in recorded.items() if name != "mask"}
     valid = int(recorded["mask"][:, direction, item].sum())
     st.caption(f"{seq} time steps ({valid} valid for this batch item) · hidden size {hidden} · "
@@ -45,24 +45,24 @@ def show(model, trace, path: str) -> None:
     for k, (name, values) in enumerate(series.items()):
         with columns[k % 2]:
             figure = time_heatmap(values, f"{name} [{names[direction]}, batch {item}]", bounds.get(name))
-            st.plotly_chart(figure, key=f"gate:{path}:{name}", width="stretch")
+            st.plotly_chart(figure, key=state.keyed("gate", path, name), width="stretch")
 
     st.markdown("##### Chosen units over time")
     left, right = st.columns([1, 3])
-    gate = left.selectbox("Gate", list(series), key=f"w_rnn_gate:{path}")
+    gate = left.selectbox("Gate", list(series), key=state.keyed("w_rnn_gate", path))
     units = left.multiselect("Units", list(range(hidden)), default=list(range(min(hidden, 3))),
-                             key=f"w_rnn_units:{path}")
+                             key=state.keyed("w_rnn_units", path))
     if units:
         right.plotly_chart(lines_figure({f"unit {u}": series[gate][:, u] for u in units}, f"{gate}: chosen units"),
-                           key=f"units:{path}", width="stretch")
+                           key=state.keyed("units", path), width="stretch")
 
     saturated = {name: gates.saturation(series[name], b) for name, b in bounds.items() if b is not None}
     left, right = st.columns(2)
     if saturated:
         left.plotly_chart(lines_figure(saturated, "Saturation: fraction of units near a bound", ytitle="fraction",
-                                       yrange=(0, 1)), key=f"saturation:{path}", width="stretch")
+                                       yrange=(0, 1)), key=state.keyed("saturation", path), width="stretch")
     right.plotly_chart(lines_figure({"‖H‖": gates.hidden_norm(series["H"])}, "Norm of H over time", ytitle="L2"),
-                       key=f"norm:{path}", width="stretch")
+                       key=state.keyed("norm", path), width="stretch")
     if np.isnan(series["H"]).any():
         st.caption("Blank steps lie past this batch item's sequence length.")
     exported_report(model, trace, path)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.ui import diagram, state, widgets
+from explorer.views.builder import Drawing
 from explorer.views.dot import model_to_dot
-from explorer.views.dot_escape import svg_id
 from explorer.views.navigation import breadcrumb
 from explorer.views.overlays import TraceOverlay
 from explorer.views.search import search_nodes
@@ -28,22 +28,17 @@ def toggle_body(path: str, expanded: bool) -> None:
     st.session_state[state.EXPANDED] = {**st.session_state[state.EXPANDED], path: expanded}
 
 
-def drawn(dot_text: str, kind: str, key: str) -> bool:
-    """Whether the DOT draws that node or body (ids as views.dot documents them)."""
-    return f'id="{svg_id(kind, key)}"' in dot_text
-
-
-def body_actions(model, path: str, dot_text: str) -> None:
+def body_actions(model, path: str, drawing: Drawing) -> None:
     """Drill into, expand or collapse the bodies of the selected node."""
-    shown = drawn(dot_text, "node", path)
+    shown = drawing.shows(path)
     for body in model.node(path).subgraphs:
         drill, fold = st.columns(2)
-        drill.button(f"Drill into {body.attribute}", key=f"w_drill:{body.path}", on_click=set_focus,
+        drill.button(f"Drill into {body.attribute}", key=state.keyed("w_drill", body.path), on_click=set_focus,
                      args=(body.path,), width="stretch")
         if not shown:
             continue
-        expanded = drawn(dot_text, "graph", body.path)
-        fold.button(f"{'Collapse' if expanded else 'Expand'} {body.attribute}", key=f"w_fold:{body.path}",
+        expanded = body.path in drawing.bodies
+        fold.button(f"{'Collapse' if expanded else 'Expand'} {body.attribute}", key=state.keyed("w_fold", body.path),
                     on_click=toggle_body, args=(body.path, not expanded), width="stretch")
 
 
@@ -56,13 +51,13 @@ def draw(model, trace) -> None:
         focus, crumbs = "", breadcrumb(model, "")
     if len(crumbs) > 1:
         for column, (target, title) in zip(st.columns(len(crumbs)), crumbs):
-            column.button(title, key=f"w_crumb:{target}", on_click=set_focus, args=(target,),
+            column.button(title, key=state.keyed("w_crumb", target), on_click=set_focus, args=(target,),
                           disabled=target == focus, width="stretch")
     mode_column, search_column, fit_column, pick_column = st.columns([3, 3, 1.4, 4], vertical_alignment="bottom")
     mode = mode_column.segmented_control("Bodies", list(BODIES), format_func=BODIES.__getitem__, default="auto",
-                                         key="w_bodies") or "auto"
-    query = search_column.text_input("Search", key="w_search", placeholder="name, op:Conv, value:x")
-    fit = fit_column.toggle("Fit", value=True, key="w_fit", help="Shrink big diagrams to the page width")
+                                         key=state.W_BODIES) or "auto"
+    query = search_column.text_input("Search", key=state.W_SEARCH, placeholder="name, op:Conv, value:x")
+    fit = fit_column.toggle("Fit", value=True, key=state.W_FIT, help="Shrink big diagrams to the page width")
     with pick_column:
         path = widgets.node_selector(model, "Inspect a node (or click one in the diagram)")
     hits = search_nodes(model, query, limit=200) if query else []
@@ -72,21 +67,18 @@ def draw(model, trace) -> None:
     rule = mode if mode != "auto" else (dict(overrides) or None)
     failed = trace is not None and not trace.complete and trace.error.get("node")
     options = {"focus": focus or None, "expand": rule, "cursor": TraceOverlay.from_trace(trace) if failed else None}
-    dot_text = model_to_dot(model, highlight=hits, **options)
-    if path is not None and not drawn(dot_text, "node", path):  # open the bodies or scopes that hide it
-        dot_text = model_to_dot(model, highlight=[*hits, path], **options)
+    drawing = model_to_dot(model, highlight=hits, reveal=[path] if path else [], **options)
     left, right = st.columns([3, 2])
     with left:
-        diagram.show(dot_text, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, fit=fit,
-                     reveal=svg_id("node", path) if path else None, mark=True)
+        diagram.show(drawing, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, fit=fit, reveal=path, mark=True)
     with right:
         if path is None:
             st.caption("Click a node in the diagram, or search for one above, to inspect it.")
             return
-        body_actions(model, path, dot_text)
+        body_actions(model, path, drawing)
         widgets.node_inspector(model, trace, path)
         runs = trace.events_of(path) if trace is not None else []
-        if runs and st.button("Step through from its first run", key="w_goto_step"):
+        if runs and st.button("Step through from its first run", key=state.W_GOTO_STEP):
             state.set_cursor(runs[0].index)
             st.switch_page("explorer/ui/pages/step.py")
 

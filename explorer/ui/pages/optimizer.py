@@ -31,34 +31,34 @@ def whole_models(model, chosen: tuple[str, ...], result) -> None:
     proof(state.equivalence(model, chosen, None if k == count else k, partial),
           f"After {k} of {count} rewrite{'s' if count != 1 else ''}")
     if not st.toggle("Draw the whole models", value=sum(1 for _ in model.nodes()) <= WHOLE_MODEL_LIMIT,
-                     key="w_opt_whole", help="Laying out a big model takes graphviz a few seconds"):
+                     key=state.W_OPT_WHOLE, help="Laying out a big model takes graphviz a few seconds"):
         return
     removed, added = rewrites.result_overlays(partial)
     before, after = st.columns(2)
     with before:
         st.markdown("##### Original (removed nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(partial.original), overlay=removed), key="w_opt_before")
+        diagram.show(model_to_dot(state.proto_model(partial.original), overlay=removed), key=state.W_OPT_BEFORE)
     with after:
         st.markdown(f"##### After {k} rewrite{'s' if k != 1 else ''} (added nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(partial.optimized), overlay=added), key="w_opt_after")
+        diagram.show(model_to_dot(state.proto_model(partial.optimized), overlay=added), key=state.W_OPT_AFTER)
 
 
 def rewrite_list(result) -> None:
     """Every applied rewrite in a table; the chosen one drawn with its neighbourhood before and after."""
     st.dataframe(pd.DataFrame(rewrites.step_rows(result)), hide_index=True)
     steps = result.steps
-    pick = st.selectbox("Rewrite to draw", range(len(steps)), key="w_rewrite_pick",
+    pick = st.selectbox("Rewrite to draw", range(len(steps)), key=state.W_REWRITE_PICK,
                         format_func=lambda i: steps[i].describe())
     step = steps[pick]
     removed, added = rewrites.step_overlays(step)
     before, after = st.columns(2)
     with before:
         st.caption("before (removed nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(step.neighbourhood()), overlay=removed), key="w_rewrite_before")
+        diagram.show(model_to_dot(state.proto_model(step.neighbourhood()), overlay=removed), key=state.W_REWRITE_BEFORE)
     with after:
         st.caption("after (added nodes marked)")
         diagram.show(model_to_dot(state.proto_model(step.neighbourhood(after=True)), overlay=added),
-                     key="w_rewrite_after")
+                     key=state.W_REWRITE_AFTER)
 
 
 st.title("Optimizer")

@@ -6,7 +6,6 @@ import streamlit as st
 from explorer.ui import diagram, state, widgets
 from explorer.views import cursor as moves
 from explorer.views.dot import model_to_dot
-from explorer.views.dot_escape import svg_id
 from explorer.views.overlays import TraceOverlay
 
 WHOLE_MODEL_LIMIT = 150  # nodes: above this the diagram shows only the current node's surroundings by default
@@ -35,11 +34,11 @@ def draw(model, trace, index: int) -> None:
     event = trace.events[index]
     default = "model" if len(model.index.nodes) <= WHOLE_MODEL_LIMIT else "around"
     view = st.segmented_control("Draw", list(VIEWS), format_func=VIEWS.__getitem__, default=default,
-                                key="w_step_view") or default
+                                key=state.W_STEP_VIEW) or default
     focus = {"model": "", "graph": model.node(event.node).graph.path,
              "around": moves.surroundings(model, event.node)}[view]
-    dot_text = model_to_dot(model, focus=focus or None, cursor=TraceOverlay.from_trace(trace, index))
-    diagram.show(dot_text, key="w_step_diagram", on_click=_clicked, reveal=svg_id("node", event.node))
+    drawing = model_to_dot(model, focus=focus or None, cursor=TraceOverlay.from_trace(trace, index))
+    diagram.show(drawing, key=state.W_STEP_DIAGRAM, on_click=_clicked, reveal=event.node)
 
 
 @st.fragment
@@ -68,7 +67,7 @@ def stepper() -> None:
     }
     for column, (name, (label, icon, target, help_text)) in zip(st.columns([1, 1, 1, 1, 2.6, 2.6, 2.6, 2.4]),
                                                                  jumps.items()):
-        column.button(label, key=f"w_step:{name}", icon=icon, help=help_text, width="stretch",
+        column.button(label, key=state.keyed("w_step", name), icon=icon, help=help_text, width="stretch",
                       disabled=target is None or target == index, on_click=_go, args=(target,))
     if last > 0:
         if st.session_state.get(state.W_CURSOR) != index:
@@ -89,7 +88,7 @@ def stepper() -> None:
             if not values:
                 st.caption("none")
             for name, value in values.items():
-                widgets.value_panel(name, value, key=f"step:{side}:{name}")
+                widgets.value_panel(name, value, key=state.keyed("step", side, name))
 
 
 st.title("Step through")

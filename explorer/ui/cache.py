@@ -1,0 +1,162 @@
+"""The app's cached work, shared by every session: models by content key (sha256 of the bytes, never a hashed
+ModelProto), runs by model key + feeds key + limits, optimizations and their proofs; and the records these
+caches hold (where a model comes from, what to run it on, how a run ended)."""
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import onnx
+import streamlit as st
+
+from ..errors import ExecutionError, ExplorerError, FeedError
+from ..executor import run
+from ..limits import Limits
+from ..model import Model, load
+from ..optimizer import OptimizationResult, optimize
+from ..optimizer.verify import Equivalence, verify
+from ..samples import sample_inputs, sample_path
+from ..trace import Trace
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a model comes from. `key` is its content key: sha256 of the bytes (plus the folder for a local
+    path, whose external data lives there)."""
+
+    kind: str  # "sample" | "upload" | "path"
+    label: str
+    key: str
+    data: bytes | None = field(default=None, repr=False, compare=False)
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    model: Model | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What to run the active model on. `make_feeds` builds the feeds only when the run is not cached."""
+
+    feeds_key: str
+    label: str
+    make_feeds: Callable[[], dict[str, Any]] = field(compare=False, repr=False)
+    limits: Limits
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """A run's trace (partial when the run failed) and, on failure, the error text and kind (and the limit hit)."""
+
+    trace: Trace | None
+    error: str | None = None
+    kind: str | None = None
+    limit: str | None = None  # e.g. "max_iterations" for a LimitExceeded
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _file_key(path: Path) -> str:
+    stat = path.stat()
+    return _file_sha256(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+def sample_source(name: str) -> ModelSource:
+    path = sample_path(name)
+    return ModelSource("sample", name, "sha256:" + _file_key(path), path=str(path))
+
+
+def upload_source(name: str, data: bytes) -> ModelSource:
+    return ModelSource("upload", name, "sha256:" + hashlib.sha256(data).hexdigest(), data=data)
+
+
+def path_source(text: str) -> ModelSource:
+    """A local file (external data is read from its folder). A missing path still makes a source: loading it
+    reports the problem."""
+    path = Path(os.path.expanduser(text.strip()))
+    if not path.is_file():
+        return ModelSource("path", str(path), f"missing:{path}", path=str(path))
+    resolved = path.resolve()
+    return ModelSource("path", str(path), f"sha256:{_file_key(resolved)}@{resolved.parent}", path=str(resolved))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _load(key: str, label: str, _source: ModelSource) -> LoadResult:
+    try:
+        model = load(_source.data if _source.data is not None else _source.path, label=_source.label)
+    except ExplorerError as exc:
+        uploaded_alone = _source.kind == "upload" and "external file" in str(exc)  # its data files stay behind
+        hint = ". Choose **Local path** in the sidebar and give the model's path instead" if uploaded_alone else ""
+        return LoadResult(None, f"{exc}{hint}")
+    return LoadResult(model, None)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _proto_model(key: str, _proto: onnx.ModelProto) -> Model:
+    return load(_proto)
+
+
+def proto_model(proto: onnx.ModelProto) -> Model:
+    """A Model of an in-memory proto (an optimizer result, a rewrite's neighbourhood), cached by content."""
+    return _proto_model(hashlib.sha256(proto.SerializeToString(deterministic=True)).hexdigest(), proto)
+
+
+def load_source(source: ModelSource) -> LoadResult:
+    """The loaded model of a source (cached by content key), or the loader's error message."""
+    return _load(source.key, source.label, source)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def given_sample_inputs(name: str) -> dict[str, Any] | None:
+    return sample_inputs(name)
+
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def run_cached(model_key: str, feeds_key: str, limits: tuple[int, int, int], _model: Model,
+         _make_feeds: Callable[[], dict[str, Any]]) -> RunOutcome:
+    try:
+        feeds = _make_feeds()
+        return RunOutcome(run(_model, feeds, limits=Limits(*limits)))
+    except ExecutionError as exc:
+        return RunOutcome(exc.trace, str(exc), type(exc).__name__, getattr(exc, "limit", None))
+    except ExplorerError as exc:  # FeedError and anything else refused before the run starts
+        return RunOutcome(None, str(exc), type(exc).__name__)
+
+
+def feed_error(message: str) -> Callable[[], dict[str, Any]]:
+    """A feeds factory that reports a problem with the user's inputs when the run is attempted."""
+
+    def fail() -> dict[str, Any]:
+        raise FeedError(message)
+
+    return fail
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def optimize_cached(model_key: str, patterns: tuple[str, ...], stop_after: int | None,
+              _model: Model) -> OptimizationResult:
+    return optimize(_model, patterns=patterns, stop_after=stop_after)
+
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def equivalence_cached(model_key: str, patterns: tuple[str, ...], stop_after: int | None, feeds_key: str,
+                 _result: OptimizationResult, _feeds: dict[str, Any] | None) -> Equivalence:
+    return verify(_result, _feeds, bisect=stop_after is None)
+
+

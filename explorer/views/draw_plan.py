@@ -1,0 +1,111 @@
+"""What one drawing shows: its top graph, the focus (a graph or a scope drilled into), the bodies and scopes
+opened by the expansion rules and by the nodes that must be seen (cursor, overlay, highlight, reveal)."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .draw_facts import ModelFacts
+from .expansion import Expansion, Rule
+from .grouping import Scope, find_scope
+from .heat import NodeValues
+from .overlays import RewriteOverlay, TraceOverlay
+
+
+@dataclass(frozen=True)
+class Options:
+    """Every choice a drawing depends on (see dot.model_to_dot for their meaning)."""
+
+    graph_path: str = ""
+    focus: str | None = None
+    expand: Rule = None
+    scopes: Rule = None
+    cursor: TraceOverlay | None = None
+    overlay: RewriteOverlay | None = None
+    highlight: frozenset[str] = frozenset()
+    reveal: frozenset[str] = frozenset()
+    values: NodeValues | None = None
+    group_scopes: bool = True
+    max_expanded_nodes: int = 40
+    max_boxes: int = 300
+    fold_initializers: bool = True
+    edge_labels: bool = True
+    rankdir: str = "TB"
+
+
+class Plan:
+    """The resolved options of one drawing: which graph is at the top, what is drilled into, what is open."""
+
+    def __init__(self, facts: ModelFacts, options: Options) -> None:
+        self.facts = facts
+        self.o = options
+        self.top = facts.graph(options.graph_path, "graph_path")
+        self.root, self.focus_scope = self._resolve_focus(options.focus)
+        self.reveal_bodies, self.reveal_scopes = self._reveal(self._wanted())
+        bodies = [p for p in facts.index.graphs if p]
+        self.body_rule = Expansion(options.expand, bodies, facts.body_ancestors, "body graph path")
+        self.scope_rule = self._scope_rule(options.scopes)
+
+    def _resolve_focus(self, focus: str | None) -> tuple:
+        if focus is None:
+            return self.top, None
+        index = self.facts.index
+        scope: Scope | None
+        if focus in index.graphs:
+            graph, scope = index.graphs[focus], None
+        else:
+            graph, scope = find_scope(index.graphs.values(), focus, self.facts.tree)
+        if not self.facts.within(graph, self.top):
+            raise ValueError(f"focus {focus!r} lies outside graph_path {self.top.path!r}")
+        return graph, scope
+
+    def _wanted(self) -> set[str]:
+        wanted = set(self.o.highlight) | set(self.o.reveal)
+        if self.o.cursor is not None:
+            wanted.update(p for p in (self.o.cursor.current, self.o.cursor.error) if p)
+        if self.o.overlay is not None:
+            wanted |= self.o.overlay.removed | self.o.overlay.added
+        return wanted
+
+    def _reveal(self, wanted: Iterable[str]) -> tuple[set[str], set[str]]:
+        """Bodies and scopes to open (under the default rule) so that the wanted nodes show."""
+        index = self.facts.index
+        bodies: set[str] = set()
+        scopes: set[str] = set()
+        for start in wanted:
+            path: str | None = start
+            while path is not None and path in index.nodes:
+                ref = index.nodes[path]
+                if self.o.group_scopes:
+                    scopes.update(s.key for s in self.facts.tree(ref.graph).chain(path))
+                if not ref.graph.path:
+                    break
+                bodies.add(ref.graph.path)
+                path = ref.graph.owner
+        return bodies, scopes
+
+    def _scope_rule(self, rule: Rule) -> Expansion:
+        graphs = self.facts.index.graphs.values()
+        known: list[str] = []
+        if rule is not None and not (isinstance(rule, str) and rule in ("all", "none")):
+            for graph in graphs:
+                known.extend(self.facts.tree(graph).scopes)
+
+        def ancestors(key: str) -> list[str]:
+            return [s.key for s in find_scope(graphs, key, self.facts.tree)[1].lineage()]
+
+        return Expansion(rule, known, ancestors, "scope key")
+
+    def weight(self, path: str) -> int:
+        """Boxes a node takes under the default rule: itself and the bodies small enough to open."""
+        sizes = self.facts.sizes
+        return 1 + sum(sizes.get(b.path, 0) for b in self.facts.index.nodes[path].subgraphs
+                       if sizes.get(b.path, 0) <= self.o.max_expanded_nodes)
+
+    def body_expanded(self, body_path: str) -> bool:
+        small = self.facts.sizes.get(body_path, 0) <= self.o.max_expanded_nodes
+        return self.body_rule.expanded(body_path, small or body_path in self.reveal_bodies)
+
+    def scope_expanded(self, scope: Scope, depth: int | None) -> bool:
+        default = depth is None or scope.depth < depth or scope.key in self.reveal_scopes
+        return self.scope_rule.expanded(scope.key, default)

@@ -1,0 +1,107 @@
+"""Node states on a drawn scene: trace position (pending, executed, running, current, error), rewrite marks
+(removed, added), search matches, and fills from a NodeValues overlay; each applied to the box standing for a
+node (itself, its scope box or a collapsed owner)."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from . import styles
+from .boxes import TINT
+from .canvas import Canvas
+from .draw_plan import Plan
+from .overlays import TraceOverlay
+from .scene import Html
+
+
+def box_of(plan: Plan, canvas: Canvas, path: str) -> str | None:
+    """The box standing for a node in this drawing (itself, its scope box or a collapsed owner), or None."""
+    nodes = plan.facts.index.nodes
+    while path not in canvas.entry:
+        ref = nodes.get(path)
+        if ref is None or ref.graph.owner is None:
+            return None
+        path = ref.graph.owner
+    return canvas.entry[path]
+
+
+def apply_states(plan: Plan, canvas: Canvas) -> None:
+    """Outlines every box by its strongest state, then fills boxes by the value overlay."""
+    states: dict[str, str] = {}
+    order = list(styles.NODE_STATES)
+
+    def mark(paths: Iterable[str | None], state: str) -> None:
+        for path in paths:
+            box = box_of(plan, canvas, path) if path else None
+            if box is not None and (box not in states or order.index(state) < order.index(states[box])):
+                states[box] = state
+
+    cursor, overlay, o = plan.o.cursor, plan.o.overlay, plan.o
+    if cursor is not None:
+        mark([n for n in canvas.entry if n not in cursor.executed], "pending")
+        mark(cursor.executed, "executed")
+    mark(o.highlight, "match")
+    if overlay is not None:
+        mark(overlay.added, "added")
+        mark(overlay.removed, "removed")
+    if cursor is not None:
+        owners = []
+        ref = plan.facts.index.nodes.get(cursor.current or "")
+        while ref is not None and ref.graph.owner is not None:
+            owners.append(ref.graph.owner)
+            ref = plan.facts.index.nodes[ref.graph.owner]
+        mark(owners, "running")
+        mark(_not_taken(plan, canvas, cursor), "skipped")
+        mark([cursor.current], "current")
+        mark([cursor.error], "error")
+    exits = {canvas.entry[p]: canvas.exit[p] for p in canvas.expanded_nodes}
+    for box, state in states.items():
+        for name in (box, exits.get(box)):
+            if name is not None:
+                canvas.boxes[name].attrs = styles.with_state(canvas.boxes[name].attrs, state)
+    _fill_values(plan, canvas)
+    if cursor is not None:
+        _mark_iteration(plan, canvas, cursor)
+
+
+def _not_taken(plan: Plan, canvas: Canvas, cursor: TraceOverlay) -> list[str]:
+    """Drawn nodes of If branches that did not run where the cursor stands: those of Ifs enclosing the current
+    node (it runs in one branch) and those of Ifs that already ran in the current iterations."""
+    nodes = plan.facts.index.nodes
+    taken = dict(cursor.branches)
+    ref = nodes.get(cursor.current or "")
+    while ref is not None and ref.graph.owner is not None:
+        owner = nodes[ref.graph.owner]
+        if owner.op_type == "If":
+            taken[owner.path] = ref.graph.attribute or ""
+        ref = owner
+    skipped = tuple(f"{body.path}/" for path, branch in taken.items() if path in nodes
+                    for body in nodes[path].subgraphs if body.attribute != branch)
+    return [path for path in canvas.entry if path.startswith(skipped)] if skipped else []
+
+
+def _fill_values(plan: Plan, canvas: Canvas) -> None:
+    values = plan.o.values
+    if values is None:
+        return
+    members: dict[str, list[str]] = {}
+    for path in canvas.entry:
+        box = box_of(plan, canvas, path)
+        if box is not None:
+            members.setdefault(box, []).append(path)
+    for box, paths in members.items():
+        value = values.aggregate(paths)
+        if value is not None:
+            canvas.boxes[box].attrs = {**canvas.boxes[box].attrs, "fillcolor": values.colour(value),
+                                       "fontcolor": styles.HEAT_FONT}
+
+
+def _mark_iteration(plan: Plan, canvas: Canvas, cursor: TraceOverlay) -> None:
+    """The current node's box says at which iteration (one index per enclosing loop) the cursor stands."""
+    box = box_of(plan, canvas, cursor.current) if cursor.current else None
+    if box is None or not cursor.iteration:
+        return
+    attrs = canvas.boxes[box].attrs
+    at = ", ".join(str(i) for i in cursor.iteration)
+    label = attrs["label"]
+    text = label.text if isinstance(label, Html) else str(label)
+    attrs["label"] = Html(text + "<BR/>" + TINT.format(styles.LABEL_TINTS["iteration"], f"▶ iteration {at}"))
