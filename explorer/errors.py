@@ -17,7 +17,9 @@ class FeedError(ExplorerError):
 
 
 class ExecutionError(ExplorerError):
-    """A node failed while running. Carries where it happened and the partial trace up to that point."""
+    """A node failed while running. Carries where it happened and the partial trace up to that point; `info`
+    is what the failing node's event records besides the message (a loop stopped by a limit: why, and after how
+    many iterations)."""
 
     def __init__(
         self,
@@ -27,12 +29,14 @@ class ExecutionError(ExplorerError):
         op_type: str | None = None,
         iteration: tuple[int, ...] = (),
         trace: Any = None,
+        info: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.node = node
         self.op_type = op_type
         self.iteration = tuple(iteration)
         self.trace = trace
+        self.info: dict[str, Any] = dict(info or {})
 
 
 class UnsupportedOperatorError(ExecutionError):

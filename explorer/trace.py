@@ -5,15 +5,61 @@ import io
 import json
 import os
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
 from .values import ValueSummary, has_nonfinite
 
 FORMAT_VERSION = 1
+
+
+class EventInfo(TypedDict, total=False):
+    """What a node execution records besides its values: what special kernels report, and why a node failed."""
+
+    branch: str  # If: "then_branch" or "else_branch"
+    stop_reason: str  # Loop: "trip count reached", "cond false"; a loop stopped by Limits: "limit"
+    iterations: int  # Loop/Scan/SequenceMap: how many iterations ran
+    children: tuple[int, int]  # control flow and function calls: [start, stop) of the events of their bodies
+    gates: dict[str, Any]  # GRU/LSTM/RNN: series name -> [seq, num_directions, batch, hidden], plus "mask"
+    function: str  # a call of a model-local function: the function's (domain.)name
+    error: str  # the node failed (it is then a partial trace's last event): the message
+
+
+class IterationInfo(TypedDict, total=False):
+    """What one iteration records besides its values: where a Scan-8 iteration is in its batch."""
+
+    batch: int
+    t: int
+
+
+@dataclass(frozen=True)
+class RunError:
+    """Why a run failed (its trace is then partial): the message and kind of the explorer error, and the node,
+    op type and iteration tuple where it happened (node None when no node is to blame)."""
+
+    message: str
+    kind: str
+    node: str | None = None
+    op_type: str | None = None
+    iteration: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"message": self.message, "node": self.node, "op_type": self.op_type,
+                "iteration": self.iteration, "kind": self.kind}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunError:
+        """The error as `to_dict` wrote it (missing or mistyped entries read as absent)."""
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            return value if isinstance(value, str) else None
+
+        iteration = data.get("iteration")
+        steps = tuple(int(i) for i in iteration) if isinstance(iteration, (list, tuple)) else ()
+        return cls(text("message") or "", text("kind") or "ExecutionError", text("node"), text("op_type"), steps)
 
 
 @dataclass(slots=True)
@@ -28,7 +74,7 @@ class Event:
     inputs: dict[str, Any]
     outputs: dict[str, Any]
     seconds: float
-    info: dict[str, Any] = field(default_factory=dict)
+    info: EventInfo = field(default_factory=lambda: EventInfo())
     summarized: bool = False
 
 
@@ -41,7 +87,7 @@ class Iteration:
     index: tuple[int, ...]
     inputs: dict[str, Any]
     outputs: dict[str, Any]
-    info: dict[str, Any] = field(default_factory=dict)
+    info: IterationInfo = field(default_factory=lambda: IterationInfo())
 
 
 class Trace:
@@ -57,7 +103,7 @@ class Trace:
         self.seconds: float = 0.0
         self.recorded_bytes: int = 0
         self.budget_exceeded_at: int | None = None  # index of the first event whose values are summaries
-        self.error: dict[str, Any] | None = None  # set when the run failed; the trace is then partial
+        self.error: RunError | None = None  # set when the run failed; the trace is then partial
         self._by_node: dict[str, list[int]] | None = None
         self._by_node_len = -1
 
@@ -141,7 +187,7 @@ class Trace:
         return len(self.events)
 
     def __repr__(self) -> str:
-        state = "complete" if self.complete else f"partial ({self.error.get('message', '')[:60]})"
+        state = "complete" if self.error is None else f"partial ({self.error.message[:60]})"
         return f"Trace({len(self.events)} events, {len(self.outputs)} outputs, {state})"
 
     # ---- save / load ---------------------------------------------------------------------------------------
@@ -155,7 +201,7 @@ class Trace:
             "seconds": self.seconds,
             "recorded_bytes": self.recorded_bytes,
             "budget_exceeded_at": self.budget_exceeded_at,
-            "error": codec.encode(self.error),
+            "error": codec.encode(None if self.error is None else self.error.to_dict()),
             "feeds": codec.encode(self.feeds),
             "outputs": codec.encode(self.outputs),
             "events": [
@@ -192,7 +238,8 @@ class Trace:
         trace.seconds = meta["seconds"]
         trace.recorded_bytes = meta["recorded_bytes"]
         trace.budget_exceeded_at = meta["budget_exceeded_at"]
-        trace.error = dec.decode(meta["error"])
+        error = dec.decode(meta["error"])
+        trace.error = RunError.from_dict(error) if isinstance(error, dict) else None
         trace.outputs = dec.decode(meta["outputs"])
         trace.events = [
             Event(i, node, op, tuple(it), dec.decode(ins), dec.decode(outs), secs, dec.decode(info), summ)

@@ -66,7 +66,7 @@ def test_a_failed_run_keeps_its_partial_trace(tmp_path):
     assert "the partial trace holds 5 events" in result.stdout  # iteration 0's three, then grow and the failure
     trace = explorer.Trace.load(tmp_path / "partial.npz")
     assert [e.node.rsplit("/", 1)[-1] for e in trace.events] == ["grow", "to_rows", "keep", "grow", "to_rows"]
-    assert trace.error["node"] == "grow_loop/body/to_rows"
+    assert trace.error.node == "grow_loop/body/to_rows"
 
 
 @pytest.mark.parametrize("args, message", [

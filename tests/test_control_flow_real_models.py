@@ -148,7 +148,7 @@ def test_spec_invalid_fixture_gives_a_clear_error(file):
         explorer.run(model, feeds)
     err = info.value
     assert err.node == node and f"node {node!r}" in str(err) and message in str(err), str(err)
-    assert err.trace is not None and err.trace.error["node"] == node
+    assert err.trace is not None and err.trace.error.node == node
 
 
 @pytest.mark.parametrize("file", ATTRIBUTE_INVALID, ids=_id)

@@ -110,7 +110,7 @@ def test_endless_loop_stops_at_the_iteration_limit_with_a_partial_trace(limit):
     assert err.node == "forever" and err.op_type == "Loop" and err.limit == "max_iterations"
     assert "node 'forever' (Loop)" in str(err) and f"max_iterations={limit}" in str(err)
     trace = err.trace
-    assert trace.error["node"] == "forever" and trace.error["kind"] == "LimitExceeded"
+    assert trace.error.node == "forever" and trace.error.kind == "LimitExceeded"
     loop = trace.event("forever")
     assert loop.info["stop_reason"] == "limit" and loop.info["iterations"] == limit
     assert len(trace.iterations("forever")) == limit

@@ -123,7 +123,7 @@ def test_kernel_failure_names_node_iteration_and_shapes_and_keeps_the_partial_tr
     assert err.node == "loop/body/reshape" and err.op_type == "Reshape" and err.iteration == (2,)
     assert "loop/body/reshape" in str(err) and "(2,)" in str(err) and "float32[6]" in str(err)
     trace = err.trace
-    assert trace.error["node"] == "loop/body/reshape" and not trace.complete
+    assert trace.error.node == "loop/body/reshape" and not trace.complete
     assert [it.index for it in trace.iterations("loop")] == [(0,), (1,)]
     failed = trace.events[-1]  # the failing node closes the partial trace: its inputs, no outputs, the error
     assert failed.node == "loop/body/reshape" and failed.iteration == (2,) and failed.outputs == {}

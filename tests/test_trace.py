@@ -9,7 +9,7 @@ import pytest
 
 import explorer
 from explorer import Limits, Trace
-from explorer.trace import Event, Iteration
+from explorer.trace import Event, Iteration, RunError
 from explorer.values import ValueSummary
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
@@ -92,10 +92,26 @@ def test_every_value_kind_round_trips(tmp_path):
     trace.events.append(Event(1, "late", "Relu", (), {"x": summary}, {"y": summary}, 0.0, {}, True))
     trace.iteration_records.append(Iteration("loop", (3,), {"i": np.array(3)}, {"seq": values["seq"]}, {"t": 1}))
     trace.outputs = {"out": values["bf16"]}
-    trace.error = {"message": "boom", "node": "late", "op_type": "Relu", "iteration": (3,), "kind": "ExecutionError"}
+    trace.error = RunError("boom", "ExecutionError", "late", "Relu", (3,))
     trace.budget_exceeded_at = 1
     trace.save(tmp_path / "t.npz")
     assert_traces_equal(trace, Trace.load(tmp_path / "t.npz"))
+
+
+def test_run_errors_are_stored_as_in_earlier_files(tmp_path):
+    """The file format did not change when Trace.error became a RunError: files written before still load."""
+    import json
+    import zipfile
+
+    trace = Trace()
+    trace.error = RunError("boom", "LimitExceeded", "loop/body/add", "Add", (2, 1))
+    trace.save(tmp_path / "t.npz")
+    with zipfile.ZipFile(tmp_path / "t.npz") as zf:
+        meta = json.loads(zf.read("meta.json"))
+    assert meta["format"] == 1
+    assert meta["error"] == {"k": "dict", "v": {"message": "boom", "node": "loop/body/add", "op_type": "Add",
+                                                "iteration": {"k": "tuple", "v": [2, 1]}, "kind": "LimitExceeded"}}
+    assert Trace.load(tmp_path / "t.npz").error == trace.error
 
 
 def test_shared_arrays_are_stored_once(tmp_path):

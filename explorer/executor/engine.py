@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ..errors import ExecutionError, ExplorerError, LimitExceeded, where
-from ..trace import Event, Iteration, Trace
+from ..trace import Event, EventInfo, Iteration, IterationInfo, Trace
 from ..values import describe, nbytes, summarize
 from .ops.base import Call
 from .program import CompiledGraph, Program
@@ -116,7 +116,7 @@ class Engine:
         outputs, `info["error"]` the message. Failures deeper inside its bodies are recorded by their own node."""
         if getattr(exc, "node", None) != step.path:
             return
-        info = dict(getattr(exc, "info", None) or {})
+        info = cast(EventInfo, dict(exc.info) if isinstance(exc, ExecutionError) else {})
         info["error"] = str(exc)
         if first_child != len(self.trace.events):
             info["children"] = (first_child, len(self.trace.events))
@@ -133,23 +133,22 @@ class Engine:
                     limit="max_tensor_bytes", node=step.path, op_type=step.op_type, iteration=iteration)
 
     def record_iteration(self, node: str, index: tuple[int, ...], inputs: dict[str, Any],
-                         outputs: dict[str, Any], info: dict[str, Any] | None = None) -> None:
+                         outputs: dict[str, Any], info: IterationInfo | None = None) -> None:
         """Records one iteration of a Scan/Loop/SequenceMap (values are shared with the events, not copied)."""
         if self._budget < 0:
             inputs = {k: summarize(v) for k, v in inputs.items()}
             outputs = {k: summarize(v) for k, v in outputs.items()}
-        self.trace.iteration_records.append(Iteration(node, index, inputs, outputs, info or {}))
+        self.trace.iteration_records.append(Iteration(node, index, inputs, outputs, info or IterationInfo()))
 
     def check_iterations(self, count: int, node: str, op_type: str, iteration: tuple[int, ...]) -> None:
         """Raises LimitExceeded once a loop is about to run more than Limits.max_iterations iterations; the error
         carries why the loop stopped, which the loop's own event records (see _record_failure)."""
         if count >= self.limits.max_iterations:
-            error = LimitExceeded(
+            raise LimitExceeded(
                 f"{where(node, op_type, iteration)} stopped after {count} iterations: "
                 f"Limits.max_iterations={self.limits.max_iterations} (endless loop?)",
-                limit="max_iterations", node=node, op_type=op_type, iteration=iteration)
-            error.info = {"stop_reason": "limit", "iterations": count}
-            raise error
+                limit="max_iterations", node=node, op_type=op_type, iteration=iteration,
+                info={"stop_reason": "limit", "iterations": count})
 
     def check_bytes(self, size: int, what: str, node: str, op_type: str, iteration: tuple[int, ...]) -> None:
         if size > self.limits.max_tensor_bytes:

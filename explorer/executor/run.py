@@ -11,7 +11,7 @@ from ..errors import ExecutionError
 from ..feeds import validate_feeds
 from ..limits import Limits
 from ..model import Model, load
-from ..trace import Trace
+from ..trace import RunError, Trace
 from .engine import Engine
 from .program import Program
 
@@ -47,8 +47,7 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
             trace.outputs[name] = frame[name]
     except ExecutionError as exc:
         trace.seconds = time.perf_counter() - start
-        trace.error = {"message": str(exc), "node": exc.node, "op_type": exc.op_type,
-                       "iteration": tuple(exc.iteration), "kind": type(exc).__name__}
+        trace.error = RunError(str(exc), type(exc).__name__, exc.node, exc.op_type, tuple(exc.iteration))
         exc.trace = trace
         raise
     trace.seconds = time.perf_counter() - start

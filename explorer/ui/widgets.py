@@ -188,7 +188,7 @@ def page_subject(choices_of: Callable[[Model], dict[str, str]], kind: str, key: 
         st.info("No recorded run: see the messages above." if state.current_run() is not None
                 else "No run yet: give the model's inputs in the sidebar.")
     else:
-        failed_in = str((trace.error or {}).get("node", ""))
+        failed_in = trace.error.node or "" if trace.error else ""
         idle = {path for path in choices if not trace.events_of(path) and not failed_in.startswith(f"{path}/")}
         if st.session_state.get(key) not in choices:  # start on one that ran (e.g. the If branch taken)
             st.session_state[key] = next((path for path in choices if path not in idle), next(iter(choices)))

@@ -40,13 +40,12 @@ class Execution:
 def executions(model: Model, trace: Trace, path: str) -> list[Execution]:
     """Every run of an iterating node, the unfinished one of a failed run included."""
     runs = [Execution(path, e.iteration, e) for e in trace.events_of(path)]
-    error = trace.error or {}
-    if str(error.get("node", "")).startswith(f"{path}/"):
+    error = trace.error
+    if error is not None and error.node is not None and error.node.startswith(f"{path}/"):
         depth = sum(1 for owner, _ in ancestors(model, path) if owner.op_type in ITERATING_OPS)
-        where = tuple(error.get("iteration", ()))
+        where = error.iteration
         failed_in = f" in iteration {where[depth]}" if len(where) > depth else ""
-        runs.append(Execution(path, where[:depth], None, f"{error.get('kind', 'the run')} at "
-                                                          f"{error['node']!r}{failed_in}"))
+        runs.append(Execution(path, where[:depth], None, f"{error.kind} at {error.node!r}{failed_in}"))
     return runs
 
 

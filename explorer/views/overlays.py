@@ -27,12 +27,12 @@ class TraceOverlay:
         end of the run: the last event, or for a failed run the failing node itself (`len(trace.events)`
         too)."""
         events = trace.events
-        error = trace.error.get("node") if trace.error else None
+        error = trace.error.node if trace.error else None
         at_error = error is not None and (event_index is None or event_index == len(events))
         if event_index is None:
             event_index = len(events) - 1
         if at_error:
-            iteration = tuple(trace.error.get("iteration") or ())
+            iteration = trace.error.iteration if trace.error else ()
             return cls(frozenset(e.node for e in events), error, error=error, iteration=iteration)
         if not events:
             return cls(error=error)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import onnx
 
@@ -25,12 +25,42 @@ from ...graph import attribute_value
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
-    from ..program import Program
+    from ...trace import EventInfo, IterationInfo
+    from ..program import CompiledGraph, Program
 
 PlainKernel = Callable[[list], Any]
 """fn(args) -> tuple of outputs (optional inputs that are omitted arrive as None)."""
 KernelFactory = Callable[["NodeRef", "Program"], Any]
 """factory(node, program) -> kernel, built once per node."""
+SpecialKernel = Callable[[list, "Call"], "tuple[list, EventInfo]"]
+"""fn(args, call) -> (outputs, what the execution recorded besides its values)."""
+
+
+class BodyEngine(Protocol):
+    """What special kernels may ask of the engine running them (executor/engine.py's Engine is the one)."""
+
+    def body_frame(self, graph: CompiledGraph, outer: dict[str, Any], node: str, op_type: str,
+                   iteration: tuple[int, ...]) -> dict[str, Any]:
+        """The part of a body's frame shared by its iterations: initializers and captures read from `outer`."""
+        ...
+
+    def run_body(self, graph: CompiledGraph, base: dict[str, Any], inputs: list[Any],
+                 iteration: tuple[int, ...]) -> list[Any]:
+        """Runs one body execution (recording its events) and returns its outputs."""
+        ...
+
+    def record_iteration(self, node: str, index: tuple[int, ...], inputs: dict[str, Any],
+                         outputs: dict[str, Any], info: IterationInfo | None = None) -> None:
+        """Records one iteration of a loop."""
+        ...
+
+    def check_iterations(self, count: int, node: str, op_type: str, iteration: tuple[int, ...]) -> None:
+        """Raises LimitExceeded before a loop runs more iterations than the limits allow."""
+        ...
+
+    def check_bytes(self, size: int, what: str, node: str, op_type: str, iteration: tuple[int, ...]) -> None:
+        """Raises LimitExceeded before allocating more than the limits allow."""
+        ...
 
 
 @dataclass(slots=True)
@@ -38,7 +68,7 @@ class Call:
     """What a special kernel (control flow, recurrent cells, function calls) needs about the execution it serves:
     such kernels are `fn(args, call) -> (outputs, info)` and run bodies through the engine."""
 
-    engine: Any  # executor.engine.Engine (per run)
+    engine: BodyEngine  # the engine of this run
     env: dict[str, Any]  # the calling frame's values: captures for bodies are read from here
     iteration: tuple[int, ...]
     path: str

@@ -65,7 +65,7 @@ def draw(model, trace) -> None:
         st.caption(f"{len(hits)} node(s) match" + (" (first 200)" if len(hits) == 200 else ""))
     overrides = st.session_state[state.EXPANDED]
     rule = mode if mode != "auto" else (dict(overrides) or None)
-    failed = trace is not None and not trace.complete and trace.error.get("node")
+    failed = trace is not None and trace.error is not None and trace.error.node
     options = {"focus": focus or None, "expand": rule, "cursor": TraceOverlay.from_trace(trace) if failed else None}
     drawing = model_to_dot(model, highlight=hits, reveal=[path] if path else [], **options)
     left, right = st.columns([3, 2])

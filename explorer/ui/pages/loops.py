@@ -14,9 +14,10 @@ from explorer.views.pseudocode import pseudocode
 
 def branches(model, trace, path: str) -> None:
     rows = loops.branch_rows(trace, path)
-    failed = trace.error is not None and str(trace.error.get("node", "")).startswith(f"{path}/")
+    failed_at = trace.error.node or "" if trace.error is not None else ""
+    failed = failed_at.startswith(f"{path}/")
     if failed:
-        st.warning(f"The run failed inside this If, at `{trace.error['node']}`: it did not finish.")
+        st.warning(f"The run failed inside this If, at `{failed_at}`: it did not finish.")
     if not rows:
         if not failed:
             st.info("This If did not run in the recorded trace.")
