@@ -130,6 +130,46 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_compare(p: argparse.ArgumentParser) -> None:
+    p.add_argument("a", metavar="A", help="an .onnx file or a bundled sample's name: explorer runs it")
+    p.add_argument("b", metavar="B", nargs="?",
+                   help="another .onnx (a re-export, an fp16 variant, the optimized model), 'onnxruntime', "
+                        "'pytorch' (PyTorch's GRU/LSTM/RNN equations) or reference values (.npz)")
+    p.add_argument("--ort", action="store_true", help="B is A run by onnxruntime (values inside bodies too)")
+    p.add_argument("--reference", metavar="VALUES.npz",
+                   help="B is reference values keyed by ONNX value names (e.g. dumped from PyTorch)")
+    p.add_argument("--inputs", help=".npz with one array per graph input, or an ONNX test data set folder "
+                                    "(default: a sample's own inputs, else random ones from A's declared types)")
+    p.add_argument("--seed", type=int, help="random inputs with this seed (default 0)")
+    p.add_argument("--dim", action="append", default=[], type=_parse_dim, metavar="NAME=SIZE",
+                   help="random inputs with this size of a symbolic dimension (repeatable)")
+    p.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (default 1e-4)")
+    p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (default 1e-5)")
+    p.add_argument("--top", type=int, default=10, help="rows of the table of the worst values (default 10)")
+
+
+@command("compare", "compare two runs: the first divergence (inside loops and gates too) and the worst values; "
+                    "exit code 1 when they differ")(_configure_compare)
+def _compare(args: argparse.Namespace) -> int:
+    from .compare import compare
+    from .model import load
+    from .samples import sample_inputs
+
+    chosen = [b for b in (args.b, "onnxruntime" if args.ort else None, args.reference) if b]
+    if len(chosen) != 1:
+        raise ValueError("give exactly one B: a second model, --ort or --reference VALUES.npz")
+    path = _model_path(args.a)
+    model = load(path)
+    other = chosen[0] if chosen[0] in ("onnxruntime", "pytorch") or chosen[0].endswith(".npz") \
+        else load(_model_path(chosen[0]))
+    own = sample_inputs(args.a) if path != args.a and args.seed is None and not args.dim else None
+    feeds = _load_feeds(args.inputs, model) or own or model.example_inputs(seed=args.seed or 0, dims=dict(args.dim))
+    result = compare(model, other, feeds, rtol=args.rtol, atol=args.atol)
+    for line in result.lines(args.top):
+        print(line)
+    return 1 if result.differs else 0
+
+
 def _parse_dim(text: str) -> tuple[str, int]:
     name, _, size = text.partition("=")
     if not name or not size.isdigit():

@@ -59,3 +59,7 @@ def where(node: str | None, op_type: str | None, iteration: tuple[int, ...]) -> 
     if iteration:
         text += f" at iteration {tuple(iteration)}"
     return text
+
+
+class CompareError(ExplorerError):
+    """Two sides cannot be compared as given (e.g. onnxruntime on both sides, or no model to run it on)."""

@@ -1,0 +1,174 @@
+"""`explorer.compare(a, b, feeds)`: two runs of a model (or of two models of the same function) on the same
+feeds, every value aligned and measured, the first divergence in execution order, gate-level departures."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import CompareError
+from ..executor.rnn import CELLS
+from ..graph import attribute
+from ..limits import Limits
+from ..model import Model
+from ..trace import Trace
+from .align import Pair, align
+from .framework import check_gates
+from .gates import GateDivergence, first_departure, reverse_directions
+from .measure import ValueComparison, measure
+from .onnxruntime_side import MAX_EXPOSED, onnxruntime_recording
+from .recording import Recording, from_trace, from_values
+from .report import Comparison
+from .sides import (
+    ONNXRUNTIME,
+    PYTORCH,
+    Side,
+    as_model,
+    explorer_recording,
+    kind_of,
+    label_of,
+    reference_values,
+)
+from .stats import ATOL, RTOL, OutputDiff, compare_values
+
+JUDGES = (ONNXRUNTIME, PYTORCH, "reference")
+
+
+def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: float = RTOL, atol: float = ATOL,
+            limits: Limits | None = None, model: Model | None = None,
+            max_exposed: int = MAX_EXPOSED) -> Comparison:
+    """Side A against side B. Each side is a Model (or a path, sample name, bytes, proto: run by explorer), a
+    Trace, "onnxruntime" (the other side's model run by onnxruntime, every value inside bodies exposed),
+    "pytorch" (PyTorch's GRU/LSTM/RNN equations from each recurrent node's weights), or reference values (an
+    .npz path or a dict keyed by ONNX value names; PyTorch module parameters in it are used for gates). `feeds`
+    default to a trace's own, else random ones from the first model's declared inputs. `model` is the model of
+    a Trace side when the other side needs one."""
+    kinds = [kind_of(a), kind_of(b)]
+    if kinds[0] in JUDGES and kinds[1] in JUDGES:
+        raise CompareError("one side must be a model or a trace: explorer's run is what the other is held against")
+    sides = [a, b]
+    models = [None if kind != "model" else as_model(side) for side, kind in zip(sides, kinds)]
+    if feeds is None:
+        feeds = next((s.feeds for s in sides if isinstance(s, Trace)), None)
+    if feeds is None:
+        first_model = next((m for m in (*models, model) if m is not None), None)
+        if first_model is None:
+            raise CompareError("no feeds: give feeds, or a Trace (whose feeds are used)")
+        feeds = first_model.example_inputs()
+
+    recordings: list[Recording | None] = [None, None]
+    for k in sorted(range(2), key=lambda k: kinds[k] in JUDGES):  # explorer's side first: the other is like it
+        side, kind, like, side_model = sides[k], kinds[k], recordings[1 - k], models[k]
+        if isinstance(side, Trace):
+            recordings[k] = from_trace(side, label_of(side, None), model, error=(side.error or {}).get("message"))
+        elif side_model is not None:
+            recordings[k] = explorer_recording(side_model, feeds, label_of(side, side_model), limits)
+        elif like is None:
+            raise CompareError("one side must be a model or a trace")
+        elif kind == ONNXRUNTIME:
+            if like.model is None:
+                raise CompareError("onnxruntime needs the model: give model= with a Trace")
+            recordings[k] = onnxruntime_recording(like.model, feeds, like, max_exposed=max_exposed)
+        elif kind == PYTORCH:
+            recordings[k] = Recording(PYTORCH, PYTORCH, model=like.model)
+        else:
+            recordings[k] = from_values(reference_values(side), label_of(side, None), like)
+    rec_a, rec_b = recordings
+    assert rec_a is not None and rec_b is not None
+    result = Comparison(rec_a.label, rec_b.label, rtol, atol, feeds=feeds, a=rec_a, b=rec_b)
+    result.errors = {r.label: r.error for r in (rec_a, rec_b) if r.error}
+    pairs, result.unaligned = align(rec_a, rec_b)
+    result.values = [measure(p, rtol, atol, _time_axis(p, rec_a.model)) for p in pairs]
+    result.outputs = _outputs(rec_a, rec_b, rtol, atol)
+    if rec_b.kind in ("reference", PYTORCH):  # a judge of some values: those it does not cover are no news
+        uncovered = [u for u in result.unaligned if u.side == "A"]
+        result.unaligned = [u for u in result.unaligned if u.side != "A"]
+        if uncovered:
+            result.notes.append(f"{len(uncovered)} value(s) of A have no {rec_b.kind} counterpart")
+    result.gates, result.gates_checked = _gates(pairs, rec_a, rec_b, result.values, rtol, atol,
+                                                      result.notes)
+    return result
+
+
+def _time_axis(pair: Pair, model: Model | None) -> int | None:
+    if pair.a.op_type not in CELLS or pair.a.position != 0 or model is None:
+        return None
+    return 1 if attribute(model.node(pair.a.node).proto, "layout", 0) else 0
+
+
+def _outputs(a: Recording, b: Recording, rtol: float, atol: float) -> list[OutputDiff]:
+    """The graph outputs: by name, else by position (a re-export that renamed them)."""
+    names_b = list(b.outputs)
+    found = []
+    for position, (name, value) in enumerate(a.outputs.items()):
+        if name in b.outputs:
+            other = b.outputs[name]
+        elif b.kind == "explorer" and position < len(names_b) and names_b[position] not in a.outputs:
+            other = b.outputs[names_b[position]]
+        else:
+            continue
+        found.append(compare_values(name, value, other, rtol, atol))
+    return found
+
+
+def _gates(pairs: list[Pair], a: Recording, b: Recording, values: list[ValueComparison], rtol: float,
+           atol: float, notes: list[str]) -> tuple[list[GateDivergence], list[str]]:
+    """The first gate departure of each recurrent node (in execution order of its runs), and the nodes whose
+    gates were compared; why some could not be is added to `notes`."""
+    found: list[GateDivergence] = []
+    checked: list[str] = []
+    if a.trace is None or a.model is None:
+        return found, checked
+    if b.kind in ("reference", PYTORCH):
+        for node in dict.fromkeys(e.node for e in a.trace.events if e.op_type in CELLS):
+            for event in a.trace.events_of(node):
+                if event.summarized:
+                    continue
+                check = check_gates(a.model, a.trace, node, event.iteration, against="PyTorch",
+                                    reference=b.given, rtol=rtol, atol=atol)
+                if check.notes:
+                    notes.extend(f"gates of {node!r}: {note}" for note in check.notes)
+                    break
+                checked.append(f"{event.op_type} {node!r} ({check.weights_from})")
+                if check.divergence is not None:
+                    found.append(check.divergence)
+                    break
+        return found, list(dict.fromkeys(checked))
+    differing = {(v.node, v.name) for v in values if not v.ok}
+    for pair in pairs:
+        if pair.a.op_type not in CELLS or pair.a.position != 0:
+            continue
+        if b.kind == "explorer" or pair.a.key in differing:
+            checked.append(f"{pair.a.op_type} {pair.a.node!r}")
+        for iteration in sorted(pair.a.values, key=lambda it: pair.a.order[it]):
+            departure = _departure(pair, iteration, a, b, rtol, atol, pair.a.key in differing)
+            if departure is not None:
+                found.append(departure)
+                break
+    return found, checked
+
+
+def _departure(pair: Pair, iteration: tuple[int, ...], a: Recording, b: Recording, rtol: float, atol: float,
+               differs: bool) -> GateDivergence | None:
+    assert a.trace is not None and a.model is not None
+    event = a.trace.event(pair.a.node, iteration)
+    if event.summarized:
+        return None
+    if b.kind == "explorer" and b.trace is not None:
+        if iteration not in pair.b.values:
+            return None
+        other = b.trace.event(pair.b.node, iteration)
+        if other.summarized or "gates" not in other.info:
+            return None
+        ours = {k: v for k, v in event.info["gates"].items() if k != "mask"}
+        theirs = {k: v for k, v in other.info["gates"].items() if k != "mask"}
+        direction = attribute(a.model.node(pair.a.node).proto, "direction", "forward")
+        return first_departure(pair.a.op_type, pair.a.node, iteration, ours, theirs,
+                               reverse_directions(direction, np.shape(ours["H"])[1]), "B", rtol, atol)
+    if b.kind == ONNXRUNTIME and differs and iteration in pair.b.values:
+        y = np.asarray(pair.b.values[iteration])
+        if attribute(a.model.node(pair.a.node).proto, "layout", 0):
+            y = y.transpose(1, 0, 2, 3)
+        return check_gates(a.model, a.trace, pair.a.node, iteration, against=ONNXRUNTIME, teacher_h=y,
+                           rtol=rtol, atol=atol).divergence
+    return None

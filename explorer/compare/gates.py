@@ -1,0 +1,60 @@
+"""Gate-level departures of a GRU/LSTM/RNN: given two sets of gates ([seq, num_directions, batch, hidden] as
+`Trace.gates` returns them), the first time step, in each direction's processing order, at which some gate
+departs beyond the tolerance, and which gates depart there, in the order the cell computes them."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .stats import float_errors
+
+COMPUTE_ORDER = {"GRU": ("z", "r", "h", "H"), "LSTM": ("i", "f", "c", "o", "C", "H"), "RNN": ("a", "H")}
+
+
+@dataclass(frozen=True)
+class GateDivergence:
+    """Where a recurrent node's gates first depart from the other side's (`against`: 'B', 'onnxruntime',
+    'PyTorch')."""
+
+    node: str
+    op_type: str
+    iteration: tuple[int, ...]
+    direction: int
+    step: int  # time step: position in the input sequence
+    gate: str  # the first departing gate in the cell's order of computation
+    departing: tuple[str, ...]  # every gate departing at that step
+    max_abs: float  # the largest error among them at that step
+    against: str
+
+    def describe(self) -> str:
+        where = f" at iteration {self.iteration}" if self.iteration else ""
+        return (f"{self.op_type} {self.node!r}{where}: gate {self.gate} departs first from {self.against}, at time "
+                f"step {self.step} (direction {self.direction}); departing there: {', '.join(self.departing)} "
+                f"(max abs diff {self.max_abs:.3g})")
+
+
+def first_departure(op_type: str, node: str, iteration: tuple[int, ...], ours: dict[str, np.ndarray],
+                    theirs: dict[str, np.ndarray], reverse: list[bool], against: str, rtol: float,
+                    atol: float) -> GateDivergence | None:
+    """The earliest step (processing order) at which any gate of `ours` departs from `theirs`; forward
+    direction first."""
+    names = [g for g in COMPUTE_ORDER[op_type] if g in ours and g in theirs
+             and np.shape(ours[g]) == np.shape(theirs[g])]
+    if not names:
+        return None
+    seq, directions = np.shape(ours[names[0]])[:2]
+    errors = {g: float_errors(np.asarray(ours[g]), np.asarray(theirs[g]), rtol, atol) for g in names}
+    for d in range(directions):
+        steps = range(seq - 1, -1, -1) if reverse[d] else range(seq)
+        for t in steps:
+            departing = tuple(g for g in names if errors[g][2][t, d].any())
+            if departing:
+                worst = max(float(errors[g][0][t, d].max()) for g in departing)
+                return GateDivergence(node, op_type, iteration, d, t, departing[0], departing, worst, against)
+    return None
+
+
+def reverse_directions(direction: str, count: int) -> list[bool]:
+    """For each recorded direction, whether it runs backwards in time."""
+    return [direction == "reverse" or k == 1 for k in range(count)]

@@ -1,0 +1,69 @@
+"""Error statistics of one value against another: max abs/rel error and whether it is within tolerance.
+Integers, booleans and strings must be equal; floats (any precision, compared in float64) within
+atol + rtol·|reference|; sequences element by element; NaN equals NaN and an infinity the same infinity."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+@dataclass
+class OutputDiff:
+    """How far one value is from its reference. `note` says why values could not be compared numerically."""
+
+    name: str
+    max_abs: float
+    max_rel: float
+    ok: bool
+    note: str = ""
+
+    def line(self) -> str:
+        note = f" ({self.note})" if self.note else ""
+        return (f"{self.name}: max abs diff {self.max_abs:.3g}, max rel diff {self.max_rel:.3g} "
+                f"{'ok' if self.ok else 'MISMATCH'}{note}")
+
+
+def _unequal(name: str, note: str = "") -> OutputDiff:
+    return OutputDiff(name, float("inf"), float("inf"), False, note)
+
+
+def compare_values(name: str, ours: Any, theirs: Any, rtol: float = RTOL, atol: float = ATOL) -> OutputDiff:
+    """`ours` against the reference `theirs` (the relative error divides by |theirs|)."""
+    if isinstance(ours, list) or isinstance(theirs, list):
+        if not (isinstance(ours, list) and isinstance(theirs, list)) or len(ours) != len(theirs):
+            return _unequal(name, "sequence length or kind differs")
+        parts = [compare_values(f"{name}[{i}]", a, b, rtol, atol) for i, (a, b) in enumerate(zip(ours, theirs))]
+        return OutputDiff(name, max((p.max_abs for p in parts), default=0.0),
+                          max((p.max_rel for p in parts), default=0.0), all(p.ok for p in parts))
+    if ours is None or theirs is None:
+        return OutputDiff(name, 0.0, 0.0, True) if ours is None and theirs is None else _unequal(name, "one is empty")
+    a, b = np.asarray(ours), np.asarray(theirs)
+    if a.shape != b.shape:
+        return _unequal(name, f"shape {a.shape} vs {b.shape}")
+    if a.dtype.kind in "OUS" or b.dtype.kind in "OUS":
+        same = bool(np.array_equal(a.astype(str), b.astype(str)))
+        return OutputDiff(name, 0.0, 0.0, True) if same else _unequal(name)
+    if a.dtype.kind in "fcV" or b.dtype.kind in "fcV":  # V: bfloat16/float8 from ml_dtypes
+        abs_err, rel_err, bad = float_errors(a, b, rtol, atol)
+        return OutputDiff(name, float(abs_err.max(initial=0.0)), float(rel_err.max(initial=0.0)), not bool(bad.any()))
+    diff = np.abs(a.astype(np.int64) - b.astype(np.int64)) if a.size else np.zeros(0)
+    return OutputDiff(name, float(diff.max(initial=0)), 0.0, bool(np.array_equal(a, b)))
+
+
+def float_errors(ours: np.ndarray, theirs: np.ndarray, rtol: float = RTOL,
+                 atol: float = ATOL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Element-wise (abs error, rel error, beyond tolerance) of two same-shaped arrays, in float64."""
+    a64, b64 = ours.astype(np.float64), theirs.astype(np.float64)
+    both_nan = np.isnan(a64) & np.isnan(b64)
+    same_inf = np.isinf(a64) & (a64 == b64)
+    with np.errstate(invalid="ignore"):
+        diff = np.where(both_nan | same_inf, 0.0, np.abs(a64 - b64))
+    diff = np.nan_to_num(diff, nan=np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(diff == 0, 0.0, diff / np.maximum(np.abs(b64), 1e-12))
+    bad = diff > atol + rtol * np.abs(np.nan_to_num(b64))
+    return diff, np.nan_to_num(rel, nan=np.inf), bad
