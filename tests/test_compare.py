@@ -97,7 +97,7 @@ def test_renamed_reexport_aligns_by_op_sequence_and_finds_the_plant(pair):
     result = compare(clean, other, loop_in_scan_feeds())
     assert (result.first.node, result.first.iteration) == (PLANTED_NODE, (1, 2))
     assert result.first.b_node.startswith("node0_") and result.first.b_node != PLANTED_NODE
-    assert {v.how for v in result.values} == {"op sequence"}
+    assert {v.how for v in result.values} == {"producers"}
     assert not result.unaligned
     same = compare(clean, explorer.load(renamed(loop_in_scan(False))), loop_in_scan_feeds())
     assert same.first is None and not same.differs
