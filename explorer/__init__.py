@@ -1,5 +1,7 @@
 """explorer: load any ONNX model, run it in a recording NumPy step-through executor, and look at everything."""
+from .compare import compare
 from .errors import (
+    CompareError,
     ExecutionError,
     ExplorerError,
     FeedError,
@@ -17,8 +19,8 @@ from .views.dot import model_to_dot
 from .views.render import render, write_diagram
 
 __all__ = [
-    "Event", "ExecutionError", "ExplorerError", "FeedError", "Iteration", "LimitExceeded", "Limits", "Model",
-    "ModelError", "Trace", "UnsupportedOperatorError", "ValueSummary", "load", "model_to_dot", "optimize", "render",
+    "CompareError", "Event", "ExecutionError", "ExplorerError", "FeedError", "Iteration", "LimitExceeded", "Limits", "Model",
+    "ModelError", "Trace", "UnsupportedOperatorError", "ValueSummary", "compare", "load", "model_to_dot", "optimize", "render",
     "run", "write_diagram",
 ]
 __version__ = "0.1.0"

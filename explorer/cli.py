@@ -68,11 +68,11 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
 
 @command("run", "run a model, print a summary of the recorded trace")(_configure_run)
 def _run(args: argparse.Namespace) -> int:
-    from .check import compare_with_onnxruntime, first_divergence
+    from .compare import compare
+    from .compare.outputs import compare_with_onnxruntime
     from .errors import ExecutionError
     from .executor import run
     from .feeds import symbolic_dims, unnamed_dims
-    from .judge import NoVerdict
     from .limits import Limits
     from .model import load
     from .samples import sample_inputs
@@ -118,14 +118,11 @@ def _run(args: argparse.Namespace) -> int:
         for line in report.lines():
             print(line)
         if report.diffs and not report.ok:
-            try:
-                found = first_divergence(model, feeds, trace, timeout=args.judge_timeout)
-            except NoVerdict as exc:
-                found = None
-                print(f"first divergence: no verdict ({exc})")
-            if found is not None:
-                print(f"first divergence: node {found.node!r} ({found.op_type}), output {found.diff.name!r}: "
-                      f"max abs diff {found.diff.max_abs:.3g}")
+            result = compare(trace, "onnxruntime", model=model, timeout=args.judge_timeout)
+            if result.errors:
+                print(f"first divergence: no verdict ({'; '.join(result.errors.values())})")
+            elif result.first is not None:
+                print(f"first divergence: {result.first.describe()}")
         return 0 if report.ok else 1
     return 0
 

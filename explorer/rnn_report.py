@@ -11,15 +11,18 @@ from onnx import numpy_helper
 from .errors import ExecutionError
 from .graph import NodeRef
 from .model import Model
-from .spec.rnn import ACTIVATION_DEFAULTS, BIAS_HALVES, CELLS, INPUTS, PEEPHOLES, RnnConfig, rnn_config
+from .spec.rnn import (
+    ACTIVATION_DEFAULTS,
+    BIAS_HALVES,
+    CELLS,
+    INPUTS,
+    KERAS_GATES,
+    PEEPHOLES,
+    PYTORCH_GATES,
+    RnnConfig,
+    rnn_config,
+)
 from .trace import Trace
-
-# Where each of the spec's gates (CELLS[op].gates) sits in PyTorch's and Keras's stacking of the same weights:
-# PyTorch GRU is [r, z, n], LSTM [i, f, g, o]; Keras GRU is [z, r, h], LSTM [i, f, c, o].
-PYTORCH_GATES = {"GRU": {"z": (1, "z"), "r": (0, "r"), "h": (2, "n")},
-                 "LSTM": {"i": (0, "i"), "o": (3, "o"), "f": (1, "f"), "c": (2, "g")},
-                 "RNN": {"i": (0, "")}}
-KERAS_GATES = {"GRU": {"z": 0, "r": 1, "h": 2}, "LSTM": {"i": 0, "o": 3, "f": 1, "c": 2}, "RNN": {"i": 0}}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from onnx import helper as h
 from onnx import numpy_helper
 
 import explorer
-from explorer.check import compare_values
+from explorer.compare import compare_values
 from explorer.graph import GraphIndex
 
 F, I64, B = T.FLOAT, T.INT64, T.BOOL

@@ -190,3 +190,11 @@ def test_onnxruntime_gates_from_its_hidden_states():
 def test_two_judges_are_refused():
     with pytest.raises(CompareError):
         compare("onnxruntime", {"x": np.zeros(1)})
+
+
+def test_top_level_api_and_a_run_stopped_by_a_limit(pair):
+    result = explorer.compare(pair[0], pair[1], loop_in_scan_feeds())
+    assert result.first.node == PLANTED_NODE
+    limited = explorer.compare(pair[0], "onnxruntime", loop_in_scan_feeds(), limits=explorer.Limits(max_iterations=2))
+    assert len(limited.errors) == 2  # explorer's partial run, and onnxruntime not asked
+    assert any("not run: explorer's own run stopped at a limit" in e for e in limited.errors.values())

@@ -11,7 +11,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 import explorer
-from explorer.check import compare_with_onnxruntime
+from explorer.compare.outputs import compare_with_onnxruntime
 from explorer.judge import Judge, NoVerdict, run_onnxruntime
 from explorer.optimizer.verify import compare_models
 

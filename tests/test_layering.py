@@ -15,7 +15,7 @@ LAYERS = {
     "graph": 1, "model": 1, "feeds": 1, "inputs": 1, "samples": 1,
     "spec": 2,
     "trace": 3,
-    "executor": 4, "check": 4, "compare": 4,
+    "executor": 4, "compare": 4,
     "optimizer": 5, "rnn_report": 5,
     "views": 6,
     "ui": 7,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import explorer
-from explorer.check import compare_with_onnxruntime
+from explorer.compare.outputs import compare_with_onnxruntime
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
 

@@ -1,4 +1,4 @@
-"""Own kernels where onnx.reference is wrong for exported models, judged by onnxruntime; first_divergence."""
+"""Own kernels where onnx.reference is wrong for exported models, judged by onnxruntime; the first divergence (explorer.compare)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +10,8 @@ from onnx import helper as h
 from onnx import numpy_helper
 
 import explorer
-from explorer.check import compare_with_onnxruntime, first_divergence
+from explorer.compare import compare
+from explorer.compare.outputs import compare_with_onnxruntime
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
 
@@ -68,7 +69,7 @@ def test_first_divergence_walks_to_the_first_differing_node():
     model = explorer.load(h.make_model(graph, opset_imports=[h.make_opsetid("", 18)]))
     feeds = {"x": np.array([-1, 0.5, 2], np.float32)}
     trace = explorer.run(model, feeds)
-    assert first_divergence(model, feeds, trace) is None
+    assert compare(trace, "onnxruntime", model=model).first is None
     trace.event("second").outputs["b"] = trace.event("second").outputs["b"] + 1  # as if a kernel were wrong
-    found = first_divergence(model, feeds, trace)
-    assert found.node == "second" and found.diff.name == "b" and found.diff.max_abs == pytest.approx(1)
+    found = compare(trace, "onnxruntime", model=model).first
+    assert found.node == "second" and found.name == "b" and found.max_abs == pytest.approx(1)

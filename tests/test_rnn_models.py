@@ -12,7 +12,7 @@ import pytest
 from onnx import numpy_helper
 
 import explorer
-from explorer.check import run_onnxruntime
+from explorer.judge import run_onnxruntime
 from explorer.errors import ExecutionError
 from explorer.rnn_report import rnn_reports
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import explorer
-from explorer.check import compare_with_onnxruntime
+from explorer.compare.outputs import compare_with_onnxruntime
 from explorer.samples import list_samples, sample_inputs, sample_path
 
 ROOT = Path(__file__).resolve().parent.parent

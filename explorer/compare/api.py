@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import CompareError
-from ..executor.rnn import CELLS
 from ..graph import attribute
 from ..limits import Limits
 from ..model import Model
+from ..spec.rnn import CELLS
 from ..trace import Trace
 from .align import Pair, align
 from .framework import check_gates
@@ -35,14 +35,14 @@ JUDGES = (ONNXRUNTIME, PYTORCH, "reference")
 
 
 def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: float = RTOL, atol: float = ATOL,
-            limits: Limits | None = None, model: Model | None = None,
-            max_exposed: int = MAX_EXPOSED) -> Comparison:
+            limits: Limits | None = None, model: Model | None = None, max_exposed: int = MAX_EXPOSED,
+            timeout: float | None = None) -> Comparison:
     """Side A against side B. Each side is a Model (or a path, sample name, bytes, proto: run by explorer), a
     Trace, "onnxruntime" (the other side's model run by onnxruntime, every value inside bodies exposed),
     "pytorch" (PyTorch's GRU/LSTM/RNN equations from each recurrent node's weights), or reference values (an
     .npz path or a dict keyed by ONNX value names; PyTorch module parameters in it are used for gates). `feeds`
     default to a trace's own, else random ones from the first model's declared inputs. `model` is the model of
-    a Trace side when the other side needs one."""
+    a Trace side when the other side needs one; `timeout` bounds each onnxruntime call (seconds)."""
     kinds = [kind_of(a), kind_of(b)]
     if kinds[0] in JUDGES and kinds[1] in JUDGES:
         raise CompareError("one side must be a model or a trace: explorer's run is what the other is held against")
@@ -60,7 +60,7 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
     for k in sorted(range(2), key=lambda k: kinds[k] in JUDGES):  # explorer's side first: the other is like it
         side, kind, like, side_model = sides[k], kinds[k], recordings[1 - k], models[k]
         if isinstance(side, Trace):
-            recordings[k] = from_trace(side, label_of(side, None), model, error=(side.error or {}).get("message"))
+            recordings[k] = from_trace(side, label_of(side, None), model)
         elif side_model is not None:
             recordings[k] = explorer_recording(side_model, feeds, label_of(side, side_model), limits)
         elif like is None:
@@ -68,7 +68,8 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
         elif kind == ONNXRUNTIME:
             if like.model is None:
                 raise CompareError("onnxruntime needs the model: give model= with a Trace")
-            recordings[k] = onnxruntime_recording(like.model, feeds, like, max_exposed=max_exposed)
+            recordings[k] = onnxruntime_recording(like.model, feeds, like, max_exposed=max_exposed,
+                                                  timeout=timeout)
         elif kind == PYTORCH:
             recordings[k] = Recording(PYTORCH, PYTORCH, model=like.model)
         else:

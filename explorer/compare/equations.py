@@ -11,8 +11,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-TORCH_ORDER = {"GRU": "rzh", "LSTM": "ifco", "RNN": "a"}
-ONNX_ORDER = {"GRU": "zrh", "LSTM": "iofc", "RNN": "a"}
+from ..spec.rnn import CELLS, PYTORCH_GATES
+
+# the gate blocks of W, R and B in the spec's order and in PyTorch's, named by the letters gates are recorded under
+ONNX_ORDER = {op: "".join(cell.recorded) for op, cell in CELLS.items()}
+TORCH_ORDER = {op: "".join(cell.recorded[cell.gates.index(g)]
+                           for g in sorted(cell.gates, key=lambda g: PYTORCH_GATES[op][g][0]))
+               for op, cell in CELLS.items()}
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ..executor.rnn import CELLS, RnnConfig, node_config
 from ..model import Model
+from ..spec.rnn import CELLS, RnnConfig, rnn_config
 from ..trace import Event, Trace
 from .equations import ONNX_ORDER, TORCH_ORDER, CellWeights, run_cell
 from .gates import GateDivergence, first_departure, reverse_directions
@@ -36,7 +36,7 @@ class NodeInputs:
 
 def node_inputs(model: Model, event: Event) -> NodeInputs:
     node = model.node(event.node)
-    config = node_config(node, model.opsets.get("", 1))
+    config = rnn_config(node, model.opsets.get("", 1))
     names = list(node.proto.input) + [""] * 8
 
     def get(k: int) -> np.ndarray | None:

@@ -1,56 +1,63 @@
-"""onnxruntime's side of a comparison: the model run by onnxruntime with every value explorer recorded exposed
-as an output (bodies included, see expose.py), in chunks of at most `max_exposed` values. A chunk onnxruntime
-refuses is bisected until the values it cannot return are isolated and listed with its reason."""
+"""onnxruntime's side of a comparison: the model run by onnxruntime (in a child process under a wall-clock
+limit, see explorer/judge.py) with every value explorer recorded exposed as an output (bodies included, see
+expose.py), in chunks of at most `max_exposed` values. A chunk onnxruntime refuses is bisected until the values
+it cannot return are isolated and listed with its reason."""
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
+from ..judge import NoVerdict, run_onnxruntime
 from ..model import Model
 from .expose import at_iteration, exposed_model
-from .onnxruntime import run_onnxruntime, short_error
 from .recording import Produced, Recording, is_summary
 
 MAX_EXPOSED = 512
+BISECTED = ("refused", "crash")  # answers that may come from one value; others (timeout, memory) end the run
 
-Runner = Callable[[Any, dict[str, Any]], dict[str, Any]]
 
-
-def onnxruntime_recording(model: Model, feeds: dict[str, Any], like: Recording, *,
-                          max_exposed: int = MAX_EXPOSED, runner: Runner = run_onnxruntime) -> Recording:
+def onnxruntime_recording(model: Model, feeds: dict[str, Any], like: Recording, *, max_exposed: int = MAX_EXPOSED,
+                          timeout: float | None = None) -> Recording:
     """onnxruntime's values of every value `like` (explorer's recording of `model`) holds, at the same keys and
     iterations. The recording's `error` says why onnxruntime gave nothing at all."""
     recording = Recording("onnxruntime", "onnxruntime", model=model)
-    try:
-        recording.outputs = runner(model, feeds)
-    except ImportError:
-        recording.error = "onnxruntime is not installed (pip install onnxruntime)"
+    if like.limit_hit:
+        recording.error = (f"not run: explorer's own run stopped at a limit ({like.error}); onnxruntime has no "
+                           "such bound")
         return recording
-    except Exception as exc:  # noqa: BLE001 - whatever onnxruntime refuses is reported, not raised
-        recording.error = f"onnxruntime cannot run the model: {short_error(exc)}"
+    try:
+        recording.outputs = run_onnxruntime(model, feeds, timeout=timeout)
+    except NoVerdict as exc:
+        recording.error = str(exc)
         return recording
     wanted = [p for p in like.in_order() if not all(is_summary(v) for v in p.values.values())]
     for start in range(0, len(wanted), max(1, max_exposed)):
-        _collect(model, feeds, wanted[start:start + max_exposed], recording, runner)
+        try:
+            _collect(model, feeds, wanted[start:start + max_exposed], recording, timeout)
+        except NoVerdict as exc:
+            for p in wanted[start:]:
+                recording.missing.setdefault(p.key, str(exc))
+            break
     return recording
 
 
 def _collect(model: Model, feeds: dict[str, Any], chunk: list[Produced], recording: Recording,
-             runner: Runner) -> None:
+             timeout: float | None) -> None:
     exposed, refused = exposed_model(model, chunk)
     recording.missing.update(refused)
     if not exposed.outputs:
         return
     try:
-        results = runner(exposed.proto, feeds)
-    except Exception as exc:  # noqa: BLE001 - bisect down to the values onnxruntime refuses
+        results = run_onnxruntime(exposed.proto, feeds, list(exposed.outputs), timeout=timeout)
+    except NoVerdict as exc:
+        if exc.kind not in BISECTED:
+            raise
         chunk = [p for p in chunk if p.key not in refused]
         if len(chunk) == 1:
-            recording.missing[chunk[0].key] = f"onnxruntime cannot return it: {short_error(exc)}"
+            recording.missing[chunk[0].key] = f"onnxruntime cannot return it: {exc}"
             return
         half = len(chunk) // 2
-        _collect(model, feeds, chunk[:half], recording, runner)
-        _collect(model, feeds, chunk[half:], recording, runner)
+        _collect(model, feeds, chunk[:half], recording, timeout)
+        _collect(model, feeds, chunk[half:], recording, timeout)
         return
     by_key = {p.key: p for p in chunk}
     for output, key in exposed.outputs.items():

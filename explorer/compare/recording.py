@@ -46,6 +46,7 @@ class Recording:
     model: Model | None = None
     trace: Trace | None = None
     error: str | None = None  # the side's run failed here (its values are those recorded up to the failure)
+    limit_hit: bool = False  # the failure was one of explorer's limits (onnxruntime has none: not asked then)
     missing: dict[Key, str] = field(default_factory=dict)
     given: dict[str, Any] = field(default_factory=dict, repr=False)  # reference values exactly as given
 
@@ -60,9 +61,16 @@ class Recording:
         return sorted(self.produced.values(), key=lambda p: p.first_order)
 
 
-def from_trace(trace: Trace, label: str, model: Model | None = None, error: str | None = None) -> Recording:
-    """Every output of every recorded event (values past the trace budget are summaries: kept, not compared)."""
-    recording = Recording(label, "explorer", outputs=dict(trace.outputs), model=model, trace=trace, error=error)
+def from_trace(trace: Trace, label: str, model: Model | None = None) -> Recording:
+    """Every output of every recorded event (values past the trace budget are summaries: kept, not compared);
+    a partial trace keeps its run's error."""
+    failure: Any = trace.error
+    message = kind = None
+    if failure is not None:  # a dict, or an object with the same fields
+        message = failure.get("message") if isinstance(failure, dict) else getattr(failure, "message", str(failure))
+        kind = failure.get("kind") if isinstance(failure, dict) else getattr(failure, "kind", None)
+    recording = Recording(label, "explorer", outputs=dict(trace.outputs), model=model, trace=trace,
+                          error=message, limit_hit=kind == "LimitExceeded")
     for event in trace.events:
         for position, (name, value) in enumerate(event.outputs.items()):
             key = (event.node, name)

@@ -93,7 +93,7 @@ def explorer_recording(model: Model, feeds: dict[str, Any], label: str, limits: 
     except ExecutionError as exc:
         if exc.trace is None:
             raise
-        return from_trace(exc.trace, label, model, error=str(exc))
+        return from_trace(exc.trace, label, model)
     return from_trace(trace, label, model)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import onnx
 
-from ..check import OutputDiff, compare_values
+from ..compare.stats import OutputDiff, compare_values
 from ..errors import ExecutionError, ExplorerError, LimitExceeded
 from ..executor import run
 from ..judge import NoVerdict, run_onnxruntime, skipped_because_of_limit

@@ -51,6 +51,13 @@ CELLS = {
 }
 
 
+# Where each of the spec's gates (CELLS[op].gates) sits in PyTorch's and Keras's stacking of the same weights:
+# PyTorch GRU is [r, z, n], LSTM [i, f, g, o]; Keras GRU is [z, r, h], LSTM [i, f, c, o].
+PYTORCH_GATES = {"GRU": {"z": (1, "z"), "r": (0, "r"), "h": (2, "n")},
+                 "LSTM": {"i": (0, "i"), "o": (3, "o"), "f": (1, "f"), "c": (2, "g")},
+                 "RNN": {"i": (0, "")}}
+KERAS_GATES = {"GRU": {"z": 0, "r": 1, "h": 2}, "LSTM": {"i": 0, "o": 3, "f": 1, "c": 2}, "RNN": {"i": 0}}
+
 @dataclass(frozen=True)
 class Activation:
     """One activation of a direction with its resolved alpha/beta (None where the function takes none)."""
