@@ -52,6 +52,22 @@ def test_next_and_previous_iteration_follow_the_innermost_loop(nested):
     assert cursor.next_iteration(model, trace, at(trace, "enc", ())) is None
 
 
+def test_iterations_move_at_every_loop_level_of_the_breadcrumb(nested):
+    model, trace, _ = nested
+    assert [owner.path for owner, _ in cursor.loop_levels(model, PARITY)] == ["enc", "enc/body/inner"]
+    here = at(trace, PARITY, (1, 2))
+    # level 0 (the Scan): the same node at the same inner iteration of the next / previous Scan step
+    assert cursor.move_iteration(model, trace, here, 0, +1) == at(trace, PARITY, (2, 2))
+    assert cursor.move_iteration(model, trace, here, 0, -1) == at(trace, PARITY, (0, 2))
+    # level 1 (the inner Loop) is what next_iteration does
+    assert cursor.move_iteration(model, trace, here, 1, -1) == cursor.previous_iteration(model, trace, here)
+    assert cursor.move_iteration(model, trace, at(trace, ADD, (1, 2)), 0, +1) == at(trace, ADD, (2, 2))
+    last_step = max(e.iteration[0] for e in trace.events_of(PARITY))
+    assert cursor.move_iteration(model, trace, at(trace, PARITY, (last_step, 0)), 0, +1) is None
+    assert cursor.move_iteration(model, trace, at(trace, PARITY, (0, 0)), 0, -1) is None
+    assert cursor.move_iteration(model, trace, here, 2, +1) is None  # no third loop around it
+
+
 def test_next_execution_and_first_nonfinite(nested):
     model, trace, _ = nested
     assert cursor.next_execution(trace, at(trace, ADD, (0, 0)), ADD) == at(trace, ADD, (0, 2))

@@ -18,7 +18,7 @@ from ..trace import Event, Trace
 from ..views import inspector as views_inspector
 from ..views.loops import Execution
 from ..views.plots import value_figure
-from ..views.tables import as_grid, short_text, value_stats
+from ..views.tables import short_text, value_grid, value_stats
 from . import state
 
 SOURCES = ("Sample", "Upload", "Local path")
@@ -267,9 +267,12 @@ def value_panel(name: str, value: Any, key: str) -> None:
     st.markdown(" · ".join(parts))
     if scalar:
         return
-    grid = as_grid(value)
+    grid = value_grid(value)
     if grid is not None:
-        st.dataframe(pd.DataFrame(grid), height=min(38 + 35 * grid.shape[0], 250))
+        st.dataframe(pd.DataFrame(grid.cells, index=grid.rows, columns=grid.columns),
+                     height=min(38 + 35 * len(grid.rows), 250))
+        if value.ndim >= 2:
+            st.caption(grid.caption)
     figure = value_figure(value, name)
-    if figure is not None and (grid is None or grid.shape[0] > 1 or grid.shape[1] > 4):
+    if figure is not None and (grid is None or len(grid.rows) > 1 or len(grid.columns) > 4):
         st.plotly_chart(figure, key=key, width="stretch")

@@ -15,7 +15,7 @@ ITERATING_OPS = frozenset({"Loop", "Scan", "SequenceMap"})
 @dataclass(frozen=True)
 class Crumb:
     """One level of an event's location: an enclosing node (with the iteration or branch it was in), or the node
-    itself (last crumb, `detail` empty)."""
+    itself (last crumb; its `detail` says which branch an If took, else it is empty)."""
 
     path: str
     op_type: str
@@ -54,7 +54,8 @@ def breadcrumb(model: Model, event: Event) -> list[Crumb]:
             detail = attribute
         crumbs.append(Crumb(owner.path, owner.op_type, node_label(owner), detail))
     node = model.node(event.node)
-    crumbs.append(Crumb(node.path, node.op_type, op_title(node.proto)))
+    taken = event.info.get("branch")
+    crumbs.append(Crumb(node.path, node.op_type, op_title(node.proto), f"took {taken}" if taken else ""))
     return crumbs
 
 
@@ -62,56 +63,52 @@ def breadcrumb_text(model: Model, event: Event) -> str:
     return " › ".join(c.text for c in breadcrumb(model, event))
 
 
-def innermost_loop(model: Model, path: str) -> tuple[NodeRef, str] | None:
-    """The closest enclosing Loop/Scan/SequenceMap of a node and the body attribute it lives in, or None."""
-    for owner, attribute in reversed(ancestors(model, path)):
-        if owner.op_type in ITERATING_OPS:
-            return owner, attribute
-    return None
+def loop_levels(model: Model, path: str) -> list[tuple[NodeRef, str]]:
+    """The Loop/Scan/SequenceMap nodes enclosing a node with the body attribute it lives in, outermost first:
+    level k is iteration index k of the node's events."""
+    return [(owner, attribute) for owner, attribute in ancestors(model, path) if owner.op_type in ITERATING_OPS]
+
+
+def move_iteration(model: Model, trace: Trace, index: int, level: int, step: int) -> int | None:
+    """The event `step` iterations away (+1 next, -1 previous) in the loop at `level` (0 the outermost) around
+    event `index`: the same node at the same inner iterations, else the same node's first run in that
+    iteration, else that iteration's first event. None when there is no such iteration."""
+    event = trace.events[index]
+    levels = loop_levels(model, event.node)
+    if not 0 <= level < min(len(levels), len(event.iteration)):
+        return None
+    here = event.iteration
+    target = here[:level] + (here[level] + step,)
+    if target[-1] < 0:
+        return None
+    depth = level + 1
+    same = [e for e in trace.events_of(event.node) if e.iteration[:depth] == target]
+    exact = next((e for e in same if e.iteration[depth:] == here[depth:]), None)
+    if exact is not None or same:
+        return (exact or same[0]).index
+    owner, attribute = levels[level]
+    inside = f"{owner.path}/{attribute}/"
+    found = None
+    events = trace.events[index + 1:] if step > 0 else trace.events[index - 1::-1] if index else []
+    for other in events:
+        if other.iteration[:depth] == target and other.node.startswith(inside):
+            if step > 0:
+                return other.index
+            found = other.index
+        elif found is not None or (other.node == owner.path and other.iteration == here[:level]):
+            break  # left the iteration, or this execution of the loop is over
+    return found
 
 
 def next_iteration(model: Model, trace: Trace, index: int) -> int | None:
     """The event of the same node in the next iteration of its innermost enclosing loop (or, when the node did
     not run there, that iteration's first event). None at top level or in the last iteration."""
-    event = trace.events[index]
-    loop = innermost_loop(model, event.node)
-    if loop is None or not event.iteration:
-        return None
-    owner, attribute = loop
-    body_prefix = f"{owner.path}/{attribute}/"
-    target = event.iteration[:-1] + (event.iteration[-1] + 1,)
-    depth = len(target)
-    first = None
-    for later in trace.events[index + 1:]:
-        if later.iteration[:depth] == target and later.node.startswith(body_prefix):
-            if later.node == event.node and later.iteration == target:
-                return later.index
-            if first is None:
-                first = later.index
-        elif later.node == owner.path and later.iteration == event.iteration[:-1]:
-            break  # the loop's own event comes after its body's: this execution of the loop is over
-    return first
+    return move_iteration(model, trace, index, len(trace.events[index].iteration) - 1, +1)
 
 
 def previous_iteration(model: Model, trace: Trace, index: int) -> int | None:
     """Mirror of `next_iteration`: the same node in the previous iteration of its innermost loop."""
-    event = trace.events[index]
-    loop = innermost_loop(model, event.node)
-    if loop is None or not event.iteration or event.iteration[-1] == 0:
-        return None
-    owner, attribute = loop
-    body_prefix = f"{owner.path}/{attribute}/"
-    target = event.iteration[:-1] + (event.iteration[-1] - 1,)
-    depth = len(target)
-    first = None
-    for earlier in reversed(trace.events[:index]):
-        if earlier.iteration[:depth] == target and earlier.node.startswith(body_prefix):
-            if earlier.node == event.node and earlier.iteration == target:
-                return earlier.index
-            first = earlier.index
-        elif first is not None:
-            break
-    return first
+    return move_iteration(model, trace, index, len(trace.events[index].iteration) - 1, -1)
 
 
 def next_execution(trace: Trace, index: int, node_path: str) -> int | None:

@@ -1,6 +1,7 @@
 """Values as table rows: shape, dtype, min/max/mean, NaN/Inf counts, and small tensors as 2-D grids."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,52 @@ def as_grid(value: Any, max_cells: int = MAX_TABLE_CELLS) -> np.ndarray | None:
     if value.ndim == 1:
         return value.reshape(1, -1)
     return value.reshape(-1, value.shape[-1])
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A small tensor laid out for a table: cell texts (NaN and Inf spelt out), row and column labels, and a
+    caption saying which axes the rows and columns are (for rank ≥ 3, rows are index tuples of the leading
+    axes)."""
+
+    cells: list[list[str]]
+    rows: list[str]
+    columns: list[str]
+    caption: str
+
+
+def cell_text(item: Any) -> str:
+    """One table cell: `NaN`, `Inf`, `-Inf` for non-finite floats, 6 significant digits for other floats."""
+    if isinstance(item, (float, np.floating)):
+        if np.isnan(item):
+            return "NaN"
+        if np.isinf(item):
+            return "Inf" if item > 0 else "-Inf"
+        return f"{float(item):.6g}"
+    if isinstance(item, (complex, np.complexfloating)):
+        return f"{complex(item):.4g}"
+    return str(item.item() if isinstance(item, np.generic) else item)
+
+
+def value_grid(value: Any, max_cells: int = MAX_TABLE_CELLS) -> Grid | None:
+    """`value` as a Grid (see `as_grid` for the layout), or None when it is no small tensor."""
+    grid = as_grid(value, max_cells)
+    if grid is None:
+        return None
+    if grid.dtype.kind == "V":
+        grid = _numeric(grid)
+    cells = [[cell_text(item) for item in row] for row in grid]
+    columns = [str(j) for j in range(grid.shape[1])]
+    if value.ndim <= 2:
+        rows = [str(i) for i in range(grid.shape[0])]
+        caption = {0: "scalar", 1: "columns: axis 0"}.get(value.ndim, "rows: axis 0 · columns: axis 1")
+        return Grid(cells, rows, columns, caption)
+    lead = value.shape[:-1]
+    rows = ["[" + ", ".join(map(str, index)) + "]" for index in np.ndindex(*lead)]
+    last = value.ndim - 1
+    caption = (f"rows: axes 0–{last - 1} (index [{', '.join(f'i{k}' for k in range(last))}]) · "
+               f"columns: axis {last}")
+    return Grid(cells, rows, columns, caption)
 
 
 def short_text(value: Any, max_items: int = 6) -> str:

@@ -1,0 +1,76 @@
+"""Hints naming the model input to change when a run did nothing (a Loop or Scan that ran zero times) or failed:
+the graph inputs a value is computed from, found by walking producers back through the enclosing graphs."""
+from __future__ import annotations
+
+from ..graph import GraphRef
+from ..model import Model
+from ..trace import Trace
+from .cursor import node_label
+from .tables import short_text
+
+IDLE_OPS = ("Loop", "Scan", "SequenceMap")
+
+
+def inputs_behind(model: Model, graph_path: str, names: list[str]) -> list[str]:
+    """The main graph's inputs that the values `names` (seen from graph `graph_path`) are computed from, in the
+    model's input order."""
+    index = model.index
+    declared = [spec.name for spec in model.inputs]
+    found: set[str] = set()
+    seen: set[tuple[str, str]] = set()
+    stack = [(graph_path, name) for name in names if name]
+    producers: dict[str, dict[str, str]] = {}
+    while stack:
+        path, name = stack.pop()
+        if (path, name) in seen:
+            continue
+        seen.add((path, name))
+        graph: GraphRef = index.graphs[path]
+        made = producers.setdefault(path, index.producers(path))
+        if name in made:
+            node = index.nodes[made[name]]
+            stack.extend((path, n) for n in node.proto.input if n)
+            stack.extend((path, n) for body in node.subgraphs for n in index.captures(body.path))
+        elif not path:
+            if name in declared:
+                found.add(name)
+        elif name not in {i.name for i in graph.proto.input}:
+            stack.append((index.nodes[graph.owner or ""].graph.path, name))  # captured from the enclosing graph
+    return [name for name in declared if name in found]
+
+
+def _named(inputs: list[str]) -> str:
+    return ", ".join(f"`{name}`" for name in inputs)
+
+
+def idle_loops(model: Model, trace: Trace) -> list[str]:
+    """One hint per Loop/Scan/SequenceMap execution that ran zero iterations, naming the inputs behind its trip
+    count, condition or scanned sequence."""
+    hints: list[str] = []
+    seen: set[str] = set()
+    for event in trace.events:
+        if event.op_type not in IDLE_OPS or event.info.get("iterations") != 0 or event.node in seen:
+            continue
+        seen.add(event.node)
+        node = model.node(event.node)
+        driving = [n for n in node.proto.input[:2] if n] if event.op_type == "Loop" else [
+            n for n in node.proto.input if n]
+        behind = inputs_behind(model, node.graph.path, driving)
+        values = ", ".join(f"`{n}` = {short_text(event.inputs[n])}" for n in driving if n in event.inputs)
+        why = f" ({values})" if values else ""
+        source = f": it depends on input {_named(behind)}, so try other values or sizes for it" if behind else ""
+        hints.append(f"{node_label(node)} ran 0 iterations{why}, so its body did nothing{source}.")
+    return hints
+
+
+def failure_hint(model: Model, node_path: str) -> str | None:
+    """For a run that failed at `node_path`: the inputs the failing node's inputs are computed from."""
+    if node_path not in model.index.nodes:
+        return None
+    node = model.node(node_path)
+    reads = [n for n in node.proto.input if n]
+    behind = inputs_behind(model, node.graph.path, reads)
+    if not behind:
+        return None
+    return (f"{node_label(node)} reads values computed from input {_named(behind)}: the run may work with other "
+            "sizes or values for it (set them in the sidebar: sizes of its dimensions, or your own inputs).")
