@@ -86,7 +86,7 @@ def test_opens_on_the_default_sample_with_a_recorded_run():
     assert list_samples()[DEFAULT_SAMPLE] in texts(at)  # the sample's description is shown
     at.switch_page(PAGES["step"]).run()
     assert_clean(at)
-    assert "Event 1 / " in texts(at)
+    assert "**Event 0** of 0–" in texts(at)
 
 
 @pytest.mark.parametrize("sample", SAMPLES)
@@ -106,7 +106,7 @@ def test_garbage_upload_shows_an_error_and_keeps_the_previous_model():
     assert "Still showing **tiny_mlp**" in at.error[0].value
     assert at.session_state["active_model"].label == "tiny_mlp"
     at.switch_page(PAGES["step"]).run()  # the previous model and its run stay usable
-    assert "Event 1 / " in texts(at)
+    assert "**Event 0** of 0–" in texts(at)
     at.file_uploader(key="w_upload").clear().run()
     assert not at.error
 
@@ -139,7 +139,7 @@ def test_a_failing_run_keeps_its_partial_trace():
     [error] = at.error
     assert "ExecutionError" in error.value and "bad_reshape" in error.value and "holds 2 events" in error.value
     at.switch_page(PAGES["step"]).run()
-    assert "Event 1 / 2" in texts(at) and "Relu 'first'" in texts(at)
+    assert "**Event 0** of 0–1" in texts(at) and "Relu 'first'" in texts(at)
 
 
 def test_a_loop_limit_is_reported_with_the_partial_trace():

@@ -15,6 +15,7 @@ from ..limits import Limits
 from ..model import Model
 from ..samples import DEFAULT_SAMPLE, list_samples
 from ..trace import Event, Trace
+from ..views import hints
 from ..views import inspector as views_inspector
 from ..views.loops import Execution
 from ..views.plots import value_figure
@@ -171,6 +172,11 @@ def status_banner() -> None:
         raise_it = (" To let loops run longer, raise **Max loop iterations** under **Limits** in the sidebar."
                     if outcome.limit == "max_iterations" else "")
         st.error(f"**{outcome.kind}**: {outcome.error}.{partial}{raise_it}", icon=":material/error:")
+    if model is not None and outcome is not None and outcome.trace is not None:
+        error = outcome.trace.error
+        hint = hints.failure_hint(model, error.node) if error is not None and error.node else None
+        for text in [hint] if hint else hints.idle_loops(model, outcome.trace):
+            st.info(text, icon=":material/lightbulb:")
 
 
 # ---- nodes ---------------------------------------------------------------------------------------------------

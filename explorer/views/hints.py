@@ -39,8 +39,9 @@ def inputs_behind(model: Model, graph_path: str, names: list[str]) -> list[str]:
     return [name for name in declared if name in found]
 
 
-def _named(inputs: list[str]) -> str:
-    return ", ".join(f"`{name}`" for name in inputs)
+def _named(model: Model, inputs: list[str]) -> str:
+    specs = {spec.name: spec for spec in model.inputs}
+    return ", ".join(f"`{name}` ({specs[name].describe()})" for name in inputs)
 
 
 def idle_loops(model: Model, trace: Trace) -> list[str]:
@@ -58,7 +59,7 @@ def idle_loops(model: Model, trace: Trace) -> list[str]:
         behind = inputs_behind(model, node.graph.path, driving)
         values = ", ".join(f"`{n}` = {short_text(event.inputs[n])}" for n in driving if n in event.inputs)
         why = f" ({values})" if values else ""
-        source = f": it depends on input {_named(behind)}, so try other values or sizes for it" if behind else ""
+        source = f": it depends on input {_named(model, behind)}, so try other values or sizes for it" if behind else ""
         hints.append(f"{node_label(node)} ran 0 iterations{why}, so its body did nothing{source}.")
     return hints
 
@@ -72,5 +73,5 @@ def failure_hint(model: Model, node_path: str) -> str | None:
     behind = inputs_behind(model, node.graph.path, reads)
     if not behind:
         return None
-    return (f"{node_label(node)} reads values computed from input {_named(behind)}: the run may work with other "
+    return (f"{node_label(node)} reads values computed from input {_named(model, behind)}: the run may work with other "
             "sizes or values for it (set them in the sidebar: sizes of its dimensions, or your own inputs).")

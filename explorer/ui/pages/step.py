@@ -41,6 +41,19 @@ def draw(model, trace, index: int) -> None:
     diagram.show(drawing, key=state.W_STEP_DIAGRAM, on_click=_clicked, reveal=event.node)
 
 
+def iteration_moves(model, trace, index: int) -> None:
+    """Previous / next iteration of each loop around the current event, outermost first."""
+    event = trace.events[index]
+    for level, (owner, _) in enumerate(moves.loop_levels(model, event.node)[:len(event.iteration)]):
+        text, back, ahead = st.columns([6, 1, 1], vertical_alignment="center")
+        text.caption(f"{moves.node_label(owner)} · iteration {event.iteration[level]}")
+        for column, step, icon in ((back, -1, ":material/chevron_left:"), (ahead, +1, ":material/chevron_right:")):
+            target = moves.move_iteration(model, trace, index, level, step)
+            column.button("", key=state.keyed("w_iter", level, step), icon=icon, width="stretch",
+                          help=f"{'Previous' if step < 0 else 'Next'} iteration of {moves.node_label(owner)}",
+                          disabled=target is None, on_click=_go, args=(target,))
+
+
 @st.fragment
 def stepper() -> None:
     model, trace = state.active_model(), state.current_trace()
@@ -74,9 +87,9 @@ def stepper() -> None:
             st.session_state[state.W_CURSOR] = index
         st.slider("Event", 0, last, key=state.W_CURSOR, label_visibility="collapsed",
                   on_change=lambda: state.set_cursor(st.session_state[state.W_CURSOR]))
-    st.markdown(f"**Event {index + 1} / {last + 1}** · "
-                + f"`{moves.breadcrumb_text(model, event)}`"
-                + f" · {event.seconds * 1e3:.3f} ms")
+    st.markdown(f"**Event {index}** of 0–{last} · `{moves.breadcrumb_text(model, event)}`"
+                f" · {event.seconds * 1e3:.3f} ms")
+    iteration_moves(model, trace, index)
     if event.summarized:
         st.caption("Values past the trace memory budget are kept as summaries.")
     left, right = st.columns([3, 2])

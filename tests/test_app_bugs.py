@@ -1,0 +1,187 @@
+"""App behaviour that once went wrong, each driven through AppTest: widget keys for any node name, one event
+numbering, the If branch taken at the step, iterations at every loop level, NaN in tables, axes of rank-3
+tables, and hints naming the input to change when a run does nothing or fails."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import streamlit as st
+from onnx import TensorProto as T
+from onnx import helper as h
+from streamlit.testing.v1 import AppTest
+
+import explorer
+from explorer.samples import sample_inputs, sample_path
+from explorer.ui import state
+from explorer.views import hints
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGES = {name: f"explorer/ui/pages/{name}.py" for name in ("graph", "step", "loops", "gates", "optimizer")}
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
+HOSTILE = ["node_while_loop__1", "If_0_else_branch__Inline_0__/a\"b'c/d", "x" * 10_000, "__", "a/b\\c:d"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+
+
+def start(sample: str = "nested_loops") -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    if at.selectbox(key=state.W_SAMPLE).value != sample:
+        at.selectbox(key=state.W_SAMPLE).set_value(sample).run()
+    return at
+
+
+def upload(model, name: str = "model.onnx") -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.radio(key=state.W_SOURCE).set_value("Upload").run()
+    return at.file_uploader(key=state.W_UPLOAD).upload(name, model.SerializeToString()).run()
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def texts(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info])
+
+
+def hostile_loop_model():
+    """A Loop whose own name and body node names hold `__`, quotes, slashes and a 10 kB name."""
+    body = h.make_graph(
+        [h.make_node("Add", ["acc_in", "one"], ["acc_out"], name=HOSTILE[1]),
+         h.make_node("Identity", ["cond_in"], ["cond_out"], name=HOSTILE[2]),
+         h.make_node("Identity", ["acc_out"], ["scan_out"], name=HOSTILE[3])],
+        "body", [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("cond_in", T.BOOL, []),
+                 h.make_tensor_value_info("acc_in", T.FLOAT, [2])],
+        [h.make_tensor_value_info("cond_out", T.BOOL, []), h.make_tensor_value_info("acc_out", T.FLOAT, [2]),
+         h.make_tensor_value_info("scan_out", T.FLOAT, [2])],
+        [h.make_tensor("one", T.FLOAT, [], [1.0])])
+    graph = h.make_graph(
+        [h.make_node("Loop", ["n", "", "x"], ["y", "ys"], name=HOSTILE[0], body=body),
+         h.make_node("Relu", ["y"], ["z"], name=HOSTILE[4])],
+        "g", [h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("z", T.FLOAT, [2]), h.make_tensor_value_info("ys", T.FLOAT, [None, 2])],
+        [h.make_tensor("n", T.INT64, [], [3])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 19)])
+
+
+def test_every_page_takes_any_node_name():
+    at = upload(hostile_loop_model())
+    assert_clean(at)
+    for page in ("graph", "step", "loops", "gates", "optimizer"):
+        at.switch_page(PAGES[page]).run()
+        assert_clean(at)
+    at.switch_page(PAGES["loops"]).run()
+    assert "**3 iterations**" in texts(at)
+    at.slider(key=state.keyed("w_loop_it", HOSTILE[0], ())).set_value(2).run()
+    assert_clean(at)
+    at.switch_page(PAGES["graph"]).run()
+    for path in (f"{HOSTILE[0]}/body/{HOSTILE[2]}", HOSTILE[4]):
+        at.selectbox(key=state.W_NODE_PICK).set_value(path).run()
+        assert_clean(at)
+    assert len({state.keyed("w", name) for name in HOSTILE}) == len(HOSTILE)
+    assert all(len(state.keyed("w", name)) < 40 for name in HOSTILE)
+
+
+def test_one_event_numbering_on_the_step_page_and_in_tables():
+    at = start()
+    at.switch_page(PAGES["step"]).run()
+    at.slider(key=state.W_CURSOR).set_value(18).run()
+    assert at.session_state[state.CURSOR] == 18 and "**Event 18** of 0–72" in texts(at)
+    trace = explorer.run(explorer.load(sample_path("nested_loops")), sample_inputs("nested_loops"))
+    assert "Mod 'parity'`" in texts(at)
+    at.switch_page(PAGES["graph"]).run()
+    at.selectbox(key=state.W_NODE_PICK).set_value("enc/body/inner/body/parity").run()
+    [table] = [d.value for d in at.dataframe if "event" in d.value.columns]
+    assert 18 in table["event"].tolist()  # the same number the Step page shows for that execution
+    assert trace.events[18].node == "enc/body/inner/body/parity"
+
+
+def test_iterations_move_at_every_loop_level():
+    at = start()
+    at.switch_page(PAGES["step"]).run()
+    at.slider(key=state.W_CURSOR).set_value(28).run()  # parity at Scan step 1, Loop iteration 2
+    assert "Scan 'enc' · iteration 1" in texts(at) and "Loop 'inner' · iteration 2" in texts(at)
+    at.button(key=state.keyed("w_iter", 0, 1)).click().run()  # next Scan step, same inner iteration
+    assert at.session_state[state.CURSOR] == 46
+    at.button(key=state.keyed("w_iter", 1, -1)).click().run()
+    assert at.session_state[state.CURSOR] == 41
+    at.button(key=state.keyed("w_iter", 0, -1)).click().run()
+    at.button(key=state.keyed("w_iter", 0, -1)).click().run()
+    assert at.session_state[state.CURSOR] == 5  # (0, 1)
+    assert at.button(key=state.keyed("w_iter", 0, -1)).disabled
+
+
+def test_the_branch_not_taken_is_drawn_skipped_at_the_step():
+    from test_app import diagram_svg, outline
+
+    from explorer.views.styles import NODE_STATES
+    at = start()
+    at.switch_page(PAGES["step"]).run()
+    trace = explorer.run(explorer.load(sample_path("nested_loops")), sample_inputs("nested_loops"))
+    halve = "enc/body/inner/body/branch/else_branch/halve"
+    add = "enc/body/inner/body/branch/then_branch/add_x"
+    later_add = next(e.index for e in trace.events_of(add) if any(
+        x.index < e.index for x in trace.events_of(halve)))  # the else branch ran in an earlier iteration
+    at.slider(key=state.W_CURSOR).set_value(later_add).run()
+    svg = diagram_svg(at, state.W_STEP_DIAGRAM)
+    assert outline(svg, add) == NODE_STATES["current"]["color"]
+    assert outline(svg, halve) == NODE_STATES["skipped"]["color"]
+
+
+def nan_model():
+    """y = sqrt(x) of a [2, 2, 3] input: NaN wherever x < 0."""
+    graph = h.make_graph([h.make_node("Sqrt", ["x"], ["y"], name="root")], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [2, 2, 3])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [2, 2, 3])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 19)])
+
+
+def test_nan_cells_read_nan_and_rank_3_tables_name_their_axes():
+    at = upload(nan_model())
+    at.switch_page(PAGES["step"]).run()
+    frames = [d.value for d in at.dataframe]
+    output = frames[-1]
+    assert (output == "NaN").to_numpy().any()  # random inputs hold negative values
+    assert not output.isna().to_numpy().any()
+    assert list(output.index) == [f"[{i}, {j}]" for i in range(2) for j in range(2)]
+    assert "rows: axes 0–1 (index [i0, i1]) · columns: axis 2" in texts(at)
+
+
+def zero_trip_model():
+    """A Loop whose trip count Size(x) - Size(x) is always 0: it never runs its body."""
+    body = h.make_graph(
+        [h.make_node("Identity", ["cond_in"], ["cond_out"]), h.make_node("Neg", ["v_in"], ["v_out"])], "body",
+        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("cond_in", T.BOOL, []),
+         h.make_tensor_value_info("v_in", T.FLOAT, [2])],
+        [h.make_tensor_value_info("cond_out", T.BOOL, []), h.make_tensor_value_info("v_out", T.FLOAT, [2])])
+    graph = h.make_graph(
+        [h.make_node("Size", ["x"], ["size"]), h.make_node("Sub", ["size", "size"], ["trips"]),
+         h.make_node("Loop", ["trips", "", "x"], ["y"], name="repeat", body=body)],
+        "g", [h.make_tensor_value_info("x", T.FLOAT, [2])], [h.make_tensor_value_info("y", T.FLOAT, [2])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 19)])
+
+
+def test_a_loop_that_never_runs_names_the_input_behind_it():
+    model = explorer.load(zero_trip_model())
+    trace = explorer.run(model, {"x": np.ones(2, np.float32)})
+    [hint] = hints.idle_loops(model, trace)
+    assert "Loop 'repeat' ran 0 iterations" in hint and "`trips` = 0" in hint and "input `x`" in hint
+    at = upload(zero_trip_model())
+    assert any("ran 0 iterations" in i.value and "`x`" in i.value for i in at.info)
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/models is absent")
+def test_silero_failing_on_random_audio_names_the_audio_input():
+    model = explorer.load(SHARED / "snakers4__silero-vad/src/silero_vad/data/silero_vad_16k_op15.onnx")
+    with pytest.raises(explorer.ExecutionError) as caught:
+        explorer.run(model, model.example_inputs(seed=0))
+    hint = hints.failure_hint(model, caught.value.trace.error.node)
+    assert hint is not None and "input `input`" in hint and "`state`" not in hint and "`sr`" not in hint
