@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
-from app_server import CHROMIUM, VIEWPORT, free_port, launch, settle, start_server, stop_server
+from app_server import CHROMIUM, DIAGRAM_FRAME, VIEWPORT, free_port, launch, settle, start_server, stop_server
 from streamlit.testing.v1 import AppTest
 
 from explorer.samples import DEFAULT_SAMPLE, list_samples
@@ -52,7 +52,7 @@ def first_load() -> tuple[float, float]:
                 page = context.new_page()
                 start = time.perf_counter()
                 page.goto(f"http://127.0.0.1:{port}/")
-                page.locator(".explorer-diagram svg").wait_for(timeout=120_000)
+                page.frame_locator(DIAGRAM_FRAME).first.locator("#content svg").wait_for(timeout=120_000)
                 settle(page)
                 seconds.append(time.perf_counter() - start)
                 context.close()

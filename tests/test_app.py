@@ -61,8 +61,13 @@ def array(data) -> np.ndarray:
 
 def diagram_svg(at: AppTest, key: str) -> ElementTree.Element:
     """The SVG the diagram component of that widget key was given."""
-    [component] = [c for c in at.get("bidi_component") if c.proto.id.endswith(key)]
-    return ElementTree.fromstring(json.loads(component.proto.json)["svg"])
+    return ElementTree.fromstring(diagram_args(at, key)["svg"])
+
+
+def diagram_args(at: AppTest, key: str) -> dict:
+    """What the diagram canvas of that widget key was given (layout, svg, focus, hits, legend, ...)."""
+    [component] = [c for c in at.get("component_instance") if c.proto.id.endswith(key)]
+    return json.loads(component.proto.json_args)
 
 
 def outline(svg: ElementTree.Element, node_path: str) -> str | None:
@@ -398,19 +403,18 @@ def test_collapse_and_expand_a_body():
     assert outline(diagram_svg(at, state.W_GRAPH_CLICK), "enc/body/inner/body/parity") is not None
 
 
-def test_without_graphviz_diagrams_fall_back_to_the_browser_and_say_so_once(monkeypatch):
-    import explorer.ui.diagram as diagram
+def test_without_graphviz_the_canvas_lays_diagrams_out_in_the_browser(monkeypatch):
+    from explorer.ui import diagram
 
     monkeypatch.setattr(diagram, "dot_available", lambda: False)
     at = start("nested_loops")
     assert_clean(at)
-    notices = [i.value for i in at.info if "not installed" in i.value]
-    assert len(notices) == 1 and "graphviz" in notices[0]
-    charts = at.get("graphviz_chart")
-    assert charts and 'cluster' in charts[0].proto.spec  # the same DOT, laid out in the browser
+    drawn = diagram_args(at, state.W_GRAPH_CLICK)
+    assert "svg" not in drawn and "cluster" in drawn["dot"]  # the same DOT, laid out by Graphviz in WebAssembly
+    assert drawn["layout"]  # named by its text, so the browser lays each drawing out once
     at.switch_page(PAGES["loops"]).run()
     assert_clean(at)
-    assert at.get("graphviz_chart") and not [i for i in at.info if "not installed" in i.value]
+    assert all("dot" in json.loads(c.proto.json_args) for c in at.get("component_instance"))
 
 
 def test_loops_page_draws_both_branches_of_an_if_with_the_taken_one_traced():

@@ -1,56 +1,24 @@
-"""The diagram widget: DOT laid out by graphviz into SVG and shown in a component whose clicks select a node or
-drill into a body; where graphviz is not installed, st.graphviz_chart lays it out in the browser (no clicks;
-the node selector still works)."""
+"""The diagram widget: a Drawing laid out by graphviz (on the server when `dot` is installed, else in the browser by
+Graphviz compiled to WebAssembly) and shown on a pan-and-zoom canvas (components/diagram: @panzoom/panzoom, zoom
+buttons, minimap, legend). Clicks select a node or drill into a body; the selected or current node is zoomed to
+and outlined; search hits are highlighted; the same drawing is never laid out twice."""
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 import streamlit as st
+from streamlit.components.v1 import declare_component
 
+from ..views import styles
 from ..views.builder import Drawing
 from ..views.dot_escape import parse_svg_id
+from ..views.heat import NodeValues
 from ..views.render import GraphvizError, dot_available, render_svg
-from . import state
 
-_HTML = '<div class="explorer-diagram"></div>'
-_CSS = """
-.explorer-diagram { overflow: auto; max-height: 78vh; border: 1px solid rgba(128,128,128,.25);
-                    border-radius: 6px; background: white; }
-.explorer-diagram.fit svg { max-width: 100%; height: auto; }
-.explorer-diagram g.node, .explorer-diagram g.cluster > text { cursor: pointer; }
-.explorer-diagram g.node:hover polygon, .explorer-diagram g.node:hover path { filter: brightness(0.93); }
-.explorer-diagram g.explorer-selected > polygon, .explorer-diagram g.explorer-selected > path,
-.explorer-diagram g.explorer-selected a > path, .explorer-diagram g.explorer-selected a > polygon {
-  stroke: #1c7ed6; stroke-width: 5; }
-"""
-# Clicks report the id of the nearest node or body cluster; the `reveal` element is marked (without a new
-# layout) and scrolled into view.
-_JS = """
-export default function(component) {
-  const { data, setTriggerValue, parentElement } = component;
-  const root = parentElement.querySelector('.explorer-diagram');
-  if (root.dataset.svgKey !== data.key) {
-    root.innerHTML = data.svg;
-    root.dataset.svgKey = data.key;
-  }
-  root.classList.toggle('fit', !!data.fit);
-  root.onclick = (event) => {
-    const target = event.target.closest('g.node, g.cluster');
-    if (target && target.id) setTriggerValue('clicked', target.id);
-  };
-  root.querySelectorAll('.explorer-selected').forEach((el) => el.classList.remove('explorer-selected'));
-  if (data.reveal) {
-    const el = root.querySelector('[id="' + CSS.escape(data.reveal) + '"]');
-    if (el && data.mark) el.classList.add('explorer-selected');
-    if (el) {
-      const box = el.getBoundingClientRect(), frame = root.getBoundingClientRect();
-      root.scrollTop += box.top - frame.top - root.clientHeight / 2 + box.height / 2;
-      root.scrollLeft += box.left - frame.left - root.clientWidth / 2 + box.width / 2;
-    }
-  }
-}
-"""
-_component = st.components.v2.component("explorer.diagram", html=_HTML, css=_CSS, js=_JS)
+_component = declare_component("explorer_diagram", path=str(Path(__file__).parent / "components" / "diagram"))
+HEIGHT = 640
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -58,32 +26,34 @@ def _svg(dot_text: str) -> str:
     return render_svg(dot_text, timeout=120)
 
 
+def laid_out(drawing: Drawing) -> dict[str, str]:
+    """The drawing for the canvas: its SVG when the server can lay it out (cached by DOT text), else its DOT
+    text for the browser to lay out. `layout` names it."""
+    key = hashlib.sha1(drawing.dot.encode("utf-8")).hexdigest()
+    if dot_available():
+        try:
+            return {"layout": key, "svg": _svg(drawing.dot)}
+        except GraphvizError as exc:
+            st.caption(f"graphviz on the server could not lay this diagram out ({exc}); the browser does.")
+    return {"layout": key, "dot": drawing.dot}
+
+
 def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]], None] | None = None,
-         reveal: str | None = None, mark: bool = False, fit: bool = True) -> None:
-    """Draws a drawing. `on_click(kind, keys)` receives a clicked element's parsed id (see views.dot), e.g.
-    ("node", (path,)) or ("graph", (body graph path,)); `reveal` is a node path whose box is scrolled into view,
-    outlined when `mark` (a selection that needs no new layout)."""
-    dot_text = drawing.dot
+         reveal: str | None = None, mark: bool = False, hits: Iterable[str] = (),
+         values: NodeValues | None = None, height: int = HEIGHT) -> None:
+    """Draws a drawing on the canvas. `on_click(kind, keys)` receives a clicked element's parsed id (see
+    views.dot), e.g. ("node", (path,)) or ("graph", (body graph path,)); `reveal` is a node path whose box is
+    zoomed to (outlined when `mark`); `hits` are node paths to highlight; `values` adds its legend."""
     target = drawing.box_for(reveal) if reveal else None
-    if not dot_available():
-        if not st.session_state.get(state.NO_DOT_NOTICE):
-            st.session_state[state.NO_DOT_NOTICE] = True
-            st.info("graphviz's `dot` is not installed, so diagrams are laid out in the browser and cannot be "
-                    "clicked (install it with `apt-get install graphviz`); use the node selectors instead.")
-        st.graphviz_chart(dot_text, width="stretch")
-        return
-    try:
-        with st.spinner("Laying out the diagram…"):
-            svg = _svg(dot_text)
-    except GraphvizError as exc:
-        st.warning(f"graphviz could not lay this diagram out ({exc}); drawing it in the browser instead.")
-        st.graphviz_chart(dot_text, width="stretch")
-        return
+    boxes = sorted({box for box in (drawing.box_for(p) for p in hits) if box is not None})
+    legend = {"title": values.title, "items": values.legend()} if values is not None else None
 
     def clicked() -> None:
         element_id = (st.session_state.get(key) or {}).get("clicked")
         if element_id and on_click is not None:
             on_click(*parse_svg_id(element_id))
 
-    _component(key=key, data={"svg": svg, "key": str(hash(svg)), "reveal": target, "mark": mark, "fit": fit},
-               on_clicked_change=clicked)
+    _component(**laid_out(drawing), focus=target, mark=mark, hits=boxes, legend=legend, height=height,
+               colours={"selected": styles.SELECTION_COLOUR, "hit": styles.NODE_STATES["match"]["color"]},
+               key=key, on_change=clicked, default=None)
+

@@ -38,7 +38,6 @@ CURSOR = "cursor"  # index of the step-through event
 SELECTED = "selected_node"  # static path of the node in the inspector
 GRAPH_PATH = "graph_path"  # graph path the Graph page draws (drill-down)
 EXPANDED = "expanded_bodies"  # body graph path -> drawn expanded? (the Graph page's overrides of the default)
-NO_DOT_NOTICE = "notice_no_dot"  # the missing-graphviz notice was shown (once per session)
 
 # ---- widget keys ---------------------------------------------------------------------------------------------
 W_SOURCE = "w_source"
@@ -57,8 +56,7 @@ W_LOOP = "w_loop"  # Loops page: selected Scan/Loop/If/SequenceMap path
 W_RNN = "w_rnn"  # Gates page: selected GRU/LSTM/RNN path
 W_PATTERNS = "w_patterns"  # Optimizer page: chosen pattern names
 W_REWRITES = "w_rewrites"  # Optimizer page: how many rewrites to apply (bisection slider)
-W_BODIES = "w_bodies"
-W_FIT = "w_fit"  # Graph page: shrink the diagram to the page width  # Graph page: auto / expand / collapse bodies
+W_BODIES = "w_bodies"  # Graph page: auto / expand / collapse bodies
 W_SEARCH = "w_search"  # Graph page: search query
 W_GOTO_STEP = "w_goto_step"  # Graph page: step through from the selected node's first run
 W_STEP_VIEW = "w_step_view"  # Step page: how much of the model to draw

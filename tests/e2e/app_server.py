@@ -56,3 +56,11 @@ def settle(page) -> None:
     """Waits until the script has started and finished running."""
     page.wait_for_timeout(400)
     page.wait_for_selector("[data-test-script-state=notRunning]")
+
+
+DIAGRAM_FRAME = 'iframe[title="explorer.ui.diagram.explorer_diagram"]'
+
+
+def diagram(page, nth: int = 0):
+    """The diagram canvas (an iframe) number `nth` on the page, as a frame locator."""
+    return page.frame_locator(DIAGRAM_FRAME).nth(nth)

@@ -4,7 +4,7 @@ Screenshots go to artifacts/e2e_*.png."""
 from __future__ import annotations
 
 import pytest
-from app_server import ROOT, settle
+from app_server import ROOT, diagram, settle
 
 pytestmark = pytest.mark.e2e
 ARTIFACTS = ROOT / "artifacts"
@@ -42,9 +42,9 @@ def open_page(page, title: str) -> None:
 
 def test_click_a_node_inside_a_body_opens_its_inspector(page):
     choose_sample(page, "nested_loops")
-    diagram = page.locator(".explorer-diagram svg")
-    diagram.wait_for()
-    page.locator(f'.explorer-diagram g.node[id="node:{ADD_X}"]').click()
+    canvas = diagram(page)
+    canvas.locator("#content svg").wait_for()
+    canvas.locator(f'g.node[id="node:{ADD_X}"]').click()
     settle(page)
     page.get_by_role("heading", name="Add 'add_x'").wait_for()
     page.get_by_text("Ran 8 times").wait_for()  # its executions: 4 Scan steps x 2 even inner iterations
@@ -55,15 +55,15 @@ def test_click_a_node_inside_a_body_opens_its_inspector(page):
 def test_step_to_an_iteration_inside_a_loop(page):
     choose_sample(page, "nested_loops")
     open_page(page, "Step through")
-    page.locator(".explorer-diagram svg").wait_for()
+    diagram(page).locator("#content svg").wait_for()
     assert "Loop 'inner' · iteration 0" in markdown_text(page)
-    page.get_by_role("button", name="iteration").nth(1).click()  # the "next iteration" button
+    page.get_by_role("button", name="next iteration").click()
     settle(page)
     text = markdown_text(page)
     assert "Scan 'enc' · iteration 0 › Loop 'inner' · iteration 1 › Mod 'parity'" in text
     # the diagram marks the current node (views.styles: the "current" state's outline colour)
-    current = page.locator('.explorer-diagram g.node[id="node:enc/body/inner/body/parity"] path, '
-                           '.explorer-diagram g.node[id="node:enc/body/inner/body/parity"] polygon')
+    current = diagram(page).locator('g.node[id="node:enc/body/inner/body/parity"] path, '
+                                    'g.node[id="node:enc/body/inner/body/parity"] polygon')
     assert current.first.get_attribute("stroke") == "#e8590c"
     no_exception(page)
     shot(page, "step_iteration")
@@ -89,6 +89,6 @@ def test_garbage_upload_shows_the_error_and_keeps_the_model(page):
     alert.wait_for()
     assert "garbage.onnx is not an ONNX model" in alert.inner_text()
     assert "Still showing tiny_mlp" in alert.inner_text()
-    page.locator(".explorer-diagram svg").wait_for()  # the previous model is still drawn
+    diagram(page).locator("#content svg").wait_for()  # the previous model is still drawn
     no_exception(page)
     shot(page, "garbage_upload")

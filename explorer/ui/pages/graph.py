@@ -53,11 +53,10 @@ def draw(model, trace) -> None:
         for column, (target, title) in zip(st.columns(len(crumbs)), crumbs):
             column.button(title, key=state.keyed("w_crumb", target), on_click=set_focus, args=(target,),
                           disabled=target == focus, width="stretch")
-    mode_column, search_column, fit_column, pick_column = st.columns([3, 3, 1.4, 4], vertical_alignment="bottom")
+    mode_column, search_column, pick_column = st.columns([3, 3, 4], vertical_alignment="bottom")
     mode = mode_column.segmented_control("Bodies", list(BODIES), format_func=BODIES.__getitem__, default="auto",
                                          key=state.W_BODIES) or "auto"
     query = search_column.text_input("Search", key=state.W_SEARCH, placeholder="name, op:Conv, value:x")
-    fit = fit_column.toggle("Fit", value=True, key=state.W_FIT, help="Shrink big diagrams to the page width")
     with pick_column:
         path = widgets.node_selector(model, "Inspect a node (or click one in the diagram)")
     hits = search_nodes(model, query, limit=200) if query else []
@@ -70,7 +69,8 @@ def draw(model, trace) -> None:
     drawing = model_to_dot(model, highlight=hits, reveal=[path] if path else [], **options)
     left, right = st.columns([3, 2])
     with left:
-        diagram.show(drawing, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, fit=fit, reveal=path, mark=True)
+        diagram.show(drawing, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, reveal=path, mark=True,
+                     hits=hits)
     with right:
         if path is None:
             st.caption("Click a node in the diagram, or search for one above, to inspect it.")

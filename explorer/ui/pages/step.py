@@ -42,16 +42,20 @@ def draw(model, trace, index: int) -> None:
 
 
 def iteration_moves(model, trace, index: int) -> None:
-    """Previous / next iteration of each loop around the current event, outermost first."""
+    """Previous / next iteration of each loop around the current event, outermost first, in one row."""
     event = trace.events[index]
-    for level, (owner, _) in enumerate(moves.loop_levels(model, event.node)[:len(event.iteration)]):
-        text, back, ahead = st.columns([6, 1, 1], vertical_alignment="center")
-        text.caption(f"{moves.node_label(owner)} · iteration {event.iteration[level]}")
-        for column, step, icon in ((back, -1, ":material/chevron_left:"), (ahead, +1, ":material/chevron_right:")):
+    levels = moves.loop_levels(model, event.node)[:len(event.iteration)]
+    if not levels:
+        return
+    columns = iter(st.columns([4, 1, 1] * len(levels) + [max(0, 3 - len(levels)) * 6 + 0.01],
+                              vertical_alignment="center"))
+    for level, (owner, _) in enumerate(levels):
+        next(columns).caption(f"{moves.node_label(owner)} · iteration {event.iteration[level]}")
+        for step, icon in ((-1, ":material/chevron_left:"), (+1, ":material/chevron_right:")):
             target = moves.move_iteration(model, trace, index, level, step)
-            column.button("", key=state.keyed("w_iter", level, step), icon=icon, width="stretch",
-                          help=f"{'Previous' if step < 0 else 'Next'} iteration of {moves.node_label(owner)}",
-                          disabled=target is None, on_click=_go, args=(target,))
+            next(columns).button("", key=state.keyed("w_iter", level, step), icon=icon, width="stretch",
+                                 help=f"{'Previous' if step < 0 else 'Next'} iteration of {moves.node_label(owner)}",
+                                 disabled=target is None, on_click=_go, args=(target,))
 
 
 @st.fragment

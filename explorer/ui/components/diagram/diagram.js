@@ -1,0 +1,172 @@
+// The diagram canvas: an SVG (laid out by graphviz on the server, or in the browser by Graphviz WebAssembly
+// when the server has no `dot`) under @panzoom/panzoom, with zoom buttons, a minimap, a legend, highlighted
+// search hits, and zoom-to-node for the selected or current node. Speaks Streamlit's component protocol.
+const stage = document.getElementById("stage");
+const content = document.getElementById("content");
+const minimap = document.getElementById("minimap");
+const mapImage = minimap.querySelector("img");
+const viewport = document.getElementById("viewport");
+const statusLine = document.getElementById("status");
+const legend = document.getElementById("legend");
+for (const el of [document.getElementById("controls"), minimap, legend]) el.classList.add("panzoom-exclude");
+
+const send = (type, extra) => window.parent.postMessage({ isStreamlitMessage: true, type, ...extra }, "*");
+const panzoom = Panzoom(content, { canvas: true, origin: "0 0", maxScale: 6, minScale: 0.02, step: 0.25 });
+stage.addEventListener("wheel", (event) => { event.preventDefault(); panzoom.zoomWithWheel(event); },
+                       { passive: false });
+
+let shownKey = null, size = { w: 1, h: 1 }, args = {}, lastFocus = null, clicks = 0, fitScale = 1, graphviz = null;
+const svgCache = new Map();
+
+function setView(scale, x, y) {
+  panzoom.zoom(scale, { animate: false, force: true });
+  panzoom.pan(x, y, { animate: false, force: true });
+  afterChange();
+}
+
+function centerOn(cx, cy, scale) {
+  setView(scale, stage.clientWidth / (2 * scale) - cx, stage.clientHeight / (2 * scale) - cy);
+}
+
+function fit() {
+  centerOn(size.w / 2, size.h / 2, fitScale);
+}
+
+function boxOf(el) {  // an element's box in content coordinates (whatever the current zoom)
+  const scale = panzoom.getScale(), r = el.getBoundingClientRect(), c = content.getBoundingClientRect();
+  return { x: (r.left - c.left) / scale, y: (r.top - c.top) / scale, w: r.width / scale, h: r.height / scale };
+}
+
+function find(id) {
+  return id ? content.querySelector('[id="' + CSS.escape(id) + '"]') : null;
+}
+
+function zoomTo(id, keepScale) {
+  const el = find(id);
+  if (!el) return false;
+  const b = boxOf(el);
+  const readable = Math.min(stage.clientWidth / (b.w * 5), stage.clientHeight / (b.h * 7), 1);
+  const scale = keepScale ? panzoom.getScale() : Math.max(readable, fitScale);
+  centerOn(b.x + b.w / 2, b.y + b.h / 2, scale);
+  return true;
+}
+
+function afterChange() {
+  const scale = panzoom.getScale(), pan = panzoom.getPan();
+  content.classList.toggle("far", scale < 0.45);
+  const k = Math.min(minimap.clientWidth / size.w, minimap.clientHeight / size.h);
+  viewport.style.left = (-pan.x * k) + "px";
+  viewport.style.top = (-pan.y * k) + "px";
+  viewport.style.width = (stage.clientWidth / scale * k) + "px";
+  viewport.style.height = (stage.clientHeight / scale * k) + "px";
+  statusLine.textContent = Math.round(scale * 100) + "%";
+}
+content.addEventListener("panzoomchange", afterChange);
+
+function mark() {
+  content.querySelectorAll(".explorer-selected, .explorer-hit").forEach(
+    (el) => el.classList.remove("explorer-selected", "explorer-hit"));
+  for (const id of args.hits || []) find(id)?.classList.add("explorer-hit");
+  if (args.mark) find(args.focus)?.classList.add("explorer-selected");
+}
+
+function showLegend() {
+  const items = (args.legend && args.legend.items) || [];
+  legend.style.display = items.length ? "block" : "none";
+  legend.replaceChildren();
+  if (!items.length) return;
+  const title = document.createElement("div");
+  title.textContent = args.legend.title;
+  title.style.fontWeight = "bold";
+  legend.append(title);
+  for (const [colour, text] of items) {
+    const row = document.createElement("div"), chip = document.createElement("span");
+    chip.className = "chip";
+    chip.style.background = colour;
+    row.append(chip, document.createTextNode(text));
+    legend.append(row);
+  }
+}
+
+async function layout(dot) {
+  if (!graphviz) {
+    statusLine.textContent = "laying out in the browser…";
+    const { Graphviz } = await import("./vendor/graphviz.js");
+    graphviz = await Graphviz.load();
+  }
+  return graphviz.layout(dot, "svg", "dot");
+}
+
+async function draw() {
+  document.body.style.setProperty("--selected", args.colours.selected);
+  document.body.style.setProperty("--hit", args.colours.hit);
+  stage.style.height = args.height + "px";
+  if (args.layout !== shownKey) {
+    let svg = args.svg || svgCache.get(args.layout);
+    if (!svg) {
+      svg = await layout(args.dot);
+      svgCache.set(args.layout, svg);
+    }
+    const before = shownKey !== null ? { scale: panzoom.getScale(), size } : null;
+    content.innerHTML = svg;
+    const el = content.querySelector("svg");
+    const box = el.viewBox.baseVal;
+    size = { w: box && box.width ? box.width : el.width.baseVal.value, h: box && box.height ? box.height : el.height.baseVal.value };
+    el.setAttribute("width", size.w);
+    el.setAttribute("height", size.h);
+    content.style.width = size.w + "px";
+    content.style.height = size.h + "px";
+    fitScale = Math.min(stage.clientWidth / size.w, args.height / size.h, 1) * 0.97;
+    panzoom.setOptions({ minScale: Math.min(fitScale, 1) / 2 });
+    const k = Math.min(minimap.clientWidth / size.w, minimap.clientHeight / size.h);
+    if (mapImage.src) URL.revokeObjectURL(mapImage.src);
+    mapImage.src = URL.createObjectURL(new Blob([svg], { type: "image/svg+xml" }));
+    mapImage.style.width = size.w * k + "px";
+    mapImage.style.height = size.h * k + "px";
+    shownKey = args.layout;
+    const sameLayout = before && Math.abs(before.size.w - size.w) < 1 && Math.abs(before.size.h - size.h) < 1;
+    const kept = sameLayout && args.focus && zoomTo(args.focus, true);
+    if (!kept && !(args.focus && fitScale < 0.5 && zoomTo(args.focus, false))) fit();
+    lastFocus = args.focus;
+  } else if (args.focus && args.focus !== lastFocus) {
+    zoomTo(args.focus, false);
+    lastFocus = args.focus;
+  }
+  mark();
+  showLegend();
+  afterChange();
+  send("streamlit:setFrameHeight", { height: args.height + 2 });
+}
+
+let down = null;
+stage.addEventListener("pointerdown", (e) => { down = { x: e.clientX, y: e.clientY }; });
+content.addEventListener("click", (event) => {
+  if (down && Math.hypot(event.clientX - down.x, event.clientY - down.y) > 5) return;  // a drag, not a click
+  const target = event.target.closest("g.node, g.cluster");
+  if (target && target.id) send("streamlit:setComponentValue", { value: { clicked: target.id, n: ++clicks }, dataType: "json" });
+});
+document.getElementById("controls").addEventListener("click", (event) => {
+  const act = event.target.dataset.act;
+  if (act === "in") panzoom.zoomIn();
+  if (act === "out") panzoom.zoomOut();
+  if (act === "fit") fit();
+  if (act === "node") zoomTo(args.focus, false);
+  if (act === "map") minimap.classList.toggle("hidden");
+});
+function mapTo(event) {
+  const k = Math.min(minimap.clientWidth / size.w, minimap.clientHeight / size.h);
+  const r = minimap.getBoundingClientRect();
+  centerOn((event.clientX - r.left) / k, (event.clientY - r.top) / k, panzoom.getScale());
+}
+let mapping = false;
+minimap.addEventListener("pointerdown", (e) => { mapping = true; mapTo(e); });
+minimap.addEventListener("pointermove", (e) => { if (mapping) mapTo(e); });
+window.addEventListener("pointerup", () => { mapping = false; });
+
+let pending = Promise.resolve();
+window.addEventListener("message", (event) => {
+  if (event.data.type !== "streamlit:render") return;
+  args = event.data.args;
+  pending = pending.then(draw).catch((error) => { statusLine.textContent = "could not draw: " + error; });
+});
+send("streamlit:componentReady", { apiVersion: 1 });
