@@ -11,6 +11,7 @@ PAGES = [
     st.Page("explorer/ui/pages/loops.py", title="Loops", icon=":material/repeat:"),
     st.Page("explorer/ui/pages/gates.py", title="Gates", icon=":material/tune:"),
     st.Page("explorer/ui/pages/optimizer.py", title="Optimizer", icon=":material/auto_fix_high:"),
+    st.Page("explorer/ui/pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
 ]
 page = st.navigation(PAGES)
 widgets.sidebar()

@@ -13,6 +13,7 @@ from ..model import Model
 from ..spec.rnn import CELLS
 from ..trace import Trace
 from .align import Pair, align
+from .both_gates import layout0
 from .framework import check_gates
 from .gates import GateDivergence, first_departure, reverse_directions
 from .measure import ValueComparison, measure
@@ -167,9 +168,7 @@ def _departure(pair: Pair, iteration: tuple[int, ...], a: Recording, b: Recordin
         return first_departure(pair.a.op_type, pair.a.node, iteration, ours, theirs,
                                reverse_directions(direction, np.shape(ours["H"])[1]), "B", rtol, atol)
     if b.kind == ONNXRUNTIME and differs and iteration in pair.b.values:
-        y = np.asarray(pair.b.values[iteration])
-        if attribute(a.model.node(pair.a.node).proto, "layout", 0):
-            y = y.transpose(1, 0, 2, 3)
+        y = layout0(a.model, pair.a.node, np.asarray(pair.b.values[iteration]))
         return check_gates(a.model, a.trace, pair.a.node, iteration, against=ONNXRUNTIME, teacher_h=y,
                            rtol=rtol, atol=atol).divergence
     return None

@@ -13,6 +13,7 @@ from typing import Any
 import onnx
 import streamlit as st
 
+from ..compare import Comparison, compare
 from ..errors import ExecutionError, ExplorerError, FeedError
 from ..executor import run
 from ..limits import Limits
@@ -160,3 +161,8 @@ def equivalence_cached(model_key: str, patterns: tuple[str, ...], stop_after: in
     return verify(_result, _feeds, bisect=stop_after is None)
 
 
+@st.cache_resource(max_entries=8, show_spinner=False)
+def compare_cached(model_key: str, feeds_key: str, b_key: str, tolerances: tuple[float, float], _trace: Trace,
+                   _model: Model, _b: Any) -> Comparison:
+    """The active run (side A) against side B, cached by model, feeds, B and tolerances."""
+    return compare(_trace, _b, _trace.feeds, model=_model, rtol=tolerances[0], atol=tolerances[1])

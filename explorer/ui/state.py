@@ -7,6 +7,7 @@ from typing import Any
 
 import streamlit as st
 
+from ..compare import Comparison
 from ..model import Model
 from ..optimizer import OptimizationResult
 from ..optimizer.verify import Equivalence
@@ -15,6 +16,7 @@ from .cache import (
     ModelSource,
     RunOutcome,
     RunRequest,
+    compare_cached,
     equivalence_cached,
     feed_error,
     given_sample_inputs,
@@ -67,6 +69,19 @@ W_OPT_AFTER = "w_opt_after"
 W_REWRITE_PICK = "w_rewrite_pick"
 W_REWRITE_BEFORE = "w_rewrite_before"
 W_REWRITE_AFTER = "w_rewrite_after"
+W_COMPARE_B = "w_compare_b"  # Compare page: what side B is
+W_COMPARE_SAMPLE = "w_compare_sample"
+W_COMPARE_UPLOAD = "w_compare_upload"
+W_COMPARE_PATH = "w_compare_path"
+W_COMPARE_NPZ = "w_compare_npz"
+W_COMPARE_RTOL = "w_compare_rtol"
+W_COMPARE_ATOL = "w_compare_atol"
+W_COMPARE_CURSOR = "w_compare_cursor"  # Compare page: the event both runs are stepped to
+W_COMPARE_SIDE_BY_SIDE = "w_compare_side_by_side"
+W_COMPARE_VALUE = "w_compare_value"
+W_COMPARE_RNN = "w_compare_rnn"
+W_COMPARE_DIAGRAM_A = "w_compare_diagram_a"
+W_COMPARE_DIAGRAM_B = "w_compare_diagram_b"
 
 
 def keyed(prefix: str, *parts: object) -> str:
@@ -184,3 +199,13 @@ def equivalence(model: Model, patterns: tuple[str, ...], stop_after: int | None,
     feeds_key = request.feeds_key if feeds is not None else "random:0"
     with st.spinner("Checking equivalence…"):
         return equivalence_cached(model.sha256, patterns, stop_after, feeds_key, result, feeds)
+
+
+def comparison(b: Any, b_key: str, rtol: float, atol: float) -> Comparison | None:
+    """The current run (side A) against side B (`b_key` names B's content), cached; None when there is no run."""
+    model, trace = active_model(), current_trace()
+    request: RunRequest | None = st.session_state.get(RUN_REQUEST)
+    if model is None or trace is None or request is None:
+        return None
+    with st.spinner("Comparing…"):
+        return compare_cached(model.sha256, request.feeds_key, b_key, (rtol, atol), trace, model, b)

@@ -1,0 +1,197 @@
+"""Compare: the active run (A) against B — onnxruntime, the optimized model, another model, reference values
+or PyTorch's recurrent equations. First divergence, the diagram coloured by error, both runs stepped in
+lockstep, error over iterations, gates of both sides, the worst values and what could not be aligned."""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from explorer.compare.both_gates import gates_of_both
+from explorer.errors import ExplorerError
+from explorer.inputs import feeds_from_npz
+from explorer.samples import list_samples
+from explorer.ui import diagram, state
+from explorer.views import compare as views
+from explorer.views.dot import model_to_dot
+from explorer.views.overlays import TraceOverlay
+from explorer.views.plots import time_heatmap
+
+CHOICES = {"onnxruntime": "onnxruntime", "optimized": "The optimized model", "sample": "A bundled sample",
+           "upload": "An uploaded model", "path": "A local path", "reference": "Reference values (.npz)",
+           "pytorch": "PyTorch's equations (GRU/LSTM/RNN)"}
+DRAW_LIMIT = 400  # nodes: bigger models are drawn on request
+
+
+def side_b(model):
+    """(B, B's content key) as chosen, or None while the choice is incomplete."""
+    choice = st.radio("Compare the current run with", list(CHOICES), format_func=CHOICES.__getitem__,
+                      horizontal=True, key=state.W_COMPARE_B)
+    if choice in ("onnxruntime", "pytorch"):
+        return choice, choice
+    if choice == "optimized":
+        result = state.optimization(model, ())
+        return state.proto_model(result.optimized), f"optimized:{model.sha256}"
+    if choice == "reference":
+        upload = st.file_uploader("Reference values: an .npz keyed by ONNX value names", type=["npz"],
+                                  key=state.W_COMPARE_NPZ)
+        if upload is None:
+            st.info("Upload an .npz of reference values (see the README's recipe for dumping them from PyTorch).")
+            return None
+        data = upload.getvalue()
+        return feeds_from_npz(data), "npz:" + hashlib.sha256(data).hexdigest()
+    if choice == "sample":
+        samples = list(list_samples())
+        if st.session_state.get(state.W_COMPARE_SAMPLE) not in samples:  # start from A's own sample
+            active = model.source.rsplit("/", 1)[-1].removesuffix(".onnx")
+            st.session_state[state.W_COMPARE_SAMPLE] = active if active in samples else samples[0]
+        name = st.selectbox("Sample", samples, key=state.W_COMPARE_SAMPLE)
+        source = state.sample_source(name)
+    elif choice == "upload":
+        upload = st.file_uploader("Model B (.onnx)", type=["onnx"], key=state.W_COMPARE_UPLOAD)
+        if upload is None:
+            return None
+        source = state.upload_source(upload.name, upload.getvalue())
+    else:
+        text = st.text_input("Path of model B", key=state.W_COMPARE_PATH)
+        if not text.strip():
+            return None
+        source = state.path_source(text)
+    loaded = state.load_source(source)
+    if loaded.model is None:
+        st.error("Model B does not load:")
+        st.text(loaded.error)
+        return None
+    return loaded.model, source.key
+
+
+def summary(result) -> None:
+    first = result.first
+    for label, message in result.errors.items():
+        st.warning(f"{label}: see below")
+        st.text(message)
+    if first is None and not result.gates:
+        st.success(f"Every aligned value agrees (rtol {result.rtol:g}, atol {result.atol:g}).")
+    elif first is not None:
+        st.error("First divergence, in A's execution order:")
+        st.text(first.describe())
+    for gate in result.gates:
+        st.text("Gates: " + gate.describe())
+    for note in result.notes:
+        st.caption(note)
+    if result.outputs:
+        st.dataframe(pd.DataFrame([{"output": d.name, "max abs": d.max_abs, "max rel": d.max_rel, "ok": d.ok,
+                                    "note": d.note} for d in result.outputs]), hide_index=True)
+
+
+def drawing_tab(model, result) -> None:
+    first = result.first
+    highlight = [first.node] if first is not None else []
+    if not st.toggle("Draw the diagram", value=sum(1 for _ in model.nodes()) <= DRAW_LIMIT,
+                     key=state.W_COMPARE_SIDE_BY_SIDE, help="Laying out a big model takes graphviz seconds"):
+        return
+    values = views.error_values(result)
+    st.caption("Nodes filled by their largest abs error against B; the first divergence is highlighted. "
+               + " · ".join(f"{text}" for _, text in values.legend()[:1] + values.legend()[-1:]))
+    diagram.show(model_to_dot(model, values=values, highlight=highlight), key=state.W_COMPARE_DIAGRAM_A)
+
+
+def lockstep_tab(model, result) -> None:
+    trace = result.a.trace
+    count = len(trace.events)
+    if not count:
+        st.info("The run recorded no event.")
+        return
+    start = views.divergence_index(result)
+    if start is not None and st.button("Go to the first divergence", key="w_compare_goto"):
+        st.session_state[state.W_COMPARE_CURSOR] = start
+    index = st.slider("Event (both runs step together)", 0, count - 1, key=state.W_COMPARE_CURSOR) \
+        if count > 1 else 0
+    step = views.lockstep(result, index)
+    st.text(f"A: {step.a.node} ({step.a.op_type})" + (f" at iteration {step.a.iteration}" if step.a.iteration
+                                                        else "")
+            + (f" · B: event {step.b_event}" if step.b_event is not None else ""))
+    st.dataframe(pd.DataFrame(step.rows), hide_index=True)
+    if sum(1 for _ in model.nodes()) > DRAW_LIMIT:
+        return
+    b = result.b
+    left, right = st.columns(2) if b.trace is not None and b.model is not None else (st.container(), None)
+    with left:
+        st.caption("A")
+        diagram.show(model_to_dot(model, cursor=TraceOverlay.from_trace(trace, index)),
+                     key=state.W_COMPARE_DIAGRAM_A + ":step")
+    if right is not None:
+        with right:
+            st.caption("B" + ("" if step.b_event is not None else " (no counterpart of this step)"))
+            cursor = TraceOverlay.from_trace(b.trace, step.b_event) if step.b_event is not None else None
+            diagram.show(model_to_dot(b.model, cursor=cursor), key=state.W_COMPARE_DIAGRAM_B)
+
+
+def growth_tab(result) -> None:
+    choices = views.growth_choices(result)
+    if not choices:
+        st.info("No aligned value ran in a loop or is a recurrent node's output.")
+        return
+    key = st.selectbox("Value", list(choices), format_func=choices.__getitem__, key=state.W_COMPARE_VALUE)
+    node, name = key.split("\x1f")
+    st.plotly_chart(views.growth_figure(result.value(node, name)), key="compare_growth", width="stretch")
+
+
+def gates_tab(result) -> None:
+    nodes = views.recurrent_runs(result)
+    if not nodes:
+        st.info("No GRU, LSTM or RNN ran in A.")
+        return
+    pick = st.selectbox("Recurrent node and execution", list(nodes), format_func=nodes.__getitem__,
+                        key=state.W_COMPARE_RNN)
+    node, iteration = views.parse_run(pick)
+    try:
+        both = gates_of_both(result, node, iteration)
+    except (KeyError, ExplorerError) as exc:
+        st.info(f"No gates on both sides: {exc}")
+        return
+    st.caption(f"B's gates: {both.source}")
+    names = [g for g in both.ours if g in both.theirs]
+    gate = st.radio("Gate", names, horizontal=True, key=state.keyed("w_compare_gate", node))
+    ours, theirs = both.ours[gate][:, 0, 0, :], both.theirs[gate][:, 0, 0, :]
+    columns = st.columns(3)
+    for column, (title, values) in zip(columns, (("A", ours), ("B", theirs), ("|A − B|", np.abs(ours - theirs)))):
+        with column:
+            st.plotly_chart(time_heatmap(values, f"{gate} · {title} (direction 0, batch item 0)"),
+                            key=state.keyed("compare_gate", node, gate, title), width="stretch")
+
+
+st.title("Compare")
+model, trace = state.active_model(), state.current_trace()
+if model is None or trace is None:
+    st.info("Choose a model and its inputs in the sidebar: its run is side A.")
+else:
+    chosen = side_b(model)
+    with st.expander("Tolerance"):
+        left, right = st.columns(2)
+        rtol = left.number_input("rtol", min_value=0.0, value=1e-4, format="%g", key=state.W_COMPARE_RTOL)
+        atol = right.number_input("atol", min_value=0.0, value=1e-5, format="%g", key=state.W_COMPARE_ATOL)
+    if chosen is not None:
+        try:
+            result = state.comparison(chosen[0], chosen[1], float(rtol), float(atol))
+        except ExplorerError as exc:
+            st.error("The comparison failed:")
+            st.text(str(exc))
+            result = None
+        if result is not None:
+            summary(result)
+            tabs = st.tabs(["Diagram", "Step both", "Error over time", "Gates", "Worst values", "Not aligned"])
+            with tabs[0]:
+                drawing_tab(model, result)
+            with tabs[1]:
+                lockstep_tab(model, result)
+            with tabs[2]:
+                growth_tab(result)
+            with tabs[3]:
+                gates_tab(result)
+            with tabs[4]:
+                st.dataframe(pd.DataFrame(result.rows(50)), hide_index=True)
+            with tabs[5]:
+                st.dataframe(pd.DataFrame([u.__dict__ for u in result.unaligned]), hide_index=True)

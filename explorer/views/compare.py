@@ -1,0 +1,113 @@
+"""What the Compare page shows of a Comparison: nodes coloured by their error, the step of both runs at one
+cursor position (lockstep), error over iterations and time steps, and the gates of both sides."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..compare import Comparison, ValueComparison
+from ..compare.recording import Recording
+from ..trace import Event
+from ..values import describe
+from .heat import NodeValues
+from .plots import lines_figure
+
+FLOOR = 1e-12  # errors below this are drawn as this (a log scale has no zero)
+
+
+def error_values(comparison: Comparison) -> NodeValues:
+    """Max abs error per node of side A, over its values and executions (a node with no aligned value is
+    absent: drawn uncoloured)."""
+    worst: dict[str, float] = {}
+    for v in comparison.values:
+        worst[v.node] = max(worst.get(v.node, 0.0), max(v.max_abs, FLOOR))
+    return NodeValues("max abs error against B", worst)
+
+
+@dataclass(frozen=True)
+class StepPair:
+    """One step of side A and, where there is one, the same step of side B."""
+
+    a: Event
+    b_event: int | None  # index of B's event (when B is a recorded run)
+    rows: list[dict[str, Any]]
+
+
+def counterparts(comparison: Comparison) -> dict[tuple[str, str], ValueComparison]:
+    return {(v.node, v.name): v for v in comparison.values}
+
+
+def lockstep(comparison: Comparison, index: int) -> StepPair:
+    """A's event `index` with, for each value it wrote, B's value at the same iteration and the error."""
+    a, b = comparison.a, comparison.b
+    assert a is not None and a.trace is not None and b is not None
+    event = a.trace.events[index]
+    found = counterparts(comparison)
+    rows, b_event = [], None
+    for name, value in event.outputs.items():
+        v = found.get((event.node, name))
+        error = next((e for e in v.errors if e.iteration == event.iteration), None) if v else None
+        theirs = _b_value(b, v, event.iteration)
+        if v is not None and b.kind == "explorer":
+            b_event = b.produced[(v.b_node, v.b_name)].order.get(event.iteration, b_event)
+        rows.append({"value": name, "A": describe(value), "B": "—" if v is None else f"{v.b_name}: {theirs}",
+                     "max abs": None if error is None else error.max_abs,
+                     "max rel": None if error is None else error.max_rel,
+                     "within tolerance": None if error is None else error.ok})
+    return StepPair(event, b_event, rows)
+
+
+def _b_value(b: Recording, v: ValueComparison | None, iteration: tuple[int, ...]) -> str:
+    if v is None:
+        return "not aligned"
+    produced = b.produced.get((v.b_node, v.b_name))
+    if produced is None or iteration not in produced.values:
+        return "did not run"
+    return describe(produced.values[iteration])
+
+
+def divergence_index(comparison: Comparison) -> int | None:
+    """The event index of the first divergence in A's run."""
+    first = comparison.first
+    if first is None or comparison.a is None:
+        return None
+    return comparison.a.produced[(first.node, first.name)].order.get(first.iteration)
+
+
+def growth_choices(comparison: Comparison) -> dict[str, str]:
+    """Values worth an error-over-time plot (they ran in loops, or are a recurrent node's Y), worst first:
+    key -> label."""
+    chosen = [v for v in comparison.values if (v.in_loop and len(v.errors) > 1) or v.steps]
+    chosen.sort(key=lambda v: (v.ok, -v.max_abs))
+    return {f"{v.node}\x1f{v.name}": f"{v.name} · {v.node}" + (" ✗" if not v.ok else "") for v in chosen}
+
+
+def growth_figure(v: ValueComparison) -> go.Figure:
+    """Max abs error of one value per execution (over iterations), or per time step for a recurrent Y."""
+    if v.steps and len(v.errors) <= 1:
+        return lines_figure({"max abs error": np.maximum(v.steps, FLOOR)}, f"{v.name}: error per time step",
+                            "time step", "max abs error")
+    figure = go.Figure(go.Scatter(x=[str(e.iteration) for e in v.errors], y=np.maximum(v.growth, FLOOR),
+                                  mode="lines+markers", name="max abs error"))
+    figure.update_xaxes(type="category", title="iteration")
+    figure.update_yaxes(type="log", title="max abs error")
+    figure.update_layout(title=f"{v.name}: error over iterations", height=320, margin={"t": 40, "b": 40})
+    return figure
+
+
+def recurrent_runs(comparison: Comparison) -> dict[str, str]:
+    """Every GRU/LSTM/RNN execution of side A: key -> label."""
+    a = comparison.a
+    if a is None or a.trace is None:
+        return {}
+    return {f"{e.node}\x1f{','.join(map(str, e.iteration))}":
+            f"{e.op_type} · {e.node}" + (f" · iteration {e.iteration}" if e.iteration else "")
+            for e in a.trace.events if "gates" in e.info and not e.summarized}
+
+
+def parse_run(key: str) -> tuple[str, tuple[int, ...]]:
+    node, _, iteration = key.partition("\x1f")
+    return node, tuple(int(i) for i in iteration.split(",") if i)

@@ -1,0 +1,93 @@
+"""The Compare page driven with AppTest: B chosen as onnxruntime, another model, reference values and PyTorch's
+equations; the first divergence, the lockstep cursor, error over iterations and the gates of both sides."""
+import io
+from pathlib import Path
+
+import numpy as np
+import onnx
+import plotly.io
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import explorer
+from explorer.samples import sample_inputs, sample_path
+from tests.compare_models import exported_rnn, torch_parameters
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+PAGE = "explorer/ui/pages/compare.py"
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+
+
+def compare_page(path: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    if path is not None:
+        at.radio(key="w_source").set_value("Local path").run()
+        at.text_input(key="w_path").input(path).run()
+    return at.switch_page(PAGE).run()
+
+
+def texts(at: AppTest) -> str:
+    return "\n".join(t.value for t in at.text)
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_default_sample_against_onnxruntime_agrees_and_steps_in_lockstep():
+    at = compare_page()
+    assert_clean(at)
+    assert at.radio(key="w_compare_b").value == "onnxruntime"
+    assert "Every aligned value agrees" in at.success[0].value
+    assert "A: enc/body/inner/body/parity (Mod) at iteration (0, 0)" in texts(at)
+    at.slider(key="w_compare_cursor").set_value(3).run()
+    assert "A: enc/body/inner/body/branch (If) at iteration (0, 0)" in texts(at)
+    rows = at.dataframe[1].value  # the lockstep table (after the outputs table)
+    assert list(rows["value"]) == ["acc_out"] and rows["within tolerance"].all()
+    growth = [plotly.io.from_json(c.proto.spec) for c in at.get("plotly_chart")]
+    assert any("error over iterations" in f.layout.title.text for f in growth)
+
+
+def test_reference_values_show_the_first_divergence(tmp_path):
+    at = compare_page()
+    trace = explorer.run(explorer.load(sample_path("nested_loops")), sample_inputs("nested_loops"))
+    stacked = np.stack([e.outputs["s_out"] for e in trace.events_of("enc/body/squash")])
+    stacked[2] += np.float32(0.1)  # the reference departs at the third Scan iteration
+    buffer = io.BytesIO()
+    np.savez(buffer, s_out=stacked)
+    at.radio(key="w_compare_b").set_value("reference").run()
+    assert "Upload an .npz" in at.info[0].value
+    at.file_uploader(key="w_compare_npz").upload("ref.npz", buffer.getvalue()).run()
+    assert_clean(at)
+    assert "node 'enc/body/squash' (Tanh) at iteration (2,), value 's_out'" in texts(at)
+
+
+def test_two_models_show_the_gate_that_departs_first(tmp_path):
+    params = torch_parameters("GRU")
+    onnx.save(exported_rnn("GRU", params, linear_before_reset=1), tmp_path / "right.onnx")
+    onnx.save(exported_rnn("GRU", params, linear_before_reset=0), tmp_path / "wrong.onnx")
+    at = compare_page(str(tmp_path / "right.onnx"))
+    at.radio(key="w_compare_b").set_value("path").run()
+    at.text_input(key="w_compare_path").input(str(tmp_path / "wrong.onnx")).run()
+    assert_clean(at)
+    assert at.error and "First divergence" in at.error[0].value
+    assert "gate h departs first from B, at time step 0" in texts(at)
+    assert "B's gates: recorded by B's run of 'rnn'" in [c.value for c in at.caption]
+    heatmaps = [plotly.io.from_json(c.proto.spec) for c in at.get("plotly_chart")]
+    titles = [f.layout.title.text for f in heatmaps]
+    assert any(t.startswith("z · A") for t in titles) and any(t.startswith("z · |A − B|") for t in titles)
+
+
+def test_pytorch_equations_flag_linear_before_reset_zero(tmp_path):
+    onnx.save(exported_rnn("GRU", torch_parameters("GRU"), linear_before_reset=0), tmp_path / "wrong.onnx")
+    at = compare_page(str(tmp_path / "wrong.onnx"))
+    at.radio(key="w_compare_b").set_value("pytorch").run()
+    assert_clean(at)
+    assert "gate h departs first from PyTorch, at time step 0" in texts(at)
