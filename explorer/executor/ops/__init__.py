@@ -14,7 +14,7 @@ add it to that module's `KERNELS`, remove the op from `REFERENCE_FALLBACK`, and 
 from __future__ import annotations
 
 from .. import control_flow, rnn
-from . import conv, detection, linalg, normalization, passthrough, pool, quantize, reference_fixes, resize
+from . import conv, detection, linalg, normalization, passthrough, pool, quantize, resize
 from .base import KernelFactory
 
 FAMILIES = (
@@ -25,7 +25,6 @@ FAMILIES = (
     passthrough,
     pool,
     quantize,
-    reference_fixes,
     resize,
 )
 
@@ -76,11 +75,7 @@ REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
         TensorScatter Tile TopK Transpose Trilu Unique Unsqueeze
 
         # conv, pool, resize, normalization, quantize, linear algebra, detection
-        AffineGrid Attention AveragePool Col2Im Conv ConvInteger DeformConv DequantizeLinear Det Dropout
-        DynamicQuantizeLinear Gemm GlobalAveragePool GlobalLpPool GlobalMaxPool GridSample GroupNormalization
-        InstanceNormalization LRN LayerNormalization LpNormalization LpPool MatMul MatMulInteger MaxPool
-        MaxRoiPool MaxUnpool MeanVarianceNormalization NonMaxSuppression QLinearConv QLinearMatMul QuantizeLinear
-        RMSNormalization Resize RoiAlign RotaryEmbedding Upsample
+        AffineGrid Attention Col2Im DeformConv GridSample MaxRoiPool RMSNormalization RotaryEmbedding
 
         # rare: random sampling, signal processing, strings, training losses, recent fused ops
         Bernoulli BlackmanWindow CausalConvWithState DFT HammingWindow HannWindow ImageDecoder LinearAttention

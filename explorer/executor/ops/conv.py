@@ -1,4 +1,190 @@
-"""conv kernels (work in progress)."""
+"""Convolutions on BLAS: Conv (1, 11, 22), ConvTranspose (1, 11, 22), ConvInteger (10).
+
+Conv gathers each kernel offset's strided view into an im2col matrix and runs one batched matmul per group;
+ConvTranspose runs the matmul first and scatters its columns back (col2im), one slice assignment per kernel
+offset. Half-precision inputs are computed in float32, integer ones in float64 (exact for these sums)."""
 from __future__ import annotations
 
-KERNELS: dict = {}
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .attrs import node_attributes
+from .windows import Window, pad_spatial, window_of
+
+
+def _window(attrs: dict, w: np.ndarray) -> Window:
+    kernel = list(w.shape[2:])
+    declared = attrs.get("kernel_shape")
+    if declared and list(declared) != kernel:
+        raise ValueError(f"kernel_shape {list(declared)} differs from the weights' spatial shape {kernel}")
+    window = window_of(attrs, len(kernel), kernel)
+    assert window is not None
+    return window
+
+
+def _compute_dtype(dtype: np.dtype) -> np.dtype:
+    if dtype.kind == "f" and dtype.itemsize >= 4:
+        return dtype
+    return np.dtype(np.float32) if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def convolve(x: np.ndarray, w: np.ndarray, window: Window, group: int) -> np.ndarray:
+    """Cross-correlation of x (N, C, *spatial) with w (M, C/group, *kernel), without bias, in x's dtype."""
+    if x.ndim < 3 or w.ndim != x.ndim:
+        raise ValueError(f"input {x.shape} and weights {w.shape} must both have rank >= 3 and the same rank")
+    n, c = x.shape[:2]
+    m = w.shape[0]
+    if group < 1 or c % group or m % group or w.shape[1] * group != c:
+        raise ValueError(f"input has {c} channels and weights {w.shape}: they do not split into {group} groups")
+    begins, ends, outs = window.geometry(x.shape[2:])
+    padded = pad_spatial(x, begins, ends)
+    positions = math.prod(outs)
+    taps = math.prod(window.kernel)
+    if taps == 1 and all(s == 1 for s in window.strides) and tuple(outs) == padded.shape[2:]:
+        cols = padded.reshape(n, group, c // group, positions)
+    else:
+        gathered = np.empty((n, c, taps, *outs), dtype=x.dtype)
+        for i, view in enumerate(window.views(padded, outs)):
+            gathered[:, :, i] = view
+        cols = gathered.reshape(n, group, (c // group) * taps, positions)
+    y = np.matmul(w.reshape(group, m // group, -1), cols)
+    return y.reshape(n, m, *outs)
+
+
+def _add_bias(y: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    if bias is not None:
+        if bias.shape != (y.shape[1],):
+            raise ValueError(f"bias shape {bias.shape} does not match {y.shape[1]} output channels")
+        y += bias.astype(y.dtype, copy=False).reshape((1, -1) + (1,) * (y.ndim - 2))
+    return y
+
+
+def conv_kernel(node, program):
+    _, attrs = node_attributes(node, program)
+    group = int(attrs["group"] or 1)
+
+    def run(args: list) -> tuple:
+        x, w = args[0], args[1]
+        bias = args[2] if len(args) > 2 else None
+        work = _compute_dtype(x.dtype)
+        y = convolve(x.astype(work, copy=False), w.astype(work, copy=False), _window(attrs, w), group)
+        return (_add_bias(y, bias).astype(x.dtype, copy=False),)
+
+    return run
+
+
+def conv_integer_kernel(node, program):
+    _, attrs = node_attributes(node, program)
+    group = int(attrs["group"] or 1)
+
+    def run(args: list) -> tuple:
+        x, w = args[0], args[1]
+        xs = shifted(x, args[2] if len(args) > 2 else None, 1, "x_zero_point")
+        ws = shifted(w, args[3] if len(args) > 3 else None, 0, "w_zero_point")
+        y = convolve(xs, ws, _window(attrs, w), group)
+        return (np.rint(y).astype(np.int32),)
+
+    return run
+
+
+def shifted(x: np.ndarray, zero_point: np.ndarray | None, axis: int, name: str) -> np.ndarray:
+    """x - zero_point in float64; the zero point is a scalar or one value per index of `axis`."""
+    out = x.astype(np.float64)
+    if zero_point is None:
+        return out
+    if zero_point.dtype != x.dtype:
+        raise ValueError(f"{name} has type {zero_point.dtype}, its tensor {x.dtype}")
+    if zero_point.size == 1:
+        return out - float(zero_point.reshape(()))
+    if zero_point.ndim != 1 or zero_point.shape[0] != x.shape[axis]:
+        raise ValueError(f"{name} of shape {zero_point.shape} is neither a scalar nor one value per index of "
+                         f"axis {axis} ({x.shape[axis]})")
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    return out - zero_point.astype(np.float64).reshape(shape)
+
+
+def conv_transpose(x: np.ndarray, w: np.ndarray, window: Window, group: int, output_padding: Sequence[int],
+                   output_shape: Sequence[int] | None) -> np.ndarray:
+    """ConvTranspose of x (N, C, *spatial) with w (C, M/group, *kernel), without bias."""
+    if x.ndim < 3 or w.ndim != x.ndim:
+        raise ValueError(f"input {x.shape} and weights {w.shape} must both have rank >= 3 and the same rank")
+    n, c = x.shape[:2]
+    spatial = x.shape[2:]
+    rank = len(spatial)
+    if group < 1 or c % group or w.shape[0] != c:
+        raise ValueError(f"input has {c} channels and weights {w.shape}: they do not split into {group} groups "
+                         "along the weights' first axis")
+    per_group = w.shape[1]
+    m = per_group * group
+    taps = math.prod(window.kernel)
+    xm = x.reshape(n, group, c // group, math.prod(spatial))
+    wm = w.reshape(group, c // group, per_group * taps).transpose(0, 2, 1)
+    cols = np.matmul(wm, xm).reshape(n, m, taps, *spatial)
+    begins, outs = _transpose_geometry(window, spatial, output_padding, output_shape)
+    full = [(size - 1) * window.strides[i] + window.effective(i) for i, size in enumerate(spatial)]
+    low = [min(0, b) for b in begins]
+    high = [max(f, b + o) for f, b, o in zip(full, begins, outs)]
+    canvas = np.zeros((n, m, *(h - lo for h, lo in zip(high, low))), dtype=x.dtype)
+    for i, offset in enumerate(window.offsets()):
+        index: list[slice] = [slice(None), slice(None)]
+        for axis, k in enumerate(offset):
+            start = k * window.dilations[axis] - low[axis]
+            index.append(slice(start, start + (spatial[axis] - 1) * window.strides[axis] + 1,
+                               window.strides[axis]))
+        canvas[tuple(index)] += cols[:, :, i]
+    crop = tuple(slice(b - lo, b - lo + o) for b, lo, o in zip(begins, low, outs))
+    return canvas[(slice(None), slice(None), *crop)] if rank else canvas
+
+
+def _transpose_geometry(window: Window, spatial: Sequence[int], output_padding: Sequence[int],
+                        output_shape: Sequence[int] | None) -> tuple[list[int], list[int]]:
+    """(begin pads, output sizes) of a ConvTranspose, as its spec derives them."""
+    rank = len(spatial)
+    begins, outs = [], []
+    for i, size in enumerate(spatial):
+        s = window.strides[i]
+        natural = s * (size - 1) + output_padding[i] + window.effective(i)
+        if output_shape or window.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            out = int(output_shape[i]) if output_shape else size * s
+            total = natural - out
+            begin = total // 2 if window.auto_pad == "SAME_UPPER" else total - total // 2
+        else:
+            begin, end = (0, 0) if window.auto_pad == "VALID" else (window.pads[i], window.pads[i + rank])
+            out = natural - begin - end
+        if out < 1:
+            raise ValueError(f"axis {i}: the output size would be {out}")
+        begins.append(begin)
+        outs.append(out)
+    return begins, outs
+
+
+def conv_transpose_kernel(node, program):
+    _, attrs = node_attributes(node, program)
+    group = int(attrs["group"] or 1)
+    output_shape = attrs.get("output_shape")
+
+    def run(args: list) -> tuple:
+        x, w = args[0], args[1]
+        bias = args[2] if len(args) > 2 else None
+        window = _window(attrs, w)
+        rank = len(window.kernel)
+        padding = list(attrs.get("output_padding") or [0] * rank)
+        wanted = list(output_shape)[-rank:] if output_shape else None
+        if len(padding) != rank or (output_shape and len(output_shape) not in (rank, rank + 2)):
+            raise ValueError(f"output_padding {padding} / output_shape {output_shape} do not match the {rank} "
+                             "spatial axes")
+        work = _compute_dtype(x.dtype)
+        y = conv_transpose(x.astype(work, copy=False), w.astype(work, copy=False), window, group, padding, wanted)
+        return (_add_bias(np.ascontiguousarray(y), bias).astype(x.dtype, copy=False),)
+
+    return run
+
+
+KERNELS = {
+    "Conv": conv_kernel,
+    "ConvInteger": conv_integer_kernel,
+    "ConvTranspose": conv_transpose_kernel,
+}

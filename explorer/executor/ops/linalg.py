@@ -1,4 +1,123 @@
-"""linalg kernels (work in progress)."""
+"""Matrix products on BLAS: MatMul (1, 9, 13), Gemm (1, 6, 7, 9, 11, 13), MatMulInteger (10),
+QLinearMatMul (10, 21), Det (11, 22). Half precision is multiplied in float32, integers exactly in float64 (or
+int64 past its exact range)."""
 from __future__ import annotations
 
-KERNELS: dict = {}
+import numpy as np
+
+from .attrs import node_attributes, refuse
+from .conv import shifted
+from .quantize import requantize
+
+
+def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """numpy.matmul with ONNX's 1-D promotion; float16 through float32."""
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"MatMul inputs must have rank >= 1, got {a.shape} and {b.shape}")
+    if a.dtype != b.dtype:
+        raise ValueError(f"MatMul inputs differ in type: {a.dtype} and {b.dtype}")
+    if a.dtype == np.float16:
+        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
+    return np.matmul(a, b)
+
+
+def matmul_kernel(node, program):
+    node_attributes(node, program)
+    return lambda args: (matmul(args[0], args[1]),)
+
+
+def gemm_kernel(node, program):
+    version, attrs = node_attributes(node, program)
+    alpha, beta = float(attrs["alpha"]), float(attrs["beta"])
+    trans_a, trans_b = bool(attrs["transA"]), bool(attrs["transB"])
+    broadcast = bool(attrs.get("broadcast") or 0) if version < 7 else True
+    if version < 11 and (len(node.proto.input) < 3 or not node.proto.input[2]):
+        raise refuse(node, f"Gemm-{version} requires its input C (optional from Gemm-11)")
+
+    def run(args: list) -> tuple:
+        a, b = args[0], args[1]
+        c = args[2] if len(args) > 2 else None
+        if a.ndim != 2 or b.ndim != 2:
+            raise ValueError(f"Gemm takes 2-D A and B, got {a.shape} and {b.shape}")
+        a = a.T if trans_a else a
+        b = b.T if trans_b else b
+        y = matmul(a, b)
+        if alpha != 1.0:
+            y = y * np.asarray(alpha, dtype=y.dtype)
+        if c is not None and beta != 0.0:
+            if not broadcast and c.shape != y.shape:
+                raise ValueError(f"C {c.shape} must have the output's shape {y.shape} when broadcast=0")
+            if c.ndim > 2 or np.broadcast_shapes(c.shape, y.shape) != y.shape:
+                raise ValueError(f"C {c.shape} does not broadcast to the output {y.shape}")
+            scaled = c if beta == 1.0 else c * np.asarray(beta, dtype=c.dtype)
+            y = y + scaled.astype(y.dtype, copy=False)
+        return (y.astype(a.dtype, copy=False),)
+
+    return run
+
+
+def _exact_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Integer-valued float64 operands multiplied exactly: BLAS while the sums stay below 2**53."""
+    bound = float(np.abs(a).max(initial=0)) * float(np.abs(b).max(initial=0)) * max(a.shape[-1], 1)
+    if bound < 2.0 ** 53:
+        return np.matmul(a, b)
+    return np.matmul(a.astype(np.int64), b.astype(np.int64)).astype(np.float64)
+
+
+def matmul_integer_kernel(node, program):
+    node_attributes(node, program)
+
+    def run(args: list) -> tuple:
+        a, b = args[0], args[1]
+        a_zero = args[2] if len(args) > 2 else None
+        b_zero = args[3] if len(args) > 3 else None
+        y = _exact_matmul(shifted(a, a_zero, max(a.ndim - 2, 0), "a_zero_point"),
+                          shifted(b, b_zero, b.ndim - 1, "b_zero_point"))
+        return (y.astype(np.int32),)
+
+    return run
+
+
+def qlinear_matmul_kernel(node, program):
+    node_attributes(node, program)
+
+    def run(args: list) -> tuple:
+        a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero = args[:8]
+        product = _exact_matmul(shifted(a, a_zero, max(a.ndim - 2, 0), "a_zero_point"),
+                                shifted(b, b_zero, b.ndim - 1, "b_zero_point"))
+        scale = _row_scale(a_scale, a.ndim) * _column_scale(b_scale)
+        return (requantize(product, scale, y_scale, y_zero),)
+
+    return run
+
+
+def _row_scale(scale: np.ndarray, rank: int) -> np.ndarray:
+    s = scale.astype(np.float64)
+    return s.reshape(()) if s.size == 1 else s.reshape(-1, 1)
+
+
+def _column_scale(scale: np.ndarray) -> np.ndarray:
+    s = scale.astype(np.float64)
+    return s.reshape(()) if s.size == 1 else s.reshape(-1)
+
+
+def det_kernel(node, program):
+    node_attributes(node, program)
+
+    def run(args: list) -> tuple:
+        x = args[0]
+        if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+            raise ValueError(f"Det takes square matrices [..., M, M], got {x.shape}")
+        work = np.float32 if x.dtype == np.float16 else x.dtype
+        return (np.linalg.det(x.astype(work, copy=False)).astype(x.dtype),)
+
+    return run
+
+
+KERNELS = {
+    "Det": det_kernel,
+    "Gemm": gemm_kernel,
+    "MatMul": matmul_kernel,
+    "MatMulInteger": matmul_integer_kernel,
+    "QLinearMatMul": qlinear_matmul_kernel,
+}

@@ -1,4 +1,215 @@
-"""pool kernels (work in progress)."""
+"""Pools: MaxPool (1, 8, 10, 11, 12, 22), AveragePool (1, 7, 10, 11, 19, 22), LpPool (1, 2, 11, 18, 22), the
+global pools (GlobalMaxPool, GlobalAveragePool 1, 22; GlobalLpPool 1, 2, 22) and MaxUnpool (9, 11, 22).
+
+A pool folds the strided views of the padded input, one per kernel offset, with a ufunc; MaxPool's indices
+follow the first maximum of each window, like onnxruntime."""
 from __future__ import annotations
 
-KERNELS: dict = {}
+import math
+
+import numpy as np
+
+from .attrs import node_attributes, refuse
+from .windows import Window, extend_ends, pad_spatial, window_of
+
+
+def _window(node, attrs: dict) -> Window:
+    if not attrs.get("kernel_shape"):
+        raise refuse(node, "kernel_shape is required")
+    try:
+        window = window_of(attrs, None)
+    except ValueError as exc:
+        raise refuse(node, str(exc)) from None
+    assert window is not None
+    return window
+
+
+def _lowest(dtype: np.dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _prepare(x: np.ndarray, window: Window, fill) -> tuple[np.ndarray, list[int], list[int]]:
+    """(padded input, begin pads, output sizes); the end grows for ceil_mode windows past the padding."""
+    if x.ndim != len(window.kernel) + 2:
+        raise ValueError(f"input of rank {x.ndim} does not fit a kernel of {len(window.kernel)} spatial axes")
+    spatial = x.shape[2:]
+    begins, ends, outs = window.geometry(spatial)
+    ends = extend_ends(window, spatial, begins, ends, outs)
+    return pad_spatial(x, begins, ends, fill), begins, outs
+
+
+def max_pool(x: np.ndarray, window: Window) -> np.ndarray:
+    padded, _, outs = _prepare(x, window, _lowest(x.dtype))
+    views = window.views(padded, outs)
+    y = np.array(next(views))
+    for view in views:
+        np.maximum(y, view, out=y)
+    return y
+
+
+def max_pool_indices(x: np.ndarray, window: Window, storage_order: int) -> tuple[np.ndarray, np.ndarray]:
+    """Max values and the flat index of each window's first maximum in x (row- or column-major spatial)."""
+    padded, begins, outs = _prepare(x, window, _lowest(x.dtype))
+    best = np.full((*x.shape[:2], *outs), _lowest(x.dtype), dtype=x.dtype)
+    which = np.zeros(best.shape, dtype=np.int64)
+    for k, view in enumerate(window.views(padded, outs)):
+        better = view > best
+        np.copyto(best, view, where=better)
+        which[better] = k
+    spatial = x.shape[2:]
+    rank = len(spatial)
+    offsets = np.array(list(window.offsets()), dtype=np.int64).reshape(-1, rank)
+    coords = []
+    for axis in range(rank):
+        shape = [1] * (rank + 2)
+        shape[axis + 2] = outs[axis]
+        start = (np.arange(outs[axis]) * window.strides[axis] - begins[axis]).reshape(shape)
+        coords.append(start + offsets[which, axis] * window.dilations[axis])
+    order = range(rank) if storage_order == 0 else reversed(range(rank))
+    flat = np.zeros(best.shape, dtype=np.int64)
+    for axis in order:
+        flat = flat * spatial[axis] + coords[axis]
+    plane = math.prod(spatial)
+    channel = np.arange(x.shape[0] * x.shape[1], dtype=np.int64).reshape(x.shape[0], x.shape[1], *([1] * rank))
+    return best, flat + channel * plane
+
+
+def _counts(window: Window, spatial, begins, outs, include_pad: bool) -> np.ndarray:
+    """How many elements each window averages: real ones, plus explicit pads when include_pad (the part of a
+    ceil_mode window beyond the pads never counts)."""
+    per_axis = []
+    for axis, size in enumerate(spatial):
+        start = np.arange(outs[axis]) * window.strides[axis] - begins[axis]
+        taps = start[:, None] + np.arange(window.kernel[axis]) * window.dilations[axis]
+        low, high = (-begins[axis], size + window_pad_end(window, axis, spatial, begins)) if include_pad \
+            else (0, size)
+        per_axis.append(((taps >= low) & (taps < high)).sum(axis=1))
+    counts = per_axis[0]
+    for extra in per_axis[1:]:
+        counts = np.multiply.outer(counts, extra)
+    return counts
+
+
+def window_pad_end(window: Window, axis: int, spatial, begins) -> int:
+    if window.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        return window.geometry(spatial)[1][axis]
+    return 0 if window.auto_pad == "VALID" else window.pads[axis + len(window.kernel)]
+
+
+def sum_pool(x: np.ndarray, window: Window) -> tuple[np.ndarray, list[int], list[int]]:
+    padded, begins, outs = _prepare(x, window, 0)
+    views = window.views(padded, outs)
+    y = np.array(next(views))
+    for view in views:
+        np.add(y, view, out=y)
+    return y, begins, outs
+
+
+def max_pool_kernel(node, program):
+    version, attrs = node_attributes(node, program)
+    window = _window(node, attrs)
+    storage_order = int(attrs.get("storage_order") or 0)
+    wants_indices = len(node.proto.output) > 1 and bool(node.proto.output[1])
+    if wants_indices and version < 8:
+        raise refuse(node, f"MaxPool-{version} has one output; Indices came with MaxPool-8")
+
+    def run(args: list) -> tuple:
+        x = args[0]
+        if wants_indices:
+            return max_pool_indices(x, window, storage_order)
+        return (max_pool(x, window),)
+
+    return run
+
+
+def average_pool_kernel(node, program):
+    _, attrs = node_attributes(node, program)
+    window = _window(node, attrs)
+    include_pad = bool(attrs.get("count_include_pad") or 0)
+
+    def run(args: list) -> tuple:
+        x = args[0]
+        work = np.float32 if x.dtype == np.float16 else x.dtype
+        total, begins, outs = sum_pool(x.astype(work, copy=False), window)
+        counts = _counts(window, x.shape[2:], begins, outs, include_pad)
+        return ((total / counts.astype(total.dtype)).astype(x.dtype, copy=False),)
+
+    return run
+
+
+def lp_pool_kernel(node, program):
+    _, attrs = node_attributes(node, program)
+    window = _window(node, attrs)
+    p = float(attrs["p"] if attrs.get("p") is not None else 2)
+
+    def run(args: list) -> tuple:
+        x = args[0]
+        total, _, _ = sum_pool(np.abs(x) ** p, window)
+        return ((total ** (1.0 / p)).astype(x.dtype, copy=False),)
+
+    return run
+
+
+def _spatial_axes(x: np.ndarray) -> tuple[int, ...]:
+    if x.ndim < 3:
+        raise ValueError(f"input of rank {x.ndim} has no spatial axes (expected N, C, D1, ...)")
+    return tuple(range(2, x.ndim))
+
+
+def global_average_pool_kernel(node, program):
+    node_attributes(node, program)
+    return lambda args: (np.mean(args[0], axis=_spatial_axes(args[0]), keepdims=True, dtype=None),)
+
+
+def global_max_pool_kernel(node, program):
+    node_attributes(node, program)
+    return lambda args: (np.max(args[0], axis=_spatial_axes(args[0]), keepdims=True),)
+
+
+def global_lp_pool_kernel(node, program):
+    _, attrs = node_attributes(node, program)
+    p = float(attrs["p"] if attrs.get("p") is not None else 2)
+
+    def run(args: list) -> tuple:
+        x = args[0]
+        total = np.sum(np.abs(x) ** p, axis=_spatial_axes(x), keepdims=True)
+        return ((total ** (1.0 / p)).astype(x.dtype, copy=False),)
+
+    return run
+
+
+def max_unpool_kernel(node, program):
+    _, attrs = node_attributes(node, program)
+    window = _window(node, attrs)
+
+    def run(args: list) -> tuple:
+        x, indices = args[0], args[1]
+        shape_input = args[2] if len(args) > 2 and args[2] is not None else None
+        if indices.shape != x.shape:
+            raise ValueError(f"indices {indices.shape} and input {x.shape} differ in shape")
+        rank = len(window.kernel)
+        if shape_input is not None:
+            shape = tuple(int(d) for d in np.asarray(shape_input).ravel())
+        else:
+            shape = x.shape[:2] + tuple(
+                (size - 1) * window.strides[i] + window.kernel[i] - window.pads[i] - window.pads[i + rank]
+                for i, size in enumerate(x.shape[2:]))
+        y = np.zeros(math.prod(shape), dtype=x.dtype)
+        flat = indices.ravel()
+        if flat.size and (flat.min() < 0 or flat.max() >= y.size):
+            raise ValueError(f"indices must lie in [0, {y.size}) for the output shape {list(shape)}")
+        y[flat] = x.ravel()
+        return (y.reshape(shape),)
+
+    return run
+
+
+KERNELS = {
+    "AveragePool": average_pool_kernel,
+    "GlobalAveragePool": global_average_pool_kernel,
+    "GlobalLpPool": global_lp_pool_kernel,
+    "GlobalMaxPool": global_max_pool_kernel,
+    "LpPool": lp_pool_kernel,
+    "MaxPool": max_pool_kernel,
+    "MaxUnpool": max_unpool_kernel,
+}

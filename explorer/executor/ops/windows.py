@@ -1,0 +1,112 @@
+"""Sliding-window geometry shared by convolutions and pools: padding (explicit or auto_pad), output sizes, and the
+strided views of a padded input, one per kernel offset (loops run over kernel offsets, never over pixels)."""
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+
+
+@dataclass(frozen=True)
+class Window:
+    """Resolved window attributes of one node (per spatial axis); pads are (begin..., end...) as in ONNX."""
+
+    kernel: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    pads: tuple[int, ...]
+    auto_pad: str
+    ceil_mode: bool = False
+
+    def effective(self, axis: int) -> int:
+        return (self.kernel[axis] - 1) * self.dilations[axis] + 1
+
+    def geometry(self, spatial: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
+        """(begin pads, end pads, output sizes) for an input with these spatial sizes."""
+        rank = len(self.kernel)
+        if len(spatial) != rank:
+            raise ValueError(f"input has {len(spatial)} spatial axes, the kernel {rank}")
+        begins, ends, outs = [], [], []
+        for i, size in enumerate(spatial):
+            k, s = self.effective(i), self.strides[i]
+            if self.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+                out = -(-size // s)
+                total = max((out - 1) * s + k - size, 0)
+                small = total // 2
+                begin = small if self.auto_pad == "SAME_UPPER" else total - small
+                end = total - begin
+            else:
+                begin, end = (0, 0) if self.auto_pad == "VALID" else (self.pads[i], self.pads[i + rank])
+                span = size + begin + end - k
+                if span < 0:
+                    raise ValueError(f"axis {i}: the kernel ({k} with dilation) is larger than the padded input "
+                                     f"({size + begin + end})")
+                out = (-(-span // s) if self.ceil_mode else span // s) + 1
+                if self.ceil_mode and (out - 1) * s >= size + begin:
+                    out -= 1  # the last window would start in the end padding
+            begins.append(begin)
+            ends.append(end)
+            outs.append(out)
+        return begins, ends, outs
+
+    def offsets(self) -> Iterator[tuple[int, ...]]:
+        """Every kernel offset, in C order of the kernel's axes."""
+        return itertools.product(*(range(k) for k in self.kernel))
+
+    def views(self, padded: np.ndarray, outs: Sequence[int]) -> Iterator[np.ndarray]:
+        """For each kernel offset, the strided view of `padded` (N, C, *spatial) its windows read."""
+        for offset in self.offsets():
+            index: list[slice] = [slice(None), slice(None)]
+            for i, k in enumerate(offset):
+                start = k * self.dilations[i]
+                index.append(slice(start, start + (outs[i] - 1) * self.strides[i] + 1, self.strides[i]))
+            yield padded[tuple(index)]
+
+
+def window_of(attrs: dict, rank_hint: int | None, kernel: Sequence[int] | None = None) -> Window | None:
+    """A Window from a node's attributes; None when its kernel rank is only known from an input (Conv without
+    kernel_shape)."""
+    kernel = list(kernel if kernel is not None else attrs.get("kernel_shape") or [])
+    rank = len(kernel) or rank_hint
+    if rank is None:
+        return None
+    if not kernel:
+        raise ValueError("kernel_shape is required")
+    auto_pad = attrs.get("auto_pad") or "NOTSET"
+    if auto_pad not in AUTO_PADS:
+        raise ValueError(f"auto_pad {auto_pad!r} is not one of {list(AUTO_PADS)}")
+    strides = list(attrs.get("strides") or [1] * rank)
+    dilations = list(attrs.get("dilations") or [1] * rank)
+    pads = list(attrs.get("pads") or [0] * (2 * rank))
+    if len(strides) != rank or len(dilations) != rank or len(pads) != 2 * rank:
+        raise ValueError(f"kernel_shape {kernel}, strides {strides}, dilations {dilations} and pads {pads} do not "
+                         f"describe the same {rank} spatial axes")
+    if min(strides) < 1 or min(dilations) < 1 or min(kernel) < 1:
+        raise ValueError(f"kernel_shape {kernel}, strides {strides} and dilations {dilations} must be positive")
+    if min(pads) < 0:
+        raise ValueError(f"pads {pads} must not be negative")
+    return Window(tuple(kernel), tuple(strides), tuple(dilations), tuple(pads), auto_pad,
+                  bool(attrs.get("ceil_mode") or 0))
+
+
+def pad_spatial(x: np.ndarray, begins: Sequence[int], ends: Sequence[int], value: float = 0) -> np.ndarray:
+    """`x` (N, C, *spatial) padded with `value`; `x` itself when there is nothing to pad."""
+    if not any(begins) and not any(ends):
+        return x
+    return np.pad(x, [(0, 0), (0, 0), *zip(begins, ends)], constant_values=value)
+
+
+def extend_ends(window: Window, spatial: Sequence[int], begins: Sequence[int], ends: Sequence[int],
+                outs: Sequence[int]) -> list[int]:
+    """End pads grown so the last window fits (ceil_mode windows may run past the end padding)."""
+    return [max(end, (out - 1) * window.strides[i] + window.effective(i) - size - begin)
+            for i, (size, begin, end, out) in enumerate(zip(spatial, begins, ends, outs))]
+
+
+def kernel_size(window: Window) -> int:
+    return math.prod(window.kernel)
