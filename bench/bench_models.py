@@ -1,0 +1,114 @@
+"""Real models, everything recorded: explorer.run vs onnxruntime on the same inputs in the same run (median of a
+few runs each), the geometric mean of the ratios, the engine's per-node dispatch overhead, and the peak memory
+of a ResNet-50 run against the bytes of the values it records.
+
+    python bench/bench_models.py [--repeat N] [--only NAME,...]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+sys.path.insert(0, str(Path(__file__).parent))
+from real_models import benchmark_models, seeded_light_model  # noqa: E402
+from timing import onnxruntime_runner  # noqa: E402
+
+import explorer  # noqa: E402
+
+
+def median_seconds(fn, repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def compare_models(repeat: int, only: set[str] | None) -> None:
+    ratios = []
+    print(f"{'model':<14} {'nodes':>6} {'explorer ms':>12} {'onnxruntime ms':>15} {'ratio':>7}")
+    for name, (proto, feeds) in benchmark_models().items():
+        if only and name not in only:
+            continue
+        model = explorer.load(proto)
+        ours = median_seconds(lambda: explorer.run(model, feeds), repeat)
+        theirs = median_seconds(onnxruntime_runner(proto, feeds), max(repeat, 10))
+        ratio = ours / theirs
+        ratios.append(ratio)
+        print(f"{name:<14} {len(model.index.nodes):>6} {ours * 1e3:>12.1f} {theirs * 1e3:>15.2f} {ratio:>6.1f}x",
+              flush=True)
+    if ratios:
+        geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        print(f"geometric mean of explorer / onnxruntime: {geomean:.2f}x (goal <= 6x); worst {max(ratios):.1f}x "
+              "(goal <= 25x)")
+
+
+def add_chain(n: int = 1000) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    nodes = [helper.make_node("Add", [f"v{i}", "one"], [f"v{i + 1}"], name=f"add{i}") for i in range(n)]
+    graph = helper.make_graph(
+        nodes, "chain", [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info(f"v{n}", TensorProto.FLOAT, [1])],
+        [onnx.numpy_helper.from_array(np.ones(1, np.float32), "one")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), {"v0": np.zeros(1, np.float32)}
+
+
+def dispatch_overhead(repeat: int) -> None:
+    """Time per node of a chain of 1,000 one-element Adds: almost all of it is the engine, not the kernel."""
+    proto, feeds = add_chain()
+    model = explorer.load(proto)
+    ours = median_seconds(lambda: explorer.run(model, feeds), repeat * 2)
+    theirs = median_seconds(onnxruntime_runner(proto, feeds), repeat * 2)
+    add = np.add
+    a, b = feeds["v0"], np.ones(1, np.float32)
+    kernel = median_seconds(lambda: [add(a, b) for _ in range(1000)], repeat * 2)
+    print(f"dispatch: 1,000 one-element Adds: explorer {ours * 1e3:.2f} ms ({ours * 1e3:.2f} us/node, of which "
+          f"numpy.add {kernel * 1e3:.2f} us), onnxruntime {theirs * 1e3:.2f} ms ({theirs * 1e3:.2f} us/node)")
+
+
+def memory() -> None:
+    """Peak memory traced during one ResNet-50 run vs the bytes of the distinct arrays its trace holds: a run
+    that copied recorded values would peak near a multiple of them."""
+    proto, feeds = seeded_light_model("resnet50")
+    model = explorer.load(proto)
+    explorer.run(model, feeds)  # compile first: kernels and initializers are not part of a run
+    tracemalloc.start()
+    trace = explorer.run(model, feeds)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    seen: dict[int, int] = {}
+    total_refs = 0
+    for event in trace.events:
+        for value in (*event.inputs.values(), *event.outputs.values()):
+            if isinstance(value, np.ndarray):
+                base = value if value.base is None else value.base
+                seen[id(base)] = base.nbytes
+                total_refs += value.nbytes
+    distinct = sum(seen.values())
+    print(f"memory (ResNet-50): peak traced {peak / 2**20:.1f} MiB during the run; distinct recorded arrays "
+          f"{distinct / 2**20:.1f} MiB (inputs + outputs of all events add up to {total_refs / 2**20:.1f} MiB, "
+          f"shared); peak / distinct = {peak / distinct:.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only", default="")
+    options = parser.parse_args()
+    compare_models(options.repeat, set(options.only.split(",")) - {""} or None)
+    dispatch_overhead(options.repeat)
+    memory()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""The real models the kernel benchmark and the real-model tests run, each with deterministic inputs:
+onnx's 'light' CNNs (their weights are stripped to ConstantOfShape fills, so seeded weights replace them),
+gtcrn and silero-vad from ../shared/models, and a 2-layer bidirectional GRU laid out as PyTorch exports it."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
+GTCRN = SHARED / "Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx"
+SILERO = SHARED / "snakers4__silero-vad/src/silero_vad/data/silero_vad.onnx"
+
+
+def seeded_light_model(name: str, seed: int = 0) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """A light CNN (e.g. 'resnet50') with every ConstantOfShape-filled weight replaced by a seeded initializer
+    (He-scaled weights, 1-D parameters in [0.5, 1.5] so variances stay positive), and a seeded input."""
+    model = onnx.load(str(LIGHT / f"light_{name}.onnx"))
+    rng = np.random.default_rng(seed)
+    graph = model.graph
+    shapes = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    kept, used_shapes = [], set()
+    for node in graph.node:
+        if node.op_type == "ConstantOfShape" and node.input[0] in shapes:
+            shape = tuple(int(d) for d in shapes[node.input[0]])
+            if len(shape) <= 1:
+                value = rng.uniform(0.5, 1.5, shape)
+            else:
+                value = rng.standard_normal(shape) * math.sqrt(2.0 / max(math.prod(shape[1:]), 1))
+            graph.initializer.append(numpy_helper.from_array(value.astype(np.float32), node.output[0]))
+            used_shapes.add(node.input[0])
+        else:
+            kept.append(node)
+    del graph.node[:]
+    graph.node.extend(kept)
+    remaining = [t for t in graph.initializer if t.name not in used_shapes]
+    del graph.initializer[:]
+    graph.initializer.extend(remaining)
+    initializers = {t.name for t in graph.initializer}
+    inputs = [value for value in graph.input if value.name not in initializers | used_shapes]
+    del graph.input[:]
+    graph.input.extend(inputs)
+    model.ir_version = max(model.ir_version, 4)  # initializers need not be listed as inputs
+    feeds = {}
+    for value in inputs:
+        dims = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        feeds[value.name] = rng.standard_normal(dims).astype(np.float32)
+    return model, feeds
+
+
+def gtcrn() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """gtcrn's streaming model with one seeded spectrogram frame and seeded caches."""
+    model = onnx.load(str(GTCRN))
+    rng = np.random.default_rng(0)
+    feeds = {}
+    for value in model.graph.input:
+        dims = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        feeds[value.name] = (rng.standard_normal(dims) * 0.1).astype(np.float32)
+    return model, feeds
+
+
+def silero_vad() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """silero-vad at batch 1 on 576 samples (512 plus 64 of context), 16 kHz."""
+    model = onnx.load(str(SILERO))
+    rng = np.random.default_rng(0)
+    feeds = {"input": (rng.standard_normal((1, 576)) * 0.1).astype(np.float32),
+             "state": np.zeros((2, 1, 128), np.float32), "sr": np.array(16000, np.int64)}
+    return model, feeds
+
+
+def bidirectional_gru(seq: int = 100, batch: int = 1, features: int = 64, hidden: int = 128,
+                      layers: int = 2) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """nn.GRU(features, hidden, num_layers=2, bidirectional=True, batch_first=True) as torch.onnx exports it:
+    Transposes around each layout-0 GRU (linear_before_reset=1), directions merged by Transpose + Reshape."""
+    rng = np.random.default_rng(0)
+    nodes, inits = [], []
+    nodes.append(helper.make_node("Transpose", ["x"], ["seq_first"], perm=[1, 0, 2]))
+    current, width = "seq_first", features
+    for layer in range(layers):
+        for name, shape in (("W", (2, 3 * hidden, width)), ("R", (2, 3 * hidden, hidden)), ("B", (2, 6 * hidden))):
+            value = rng.uniform(-1, 1, shape) / math.sqrt(hidden)
+            inits.append(numpy_helper.from_array(value.astype(np.float32), f"{name}{layer}"))
+        y = f"y{layer}"
+        nodes.append(helper.make_node("GRU", [current, f"W{layer}", f"R{layer}", f"B{layer}", "", f"h0_{layer}"],
+                                      [y, f"hn{layer}"], hidden_size=hidden, direction="bidirectional",
+                                      linear_before_reset=1))
+        inits.append(numpy_helper.from_array(np.zeros((2, batch, hidden), np.float32), f"h0_{layer}"))
+        nodes.append(helper.make_node("Transpose", [y], [f"{y}_t"], perm=[0, 2, 1, 3]))
+        nodes.append(helper.make_node("Reshape", [f"{y}_t", "merge_shape"], [f"{y}_merged"]))
+        current, width = f"{y}_merged", 2 * hidden
+    inits.append(numpy_helper.from_array(np.array([0, 0, -1], np.int64), "merge_shape"))
+    nodes.append(helper.make_node("Transpose", [current], ["out"], perm=[1, 0, 2]))
+    graph = helper.make_graph(
+        nodes, "bigru", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, features])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [batch, seq, 2 * hidden])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    feeds = {"x": rng.standard_normal((batch, seq, features)).astype(np.float32)}
+    return model, feeds
+
+
+LIGHT_NAMES = ("resnet50", "inception_v1", "squeezenet", "vgg19", "densenet121")
+
+
+def benchmark_models() -> dict[str, tuple[onnx.ModelProto, dict[str, np.ndarray]]]:
+    """Every model the benchmark runs, by display name; the ../shared ones only when that folder exists."""
+    models = {}
+    if GTCRN.exists():
+        models["gtcrn"] = gtcrn()
+    if SILERO.exists():
+        models["silero-vad"] = silero_vad()
+    for name in LIGHT_NAMES:
+        models[name] = seeded_light_model(name)
+    models["bi-GRU x2"] = bidirectional_gru()
+    return models
