@@ -19,10 +19,10 @@ import onnx
 from onnx import TensorProto, helper
 
 sys.path.insert(0, str(Path(__file__).parent))
-from real_models import benchmark_models, seeded_light_model  # noqa: E402
-from timing import onnxruntime_runner  # noqa: E402
+from real_models import benchmark_models, seeded_light_model
+from timing import onnxruntime_runner
 
-import explorer  # noqa: E402
+import explorer
 
 
 def median_seconds(fn, repeat: int) -> float:
@@ -42,7 +42,7 @@ def compare_models(repeat: int, only: set[str] | None) -> None:
         if only and name not in only:
             continue
         model = explorer.load(proto)
-        ours = median_seconds(lambda: explorer.run(model, feeds), repeat)
+        ours = median_seconds(lambda model=model, feeds=feeds: explorer.run(model, feeds), repeat)
         theirs = median_seconds(onnxruntime_runner(proto, feeds), max(repeat, 10))
         ratio = ours / theirs
         ratios.append(ratio)

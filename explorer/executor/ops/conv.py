@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .attrs import node_attributes
+from .shared import compute_dtype, node_attributes
 from .windows import Window, pad_spatial, window_of
 
 
@@ -22,12 +22,6 @@ def _window(attrs: dict, w: np.ndarray) -> Window:
     window = window_of(attrs, len(kernel), kernel)
     assert window is not None
     return window
-
-
-def _compute_dtype(dtype: np.dtype) -> np.dtype:
-    if dtype.kind == "f" and dtype.itemsize >= 4:
-        return dtype
-    return np.dtype(np.float32) if dtype.kind == "f" else np.dtype(np.float64)
 
 
 def convolve(x: np.ndarray, w: np.ndarray, window: Window, group: int) -> np.ndarray:
@@ -68,7 +62,7 @@ def conv_kernel(node, program):
     def run(args: list) -> tuple:
         x, w = args[0], args[1]
         bias = args[2] if len(args) > 2 else None
-        work = _compute_dtype(x.dtype)
+        work = compute_dtype(x.dtype)
         y = convolve(x.astype(work, copy=False), w.astype(work, copy=False), _window(attrs, w), group)
         return (_add_bias(y, bias).astype(x.dtype, copy=False),)
 
@@ -176,7 +170,7 @@ def conv_transpose_kernel(node, program):
         if len(padding) != rank or (output_shape and len(output_shape) not in (rank, rank + 2)):
             raise ValueError(f"output_padding {padding} / output_shape {output_shape} do not match the {rank} "
                              "spatial axes")
-        work = _compute_dtype(x.dtype)
+        work = compute_dtype(x.dtype)
         y = conv_transpose(x.astype(work, copy=False), w.astype(work, copy=False), window, group, padding, wanted)
         return (_add_bias(np.ascontiguousarray(y), bias).astype(x.dtype, copy=False),)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .attrs import node_attributes, refuse
+from .shared import node_attributes, refuse
 
 
 def _scalar(value, name: str, default, kind=float):

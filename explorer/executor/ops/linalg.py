@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from .attrs import node_attributes, refuse
 from .conv import shifted
 from .quantize import requantize
+from .shared import compute_dtype, node_attributes, refuse
 
 
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """numpy.matmul with ONNX's 1-D promotion; float16 through float32."""
+    """numpy.matmul with ONNX's 1-D promotion; float16 and bfloat16 through float32."""
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"MatMul inputs must have rank >= 1, got {a.shape} and {b.shape}")
     if a.dtype != b.dtype:
         raise ValueError(f"MatMul inputs differ in type: {a.dtype} and {b.dtype}")
-    if a.dtype == np.float16:
-        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
-    return np.matmul(a, b)
+    work = compute_dtype(a.dtype) if a.dtype.kind not in "iu" else a.dtype
+    if work != a.dtype:
+        return np.asarray(np.matmul(a.astype(work), b.astype(work))).astype(a.dtype)
+    return np.asarray(np.matmul(a, b))
 
 
 def matmul_kernel(node, program):
@@ -108,8 +109,8 @@ def det_kernel(node, program):
         x = args[0]
         if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
             raise ValueError(f"Det takes square matrices [..., M, M], got {x.shape}")
-        work = np.float32 if x.dtype == np.float16 else x.dtype
-        return (np.linalg.det(x.astype(work, copy=False)).astype(x.dtype),)
+        work = compute_dtype(x.dtype)
+        return (np.asarray(np.linalg.det(x.astype(work, copy=False))).astype(x.dtype),)
 
     return run
 

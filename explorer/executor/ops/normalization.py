@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .attrs import node_attributes, refuse
+from .shared import compute_dtype, node_attributes, refuse
 
 
 def _work(x: np.ndarray) -> np.ndarray:
-    return x.astype(np.float32) if x.dtype.kind == "f" and x.dtype.itemsize < 4 else x
+    return x.astype(compute_dtype(x.dtype), copy=False)
 
 
 def _channel_shape(x: np.ndarray) -> tuple[int, ...]:
@@ -196,7 +196,7 @@ def dropout_kernel(node, program):
         if not 0 <= ratio < 1:
             raise ValueError(f"ratio must lie in [0, 1), got {ratio}")
         if training and ratio > 0:
-            keep = np.random.default_rng(0 if seed is None else int(seed)).random(x.shape) >= ratio
+            keep = np.random.RandomState(0 if seed is None else int(seed)).uniform(0, 1, x.shape) >= ratio
             y = (x * keep / np.asarray(1 - ratio, dtype=x.dtype)).astype(x.dtype, copy=False)
         else:
             if not wants_mask:

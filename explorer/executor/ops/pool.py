@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .attrs import node_attributes, refuse
+from .shared import compute_dtype, node_attributes, refuse
 from .windows import Window, extend_ends, pad_spatial, window_of
 
 
@@ -129,7 +129,7 @@ def average_pool_kernel(node, program):
 
     def run(args: list) -> tuple:
         x = args[0]
-        work = np.float32 if x.dtype == np.float16 else x.dtype
+        work = compute_dtype(x.dtype)
         total, begins, outs = sum_pool(x.astype(work, copy=False), window)
         counts = _counts(window, x.shape[2:], begins, outs, include_pad)
         return ((total / counts.astype(total.dtype)).astype(x.dtype, copy=False),)

@@ -7,8 +7,8 @@ import ml_dtypes
 import numpy as np
 import onnx
 
-from .attrs import node_attributes, refuse
 from .conv import _window, convolve, shifted
+from .shared import node_attributes, refuse
 
 
 def _expand(param: np.ndarray, shape: tuple[int, ...], axis: int, block_size: int) -> np.ndarray:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .attrs import node_attributes, refuse
+from .shared import node_attributes, refuse
 
 _TRANSFORMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
                "tf_half_pixel_for_nn", "tf_crop_and_resize")
@@ -68,7 +68,7 @@ def interpolation_matrix(coords: np.ndarray, size: int, cubic: bool, a: float, e
     centred on x_original, taps beyond the edges clamped to it (or dropped with exclude_outside)."""
     support = (2.0 if cubic else 1.0) * stretch
     base = np.floor(coords)
-    first = int(math.floor(-support + 1)) if stretch > 1 else (-1 if cubic else 0)
+    first = math.floor(-support + 1) if stretch > 1 else (-1 if cubic else 0)
     last = -first + 1 if stretch > 1 else (2 if cubic else 1)
     offsets = np.arange(first, last + 1)
     taps = base[:, None] + offsets[None, :]
@@ -188,7 +188,7 @@ def _targets(shape: tuple[int, ...], axes: list[int], roi: list[float], scales: 
             if scale <= 0:
                 raise ValueError(f"scales must be positive, got {scales}")
             start, end = rois[axis]
-            outs[axis] = int(math.floor(shape[axis] * (end - start) * scale + 1e-9))
+            outs[axis] = math.floor(shape[axis] * (end - start) * scale + 1e-9)
             factors[axis] = scale
         return outs, factors, rois
     if len(size_list) != len(axes):
@@ -198,7 +198,7 @@ def _targets(shape: tuple[int, ...], axes: list[int], roi: list[float], scales: 
     if policy != "stretch":
         ratios = [size / shape[axis] for axis, size in zip(axes, size_list)]
         common = min(ratios) if policy == "not_larger" else max(ratios)
-        size_list = [int(math.floor(common * shape[axis] + 0.5)) for axis in axes]
+        size_list = [math.floor(common * shape[axis] + 0.5) for axis in axes]
         for axis, size in zip(axes, size_list):
             outs[axis], factors[axis] = size, common
         return outs, factors, rois
@@ -222,7 +222,7 @@ def upsample_kernel(node, program):
         scales = fixed if fixed is not None else _floats(args[1])
         if len(scales) != x.ndim:
             raise ValueError(f"scales has {len(scales)} values for an input of rank {x.ndim}")
-        outs = [int(math.floor(d * s + 1e-9)) for d, s in zip(x.shape, scales)]
+        outs = [math.floor(d * s + 1e-9) for d, s in zip(x.shape, scales)]
         return (plan.apply(x, outs, scales, [(0.0, 1.0)] * x.ndim),)
 
     return run
