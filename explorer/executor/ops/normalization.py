@@ -4,6 +4,7 @@ Dropout (1, 6, 7, 10, 12, 13, 22). Half precision is computed in float32."""
 from __future__ import annotations
 
 import numpy as np
+import onnx
 
 from .shared import compute_dtype, node_attributes, refuse
 
@@ -80,7 +81,7 @@ def instance_normalization_kernel(node, program):
 def layer_normalization_kernel(node, program):
     _, attrs = node_attributes(node, program)
     axis, epsilon = int(attrs["axis"]), float(attrs["epsilon"])
-    stash = np.float32 if int(attrs["stash_type"]) == 1 else None
+    stash = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(int(attrs["stash_type"])))
 
     def run(args: list) -> tuple:
         x, scale = args[0], args[1]
@@ -88,7 +89,7 @@ def layer_normalization_kernel(node, program):
         if not -x.ndim <= axis < x.ndim:
             raise ValueError(f"axis {axis} is out of range for an input of rank {x.ndim}")
         axes = tuple(range(axis % x.ndim, x.ndim))
-        xw = x.astype(stash) if stash is not None and x.dtype != np.float64 else x
+        xw = x.astype(stash)
         mean = xw.mean(axis=axes, keepdims=True)
         inv_std = 1.0 / np.sqrt(((xw - mean) ** 2).mean(axis=axes, keepdims=True) + epsilon)
         y = (xw - mean) * inv_std * scale

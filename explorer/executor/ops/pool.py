@@ -106,12 +106,10 @@ def sum_pool(x: np.ndarray, window: Window) -> tuple[np.ndarray, list[int], list
 
 
 def max_pool_kernel(node, program):
-    version, attrs = node_attributes(node, program)
+    _, attrs = node_attributes(node, program)
     window = _window(node, attrs)
     storage_order = int(attrs.get("storage_order") or 0)
     wants_indices = len(node.proto.output) > 1 and bool(node.proto.output[1])
-    if wants_indices and version < 8:
-        raise refuse(node, f"MaxPool-{version} has one output; Indices came with MaxPool-8")
 
     def run(args: list) -> tuple:
         x = args[0]

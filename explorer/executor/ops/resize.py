@@ -119,7 +119,7 @@ class Plan:
             y = np.where(outside, np.asarray(self.extrapolation, dtype=y.dtype), y)
         if integer and self.mode != "nearest":
             info = np.iinfo(x.dtype)
-            y = np.clip(np.rint(y), info.min, info.max)
+            y = np.clip(np.trunc(y), info.min, info.max)  # onnxruntime truncates interpolated integers
         return y.astype(x.dtype, copy=False)
 
 
@@ -213,7 +213,12 @@ def upsample_kernel(node, program):
     if mode not in ("nearest", "linear", "bilinear"):
         raise refuse(node, f"mode {mode!r} is not nearest or linear")
     plan = Plan("nearest" if mode == "nearest" else "linear", "asymmetric", "simple", -0.75, False, 0.0, False)
-    fixed = _floats(attrs.get("scales")) if version < 9 else None
+    if version == 1:
+        if attrs.get("height_scale") is None or attrs.get("width_scale") is None:
+            raise refuse(node, "Upsample-1 requires height_scale and width_scale")
+        fixed: list[float] | None = [1.0, 1.0, float(attrs["height_scale"]), float(attrs["width_scale"])]
+    else:
+        fixed = _floats(attrs.get("scales")) if version < 9 else None
     if version < 9 and not fixed:
         raise refuse(node, f"Upsample-{version} requires the scales attribute")
 
