@@ -71,6 +71,15 @@ POSITIVE = {
                     ["Constant"]),
     "StaticShape": (make([h.make_node("Shape", ["x"], ["y"], start=1)], [info("x", shape=[2, 3, 4])],
                          [info("y", T.INT64, [2])]), ["Constant"]),
+    # Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 1)), [-1])): the computed shape [3, -1] is known though x's
+    # first dim is symbolic, so the whole chain becomes one constant
+    "KnownValue": (make([h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "one"], ["d"]),
+                         h.make_node("Unsqueeze", ["d", "zero"], ["u"]),
+                         h.make_node("Concat", ["u", "rest"], ["target"], axis=0),
+                         h.make_node("Reshape", ["x", "target"], ["y"])],
+                        [info("x", shape=["n", 3, 4])], [info("y", shape=None)],
+                        [tensor("one", 1, np.int64), tensor("zero", [0], np.int64), tensor("rest", [-1], np.int64)]),
+                   ["Constant", "Reshape"]),
     "ConstantFolding": (make([h.make_node("Add", ["c1", "c2"], ["c"]), h.make_node("Mul", ["x", "c"], ["y"])],
                              [info("x", shape=[3])], [info("y", shape=[3])],
                              [tensor("c1", [1, 2, 3]), tensor("c2", [0.5, 0.5, 0.5])]), ["Constant", "Mul"]),

@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 from onnx import helper, shape_inference
 
-from . import tensors
+from . import symbolic, tensors
 
 if TYPE_CHECKING:
     from .context import Context
@@ -29,6 +29,7 @@ class Knowledge:
     graph: onnx.GraphProto
     parent: GraphState | None
     ctx: Context
+    version: int
 
     def producer(self, name: str) -> Node | None:
         raise NotImplementedError
@@ -56,6 +57,8 @@ class Knowledge:
         self._constants: dict[str, np.ndarray] = {}
         self._shapes: dict[str, tuple[Dim, ...] | None] = {}
         self._untyped: set[str] = set()
+        self.facts = symbolic.Facts()
+        self._facts_version = -1
 
     def forget_untyped(self) -> None:
         """New nodes may let inference type values it could not type before."""
@@ -151,9 +154,28 @@ class Knowledge:
         """The ONNX element type (TensorProto.FLOAT, ...) of a tensor value, None when unknown."""
         return tensors.tensor_elem_type(self.value_type(name))
 
+    def refresh_facts(self) -> None:
+        """Runs the symbolic propagation again when the graph changed since the last run (the driver calls it
+        once per round: a value's facts stay true while it exists, so they need no update within a round)."""
+        if self._facts_version != self.version:
+            self.facts = symbolic.propagate(self)  # type: ignore[arg-type]
+            self._facts_version = self.version
+
+    def known_value(self, name: str) -> np.ndarray | None:
+        """The contents of a small integer tensor when known before running (elements: int, symbolic str, or
+        None), from constants and symbolic propagation."""
+        return symbolic.known(self, self.facts, name)  # type: ignore[arg-type]
+
     def shape(self, name: str) -> tuple[Dim, ...] | None:
-        """Dims of a tensor value (int known, str symbolic, None unknown); None when its rank is unknown or
-        when shapes cannot be trusted here (inside a Loop body), except for constants."""
+        """Dims of a tensor value (int known, str symbolic or an expression, None unknown), refined by symbolic
+        propagation; None when its rank is unknown."""
+        found = self.facts.shapes.get(name)
+        return found if found is not None else self.declared_shape(name)
+
+    def declared_shape(self, name: str) -> tuple[Dim, ...] | None:
+        """Dims of a tensor value as declared, inferred at load or inferred for a new node (int known, str
+        symbolic, None unknown); None when its rank is unknown or when shapes cannot be trusted here (inside a
+        Loop body), except for constants."""
         if name in self._shapes:
             return self._shapes[name]
         value = self.constant(name)

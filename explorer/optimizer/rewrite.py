@@ -67,6 +67,7 @@ class Driver:
         for round_no in range(self.max_rounds):
             if self.stopped:
                 break
+            state.refresh_facts()  # what bodies may read of this graph
             bodies_changed = self._optimize_bodies(state)
             changed |= bodies_changed
             if self.stopped:
@@ -119,6 +120,7 @@ class Driver:
         return changed
 
     def _round(self, state: GraphState, level: int, only_level: bool, round_no: int) -> int:
+        state.refresh_facts()
         found: list[tuple[MatchResult, Node, int]] = []
         taken: set[Node] = set()
         stats = self.stats

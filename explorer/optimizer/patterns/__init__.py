@@ -17,7 +17,7 @@ from .identity import DeadNodePattern, IdentityRemovalPattern
 from .neutral import NEUTRAL_PATTERNS
 from .noop import NoOpExpandPattern, NoOpSlicePattern
 from .reshape import NoOpReshapePattern, ReshapeReshapePattern
-from .shape import ShapeGatherPattern, StaticShapePattern
+from .shape import KnownValuePattern, ShapeGatherPattern, StaticShapePattern
 from .transpose import IdentityTransposePattern, TransposeTransposePattern
 
 PATTERN_CLASSES: tuple[type[Pattern], ...] = (
@@ -26,7 +26,7 @@ PATTERN_CLASSES: tuple[type[Pattern], ...] = (
     IdentityTransposePattern, NoOpReshapePattern, NoOpExpandPattern, NoOpSlicePattern, CastSameTypePattern,
     ConcatSinglePattern, SqueezeUnsqueezePattern,
     # simplifications
-    GatherConcatPattern, GatherGatherPattern, ShapeGatherPattern, StaticShapePattern, TransposeTransposePattern,
+    GatherConcatPattern, GatherGatherPattern, ShapeGatherPattern, StaticShapePattern, KnownValuePattern, TransposeTransposePattern,
     ReshapeReshapePattern, UnsqueezeUnsqueezePattern, CastCastPattern, ConcatConcatPattern, IfConstantPattern,
     ConstantFoldingPattern,
     # structure

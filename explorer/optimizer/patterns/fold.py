@@ -73,11 +73,18 @@ def _bytes(value: np.ndarray) -> int:
 
 
 def _freed_bytes(g: GraphState, node: Node) -> int:
-    """Bytes of the constants only this node reads, which folding frees."""
+    """Bytes of constants this node reads that folding is expected to free: a constant defined here whose
+    readers all read only constants (so they fold too) counts, shared evenly between them."""
     freed = 0
     for name in dict.fromkeys(n for n in node.input if n):
         value = g.constant(name)
-        v = g.value(name)
-        if value is not None and g.defines(name) and not v.is_output and v.users() == [node]:
-            freed += _bytes(value)
+        if value is None or not g.defines(name) or g.is_output(name):
+            continue
+        users = g.consumers(name)
+        if all(_foldable_inputs(g, u) for u in users):
+            freed += _bytes(value) // len(users)
     return freed
+
+
+def _foldable_inputs(g: GraphState, node: Node) -> bool:
+    return not node.captures and all(not n or g.is_constant(n) for n in node.input)

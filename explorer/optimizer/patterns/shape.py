@@ -4,10 +4,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import onnx
 
 from ..ir import Built, Node
 from ..pattern import SIMPLIFY, MatchResult, Pattern
 from ..state import GraphState
+from ..tensors import NONDETERMINISTIC
 from .common import ChainPattern, int_constant
 
 
@@ -31,6 +33,7 @@ class StaticShapePattern(Pattern):
         dims = shape_dims(g, node)
         if dims is None or not all(isinstance(d, int) for d in dims):
             return None
+        self.because(g, node, f"{node.input[0]} has shape {_dims(g.shape(node.input[0]) or ())}")
         return self.result([node])
 
     def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
@@ -64,8 +67,58 @@ class ShapeGatherPattern(ChainPattern):
     def check(self, g: GraphState, shape: Node, node: Node) -> str | None:
         if g.attribute(node, "axis", 0) not in (0, -1):
             return ""
-        return None if self._selected(g, shape, node) is not None else "a selected dim is not known"
+        if self._selected(g, shape, node) is None:
+            return "a selected dim is not known"
+        self.because(g, node, f"{shape.input[0]} has shape {_dims(g.shape(shape.input[0]) or ())}")
+        return None
 
     def rewrite(self, g: GraphState, shape: Node, node: Node) -> Sequence[Built]:
         constant, _ = g.make_constant(self._selected(g, shape, node), name=node.output[0])
         return [constant]
+
+
+class KnownValuePattern(Pattern):
+    """op(...) -> Constant when symbolic propagation proves every output's contents (shape arithmetic such as
+    Shape -> Gather -> Unsqueeze -> Concat on dims that are known, even when the tensors they come from are not
+    constant). ONNX-domain nodes without bodies; random operators stay."""
+
+    priority = SIMPLIFY
+
+    def _values(self, g: GraphState, node: Node) -> list[np.ndarray] | None:
+        found = []
+        for name in node.output:
+            value = g.known_value(name) if name else None
+            if value is None or not all(isinstance(v, (int, np.integer)) for v in value.reshape(-1)):
+                return None
+            found.append(value)
+        return found
+
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
+        if (not node.is_onnx() or node.op_type in ("Constant", *NONDETERMINISTIC) or not node.output
+                or node.has_body() or all(g.is_constant(n) for n in node.input if n)):
+            return None  # nodes reading only constants are constant folding's
+        values = self._values(g, node)
+        if values is None:
+            return None
+        for name in node.input:
+            if not name or g.is_constant(name):
+                continue
+            value, shape = g.known_value(name), g.shape(name)
+            if value is not None:
+                self.because(g, node, f"{name} = {_dims(value.reshape(-1).tolist())}")
+            elif shape is not None:
+                self.because(g, node, f"{name} has shape {_dims(shape)}")
+        return self.result([node])
+
+    def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
+        made = []
+        for name, value in zip(node.output, self._values(g, node) or []):
+            elem = g.elem_type(name) or onnx.TensorProto.INT64
+            array = np.array([int(v) for v in value.reshape(-1)], dtype=onnx.helper.tensor_dtype_to_np_dtype(elem))
+            constant, _ = g.make_constant(array.reshape(value.shape), name=name)
+            made.append(constant)
+        return made
+
+
+def _dims(shape: tuple | list) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"

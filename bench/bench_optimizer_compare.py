@@ -1,0 +1,210 @@
+"""Explorer's optimizer side by side with onnxsim, onnxscript and onnxoptimizer on the real models of
+../shared/models (those onnxruntime runs, see models/manifest.json) and a 14,000-node synthetic graph.
+
+Per model and tool: non-Constant nodes after (bodies included), file size, seconds, and equivalence with the
+original through onnxruntime and explorer on the same feeds. Each tool runs in a child process with a time
+limit, so a tool that crashes or hangs costs only its own cell. Needs the `bench` extra (pip install
+".[bench]"). Run: python bench/bench_optimizer_compare.py [--only SUBSTRING] [--timeout SECONDS] [--json OUT]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+ROOT = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
+TOOLS = ("explorer", "onnxsim", "onnxscript", "onnxoptimizer")
+SYNTHETIC = "synthetic_14k"
+
+
+def corpus() -> list[dict]:
+    """Manifest entries onnxruntime runs on random feeds of recorded shapes (tensor inputs only)."""
+    manifest = ROOT / "manifest.json"
+    if not manifest.exists():
+        return []
+    found = []
+    for entry in json.loads(manifest.read_text())["models"]:
+        shapes = entry.get("ort_random_input_shapes")
+        dtypes = {i["name"]: i.get("dtype") for i in entry.get("inputs", [])}
+        if entry.get("ort_random_run") != "ok" or shapes is None:
+            continue
+        if any(dtypes.get(k) is None or (v and isinstance(v[0], list)) for k, v in shapes.items()):
+            continue
+        found.append(entry)
+    return found
+
+
+def feeds_for(entry: dict) -> dict[str, np.ndarray]:
+    """Random feeds of the shapes onnxruntime accepted (silero-vad gets a sample rate it supports)."""
+    rng = np.random.default_rng(0)
+    dtypes = {i["name"]: np.dtype(i["dtype"]) for i in entry["inputs"] if i.get("dtype")}
+    feeds = {}
+    for name, shape in entry["ort_random_input_shapes"].items():
+        dtype = dtypes[name]
+        if dtype.kind == "f":
+            value = rng.standard_normal(shape)
+        elif dtype.kind == "b":
+            value = rng.random(shape) < 0.5
+        else:
+            value = rng.integers(0, 3, shape)
+        feeds[name] = np.asarray(value, dtype=dtype)
+    if "sr" in feeds:
+        feeds["sr"] = np.array(16000, feeds["sr"].dtype)
+    return feeds
+
+
+def real_nodes(graph: onnx.GraphProto) -> int:
+    """Nodes other than Constant, bodies included."""
+    count = 0
+    for node in graph.node:
+        count += node.op_type != "Constant"
+        for att in node.attribute:
+            for body in ([att.g] if att.type == onnx.AttributeProto.GRAPH else list(att.graphs)):
+                count += real_nodes(body)
+    return count
+
+
+def _optimize(tool: str, model: onnx.ModelProto) -> onnx.ModelProto:
+    if tool == "explorer":
+        from explorer.optimizer import optimize
+
+        return optimize(model).optimized
+    if tool == "onnxsim":
+        import onnxsim
+
+        simplified, _ = onnxsim.simplify(model, check_n=0)
+        return simplified
+    if tool == "onnxscript":
+        import onnxscript.optimizer
+
+        return onnxscript.optimizer.optimize(model)
+    import onnxoptimizer
+
+    return onnxoptimizer.optimize(model)
+
+
+def _child(tool: str, source: str, out: str, queue: Any) -> None:
+    try:
+        model = onnx.load(source)
+        start = time.perf_counter()
+        optimized = _optimize(tool, model)
+        seconds = time.perf_counter() - start
+        onnx.save(optimized, out)
+        queue.put({"seconds": seconds})
+    except BaseException as exc:  # noqa: BLE001 - any failure of a tool is a result of the bench
+        queue.put({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:120]})
+
+
+def run_tool(tool: str, source: Path, out: Path, timeout: float) -> dict[str, Any]:
+    """Runs one tool on one model in a child process; {seconds} or {error}."""
+    queue: Any = mp.get_context("fork").Queue()
+    proc = mp.get_context("fork").Process(target=_child, args=(tool, str(source), str(out), queue))
+    proc.start()
+    proc.join(timeout)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        return {"error": f"timeout after {timeout:.0f} s"}
+    return queue.get() if not queue.empty() else {"error": f"crashed (exit code {proc.exitcode})"}
+
+
+def equivalence(original: Path, optimized: Path, feeds: dict[str, np.ndarray] | None) -> dict[str, str]:
+    """Per judge: 'ok', 'DIFF' or 'n/a' (the judge cannot run the original)."""
+    from explorer.optimizer.verify import compare_models
+
+    verdict = compare_models(str(original), str(optimized), feeds)
+    found = {}
+    for report in verdict.reports:
+        if report.unavailable:
+            found[report.judge] = "n/a"
+        elif report.error or not all(d.ok for d in report.diffs):
+            found[report.judge] = "DIFF"
+        else:
+            found[report.judge] = "ok"
+    return found
+
+
+def synthetic_model(path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_optimizer import synthetic
+
+    onnx.save(synthetic(14_000), path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="models whose path contains this")
+    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--json", default="", help="write the rows to this file")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="optcompare_"))
+    models: list[tuple[str, Path, dict | None]] = [
+        (e["file"], ROOT / e["file"], feeds_for(e)) for e in corpus() if args.only in e["file"]]
+    if args.only in SYNTHETIC:
+        synthetic_model(work / f"{SYNTHETIC}.onnx")
+        models.append((SYNTHETIC, work / f"{SYNTHETIC}.onnx", None))
+    rows = []
+    print(f"{'model':46s} {'nodes':>5s} " + " ".join(f"{t[:10]:>22s}" for t in TOOLS))
+    for k, (name, path, feeds) in enumerate(models):
+        original = onnx.load(str(path))
+        row: dict[str, Any] = {"model": name, "nodes": real_nodes(original.graph), "bytes": path.stat().st_size}
+        cells = []
+        for tool in TOOLS:
+            out = work / f"{k}_{tool}.onnx"
+            got = run_tool(tool, path, out, args.timeout)
+            if "error" not in got:
+                got["nodes"] = real_nodes(onnx.load(str(out)).graph)
+                got["bytes"] = out.stat().st_size
+                got["equivalent"] = equivalence(path, out, feeds)
+            row[tool] = got
+            cells.append(_cell(got))
+        rows.append(row)
+        print(f"{name[-46:]:46s} {row['nodes']:5d} " + " ".join(f"{c:>22s}" for c in cells), flush=True)
+    print(summary(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+def _cell(got: dict[str, Any]) -> str:
+    if "error" in got:
+        return "error"
+    eq = got["equivalent"]
+    mark = "" if "DIFF" not in eq.values() else " DIFF"
+    return f"{got['nodes']} {got['seconds']:.2f}s{mark}"
+
+
+def summary(rows: list[dict]) -> str:
+    """Totals per tool: nodes removed, models where it is the best or tied, non-equivalent results, errors,
+    seconds, size ratio, and explorer's misses (models where another tool ends with fewer nodes)."""
+    lines = [f"{'tool':14s} {'removed':>8s} {'best/tied':>9s} {'DIFF':>5s} {'errors':>6s} {'seconds':>8s} "
+             f"{'max size ratio':>14s}"]
+    for tool in TOOLS:
+        done = [r for r in rows if "error" not in r[tool]]
+        removed = sum(r["nodes"] - r[tool]["nodes"] for r in done)
+        best = sum(1 for r in done if r[tool]["nodes"] <= min(
+            r[t]["nodes"] for t in TOOLS if "error" not in r[t]))
+        diff = sum(1 for r in done if "DIFF" in r[tool]["equivalent"].values())
+        seconds = sum(r[tool]["seconds"] for r in done)
+        ratio = max((r[tool]["bytes"] / r["bytes"] for r in done), default=0.0)
+        lines.append(f"{tool:14s} {removed:8d} {best:9d} {diff:5d} {len(rows) - len(done):6d} {seconds:8.1f} "
+                     f"{ratio:14.2f}")
+    misses = [f"{r['model'].rsplit('/', 1)[-1]}: {r['explorer'].get('nodes')} vs "
+              f"{min(r[t]['nodes'] for t in TOOLS[1:] if 'error' not in r[t])}"
+              for r in rows if "error" not in r["explorer"] and any(
+                  "error" not in r[t] and r[t]["nodes"] < r["explorer"]["nodes"] for t in TOOLS[1:])]
+    lines.append(f"explorer behind the best other tool on {len(misses)} of {len(rows)} models"
+                 + (": " + "; ".join(misses) if misses else ""))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,246 @@
+"""Symbolic shape and value propagation: one forward pass over a graph that refines every value's shape (dims
+as ints, symbolic names or expressions like `(n+1)`) and the contents of small integer tensors (shape tensors)
+where they are known, through Shape/Gather/Concat/Slice/Squeeze/Unsqueeze/Reshape/Expand/ConstantOfShape/
+Cast/arithmetic. Other operators go through onnx's own node inference, fed the refined input shapes and the
+contents known so far (its data propagation), which is what lets shapes flow on past a computed Reshape.
+
+Dims are `int` (known), `str` (a symbol or an expression of symbols) or None (unknown). A known value is a numpy
+object array whose elements are such dims.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import onnx
+from onnx import helper, shape_inference
+
+from . import tensors
+
+if TYPE_CHECKING:
+    from .ir import Node
+    from .state import GraphState
+
+Dim = int | str | None
+Shape = tuple[Dim, ...]
+MAX_VALUE_ELEMENTS = 64  # integer tensors up to this size have their contents tracked
+
+
+@dataclass
+class Facts:
+    """What one propagation pass found: refined shapes and known contents, per value name."""
+
+    shapes: dict[str, Shape] = field(default_factory=dict)
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def propagate(g: GraphState) -> Facts:
+    """Runs the pass over `g` in its current order (outer facts come from the parent's constants and shapes)."""
+    facts = Facts()
+    for node in g.nodes():
+        if not node.is_onnx() or node.has_body() or node.op_type == "Constant":
+            continue
+        try:
+            _node(g, facts, node)
+        except (ValueError, TypeError, IndexError, OverflowError, ZeroDivisionError):
+            continue  # a malformed node teaches nothing; running it reports the problem
+    return facts
+
+
+def known(g: GraphState, facts: Facts, name: str) -> np.ndarray | None:
+    """The known contents of `name`: a small integer constant, or what the pass found."""
+    if not name:
+        return None
+    found = facts.values.get(name)
+    if found is not None:
+        return found
+    value = g.constant(name)
+    if value is not None:
+        return value.astype(object) if value.dtype.kind in "iu" and value.size <= MAX_VALUE_ELEMENTS else None
+    if g.parent is not None and not g.defines(name):  # a body reads what its enclosing graph knows
+        return known(g.parent, g.parent.facts, name)
+    return None
+
+
+def _shape(g: GraphState, facts: Facts, name: str) -> Shape | None:
+    found = facts.shapes.get(name)
+    if found is not None:
+        return found
+    if g.parent is not None and not g.defines(name) and g.trust_shapes:
+        return _shape(g.parent, g.parent.facts, name)
+    return g.declared_shape(name)
+
+
+def _ints(value: np.ndarray | None) -> list[int] | None:
+    if value is None or not all(isinstance(v, (int, np.integer)) for v in value.reshape(-1)):
+        return None
+    return [int(v) for v in value.reshape(-1)]
+
+
+def _node(g: GraphState, facts: Facts, node: Node) -> None:
+    rule = VALUE_RULES.get(node.op_type)
+    args = [known(g, facts, n) for n in node.input]
+    out = node.output[0] if node.output else ""
+    if rule is not None and out and g.elem_type(out) in INT_TYPES | {None}:
+        value = rule(g, facts, node, args)
+        if value is not None and value.size <= MAX_VALUE_ELEMENTS:
+            facts.values[out] = value
+            facts.shapes[out] = tuple(value.shape)
+    declared = [g.declared_shape(o) if o else None for o in node.output]
+    if all(s is not None and all(isinstance(d, int) for d in s) for s in declared):
+        return  # every output shape is known already
+    shapes = _shape_rule(g, facts, node, args)
+    if shapes is None:
+        shapes = _onnx_inference(g, facts, node, args)
+    for name, shape in zip(node.output, shapes or ()):
+        if name and shape is not None and name not in facts.shapes:
+            facts.shapes[name] = _merge(shape, g.declared_shape(name))
+
+
+def _merge(found: Shape, declared: Shape | None) -> Shape:
+    """Per dim, the more precise of what was found and what the model declared (int > symbol > None)."""
+    if declared is None or len(declared) != len(found):
+        return found
+    return tuple(d if isinstance(d, int) or (f is None and d is not None) else f for f, d in zip(found, declared))
+
+
+# ------------------------------------------------------------------------------------------------ value rules
+def _dims_of(g: GraphState, facts: Facts, node: Node, args: list) -> np.ndarray | None:
+    shape = _shape(g, facts, node.input[0])
+    if shape is None:
+        return None
+    start, end = g.attribute(node, "start", 0), g.attribute(node, "end")
+    return np.array(list(shape[slice(start, end)]), dtype=object)
+
+
+def _gather(g: GraphState, facts: Facts, node: Node, args: list) -> np.ndarray | None:
+    data, indices = args[0], _ints(args[1]) if len(args) > 1 else None
+    if data is None or indices is None or data.ndim != 1 or g.attribute(node, "axis", 0) not in (0, -1):
+        return None
+    picked = data[np.array(indices, dtype=np.int64).reshape(args[1].shape)]
+    return np.asarray(picked, dtype=object)
+
+
+def _concat(g: GraphState, facts: Facts, node: Node, args: list) -> np.ndarray | None:
+    if any(a is None for a in args) or not args:
+        return None
+    return np.concatenate([a.reshape(-1) for a in args]).astype(object)
+
+
+def _reshape_like(g: GraphState, facts: Facts, node: Node, args: list) -> np.ndarray | None:
+    """Squeeze/Unsqueeze/Reshape/Identity/Cast of a known value: same contents, new shape when known."""
+    if args[0] is None:
+        return None
+    shape = g.declared_shape(node.output[0])
+    if node.op_type in ("Identity", "Cast"):
+        return args[0]
+    if shape is not None and all(isinstance(d, int) for d in shape) and int(np.prod(shape)) == args[0].size:
+        return args[0].reshape(shape)
+    if node.op_type == "Unsqueeze" and args[0].ndim == 0:
+        return args[0].reshape(1)
+    if node.op_type == "Squeeze" and args[0].size == 1:
+        return args[0].reshape(())
+    return None
+
+
+def _slice(g: GraphState, facts: Facts, node: Node, args: list) -> np.ndarray | None:
+    data = args[0]
+    if data is None or data.ndim != 1 or len(args) < 3:
+        return None
+    starts, ends = _ints(args[1]), _ints(args[2])
+    axes = _ints(args[3]) if len(args) > 3 and args[3] is not None else [0]
+    steps = _ints(args[4]) if len(args) > 4 and args[4] is not None else [1]
+    if starts is None or ends is None or axes is None or steps is None or len(starts) != 1 or axes[0] not in (0, -1):
+        return None
+    end = min(ends[0], 2**62) if ends[0] > 0 else max(ends[0], -(2**62))
+    return data[slice(starts[0], end, steps[0])]
+
+
+def _div(x: int, y: int) -> int | None:
+    """Integer Div as ONNX computes it (truncating), for the non-negative sizes shape arithmetic deals with."""
+    return x // y if x >= 0 and y > 0 else None
+
+
+def _arith(fn: Callable[[int, int], int | None], symbol: str) -> Callable[..., np.ndarray | None]:
+    def rule(g: GraphState, facts: Facts, node: Node, args: list) -> np.ndarray | None:
+        a, b = args[0], args[1] if len(args) > 1 else None
+        if a is None or b is None:
+            return None
+        a, b = np.broadcast_arrays(a, b)
+        out = np.empty(a.shape, dtype=object)
+        for i, (x, y) in enumerate(zip(a.reshape(-1), b.reshape(-1))):
+            if isinstance(x, (int, np.integer)) and isinstance(y, (int, np.integer)):
+                out.reshape(-1)[i] = fn(int(x), int(y))
+            elif x is None or y is None:
+                out.reshape(-1)[i] = None
+            else:
+                out.reshape(-1)[i] = f"({x}{symbol}{y})"
+        return out
+    return rule
+
+
+VALUE_RULES: dict[str, Callable[..., np.ndarray | None]] = {
+    "Shape": _dims_of, "Gather": _gather, "Concat": _concat, "Slice": _slice,
+    "Squeeze": _reshape_like, "Unsqueeze": _reshape_like, "Reshape": _reshape_like, "Identity": _reshape_like,
+    "Cast": _reshape_like,
+    "Add": _arith(lambda x, y: x + y, "+"), "Sub": _arith(lambda x, y: x - y, "-"),
+    "Mul": _arith(lambda x, y: x * y, "*"), "Div": _arith(_div, "/"),
+}
+INT_TYPES = frozenset({onnx.TensorProto.INT64, onnx.TensorProto.INT32})
+
+
+# ------------------------------------------------------------------------------------------------ shape rules
+def _shape_rule(g: GraphState, facts: Facts, node: Node, args: list) -> list[Shape | None] | None:
+    op = node.op_type
+    if op == "ConstantOfShape" and args and args[0] is not None:
+        return [tuple(None if d is None else d for d in args[0].reshape(-1))]
+    if op == "Reshape" and len(args) > 1 and args[1] is not None and not g.attribute(node, "allowzero", 0):
+        source = _shape(g, facts, node.input[0])
+        target = list(args[1].reshape(-1))
+        if source is not None:
+            target = [source[i] if d == 0 and i < len(source) else d for i, d in enumerate(target)]
+        if -1 in target:
+            if source is None or not all(isinstance(d, int) for d in source) \
+                    or not all(isinstance(d, int) for d in target):
+                target = [None if d == -1 else d for d in target]
+            else:
+                rest = int(np.prod([d for d in target if d != -1]))
+                target = [int(np.prod(source)) // rest if d == -1 else d for d in target]
+        return [tuple(target)]
+    if op == "Expand" and len(args) > 1 and args[1] is not None:
+        source = _shape(g, facts, node.input[0])
+        if source is None:
+            return None
+        target = list(args[1].reshape(-1))
+        rank = max(len(source), len(target))
+        a = [1] * (rank - len(source)) + list(source)
+        b = [1] * (rank - len(target)) + target
+        return [tuple(x if y == 1 else y if x == 1 else x if x == y else None for x, y in zip(a, b))]
+    return None
+
+
+def _onnx_inference(g: GraphState, facts: Facts, node: Node, args: list) -> list[Shape | None] | None:
+    try:
+        schema = onnx.defs.get_schema(node.op_type, g.opset(), "")
+    except Exception:  # noqa: BLE001 - unknown operator
+        return None
+    types: dict[str, onnx.TypeProto] = {}
+    data: dict[str, onnx.TensorProto] = {}
+    for name, value in zip(node.input, args):
+        if not name:
+            continue
+        elem = g.elem_type(name)
+        if elem is None:
+            return None
+        shape = _shape(g, facts, name)
+        types[name] = helper.make_tensor_type_proto(elem, None if shape is None else list(shape))
+        ints = _ints(value)
+        if ints is not None:
+            data[name] = tensors.to_tensor(np.array(ints, dtype=np.int64).reshape(value.shape), name)
+    try:
+        inferred = shape_inference.infer_node_outputs(schema, node.proto, types, input_data=data)
+    except Exception:  # noqa: BLE001 - inference refuses: nothing learnt
+        return None
+    return [tensors.tensor_shape(inferred.get(o)) if o else None for o in node.output]

@@ -1,0 +1,70 @@
+"""Symbolic shape and value propagation: dims as expressions, shape tensors as known values, shapes flowing on
+past computed Reshapes and into bodies; and the rewrites that rest on it record the facts they used."""
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto as T
+from onnx import helper as h
+from test_optimizer_models import body, info, make, proven, tensor
+
+from explorer.optimizer import GraphState, optimize
+from explorer.optimizer.context import Context
+
+
+def state_of(model) -> GraphState:
+    g = GraphState(model.graph, Context(opsets={"": 18}, ir_version=10))
+    g.refresh_facts()
+    return g
+
+
+def test_shape_arithmetic_gives_symbolic_expressions_and_known_dims():
+    model = make([h.make_node("Shape", ["x"], ["s"]),
+                  h.make_node("Gather", ["s", "i0"], ["n"]), h.make_node("Add", ["n", "one"], ["n1"]),
+                  h.make_node("Slice", ["s", "i1", "i3"], ["tail"]),
+                  h.make_node("Unsqueeze", ["n1", "ax"], ["u"]),
+                  h.make_node("Concat", ["u", "tail"], ["target"], axis=0),
+                  h.make_node("ConstantOfShape", ["target"], ["zeros"]),
+                  h.make_node("Reshape", ["x", "flat"], ["r"]), h.make_node("Relu", ["r"], ["y"])],
+                 [info("x", shape=["n", 3, 4])], [info("y", shape=None), info("zeros", shape=None)],
+                 [tensor("i0", 0, np.int64), tensor("one", 1, np.int64), tensor("i1", [1], np.int64),
+                  tensor("i3", [3], np.int64), tensor("ax", [0], np.int64), tensor("flat", [-1, 12], np.int64)])
+    g = state_of(model)
+    assert list(g.known_value("s")) == ["n", 3, 4]
+    assert g.known_value("n1").item() == "(n+1)"
+    assert list(g.known_value("target")) == ["(n+1)", 3, 4]
+    assert g.shape("zeros") == ("(n+1)", 3, 4)
+    assert g.shape("y") == (None, 12)  # through Reshape's -1 with a symbolic dim, then Relu by onnx's inference
+
+
+def test_static_shapes_flow_through_computed_reshapes():
+    model = make([h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "i"], ["d"]),
+                  h.make_node("Unsqueeze", ["d", "ax"], ["u"]),
+                  h.make_node("Concat", ["u", "minus"], ["target"], axis=0),
+                  h.make_node("Reshape", ["x", "target"], ["r"]), h.make_node("Transpose", ["r"], ["y"])],
+                 [info("x", shape=[2, 3, 4])], [info("y", shape=None)],
+                 [tensor("i", 1, np.int64), tensor("ax", [0], np.int64), tensor("minus", [-1], np.int64)])
+    g = state_of(model)
+    assert list(g.known_value("target")) == [3, -1] and g.shape("r") == (3, 8) and g.shape("y") == (8, 3)
+
+
+def test_a_body_reads_what_its_enclosing_graph_knows():
+    then = body([h.make_node("Reshape", ["x", "target"], ["t"])], [], [info("t", shape=None)])
+    other = body([h.make_node("Identity", ["x"], ["e"])], [], [info("e", shape=None)])
+    model = make([h.make_node("Shape", ["x"], ["target"]),
+                  h.make_node("If", ["flag"], ["y"], then_branch=then, else_branch=other)],
+                 [info("x", shape=[2, 3]), info("flag", T.BOOL, [])], [info("y", shape=None)])
+    result = optimize(model)
+    proven(result, {"x": np.ones((2, 3), np.float32), "flag": np.array(True)})
+    inner = result.optimized.graph.node[-1].attribute[0].g
+    assert [n.op_type for n in inner.node] == ["Identity"]  # Reshape to its own shape went away
+
+
+def test_known_value_rewrites_record_the_shapes_they_used():
+    model = make([h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "i"], ["d"]),
+                  h.make_node("Unsqueeze", ["d", "ax"], ["u"]), h.make_node("Reshape", ["x", "u"], ["y"])],
+                 [info("x", shape=[6])], [info("y", shape=None)],
+                 [tensor("i", 0, np.int64), tensor("ax", [0], np.int64)])
+    result = optimize(model)
+    known = [s for s in result.steps if s.pattern in ("KnownValue", "StaticShape", "ShapeGather")]
+    assert known and any("x has shape [6]" in f for s in known for f in s.facts)
+    proven(result, {"x": np.arange(6, dtype=np.float32)})
