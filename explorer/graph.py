@@ -14,6 +14,8 @@ from typing import Any
 import onnx
 import onnx.numpy_helper
 
+from .function_bodies import function_body
+
 CONTROL_FLOW_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 
 
@@ -137,62 +139,31 @@ def free_names(graph: onnx.GraphProto) -> list[str]:
 FUNCTION_BODY = "function"  # the pseudo-attribute under which a model-local function's body is walked
 
 
-def _bind_attributes(node: onnx.NodeProto, bound: dict[str, onnx.AttributeProto]) -> onnx.NodeProto:
-    """A copy of a function-body node whose attribute references (`ref_attr_name`) take the call's values."""
-    copy = onnx.NodeProto()
-    copy.CopyFrom(node)
-    del copy.attribute[:]
-    for att in node.attribute:
-        if att.ref_attr_name:
-            source = bound.get(att.ref_attr_name)
-            if source is None:
-                continue  # not given by the call and no default: the attribute is absent
-            value = onnx.AttributeProto()
-            value.CopyFrom(source)
-            value.name = att.name
-            copy.attribute.append(value)
-            continue
-        value = onnx.AttributeProto()
-        value.CopyFrom(att)
-        if att.type == onnx.AttributeProto.GRAPH:
-            value.g.CopyFrom(_bind_graph(att.g, bound))
-        elif att.type == onnx.AttributeProto.GRAPHS:
-            del value.graphs[:]
-            value.graphs.extend(_bind_graph(g, bound) for g in att.graphs)
-        copy.attribute.append(value)
-    return copy
+@dataclass(frozen=True)
+class Definition:
+    """Where a value seen from some graph is defined: `graph` (that one or an enclosing one) and how: a formal
+    input (`index`), an initializer (`tensor`, dense or a sparse one's values) or a node output (`node`, its path).
+    In the main graph an initializer also listed as an input is an initializer (a feed may override it)."""
 
-
-def _bind_graph(graph: onnx.GraphProto, bound: dict[str, onnx.AttributeProto]) -> onnx.GraphProto:
-    copy = onnx.GraphProto()
-    copy.CopyFrom(graph)
-    del copy.node[:]
-    copy.node.extend(_bind_attributes(n, bound) for n in graph.node)
-    return copy
-
-
-def function_body(function: onnx.FunctionProto, call: onnx.NodeProto) -> onnx.GraphProto:
-    """The graph one call of a model-local function runs: the function's nodes with the call's attributes
-    (or the function's defaults) bound, its formal inputs and outputs as graph inputs and outputs."""
-    bound = {a.name: a for a in function.attribute_proto}
-    bound.update({a.name: a for a in call.attribute})
-    typed = {v.name: v for v in function.value_info}
-    graph = onnx.GraphProto(name=f"{function.domain}.{function.name}" if function.domain else function.name)
-    graph.node.extend(_bind_attributes(n, bound) for n in function.node)
-    graph.input.extend(typed.get(n, onnx.ValueInfoProto(name=n)) for n in function.input)
-    graph.output.extend(typed.get(n, onnx.ValueInfoProto(name=n)) for n in function.output)
-    return graph
+    graph: GraphRef
+    kind: str  # "input", "initializer" or "node"
+    index: int = -1
+    tensor: onnx.TensorProto | None = None
+    node: str | None = None
 
 
 class GraphIndex:
     """All graphs and nodes of a model, keyed by static path, in depth-first document order. A call of a
-    model-local function has the function's body as a subgraph under the pseudo-attribute `function`."""
+    model-local function has the function's body as a subgraph under the pseudo-attribute `function`. It is also
+    the one scope resolver: which graph and what defines a name seen from a graph, and its declared type."""
 
     def __init__(self, main: onnx.GraphProto,
                  functions: dict[tuple[str, str], onnx.FunctionProto] | None = None) -> None:
         self.graphs: dict[str, GraphRef] = {}
         self.nodes: dict[str, NodeRef] = {}
         self.functions = dict(functions or {})
+        self._definitions: dict[str, dict[str, Definition]] = {}
+        self._types: dict[str, dict[str, onnx.TypeProto]] = {}
         self._walk(GraphRef(path="", proto=main), ())
 
     def _walk(self, graph: GraphRef, calling: tuple[tuple[str, str], ...]) -> None:
@@ -212,6 +183,54 @@ class GraphIndex:
                                        subgraphs=tuple(b for b, _ in bodies))
             for body, stack in bodies:
                 self._walk(body, stack)
+
+    def parent(self, graph: GraphRef) -> GraphRef | None:
+        """The graph holding the node that owns a body; None for the main graph."""
+        return None if graph.owner is None else self.nodes[graph.owner].graph
+
+    def enclosing(self, graph_path: str) -> Iterator[GraphRef]:
+        """The graph at `graph_path`, then each enclosing graph out to the main one."""
+        graph: GraphRef | None = self.graphs[graph_path]
+        while graph is not None:
+            yield graph
+            graph = self.parent(graph)
+
+    def definitions(self, graph_path: str) -> dict[str, Definition]:
+        """value name -> its Definition, for the names one graph defines itself."""
+        found = self._definitions.get(graph_path)
+        if found is None:
+            graph = self.graphs[graph_path]
+            g = graph.proto
+            found = {t.name: Definition(graph, "initializer", tensor=t) for t in g.initializer}
+            found.update((s.values.name, Definition(graph, "initializer", tensor=s.values)) for s in g.sparse_initializer)
+            for i, value in enumerate(g.input):
+                if value.name not in found or graph.path:
+                    found[value.name] = Definition(graph, "input", index=i)
+            for node_id, node in zip(node_ids(g), g.node):
+                found.update((name, Definition(graph, "node", node=graph.prefix + node_id)) for name in node.output if name)
+            self._definitions[graph_path] = found
+        return found
+
+    def resolve(self, name: str, graph_path: str) -> Definition | None:
+        """Where `name`, read in the graph at `graph_path`, is defined (inner definitions shadow outer ones)."""
+        for graph in self.enclosing(graph_path):
+            found = self.definitions(graph.path).get(name)
+            if found is not None:
+                return found
+        return None
+
+    def value_type(self, name: str, graph_path: str) -> onnx.TypeProto | None:
+        """The type declared (or inferred) for `name` as read in the graph at `graph_path`: from the graph that
+        declares it, looking outward no further than the graph that defines it; None when nothing declares it."""
+        for graph in self.enclosing(graph_path):
+            types = self._types.get(graph.path)
+            if types is None:
+                types = self._types[graph.path] = _declared_types(graph.proto)
+            if name in types:
+                return types[name]
+            if name in self.definitions(graph.path):
+                return None
+        return None
 
     def producers(self, graph_path: str = "") -> dict[str, str]:
         """value name -> path of the node producing it, within one graph."""
@@ -242,3 +261,13 @@ class GraphIndex:
 
     def iter_nodes(self) -> Iterator[NodeRef]:
         return iter(self.nodes.values())
+
+
+def _declared_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
+    """name -> type for every value one graph declares: initializers, inputs, outputs and value_info."""
+    types = {t.name: onnx.helper.make_tensor_type_proto(t.data_type, list(t.dims)) for t in graph.initializer}
+    for sparse in graph.sparse_initializer:
+        types[sparse.values.name] = onnx.helper.make_tensor_type_proto(sparse.values.data_type, list(sparse.dims))
+    types.update((v.name, v.type) for v in (*graph.input, *graph.output, *graph.value_info)
+                 if v.type.WhichOneof("value") is not None)
+    return types

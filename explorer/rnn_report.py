@@ -132,34 +132,25 @@ def _origin(producer: str) -> str:
     return "unknown"
 
 
-def _scopes(model: Model, node: NodeRef):
-    """The node's graph, then each enclosing graph out to the main one."""
-    graph = node.graph
-    while graph is not None:
-        yield graph.proto
-        graph = model.index.nodes[graph.owner].graph if graph.owner else None
-
-
 def _constant(model: Model, node: NodeRef, name: str) -> np.ndarray | None:
     """The value of `name` when an initializer or a Constant node in scope defines it."""
-    for graph in _scopes(model, node):
-        for tensor in graph.initializer:
-            if tensor.name == name:
-                return numpy_helper.to_array(tensor)
-        for other in graph.node:
-            if other.op_type == "Constant" and name in other.output:
-                return next((numpy_helper.to_array(a.t) for a in other.attribute if a.name == "value"), None)
+    found = model.index.resolve(name, node.graph.path)
+    if found is None:
+        return None
+    if found.tensor is not None:
+        return numpy_helper.to_array(found.tensor)
+    producer = model.index.nodes[found.node].proto if found.node is not None else None
+    if producer is not None and producer.op_type == "Constant":
+        return next((numpy_helper.to_array(a.t) for a in producer.attribute if a.name == "value"), None)
     return None
 
 
 def _declared_shape(model: Model, node: NodeRef, name: str) -> tuple | None:
     """The shape the model declares (or shape inference found) for `name`; None for unknown dimensions."""
-    for graph in _scopes(model, node):
-        for info in [*graph.input, *graph.value_info]:
-            if info.name == name and info.type.HasField("tensor_type"):
-                return tuple(d.dim_value if d.HasField("dim_value") else None
-                             for d in info.type.tensor_type.shape.dim)
-    return None
+    declared = model.index.value_type(name, node.graph.path)
+    if declared is None or not declared.HasField("tensor_type"):
+        return None
+    return tuple(d.dim_value if d.HasField("dim_value") else None for d in declared.tensor_type.shape.dim)
 
 
 def _blocks(config: RnnConfig, hidden: int, layer: int, inputs: list[str],

@@ -50,7 +50,6 @@ class Program:
         self.opsets.setdefault("", 1)
         self.functions = model.functions
         self._graphs: dict[str, CompiledGraph] = {}
-        self._types: dict[str, dict[str, onnx.TypeProto]] = {}
 
     def graph(self, path: str = "") -> CompiledGraph:
         compiled = self._graphs.get(path)
@@ -59,14 +58,8 @@ class Program:
         return compiled
 
     def value_type(self, graph_path: str, name: str) -> onnx.TypeProto | None:
-        types = self._types.get(graph_path)
-        if types is None:
-            g = self.model.index.graphs[graph_path].proto
-            types = {v.name: v.type for v in [*g.input, *g.value_info, *g.output]}
-            for t in g.initializer:
-                types[t.name] = onnx.helper.make_tensor_type_proto(t.data_type, list(t.dims))
-            self._types[graph_path] = types
-        return types.get(name)
+        """The declared type of `name` as read in the graph at `graph_path` (the model's scope resolver)."""
+        return self.model.index.value_type(name, graph_path)
 
     def _compile(self, graph: GraphRef) -> CompiledGraph:
         proto = graph.proto

@@ -182,8 +182,8 @@ class BoxDrawer:
             folded = []
             for name in dict.fromkeys(n for n in node.input if n):
                 found = self.facts.lookup(name, graph)
-                if found is not None and found[1] == "init":
-                    folded.append(self.initializer_html(name, found[2]))
+                if found is not None and found.tensor is not None:
+                    folded.append(self.initializer_html(name, found.tensor))
             if len(folded) > MAX_FOLDED:
                 folded = folded[:MAX_FOLDED - 1] + [f"+{len(folded) - MAX_FOLDED + 1} more initializers"]
             lines += [TINT.format(styles.LABEL_TINTS["initializer"], text) for text in folded]

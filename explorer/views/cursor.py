@@ -34,11 +34,8 @@ def node_label(node: NodeRef) -> str:
 
 def ancestors(model: Model, path: str) -> list[tuple[NodeRef, str]]:
     """(enclosing node, body attribute) pairs of a node, outermost first."""
-    chain: list[tuple[NodeRef, str]] = []
-    graph = model.node(path).graph
-    while graph.owner is not None:
-        chain.append((model.node(graph.owner), graph.attribute or ""))
-        graph = model.node(graph.owner).graph
+    chain = [(model.node(g.owner), g.attribute or "") for g in model.index.enclosing(model.node(path).graph.path)
+             if g.owner is not None]
     return chain[::-1]
 
 

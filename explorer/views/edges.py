@@ -34,18 +34,18 @@ class EdgeWirer:
         if found is None:
             stub = self._stub("missing", name, f"? {name}", f"{name!r} is defined nowhere")
             return Source(stub, graph.path)
-        where, kind, what = found
+        where = found.graph
         canvas = self.canvas
         drawn = where.path in canvas.containers
-        if kind == "init":
+        if found.tensor is not None:
             if self.o.fold_initializers:
                 return Source(None, where.path)
             if drawn:
-                return Source(self._initializer_box(name, what, where), where.path)
-        elif drawn and kind == "node" and what in canvas.exit:
-            return Source(canvas.exit[what], where.path, producer=what)
-        elif drawn and kind == "input" and (where.path, what) in canvas.formal_in:
-            return Source(canvas.formal_in[(where.path, what)], where.path)
+                return Source(self._initializer_box(name, found.tensor, where), where.path)
+        elif drawn and found.node is not None and found.node in canvas.exit:
+            return Source(canvas.exit[found.node], where.path, producer=found.node)
+        elif drawn and found.kind == "input" and (where.path, found.index) in canvas.formal_in:
+            return Source(canvas.formal_in[(where.path, found.index)], where.path)
         typ = self.facts.value_type(name, where)
         label = f"↑ {name}" + (f" ⟨{typ}⟩" if typ else "")
         return Source(self._stub("outer", name, label, f"{name}: defined outside this view"), where.path)

@@ -39,22 +39,15 @@ class NodeDetails:
     bodies: list[str]  # graph paths of the node's subgraphs
 
 
-def declared_types(model: Model, graph: GraphRef) -> dict[str, str]:
-    """value name -> type text for every value visible in a graph: its own and every enclosing graph's
-    inputs, outputs, value_info and initializers (inner declarations win)."""
-    chain = [graph]
-    while chain[-1].owner is not None:
-        chain.append(model.node(chain[-1].owner).graph)
-    types: dict[str, str] = {}
-    for g in reversed(chain):
-        proto = g.proto
-        for tensor in proto.initializer:
-            dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type)
-            types[tensor.name] = f"tensor({np.dtype(dtype).name}) [{', '.join(map(str, tensor.dims))}] (initializer)"
-        for info in [*proto.input, *proto.value_info, *proto.output]:
-            if info.type.WhichOneof("value") is not None:
-                types[info.name] = value_spec(info).describe()
-    return types
+def declared_type(model: Model, name: str, graph: GraphRef) -> str:
+    """Type text of a value as read in `graph`, from the graph that declares it (inner declarations win),
+    marked `(initializer)` when an initializer defines it; `?` when nothing declares it."""
+    declared = model.index.value_type(name, graph.path)
+    if declared is None:
+        return "?"
+    found = model.index.resolve(name, graph.path)
+    text = value_spec(onnx.helper.make_value_info(name, declared)).describe()
+    return f"{text} (initializer)" if found is not None and found.tensor is not None else text
 
 
 def format_attribute(attribute: onnx.AttributeProto) -> str:
@@ -87,15 +80,14 @@ def _tensor_text(array: np.ndarray) -> str:
 def node_details(model: Model, path: str) -> NodeDetails:
     """Everything static the inspector shows about one node."""
     node = model.node(path)
-    types = declared_types(model, node.graph)
     return NodeDetails(
         path=path,
         label=node_label(node),
         op_type=node.op_type,
         domain=node.domain or "ai.onnx",
         attributes=[(a.name, format_attribute(a)) for a in node.proto.attribute],
-        inputs=[Port(n, types.get(n, "?")) for n in node.proto.input if n],
-        outputs=[Port(n, types.get(n, "?")) for n in node.proto.output if n],
+        inputs=[Port(n, declared_type(model, n, node.graph)) for n in node.proto.input if n],
+        outputs=[Port(n, declared_type(model, n, node.graph)) for n in node.proto.output if n],
         bodies=[g.path for g in node.subgraphs],
     )
 

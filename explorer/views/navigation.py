@@ -27,14 +27,12 @@ def breadcrumb(model: Model, target: str, *, top: str = "") -> list[tuple[str, s
     one a valid `focus` for model_to_dot. ValueError when `target` is not below `top`."""
     graph_path, scope_key = resolve_target(model, target)
     crumbs: list[tuple[str, str]] = []
-    graph = model.index.graphs[graph_path]
-    while True:
+    for graph in model.index.enclosing(graph_path):
         crumbs.append((graph.path, graph_title(model, graph.path)))
         if graph.path == top:
             break
-        if graph.owner is None:
-            raise ValueError(f"{target!r} is not inside graph {top!r}")
-        graph = model.index.nodes[graph.owner].graph
+    else:
+        raise ValueError(f"{target!r} is not inside graph {top!r}")
     crumbs.reverse()
     if scope_key is not None:
         _, scope = find_scope([model.index.graphs[graph_path]], scope_key, ScopeTree)
