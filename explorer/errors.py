@@ -51,6 +51,15 @@ class LimitExceeded(ExecutionError):
         self.limit = limit
 
 
+def failure_text(exc: BaseException) -> str:
+    """The message of an explorer error; for anything else (a defect in explorer), its type and first line, so
+    a caller that must not crash (the app) can still say what happened."""
+    if isinstance(exc, ExplorerError):
+        return str(exc)
+    lines = str(exc).strip().splitlines()
+    return f"unexpected {type(exc).__name__}" + (f": {lines[0]}" if lines else "")
+
+
 def where(node: str | None, op_type: str | None, iteration: tuple[int, ...]) -> str:
     """Human-readable location of a node execution, e.g. `node 'Loop_0/body/Add' (Add) at iteration (3,)`."""
     text = f"node {node!r}" if node is not None else "graph"

@@ -10,6 +10,7 @@ import numpy as np
 import plotly.io
 import pytest
 import streamlit as st
+from markdown_text import rendered, shown
 from onnx import TensorProto, helper
 from streamlit.testing.v1 import AppTest
 
@@ -107,8 +108,9 @@ def test_garbage_upload_shows_an_error_and_keeps_the_previous_model():
     at.radio(key="w_source").set_value("Upload").run()
     at.file_uploader(key="w_upload").upload("garbage.onnx", b"\x08\x07garbage, not protobuf\xff\xff").run()
     assert not at.exception
-    assert len(at.error) == 1 and "garbage.onnx" in at.error[0].value and "not an ONNX model" in at.error[0].value
-    assert "Still showing **tiny_mlp**" in at.error[0].value
+    assert len(at.error) == 1 and "garbage.onnx" in shown(at.error[0].value)
+    assert "not an ONNX model" in shown(at.error[0].value)
+    assert "Still showing tiny_mlp" in shown(at.error[0].value)
     assert at.session_state["active_model"].label == "tiny_mlp"
     at.switch_page(PAGES["step"]).run()  # the previous model and its run stay usable
     assert "**Event 0** of 0–" in texts(at)
@@ -141,8 +143,9 @@ def test_a_failing_run_keeps_its_partial_trace():
     at.file_uploader(key="w_upload").upload("fails.onnx", failing_model()).run()
     assert not at.exception
     assert at.session_state["active_model"].label == "fails.onnx"  # it loads; the run fails
-    [error] = at.error
-    assert "ExecutionError" in error.value and "bad_reshape" in error.value and "holds 2 events" in error.value
+    error = shown(at.error[0].value)
+    assert len(at.error) == 1
+    assert "ExecutionError" in error and "bad_reshape" in error and "holds 2 events" in error
     at.switch_page(PAGES["step"]).run()
     assert "**Event 0** of 0–1" in texts(at) and "Relu 'first'" in texts(at)
 
@@ -154,8 +157,9 @@ def test_a_loop_limit_is_reported_with_the_partial_trace():
     [error] = at.error
     # the inner Loop wants 3 iterations: it stops in the first Scan step after 2 x 5 body events, and records
     # its own event saying why
-    assert "LimitExceeded" in error.value and "'enc/body/inner'" in error.value and "max_iterations=2" in error.value
-    assert "holds 11 events" in error.value
+    assert "LimitExceeded" in shown(error.value) and "'enc/body/inner'" in shown(error.value)
+    assert "max_iterations=2" in shown(error.value)
+    assert "holds 11 events" in shown(error.value)
     at.switch_page(PAGES["loops"]).run()
     at.selectbox(key="w_loop").set_value("enc/body/inner").run()
     assert not at.exception
@@ -170,7 +174,7 @@ def test_local_path_and_missing_path():
     assert at.session_state["active_model"].label.endswith("loop_spec.onnx")
     at.text_input(key="w_path").input("/nonexistent/model.onnx").run()
     [error] = at.error
-    assert "does not exist" in error.value and "loop_spec.onnx" in error.value
+    assert "does not exist" in shown(error.value) and "loop_spec.onnx" in shown(error.value)
 
 
 def test_inputs_from_npz_and_from_edited_tables():
@@ -187,7 +191,7 @@ def test_inputs_from_npz_and_from_edited_tables():
     at.switch_page(PAGES["step"]).run()
     assert "min 0.25 · max 0.25" in texts(at)  # the first event reads the uploaded input
     at.file_uploader(key="w_npz").upload("bad.npz", b"not a zip").run()
-    assert any("not a readable .npz" in e.value for e in at.error)
+    assert any("not a readable .npz" in shown(e.value) for e in at.error)
     at.radio(key="w_input_mode").set_value("Edit values").run()
     assert_clean(at)
     [table] = at.sidebar.dataframe  # the editor starts from the random inputs of the chosen seed
@@ -238,12 +242,12 @@ def test_selecting_a_node_fills_the_inspector():
     at = start("nested_loops")
     at.selectbox(key="w_node_pick").set_value("enc/body/inner/body/branch/then_branch/add_x").run()
     assert_clean(at)
-    assert at.subheader[0].value == "Add 'add_x'"
+    assert shown(at.subheader[0].value) == "Add 'add_x'"
     assert "Ran 8 times" in texts(at)  # T=4 Scan steps x 2 even inner iterations
     frames = [f.value for f in at.dataframe]
     assert any("x_t" in f.to_string() and "tensor(float32) [3]" in f.to_string() for f in frames)
     at.selectbox(key=state.keyed("w_exec", "enc/body/inner/body/branch/then_branch/add_x")).set_value(3).run()
-    assert any("acc_then" in m.value for m in at.markdown)
+    assert any("acc_then" in shown(m.value) for m in at.markdown)
 
 
 def test_gates_page_draws_a_heatmap_per_gate_and_the_exported_report():
@@ -325,7 +329,7 @@ def test_an_unsupported_operator_is_named_with_the_partial_trace():
     at = upload(start("tiny_mlp"), "mystery.onnx", model.SerializeToString())
     assert not at.exception
     [error] = at.error
-    assert "UnsupportedOperatorError" in error.value and "NoSuchOp" in error.value
+    assert "UnsupportedOperatorError" in shown(error.value) and "NoSuchOp" in shown(error.value)
     assert at.session_state["active_model"].label == "mystery.onnx"
     at.switch_page(PAGES["graph"]).run()
     svg = diagram_svg(at, state.W_GRAPH_CLICK)  # the failing node is marked in the diagram
@@ -432,3 +436,40 @@ def test_loops_page_draws_both_branches_of_an_if_with_the_taken_one_traced():
     node_of = {"then_branch": "branch/then_branch/double", "else_branch": "branch/else_branch/negate"}
     assert outline(diagram_svg(at, state.keyed("w_if_diagram", "branch", taken)), node_of[taken]) == current
     assert outline(diagram_svg(at, state.keyed("w_if_diagram", "branch", other)), node_of[other]) != current
+
+
+HOSTILE_NAMES = {"input": "![x](http://host/p.png)", "node": "[click](http://host/)",
+                 "output": "<img src=x onerror=alert(1)> :red[boom] $x$"}
+
+
+def hostile_model() -> bytes:
+    """Names made to be rendered: a markdown image, a link, raw HTML, a Streamlit colour directive and math."""
+    names = HOSTILE_NAMES
+    graph = helper.make_graph(
+        [helper.make_node("Relu", [names["input"]], [names["output"]], name=names["node"])], "g",
+        [helper.make_tensor_value_info(names["input"], TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info(names["output"], TensorProto.FLOAT, [2])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def rendered_texts(at: AppTest) -> list[str]:
+    """The markdown source of every text element on the page."""
+    kinds = ("markdown", "caption", "error", "warning", "info", "success", "subheader", "header", "title")
+    return [element.value for kind in kinds for element in at.get(kind)]
+
+
+def test_model_controlled_names_are_shown_as_text_never_as_markdown_or_html():
+    at = upload(start("tiny_mlp"), "![f](http://host/f.png).onnx", hostile_model())
+    assert at.session_state["active_model"].label == "![f](http://host/f.png).onnx"
+    at.selectbox(key="w_node_pick").set_value(HOSTILE_NAMES["node"]).run()
+    sources = rendered_texts(at)
+    at.switch_page(PAGES["step"]).run()
+    sources += rendered_texts(at)
+    assert not at.exception
+    for source in sources:
+        html = rendered(source)
+        assert "<img" not in html and "<a " not in html, source
+        assert ":red[" not in source and "$x$" not in source, source
+    seen = "\n".join(shown(source) for source in sources)
+    for name in [*HOSTILE_NAMES.values(), "![f](http://host/f.png).onnx"]:
+        assert name in seen, name

@@ -14,7 +14,7 @@ import onnx
 import streamlit as st
 
 from ..compare import Comparison, compare
-from ..errors import ExecutionError, ExplorerError, FeedError
+from ..errors import ExecutionError, ExplorerError, FeedError, failure_text
 from ..executor import run
 from ..limits import Limits
 from ..model import Model, load
@@ -22,6 +22,7 @@ from ..optimizer import OptimizationResult, optimize
 from ..optimizer.verify import Equivalence, verify
 from ..samples import sample_inputs, sample_path
 from ..trace import Trace
+from ..views.markup import md
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ class ModelSource:
 
 @dataclass(frozen=True)
 class LoadResult:
+    """The loaded model, or why it did not load (markdown: the loader's message escaped, then a hint)."""
+
     model: Model | None
     error: str | None
 
@@ -102,7 +105,9 @@ def _load(key: str, label: str, _source: ModelSource) -> LoadResult:
     except ExplorerError as exc:
         uploaded_alone = _source.kind == "upload" and "external file" in str(exc)  # its data files stay behind
         hint = ". Choose **Local path** in the sidebar and give the model's path instead" if uploaded_alone else ""
-        return LoadResult(None, f"{exc}{hint}")
+        return LoadResult(None, f"{md(exc)}{hint}")
+    except Exception as exc:  # noqa: BLE001 - the app keeps the previous model whatever went wrong
+        return LoadResult(None, md(failure_text(exc)))
     return LoadResult(model, None)
 
 
@@ -137,6 +142,8 @@ def run_cached(model_key: str, feeds_key: str, limits: tuple[int, int, int], _mo
         return RunOutcome(exc.trace, str(exc), type(exc).__name__, getattr(exc, "limit", None))
     except ExplorerError as exc:  # FeedError and anything else refused before the run starts
         return RunOutcome(None, str(exc), type(exc).__name__)
+    except Exception as exc:  # noqa: BLE001 - shown as the run's error; the model and the inputs stay
+        return RunOutcome(None, failure_text(exc), type(exc).__name__)
 
 
 def feed_error(message: str) -> Callable[[], dict[str, Any]]:
@@ -151,7 +158,13 @@ def feed_error(message: str) -> Callable[[], dict[str, Any]]:
 @st.cache_resource(max_entries=16, show_spinner=False)
 def optimize_cached(model_key: str, patterns: tuple[str, ...], stop_after: int | None,
               _model: Model) -> OptimizationResult:
-    return optimize(_model, patterns=patterns, stop_after=stop_after)
+    """Raises ExplorerError (whatever went wrong) for the page to show."""
+    try:
+        return optimize(_model, patterns=patterns, stop_after=stop_after)
+    except ExplorerError:
+        raise
+    except Exception as exc:  # the page shows it; the model stays
+        raise ExplorerError(f"the optimizer failed: {failure_text(exc)}") from exc
 
 
 

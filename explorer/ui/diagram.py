@@ -15,6 +15,7 @@ from ..views import styles
 from ..views.builder import Drawing
 from ..views.dot_escape import parse_svg_id
 from ..views.heat import NodeValues
+from ..views.markup import md
 from ..views.render import GraphvizError, dot_available, render_svg
 
 _component = declare_component("explorer_diagram", path=str(Path(__file__).parent / "components" / "diagram"))
@@ -34,7 +35,7 @@ def laid_out(drawing: Drawing) -> dict[str, str]:
         try:
             return {"layout": key, "svg": _svg(drawing.dot)}
         except GraphvizError as exc:
-            st.caption(f"graphviz on the server could not lay this diagram out ({exc}); the browser does.")
+            st.caption(f"graphviz on the server could not lay this diagram out ({md(exc)}); the browser does.")
     return {"layout": key, "dot": drawing.dot}
 
 

@@ -141,7 +141,7 @@ def given_inputs() -> dict[str, Any] | None:
 
 
 def load_error() -> str | None:
-    """Why the requested model failed to load, if it did."""
+    """Why the requested model failed to load, if it did (markdown)."""
     return st.session_state.get(LOAD_ERROR)
 
 
@@ -184,7 +184,8 @@ def selected_node() -> str | None:
 
 
 def optimization(model: Model, patterns: tuple[str, ...], stop_after: int | None = None) -> OptimizationResult:
-    """The model optimized with these patterns (only the first `stop_after` rewrites when given); cached."""
+    """The model optimized with these patterns (only the first `stop_after` rewrites when given); cached.
+    Raises ExplorerError (whatever went wrong) for the page to show."""
     with st.spinner("Optimizing…"):
         return optimize_cached(model.sha256, patterns, stop_after, model)
 

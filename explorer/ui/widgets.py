@@ -18,6 +18,7 @@ from ..trace import Event, Trace
 from ..views import hints
 from ..views import inspector as views_inspector
 from ..views.loops import Execution
+from ..views.markup import md, md_code
 from ..views.plots import value_figure
 from ..views.tables import short_text, value_grid, value_stats
 from . import state
@@ -39,7 +40,7 @@ def sidebar() -> None:
             st.info("Choose a model to start.")
             return
         graphs = len(model.index.graphs)
-        st.caption(f"**{model.source}** · {len(model.index.nodes)} nodes"
+        st.caption(f"**{md(model.source)}** · {len(model.index.nodes)} nodes"
                    + (f" in {graphs} graphs" if graphs > 1 else "")
                    + " · opsets " + ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in sorted(model.opsets.items())))
         st.header("Inputs")
@@ -96,12 +97,12 @@ def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
     mode = st.radio("Inputs", modes, key=state.W_INPUT_MODE, horizontal=True, label_visibility="collapsed")
     if mode == SAMPLE_INPUTS:
         st.caption("The inputs this sample was built to be run on: "
-                   + ", ".join(f"`{name}` = {short_text(value)}" for name, value in given.items()))
+                   + ", ".join(f"{md_code(name)} = {md(short_text(value))}" for name, value in given.items()))
         return state.RunRequest("sample:" + user_inputs.feeds_key(given), "the sample's inputs", lambda: given,
                                 limits)
     if mode == UPLOAD_INPUTS:
         st.caption("One .npz with an array per input, or the `input_<i>.pb` files of an ONNX test data set "
-                   "(file i is input i): " + ", ".join(f"`{s.name}` {s.describe()}" for s in model.inputs))
+                   "(file i is input i): " + ", ".join(f"{md_code(s.name)} {md(s.describe())}" for s in model.inputs))
         uploads = st.file_uploader("Inputs (.npz or .pb)", type=["npz", "pb"], accept_multiple_files=True,
                                    key=state.W_NPZ)
         if not uploads:
@@ -131,8 +132,8 @@ def dim_label(name: str) -> str:
     """"Size of `T`", or for an unnamed axis (key "input[1]") "Size of `input` axis 1"."""
     if name.endswith("]") and "[" in name:
         tensor, axis = name[:-1].rsplit("[", 1)
-        return f"Size of `{tensor}` axis {axis}"
-    return f"Size of `{name}`"
+        return f"Size of {md_code(tensor)} axis {md(axis)}"
+    return f"Size of {md_code(name)}"
 
 
 def edited_inputs(model: Model, feeds: dict[str, Any], limits: Limits, origin: str) -> state.RunRequest:
@@ -141,9 +142,9 @@ def edited_inputs(model: Model, feeds: dict[str, Any], limits: Limits, origin: s
     specs = {s.name: s for s in model.inputs}
     for name, value in feeds.items():
         if not user_inputs.editable(specs[name], value):
-            st.caption(f"`{name}`: {specs[name].describe()} — {origin} (too big or not a numeric tensor to edit)")
+            st.caption(f"{md_code(name)}: {md(specs[name].describe())} — {origin} (too big or not a numeric tensor to edit)")
             continue
-        st.caption(f"`{name}`: {specs[name].describe()}")
+        st.caption(f"{md_code(name)}: {md(specs[name].describe())}")
         grid = st.data_editor(pd.DataFrame(user_inputs.to_grid(value)), key=state.table_key(model, name))
         try:
             feeds[name] = user_inputs.from_grid(grid.to_numpy(), value, name)
@@ -158,12 +159,12 @@ def status_banner() -> None:
     failure = state.load_error()
     model = state.active_model()
     if failure is not None:
-        keep = f" Still showing **{model.source}**." if model is not None else ""
+        keep = f" Still showing **{md(model.source)}**." if model is not None else ""
         st.error(f"Could not load the model: {failure}.{keep}", icon=":material/block:")
     if model is not None and model.warnings:
         with st.expander(f"{len(model.warnings)} warning(s) about this model"):
             for warning in model.warnings:
-                st.caption(warning)
+                st.caption(md(warning))
     outcome = state.current_run()
     if outcome is not None and outcome.error:
         events = len(outcome.trace.events) if outcome.trace is not None else 0
@@ -171,7 +172,7 @@ def status_banner() -> None:
                    else "")
         raise_it = (" To let loops run longer, raise **Max loop iterations** under **Limits** in the sidebar."
                     if outcome.limit == "max_iterations" else "")
-        st.error(f"**{outcome.kind}**: {outcome.error}.{partial}{raise_it}", icon=":material/error:")
+        st.error(f"**{md(outcome.kind)}**: {md(outcome.error)}.{partial}{raise_it}", icon=":material/error:")
     if model is not None and outcome is not None and outcome.trace is not None:
         error = outcome.trace.error
         hint = hints.failure_hint(model, error.node) if error is not None and error.node else None
@@ -235,15 +236,15 @@ def node_selector(model: Model, label: str = "Find a node") -> str | None:
 def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
     """Attributes, declared input/output types, and the values each execution produced."""
     details = views_inspector.node_details(model, path)
-    st.subheader(details.label)
-    st.caption(f"`{details.path}` · domain {details.domain}")
+    st.subheader(md(details.label))
+    st.caption(f"{md_code(details.path)} · domain {md(details.domain)}")
     if details.attributes:
         st.dataframe(pd.DataFrame(details.attributes, columns=["attribute", "value"]), hide_index=True)
     ports = [("input", p.name, p.type) for p in details.inputs] + [("output", p.name, p.type) for p in details.outputs]
     if ports:
         st.dataframe(pd.DataFrame(ports, columns=["", "value", "declared type"]), hide_index=True)
     if details.bodies:
-        st.caption("Bodies: " + ", ".join(f"`{b}`" for b in details.bodies))
+        st.caption("Bodies: " + ", ".join(md_code(b) for b in details.bodies))
     if trace is None:
         return
     runs = trace.events_of(path)
@@ -263,7 +264,7 @@ def value_panel(name: str, value: Any, key: str) -> None:
     """A value's statistics, the value as a table when small, and a plot (scalars inline)."""
     stats = value_stats(value)
     scalar = isinstance(value, np.ndarray) and value.ndim == 0
-    parts = [f"**{name}**", f"`{stats['type']}`" + (f" = `{short_text(value)}`" if scalar else "")]
+    parts = [f"**{md(name)}**", md_code(stats["type"]) + (f" = {md_code(short_text(value))}" if scalar else "")]
     if not scalar and stats["min"] is not None:
         parts.append(f"min {stats['min']:.4g} · max {stats['max']:.4g} · mean {stats['mean']:.4g}")
     if stats["NaN"] or stats["Inf"]:

@@ -1,4 +1,4 @@
-"""Hints naming the model input to change when a run did nothing (a Loop or Scan that ran zero times) or failed:
+"""Hints (markdown, model names escaped) naming the model input to change when a run did nothing (a Loop or Scan that ran zero times) or failed:
 the graph inputs a value is computed from, found by walking producers back through the enclosing graphs."""
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from ..graph import GraphRef
 from ..model import Model
 from ..trace import Trace
 from .cursor import node_label
+from .markup import md, md_code
 from .tables import short_text
 
 IDLE_OPS = ("Loop", "Scan", "SequenceMap")
@@ -41,7 +42,7 @@ def inputs_behind(model: Model, graph_path: str, names: list[str]) -> list[str]:
 
 def _named(model: Model, inputs: list[str]) -> str:
     specs = {spec.name: spec for spec in model.inputs}
-    return ", ".join(f"`{name}` ({specs[name].describe()})" for name in inputs)
+    return ", ".join(f"{md_code(name)} ({md(specs[name].describe())})" for name in inputs)
 
 
 def idle_loops(model: Model, trace: Trace) -> list[str]:
@@ -57,10 +58,10 @@ def idle_loops(model: Model, trace: Trace) -> list[str]:
         driving = [n for n in node.proto.input[:2] if n] if event.op_type == "Loop" else [
             n for n in node.proto.input if n]
         behind = inputs_behind(model, node.graph.path, driving)
-        values = ", ".join(f"`{n}` = {short_text(event.inputs[n])}" for n in driving if n in event.inputs)
+        values = ", ".join(f"{md_code(n)} = {md(short_text(event.inputs[n]))}" for n in driving if n in event.inputs)
         why = f" ({values})" if values else ""
         source = f": it depends on input {_named(model, behind)}, so try other values or sizes for it" if behind else ""
-        hints.append(f"{node_label(node)} ran 0 iterations{why}, so its body did nothing{source}.")
+        hints.append(f"{md(node_label(node))} ran 0 iterations{why}, so its body did nothing{source}.")
     return hints
 
 
@@ -73,5 +74,5 @@ def failure_hint(model: Model, node_path: str) -> str | None:
     behind = inputs_behind(model, node.graph.path, reads)
     if not behind:
         return None
-    return (f"{node_label(node)} reads values computed from input {_named(model, behind)}: the run may work with other "
+    return (f"{md(node_label(node))} reads values computed from input {_named(model, behind)}: the run may work with other "
             "sizes or values for it (set them in the sidebar: sizes of its dimensions, or your own inputs).")

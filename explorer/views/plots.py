@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from .markup import plot_text
+
 MAX_SIDE = 256  # heatmap rows/columns drawn; bigger tensors show their leading corner
 MAX_SLICES = 64
 MAX_BARS = 64
@@ -31,7 +33,7 @@ def plottable(value: Any) -> np.ndarray | None:
 
 
 def _layout(fig: go.Figure, title: str, xtitle: str = "", ytitle: str = "") -> go.Figure:
-    fig.update_layout(title=title, height=HEIGHT, margin={"l": 40, "r": 10, "t": 40, "b": 30},
+    fig.update_layout(title=plot_text(title), height=HEIGHT, margin={"l": 40, "r": 10, "t": 40, "b": 30},
                       xaxis_title=xtitle, yaxis_title=ytitle)
     return fig
 

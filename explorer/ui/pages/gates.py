@@ -8,6 +8,7 @@ import streamlit as st
 from explorer.rnn_report import rnn_report
 from explorer.ui import state, widgets
 from explorer.views import gates
+from explorer.views.markup import md
 from explorer.views.plots import lines_figure, time_heatmap
 
 
@@ -71,10 +72,10 @@ def show(model, trace, path: str) -> None:
 def exported_report(model, trace, path: str) -> None:
     """Weights per gate with their ONNX, PyTorch and Keras names, and what to watch out for."""
     report = rnn_report(model, path, trace)
-    st.markdown(f"##### Exported-RNN report · exported by {report.origin}")
+    st.markdown(f"##### Exported-RNN report · exported by {md(report.origin)}")
     for finding in report.findings:
         show = {"error": st.error, "warning": st.warning}.get(finding.level, st.info)
-        show(finding.message)
+        show(md(finding.message))
     if report.blocks:
         st.dataframe(pd.DataFrame(gates.weight_rows(report)), hide_index=True)
 

@@ -6,6 +6,7 @@ import streamlit as st
 from explorer.ui import diagram, state, widgets
 from explorer.views.builder import Drawing
 from explorer.views.dot import model_to_dot
+from explorer.views.markup import md
 from explorer.views.navigation import breadcrumb
 from explorer.views.overlays import TraceOverlay
 from explorer.views.search import search_nodes
@@ -33,12 +34,12 @@ def body_actions(model, path: str, drawing: Drawing) -> None:
     shown = drawing.shows(path)
     for body in model.node(path).subgraphs:
         drill, fold = st.columns(2)
-        drill.button(f"Drill into {body.attribute}", key=state.keyed("w_drill", body.path), on_click=set_focus,
+        drill.button(f"Drill into {md(body.attribute)}", key=state.keyed("w_drill", body.path), on_click=set_focus,
                      args=(body.path,), width="stretch")
         if not shown:
             continue
         expanded = body.path in drawing.bodies
-        fold.button(f"{'Collapse' if expanded else 'Expand'} {body.attribute}", key=state.keyed("w_fold", body.path),
+        fold.button(f"{'Collapse' if expanded else 'Expand'} {md(body.attribute)}", key=state.keyed("w_fold", body.path),
                     on_click=toggle_body, args=(body.path, not expanded), width="stretch")
 
 
@@ -51,7 +52,7 @@ def draw(model, trace) -> None:
         focus, crumbs = "", breadcrumb(model, "")
     if len(crumbs) > 1:
         for column, (target, title) in zip(st.columns(len(crumbs)), crumbs):
-            column.button(title, key=state.keyed("w_crumb", target), on_click=set_focus, args=(target,),
+            column.button(md(title), key=state.keyed("w_crumb", target), on_click=set_focus, args=(target,),
                           disabled=target == focus, width="stretch")
     mode_column, search_column, pick_column = st.columns([3, 3, 4], vertical_alignment="bottom")
     mode = mode_column.segmented_control("Bodies", list(BODIES), format_func=BODIES.__getitem__, default="auto",

@@ -7,6 +7,7 @@ import streamlit as st
 from explorer.ui import diagram, state, widgets
 from explorer.views import loops
 from explorer.views.dot import model_to_dot
+from explorer.views.markup import md, md_code
 from explorer.views.overlays import TraceOverlay
 from explorer.views.plots import series_figure
 from explorer.views.pseudocode import pseudocode
@@ -17,13 +18,13 @@ def branches(model, trace, path: str) -> None:
     failed_at = trace.error.node or "" if trace.error is not None else ""
     failed = failed_at.startswith(f"{path}/")
     if failed:
-        st.warning(f"The run failed inside this If, at `{failed_at}`: it did not finish.")
+        st.warning(f"The run failed inside this If, at {md_code(failed_at)}: it did not finish.")
     if not rows:
         if not failed:
             st.info("This If did not run in the recorded trace.")
         return
     taken = pd.Series([r["branch"] for r in rows]).value_counts()
-    st.markdown(" · ".join(f"**{name}** ran {count}×" for name, count in taken.items()))
+    st.markdown(" · ".join(f"**{md(name)}** ran {count}×" for name, count in taken.items()))
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     runs = [e for e in trace.events_of(path) if "branch" in e.info]
     if not runs:
@@ -50,7 +51,7 @@ def iterating(model, trace, path: str) -> None:
     reason = loops.stop_reason(run)
     count = len(iterations)
     ended = "did not finish" if run.event is None else "stopped"
-    st.markdown(f"**{count} iteration{'s' if count != 1 else ''}**" + (f" · {ended}: {reason}" if reason else ""))
+    st.markdown(f"**{count} iteration{'s' if count != 1 else ''}**" + (f" · {ended}: {md(reason)}" if reason else ""))
     if not iterations:
         return
     shown = iterations[:loops.MAX_SHOWN]
@@ -79,7 +80,7 @@ def iterating(model, trace, path: str) -> None:
             figure = series_figure(values, name, x=["init", *range(len(shown))])
             with columns[k % len(columns)]:
                 if figure is None:
-                    st.caption(f"`{name}`: not numeric")
+                    st.caption(f"{md_code(name)}: not numeric")
                 else:
                     st.plotly_chart(figure, key=state.keyed("carried", path, name), width="stretch")
     scans = [(name, "inputs", "slice read") for name in body.scan_in]

@@ -7,9 +7,11 @@ import json
 import pandas as pd
 import streamlit as st
 
+from explorer.errors import ExplorerError
 from explorer.ui import diagram, state
 from explorer.views import rewrites
 from explorer.views.dot import model_to_dot
+from explorer.views.markup import md
 
 WHOLE_MODEL_LIMIT = 300  # nodes: bigger models are drawn on request (each layout takes seconds)
 STATUS = {"equivalent": ":green[**equivalent**]", "different": ":red[**different**]",
@@ -71,7 +73,11 @@ else:
                                   help="Each pattern's rule is listed below"))
     with st.expander("What each pattern does"):
         st.dataframe(pd.DataFrame(list(rules.items()), columns=["pattern", "rule"]), hide_index=True)
-    result = state.optimization(model, chosen)
+    try:
+        result = state.optimization(model, chosen)
+    except ExplorerError as exc:
+        st.error(md(exc), icon=":material/error:")
+        st.stop()
     before_count, after_count = result.node_counts()
     st.markdown(f"**{len(result.steps)} rewrites** in {result.rounds} rounds · nodes {before_count} → "
                 f"{after_count} · {result.seconds * 1e3:.0f} ms" + (" · stopped early" if result.stopped else ""))

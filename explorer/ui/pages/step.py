@@ -6,6 +6,7 @@ import streamlit as st
 from explorer.ui import diagram, state, widgets
 from explorer.views import cursor as moves
 from explorer.views.dot import model_to_dot
+from explorer.views.markup import md, md_code
 from explorer.views.overlays import TraceOverlay
 
 WHOLE_MODEL_LIMIT = 150  # nodes: above this the diagram shows only the current node's surroundings by default
@@ -50,11 +51,11 @@ def iteration_moves(model, trace, index: int) -> None:
     columns = iter(st.columns([4, 1, 1] * len(levels) + [max(0, 3 - len(levels)) * 6 + 0.01],
                               vertical_alignment="center"))
     for level, (owner, _) in enumerate(levels):
-        next(columns).caption(f"{moves.node_label(owner)} · iteration {event.iteration[level]}")
+        next(columns).caption(f"{md(moves.node_label(owner))} · iteration {event.iteration[level]}")
         for step, icon in ((-1, ":material/chevron_left:"), (+1, ":material/chevron_right:")):
             target = moves.move_iteration(model, trace, index, level, step)
             next(columns).button("", key=state.keyed("w_iter", level, step), icon=icon, width="stretch",
-                                 help=f"{'Previous' if step < 0 else 'Next'} iteration of {moves.node_label(owner)}",
+                                 help=f"{'Previous' if step < 0 else 'Next'} iteration of {md(moves.node_label(owner))}",
                                  disabled=target is None, on_click=_go, args=(target,))
 
 
@@ -78,7 +79,7 @@ def stepper() -> None:
         "next_iteration": ("next iteration", ":material/redo:", moves.next_iteration(model, trace, index),
                            "Same node, next iteration of its innermost loop"),
         "next_run": ("next run of node", ":material/replay:", moves.next_execution(trace, index, selected),
-                     f"Next execution of the selected node `{selected}`"),
+                     f"Next execution of the selected node {md_code(selected)}"),
         "nonfinite": ("first NaN/Inf", ":material/warning:", moves.first_nonfinite(trace),
                       "First event whose outputs hold NaN or Inf"),
     }
@@ -91,7 +92,7 @@ def stepper() -> None:
             st.session_state[state.W_CURSOR] = index
         st.slider("Event", 0, last, key=state.W_CURSOR, label_visibility="collapsed",
                   on_change=lambda: state.set_cursor(st.session_state[state.W_CURSOR]))
-    st.markdown(f"**Event {index}** of 0–{last} · `{moves.breadcrumb_text(model, event)}`"
+    st.markdown(f"**Event {index}** of 0–{last} · {md_code(moves.breadcrumb_text(model, event))}"
                 f" · {event.seconds * 1e3:.3f} ms")
     iteration_moves(model, trace, index)
     if event.summarized:
