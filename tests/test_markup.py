@@ -35,7 +35,7 @@ def test_md_renders_as_the_literal_text_in_one_paragraph(text):
 def test_md_code_is_one_code_span_holding_the_text(text):
     out = rendered(f"x {md_code(text)} y")
     assert out.count("<code>") == 1 and out.count("<p>") == 1, out
-    code = html.unescape(re.search(r"<code>(.*)</code>", out, re.S).group(1))
+    code = html.unescape(re.search(r"<code>(.*)</code>", out, re.DOTALL).group(1))
     assert code.strip() == visible(text).strip()
 
 
