@@ -1,5 +1,6 @@
-"""Hints (markdown, model names escaped) naming the model input to change when a run did nothing (a Loop or Scan that ran zero times) or failed:
-the graph inputs a value is computed from, found by walking producers back through the enclosing graphs."""
+"""Hints naming the model input to change when a run did nothing (a Loop or Scan that ran zero times) or failed:
+the graph inputs a value is computed from, found by walking producers back through the enclosing graphs. Hints
+are markdown with every model name escaped."""
 from __future__ import annotations
 
 from ..graph import GraphRef
