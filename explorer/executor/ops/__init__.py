@@ -14,18 +14,47 @@ add it to that module's `KERNELS`, remove the op from `REFERENCE_FALLBACK`, and 
 from __future__ import annotations
 
 from .. import control_flow, rnn
-from . import conv, detection, linalg, normalization, passthrough, pool, quantize, resize
+from . import (
+    conv,
+    detection,
+    generate,
+    indexing,
+    layout,
+    linalg,
+    manipulation,
+    normalization,
+    optional,
+    pad,
+    passthrough,
+    pool,
+    quantize,
+    resize,
+    scatter,
+    sequence,
+    shape,
+    sorting,
+)
 from .base import KernelFactory
 
 FAMILIES = (
     conv,
     detection,
+    generate,
+    indexing,
+    layout,
     linalg,
+    manipulation,
     normalization,
+    optional,
+    pad,
     passthrough,
     pool,
     quantize,
     resize,
+    scatter,
+    sequence,
+    shape,
+    sorting,
 )
 
 SPECIAL: dict[str, KernelFactory] = {
@@ -66,13 +95,6 @@ REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
         ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean ReduceMin ReduceProd ReduceSum ReduceSumSquare Relu
         Round Selu Shrink Sigmoid Sign Sin Sinh Softmax Softplus Softsign Sqrt Sub Sum Swish Tan Tanh
         ThresholdedRelu Where Xor
-
-        # shape, manipulation, indexing, scatter/gather, sequences, optionals
-        CenterCropPad Compress Concat ConcatFromSequence ConstantOfShape DepthToSpace Expand EyeLike Flatten
-        Gather GatherElements GatherND NonZero OneHot OptionalGetElement OptionalHasElement Pad Range Reshape
-        ReverseSequence Scatter ScatterElements ScatterND SequenceAt SequenceConstruct SequenceEmpty
-        SequenceErase SequenceInsert SequenceLength Shape Size Slice SpaceToDepth Split SplitToSequence Squeeze
-        TensorScatter Tile TopK Transpose Trilu Unique Unsqueeze
 
         # conv, pool, resize, normalization, quantize, linear algebra, detection
         AffineGrid Attention Col2Im DeformConv GridSample MaxRoiPool RMSNormalization RotaryEmbedding

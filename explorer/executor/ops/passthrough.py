@@ -1,6 +1,5 @@
-"""Kernels that pass values through: values are never mutated in place, so Identity returns its input (no copy),
-and an optional is the value itself, or None when empty (onnx.reference wraps it in a list, which
-OptionalHasElement / OptionalGetElement then misread)."""
+"""Kernels that pass values through: values are never mutated in place, so Identity returns its input (no copy).
+Optionals are in optional.py."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -12,13 +11,6 @@ if TYPE_CHECKING:
     from ..program import Program
 
 
-def optional_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    def run(args: list) -> tuple:
-        return (args[0] if args else None,)
-
-    return run
-
-
 def identity_kernel(node: NodeRef, program: Program) -> PlainKernel:
     def run(args: list) -> tuple:
         return (args[0],)
@@ -26,4 +18,4 @@ def identity_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-KERNELS: dict[str, KernelFactory] = {"Identity": identity_kernel, "Optional": optional_kernel}
+KERNELS: dict[str, KernelFactory] = {"Identity": identity_kernel}

@@ -1,0 +1,69 @@
+"""Reading axes, shapes and integer inputs the way the shape, indexing and sequence kernels all need them.
+
+Run-time problems raise ValueError with a message saying what is wrong; the engine turns it into an
+ExecutionError naming the node, its iteration and its input shapes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def axis_of(axis: int, rank: int, what: str = "axis") -> int:
+    """`axis` in [-rank, rank-1] as a non-negative axis."""
+    if not -rank <= axis < rank:
+        raise ValueError(f"{what} {axis} is out of range for a tensor of rank {rank} "
+                         f"(allowed: {-rank} to {rank - 1})")
+    return axis + rank if axis < 0 else axis
+
+
+def axes_of(axes: list[int], rank: int, what: str = "axes") -> list[int]:
+    """Each axis normalised; repeated axes are refused."""
+    normal = [axis_of(int(a), rank, what) for a in axes]
+    if len(set(normal)) != len(normal):
+        raise ValueError(f"{what} {list(axes)} name an axis twice")
+    return normal
+
+
+def int_list(value: np.ndarray | None, what: str) -> list[int]:
+    """A 0-d or 1-D integer tensor input as a list of Python ints."""
+    if value is None:
+        raise ValueError(f"input {what!r} is missing")
+    array = np.asarray(value)
+    if array.ndim > 1:
+        raise ValueError(f"input {what!r} must be 1-D, got shape {list(array.shape)}")
+    if array.dtype.kind not in "iu":
+        raise ValueError(f"input {what!r} must be an integer tensor, got {array.dtype}")
+    return [int(v) for v in array.reshape(-1)]
+
+
+def int_scalar(value: np.ndarray | None, what: str) -> int:
+    """A scalar (or one-element) integer tensor input as a Python int."""
+    values = int_list(None if value is None else np.asarray(value).reshape(-1), what)
+    if len(values) != 1:
+        raise ValueError(f"input {what!r} must hold one value, got {len(values)}")
+    return values[0]
+
+
+def shape_of(value: np.ndarray | None, what: str = "shape") -> tuple[int, ...]:
+    """A 1-D int64 shape input with non-negative dimensions."""
+    dims = int_list(value, what)
+    negative = [d for d in dims if d < 0]
+    if negative:
+        raise ValueError(f"input {what!r} {dims} has negative dimensions")
+    return tuple(dims)
+
+
+def checked_indices(indices: np.ndarray, size: int, what: str = "indices") -> np.ndarray:
+    """Integer indices in [-size, size-1] as non-negative int64 indices; out-of-range ones are refused."""
+    if indices.dtype.kind not in "iu":
+        raise ValueError(f"{what} must be integers, got {indices.dtype}")
+    idx = indices.astype(np.int64, copy=False)
+    if idx.size:
+        low, high = int(idx.min()), int(idx.max())
+        if low < -size or high >= size:
+            bad = low if low < -size else high
+            raise ValueError(f"{what} hold {bad}, out of range for an axis of size {size} "
+                             f"(allowed: {-size} to {size - 1})")
+        if low < 0:
+            idx = np.where(idx < 0, idx + size, idx)
+    return idx

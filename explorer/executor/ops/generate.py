@@ -1,0 +1,102 @@
+"""Kernels that make new tensors: ConstantOfShape, Range, EyeLike, Trilu."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import onnx
+
+from .axes import int_scalar, shape_of
+from .base import KernelFactory, OpNode, PlainKernel
+
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
+
+
+def constant_of_shape(node: NodeRef, program: Program) -> PlainKernel:
+    """ConstantOfShape: `value` (a one-element tensor, default float32 0) repeated over the shape input."""
+    op = OpNode(node, program)
+    value = op.attr("value")
+    fill = np.zeros((), dtype=np.float32) if value is None else np.asarray(value)
+    if fill.size != 1:
+        raise op.error(f"attribute 'value' must hold one element, it has shape {list(fill.shape)}")
+    fill = fill.reshape(())
+
+    def run(args: list) -> tuple:
+        return (np.full(shape_of(args[0], "input"), fill, dtype=fill.dtype),)
+
+    return run
+
+
+def range_(node: NodeRef, program: Program) -> PlainKernel:
+    """Range-11, 27: start + i * delta for i < max(ceil((limit - start) / delta), 0); integers exactly;
+    float16/bfloat16 computed in float32 (stash_type=1, the only value onnx defines)."""
+    op = OpNode(node, program)
+
+    def run(args: list) -> tuple:
+        start, limit, delta = (np.asarray(a) for a in args[:3])
+        for name, value in zip(("start", "limit", "delta"), (start, limit, delta)):
+            if value.size != 1:
+                raise ValueError(f"{name} must be a scalar, got shape {list(value.shape)}")
+            if value.dtype != start.dtype:
+                raise ValueError(f"start is {start.dtype} but {name} is {value.dtype}")
+        dtype = start.dtype
+        if delta.item() == 0:
+            raise ValueError("delta is 0")
+        if dtype.kind in "iu":
+            a, b, d = int(start.item()), int(limit.item()), int(delta.item())
+            count = max(-((a - b) // d), 0)
+            return ((a + np.arange(count, dtype=np.int64) * d).astype(dtype),)
+        work = np.float32 if dtype.itemsize < 4 else dtype
+        a, b, d = (np.asarray(v, dtype=work).reshape(()) for v in (start, limit, delta))
+        count = max(int(np.ceil((b - a) / d)), 0)
+        return ((a + np.arange(count, dtype=work) * d).astype(dtype),)
+
+    return run
+
+
+def eye_like(node: NodeRef, program: Program) -> PlainKernel:
+    """EyeLike: ones on the k-th diagonal of a 2-D tensor shaped like the input, in `dtype` (default: the
+    input's type)."""
+    op = OpNode(node, program)
+    k = op.get_int("k", 0)
+    dtype_code = op.attr("dtype")
+    dtype = None if dtype_code is None else onnx.helper.tensor_dtype_to_np_dtype(int(dtype_code))
+
+    def run(args: list) -> tuple:
+        x = args[0]
+        if x.ndim != 2:
+            raise ValueError(f"input must be 2-D, got shape {list(x.shape)}")
+        return (np.eye(x.shape[0], x.shape[1], k, dtype=dtype or x.dtype),)
+
+    return run
+
+
+def trilu(node: NodeRef, program: Program) -> PlainKernel:
+    """Trilu-14: keeps the upper (upper=1) or lower triangle of the last two axes from diagonal k, zeroes the
+    rest."""
+    op = OpNode(node, program)
+    upper = op.get_int("upper") == 1
+
+    def run(args: list) -> tuple:
+        x = args[0]
+        if x.ndim < 2:
+            raise ValueError(f"input must have at least 2 dimensions, got shape {list(x.shape)}")
+        k = int_scalar(args[1], "k") if len(args) > 1 and args[1] is not None else 0
+        rows, cols = x.shape[-2:]
+        r = np.arange(rows)[:, None]
+        c = np.arange(cols)[None, :]
+        keep = (c - r >= k) if upper else (c - r <= k)
+        zero = np.zeros((), dtype=x.dtype) if x.dtype != object else np.array("", dtype=object)
+        return (np.where(keep, x, zero),)
+
+    return run
+
+
+KERNELS: dict[str, KernelFactory] = {
+    "ConstantOfShape": constant_of_shape,
+    "Range": range_,
+    "EyeLike": eye_like,
+    "Trilu": trilu,
+}

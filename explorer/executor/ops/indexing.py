@@ -1,0 +1,163 @@
+"""Reading by index: Gather, GatherElements, GatherND, Compress, OneHot, NonZero.
+
+Negative indices count from the end of their axis; an index outside [-size, size-1] is an error naming it.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .axes import axis_of, checked_indices
+from .base import KernelFactory, OpNode, PlainKernel
+
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
+
+
+def gather(node: NodeRef, program: Program) -> PlainKernel:
+    """Gather: entries of `data` along `axis` at `indices` (any rank q): output rank q + r - 1."""
+    op = OpNode(node, program)
+    axis = op.get_int("axis")
+
+    def run(args: list) -> tuple:
+        data, indices = args
+        at = axis_of(axis, data.ndim)
+        idx = checked_indices(indices, data.shape[at])
+        return (np.take(data, idx, axis=at),)
+
+    return run
+
+
+def element_index(indices: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
+    """The fancy index that picks, for every position of `indices`, its index along `axis` and its own
+    coordinates along the other axes."""
+    grid = list(np.ogrid[tuple(slice(d) for d in indices.shape)])
+    grid[axis] = indices
+    return tuple(grid)
+
+
+def check_element_shapes(data: np.ndarray, indices: np.ndarray, axis: int) -> None:
+    if indices.ndim != data.ndim:
+        raise ValueError(f"indices have rank {indices.ndim}, data rank {data.ndim}: they must be equal")
+    wider = [k for k in range(data.ndim) if k != axis and indices.shape[k] > data.shape[k]]
+    if wider:
+        raise ValueError(f"indices {list(indices.shape)} exceed data {list(data.shape)} on axes {wider}")
+
+
+def gather_elements(node: NodeRef, program: Program) -> PlainKernel:
+    """GatherElements: output[i][j][k] = data[i][indices[i][j][k]][k] (for axis 1); output shaped as indices."""
+    op = OpNode(node, program)
+    axis = op.get_int("axis")
+
+    def run(args: list) -> tuple:
+        data, indices = args
+        at = axis_of(axis, data.ndim)
+        check_element_shapes(data, indices, at)
+        return (data[element_index(checked_indices(indices, data.shape[at]), at)],)
+
+    return run
+
+
+def nd_index(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> tuple[np.ndarray, tuple, int]:
+    """(flat index tuple into data viewed as [batch, *rest], the index shape without its last axis, k) for
+    GatherND / ScatterND with `batch_dims` leading batch axes."""
+    if indices.dtype.kind not in "iu":
+        raise ValueError(f"indices must be integers, got {indices.dtype}")
+    if indices.ndim < 1:
+        raise ValueError("indices must have at least one dimension")
+    k = indices.shape[-1]
+    if batch_dims < 0 or batch_dims >= min(data.ndim, indices.ndim):
+        raise ValueError(f"batch_dims {batch_dims} must be below the ranks of data ({data.ndim}) and indices "
+                         f"({indices.ndim})")
+    if data.shape[:batch_dims] != indices.shape[:batch_dims]:
+        raise ValueError(f"the first {batch_dims} dimensions of data {list(data.shape)} and indices "
+                         f"{list(indices.shape)} differ")
+    if k > data.ndim - batch_dims:
+        raise ValueError(f"indices address {k} dimensions, data has {data.ndim - batch_dims} after the batch ones")
+    batch = int(np.prod(data.shape[:batch_dims], dtype=np.int64))
+    rows = indices.reshape(batch, -1, k)
+    columns = tuple(checked_indices(rows[..., j], data.shape[batch_dims + j], f"indices[..., {j}]")
+                    for j in range(k))
+    return (np.arange(batch)[:, None], *columns), indices.shape[:-1], k
+
+
+def gather_nd(node: NodeRef, program: Program) -> PlainKernel:
+    """GatherND-11, 12 and 13 (batch_dims): slices of data addressed by the last axis of indices."""
+    op = OpNode(node, program)
+    batch_dims = op.get_int("batch_dims", 0) if op.version >= 12 else 0
+
+    def run(args: list) -> tuple:
+        data, indices = args
+        index, outer, k = nd_index(data, indices, batch_dims)
+        flat = data.reshape((-1,) + data.shape[batch_dims:])
+        return (flat[index].reshape(outer + data.shape[batch_dims + k:]),)
+
+    return run
+
+
+def compress(node: NodeRef, program: Program) -> PlainKernel:
+    """Compress: the slices along `axis` (or elements of the flattened input) where condition is true; a
+    condition shorter than the axis drops the rest."""
+    op = OpNode(node, program)
+    axis = op.attr("axis")
+
+    def run(args: list) -> tuple:
+        data, condition = args
+        if condition.ndim != 1:
+            raise ValueError(f"condition must be 1-D, got shape {list(condition.shape)}")
+        source = data.reshape(-1) if axis is None else data
+        at = 0 if axis is None else axis_of(int(axis), data.ndim)
+        size = source.shape[at]
+        if condition.shape[0] > size:
+            raise ValueError(f"condition has {condition.shape[0]} entries, more than the {size} it selects from")
+        return (np.compress(condition.astype(bool), source, axis=at),)
+
+    return run
+
+
+def one_hot(node: NodeRef, program: Program) -> PlainKernel:
+    """OneHot: a new axis of size depth, on_value where it equals the index (negative indices count from
+    depth), off_value elsewhere; indices outside [-depth, depth-1] give a row of off_value."""
+    op = OpNode(node, program)
+    axis = op.get_int("axis")
+
+    def run(args: list) -> tuple:
+        indices, depth_value, values = args
+        depth = int(np.asarray(depth_value).reshape(-1)[0]) if np.asarray(depth_value).size == 1 else None
+        if depth is None or depth < 1:
+            raise ValueError(f"depth must be one positive value, got {np.asarray(depth_value).tolist()}")
+        if values.shape != (2,):
+            raise ValueError(f"values must be [off_value, on_value], got shape {list(values.shape)}")
+        at = axis_of(axis, indices.ndim + 1)
+        idx = indices.astype(np.int64)
+        idx = np.where(idx < 0, idx + depth, idx)
+        hot = np.expand_dims(idx, at) == np.arange(depth).reshape((-1,) + (1,) * (indices.ndim - at))
+        return (values[hot.astype(np.intp)],)  # indexing keeps the values' dtype (strings too)
+
+    return run
+
+
+def non_zero(node: NodeRef, program: Program) -> PlainKernel:
+    """NonZero: [rank, count] int64 coordinates of the non-zero elements in row-major order; a scalar counts as
+    one-dimensional ([1, count]), as numpy.nonzero, which the spec follows, and onnxruntime treat it."""
+    OpNode(node, program)
+
+    def run(args: list) -> tuple:
+        x = args[0]
+        if x.ndim == 0:
+            return (np.zeros((1, int(bool(x))), dtype=np.int64),)
+        return (np.array(np.nonzero(x), dtype=np.int64).reshape(x.ndim, -1),)
+
+    return run
+
+
+KERNELS: dict[str, KernelFactory] = {
+    "Gather": gather,
+    "GatherElements": gather_elements,
+    "GatherND": gather_nd,
+    "Compress": compress,
+    "OneHot": one_hot,
+    "NonZero": non_zero,
+}

@@ -1,0 +1,162 @@
+"""Joining, cutting and repeating tensors: Concat, Split, Slice, Tile."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .axes import axes_of, axis_of, int_list, int_scalar
+from .base import KernelFactory, OpNode, PlainKernel
+
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
+
+
+def concat(node: NodeRef, program: Program) -> PlainKernel:
+    """Concat: `axis` is optional (default 1) at version 1, required from 4."""
+    op = OpNode(node, program)
+    axis = op.get_int("axis", 1 if op.version < 4 else None)
+
+    def run(args: list) -> tuple:
+        parts = [a for a in args if a is not None]
+        if not parts:
+            raise ValueError("Concat needs at least one input")
+        first = parts[0]
+        at = axis_of(axis, first.ndim)
+        for k, part in enumerate(parts[1:], 1):
+            if part.ndim != first.ndim or part.shape[:at] + part.shape[at + 1:] != \
+                    first.shape[:at] + first.shape[at + 1:]:
+                raise ValueError(f"input {k} {list(part.shape)} does not match input 0 {list(first.shape)} "
+                                 f"outside axis {axis}")
+            if part.dtype != first.dtype:
+                raise ValueError(f"input {k} is {part.dtype}, input 0 is {first.dtype}")
+        return (np.concatenate(parts, axis=at),)
+
+    return run
+
+
+def split(node: NodeRef, program: Program) -> PlainKernel:
+    """Split-1 (split attribute or second input), 2 and 11 (attribute), 13 (input), 18 (or num_outputs:
+    equal parts, the last one smaller). With none of them, the parts are equal, one per output."""
+    op = OpNode(node, program)
+    axis = op.get_int("axis", 0)
+    outputs = len(node.proto.output)
+    fixed = op.get_ints("split") if op.version < 13 else None
+    num_outputs = op.attr("num_outputs") if op.version >= 18 else None
+    if num_outputs is not None:
+        if int(num_outputs) < 1:
+            raise op.error(f"num_outputs={num_outputs} must be at least 1")
+        if int(num_outputs) != outputs:
+            raise op.error(f"num_outputs={num_outputs} but the node has {outputs} outputs")
+        if op.input_count() > 1:
+            raise op.error("'split' and 'num_outputs' are both given; Split-18 takes one of them")
+    input_split = op.version >= 13 or (op.version == 1 and fixed is None)
+
+    def run(args: list) -> tuple:
+        data = args[0]
+        at = axis_of(axis, data.ndim)
+        dim = data.shape[at]
+        sizes = fixed
+        if input_split and len(args) > 1 and args[1] is not None:
+            sizes = int_list(args[1], "split")
+        if sizes is None:
+            if num_outputs is not None:
+                chunk = -(-dim // outputs)
+                if chunk * (outputs - 1) > dim:
+                    raise ValueError(f"dimension {dim} does not split into {outputs} parts of {chunk} "
+                                     "with only the last one smaller")
+                sizes = [chunk] * (outputs - 1) + [dim - chunk * (outputs - 1)]
+            elif dim % outputs:
+                raise ValueError(f"dimension {dim} of axis {axis} does not split evenly into {outputs} outputs")
+            else:
+                sizes = [dim // outputs] * outputs
+        if len(sizes) != outputs or sum(sizes) != dim or min(sizes, default=0) < 0:
+            raise ValueError(f"split {sizes} does not cut dimension {dim} of axis {axis} into {outputs} parts")
+        bounds = np.cumsum(sizes)[:-1]
+        return tuple(np.split(data, bounds, axis=at))
+
+    return run
+
+
+def slice_(node: NodeRef, program: Program) -> PlainKernel:
+    """Slice-1 (starts/ends/axes attributes), 10 (inputs, with steps), 11, 13. Bounds are clamped as Python
+    slices clamp them; the result is a view."""
+    op = OpNode(node, program)
+    if op.version < 10:
+        starts, ends, axes = op.get_ints("starts"), op.get_ints("ends"), op.get_ints("axes")
+
+        def run_attributes(args: list) -> tuple:
+            return (sliced(args[0], starts, ends, axes, None),)
+
+        return run_attributes
+
+    def run(args: list) -> tuple:
+        data = args[0]
+        axes = int_list(args[3], "axes") if len(args) > 3 and args[3] is not None else None
+        steps = int_list(args[4], "steps") if len(args) > 4 and args[4] is not None else None
+        return (sliced(data, int_list(args[1], "starts"), int_list(args[2], "ends"), axes, steps),)
+
+    return run
+
+
+def sliced(data: np.ndarray, starts: list[int] | None, ends: list[int] | None, axes: list[int] | None,
+           steps: list[int] | None) -> np.ndarray:
+    """data[...] for ONNX Slice's starts, ends, axes (default: the first len(starts)) and steps (default 1)."""
+    starts, ends = starts or [], ends or []
+    if len(starts) != len(ends):
+        raise ValueError(f"starts {starts} and ends {ends} differ in length")
+    axes = axes_of(axes if axes is not None else list(range(len(starts))), data.ndim)
+    steps = steps if steps is not None else [1] * len(starts)
+    if len(axes) != len(starts) or len(steps) != len(starts):
+        raise ValueError(f"starts, ends, axes and steps differ in length ({len(starts)}, {len(ends)}, "
+                         f"{len(axes)}, {len(steps)})")
+    index: list[slice] = [slice(None)] * data.ndim
+    for axis, start, end, step in zip(axes, starts, ends, steps):
+        if step == 0:
+            raise ValueError(f"step 0 on axis {axis}")
+        dim = data.shape[axis]
+        start = start + dim if start < 0 else start
+        end = end + dim if end < 0 else end
+        if step > 0:
+            start, end = min(max(start, 0), dim), min(max(end, 0), dim)
+        else:
+            start, end = min(max(start, -1), dim - 1), min(max(end, -1), dim - 1)
+        index[axis] = slice(start, end if end >= 0 else None, step)
+    return data[tuple(index)]
+
+
+def tile(node: NodeRef, program: Program) -> PlainKernel:
+    """Tile-1 (inputs tiles and axis: repeat along one axis), 6 and 13 (repeats, one per axis)."""
+    op = OpNode(node, program)
+    if op.version < 6:
+        def run_axis(args: list) -> tuple:
+            data = args[0]
+            times, axis = int_scalar(args[1], "tiles"), axis_of(int_scalar(args[2], "axis"), data.ndim)
+            reps = [1] * data.ndim
+            reps[axis] = _non_negative(times)
+            return (np.tile(data, reps),)
+
+        return run_axis
+
+    def run(args: list) -> tuple:
+        data, repeats = args[0], int_list(args[1], "repeats")
+        if len(repeats) != data.ndim:
+            raise ValueError(f"repeats {repeats} has {len(repeats)} values for a tensor of rank {data.ndim}")
+        return (np.tile(data, [_non_negative(r) for r in repeats]),)
+
+    return run
+
+
+def _non_negative(times: int) -> int:
+    if times < 0:
+        raise ValueError(f"repeat count {times} is negative")
+    return times
+
+
+KERNELS: dict[str, KernelFactory] = {
+    "Concat": concat,
+    "Split": split,
+    "Slice": slice_,
+    "Tile": tile,
+}

@@ -1,0 +1,113 @@
+"""Pad (constant / reflect / edge / wrap; negative pads crop) and CenterCropPad."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .axes import axes_of, int_list
+from .base import KernelFactory, OpNode, PlainKernel
+
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
+
+_NUMPY_MODE = {"constant": "constant", "reflect": "reflect", "edge": "edge", "wrap": "wrap"}
+
+
+def pad(node: NodeRef, program: Program) -> PlainKernel:
+    """Pad-1 (`paddings` attribute), 2 (`pads`, `value` attributes), 11 and 13 (pads and constant_value inputs),
+    18 (axes input), 19 (wrap mode)."""
+    op = OpNode(node, program)
+    mode = op.get_str("mode", "constant")
+    allowed = ("constant", "reflect", "edge", "wrap") if op.version >= 19 else ("constant", "reflect", "edge")
+    if mode not in allowed:
+        raise op.error(f"mode {mode!r} is not one of {list(allowed)} (Pad-{op.version})")
+    if op.version < 11:
+        fixed = op.get_ints("paddings" if op.version == 1 else "pads") or []
+        value = op.get_float("value", 0.0)
+
+        def run_attributes(args: list) -> tuple:
+            data = args[0]
+            fill = np.array(value).astype(data.dtype)
+            return (padded(data, fixed, None, mode, fill),)
+
+        return run_attributes
+
+    def run(args: list) -> tuple:
+        data = args[0]
+        pads = int_list(args[1], "pads")
+        fill = args[2] if len(args) > 2 else None
+        axes = int_list(args[3], "axes") if len(args) > 3 and args[3] is not None else None
+        if fill is None or fill.size == 0:
+            fill = np.zeros((), dtype=data.dtype) if data.dtype != object else np.array("", dtype=object)
+        elif fill.size != 1:
+            raise ValueError(f"constant_value must hold one value, got shape {list(fill.shape)}")
+        elif fill.dtype != data.dtype:
+            raise ValueError(f"constant_value is {fill.dtype}, data is {data.dtype}")
+        return (padded(data, pads, axes, mode, fill.reshape(())),)
+
+    return run
+
+
+def padded(data: np.ndarray, pads: list[int], axes: list[int] | None, mode: str, fill: np.ndarray) -> np.ndarray:
+    """data padded by ONNX `pads` [begin..., end...] over `axes` (default: all); negative pads crop first."""
+    axes = axes_of(axes if axes is not None else list(range(data.ndim)), data.ndim)
+    if len(pads) != 2 * len(axes):
+        raise ValueError(f"pads {pads} should have {2 * len(axes)} values (two per padded axis)")
+    widths = [(0, 0)] * data.ndim
+    crop = [slice(None)] * data.ndim
+    for k, axis in enumerate(axes):
+        begin, end = pads[k], pads[k + len(axes)]
+        dim = data.shape[axis]
+        if begin + end + dim < 0:
+            raise ValueError(f"pads {begin}, {end} remove more than the {dim} elements of axis {axis}")
+        crop[axis] = slice(max(-begin, 0), dim - max(-end, 0))
+        widths[axis] = (max(begin, 0), max(end, 0))
+    data = data[tuple(crop)]
+    if not any(b or e for b, e in widths):
+        return data
+    if mode == "constant":
+        return np.pad(data, widths, mode="constant", constant_values=fill)
+    for axis, (begin, end) in enumerate(widths):
+        if (begin or end) and data.shape[axis] == 0:
+            raise ValueError(f"mode {mode!r} cannot pad axis {axis}, which is empty")
+        if mode == "reflect" and max(begin, end) >= data.shape[axis]:
+            raise ValueError(f"reflect pads {begin}, {end} on axis {axis} reach past its {data.shape[axis]} "
+                             "elements (at most size - 1 each)")
+    return np.pad(data, widths, mode=_NUMPY_MODE[mode])
+
+
+def center_crop_pad(node: NodeRef, program: Program) -> PlainKernel:
+    """CenterCropPad-18: each of `axes` (default: all) cropped or zero-padded to `shape`, centred (an odd
+    difference puts the extra element at the end when padding and at the start when cropping)."""
+    op = OpNode(node, program)
+    wanted_axes = op.get_ints("axes")
+
+    def run(args: list) -> tuple:
+        data = args[0]
+        dims = int_list(args[1], "shape")
+        axes = axes_of(wanted_axes if wanted_axes is not None else list(range(data.ndim)), data.ndim)
+        if len(dims) != len(axes):
+            raise ValueError(f"shape {dims} has {len(dims)} values for {len(axes)} axes")
+        crop = [slice(None)] * data.ndim
+        widths = [(0, 0)] * data.ndim
+        for axis, size in zip(axes, dims):
+            if size < 0:
+                raise ValueError(f"shape {dims} has a negative size")
+            have = data.shape[axis]
+            if size <= have:
+                start = (have - size) // 2
+                crop[axis] = slice(start, start + size)
+            else:
+                before = (size - have) // 2
+                widths[axis] = (before, size - have - before)
+        cropped = data[tuple(crop)]
+        zero = np.zeros((), dtype=data.dtype) if data.dtype != object else np.array("", dtype=object)
+        return (np.pad(cropped, widths, mode="constant", constant_values=zero) if any(map(any, widths))
+                else cropped,)
+
+    return run
+
+
+KERNELS: dict[str, KernelFactory] = {"Pad": pad, "CenterCropPad": center_crop_pad}

@@ -1,0 +1,186 @@
+"""Shape kernels: Reshape, Shape, Size, Flatten, Squeeze, Unsqueeze, Transpose, Expand.
+
+Results are views of their input where NumPy gives one: values are never mutated in place, so sharing is safe.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .axes import axes_of, axis_of, int_list, shape_of
+from .base import KernelFactory, OpNode, PlainKernel
+
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
+
+
+def reshape(node: NodeRef, program: Program) -> PlainKernel:
+    """Reshape-1 (shape attribute), 5 (shape input), 14 (allowzero: a 0 is a real zero, not 'copy')."""
+    op = OpNode(node, program)
+    allowzero = op.version >= 14 and op.get_int("allowzero") == 1
+    fixed = op.get_ints("shape") if op.version < 5 else None
+    if op.version < 5 and fixed is None:
+        raise op.error("Reshape-1 needs its 'shape' attribute")
+
+    def run(args: list) -> tuple:
+        data = args[0]
+        shape = fixed if fixed is not None else int_list(args[1], "shape")
+        return (data.reshape(target_shape(data.shape, shape, allowzero)),)
+
+    return run
+
+
+def target_shape(current: tuple[int, ...], shape: list[int], allowzero: bool) -> tuple[int, ...]:
+    """Reshape's output shape: 0 copies the input's dimension (unless allowzero), one -1 is inferred."""
+    dims = list(shape)
+    if dims.count(-1) > 1:
+        raise ValueError(f"shape {shape} has more than one -1")
+    if any(d < -1 for d in dims):
+        raise ValueError(f"shape {shape} has a dimension below -1")
+    if allowzero and 0 in dims and -1 in dims:
+        raise ValueError(f"shape {shape} has both 0 and -1, which allowzero=1 does not allow")
+    if not allowzero:
+        for i, d in enumerate(dims):
+            if d == 0:
+                if i >= len(current):
+                    raise ValueError(f"shape {shape} copies dimension {i}, which the input "
+                                     f"{list(current)} does not have")
+                dims[i] = current[i]
+    total = int(np.prod(current, dtype=np.int64))
+    if -1 in dims:
+        known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
+        if known == 0 or total % known:
+            raise ValueError(f"cannot reshape {list(current)} to {shape}: the -1 cannot be inferred")
+        dims[dims.index(-1)] = total // known
+    if int(np.prod(dims, dtype=np.int64)) != total:
+        raise ValueError(f"cannot reshape {list(current)} ({total} elements) to {shape}")
+    return tuple(dims)
+
+
+def shape(node: NodeRef, program: Program) -> PlainKernel:
+    """Shape-1, 13; 15 adds start/end (clamped to the rank, negative counting from the back)."""
+    op = OpNode(node, program)
+    start = op.get_int("start", 0) if op.version >= 15 else 0
+    end = op.attr("end") if op.version >= 15 else None
+
+    def run(args: list) -> tuple:
+        dims = np.asarray(args[0]).shape
+        return (np.array(dims[_clamp(start, len(dims)):_clamp(end, len(dims))], dtype=np.int64),)
+
+    return run
+
+
+def _clamp(bound: int | None, rank: int) -> int:
+    if bound is None:
+        return rank
+    bound = int(bound)
+    return min(max(bound + rank if bound < 0 else bound, 0), rank)
+
+
+def size(node: NodeRef, program: Program) -> PlainKernel:
+    OpNode(node, program)
+
+    def run(args: list) -> tuple:
+        return (np.array(np.asarray(args[0]).size, dtype=np.int64),)
+
+    return run
+
+
+def flatten(node: NodeRef, program: Program) -> PlainKernel:
+    """Flatten: a 2-D view, dimensions before `axis` (in [-r, r]) times the ones from it."""
+    op = OpNode(node, program)
+    axis = op.get_int("axis")
+
+    def run(args: list) -> tuple:
+        data = args[0]
+        rank = data.ndim
+        if not -rank <= axis <= rank:
+            raise ValueError(f"axis {axis} is out of range for a tensor of rank {rank} (allowed: {-rank} to {rank})")
+        cut = axis + rank if axis < 0 else axis
+        outer = int(np.prod(data.shape[:cut], dtype=np.int64))
+        inner = int(np.prod(data.shape[cut:], dtype=np.int64))
+        return (data.reshape(outer, inner),)
+
+    return run
+
+
+def squeeze(node: NodeRef, program: Program) -> PlainKernel:
+    """Squeeze-1, 11 (axes attribute), 13 (optional axes input); no axes squeezes every dimension of size 1."""
+    op = OpNode(node, program)
+    fixed = op.get_ints("axes") if op.version < 13 else None
+
+    def run(args: list) -> tuple:
+        data = args[0]
+        wanted = fixed if op.version < 13 else (
+            None if len(args) < 2 or args[1] is None else int_list(args[1], "axes"))
+        if wanted is None:
+            return (data.reshape([d for d in data.shape if d != 1]),)
+        axes = axes_of(wanted, data.ndim)
+        wrong = [a for a in axes if data.shape[a] != 1]
+        if wrong:
+            raise ValueError(f"cannot squeeze axes {wrong} of shape {list(data.shape)}: their size is not 1")
+        return (data.reshape([d for i, d in enumerate(data.shape) if i not in axes]),)
+
+    return run
+
+
+def unsqueeze(node: NodeRef, program: Program) -> PlainKernel:
+    """Unsqueeze-1, 11 (axes attribute), 13 (axes input); axes index the output, of rank r + len(axes)."""
+    op = OpNode(node, program)
+    fixed = op.get_ints("axes") if op.version < 13 else None
+
+    def run(args: list) -> tuple:
+        data = args[0]
+        wanted = fixed if fixed is not None else int_list(args[1] if len(args) > 1 else None, "axes")
+        rank = data.ndim + len(wanted)
+        axes = set(axes_of(wanted, rank))
+        dims = iter(data.shape)
+        return (data.reshape([1 if i in axes else next(dims) for i in range(rank)]),)
+
+    return run
+
+
+def transpose(node: NodeRef, program: Program) -> PlainKernel:
+    """Transpose: `perm` (default: the axes reversed) must be a permutation of the input's axes."""
+    op = OpNode(node, program)
+    perm = op.get_ints("perm")
+
+    def run(args: list) -> tuple:
+        data = args[0]
+        if perm is None:
+            return (data.transpose(),)
+        if sorted(perm) != list(range(data.ndim)):
+            raise ValueError(f"perm {perm} is not a permutation of the {data.ndim} axes of the input")
+        return (data.transpose(perm),)
+
+    return run
+
+
+def expand(node: NodeRef, program: Program) -> PlainKernel:
+    """Expand: the input broadcast with `shape` both ways (a dimension of 1 in `shape` keeps the input's)."""
+    OpNode(node, program)
+
+    def run(args: list) -> tuple:
+        data, dims = args[0], shape_of(args[1])
+        try:
+            target = np.broadcast_shapes(data.shape, dims)
+        except ValueError:
+            raise ValueError(f"cannot expand {list(data.shape)} to {list(dims)}: the shapes do not broadcast") \
+                from None
+        return (np.array(np.broadcast_to(data, target)),)
+
+    return run
+
+
+KERNELS: dict[str, KernelFactory] = {
+    "Reshape": reshape,
+    "Shape": shape,
+    "Size": size,
+    "Flatten": flatten,
+    "Squeeze": squeeze,
+    "Unsqueeze": unsqueeze,
+    "Transpose": transpose,
+    "Expand": expand,
+}
