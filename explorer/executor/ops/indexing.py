@@ -99,7 +99,7 @@ def gather_nd(node: NodeRef, program: Program) -> PlainKernel:
 
 def compress(node: NodeRef, program: Program) -> PlainKernel:
     """Compress: the slices along `axis` (or elements of the flattened input) where condition is true; a
-    condition shorter than the axis drops the rest."""
+    condition shorter than the axis drops the rest, entries past the axis are ignored (as onnxruntime does)."""
     op = OpNode(node, program)
     axis = op.attr("axis")
 
@@ -109,19 +109,19 @@ def compress(node: NodeRef, program: Program) -> PlainKernel:
             raise ValueError(f"condition must be 1-D, got shape {list(condition.shape)}")
         source = data.reshape(-1) if axis is None else data
         at = 0 if axis is None else axis_of(int(axis), data.ndim)
-        size = source.shape[at]
-        if condition.shape[0] > size:
-            raise ValueError(f"condition has {condition.shape[0]} entries, more than the {size} it selects from")
-        return (np.compress(condition.astype(bool), source, axis=at),)
+        keep = condition[:source.shape[at]].astype(bool)  # entries past the axis select nothing
+        return (np.compress(keep, source, axis=at),)
 
     return run
 
 
 def one_hot(node: NodeRef, program: Program) -> PlainKernel:
-    """OneHot: a new axis of size depth, on_value where it equals the index (negative indices count from
-    depth), off_value elsewhere; indices outside [-depth, depth-1] give a row of off_value."""
+    """OneHot: a new axis of size depth, on_value where it equals the index, off_value elsewhere. From version
+    11 negative indices count from depth; indices outside [-depth, depth-1] (version 9: [0, depth-1]) give a
+    row of off_value."""
     op = OpNode(node, program)
     axis = op.get_int("axis")
+    wrap = op.version >= 11
 
     def run(args: list) -> tuple:
         indices, depth_value, values = args
@@ -132,7 +132,8 @@ def one_hot(node: NodeRef, program: Program) -> PlainKernel:
             raise ValueError(f"values must be [off_value, on_value], got shape {list(values.shape)}")
         at = axis_of(axis, indices.ndim + 1)
         idx = indices.astype(np.int64)
-        idx = np.where(idx < 0, idx + depth, idx)
+        if wrap:
+            idx = np.where(idx < 0, idx + depth, idx)
         hot = np.expand_dims(idx, at) == np.arange(depth).reshape((-1,) + (1,) * (indices.ndim - at))
         return (values[hot.astype(np.intp)],)  # indexing keeps the values' dtype (strings too)
 

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .axes import axes_of, axis_of, int_list, int_scalar
+from .axes import axes_of, axis_of, int_list
 from .base import KernelFactory, OpNode, PlainKernel
 
 if TYPE_CHECKING:
@@ -37,8 +37,8 @@ def concat(node: NodeRef, program: Program) -> PlainKernel:
 
 
 def split(node: NodeRef, program: Program) -> PlainKernel:
-    """Split-1 (split attribute or second input), 2 and 11 (attribute), 13 (input), 18 (or num_outputs:
-    equal parts, the last one smaller). With none of them, the parts are equal, one per output."""
+    """Split-1 (split attribute or second input), 2 and 11 (attribute), 13 (input), 18 (the input or
+    num_outputs: equal parts, the last one smaller). Before 18, with neither, the parts are equal, one per output."""
     op = OpNode(node, program)
     axis = op.get_int("axis", 0)
     outputs = len(node.proto.output)
@@ -52,6 +52,8 @@ def split(node: NodeRef, program: Program) -> PlainKernel:
         if op.input_count() > 1:
             raise op.error("'split' and 'num_outputs' are both given; Split-18 takes one of them")
     input_split = op.version >= 13 or (op.version == 1 and fixed is None)
+    if op.version >= 18 and num_outputs is None and op.input_count() < 2:
+        raise op.error("Split-18 needs the 'split' input or the 'num_outputs' attribute")
 
     def run(args: list) -> tuple:
         data = args[0]
@@ -132,7 +134,7 @@ def tile(node: NodeRef, program: Program) -> PlainKernel:
     if op.version < 6:
         def run_axis(args: list) -> tuple:
             data = args[0]
-            times, axis = int_scalar(args[1], "tiles"), axis_of(int_scalar(args[2], "axis"), data.ndim)
+            times, axis = _count(args[1], "tiles"), axis_of(_count(args[2], "axis"), data.ndim)
             reps = [1] * data.ndim
             reps[axis] = _non_negative(times)
             return (np.tile(data, reps),)
@@ -146,6 +148,14 @@ def tile(node: NodeRef, program: Program) -> PlainKernel:
         return (np.tile(data, [_non_negative(r) for r in repeats]),)
 
     return run
+
+
+def _count(value: np.ndarray, what: str) -> int:
+    """Tile-1's tiles and axis: one value of the data's own (float) type, a whole number."""
+    array = np.asarray(value).reshape(-1)
+    if array.size != 1 or array[0] != int(array[0]):
+        raise ValueError(f"{what} must be one whole number, got {array.tolist()}")
+    return int(array[0])
 
 
 def _non_negative(times: int) -> int:
