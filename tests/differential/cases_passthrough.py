@@ -1,8 +1,7 @@
-"""Identity and Optional."""
+"""Identity (optionals are in cases_sequence.py)."""
 from __future__ import annotations
 
 import numpy as np
-from onnx import helper
 
 from .gen import rng, schema_types, shape, since_versions, values
 from .harness import Case, Seq
@@ -18,11 +17,4 @@ def cases() -> list[Case]:
         if version >= 14:
             r = rng("Identity", version, "seq")
             found.append(Case("Identity", version, [Seq([values(r, (2,), np.float32), values(r, (3,), np.float32)])]))
-    for version in since_versions("Optional"):
-        x = values(rng("Optional", version), (2, 3), np.float32)
-        newer = {"reason": "onnxruntime implements Optional up to 15; 28 only allows more types",
-                 "judge_version": 15} if version > 15 else {}
-        found.append(Case("Optional", version, [x], **newer))
-        found.append(Case("Optional", version, [], attrs={"type": helper.make_tensor_type_proto(1, [2])},
-                          reason="explorer holds an empty optional as None", expected=[None]))
     return found

@@ -79,7 +79,8 @@ def schema_types(op: str, version: int, param: str = "T", domain: str = "") -> t
     return tuple(found)
 
 
-def since_versions(op: str, domain: str = "") -> list[int]:
+@cache
+def since_versions(op: str, domain: str = "") -> tuple[int, ...]:
     """Every since_version of an operator in onnx.defs."""
-    return sorted({s.since_version for s in onnx.defs.get_all_schemas_with_history()
-                   if s.name == op and s.domain == domain})
+    return tuple(sorted({s.since_version for s in onnx.defs.get_all_schemas_with_history()
+                         if s.name == op and s.domain == domain}))

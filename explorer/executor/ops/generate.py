@@ -32,7 +32,7 @@ def constant_of_shape(node: NodeRef, program: Program) -> PlainKernel:
 def range_(node: NodeRef, program: Program) -> PlainKernel:
     """Range-11, 27: start + i * delta for i < max(ceil((limit - start) / delta), 0); integers exactly;
     float16/bfloat16 computed in float32 (stash_type=1, the only value onnx defines)."""
-    op = OpNode(node, program)
+    OpNode(node, program)
 
     def run(args: list) -> tuple:
         start, limit, delta = (np.asarray(a) for a in args[:3])
@@ -49,9 +49,9 @@ def range_(node: NodeRef, program: Program) -> PlainKernel:
             count = max(-((a - b) // d), 0)
             return ((a + np.arange(count, dtype=np.int64) * d).astype(dtype),)
         work = np.float32 if dtype.itemsize < 4 else dtype
-        a, b, d = (np.asarray(v, dtype=work).reshape(()) for v in (start, limit, delta))
-        count = max(int(np.ceil((b - a) / d)), 0)
-        return ((a + np.arange(count, dtype=work) * d).astype(dtype),)
+        first, last, step = (np.asarray(v, dtype=work).reshape(()) for v in (start, limit, delta))
+        count = max(int(np.ceil((last - first) / step)), 0)
+        return ((first + np.arange(count, dtype=work) * step).astype(dtype),)
 
     return run
 

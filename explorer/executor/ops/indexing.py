@@ -60,7 +60,8 @@ def gather_elements(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def nd_index(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> tuple[np.ndarray, tuple, int]:
+def nd_index(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> tuple[tuple[np.ndarray, ...],
+                                                                               tuple[int, ...], int]:
     """(flat index tuple into data viewed as [batch, *rest], the index shape without its last axis, k) for
     GatherND / ScatterND with `batch_dims` leading batch axes."""
     if indices.dtype.kind not in "iu":

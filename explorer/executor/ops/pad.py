@@ -1,7 +1,7 @@
 """Pad (constant / reflect / edge / wrap; negative pads crop) and CenterCropPad."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ...graph import NodeRef
     from ..program import Program
 
-_NUMPY_MODE = {"constant": "constant", "reflect": "reflect", "edge": "edge", "wrap": "wrap"}
+_NUMPY_MODE: dict[str, Literal["reflect", "edge", "wrap"]] = {"reflect": "reflect", "edge": "edge", "wrap": "wrap"}
 
 
 def pad(node: NodeRef, program: Program) -> PlainKernel:

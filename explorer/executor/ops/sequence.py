@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def _sequence(value: Any, what: str = "input_sequence") -> list:
     if not isinstance(value, list):
         kind = "nothing" if value is None else type(value).__name__
-        raise ValueError(f"{what} must be a sequence, got {kind}")
+        raise TypeError(f"{what} must be a sequence, got {kind}")
     return value
 
 
@@ -37,7 +37,7 @@ def _position(value: np.ndarray | None, length: int, default: int, allow_end: bo
 def _same_type(tensors: list, reference: np.dtype | None) -> None:
     for k, tensor in enumerate(tensors):
         if not isinstance(tensor, np.ndarray):
-            raise ValueError(f"element {k} is {type(tensor).__name__}, not a tensor")
+            raise TypeError(f"element {k} is {type(tensor).__name__}, not a tensor")
         if reference is not None and tensor.dtype != reference:
             raise ValueError(f"element {k} is {tensor.dtype}, the sequence holds {reference}")
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .axes import axes_of, axis_of, int_list, shape_of
+from .axes import axes_of, int_list, shape_of
 from .base import KernelFactory, OpNode, PlainKernel
 
 if TYPE_CHECKING:
