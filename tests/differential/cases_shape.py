@@ -71,6 +71,11 @@ def squeeze_cases() -> list[Case]:
         x = values(r, (1, 3, 1, 2), np.float32)
         found.append(Case("Squeeze", version, [x]))
         found.append(Case("Squeeze", version, [values(r, (1, 1), np.float32)]))
+        scalar = np.array(3.5, np.float32)
+        found.append(Case("Squeeze", version, [scalar] + ([i64(0)] if version >= 13 else []),
+                          {} if version >= 13 else {"axes": [0]}, reason="onnxruntime refuses axis 0 of a scalar; "
+                          "explorer, as numpy, squeezes nothing (Loop bodies declaring their iteration number [1])",
+                          expected=[scalar]))
         if version < 13:
             found += [Case("Squeeze", version, [x], {"axes": [0]}), Case("Squeeze", version, [x], {"axes": [0, 2]}),
                       Case("Squeeze", version, [x], {"axes": [1]}, error="size is not 1")]

@@ -8,6 +8,7 @@ import onnx
 
 from .axes import int_scalar, shape_of
 from .base import KernelFactory, OpNode, PlainKernel
+from .pad import zero_of
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -88,8 +89,7 @@ def trilu(node: NodeRef, program: Program) -> PlainKernel:
         r = np.arange(rows)[:, None]
         c = np.arange(cols)[None, :]
         keep = (c - r >= k) if upper else (c - r <= k)
-        zero = np.zeros((), dtype=x.dtype) if x.dtype != object else np.array("", dtype=object)
-        return (np.where(keep, x, zero),)
+        return (np.where(keep, x, zero_of(x.dtype)),)
 
     return run
 

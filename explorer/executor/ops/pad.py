@@ -40,7 +40,7 @@ def pad(node: NodeRef, program: Program) -> PlainKernel:
         fill = args[2] if len(args) > 2 else None
         axes = int_list(args[3], "axes") if len(args) > 3 and args[3] is not None else None
         if fill is None or fill.size == 0:
-            fill = np.zeros((), dtype=data.dtype) if data.dtype != object else np.array("", dtype=object)
+            fill = zero_of(data.dtype)
         elif fill.size != 1:
             raise ValueError(f"constant_value must hold one value, got shape {list(fill.shape)}")
         elif fill.dtype != data.dtype:
@@ -48,6 +48,11 @@ def pad(node: NodeRef, program: Program) -> PlainKernel:
         return (padded(data, pads, axes, mode, fill.reshape(())),)
 
     return run
+
+
+def zero_of(dtype: np.dtype) -> np.ndarray:
+    """The value padding and zeroing fill with: 0, False, or '' for strings."""
+    return np.array("", dtype=object) if dtype == object else np.zeros((), dtype=dtype)
 
 
 def padded(data: np.ndarray, pads: list[int], axes: list[int] | None, mode: str, fill: np.ndarray) -> np.ndarray:
@@ -103,8 +108,7 @@ def center_crop_pad(node: NodeRef, program: Program) -> PlainKernel:
                 before = (size - have) // 2
                 widths[axis] = (before, size - have - before)
         cropped = data[tuple(crop)]
-        zero = np.zeros((), dtype=data.dtype) if data.dtype != object else np.array("", dtype=object)
-        return (np.pad(cropped, widths, mode="constant", constant_values=zero) if any(map(any, widths))
+        return (np.pad(cropped, widths, mode="constant", constant_values=zero_of(data.dtype)) if any(map(any, widths))
                 else cropped,)
 
     return run

@@ -117,6 +117,9 @@ def squeeze(node: NodeRef, program: Program) -> PlainKernel:
             None if len(args) < 2 or args[1] is None else int_list(args[1], "axes"))
         if wanted is None:
             return (data.reshape([d for d in data.shape if d != 1]),)
+        if data.ndim == 0 and set(wanted) <= {0, -1}:
+            # a scalar where the graph declares [1] (e.g. a Loop's iteration number): nothing to squeeze
+            return (data,)
         axes = axes_of(wanted, data.ndim)
         wrong = [a for a in axes if data.shape[a] != 1]
         if wrong:
