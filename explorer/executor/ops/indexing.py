@@ -24,8 +24,13 @@ def gather(node: NodeRef, program: Program) -> PlainKernel:
     def run(args: list) -> tuple:
         data, indices = args
         at = axis_of(axis, data.ndim)
-        idx = checked_indices(indices, data.shape[at])
-        return (np.take(data, idx, axis=at),)
+        if indices.dtype.kind not in "iu":
+            raise ValueError(f"indices must be integers, got {indices.dtype}")
+        try:
+            return (np.take(data, indices, axis=at),)  # takes negative indices and refuses out-of-range ones
+        except IndexError:
+            checked_indices(indices, data.shape[at])  # raises naming the bad index
+            raise
 
     return run
 

@@ -4,6 +4,7 @@ Results are views of their input where NumPy gives one: values are never mutated
 """
 from __future__ import annotations
 
+from math import prod
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -48,13 +49,13 @@ def target_shape(current: tuple[int, ...], shape: list[int], allowzero: bool) ->
                     raise ValueError(f"shape {shape} copies dimension {i}, which the input "
                                      f"{list(current)} does not have")
                 dims[i] = current[i]
-    total = int(np.prod(current, dtype=np.int64))
+    total = prod(current)
     if -1 in dims:
-        known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
+        known = prod(d for d in dims if d != -1)
         if known == 0 or total % known:
             raise ValueError(f"cannot reshape {list(current)} to {shape}: the -1 cannot be inferred")
         dims[dims.index(-1)] = total // known
-    if int(np.prod(dims, dtype=np.int64)) != total:
+    if prod(dims) != total:
         raise ValueError(f"cannot reshape {list(current)} ({total} elements) to {shape}")
     return tuple(dims)
 
@@ -99,9 +100,7 @@ def flatten(node: NodeRef, program: Program) -> PlainKernel:
         if not -rank <= axis <= rank:
             raise ValueError(f"axis {axis} is out of range for a tensor of rank {rank} (allowed: {-rank} to {rank})")
         cut = axis + rank if axis < 0 else axis
-        outer = int(np.prod(data.shape[:cut], dtype=np.int64))
-        inner = int(np.prod(data.shape[cut:], dtype=np.int64))
-        return (data.reshape(outer, inner),)
+        return (data.reshape(prod(data.shape[:cut]), prod(data.shape[cut:])),)
 
     return run
 
