@@ -26,6 +26,8 @@ def scatter_elements_cases() -> list[Case]:
                 for itype in (np.int32, np.int64):
                     found.append(Case(op, version, [values(r, (4, 3), np.float32), idx.astype(itype),
                                                     values(r, idx.shape, np.float32)], {"axis": axis}))
+            found.append(Case(op, version, [values(r, (4, 3), np.float32), i64(1, 1, 1, 1, 2, 1).reshape(2, 3),
+                                            values(r, (2, 3), np.float32)]))  # repeated: the last one stays
             found.append(Case(op, version, [values(r, (3, 3), np.float32), np.zeros((0, 3), np.int64),
                                             values(r, (0, 3), np.float32)]))
             found.append(Case(op, version, [values(r, (3, 3), np.float32), i64(3).reshape(1, 1),
@@ -63,6 +65,8 @@ def scatter_nd_cases() -> list[Case]:
                                               values(r, (1, 3), np.float32)], error="out of range"),
                   Case("ScatterND", version, [values(r, (2, 3), np.float32), i64(1).reshape(1, 1),
                                               values(r, (1, 2), np.float32)], error="updates have shape")]
+        found.append(Case("ScatterND", version, [values(r, (4, 3), np.float32), i64(1, 1, 2, 1).reshape(4, 1),
+                                                 values(r, (4, 3), np.float32)]))  # repeated: the last one stays
         for reduction in _reductions(version):
             for dtype in (np.float32, np.int64, np.float64, np.int32):
                 found.append(Case("ScatterND", version, [values(r, (4, 3), dtype), i64(1, 1, 2, 1).reshape(4, 1),
