@@ -99,6 +99,16 @@ class Knowledge:
         self.types[out] = tensors.array_type(value)
         return node, out
 
+    def make_weight(self, value: np.ndarray, prefix: str) -> str:
+        """A new initializer holding `value` (for weights a rewrite computes: an initializer, unlike a Constant
+        node, is not a node of the graph); returns its fresh name."""
+        name = self.unique_name(prefix)
+        value = np.asarray(value)
+        self.initializers[name] = tensors.to_tensor(value, name)
+        self._constants[name] = value
+        self.types[name] = tensors.array_type(value)
+        return name
+
     def set_type(self, name: str, type_proto: onnx.TypeProto | None) -> None:
         if type_proto is not None:
             self.types[name] = type_proto

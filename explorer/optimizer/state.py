@@ -284,7 +284,7 @@ class GraphState(Knowledge):
         graph = onnx.GraphProto(name=self.graph.name, doc_string=self.graph.doc_string)
         graph.input.extend(self.graph.input)
         graph.output.extend(self.graph.output)
-        graph.initializer.extend(t for t in self.graph.initializer if t.name in used)
+        graph.initializer.extend(t for t in self.initializers.values() if t.name in used)
         graph.sparse_initializer.extend(t for t in self.graph.sparse_initializer if t.values.name in used)
         graph.node.extend(n.proto for n in nodes)
         graph.value_info.extend(self.value_info(n for n in nodes if n.op_type != "Constant"))

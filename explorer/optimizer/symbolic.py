@@ -58,7 +58,8 @@ def known(g: GraphState, facts: Facts, name: str) -> np.ndarray | None:
         return found
     value = g.constant(name)
     if value is not None:
-        return value.astype(object) if value.dtype.kind in "iu" and value.size <= MAX_VALUE_ELEMENTS else None
+        small = value.dtype.kind in "iub" and value.size <= MAX_VALUE_ELEMENTS
+        return np.array([int(v) for v in value.reshape(-1)], dtype=object).reshape(value.shape) if small else None
     if g.parent is not None and not g.defines(name):  # a body reads what its enclosing graph knows
         return known(g.parent, g.parent.facts, name)
     return None
@@ -74,7 +75,7 @@ def _shape(g: GraphState, facts: Facts, name: str) -> Shape | None:
 
 
 def _ints(value: np.ndarray | None) -> list[int] | None:
-    if value is None or not all(isinstance(v, (int, np.integer)) for v in value.reshape(-1)):
+    if value is None or not all(isinstance(v, (int, np.integer, bool, np.bool_)) for v in value.reshape(-1)):
         return None
     return [int(v) for v in value.reshape(-1)]
 
@@ -181,14 +182,39 @@ def _arith(fn: Callable[[int, int], int | None], symbol: str) -> Callable[..., n
     return rule
 
 
+def _size(g: GraphState, facts: Facts, node: Node, args: list) -> np.ndarray | None:
+    shape = _shape(g, facts, node.input[0])
+    if shape is None or not all(isinstance(d, int) for d in shape):
+        return None
+    return np.array(int(np.prod(shape)), dtype=object)
+
+
+def _compare(fn: Callable[[int, int], bool]) -> Callable[..., np.ndarray | None]:
+    def rule(g: GraphState, facts: Facts, node: Node, args: list) -> np.ndarray | None:
+        a, b = (_ints(v) for v in args[:2])
+        if a is None or b is None or len(args) != 2:
+            return None
+        x, y = np.broadcast_arrays(np.array(a).reshape(args[0].shape), np.array(b).reshape(args[1].shape))
+        return np.vectorize(fn, otypes=[object])(x, y).astype(object)
+    return rule
+
+
+def _not(g: GraphState, facts: Facts, node: Node, args: list) -> np.ndarray | None:
+    a = _ints(args[0])
+    return None if a is None else np.array([not v for v in a], dtype=object).reshape(args[0].shape)
+
+
 VALUE_RULES: dict[str, Callable[..., np.ndarray | None]] = {
+    "Size": _size, "Not": _not, "Equal": _compare(lambda x, y: x == y), "Less": _compare(lambda x, y: x < y),
+    "Greater": _compare(lambda x, y: x > y), "LessOrEqual": _compare(lambda x, y: x <= y),
+    "GreaterOrEqual": _compare(lambda x, y: x >= y),
     "Shape": _dims_of, "Gather": _gather, "Concat": _concat, "Slice": _slice,
     "Squeeze": _reshape_like, "Unsqueeze": _reshape_like, "Reshape": _reshape_like, "Identity": _reshape_like,
     "Cast": _reshape_like,
     "Add": _arith(lambda x, y: x + y, "+"), "Sub": _arith(lambda x, y: x - y, "-"),
     "Mul": _arith(lambda x, y: x * y, "*"), "Div": _arith(_div, "/"),
 }
-INT_TYPES = frozenset({onnx.TensorProto.INT64, onnx.TensorProto.INT32})
+INT_TYPES = frozenset({onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.BOOL})
 
 
 # ------------------------------------------------------------------------------------------------ shape rules

@@ -5,6 +5,7 @@ from collections.abc import Iterable
 
 from ..pattern import Pattern
 from .axes import SqueezeUnsqueezePattern, UnsqueezeUnsqueezePattern
+from .batchnorm import BatchNormFoldPattern
 from .cast import CastCastPattern, CastSameTypePattern
 from .concat import ConcatConcatPattern, ConcatSinglePattern
 from .control import IfConstantPattern
@@ -17,6 +18,7 @@ from .identity import DeadNodePattern, IdentityRemovalPattern
 from .neutral import NEUTRAL_PATTERNS
 from .noop import NoOpExpandPattern, NoOpSlicePattern
 from .reshape import NoOpReshapePattern, ReshapeReshapePattern
+from .rnn import RnnZeroStatePattern
 from .shape import KnownValuePattern, ShapeGatherPattern, StaticShapePattern
 from .transpose import IdentityTransposePattern, TransposeTransposePattern
 
@@ -26,13 +28,13 @@ PATTERN_CLASSES: tuple[type[Pattern], ...] = (
     IdentityTransposePattern, NoOpReshapePattern, NoOpExpandPattern, NoOpSlicePattern, CastSameTypePattern,
     ConcatSinglePattern, SqueezeUnsqueezePattern,
     # simplifications
-    GatherConcatPattern, GatherGatherPattern, ShapeGatherPattern, StaticShapePattern, KnownValuePattern, TransposeTransposePattern,
+    GatherConcatPattern, GatherGatherPattern, ShapeGatherPattern, StaticShapePattern, KnownValuePattern, RnnZeroStatePattern, TransposeTransposePattern,
     ReshapeReshapePattern, UnsqueezeUnsqueezePattern, CastCastPattern, ConcatConcatPattern, IfConstantPattern,
     ConstantFoldingPattern,
     # structure
     CommonSubexpressionPattern, LoopInvariantHoistingPattern,
     # fusions
-    MatMulAddPattern,
+    MatMulAddPattern, BatchNormFoldPattern,
 )
 
 

@@ -88,7 +88,7 @@ class KnownValuePattern(Pattern):
         found = []
         for name in node.output:
             value = g.known_value(name) if name else None
-            if value is None or not all(isinstance(v, (int, np.integer)) for v in value.reshape(-1)):
+            if value is None or not all(isinstance(v, (int, np.integer, bool, np.bool_)) for v in value.reshape(-1)):
                 return None
             found.append(value)
         return found

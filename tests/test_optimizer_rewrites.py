@@ -1,0 +1,123 @@
+"""The rewrites that rest on weights and on recurrent-cell defaults: BatchNormalization folded into the Conv,
+ConvTranspose or Gemm before it, zero initial states of GRU/LSTM/RNN dropped, rank checks folded. Each optimized
+model is proven equal to the original by explorer and onnxruntime; each rewrite also fires on a real model."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from test_optimizer_models import applied, declines, info, make, ops, proven, run_alone, tensor
+
+from explorer.optimizer import optimize
+
+ROOT = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
+GTCRN = ROOT / "Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx"
+RNG = np.random.default_rng(3)
+
+
+def bn_params(c: int, prefix: str = "bn") -> list:
+    return [tensor(f"{prefix}_scale", RNG.uniform(0.5, 2, c)), tensor(f"{prefix}_bias", RNG.normal(size=c)),
+            tensor(f"{prefix}_mean", RNG.normal(size=c)), tensor(f"{prefix}_var", RNG.uniform(0.1, 3, c))]
+
+
+def bn(x: str, y: str, prefix: str = "bn", **attrs) -> object:
+    return h.make_node("BatchNormalization", [x] + [f"{prefix}_{k}" for k in ("scale", "bias", "mean", "var")],
+                       [y], **attrs)
+
+
+def test_batchnorm_folds_into_conv_with_and_without_bias():
+    for with_bias in (True, False):
+        inputs = ["x", "w", "b"] if with_bias else ["x", "w"]
+        model = make([h.make_node("Conv", inputs, ["c"], pads=[1, 1]), bn("c", "y", epsilon=1e-3)],
+                     [info("x", shape=[2, 3, 5])], [info("y", shape=[2, 4, 5])],
+                     [tensor("w", RNG.normal(size=(4, 3, 3))), tensor("b", RNG.normal(size=4)), *bn_params(4)])
+        result = run_alone(model, "BatchNormFold")
+        assert ops(result.optimized) == ["Conv"]
+        proven(result)
+
+
+def test_batchnorm_folds_into_grouped_conv_transpose():
+    model = make([h.make_node("ConvTranspose", ["x", "w", "b"], ["c"], group=2, strides=[2]), bn("c", "y")],
+                 [info("x", shape=[1, 4, 3])], [info("y", shape=None)],
+                 [tensor("w", RNG.normal(size=(4, 3, 2))), tensor("b", RNG.normal(size=6)), *bn_params(6)])
+    result = run_alone(model, "BatchNormFold")
+    assert applied(result)["BatchNormFold"] == 1
+    proven(result)
+
+
+def test_batchnorm_folds_into_gemm_either_way_round():
+    for trans_b, w_shape in ((0, (3, 4)), (1, (4, 3))):
+        model = make([h.make_node("Gemm", ["x", "w", "c"], ["g"], transB=trans_b, beta=0.5), bn("g", "y")],
+                     [info("x", shape=[2, 3])], [info("y", shape=[2, 4])],
+                     [tensor("w", RNG.normal(size=w_shape)), tensor("c", RNG.normal(size=4)), *bn_params(4)])
+        result = run_alone(model, "BatchNormFold")
+        assert ops(result.optimized) == ["Gemm"]
+        proven(result)
+
+
+def test_batchnorm_stays_when_the_conv_result_is_read_elsewhere():
+    model = make([h.make_node("Conv", ["x", "w"], ["c"]), bn("c", "y"), h.make_node("Relu", ["c"], ["z"])],
+                 [info("x", shape=[1, 2, 4])], [info("y", shape=None), info("z", shape=None)],
+                 [tensor("w", RNG.normal(size=(3, 2, 1))), *bn_params(3)])
+    result = run_alone(model, "BatchNormFold")
+    assert applied(result)["BatchNormFold"] == 0
+    assert declines(result, "BatchNormFold") == ["the Conv result is also read elsewhere"]
+
+
+def zero_state_chain(hidden: int, name: str) -> list:
+    """initial state = ConstantOfShape(Concat([1], Unsqueeze(Gather(Shape(x), 1)), [hidden])): the batch dim read
+    from x at run time, as PyTorch exports write it."""
+    return [h.make_node("Shape", ["x"], [f"{name}_s"]), h.make_node("Gather", [f"{name}_s", "one"], [f"{name}_b"]),
+            h.make_node("Unsqueeze", [f"{name}_b", "axis0"], [f"{name}_u"]),
+            h.make_node("Concat", ["dirs", f"{name}_u", "hid"], [f"{name}_shape"], axis=0),
+            h.make_node("ConstantOfShape", [f"{name}_shape"], [name],
+                        value=h.make_tensor("v", T.FLOAT, [1], [0.0]))]
+
+
+@pytest.mark.parametrize("op,gates", [("GRU", 3), ("LSTM", 4), ("RNN", 1)])
+def test_zero_initial_states_are_dropped(op, gates):
+    hidden, feat = 3, 2
+    inits = [tensor("w", RNG.normal(size=(1, gates * hidden, feat))),
+             tensor("r", RNG.normal(size=(1, gates * hidden, hidden))), tensor("one", 1, np.int64),
+             tensor("axis0", [0], np.int64), tensor("dirs", [1], np.int64), tensor("hid", [hidden], np.int64)]
+    states = ["h0", "c0"] if op == "LSTM" else ["h0"]
+    nodes = [n for s in states for n in zero_state_chain(hidden, s)]
+    nodes.append(h.make_node(op, ["x", "w", "r", "", "", *states], ["y"], hidden_size=hidden))
+    model = make(nodes, [info("x", shape=[4, "batch", feat])], [info("y", shape=None)], inits)
+    result = run_alone(model, "RnnZeroState")
+    assert ops(result.optimized) == [op]
+    assert list(result.optimized.graph.node[0].input) == ["x", "w", "r"]
+    assert any("ConstantOfShape of zero" in f for s in result.steps for f in s.facts)
+    proven(result, {"x": RNG.normal(size=(4, 2, feat)).astype(np.float32)})
+
+
+def test_a_nonzero_initial_state_stays():
+    model = make([h.make_node("GRU", ["x", "w", "r", "", "", "h0"], ["y"], hidden_size=1)],
+                 [info("x", shape=[2, 1, 1])], [info("y", shape=None)],
+                 [tensor("w", np.ones((1, 3, 1))), tensor("r", np.ones((1, 3, 1))), tensor("h0", [[[0.5]]])])
+    assert applied(run_alone(model, "RnnZeroState"))["RnnZeroState"] == 0
+
+
+def test_rank_checks_fold_the_if_they_guard():
+    """if rank(x) != 2: Unsqueeze(x) else x, with x of known rank 3: the condition is known, the If inlined."""
+    then = h.make_graph([h.make_node("Unsqueeze", ["x", "axis0"], ["t"])], "then", [], [info("t", shape=None)])
+    other = h.make_graph([h.make_node("Identity", ["x"], ["e"])], "else", [], [info("e", shape=None)])
+    model = make([h.make_node("Shape", ["x"], ["s"]), h.make_node("Size", ["s"], ["rank"]),
+                  h.make_node("Equal", ["rank", "three"], ["same"]), h.make_node("Not", ["same"], ["cond"]),
+                  h.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=other)],
+                 [info("x", shape=["n", 4, "t"])], [info("y", shape=None)],
+                 [tensor("three", 3, np.int64), tensor("axis0", [0], np.int64)])
+    result = optimize(model)
+    assert ops(result.optimized) == ["Identity"]  # y is x itself (a graph output needs a node of its own)
+    proven(result, {"x": RNG.normal(size=(2, 4, 5)).astype(np.float32)})
+
+
+@pytest.mark.skipif(not GTCRN.exists(), reason="../shared/models is not available")
+def test_gtcrn_loses_its_batchnorms_and_zero_gru_states():
+    result = optimize(GTCRN)
+    counts = applied(result)
+    assert counts["BatchNormFold"] == 11 and counts["RnnZeroState"] >= 1
+    assert "BatchNormalization" not in ops(result.optimized)
