@@ -9,7 +9,7 @@ object array whose elements are such dims.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -72,6 +72,14 @@ def _shape(g: GraphState, facts: Facts, name: str) -> Shape | None:
     if g.parent is not None and not g.defines(name) and g.trust_shapes:
         return _shape(g.parent, g.parent.facts, name)
     return g.declared_shape(name)
+
+
+def _product(dims: Sequence[Dim]) -> int:
+    """The product of dims known to be ints."""
+    found = 1
+    for d in dims:
+        found *= int(d)  # type: ignore[arg-type]
+    return found
 
 
 def _ints(value: np.ndarray | None) -> list[int] | None:
@@ -137,7 +145,7 @@ def _reshape_like(g: GraphState, facts: Facts, node: Node, args: list) -> np.nda
     shape = g.declared_shape(node.output[0])
     if node.op_type in ("Identity", "Cast"):
         return args[0]
-    if shape is not None and all(isinstance(d, int) for d in shape) and int(np.prod(shape)) == args[0].size:
+    if shape is not None and all(isinstance(d, int) for d in shape) and _product(shape) == args[0].size:
         return args[0].reshape(shape)
     if node.op_type == "Unsqueeze" and args[0].ndim == 0:
         return args[0].reshape(1)
@@ -186,7 +194,7 @@ def _size(g: GraphState, facts: Facts, node: Node, args: list) -> np.ndarray | N
     shape = _shape(g, facts, node.input[0])
     if shape is None or not all(isinstance(d, int) for d in shape):
         return None
-    return np.array(int(np.prod(shape)), dtype=object)
+    return np.array(_product(shape), dtype=object)
 
 
 def _compare(fn: Callable[[int, int], bool]) -> Callable[..., np.ndarray | None]:
@@ -232,8 +240,8 @@ def _shape_rule(g: GraphState, facts: Facts, node: Node, args: list) -> list[Sha
                     or not all(isinstance(d, int) for d in target):
                 target = [None if d == -1 else d for d in target]
             else:
-                rest = int(np.prod([d for d in target if d != -1]))
-                target = [int(np.prod(source)) // rest if d == -1 else d for d in target]
+                rest = _product([d for d in target if d != -1])
+                target = [_product(source) // rest if d == -1 else d for d in target]
         return [tuple(target)]
     if op == "Expand" and len(args) > 1 and args[1] is not None:
         source = _shape(g, facts, node.input[0])

@@ -13,9 +13,16 @@ from ..state import GraphState
 PRODUCERS = ("Conv", "ConvTranspose", "Gemm")
 
 
+def _constant(g: GraphState, name: str) -> np.ndarray:
+    """A constant match() checked is there."""
+    value = g.constant(name)
+    assert value is not None, f"{name!r} is not constant"
+    return value
+
+
 def _scale_shift(g: GraphState, bn: Node) -> tuple[np.ndarray, np.ndarray]:
     """(s, t) with BN(y) = y * s + t per channel: s = scale / sqrt(var + eps), t = bias - mean * s."""
-    scale, bias, mean, var = (g.constant(n).astype(np.float64) for n in bn.input[1:5])  # type: ignore[union-attr]
+    scale, bias, mean, var = (_constant(g, n).astype(np.float64) for n in bn.input[1:5])
     s = scale / np.sqrt(var + float(g.attribute(bn, "epsilon", 1e-5)))
     return s, bias - mean * s
 
@@ -45,12 +52,12 @@ class BatchNormFoldPattern(Pattern):
         why = self._shape_problem(g, producer, node)
         if why:
             return self.decline(g, node, why)
-        self.because(g, node, f"{producer.input[1]} has shape {list(g.constant(producer.input[1]).shape)}")
+        self.because(g, node, f"{producer.input[1]} has shape {list(_constant(g, producer.input[1]).shape)}")
         return self.result([producer, node])
 
     def _shape_problem(self, g: GraphState, producer: Node, bn: Node) -> str | None:
-        w = g.constant(producer.input[1])
-        channels = g.constant(bn.input[1]).size  # type: ignore[union-attr]
+        w = _constant(g, producer.input[1])
+        channels = _constant(g, bn.input[1]).size
         if producer.op_type == "Conv":
             out = w.shape[0] if w.ndim >= 1 else -1
         elif producer.op_type == "ConvTranspose":
@@ -68,10 +75,10 @@ class BatchNormFoldPattern(Pattern):
 
     def apply(self, g: GraphState, producer: Node, bn: Node) -> Sequence[Built]:
         s, t = _scale_shift(g, bn)
-        w = g.constant(producer.input[1])
+        w = _constant(g, producer.input[1])
         dtype = w.dtype
         has_bias = len(producer.input) > 2 and bool(producer.input[2])
-        bias = g.constant(producer.input[2]).astype(np.float64) if has_bias else np.zeros(s.size)
+        bias = _constant(g, producer.input[2]).astype(np.float64) if has_bias else np.zeros(s.size)
         op = producer.op_type
         if op == "Conv":
             new_w = w * s.reshape((-1,) + (1,) * (w.ndim - 1))
