@@ -191,7 +191,7 @@ class Trace:
         return f"Trace({len(self.events)} events, {len(self.outputs)} outputs, {state})"
 
     # ---- save / load ---------------------------------------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the trace to one .npz: arrays as npy members, everything else as JSON (no pickle)."""
         codec = _Encoder()
         meta = {
@@ -222,7 +222,7 @@ class Trace:
                 zf.writestr(f"{key}.npy", buf.getvalue())
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> Trace:
+    def load(cls, path: str | os.PathLike[str]) -> Trace:
         """Reads a trace written by `save`."""
         with zipfile.ZipFile(path) as zf:
             meta = json.loads(zf.read("meta.json"))
@@ -288,7 +288,7 @@ class _Encoder:
             return {"k": "map", "v": [[self.encode(k), self.encode(v)] for k, v in value.items()]}
         return {"k": "repr", "v": repr(value)}
 
-    def _array(self, array: np.ndarray) -> dict:
+    def _array(self, array: np.ndarray) -> dict[str, Any]:
         if array.dtype.kind in "OUS":
             return {"k": "strings", "shape": list(array.shape),
                     "v": [x.decode("utf-8", "backslashreplace") if isinstance(x, bytes) else str(x)

@@ -12,10 +12,11 @@ import onnx
 
 from ..errors import ExecutionError, where
 from ..spec.bodies import BodySignature, body_signature
-from .ops.base import Call
+from .ops.base import Call, SpecialKernel
 
 if TYPE_CHECKING:
     from ..graph import NodeRef
+    from ..trace import EventInfo
     from .program import Program
 
 
@@ -31,16 +32,17 @@ def _scalar(value: Any, what: str, call: Call) -> Any:
 def _empty_stack(program: Program, body_path: str, name: str, axis: int = 0) -> np.ndarray:
     """A zero-iteration scan output: shape from the body output's declared type, 0 along the scan axis."""
     tp = program.value_type(body_path, name)
-    dtype, dims = np.float32, []
+    dtype: np.dtype[Any] = np.dtype(np.float32)
+    dims: list[int] = []
     if tp is not None and tp.HasField("tensor_type"):
         if tp.tensor_type.elem_type:
-            dtype = onnx.helper.tensor_dtype_to_np_dtype(tp.tensor_type.elem_type)
+            dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tp.tensor_type.elem_type))
         dims = [d.dim_value if d.HasField("dim_value") else 0 for d in tp.tensor_type.shape.dim]
     axis = axis + len(dims) + 1 if axis < 0 else axis
     return np.zeros(tuple(dims[:axis] + [0] + dims[axis:]), dtype=dtype)
 
 
-def _stack(elements: list, axis: int, call: Call, name: str) -> np.ndarray:
+def _stack(elements: list[Any], axis: int, call: Call, name: str) -> np.ndarray:
     try:
         return np.stack([np.asarray(e) for e in elements], axis=axis)
     except ValueError as exc:
@@ -71,12 +73,12 @@ def _check_slice_rank(program: Program, body_path: str, name: str, rank: int, ca
                              iteration=call.iteration)
 
 
-def if_kernel(node: NodeRef, program: Program):
+def if_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     then_path, else_path = f"{node.path}/then_branch", f"{node.path}/else_branch"
     for branch in ("then_branch", "else_branch"):
         _signature(node, program, branch)
 
-    def run(args: list, call: Call):
+    def run(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
         branch = "then_branch" if _scalar(args[0], "cond", call) else "else_branch"
         body = program.graph(then_path if branch == "then_branch" else else_path)
         base = call.engine.body_frame(body, call.env, call.path, "If", call.iteration)
@@ -86,11 +88,11 @@ def if_kernel(node: NodeRef, program: Program):
     return run
 
 
-def loop_kernel(node: NodeRef, program: Program):
+def loop_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     body_path = f"{node.path}/body"
     n_carried = len(_signature(node, program).carried)
 
-    def run(args: list, call: Call):
+    def run(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
         body = program.graph(body_path)
         engine = call.engine
         trip = args[0] if len(args) > 0 else None
@@ -100,7 +102,7 @@ def loop_kernel(node: NodeRef, program: Program):
         cond_value = np.array(keep_going)
         carried = list(args[2:])
         n_scan = len(body.output_names) - 1 - n_carried
-        scans: list[list] = [[] for _ in range(n_scan)]
+        scans: list[list[Any]] = [[] for _ in range(n_scan)]
         base = engine.body_frame(body, call.env, call.path, "Loop", call.iteration)
         i = 0
         while True:
@@ -131,7 +133,7 @@ def loop_kernel(node: NodeRef, program: Program):
     return run
 
 
-def scan_kernel(node: NodeRef, program: Program):
+def scan_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     body_path = f"{node.path}/body"
     signature = _signature(node, program)
     m = len(signature.scan_inputs)
@@ -142,7 +144,7 @@ def scan_kernel(node: NodeRef, program: Program):
     out_axes = [s.axis for s in signature.scan_outputs]
     prepend = [s.reverse for s in signature.scan_outputs]
 
-    def run(args: list, call: Call):
+    def run(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
         body = program.graph(body_path)
         n = len(args) - m
         states, scan_inputs = list(args[:n]), args[n:]
@@ -162,7 +164,7 @@ def scan_kernel(node: NodeRef, program: Program):
                                  iteration=call.iteration)
         length = lengths.pop() if lengths else 0
         k = len(body.output_names) - n
-        elements: list[list] = [[] for _ in range(k)]
+        elements: list[list[Any]] = [[] for _ in range(k)]
         engine = call.engine
         base = engine.body_frame(body, call.env, call.path, "Scan", call.iteration)
         for t in range(length):
@@ -194,12 +196,12 @@ def scan_kernel(node: NodeRef, program: Program):
     return run
 
 
-def _scan8(program: Program, body_path: str, signature: BodySignature):
+def _scan8(program: Program, body_path: str, signature: BodySignature) -> SpecialKernel:
     """Scan opset 8: batch axis 0, sequence axis 1, optional sequence_lens, per-input directions."""
     m = len(signature.scan_inputs)
     reverse = [s.reverse for s in signature.scan_inputs]
 
-    def run(args: list, call: Call):
+    def run(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
         body = program.graph(body_path)
         lens, rest = args[0], args[1:]
         n = len(rest) - m
@@ -214,12 +216,12 @@ def _scan8(program: Program, body_path: str, signature: BodySignature):
         engine = call.engine
         base = engine.body_frame(body, call.env, call.path, "Scan", call.iteration)
         k = len(body.output_names) - n
-        final_states: list[list] = [[] for _ in range(n)]
-        outputs_per_batch: list[list] = [[] for _ in range(k)]
+        final_states: list[list[Any]] = [[] for _ in range(n)]
+        outputs_per_batch: list[list[Any]] = [[] for _ in range(k)]
         counter = 0
         for b in range(batch):
             states = [s[b] for s in inits]
-            elements: list[list] = [[] for _ in range(k)]
+            elements: list[list[Any]] = [[] for _ in range(k)]
             steps = seq_lens[b]
             for t in range(steps):
                 engine.check_iterations(counter, call.path, "Scan", call.iteration)
@@ -256,11 +258,11 @@ def _scan8(program: Program, body_path: str, signature: BodySignature):
     return run
 
 
-def sequence_map_kernel(node: NodeRef, program: Program):
+def sequence_map_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     body_path = f"{node.path}/body"
     _signature(node, program)
 
-    def run(args: list, call: Call):
+    def run(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
         body = program.graph(body_path)
         first = args[0]
         if not isinstance(first, list):
@@ -274,7 +276,7 @@ def sequence_map_kernel(node: NodeRef, program: Program):
                                      op_type="SequenceMap", iteration=call.iteration)
         engine = call.engine
         base = engine.body_frame(body, call.env, call.path, "SequenceMap", call.iteration)
-        results: list[list] = [[] for _ in body.output_names]
+        results: list[list[Any]] = [[] for _ in body.output_names]
         for i in range(count):
             engine.check_iterations(i, call.path, "SequenceMap", call.iteration)
             inputs = [a[i] if isinstance(a, list) else a for a in args]

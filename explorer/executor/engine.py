@@ -10,7 +10,7 @@ from ..errors import ExecutionError, ExplorerError, LimitExceeded, where
 from ..trace import Event, EventInfo, Iteration, IterationInfo, Trace
 from ..values import describe, nbytes, summarize
 from .ops.base import Call
-from .program import CompiledGraph, Program
+from .program import CompiledGraph, Program, Step
 
 if TYPE_CHECKING:
     from ..limits import Limits
@@ -111,7 +111,8 @@ class Engine:
             events.append(Event(len(events), step.path, step.op_type, iteration, recorded, produced, seconds, info,
                                 summarized))
 
-    def _record_failure(self, step, args, iteration, exc: ExplorerError, first_child: int, start: float) -> None:
+    def _record_failure(self, step: Step, args: list[Any], iteration: tuple[int, ...], exc: ExplorerError,
+                        first_child: int, start: float) -> None:
         """The node that failed (or a loop a limit stopped, with why) is the partial trace's last event: no
         outputs, `info["error"]` the message. Failures deeper inside its bodies are recorded by their own node."""
         if getattr(exc, "node", None) != step.path:
@@ -124,7 +125,7 @@ class Engine:
         self.trace.events.append(Event(len(self.trace.events), step.path, step.op_type, iteration, recorded, {},
                                        _perf() - start, info))
 
-    def _too_big(self, step, produced: dict[str, Any], iteration: tuple[int, ...]) -> None:
+    def _too_big(self, step: Step, produced: dict[str, Any], iteration: tuple[int, ...]) -> None:
         for name, value in produced.items():
             if nbytes(value) > self.limits.max_tensor_bytes:
                 raise LimitExceeded(
@@ -157,14 +158,16 @@ class Engine:
                 f"Limits.max_tensor_bytes={self.limits.max_tensor_bytes}",
                 limit="max_tensor_bytes", node=node, op_type=op_type, iteration=iteration)
 
-    def _check_allocation(self, step, args: list, iteration: tuple[int, ...]) -> None:
+    def _check_allocation(self, step: Step, args: list[Any], iteration: tuple[int, ...]) -> None:
+        if step.guard is None:
+            return
         try:
             size = step.guard(args)
         except Exception:  # noqa: BLE001 - malformed inputs: let the kernel report them itself
             return
         self.check_bytes(size, "its output", step.path, step.op_type, iteration)
 
-    def _kernel_error(self, step, args: list, iteration: tuple[int, ...], exc: Exception) -> ExecutionError:
+    def _kernel_error(self, step: Step, args: list[Any], iteration: tuple[int, ...], exc: Exception) -> ExecutionError:
         shapes = ", ".join(f"{name or '<none>'}: {describe(value)}" for name, value in zip(step.inputs, args))
         kind = "ran out of memory" if isinstance(exc, MemoryError) else f"failed: {type(exc).__name__}: {exc}"
         return ExecutionError(f"{where(step.path, step.op_type, iteration)} {kind} (inputs: {shapes or 'none'})",

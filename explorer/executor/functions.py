@@ -2,14 +2,15 @@
 every node inside is recorded and control flow inside uses explorer's own kernels."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedOperatorError
 from ..graph import FUNCTION_BODY
-from .ops.base import Call
+from .ops.base import Call, SpecialKernel
 
 if TYPE_CHECKING:
     from ..graph import NodeRef
+    from ..trace import EventInfo
     from .program import Program
 
 
@@ -17,7 +18,7 @@ def calls_function(node: NodeRef, program: Program) -> bool:
     return (node.domain, node.op_type) in program.functions
 
 
-def function_kernel(node: NodeRef, program: Program):
+def function_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     """The kernel of one call: binds actual inputs (missing optional ones as None) to the formal inputs."""
     body_path = f"{node.path}/{FUNCTION_BODY}"
     if not any(g.path == body_path for g in node.subgraphs):
@@ -26,7 +27,7 @@ def function_kernel(node: NodeRef, program: Program):
             "recursive functions", node=node.path, op_type=node.op_type)
     name = f"{node.domain}.{node.op_type}" if node.domain else node.op_type
 
-    def run(args: list, call: Call):
+    def run(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
         body = program.graph(body_path)
         inputs = list(args) + [None] * (len(body.input_names) - len(args))
         base = call.engine.body_frame(body, call.env, call.path, call.op_type, call.iteration)

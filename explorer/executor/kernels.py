@@ -6,14 +6,14 @@
 4. onnx.reference for the rare operators listed in `ops.REFERENCE_FALLBACK`;
 5. anything else is an UnsupportedOperatorError naming the node and the operator.
 
-Plain kernels are `fn(args: list) -> tuple of outputs`; special kernels are `fn(args, call) -> (outputs, info)`.
+Plain kernels are `fn(args: list[Any]) -> tuple of outputs`; special kernels are `fn(args, call) -> (outputs, info)`.
 Every node is checked against its operator version first (ops.base.OpNode): attributes and input counts the
 version does not define are refused with an error naming the node.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedOperatorError
 from . import ops
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .program import Program
 
 
-def build_kernel(node: NodeRef, program: Program) -> tuple[Callable, bool]:
+def build_kernel(node: NodeRef, program: Program) -> tuple[Callable[..., Any], bool]:
     """(kernel, is_special) for one node."""
     if calls_function(node, program):
         return function_kernel(node, program), True

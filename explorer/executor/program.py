@@ -10,7 +10,7 @@ import onnx
 from onnx import numpy_helper
 
 from ..errors import ExecutionError, ModelError
-from ..graph import GraphRef, free_names, node_ids
+from ..graph import GraphIndex, GraphRef, NodeRef, free_names, node_ids
 from .guards import guard_for
 from .kernels import build_kernel
 
@@ -24,9 +24,9 @@ class Step:
     op_type: str
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
-    fn: Callable
+    fn: Callable[..., Any]  # PlainKernel, or SpecialKernel when `special`
     special: bool
-    guard: Callable | None
+    guard: Callable[[list[Any]], int] | None
     required_outputs: int = 0  # declared non-empty outputs the kernel must return
     has_gaps: bool = False  # an input or output name is "" (an omitted optional)
 
@@ -89,14 +89,14 @@ class Program:
         )
 
 
-def _to_array(tensor: onnx.TensorProto, where: str):
+def _to_array(tensor: onnx.TensorProto, where: str) -> np.ndarray:
     try:
         return numpy_helper.to_array(tensor)
     except Exception as exc:  # noqa: BLE001 - a malformed tensor is a model error, whatever onnx raises
         raise ModelError(f"initializer {tensor.name!r} in graph {where or 'main'!r} cannot be read: {exc}") from None
 
 
-def _sparse_to_dense(sparse: onnx.SparseTensorProto):
+def _sparse_to_dense(sparse: onnx.SparseTensorProto) -> np.ndarray:
     values = numpy_helper.to_array(sparse.values)
     indices = numpy_helper.to_array(sparse.indices)
     dense = np.zeros(tuple(sparse.dims), dtype=values.dtype)
@@ -107,7 +107,7 @@ def _sparse_to_dense(sparse: onnx.SparseTensorProto):
     return dense
 
 
-def _topological(graph: GraphRef, available: set[str], index) -> list:
+def _topological(graph: GraphRef, available: set[str], index: GraphIndex) -> list[NodeRef]:
     """Nodes in document order when that is valid (the common case), else a stable topological order."""
     nodes = [index.nodes[graph.prefix + nid] for nid in node_ids(graph.proto)]
     needs = []

@@ -2,6 +2,7 @@
 in `ops.REFERENCE_FALLBACK`, and nothing else."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,7 +24,7 @@ _RENAMED = {"Scatter": ("ScatterElements", 11)}  # Scatter-9/11 == ScatterElemen
 _VERSION_FLOOR = {"DequantizeLinear": 19}  # 10 and 13 are 19 restricted to fewer types
 
 
-def _normalize(res: Any) -> tuple:
+def _normalize(res: Any) -> tuple[Any, ...]:
     """Scalars some reference kernels return become 0-d arrays (strings as object arrays, as ONNX holds them)."""
     return tuple(
         (np.array(x, dtype=object) if isinstance(x, (str, bytes)) else np.array(x)) if np.isscalar(x) else x
@@ -64,7 +65,10 @@ def reference_kernel(node: NodeRef, program: Program, proto: onnx.NodeProto | No
             f"node {node.path!r} ({proto.op_type}) needs an outer context, which explorer does not give "
             "onnx.reference kernels", node=node.path, op_type=proto.op_type,
         )
-    return _fast_path(inst) or (lambda args, inst=inst: _normalize(inst.run(*args)))
+    def run(args: list[Any]) -> tuple[Any, ...]:
+        return _normalize(inst.run(*args))
+
+    return _fast_path(inst) or run
 
 
 def _fast_path(inst: op_run.OpRun) -> PlainKernel | None:
@@ -82,7 +86,7 @@ def _fast_path(inst: op_run.OpRun) -> PlainKernel | None:
     if isinstance(inst, OpRunBinaryNumpy):
         ufunc, name = inst.numpy_fct, type(inst).__name__
 
-        def binary(args: list) -> tuple:
+        def binary(args: list[Any]) -> tuple[Any, ...]:
             a, b = args
             result = ufunc(a, b)
             if type(result) is not np.ndarray:
@@ -92,9 +96,9 @@ def _fast_path(inst: op_run.OpRun) -> PlainKernel | None:
             return (result,)
 
         return binary
-    impl = inst._run
+    impl: Callable[..., tuple[Any, ...]] = inst._run
 
-    def call(args: list) -> tuple:
+    def call(args: list[Any]) -> tuple[Any, ...]:
         results = impl(*args, **kwargs)
         for value in results:
             if type(value) is not np.ndarray and value is not None and not isinstance(value, (list, dict)):
@@ -119,8 +123,9 @@ def _load_reference_class(proto: onnx.NodeProto, domain: str, version: int, node
             try:
                 return load_op("", proto.op_type, version, evaluator_cls=ReferenceEvaluator)
             except op_run.RuntimeContextError:
-                types = [program.value_type(node.graph.path, name) for name in proto.input]
-                if any(t is None for t in types):
+                declared = [program.value_type(node.graph.path, name) for name in proto.input]
+                types = [t for t in declared if t is not None]
+                if len(types) != len(declared):
                     raise UnsupportedOperatorError(
                         f"node {node.path!r} ({proto.op_type}) is defined by a function that depends on its input "
                         "types, and shape inference could not type all of them", node=node.path,

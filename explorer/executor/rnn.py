@@ -15,19 +15,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ExecutionError, where
 from ..spec.rnn import INPUTS, Activation, RnnConfig, rnn_config
-from .ops.base import Call
+from .ops.base import Call, SpecialKernel
 
 if TYPE_CHECKING:
     from ..graph import NodeRef
+    from ..trace import EventInfo
     from .program import Program
 
-ActivationFn = Callable[[np.ndarray, np.ndarray], None]  # fn(x, out); `out` may be `x`
+ActivationFn = Callable[[np.ndarray, np.ndarray], object]  # fn(x, out) writes out; `out` may be `x`
 
 
 def _sigmoid(x: np.ndarray, out: np.ndarray) -> None:
@@ -42,21 +43,21 @@ def _activation_fn(activation: Activation) -> ActivationFn:
     a = 0.0 if activation.alpha is None else activation.alpha
     b = 0.0 if activation.beta is None else activation.beta
 
-    def affine(x, out):
+    def affine(x: np.ndarray, out: np.ndarray) -> None:
         np.multiply(x, a, out=out)
         np.add(out, b, out=out)
 
-    def scaled_tanh(x, out):
+    def scaled_tanh(x: np.ndarray, out: np.ndarray) -> None:
         np.multiply(x, b, out=out)
         np.tanh(out, out=out)
         np.multiply(out, a, out=out)
 
-    def hard_sigmoid(x, out):
+    def hard_sigmoid(x: np.ndarray, out: np.ndarray) -> None:
         np.multiply(x, a, out=out)
         np.add(out, b, out=out)
         np.clip(out, 0.0, 1.0, out=out)
 
-    def softsign(x, out):
+    def softsign(x: np.ndarray, out: np.ndarray) -> None:
         np.copyto(out, x / (1.0 + np.abs(x)))
 
     table: dict[str, ActivationFn] = {
@@ -95,7 +96,7 @@ class _Inputs:
 _FLOAT_TYPES = ("float16", "float32", "float64", "bfloat16")
 
 
-def _inputs(args: list, config: RnnConfig, call: Call) -> _Inputs:
+def _inputs(args: list[Any], config: RnnConfig, call: Call) -> _Inputs:
     cell, nd = config.cell, config.num_directions
     args = list(args) + [None] * (len(INPUTS) - len(args))
     given = dict(zip(INPUTS, args))
@@ -126,7 +127,7 @@ def _inputs(args: list, config: RnnConfig, call: Call) -> _Inputs:
     g = len(cell.gates)
 
     def check_shape(name: str, want: tuple[int, ...]) -> np.ndarray | None:
-        value = given[name]
+        value: np.ndarray | None = given[name]
         if value is not None and value.shape != want:
             raise fail(f"input {name} has shape {value.shape}; with hidden_size {hidden}, input_size "
                        f"{input_size}, batch_size {batch} and {nd} direction(s) it must be {want}")
@@ -159,10 +160,13 @@ def _inputs(args: list, config: RnnConfig, call: Call) -> _Inputs:
 
     compute = np.float64 if x.dtype == np.float64 else np.float32
 
-    def cast(value: np.ndarray | None) -> np.ndarray | None:
-        return None if value is None else np.ascontiguousarray(value, dtype=compute)
+    def dense(value: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(value, dtype=compute)
 
-    return _Inputs(cast(x), cast(given["W"]), cast(r), cast(given["B"]), lens, cast(h0), cast(c0), cast(p),
+    def cast(value: np.ndarray | None) -> np.ndarray | None:
+        return None if value is None else dense(value)
+
+    return _Inputs(dense(x), dense(given["W"]), dense(r), cast(given["B"]), lens, cast(h0), cast(c0), cast(p),
                    hidden, x.dtype)
 
 
@@ -175,6 +179,7 @@ def _inputs(args: list, config: RnnConfig, call: Call) -> _Inputs:
 def _schedule(seq: int, lens: np.ndarray | None, reverse: bool) -> list[tuple[int, np.ndarray | None]]:
     """(time step, batch columns to keep from the previous state or None when all are valid), in processing
     order. Steps where no sequence is valid are left out; a reverse direction starts at each one's end."""
+    steps: list[tuple[int, np.ndarray | None]]
     if lens is None:
         steps = [(t, None) for t in range(seq)]
     else:
@@ -250,9 +255,8 @@ def _lstm(d: _Direction, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
     hidden, batch = d.h0.shape
     rec = np.empty((4, hidden, batch), d.h0.dtype)
     tmp = np.empty((hidden, batch), d.h0.dtype)
-    p_i = p_o = p_f = None
-    if peephole is not None:
-        p_i, p_o, p_f = _columns(peephole.reshape(3, hidden, 1), batch)
+    peep = np.zeros((3, hidden, 1), d.h0.dtype) if peephole is None else peephole.reshape(3, hidden, 1)
+    p_i, p_o, p_f = _columns(peep, batch)  # unused zeros without peepholes
     h_prev, c_prev = d.h0, c0
     sigmoid_block = slice(0, 2) if forget_is_input else slice(0, 3)  # i, o[, f] when o needs no Ct
     for t, keep in d.steps:
@@ -331,8 +335,8 @@ def _project_inputs(inp: _Inputs, config: RnnConfig, gates: np.ndarray) -> None:
         gates += folded.reshape(nd, n_gates, hidden, 1)
 
 
-def _run(config: RnnConfig, activations: tuple[tuple[ActivationFn, ...], ...], args: list, call: Call,
-         n_outputs: int) -> tuple[list, dict]:
+def _run(config: RnnConfig, activations: tuple[tuple[ActivationFn, ...], ...], args: list[Any], call: Call,
+         n_outputs: int) -> tuple[list[Any], EventInfo]:
     cell = config.cell
     is_lstm = cell.op_type == "LSTM"
     lbr_bias = cell.op_type == "GRU" and config.linear_before_reset
@@ -368,7 +372,7 @@ def _run(config: RnnConfig, activations: tuple[tuple[ActivationFn, ...], ...], a
                            _schedule(seq, inp.lens, reverse))
             if cell.op_type == "GRU":
                 y_h[k], _ = _gru(d, config)
-            elif is_lstm:
+            elif cells is not None and y_c is not None:
                 peephole = None if inp.p is None else inp.p[k]
                 y_h[k], y_c[k] = _lstm(d, config, state(inp.c0, k), cells[:, k], peephole)
             else:
@@ -376,7 +380,7 @@ def _run(config: RnnConfig, activations: tuple[tuple[ActivationFn, ...], ...], a
 
     batch_major = (0, 1, 3, 2)  # [seq, dir, hidden, batch] -> [seq, dir, batch, hidden]
     recorded = {name: gates[:, :, j].transpose(batch_major) for j, name in enumerate(cell.recorded)}
-    if is_lstm:
+    if cells is not None:
         recorded["C"] = cells.transpose(batch_major)
     if inp.lens is None:
         mask = np.ones((seq, nd, batch), bool)
@@ -384,12 +388,12 @@ def _run(config: RnnConfig, activations: tuple[tuple[ActivationFn, ...], ...], a
         mask = np.repeat((np.arange(seq)[:, None] < inp.lens[None, :])[:, None, :], nd, axis=1)
         padded = ~mask[:, :, None, :]
         np.copyto(gates, np.nan, where=padded[:, :, None])
-        if is_lstm:
+        if cells is not None:
             np.copyto(cells, np.nan, where=padded)
         np.copyto(y, 0, where=padded)
         empty = inp.lens == 0  # no step at all: onnxruntime gives zeros, not the initial state
         y_h[:, :, empty] = 0
-        if is_lstm:
+        if y_c is not None:
             y_c[:, :, empty] = 0
     y_out = np.ascontiguousarray(y.transpose(batch_major))
     recorded["H"] = y_out if inp.lens is None else np.where(mask[..., None], y_out, np.nan)
@@ -402,17 +406,17 @@ def _run(config: RnnConfig, activations: tuple[tuple[ActivationFn, ...], ...], a
     # y_out is [seq, dir, batch, hidden]; states are [dir, hidden, batch]
     produced = [output(y_out, (2, 0, 1, 3) if config.layout else (0, 1, 2, 3)),
                 output(y_h, (2, 0, 1) if config.layout else (0, 2, 1))]
-    if is_lstm:
+    if y_c is not None:
         produced.append(output(y_c, (2, 0, 1) if config.layout else (0, 2, 1)))
     return produced[:n_outputs], {"gates": recorded}
 
 
-def rnn_kernel(node: NodeRef, program: Program) -> Callable[[list, Call], tuple[list, dict]]:
+def rnn_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     config = rnn_config(node, program.opsets.get("", 1))
     activations = tuple(tuple(_activation_fn(a) for a in direction) for direction in config.activations)
     n_outputs = len(node.proto.output)
 
-    def kernel(args: list, call: Call) -> tuple[list, dict]:
+    def kernel(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
         return _run(config, activations, args, call, n_outputs)
 
     return kernel

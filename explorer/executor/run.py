@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+import weakref
 from typing import Any
 
 import numpy as np
@@ -15,12 +16,14 @@ from ..trace import RunError, Trace
 from .engine import Engine
 from .program import Program
 
+_PROGRAMS: weakref.WeakKeyDictionary[Model, Program] = weakref.WeakKeyDictionary()
+
 
 def program_of(model: Model) -> Program:
     """The model's compiled program, built once and kept on the model."""
-    program = getattr(model, "_program", None)
+    program = _PROGRAMS.get(model)
     if program is None:
-        program = model._program = Program(model)
+        program = _PROGRAMS[model] = Program(model)
     return program
 
 

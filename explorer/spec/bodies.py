@@ -65,7 +65,7 @@ def _at(names: Sequence[str], i: int) -> str:
     return names[i] if 0 <= i < len(names) else ""
 
 
-def _check_list(name: str, values: list, count: int, allowed: tuple[int, ...] | None = None) -> list[str]:
+def _check_list(name: str, values: list[int], count: int, allowed: tuple[int, ...] | None = None) -> list[str]:
     """A per-input/per-output attribute must have one entry each (when given), from `allowed` values."""
     found = []
     if values and len(values) != count:

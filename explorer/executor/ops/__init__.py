@@ -1,7 +1,7 @@
 """explorer's operator kernels, in explicit tables (read by executor/kernels.py's `build_kernel`):
 
 - `FAMILIES`: one module per operator family; each defines `KERNELS: dict[str, KernelFactory]` (op_type of the
-  default domain -> `factory(node, program) -> fn(args: list) -> tuple of outputs`). Nothing registers itself
+  default domain -> `factory(node, program) -> fn(args: list[Any]) -> tuple of outputs`). Nothing registers itself
   by being imported: a family module missing here, or two families claiming one op, fails a test.
 - `SPECIAL`: kernels that run bodies or record more than values: `fn(args, call) -> (outputs, info)`. Calls of
   model-local functions are special too; they are found in the model (executor/functions.py), not here.
@@ -12,6 +12,8 @@ add it to that module's `KERNELS`, remove the op from `REFERENCE_FALLBACK`, and 
 (tests/differential/cases_<family>.py).
 """
 from __future__ import annotations
+
+from types import ModuleType
 
 from .. import control_flow, rnn
 from . import (
@@ -68,7 +70,7 @@ SPECIAL: dict[str, KernelFactory] = {
 }
 
 
-def _gather(families: tuple) -> dict[str, KernelFactory]:
+def _gather(families: tuple[ModuleType, ...]) -> dict[str, KernelFactory]:
     kernels: dict[str, KernelFactory] = {}
     for family in families:
         kernels.update(family.KERNELS)

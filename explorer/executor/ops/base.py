@@ -28,11 +28,11 @@ if TYPE_CHECKING:
     from ...trace import EventInfo, IterationInfo
     from ..program import CompiledGraph, Program
 
-PlainKernel = Callable[[list], Any]
+PlainKernel = Callable[[list[Any]], Any]
 """fn(args) -> tuple of outputs (optional inputs that are omitted arrive as None)."""
 KernelFactory = Callable[["NodeRef", "Program"], Any]
 """factory(node, program) -> kernel, built once per node."""
-SpecialKernel = Callable[[list, "Call"], "tuple[list, EventInfo]"]
+SpecialKernel = Callable[[list[Any], "Call"], "tuple[list[Any], EventInfo]"]
 """fn(args, call) -> (outputs, what the execution recorded besides its values)."""
 
 
