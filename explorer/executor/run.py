@@ -13,6 +13,7 @@ from ..feeds import validate_feeds
 from ..limits import Limits
 from ..model import Model, load
 from ..trace import RunError, Trace
+from .blas import single_threaded_blas
 from .engine import Engine
 from .program import Program
 
@@ -42,7 +43,8 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
         main = program.graph("")
         frame = dict(main.initializers)
         frame.update(feeds)
-        with np.errstate(all="ignore"):  # NaN/Inf are recorded as data (trace.first_nonfinite), not warned
+        # NaN/Inf are recorded as data (trace.first_nonfinite), not warned; BLAS on one thread (executor/blas.py)
+        with np.errstate(all="ignore"), single_threaded_blas():
             Engine(program, limits, trace).run_graph(main, frame, ())
         for name in main.output_names:
             if name not in frame:
