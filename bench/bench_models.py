@@ -23,6 +23,7 @@ from real_models import benchmark_models, seeded_light_model
 from timing import onnxruntime_runner
 
 import explorer
+from explorer.executor.run import program_of
 
 
 def median_seconds(fn, repeat: int) -> float:
@@ -76,28 +77,39 @@ def dispatch_overhead(repeat: int) -> None:
           f"numpy.add {kernel * 1e3:.2f} us), onnxruntime {theirs * 1e3:.2f} ms ({theirs * 1e3:.2f} us/node)")
 
 
+def _owner(array: np.ndarray) -> np.ndarray:
+    """The array that owns the memory `array` views."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
 def memory() -> None:
-    """Peak memory traced during one ResNet-50 run vs the bytes of the distinct arrays its trace holds: a run
-    that copied recorded values would peak near a multiple of them."""
+    """Peak memory traced during one ResNet-50 run against the bytes of the distinct arrays the run created and its
+    trace holds (initializers and feeds exist before the run): a run that copied recorded values would peak near
+    a multiple of them."""
     proto, feeds = seeded_light_model("resnet50")
     model = explorer.load(proto)
     explorer.run(model, feeds)  # compile first: kernels and initializers are not part of a run
+    existing = [*program_of(model).graph("").initializers.values(), *feeds.values()]
+    before = {id(_owner(v)) for v in existing}
     tracemalloc.start()
     trace = explorer.run(model, feeds)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    seen: dict[int, int] = {}
-    total_refs = 0
+    created: dict[int, int] = {}
+    referenced = 0
     for event in trace.events:
         for value in (*event.inputs.values(), *event.outputs.values()):
             if isinstance(value, np.ndarray):
-                base = value if value.base is None else value.base
-                seen[id(base)] = base.nbytes
-                total_refs += value.nbytes
-    distinct = sum(seen.values())
-    print(f"memory (ResNet-50): peak traced {peak / 2**20:.1f} MiB during the run; distinct recorded arrays "
-          f"{distinct / 2**20:.1f} MiB (inputs + outputs of all events add up to {total_refs / 2**20:.1f} MiB, "
-          f"shared); peak / distinct = {peak / distinct:.2f}")
+                owner = _owner(value)
+                referenced += value.nbytes
+                if id(owner) not in before:
+                    created[id(owner)] = owner.nbytes
+    distinct = sum(created.values())
+    print(f"memory (ResNet-50): peak traced during the run {peak / 2**20:.1f} MiB; distinct arrays the run created "
+          f"and recorded {distinct / 2**20:.1f} MiB (peak / recorded = {peak / distinct:.2f}); event inputs and "
+          f"outputs reference {referenced / 2**20:.1f} MiB in all, shared with those arrays and the weights")
 
 
 def main() -> None:
