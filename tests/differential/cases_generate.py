@@ -41,6 +41,9 @@ def range_cases() -> list[Case]:
             found.append(Case("Range", version, half, {"stash_type": 1}, reason="computed in float32 "
                               "(stash_type=1), every integer up to 2048 is exact in float16",
                               expected=[np.arange(3000, dtype=np.float32).astype(np.float16)]))
+            found.append(Case("Range", version, half, {"stash_type": 11}, reason="computed in float64 "
+                              "(stash_type=11)", expected=[np.arange(3000, dtype=np.float64).astype(np.float16)]))
+            found.append(Case("Range", version, half, {"stash_type": 10}, error="is not 1 (float) or 11"))
     return found
 
 

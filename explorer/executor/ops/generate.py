@@ -30,10 +30,16 @@ def constant_of_shape(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
+_STASH = {int(onnx.TensorProto.FLOAT): np.dtype(np.float32), int(onnx.TensorProto.DOUBLE): np.dtype(np.float64)}
+
+
 def range_(node: NodeRef, program: Program) -> PlainKernel:
     """Range-11, 27: start + i * delta for i < max(ceil((limit - start) / delta), 0); integers exactly;
-    float16/bfloat16 computed in float32 (stash_type=1, the only value onnx defines)."""
-    OpNode(node, program)
+    float16/bfloat16 computed in float32 (27's stash_type: 1 float, the default, or 11 double)."""
+    op = OpNode(node, program)
+    stash = _STASH.get(op.get_int("stash_type", 1) if op.version >= 27 else 1)
+    if stash is None:
+        raise op.error(f"stash_type {op.attr('stash_type')} is not 1 (float) or 11 (double)")
 
     def run(args: list) -> tuple:
         start, limit, delta = (np.asarray(a) for a in args[:3])
@@ -49,7 +55,7 @@ def range_(node: NodeRef, program: Program) -> PlainKernel:
             a, b, d = int(start.item()), int(limit.item()), int(delta.item())
             count = max(-((a - b) // d), 0)
             return ((a + np.arange(count, dtype=np.int64) * d).astype(dtype),)
-        work = np.float32 if dtype.itemsize < 4 else dtype
+        work = stash if dtype.itemsize < 4 else dtype
         first, last, step = (np.asarray(v, dtype=work).reshape(()) for v in (start, limit, delta))
         count = max(int(np.ceil((last - first) / step)), 0)
         return ((first + np.arange(count, dtype=work) * step).astype(dtype),)
