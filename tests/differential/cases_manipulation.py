@@ -87,6 +87,7 @@ def slice_cases() -> list[Case]:
                                                                    {"starts": [1], "ends": [-1]})):
                 if case.judge_version is not None:  # Slice-10 takes inputs: the spec's value instead
                     case.judge_version, case.expected = None, [case.inputs[0][1:-1]]
+                    case.reason = "onnxruntime cannot load float16 Slice-1 (the Cast it inserts is malformed)"
                 found.append(case)
             continue
         for starts, ends, axes, steps in [
