@@ -33,7 +33,7 @@ def int_list(value: np.ndarray | None, what: str) -> list[int]:
         raise ValueError(f"input {what!r} must be 1-D, got shape {list(array.shape)}")
     if array.dtype.kind not in "iu":
         raise ValueError(f"input {what!r} must be an integer tensor, got {array.dtype}")
-    return array.reshape(-1).tolist()
+    return [int(v) for v in array.reshape(-1)]
 
 
 def int_scalar(value: np.ndarray | None, what: str) -> int:

@@ -7,14 +7,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .base import PlainKernel
 from .shared import compute_dtype, node_attributes
 from .windows import Window, pad_spatial, window_of
 
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
 
-def _window(attrs: dict, w: np.ndarray) -> Window:
+
+def _window(attrs: dict[str, Any], w: np.ndarray) -> Window:
     kernel = list(w.shape[2:])
     declared = attrs.get("kernel_shape")
     if declared and list(declared) != kernel:
@@ -43,7 +49,7 @@ def convolve(x: np.ndarray, w: np.ndarray, window: Window, group: int) -> np.nda
         for i, view in enumerate(window.views(padded, outs)):
             gathered[:, :, i] = view
         cols = gathered.reshape(n, group, (c // group) * taps, positions)
-    y = np.matmul(w.reshape(group, m // group, -1), cols)
+    y: np.ndarray = np.matmul(w.reshape(group, m // group, -1), cols)
     return y.reshape(n, m, *outs)
 
 
@@ -55,11 +61,11 @@ def _add_bias(y: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     return y
 
 
-def conv_kernel(node, program):
+def conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     group = int(attrs["group"] or 1)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x, w = args[0], args[1]
         bias = args[2] if len(args) > 2 else None
         work = compute_dtype(x.dtype)
@@ -69,11 +75,11 @@ def conv_kernel(node, program):
     return run
 
 
-def conv_integer_kernel(node, program):
+def conv_integer_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     group = int(attrs["group"] or 1)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x, w = args[0], args[1]
         xs = shifted(x, args[2] if len(args) > 2 else None, 1, "x_zero_point")
         ws = shifted(w, args[3] if len(args) > 3 else None, 0, "w_zero_point")
@@ -130,7 +136,7 @@ def conv_transpose(x: np.ndarray, w: np.ndarray, window: Window, group: int, out
                                window.strides[axis]))
         canvas[tuple(index)] += cols[:, :, i]
     crop = tuple(slice(b - lo, b - lo + o) for b, lo, o in zip(begins, low, outs))
-    return canvas[(slice(None), slice(None), *crop)] if rank else canvas
+    return canvas[(slice(None), slice(None)) + crop] if rank else canvas
 
 
 def _transpose_geometry(window: Window, spatial: Sequence[int], output_padding: Sequence[int],
@@ -155,12 +161,12 @@ def _transpose_geometry(window: Window, spatial: Sequence[int], output_padding: 
     return begins, outs
 
 
-def conv_transpose_kernel(node, program):
+def conv_transpose_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     group = int(attrs["group"] or 1)
     output_shape = attrs.get("output_shape")
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x, w = args[0], args[1]
         bias = args[2] if len(args) > 2 else None
         window = _window(attrs, w)

@@ -5,12 +5,19 @@ at once; RoiAlign samples every bin's points with vectorized bilinear interpolat
 onnxruntime and the spec's reference do, the largest weighted corner of each sample)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
+from .base import PlainKernel
 from .shared import node_attributes, refuse
 
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
 
-def _scalar(value, name: str, default, kind=float):
+
+def _scalar(value: np.ndarray | None, name: str, default: Any, kind: type = float) -> Any:
     if value is None or value.size == 0:
         return default
     if value.size != 1:
@@ -46,13 +53,13 @@ def _select(boxes: np.ndarray, scores: np.ndarray, limit: int, iou_threshold: fl
     return picked
 
 
-def non_max_suppression_kernel(node, program):
+def non_max_suppression_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     center_point_box = int(attrs["center_point_box"])
     if center_point_box not in (0, 1):
         raise refuse(node, f"center_point_box must be 0 or 1, got {center_point_box}")
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         boxes, scores = args[0], args[1]
         limit = _scalar(args[2] if len(args) > 2 else None, "max_output_boxes_per_class", 0, int)
         iou_threshold = _scalar(args[3] if len(args) > 3 else None, "iou_threshold", 0.0)
@@ -92,7 +99,7 @@ def _bilinear(feature: np.ndarray, y: np.ndarray, x: np.ndarray, use_max: bool) 
     return np.where(outside, 0.0, value)
 
 
-def roi_align_kernel(node, program):
+def roi_align_kernel(node: NodeRef, program: Program) -> PlainKernel:
     version, attrs = node_attributes(node, program)
     mode = attrs["mode"]
     if mode not in ("avg", "max"):
@@ -105,7 +112,7 @@ def roi_align_kernel(node, program):
     ratio, spatial_scale = int(attrs["sampling_ratio"]), float(attrs["spatial_scale"])
     offset = 0.5 if transform == "half_pixel" else 0.0
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x, rois, batch_indices = args[:3]
         if x.ndim != 4 or rois.ndim != 2 or rois.shape[1] != 4 or batch_indices.shape != (rois.shape[0],):
             raise ValueError(f"X {x.shape} must be [N, C, H, W], rois {rois.shape} [R, 4] and batch_indices "

@@ -1,7 +1,7 @@
 """Kernels that make new tensors: ConstantOfShape, Range, EyeLike, Trilu."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnx
@@ -24,7 +24,7 @@ def constant_of_shape(node: NodeRef, program: Program) -> PlainKernel:
         raise op.error(f"attribute 'value' must hold one element, it has shape {list(fill.shape)}")
     fill = fill.reshape(())
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         return (np.full(shape_of(args[0], "input"), fill, dtype=fill.dtype),)
 
     return run
@@ -41,7 +41,7 @@ def range_(node: NodeRef, program: Program) -> PlainKernel:
     if stash is None:
         raise op.error(f"stash_type {op.attr('stash_type')} is not 1 (float) or 11 (double)")
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         start, limit, delta = (np.asarray(a) for a in args[:3])
         for name, value in zip(("start", "limit", "delta"), (start, limit, delta)):
             if value.size != 1:
@@ -71,7 +71,7 @@ def eye_like(node: NodeRef, program: Program) -> PlainKernel:
     dtype_code = op.attr("dtype")
     dtype = None if dtype_code is None else onnx.helper.tensor_dtype_to_np_dtype(int(dtype_code))
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]
         if x.ndim != 2:
             raise ValueError(f"input must be 2-D, got shape {list(x.shape)}")
@@ -86,7 +86,7 @@ def trilu(node: NodeRef, program: Program) -> PlainKernel:
     op = OpNode(node, program)
     upper = op.get_int("upper") == 1
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]
         if x.ndim < 2:
             raise ValueError(f"input must have at least 2 dimensions, got shape {list(x.shape)}")

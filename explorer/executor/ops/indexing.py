@@ -4,7 +4,7 @@ Negative indices count from the end of their axis; an index outside [-size, size
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,7 +21,7 @@ def gather(node: NodeRef, program: Program) -> PlainKernel:
     op = OpNode(node, program)
     axis = op.get_int("axis")
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         data, indices = args
         at = axis_of(axis, data.ndim)
         if indices.dtype.kind not in "iu":
@@ -56,7 +56,7 @@ def gather_elements(node: NodeRef, program: Program) -> PlainKernel:
     op = OpNode(node, program)
     axis = op.get_int("axis")
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         data, indices = args
         at = axis_of(axis, data.ndim)
         check_element_shapes(data, indices, at)
@@ -94,7 +94,7 @@ def gather_nd(node: NodeRef, program: Program) -> PlainKernel:
     op = OpNode(node, program)
     batch_dims = op.get_int("batch_dims", 0) if op.version >= 12 else 0
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         data, indices = args
         index, outer, k = nd_index(data, indices, batch_dims)
         flat = data.reshape((-1,) + data.shape[batch_dims:])
@@ -109,7 +109,7 @@ def compress(node: NodeRef, program: Program) -> PlainKernel:
     op = OpNode(node, program)
     axis = op.attr("axis")
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         data, condition = args
         if condition.ndim != 1:
             raise ValueError(f"condition must be 1-D, got shape {list(condition.shape)}")
@@ -129,7 +129,7 @@ def one_hot(node: NodeRef, program: Program) -> PlainKernel:
     axis = op.get_int("axis")
     wrap = op.version >= 11
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         indices, depth_value, values = args
         depth = int(np.asarray(depth_value).reshape(-1)[0]) if np.asarray(depth_value).size == 1 else None
         if depth is None or depth < 1:
@@ -151,7 +151,7 @@ def non_zero(node: NodeRef, program: Program) -> PlainKernel:
     one-dimensional ([1, count]), as numpy.nonzero, which the spec follows, and onnxruntime treat it."""
     OpNode(node, program)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]
         if x.ndim == 0:
             return (np.zeros((1, int(bool(x))), dtype=np.int64),)

@@ -3,11 +3,18 @@ QLinearMatMul (10, 21), Det (11, 22). Half precision is multiplied in float32, i
 int64 past its exact range)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
+from .base import PlainKernel
 from .conv import shifted
 from .quantize import requantize
 from .shared import compute_dtype, node_attributes, refuse
+
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
 
 
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -22,12 +29,12 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(np.matmul(a, b))
 
 
-def matmul_kernel(node, program):
+def matmul_kernel(node: NodeRef, program: Program) -> PlainKernel:
     node_attributes(node, program)
     return lambda args: (matmul(args[0], args[1]),)
 
 
-def gemm_kernel(node, program):
+def gemm_kernel(node: NodeRef, program: Program) -> PlainKernel:
     version, attrs = node_attributes(node, program)
     alpha, beta = float(attrs["alpha"]), float(attrs["beta"])
     trans_a, trans_b = bool(attrs["transA"]), bool(attrs["transB"])
@@ -35,7 +42,7 @@ def gemm_kernel(node, program):
     if version < 11 and (len(node.proto.input) < 3 or not node.proto.input[2]):
         raise refuse(node, f"Gemm-{version} requires its input C (optional from Gemm-11)")
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         a, b = args[0], args[1]
         c = args[2] if len(args) > 2 else None
         if a.ndim != 2 or b.ndim != 2:
@@ -60,15 +67,15 @@ def gemm_kernel(node, program):
 def _exact_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Integer-valued float64 operands multiplied exactly: BLAS while the sums stay below 2**53."""
     bound = float(np.abs(a).max(initial=0)) * float(np.abs(b).max(initial=0)) * max(a.shape[-1], 1)
-    if bound < 2.0 ** 53:
-        return np.matmul(a, b)
-    return np.matmul(a.astype(np.int64), b.astype(np.int64)).astype(np.float64)
+    product: np.ndarray = np.matmul(a, b) if bound < 2.0 ** 53 else \
+        np.matmul(a.astype(np.int64), b.astype(np.int64)).astype(np.float64)
+    return product
 
 
-def matmul_integer_kernel(node, program):
+def matmul_integer_kernel(node: NodeRef, program: Program) -> PlainKernel:
     node_attributes(node, program)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         a, b = args[0], args[1]
         a_zero = args[2] if len(args) > 2 else None
         b_zero = args[3] if len(args) > 3 else None
@@ -79,10 +86,10 @@ def matmul_integer_kernel(node, program):
     return run
 
 
-def qlinear_matmul_kernel(node, program):
+def qlinear_matmul_kernel(node: NodeRef, program: Program) -> PlainKernel:
     node_attributes(node, program)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero = args[:8]
         product = _exact_matmul(shifted(a, a_zero, max(a.ndim - 2, 0), "a_zero_point"),
                                 shifted(b, b_zero, b.ndim - 1, "b_zero_point"))
@@ -102,10 +109,10 @@ def _column_scale(scale: np.ndarray) -> np.ndarray:
     return s.reshape(()) if s.size == 1 else s.reshape(-1)
 
 
-def det_kernel(node, program):
+def det_kernel(node: NodeRef, program: Program) -> PlainKernel:
     node_attributes(node, program)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]
         if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
             raise ValueError(f"Det takes square matrices [..., M, M], got {x.shape}")

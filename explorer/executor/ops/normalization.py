@@ -3,10 +3,17 @@
 Dropout (1, 6, 7, 10, 12, 13, 22). Half precision is computed in float32."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import onnx
 
+from .base import PlainKernel
 from .shared import compute_dtype, node_attributes, refuse
+
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
 
 
 def _work(x: np.ndarray) -> np.ndarray:
@@ -17,11 +24,11 @@ def _channel_shape(x: np.ndarray) -> tuple[int, ...]:
     return (1, -1) + (1,) * (x.ndim - 2)
 
 
-def _outputs(node) -> int:
+def _outputs(node: NodeRef) -> int:
     return sum(1 for name in node.proto.output if name)
 
 
-def batch_normalization_kernel(node, program):
+def batch_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     version, attrs = node_attributes(node, program)
     epsilon, momentum = float(attrs["epsilon"]), float(attrs["momentum"])
     spatial = bool(attrs.get("spatial") if attrs.get("spatial") is not None else 1)
@@ -34,7 +41,7 @@ def batch_normalization_kernel(node, program):
     if version >= 14 and not training and _outputs(node) > 1:
         raise refuse(node, "running_mean and running_var are outputs only when training_mode=1")
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x, scale, bias, mean, var = args[:5]
         xw = _work(x)
         shape = (1,) + x.shape[1:] if not spatial else _channel_shape(x)
@@ -59,11 +66,11 @@ def batch_normalization_kernel(node, program):
     return run
 
 
-def instance_normalization_kernel(node, program):
+def instance_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     epsilon = float(attrs["epsilon"])
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x, scale, bias = args[:3]
         if x.ndim < 3:
             raise ValueError(f"input of rank {x.ndim} has no spatial axes (expected N, C, D1, ...)")
@@ -78,12 +85,12 @@ def instance_normalization_kernel(node, program):
     return run
 
 
-def layer_normalization_kernel(node, program):
+def layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     axis, epsilon = int(attrs["axis"]), float(attrs["epsilon"])
     stash = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(int(attrs["stash_type"])))
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x, scale = args[0], args[1]
         bias = args[2] if len(args) > 2 else None
         if not -x.ndim <= axis < x.ndim:
@@ -100,14 +107,14 @@ def layer_normalization_kernel(node, program):
     return run
 
 
-def group_normalization_kernel(node, program):
+def group_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     version, attrs = node_attributes(node, program)
     epsilon = float(attrs["epsilon"])
     if attrs.get("num_groups") is None:
         raise refuse(node, "num_groups is required")
     groups = int(attrs["num_groups"])
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x, scale, bias = args[:3]
         n, c = x.shape[:2]
         if groups < 1 or c % groups:
@@ -128,7 +135,7 @@ def group_normalization_kernel(node, program):
     return run
 
 
-def lrn_kernel(node, program):
+def lrn_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     if attrs.get("size") is None:
         raise refuse(node, "size is required")
@@ -136,7 +143,7 @@ def lrn_kernel(node, program):
     alpha, beta, bias = float(attrs["alpha"]), float(attrs["beta"]), float(attrs["bias"])
     before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]
         xw = _work(x)
         squares = np.pad(xw * xw, [(0, 0), (before + 1, after)] + [(0, 0)] * (x.ndim - 2))
@@ -149,13 +156,13 @@ def lrn_kernel(node, program):
     return run
 
 
-def lp_normalization_kernel(node, program):
+def lp_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     axis, p = int(attrs["axis"]), int(attrs["p"])
     if p not in (1, 2):
         raise refuse(node, f"p must be 1 or 2, got {p}")
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]
         xw = _work(x)
         norm = np.abs(xw).sum(axis=axis, keepdims=True) if p == 1 else np.sqrt((xw * xw).sum(axis=axis,
@@ -166,11 +173,11 @@ def lp_normalization_kernel(node, program):
     return run
 
 
-def mean_variance_normalization_kernel(node, program):
+def mean_variance_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     axes = tuple(int(a) for a in attrs["axes"])
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]
         xw = _work(x)
         mean = xw.mean(axis=axes, keepdims=True)
@@ -181,12 +188,12 @@ def mean_variance_normalization_kernel(node, program):
     return run
 
 
-def dropout_kernel(node, program):
+def dropout_kernel(node: NodeRef, program: Program) -> PlainKernel:
     version, attrs = node_attributes(node, program)
     seed = attrs.get("seed")
     wants_mask = _outputs(node) > 1
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]
         if version >= 12:
             ratio = float(np.asarray(args[1])) if len(args) > 1 and args[1] is not None else 0.5

@@ -2,7 +2,7 @@
 Optionals are in optional.py."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .base import KernelFactory, PlainKernel
 
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 def identity_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         return (args[0],)
 
     return run

@@ -6,14 +6,21 @@ follow the first maximum of each window, like onnxruntime."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .base import PlainKernel
 from .shared import compute_dtype, node_attributes, refuse
 from .windows import Window, extend_ends, pad_spatial, window_of
 
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
 
-def _window(node, attrs: dict) -> Window:
+
+def _window(node: NodeRef, attrs: dict[str, Any]) -> Window:
     if not attrs.get("kernel_shape"):
         raise refuse(node, "kernel_shape is required")
     try:
@@ -24,11 +31,11 @@ def _window(node, attrs: dict) -> Window:
     return window
 
 
-def _lowest(dtype: np.dtype):
+def _lowest(dtype: np.dtype[Any]) -> float:
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
-def _prepare(x: np.ndarray, window: Window, fill) -> tuple[np.ndarray, list[int], list[int]]:
+def _prepare(x: np.ndarray, window: Window, fill: float) -> tuple[np.ndarray, list[int], list[int]]:
     """(padded input, begin pads, output sizes); the end grows for ceil_mode windows past the padding."""
     if x.ndim != len(window.kernel) + 2:
         raise ValueError(f"input of rank {x.ndim} does not fit a kernel of {len(window.kernel)} spatial axes")
@@ -74,7 +81,8 @@ def max_pool_indices(x: np.ndarray, window: Window, storage_order: int) -> tuple
     return best, flat + channel * plane
 
 
-def _counts(window: Window, spatial, begins, outs, include_pad: bool) -> np.ndarray:
+def _counts(window: Window, spatial: Sequence[int], begins: Sequence[int], outs: Sequence[int],
+            include_pad: bool) -> np.ndarray:
     """How many elements each window averages: real ones, plus explicit pads when include_pad (the part of a
     ceil_mode window beyond the pads never counts)."""
     per_axis = []
@@ -84,13 +92,13 @@ def _counts(window: Window, spatial, begins, outs, include_pad: bool) -> np.ndar
         low, high = (-begins[axis], size + window_pad_end(window, axis, spatial, begins)) if include_pad \
             else (0, size)
         per_axis.append(((taps >= low) & (taps < high)).sum(axis=1))
-    counts = per_axis[0]
+    counts: np.ndarray = per_axis[0]
     for extra in per_axis[1:]:
         counts = np.multiply.outer(counts, extra)
     return counts
 
 
-def window_pad_end(window: Window, axis: int, spatial, begins) -> int:
+def window_pad_end(window: Window, axis: int, spatial: Sequence[int], begins: Sequence[int]) -> int:
     if window.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         return window.geometry(spatial)[1][axis]
     return 0 if window.auto_pad == "VALID" else window.pads[axis + len(window.kernel)]
@@ -105,13 +113,13 @@ def sum_pool(x: np.ndarray, window: Window) -> tuple[np.ndarray, list[int], list
     return y, begins, outs
 
 
-def max_pool_kernel(node, program):
+def max_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     window = _window(node, attrs)
     storage_order = int(attrs.get("storage_order") or 0)
     wants_indices = len(node.proto.output) > 1 and bool(node.proto.output[1])
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]
         if wants_indices:
             return max_pool_indices(x, window, storage_order)
@@ -120,12 +128,12 @@ def max_pool_kernel(node, program):
     return run
 
 
-def average_pool_kernel(node, program):
+def average_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     window = _window(node, attrs)
     include_pad = bool(attrs.get("count_include_pad") or 0)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]
         work = compute_dtype(x.dtype)
         total, begins, outs = sum_pool(x.astype(work, copy=False), window)
@@ -135,12 +143,12 @@ def average_pool_kernel(node, program):
     return run
 
 
-def lp_pool_kernel(node, program):
+def lp_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     window = _window(node, attrs)
     p = float(attrs["p"] if attrs.get("p") is not None else 2)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]
         total, _, _ = sum_pool(np.abs(x) ** p, window)
         return ((total ** (1.0 / p)).astype(x.dtype, copy=False),)
@@ -154,21 +162,21 @@ def _spatial_axes(x: np.ndarray) -> tuple[int, ...]:
     return tuple(range(2, x.ndim))
 
 
-def global_average_pool_kernel(node, program):
+def global_average_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     node_attributes(node, program)
     return lambda args: (np.mean(args[0], axis=_spatial_axes(args[0]), keepdims=True, dtype=None),)
 
 
-def global_max_pool_kernel(node, program):
+def global_max_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     node_attributes(node, program)
     return lambda args: (np.max(args[0], axis=_spatial_axes(args[0]), keepdims=True),)
 
 
-def global_lp_pool_kernel(node, program):
+def global_lp_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     p = float(attrs["p"] if attrs.get("p") is not None else 2)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]
         total = np.sum(np.abs(x) ** p, axis=_spatial_axes(x), keepdims=True)
         return ((total ** (1.0 / p)).astype(x.dtype, copy=False),)
@@ -176,11 +184,11 @@ def global_lp_pool_kernel(node, program):
     return run
 
 
-def max_unpool_kernel(node, program):
+def max_unpool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     window = _window(node, attrs)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x, indices = args[0], args[1]
         shape_input = args[2] if len(args) > 2 and args[2] is not None else None
         if indices.shape != x.shape:

@@ -3,12 +3,19 @@
 saturate to the output type; float8 outputs saturate to their largest finite value when `saturate` is set."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import ml_dtypes
 import numpy as np
 import onnx
 
+from .base import PlainKernel
 from .conv import _window, convolve, shifted
 from .shared import node_attributes, refuse
+
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
 
 
 def _expand(param: np.ndarray, shape: tuple[int, ...], axis: int, block_size: int) -> np.ndarray:
@@ -36,7 +43,7 @@ def _expand(param: np.ndarray, shape: tuple[int, ...], axis: int, block_size: in
 def _integer_range(dtype: np.dtype) -> tuple[float, float] | None:
     if dtype.kind == "f" or dtype.name.startswith("float"):
         return None
-    info = ml_dtypes.iinfo(dtype)
+    info = ml_dtypes.iinfo(dtype)  # type: ignore[no-untyped-call]
     return float(info.min), float(info.max)
 
 
@@ -45,9 +52,10 @@ def saturate_cast(values: np.ndarray, dtype: np.dtype, saturate: bool = True) ->
     clipped to the largest finite value when saturating (infinities stay where the type has them)."""
     bounds = _integer_range(dtype)
     if bounds is not None:
-        return np.clip(values, *bounds).astype(dtype)
+        result: np.ndarray = np.clip(values, bounds[0], bounds[1]).astype(dtype)
+        return result
     if saturate:
-        finite = float(ml_dtypes.finfo(dtype).max)
+        finite = float(ml_dtypes.finfo(dtype).max)  # type: ignore[no-untyped-call]
         clipped = np.clip(values, -finite, finite)
         values = np.where(np.isinf(values), values, clipped) if np.isinf(np.array(np.inf).astype(dtype)) \
             else clipped
@@ -67,15 +75,15 @@ def _dtype_of(code: int) -> np.dtype:
     return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code))
 
 
-def quantize_linear_kernel(node, program):
+def quantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
     version, attrs = node_attributes(node, program)
-    axis = int(attrs.get("axis") if attrs.get("axis") is not None else 1)
+    axis = int(attrs["axis"]) if attrs.get("axis") is not None else 1
     block_size = int(attrs.get("block_size") or 0)
     saturate = bool(attrs.get("saturate") if attrs.get("saturate") is not None else 1)
     output_code = int(attrs.get("output_dtype") or 0)
     precision = int(attrs.get("precision") or 0)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x, scale = args[0], args[1]
         zero = args[2] if len(args) > 2 else None
         if zero is not None and output_code and zero.dtype != _dtype_of(output_code):
@@ -96,13 +104,13 @@ def quantize_linear_kernel(node, program):
     return run
 
 
-def dequantize_linear_kernel(node, program):
+def dequantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
-    axis = int(attrs.get("axis") if attrs.get("axis") is not None else 1)
+    axis = int(attrs["axis"]) if attrs.get("axis") is not None else 1
     block_size = int(attrs.get("block_size") or 0)
     output_code = int(attrs.get("output_dtype") or 0)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x, scale = args[0], args[1]
         zero = args[2] if len(args) > 2 else None
         if zero is not None and zero.dtype != x.dtype:
@@ -117,10 +125,10 @@ def dequantize_linear_kernel(node, program):
     return run
 
 
-def dynamic_quantize_linear_kernel(node, program):
+def dynamic_quantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
     node_attributes(node, program)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0].astype(np.float32, copy=False)
         low = min(0.0, float(x.min(initial=0.0)))
         high = max(0.0, float(x.max(initial=0.0)))
@@ -134,11 +142,11 @@ def dynamic_quantize_linear_kernel(node, program):
     return run
 
 
-def qlinear_conv_kernel(node, program):
+def qlinear_conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     group = int(attrs["group"] or 1)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero = args[:8]
         bias = args[8] if len(args) > 8 else None
         acc = convolve(shifted(x, x_zero, 1, "x_zero_point"), shifted(w, w_zero, 0, "w_zero_point"),

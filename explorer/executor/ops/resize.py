@@ -7,11 +7,16 @@ onnxruntime picks: floor when upsampling, ceil when downsampling."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .base import PlainKernel
 from .shared import node_attributes, refuse
+
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
 
 _TRANSFORMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
                "tf_half_pixel_for_nn", "tf_crop_and_resize")
@@ -28,7 +33,7 @@ def source_coordinates(mode: str, out: int, size: int, scale: float, roi: tuple[
         return (x + 0.5) / scale - 0.5
     if mode == "half_pixel_symmetric":
         adjustment = np.float32(out) / (scale * size_)
-        return size_ / 2 * (1 - adjustment) + (x + 0.5) / scale - 0.5
+        return np.asarray(size_ / 2 * (1 - adjustment) + (x + 0.5) / scale - 0.5, np.float32)
     if mode == "pytorch_half_pixel":
         return (x + 0.5) / scale - 0.5 if out > 1 else np.zeros(out, np.float32)
     if mode == "align_corners":
@@ -39,7 +44,7 @@ def source_coordinates(mode: str, out: int, size: int, scale: float, roi: tuple[
         return (x + 0.5) / scale
     start, end = np.float32(roi[0]), np.float32(roi[1])
     if out > 1:
-        return start * (size_ - 1) + x * (end - start) * (size_ - 1) / np.float32(out - 1)
+        return np.asarray(start * (size_ - 1) + x * (end - start) * (size_ - 1) / np.float32(out - 1), np.float32)
     return np.full(out, 0.5 * (start + end) * (size_ - 1), np.float32)
 
 
@@ -127,13 +132,13 @@ def _floats(value: Any) -> list[float]:
     return [] if value is None else [float(v) for v in np.asarray(value).ravel()]
 
 
-def resize_kernel(node, program):
+def resize_kernel(node: NodeRef, program: Program) -> PlainKernel:
     version, attrs = node_attributes(node, program)
     mode = attrs["mode"]
     if mode not in (("nearest", "linear") if version < 11 else ("nearest", "linear", "cubic")):
         raise refuse(node, f"mode {mode!r} is not one of Resize-{version}'s modes")
     transform = attrs.get("coordinate_transformation_mode") or "asymmetric"
-    allowed = _TRANSFORMS[:1] + _TRANSFORMS[2:] if version < 19 else _TRANSFORMS
+    allowed: tuple[str, ...] = _TRANSFORMS[:1] + _TRANSFORMS[2:] if version < 19 else _TRANSFORMS
     if version >= 13:
         allowed = tuple(t for t in allowed if t != "tf_half_pixel_for_nn")
     if transform not in allowed:
@@ -150,7 +155,7 @@ def resize_kernel(node, program):
                 bool(attrs.get("antialias") or 0))
     axes_attr = attrs.get("axes")
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]
         if version < 11:
             roi, scales, sizes = None, args[1], None
@@ -207,7 +212,7 @@ def _targets(shape: tuple[int, ...], axes: list[int], roi: list[float], scales: 
     return outs, factors, rois
 
 
-def upsample_kernel(node, program):
+def upsample_kernel(node: NodeRef, program: Program) -> PlainKernel:
     version, attrs = node_attributes(node, program)
     mode = attrs["mode"]
     if mode not in ("nearest", "linear", "bilinear"):
@@ -222,7 +227,7 @@ def upsample_kernel(node, program):
     if version < 9 and not fixed:
         raise refuse(node, f"Upsample-{version} requires the scales attribute")
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]
         scales = fixed if fixed is not None else _floats(args[1])
         if len(scales) != x.ndim:

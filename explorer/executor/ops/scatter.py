@@ -4,7 +4,7 @@ A repeated index with reduction 'none' keeps the last update (as onnxruntime doe
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,7 +30,7 @@ def _reduction(op: OpNode) -> str:
     return reduction
 
 
-def _write(out: np.ndarray, index: tuple, updates: np.ndarray, reduction: str) -> None:
+def _write(out: np.ndarray, index: tuple[Any, ...], updates: np.ndarray, reduction: str) -> None:
     if reduction == "none":
         out[index] = updates
     else:
@@ -43,7 +43,7 @@ def scatter_elements(node: NodeRef, program: Program) -> PlainKernel:
     axis = op.get_int("axis")
     reduction = _reduction(op)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         data, indices, updates = args
         at = axis_of(axis, data.ndim)
         check_element_shapes(data, indices, at)
@@ -64,7 +64,7 @@ def scatter_nd(node: NodeRef, program: Program) -> PlainKernel:
     op = OpNode(node, program)
     reduction = _reduction(op)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         data, indices, updates = args
         out = data.copy()
         flat = out.reshape((1,) + data.shape)  # a view: writes land in out
@@ -89,7 +89,7 @@ def tensor_scatter(node: NodeRef, program: Program) -> PlainKernel:
     if mode not in ("linear", "circular"):
         raise op.error(f"mode {mode!r} is not 'linear' or 'circular'")
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         cache, update = args[0], args[1]
         at = axis_of(axis, cache.ndim)
         if at == 0:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ..program import Program
 
 
-def _sequence(value: Any, what: str = "input_sequence") -> list:
+def _sequence(value: Any, what: str = "input_sequence") -> list[Any]:
     if not isinstance(value, list):
         kind = "nothing" if value is None else type(value).__name__
         raise TypeError(f"{what} must be a sequence, got {kind}")
@@ -34,7 +34,7 @@ def _position(value: np.ndarray | None, length: int, default: int, allow_end: bo
     return position + length if position < 0 else position
 
 
-def _same_type(tensors: list, reference: np.dtype | None) -> None:
+def _same_type(tensors: list[Any], reference: np.dtype | None) -> None:
     for k, tensor in enumerate(tensors):
         if not isinstance(tensor, np.ndarray):
             raise TypeError(f"element {k} is {type(tensor).__name__}, not a tensor")
@@ -48,7 +48,7 @@ def sequence_empty(node: NodeRef, program: Program) -> PlainKernel:
     if code is not None:
         onnx.helper.tensor_dtype_to_np_dtype(int(code))  # refuses unknown type codes at build time
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         return ([],)
 
     return run
@@ -57,7 +57,7 @@ def sequence_empty(node: NodeRef, program: Program) -> PlainKernel:
 def sequence_construct(node: NodeRef, program: Program) -> PlainKernel:
     OpNode(node, program)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         tensors = list(args)
         _same_type(tensors, tensors[0].dtype if tensors and isinstance(tensors[0], np.ndarray) else None)
         return (tensors,)
@@ -69,7 +69,7 @@ def sequence_insert(node: NodeRef, program: Program) -> PlainKernel:
     """SequenceInsert: a new sequence with `tensor` at `position` (default: the end)."""
     OpNode(node, program)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         sequence, tensor = _sequence(args[0]), args[1]
         _same_type([tensor], sequence[0].dtype if sequence else None)
         at = _position(args[2] if len(args) > 2 else None, len(sequence), len(sequence), allow_end=True)
@@ -81,7 +81,7 @@ def sequence_insert(node: NodeRef, program: Program) -> PlainKernel:
 def sequence_at(node: NodeRef, program: Program) -> PlainKernel:
     OpNode(node, program)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         sequence = _sequence(args[0])
         return (sequence[_position(args[1], len(sequence), 0, allow_end=False)],)
 
@@ -92,7 +92,7 @@ def sequence_erase(node: NodeRef, program: Program) -> PlainKernel:
     """SequenceErase: a new sequence without the element at `position` (default: the last)."""
     OpNode(node, program)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         sequence = _sequence(args[0])
         if not sequence:
             raise ValueError("cannot erase from an empty sequence")
@@ -105,7 +105,7 @@ def sequence_erase(node: NodeRef, program: Program) -> PlainKernel:
 def sequence_length(node: NodeRef, program: Program) -> PlainKernel:
     OpNode(node, program)
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         return (np.array(len(_sequence(args[0])), dtype=np.int64),)
 
     return run
@@ -117,7 +117,7 @@ def split_to_sequence(node: NodeRef, program: Program) -> PlainKernel:
     op = OpNode(node, program)
     axis, keepdims = op.get_int("axis"), op.get_int("keepdims") == 1
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]
         at = axis_of(axis, x.ndim)
         dim = x.shape[at]
@@ -145,7 +145,7 @@ def concat_from_sequence(node: NodeRef, program: Program) -> PlainKernel:
     op = OpNode(node, program)
     axis, new_axis = op.get_int("axis"), op.get_int("new_axis") == 1
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         sequence = _sequence(args[0])
         if not sequence:
             raise ValueError("cannot concatenate an empty sequence")

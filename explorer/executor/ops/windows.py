@@ -6,6 +6,7 @@ import itertools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,7 @@ class Window:
             yield padded[tuple(index)]
 
 
-def window_of(attrs: dict, rank_hint: int | None, kernel: Sequence[int] | None = None) -> Window | None:
+def window_of(attrs: dict[str, Any], rank_hint: int | None, kernel: Sequence[int] | None = None) -> Window | None:
     """A Window from a node's attributes; None when its kernel rank is only known from an input (Conv without
     kernel_shape)."""
     kernel = list(kernel if kernel is not None else attrs.get("kernel_shape") or [])
