@@ -20,7 +20,7 @@ from onnx import helper
 import explorer
 
 IR_VERSION = 10  # onnxruntime 1.32 loads it at every opset the cases use
-NOT_IMPLEMENTED = "Could not find an implementation"
+NOT_IMPLEMENTED = "NOT_IMPLEMENTED"
 
 
 @dataclass
@@ -69,6 +69,12 @@ def _value_type(value: Any) -> onnx.TypeProto:
     return helper.make_tensor_type_proto(elem, list(array.shape))
 
 
+def _defined_at(case: Case, version: int) -> dict[str, Any]:
+    """The case's attributes that the judging version defines (e.g. without version 1's consumed_inputs)."""
+    known = onnx.defs.get_schema(case.op, version, case.domain).attributes
+    return {name: value for name, value in case.attrs.items() if name in known}
+
+
 def build_model(cases: list[Case], version: int | None = None) -> tuple[onnx.ModelProto, dict[str, Any]]:
     """One model holding every case as node `c<k>` (inputs `c<k>_i<j>`, outputs `c<k>_o<j>`), and its feeds."""
     first = cases[0]
@@ -82,9 +88,10 @@ def build_model(cases: list[Case], version: int | None = None) -> tuple[onnx.Mod
             name = f"c{k}_i{j}"
             names.append(name)
             inputs.append(helper.make_value_info(name, _value_type(value)))
-            feeds[name] = value.items if isinstance(value, Seq) else value
+            feeds[name] = value.items if isinstance(value, Seq) else np.asarray(value)
         outs = [f"c{k}_o{j}" for j in range(case.outputs)]
-        nodes.append(helper.make_node(case.op, names, outs, name=f"c{k}", domain=case.domain, **case.attrs))
+        attrs = case.attrs if version is None else _defined_at(case, version)
+        nodes.append(helper.make_node(case.op, names, outs, name=f"c{k}", domain=case.domain, **attrs))
         outputs += [helper.make_value_info(name, onnx.TypeProto()) for name in outs]
     opset = version or first.version
     imports = [helper.make_opsetid(first.domain, opset)]
@@ -124,11 +131,11 @@ def run_onnxruntime(cases: list[Case], version: int | None = None) -> list[list[
             values = session.run(None, feeds)
         except Exception as exc:  # noqa: BLE001 - whatever onnxruntime raises is its refusal
             message = str(exc)
-            found = re.search(r"node with name '?c(\d+)'?", message)
+            found = re.search(r"node with name '?c(\d+)'?|\(node:'c(\d+)'", message)
             if len(pending) == 1:
                 results[pending.pop()] = message
-            elif found and int(found.group(1)) < len(pending):
-                results[pending.pop(int(found.group(1)))] = message
+            elif found and int(found.group(1) or found.group(2)) < len(pending):
+                results[pending.pop(int(found.group(1) or found.group(2)))] = message
             else:
                 for i in pending:
                     results[i] = run_onnxruntime([cases[i]], version)[0]

@@ -17,6 +17,8 @@ from types import ModuleType
 
 from .. import control_flow, rnn
 from . import (
+    activation,
+    binary,
     conv,
     detection,
     generate,
@@ -34,11 +36,15 @@ from . import (
     scatter,
     sequence,
     shape,
+    softmax,
     sorting,
+    unary,
 )
 from .base import KernelFactory
 
 FAMILIES = (
+    activation,
+    binary,
     conv,
     detection,
     generate,
@@ -56,7 +62,9 @@ FAMILIES = (
     scatter,
     sequence,
     shape,
+    softmax,
     sorting,
+    unary,
 )
 
 SPECIAL: dict[str, KernelFactory] = {
@@ -90,13 +98,8 @@ def _ops(domain: str, names: str) -> set[tuple[str, str]]:
 REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
     _ops("", """
         # elementwise, activations, softmax, reductions, casts, logic
-        Abs Acos Acosh Add And ArgMax ArgMin Asin Asinh Atan Atanh BitCast BitShift BitwiseAnd BitwiseNot
-        BitwiseOr BitwiseXor Cast CastLike Ceil Celu Clip Constant Cos Cosh CumProd CumSum Div Einsum Elu Equal
-        Erf Exp Floor Gelu Greater GreaterOrEqual HardSigmoid HardSwish Hardmax IsInf IsNaN LeakyRelu Less
-        LessOrEqual Log LogSoftmax Max Mean Min Mish Mod Mul Neg Not Or PRelu Pow Reciprocal ReduceL1 ReduceL2
-        ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean ReduceMin ReduceProd ReduceSum ReduceSumSquare Relu
-        Round Selu Shrink Sigmoid Sign Sin Sinh Softmax Softplus Softsign Sqrt Sub Sum Swish Tan Tanh
-        ThresholdedRelu Where Xor
+        ArgMax ArgMin BitCast Cast CastLike Constant CumProd CumSum Einsum Max Mean Min ReduceL1 ReduceL2
+        ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean ReduceMin ReduceProd ReduceSum ReduceSumSquare Sum Where
 
         # conv, pool, resize, normalization, quantize, linear algebra, detection
         AffineGrid Attention Col2Im DeformConv GridSample MaxRoiPool RMSNormalization RotaryEmbedding

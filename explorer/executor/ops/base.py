@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
+import numpy as np
 import onnx
 
 from ...errors import ExecutionError, UnsupportedOperatorError
@@ -76,6 +77,11 @@ class Call:
 
 
 _SINGLE = onnx.defs.OpSchema.FormalParameterOption.Single
+
+
+def as_array(value: Any) -> np.ndarray:
+    """numpy ufuncs return scalars for 0-d inputs; ONNX values are arrays."""
+    return value if type(value) is np.ndarray else np.asarray(value)
 
 
 def domain_of(node: NodeRef) -> str:

@@ -1,0 +1,196 @@
+"""Activations: Relu, LeakyRelu, PRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Elu, Selu, Celu, Gelu, Softplus,
+Softsign, ThresholdedRelu, Mish, Swish, Shrink and Clip (attributes min/max before version 11, inputs after).
+Attributes are read once, with the defaults of the node's version; version 1's `consumed_inputs` has no effect.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .base import KernelFactory, OpNode, PlainKernel, as_array
+from .unary import erf
+
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
+
+Activation = Callable[[np.ndarray], np.ndarray]
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)) without overflow for large |x|."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+def softplus(x: np.ndarray) -> np.ndarray:
+    """log(1 + exp(x)) without overflow."""
+    return (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))).astype(x.dtype, copy=False)
+
+
+def _typed(x: np.ndarray, value: float) -> np.generic:
+    return x.dtype.type(value)
+
+
+def _relu(op: OpNode) -> Activation:
+    return lambda x: np.maximum(x, x.dtype.type(0))
+
+
+def _leaky_relu(op: OpNode) -> Activation:
+    alpha = op.get_float("alpha")
+    return lambda x: np.where(x < 0, x * _typed(x, alpha), x)
+
+
+def _thresholded_relu(op: OpNode) -> Activation:
+    alpha = op.get_float("alpha")
+    return lambda x: np.where(x > _typed(x, alpha), x, x.dtype.type(0))
+
+
+def _hard_sigmoid(op: OpNode) -> Activation:
+    alpha, beta = op.get_float("alpha"), op.get_float("beta")
+    return lambda x: np.clip(x * _typed(x, alpha) + _typed(x, beta), 0, 1).astype(x.dtype, copy=False)
+
+
+def _hard_swish(op: OpNode) -> Activation:
+    return lambda x: x * np.clip(x * _typed(x, 1 / 6) + _typed(x, 0.5), 0, 1).astype(x.dtype, copy=False)
+
+
+def _elu(op: OpNode) -> Activation:
+    alpha = op.get_float("alpha")
+    return lambda x: np.where(x >= 0, x, _typed(x, alpha) * np.expm1(x))
+
+
+def _selu(op: OpNode) -> Activation:
+    alpha, gamma = op.get_float("alpha"), op.get_float("gamma")
+    return lambda x: _typed(x, gamma) * np.where(x > 0, x, _typed(x, alpha) * np.expm1(x))
+
+
+def _celu(op: OpNode) -> Activation:
+    alpha = op.get_float("alpha")
+    return lambda x: np.maximum(x, 0) + np.minimum(0, _typed(x, alpha) * np.expm1(x / _typed(x, alpha)))
+
+
+def _gelu(op: OpNode) -> Activation:
+    approximate = op.get_str("approximate")
+    if approximate == "tanh":
+        def tanh_gelu(x: np.ndarray) -> np.ndarray:
+            v = x.astype(np.float64)
+            inner = np.sqrt(2 / np.pi) * (v + 0.044715 * v ** 3)
+            return (0.5 * v * (1 + np.tanh(inner))).astype(x.dtype)
+        return tanh_gelu
+    if approximate != "none":
+        raise op.error(f"approximate must be 'none' or 'tanh', got {approximate!r}")
+    return lambda x: (0.5 * x.astype(np.float64) * (1 + erf(x.astype(np.float64) / np.sqrt(2)))).astype(x.dtype)
+
+
+def _softsign(op: OpNode) -> Activation:
+    return lambda x: x / (1 + np.abs(x))
+
+
+def _mish(op: OpNode) -> Activation:
+    return lambda x: x * np.tanh(softplus(x))
+
+
+def _swish(op: OpNode) -> Activation:
+    alpha = op.get_float("alpha")
+    return lambda x: x * sigmoid(x * _typed(x, alpha))
+
+
+def _shrink(op: OpNode) -> Activation:
+    bias, lambd = op.get_float("bias"), op.get_float("lambd")
+
+    def shrink(x: np.ndarray) -> np.ndarray:
+        v = x.astype(np.float64) if x.dtype.kind in "iu" else x
+        y = np.where(v < -lambd, v + bias, np.where(v > lambd, v - bias, 0))
+        return y.astype(x.dtype, copy=False)
+
+    return shrink
+
+
+def _plain(fn: Activation) -> Callable[[OpNode], Activation]:
+    return lambda op: fn
+
+
+ACTIVATIONS: dict[str, Callable[[OpNode], Activation]] = {
+    "Relu": _relu, "LeakyRelu": _leaky_relu, "ThresholdedRelu": _thresholded_relu, "HardSigmoid": _hard_sigmoid,
+    "HardSwish": _hard_swish, "Elu": _elu, "Selu": _selu, "Celu": _celu, "Gelu": _gelu, "Softsign": _softsign,
+    "Mish": _mish, "Swish": _swish, "Shrink": _shrink, "Sigmoid": _plain(sigmoid), "Softplus": _plain(softplus),
+    "Tanh": _plain(np.tanh),
+}
+
+
+def activation_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    fn = ACTIVATIONS[node.op_type](OpNode(node, program))
+
+    def run(args: list) -> tuple:
+        return (as_array(fn(args[0])),)
+
+    return run
+
+
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    return len(shape) <= len(target) and all(d in (1, t) for d, t in zip(shape[::-1], target[::-1]))
+
+
+def prelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    """From version 7 the slope broadcasts to X (one way); before, a one-element slope is shared."""
+    op = OpNode(node, program)
+    one_way = op.version >= 7
+
+    def run(args: list) -> tuple:
+        x, slope = args
+        if slope.dtype != x.dtype:
+            raise op.error(f"input types differ ({x.dtype} and {slope.dtype})")
+        if one_way and not _broadcasts_to(slope.shape, x.shape):
+            raise op.error(f"slope of shape {slope.shape} does not broadcast to X {x.shape}")
+        if not one_way and slope.size == 1:
+            slope = slope.reshape(())
+        return (as_array(np.where(x < 0, x * slope, x)),)
+
+    return run
+
+
+@cache
+def _type_range(dtype: np.dtype) -> tuple[np.generic, np.generic]:
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    return dtype.type(info.min), dtype.type(info.max)
+
+
+def clip_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    """Before version 11 the bounds are attributes (default: float's lowest and highest), from 11 optional scalar
+    inputs (default: the type's lowest and highest); infinities are clipped to them, as the spec says."""
+    op = OpNode(node, program)
+    if op.version < 11:
+        low = op.get_float("min", float(np.finfo(np.float32).min))
+        high = op.get_float("max", float(np.finfo(np.float32).max))
+
+        def clip_attributes(args: list) -> tuple:
+            x = args[0]
+            return (as_array(np.minimum(np.maximum(x, _typed(x, low)), _typed(x, high))),)
+
+        return clip_attributes
+
+    def clip_inputs(args: list) -> tuple:
+        x = args[0]
+        bounds = [args[k] if len(args) > k else None for k in (1, 2)]
+        for name, bound in zip(("min", "max"), bounds):
+            if bound is not None and (bound.size != 1 or bound.dtype != x.dtype):
+                raise op.error(f"{name} must be a scalar of X's type {x.dtype}, got {bound.dtype}{list(bound.shape)}")
+        low, high = (bound if bound is None else bound.reshape(()) for bound in bounds)
+        if x.dtype.kind in "fiu" and (low is None or high is None):
+            lowest, highest = _type_range(x.dtype)
+            low, high = lowest if low is None else low, highest if high is None else high
+        y = x if low is None else np.maximum(x, low)
+        return (as_array(y if high is None else np.minimum(y, high)),)
+
+    return clip_inputs
+
+
+KERNELS: dict[str, KernelFactory] = {
+    **{name: activation_kernel for name in ACTIVATIONS},
+    "Clip": clip_kernel,
+    "PRelu": prelu_kernel,
+}

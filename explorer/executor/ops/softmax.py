@@ -1,0 +1,64 @@
+"""Softmax, LogSoftmax and Hardmax. Before version 13 the input is coerced to 2-D at `axis` (default 1): the
+operator runs over all axes from `axis` on together, as one row per index of the leading axes. From 13 it runs
+along the single axis `axis` (default -1)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .base import KernelFactory, OpNode, PlainKernel
+
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
+
+
+def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def _hardmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """1 at the first maximum along `axis`, 0 elsewhere."""
+    y = np.zeros_like(x)
+    if x.size:
+        first = np.expand_dims(np.argmax(x, axis=axis), axis)
+        np.put_along_axis(y, first, 1, axis=axis)  # y is a new array: nothing recorded is modified
+    return y
+
+
+FUNCTIONS: dict[str, Callable[[np.ndarray, int], np.ndarray]] = {
+    "Softmax": _softmax, "LogSoftmax": _log_softmax, "Hardmax": _hardmax,
+}
+
+
+def softmax_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    op = OpNode(node, program)
+    fn = FUNCTIONS[op.op_type]
+    axis = op.get_int("axis")
+    coerce_2d = op.version < 13
+
+    def run(args: list) -> tuple:
+        x = args[0]
+        if not -x.ndim <= axis < max(x.ndim, 1):
+            raise op.error(f"axis {axis} is out of range for input of rank {x.ndim}")
+        if not x.size:
+            return (np.empty_like(x),)
+        if not coerce_2d:
+            return (fn(x, axis),)
+        k = axis + x.ndim if axis < 0 else axis
+        rows = int(np.prod(x.shape[:k], dtype=np.int64))
+        return (fn(x.reshape(rows, -1), 1).reshape(x.shape),)
+
+    return run
+
+
+KERNELS: dict[str, KernelFactory] = {name: softmax_kernel for name in FUNCTIONS}
