@@ -181,8 +181,8 @@ class GraphIndex:
                                         attribute=FUNCTION_BODY, depth=graph.depth + 1), (*calling, key)))
             self.nodes[path] = NodeRef(path=path, proto=node, graph=graph, index=index,
                                        subgraphs=tuple(b for b, _ in bodies))
-            for body, stack in bodies:
-                self._walk(body, stack)
+            for child, stack in bodies:
+                self._walk(child, stack)
 
     def parent(self, graph: GraphRef) -> GraphRef | None:
         """The graph holding the node that owns a body; None for the main graph."""

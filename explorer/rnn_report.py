@@ -105,8 +105,10 @@ def rnn_report(model: Model, path: str, trace: Trace | None = None) -> RnnReport
         for name, value in executions[0].inputs.items():
             if constants.get(name) is None and isinstance(value, np.ndarray):
                 constants[name] = value
-    shapes = {name: constants[name].shape if constants.get(name) is not None
-              else _declared_shape(model, node, name) for name in inputs[:8] if name}
+    shapes: dict[str, tuple[int | None, ...] | None] = {}
+    for name in filter(None, inputs[:8]):
+        value = constants.get(name)
+        shapes[name] = value.shape if value is not None else _declared_shape(model, node, name)
     try:
         config = rnn_config(node, model.opsets.get("", 1))
     except ExecutionError as exc:
@@ -145,7 +147,7 @@ def _constant(model: Model, node: NodeRef, name: str) -> np.ndarray | None:
     return None
 
 
-def _declared_shape(model: Model, node: NodeRef, name: str) -> tuple | None:
+def _declared_shape(model: Model, node: NodeRef, name: str) -> tuple[int | None, ...] | None:
     """The shape the model declares (or shape inference found) for `name`; None for unknown dimensions."""
     declared = model.index.value_type(name, node.graph.path)
     if declared is None or not declared.HasField("tensor_type"):
@@ -171,8 +173,9 @@ def _blocks(config: RnnConfig, hidden: int, layer: int, inputs: list[str],
             for offset, half in halves:
                 for j, gate in enumerate(letters):
                     index = cell.block(j, hidden, offset)
-                    fits = value is not None and value.ndim >= 2 and value.shape[0] > d
-                    block = value[d, index[0]:index[1]] if fits and value.shape[1] >= index[1] else None
+                    block = None
+                    if value is not None and value.ndim >= 2 and value.shape[0] > d and value.shape[1] >= index[1]:
+                        block = value[d, index[0]:index[1]]
                     blocks.append(WeightBlock(
                         d, tensor, gate, _onnx_name(half, gate, d), index,
                         _pytorch_name(op, half, gate, hidden, layer, suffix),

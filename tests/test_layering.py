@@ -83,3 +83,43 @@ def test_only_the_adapter_touches_onnx_reference_internals():
             continue
         source = path.read_text()
         assert "onnx.reference.op" not in source and "reference.ops" not in source, path
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """Dotted explorer modules a module imports when it runs (imports under `if TYPE_CHECKING:` left out)."""
+    tree = ast.parse(path.read_text())
+    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                   and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING"
+                   for stmt in block.body for n in ast.walk(stmt)}
+    package = list(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + (node.module.split(".") if node.module else []))
+            if module.startswith("explorer"):
+                found.add(module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("explorer"))
+    return found
+
+
+KERNEL_FAMILIES = sorted(p for p in (PACKAGE / "executor" / "ops").glob("*.py") if p.name != "__init__.py")
+KERNELS_MAY_USE = ("explorer.errors", "explorer.limits", "explorer.values", "explorer.graph", "explorer.spec",
+                   "explorer.executor.ops")
+
+
+@pytest.mark.parametrize("path", KERNEL_FAMILIES, ids=lambda p: p.name)
+def test_kernel_families_are_functions_of_their_inputs(path):
+    """A kernel family reads only the model's static knowledge and its sibling families: never the engine,
+    the trace or control flow (special kernels get the engine through `Call`)."""
+    for module in _runtime_imports(path):
+        assert module.startswith(KERNELS_MAY_USE), f"{path.name} imports {module}"
+
+
+def test_spec_is_below_executor_and_views():
+    for path in (PACKAGE / "spec").glob("*.py"):
+        for module in _runtime_imports(path):
+            assert module.split(".")[1] in ("errors", "graph", "spec"), f"spec/{path.name} imports {module}"

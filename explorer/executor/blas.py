@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from functools import cache
+from typing import Any
 
 from threadpoolctl import ThreadpoolController
 
@@ -18,6 +19,7 @@ def _controller() -> ThreadpoolController:
     return ThreadpoolController()  # inspects the libraries loaded so far: built after numpy is imported
 
 
-def single_threaded_blas() -> AbstractContextManager:
+def single_threaded_blas() -> AbstractContextManager[Any]:
     """A context in which the BLAS libraries numpy loaded use one thread (restored on exit)."""
-    return _controller().limit(limits=1, user_api="blas")
+    limiter: AbstractContextManager[Any] = _controller().limit(limits=1, user_api="blas")
+    return limiter

@@ -46,6 +46,6 @@ class Expansion:
             return default
         if self.mode in ("all", "none"):
             return self.mode == "all"
-        if self.mode == "map":
+        if self.mode == "map" and isinstance(self.chosen, Mapping):
             return bool(self.chosen.get(key, default))
         return key in self.chosen

@@ -46,7 +46,8 @@ class Scope:
 
     def lineage(self) -> list[Scope]:
         """The scopes around this one, outermost first, ending with this one."""
-        out, scope = [], self
+        out: list[Scope] = []
+        scope: Scope | None = self
         while scope is not None:
             out.append(scope)
             scope = scope.parent

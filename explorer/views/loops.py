@@ -108,9 +108,10 @@ def per_iteration(iterations: list[Iteration], name: str, side: str) -> list[Any
 def stop_reason(run: Event | Execution) -> str:
     """Why a Loop ended (trip count reached, cond false, a limit), with its iteration count, or why a run did not
     finish; "" for nodes that always run to the end of their input (Scan, SequenceMap)."""
-    event = run.event if isinstance(run, Execution) else run
-    if event is None:
+    if isinstance(run, Execution) and run.event is None:
         return run.failure
+    event = run.event if isinstance(run, Execution) else run
+    assert event is not None
     reason = event.info.get("stop_reason")
     count = event.info.get("iterations")
     if reason is None:

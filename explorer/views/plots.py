@@ -95,8 +95,9 @@ def series_figure(values: Sequence[Any], title: str = "", x: Sequence[Any] | Non
     min/mean/max and L2 norm per step. `x` labels the steps (shown as categories, e.g. ["init", "0", "1"])."""
     if values and all(isinstance(v, list) for v in values):  # sequences: how long they are at each step
         values, title = [np.array(len(v)) for v in values], f"{title} (sequence length)"
-    arrays = [plottable(v) for v in values]
-    if not arrays or any(a is None for a in arrays):
+    found = [plottable(v) for v in values]
+    arrays = [a for a in found if a is not None]
+    if not arrays or len(arrays) != len(found):
         return None
     x = [str(v) for v in (range(len(arrays)) if x is None else x)]
     sizes = {a.size for a in arrays}

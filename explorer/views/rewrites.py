@@ -34,12 +34,13 @@ def step_rows(result: OptimizationResult) -> list[dict[str, Any]]:
 def result_overlays(result: OptimizationResult) -> tuple[RewriteOverlay, RewriteOverlay]:
     """(before, after): removed nodes marked on the original, added nodes on the optimized model. Kept apart
     because a rewrite may replace a node under its own name (hoisting rebuilds a Loop/Scan)."""
-    return RewriteOverlay(removed=result.removed_paths()), RewriteOverlay(added=result.added_paths())
+    return (RewriteOverlay(removed=frozenset(result.removed_paths())),
+            RewriteOverlay(added=frozenset(result.added_paths())))
 
 
 def step_overlays(step: RewriteStep) -> tuple[RewriteOverlay, RewriteOverlay]:
     """The same for one rewrite drawn from `step.neighbourhood()`: a flat model whose node paths are the node
     names, so the graph prefix of the step's paths is dropped."""
     prefix = f"{step.graph}/" if step.graph else ""
-    return (RewriteOverlay(removed={p[len(prefix):] for p in step.removed}),
-            RewriteOverlay(added={p[len(prefix):] for p in step.added}))
+    return (RewriteOverlay(removed=frozenset(p[len(prefix):] for p in step.removed)),
+            RewriteOverlay(added=frozenset(p[len(prefix):] for p in step.added)))

@@ -30,7 +30,8 @@ def constant_of_shape(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-_STASH = {int(onnx.TensorProto.FLOAT): np.dtype(np.float32), int(onnx.TensorProto.DOUBLE): np.dtype(np.float64)}
+_STASH: dict[int, np.dtype[Any]] = {int(onnx.TensorProto.FLOAT): np.dtype(np.float32),
+                                    int(onnx.TensorProto.DOUBLE): np.dtype(np.float64)}
 
 
 def range_(node: NodeRef, program: Program) -> PlainKernel:
@@ -40,6 +41,7 @@ def range_(node: NodeRef, program: Program) -> PlainKernel:
     stash = _STASH.get(op.get_int("stash_type", 1) if op.version >= 27 else 1)
     if stash is None:
         raise op.error(f"stash_type {op.attr('stash_type')} is not 1 (float) or 11 (double)")
+    stash_dtype = stash
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         start, limit, delta = (np.asarray(a) for a in args[:3])
@@ -55,7 +57,7 @@ def range_(node: NodeRef, program: Program) -> PlainKernel:
             a, b, d = int(start.item()), int(limit.item()), int(delta.item())
             count = max(-((a - b) // d), 0)
             return ((a + np.arange(count, dtype=np.int64) * d).astype(dtype),)
-        work = stash if dtype.itemsize < 4 else dtype
+        work = stash_dtype if dtype.itemsize < 4 else dtype
         first, last, step = (np.asarray(v, dtype=work).reshape(()) for v in (start, limit, delta))
         count = max(int(np.ceil((last - first) / step)), 0)
         return ((first + np.arange(count, dtype=work) * step).astype(dtype),)
