@@ -12,8 +12,8 @@ import pytest
 from onnx import numpy_helper
 
 import explorer
-from explorer.judge import run_onnxruntime
 from explorer.errors import ExecutionError
+from explorer.judge import run_onnxruntime
 from explorer.rnn_report import rnn_reports
 
 MODELS = Path(__file__).resolve().parent.parent.parent / "shared" / "models"

@@ -12,7 +12,7 @@ def cases() -> list[Case]:
     for version in since_versions("Identity"):
         for dtype in schema_types("Identity", version, "V" if version >= 14 else "T"):
             r = rng("Identity", version, str(dtype))
-            x = (np.array(["a", "bc"], dtype=object) if dtype == object else values(r, shape(r), dtype, special=True))
+            x = (np.array(["a", "bc"], dtype=object) if dtype.kind == "O" else values(r, shape(r), dtype, special=True))
             found.append(Case("Identity", version, [x], dtype_sweep=True))
         if version >= 14:
             r = rng("Identity", version, "seq")

@@ -6,7 +6,7 @@ B matches a contiguous run of A's axes starting at `axis` (the trailing ones whe
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -81,7 +81,7 @@ def binary_kernel(node: NodeRef, program: Program) -> PlainKernel:
     legacy = _legacy_broadcast(op)
     same_types = op.op_type != "Pow" or op.version < 12
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         a, b = args
         if same_types and a.dtype != b.dtype:
             raise op.error(f"input types differ ({a.dtype} and {b.dtype})")
@@ -97,7 +97,7 @@ def mod_kernel(node: NodeRef, program: Program) -> PlainKernel:
     fmod = op.get_int("fmod")
     floor_for_floats = op.version >= 28  # before 28, floating-point inputs need fmod=1
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         a, b = args
         if a.dtype != b.dtype:
             raise op.error(f"input types differ ({a.dtype} and {b.dtype})")
@@ -115,7 +115,7 @@ def bit_shift_kernel(node: NodeRef, program: Program) -> PlainKernel:
         raise op.error(f"direction must be LEFT or RIGHT, got {direction!r}")
     shift = np.left_shift if direction == "LEFT" else np.right_shift
 
-    def run(args: list) -> tuple:
+    def run(args: list[Any]) -> tuple[Any, ...]:
         a, b = args
         if a.dtype != b.dtype:
             raise op.error(f"input types differ ({a.dtype} and {b.dtype})")

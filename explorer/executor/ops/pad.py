@@ -52,7 +52,7 @@ def pad(node: NodeRef, program: Program) -> PlainKernel:
 
 def zero_of(dtype: np.dtype) -> np.ndarray:
     """The value padding and zeroing fill with: 0, False, or '' for strings."""
-    return np.array("", dtype=object) if dtype == object else np.zeros((), dtype=dtype)
+    return np.array("", dtype=object) if dtype.kind == "O" else np.zeros((), dtype=dtype)
 
 
 def padded(data: np.ndarray, pads: list[int], axes: list[int] | None, mode: str, fill: np.ndarray) -> np.ndarray:

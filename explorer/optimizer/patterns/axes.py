@@ -39,7 +39,10 @@ class UnsqueezeUnsqueezePattern(ChainPattern):
         return None
 
     def rewrite(self, g: GraphState, inner: Node, node: Node) -> Sequence[Built]:
-        merged = _merged_axes(axes(g, inner), axes(g, node), g.rank(inner.input[0]))
+        a1, a2 = axes(g, inner), axes(g, node)
+        assert a1 is not None and a2 is not None  # check() declined otherwise
+        merged = _merged_axes(a1, a2, g.rank(inner.input[0]))
+        assert merged is not None  # check() declined otherwise
         consts, extra, attrs = axes_input(g, merged, "unsqueeze_axes")
         return consts + [g.make_node("Unsqueeze", [inner.input[0], *extra], [node.output[0]], **attrs)]
 

@@ -63,7 +63,8 @@ def axes_input(g: GraphState, values: list[int], prefix: str) -> tuple[list[onnx
 
 def broadcast_keeps_shape(g: GraphState, x: str, other: np.ndarray) -> str | None:
     """None when broadcasting `x` with an array of `other`'s shape yields `x`'s shape; else the reason why not."""
-    if other.ndim == 0 or (all(d == 1 for d in other.shape) and g.rank(x) is not None and other.ndim <= g.rank(x)):
+    rank = g.rank(x)
+    if other.ndim == 0 or (all(d == 1 for d in other.shape) and rank is not None and other.ndim <= rank):
         return None
     shape = g.shape(x)
     if shape is None:
@@ -105,5 +106,5 @@ class ChainPattern(Pattern):
         return self.result([inner, node])
 
     def apply(self, g: GraphState, inner: Node, node: Node) -> Sequence[Built]:
-        kept = [inner] if g.is_used_more_than_once(inner.output[0]) else []
-        return kept + self.rewrite(g, inner, node)
+        kept: list[Built] = [inner] if g.is_used_more_than_once(inner.output[0]) else []
+        return kept + list(self.rewrite(g, inner, node))

@@ -34,7 +34,7 @@ class ConcatConcatPattern(Pattern):
     def _inner(self, g: GraphState, node: Node) -> list[Node]:
         rank = g.rank(node.output[0])
         axis = g.attribute(node, "axis")
-        found = []
+        found: list[Node] = []
         for name in node.input:
             inner = g.producer_op(name, "Concat")
             if inner is None:
@@ -55,7 +55,7 @@ class ConcatConcatPattern(Pattern):
     def apply(self, g: GraphState, *nodes: Node) -> Sequence[Built]:
         *inner, node = nodes
         by_output = {n.output[0]: n for n in inner}
-        inputs = []
+        inputs: list[str] = []
         for name in node.input:
             inputs.extend(by_output[name].input if name in by_output else [name])
         return [g.make_node("Concat", inputs, [node.output[0]], axis=g.attribute(node, "axis"))]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import onnx
 
 from ..ir import Built, Node
@@ -35,7 +36,7 @@ class IfConstantPattern(Pattern):
 
     @staticmethod
     def _branch(g: GraphState, node: Node) -> onnx.GraphProto | None:
-        name = "then_branch" if bool(g.constant(node.input[0]).reshape(-1)[0]) else "else_branch"
+        name = "then_branch" if bool(np.asarray(g.constant(node.input[0])).reshape(-1)[0]) else "else_branch"
         return next((a.g for a in node.attribute if a.name == name), None)
 
     def apply(self, g: GraphState, node: Node) -> Sequence[Built]:

@@ -51,5 +51,7 @@ class MatMulAddPattern(Pattern):
         return self.result([matmul, node])
 
     def apply(self, g: GraphState, matmul: Node, node: Node) -> Sequence[Built]:
-        _, c = self._split(g, node)
+        found = self._split(g, node)
+        assert found is not None  # match() declined otherwise
+        _, c = found
         return [g.make_node("Gemm", [matmul.input[0], matmul.input[1], c], [node.output[0]])]

@@ -63,12 +63,13 @@ class GatherConcatPattern(ChainPattern):
 
     @staticmethod
     def _offset(g: GraphState, concat: Node, position: int) -> int:
-        return sum(int(g.constant(name).shape[0]) for name in concat.input[:position])
+        return sum(len(np.asarray(g.constant(name))) for name in concat.input[:position])
 
     def rewrite(self, g: GraphState, concat: Node, node: Node) -> Sequence[Built]:
         x = next(name for name in concat.input if not g.is_constant(name))
         offset = self._offset(g, concat, list(concat.input).index(x))
         cst1 = g.constant(node.input[1])
+        assert cst1 is not None  # check() declined otherwise
         constant, cst2 = g.make_constant(np.asarray(cst1 - offset, dtype=cst1.dtype), "gather_indices")
         return [constant, g.make_node("Gather", [x, cst2], [node.output[0]], axis=0)]
 
@@ -101,5 +102,6 @@ class GatherGatherPattern(ChainPattern):
 
     def rewrite(self, g: GraphState, inner: Node, node: Node) -> Sequence[Built]:
         cst1, cst2 = g.constant(inner.input[1]), g.constant(node.input[1])
+        assert cst1 is not None and cst2 is not None  # check() declined otherwise
         constant, cst3 = g.make_constant(np.asarray(cst1[cst2], dtype=np.int64), "gather_indices")
         return [constant, g.make_node("Gather", [inner.input[0], cst3], [node.output[0]], axis=0)]

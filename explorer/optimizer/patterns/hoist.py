@@ -56,6 +56,7 @@ class LoopInvariantHoistingPattern(Pattern):
 
     def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
         body = _body(node)
+        assert body is not None  # match() declined otherwise
         hoisted = invariant_nodes(body)
         types = {v.name: v.type for v in [*body.value_info, *body.output] if v.HasField("type")}
         inits = {t.name: t for t in body.initializer}

@@ -48,7 +48,7 @@ def _slice_params(g: GraphState, node: Node) -> tuple[list[int], list[int], list
         if starts is None or ends is None:
             return None
         return list(starts), list(ends), g.attribute(node, "axes"), None
-    values = []
+    values: list[list[int] | None] = []
     for k in range(1, 5):
         name = node.input[k] if len(node.input) > k else ""
         if not name:

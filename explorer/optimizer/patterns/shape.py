@@ -73,7 +73,9 @@ class ShapeGatherPattern(ChainPattern):
         return None
 
     def rewrite(self, g: GraphState, shape: Node, node: Node) -> Sequence[Built]:
-        constant, _ = g.make_constant(self._selected(g, shape, node), name=node.output[0])
+        selected = self._selected(g, shape, node)
+        assert selected is not None  # check() declined otherwise
+        constant, _ = g.make_constant(selected, name=node.output[0])
         return [constant]
 
 

@@ -33,6 +33,7 @@ class TransposeTransposePattern(ChainPattern):
 
     def rewrite(self, g: GraphState, inner: Node, node: Node) -> Sequence[Built]:
         p1, p2 = perm_of(g, inner), perm_of(g, node)
+        assert p1 is not None and p2 is not None  # check() declined otherwise
         perm = [p1[i] for i in p2]
         if perm == list(range(len(perm))):
             return [identity(g, inner.input[0], node.output[0])]
