@@ -16,6 +16,10 @@ class FeedError(ExplorerError):
     """The feeds given to `run` do not match the model's declared inputs."""
 
 
+class TraceFileError(ExplorerError):
+    """A trace file cannot be read: not a trace, a newer or older format, malformed, or past the input limits."""
+
+
 class ExecutionError(ExplorerError):
     """A node failed while running. Carries where it happened and the partial trace up to that point; `info`
     is what the failing node's event records besides the message (a loop stopped by a limit: why, and after how

@@ -3,9 +3,7 @@ grids and back, and a content key per set of feeds (so a run is redone only when
 from __future__ import annotations
 
 import hashlib
-import io
 import re
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -13,23 +11,35 @@ import numpy as np
 import onnx
 from google.protobuf import unknown_fields
 
+from .archive import check_declared_sizes, open_zip, read_npy
 from .errors import FeedError
 from .feeds import proto_to_value
+from .limits import Limits
 from .model import Model, ValueSpec
 
 MAX_EDITABLE = 256  # elements of a tensor small enough to edit in a table
 
 
-def feeds_from_npz(data: bytes) -> dict[str, np.ndarray]:
-    """name -> array of an .npz file's members (no pickles). FeedError when it is not an .npz."""
-    try:
-        loaded = np.load(io.BytesIO(data), allow_pickle=False)
-        if not isinstance(loaded, np.lib.npyio.NpzFile):
-            raise FeedError("the inputs file is a single .npy array, not an .npz with one array per input")
-        with loaded:
-            return {name: loaded[name] for name in loaded.files}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise FeedError(f"the inputs file is not a readable .npz ({exc})") from None
+def feeds_from_npz(data: bytes, limits: Limits | None = None) -> dict[str, np.ndarray]:
+    """name -> array of an .npz file's members, each checked (dtype, shape, size) before it is inflated
+    against `limits.max_input_bytes` in total and `max_tensor_bytes` each. FeedError when it is not an .npz or
+    breaks a limit."""
+    limits = limits or Limits()
+    what = "the inputs file"
+    if data[:6] == b"\x93NUMPY":
+        raise FeedError(f"{what} is a single .npy array, not an .npz with one array per input")
+    with open_zip(data, what, FeedError) as archive:
+        names = archive.namelist()
+        if not names:
+            raise FeedError(f"{what} is an empty .npz: it holds no arrays")
+        check_declared_sizes(archive, names, limits.max_input_bytes, what, FeedError)
+        feeds = {}
+        for name in names:
+            if not name.endswith(".npy"):
+                raise FeedError(f"{what}: member {name!r} is not an .npy array")
+            feeds[name[:-4]] = read_npy(archive, name, min(limits.max_tensor_bytes, limits.max_input_bytes),
+                                        what, FeedError)
+        return feeds
 
 
 _PROTO_OF_KIND = {"tensor": onnx.TensorProto, "sequence": onnx.SequenceProto, "optional": onnx.OptionalProto,
@@ -37,17 +47,21 @@ _PROTO_OF_KIND = {"tensor": onnx.TensorProto, "sequence": onnx.SequenceProto, "o
 _INPUT_FILE = re.compile(r"input_(\d+)\.pb")
 
 
-def feeds_from_test_data(model: Model, folder: str | Path) -> dict[str, Any]:
+def feeds_from_test_data(model: Model, folder: str | Path, limits: Limits | None = None) -> dict[str, Any]:
     """An ONNX test data set (a folder with input_0.pb, input_1.pb, ... as model zoos and the backend tests ship
     them) as feeds; see `feeds_from_input_protos`."""
     folder = Path(folder)
-    files = {path.name: path.read_bytes() for path in folder.glob("input_*.pb") if _INPUT_FILE.fullmatch(path.name)}
-    if not files:
+    paths = [path for path in folder.glob("input_*.pb") if _INPUT_FILE.fullmatch(path.name)]
+    if not paths:
         raise FeedError(f"{str(folder)!r} holds no input_<i>.pb files (an ONNX test data set)")
-    return feeds_from_input_protos(model, files)
+    budget = (limits or Limits()).max_input_bytes
+    if sum(path.stat().st_size for path in paths) > budget:
+        raise FeedError(f"the input_<i>.pb files of {str(folder)!r} hold more than {budget} bytes (the limit for "
+                        "external inputs)")
+    return feeds_from_input_protos(model, {path.name: path.read_bytes() for path in paths}, limits)
 
 
-def feeds_from_input_protos(model: Model, files: dict[str, bytes]) -> dict[str, Any]:
+def feeds_from_input_protos(model: Model, files: dict[str, bytes], limits: Limits | None = None) -> dict[str, Any]:
     """Feeds from the files of an ONNX test data set (file name -> bytes): input_<i>.pb is the model's i-th
     input, read as the proto its declared type calls for. Files with other names (output_0.pb) are ignored.
     FeedError when there is no input_<i>.pb, an i beyond the model's inputs, or a file that is not that proto."""
@@ -67,11 +81,12 @@ def feeds_from_input_protos(model: Model, files: dict[str, bytes]) -> dict[str, 
     if beyond:
         raise FeedError(f"{numbered[beyond[0]]} is input {beyond[0]}, but the model takes {len(model.inputs)} "
                         f"input(s): {[s.name for s in model.inputs]}")
-    return {model.inputs[i].name: _read_input_proto(model.inputs[i], numbered[i], files[numbered[i]])
+    max_bytes = (limits or Limits()).max_tensor_bytes
+    return {model.inputs[i].name: _read_input_proto(model.inputs[i], numbered[i], files[numbered[i]], max_bytes)
             for i in sorted(numbered)}
 
 
-def _read_input_proto(spec: ValueSpec, file_name: str, data: bytes) -> Any:
+def _read_input_proto(spec: ValueSpec, file_name: str, data: bytes, max_bytes: int) -> Any:
     proto = _PROTO_OF_KIND.get(spec.kind, onnx.TensorProto)()
     what = f"{file_name} is not a serialized {type(proto).__name__} for input {spec.name!r} ({spec.describe()})"
     try:
@@ -81,10 +96,36 @@ def _read_input_proto(spec: ValueSpec, file_name: str, data: bytes) -> Any:
     # bytes of another message often parse, leaving the fields this one does not have as unknown fields
     if len(unknown_fields.UnknownFieldSet(proto)):
         raise FeedError(f"{what}: it holds fields a {type(proto).__name__} does not have")
+    problem = _unbounded(proto, max_bytes)
+    if problem:
+        raise FeedError(f"{what}: {problem}")
     try:
         return proto_to_value(proto)
     except Exception as exc:  # noqa: BLE001 - e.g. raw_data of the wrong size for its dims
         raise FeedError(f"{what}: {exc}") from None
+
+
+def _unbounded(proto: Any, max_bytes: int) -> str | None:
+    """Why a feed proto may not be materialized (external data, a declared size past the limit), or None."""
+    if isinstance(proto, onnx.TensorProto):
+        if proto.data_location == onnx.TensorProto.EXTERNAL or len(proto.external_data):
+            return f"tensor {proto.name!r} keeps its data in an external file, which feeds may not do"
+        size = 1
+        for dim in proto.dims:
+            size *= max(dim, 0)
+        itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(proto.data_type)).itemsize if proto.data_type else 1
+        if size * itemsize > max_bytes:
+            return f"tensor {proto.name!r} declares dims {list(proto.dims)}, beyond the limit of {max_bytes} bytes"
+        return None
+    if isinstance(proto, onnx.SequenceProto):
+        items = [*proto.tensor_values, *proto.sequence_values, *proto.map_values, *proto.optional_values]
+    elif isinstance(proto, onnx.MapProto):
+        items = [proto.values]
+    elif isinstance(proto, onnx.OptionalProto):
+        items = [proto.tensor_value, proto.sequence_value, proto.map_value, proto.optional_value]
+    else:
+        items = []
+    return next((p for p in (_unbounded(item, max_bytes) for item in items) if p), None)
 
 
 def feeds_from_upload(model: Model, files: dict[str, bytes]) -> dict[str, Any]:

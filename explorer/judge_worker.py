@@ -61,7 +61,7 @@ def _session(ort, model: bytes):
 
 def _serve(request: dict) -> dict:
     try:
-        import onnxruntime as ort  # type: ignore[import-untyped]
+        import onnxruntime as ort
     except ImportError:
         return {"kind": "missing", "message": "onnxruntime is not installed (pip install onnxruntime)"}
     _cap_memory(request.get("memory"))

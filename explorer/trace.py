@@ -1,17 +1,17 @@
 """The record of one run: events in execution order, loop iterations, outputs; queries; save/load."""
 from __future__ import annotations
 
-import io
-import json
 import os
-import zipfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
-from .values import ValueSummary, has_nonfinite
+from .values import has_nonfinite
+
+if TYPE_CHECKING:
+    from .limits import Limits
 
 FORMAT_VERSION = 1
 
@@ -193,151 +193,14 @@ class Trace:
     # ---- save / load ---------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the trace to one .npz: arrays as npy members, everything else as JSON (no pickle)."""
-        codec = _Encoder()
-        meta = {
-            "format": FORMAT_VERSION,
-            "model_source": self.model_source,
-            "model_sha256": self.model_sha256,
-            "seconds": self.seconds,
-            "recorded_bytes": self.recorded_bytes,
-            "budget_exceeded_at": self.budget_exceeded_at,
-            "error": codec.encode(None if self.error is None else self.error.to_dict()),
-            "feeds": codec.encode(self.feeds),
-            "outputs": codec.encode(self.outputs),
-            "events": [
-                [e.node, e.op_type, list(e.iteration), codec.encode(e.inputs), codec.encode(e.outputs),
-                 e.seconds, codec.encode(e.info), e.summarized]
-                for e in self.events
-            ],
-            "iterations": [
-                [it.node, list(it.index), codec.encode(it.inputs), codec.encode(it.outputs), codec.encode(it.info)]
-                for it in self.iteration_records
-            ],
-        }
-        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
-            zf.writestr("meta.json", json.dumps(meta))
-            for key, array in codec.arrays.items():
-                buf = io.BytesIO()
-                np.save(buf, array, allow_pickle=False)
-                zf.writestr(f"{key}.npy", buf.getvalue())
+        from .trace_file import save_trace
+
+        save_trace(self, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Trace:
-        """Reads a trace written by `save`."""
-        with zipfile.ZipFile(path) as zf:
-            meta = json.loads(zf.read("meta.json"))
-            if meta.get("format") != FORMAT_VERSION:
-                raise ValueError(f"{path}: unsupported trace format {meta.get('format')!r}")
-            arrays = {
-                name[:-4]: np.load(io.BytesIO(zf.read(name)), allow_pickle=False)
-                for name in zf.namelist() if name.endswith(".npy")
-            }
-        dec = _Decoder(arrays)
-        trace = cls(model_source=meta["model_source"], model_sha256=meta["model_sha256"],
-                    feeds=dec.decode(meta["feeds"]))
-        trace.seconds = meta["seconds"]
-        trace.recorded_bytes = meta["recorded_bytes"]
-        trace.budget_exceeded_at = meta["budget_exceeded_at"]
-        error = dec.decode(meta["error"])
-        trace.error = RunError.from_dict(error) if isinstance(error, dict) else None
-        trace.outputs = dec.decode(meta["outputs"])
-        trace.events = [
-            Event(i, node, op, tuple(it), dec.decode(ins), dec.decode(outs), secs, dec.decode(info), summ)
-            for i, (node, op, it, ins, outs, secs, info, summ) in enumerate(meta["events"])
-        ]
-        trace.iteration_records = [
-            Iteration(node, tuple(idx), dec.decode(ins), dec.decode(outs), dec.decode(info))
-            for node, idx, ins, outs, info in meta["iterations"]
-        ]
-        return trace
+    def load(cls, path: str | os.PathLike[str], limits: Limits | None = None) -> Trace:
+        """Reads a trace written by `save`, every size checked against `limits.max_input_bytes` before it is
+        inflated. TraceFileError when the file is not a trace this version reads, is malformed or too big."""
+        from .trace_file import load_trace
 
-
-def _plain_dtype(dtype: np.dtype) -> bool:
-    return dtype.kind in "biufcM" and type(dtype).__module__.startswith("numpy")
-
-
-class _Encoder:
-    """Turns values into JSON-able structures, collecting arrays by identity (each array stored once)."""
-
-    def __init__(self) -> None:
-        self.arrays: dict[str, np.ndarray] = {}
-        self._ids: dict[int, str] = {}
-        self._keep: list[Any] = []
-
-    def encode(self, value: Any) -> Any:
-        if value is None or isinstance(value, (bool, str)):
-            return value
-        if isinstance(value, (int, float)) and not isinstance(value, np.generic):
-            return value if not isinstance(value, float) or np.isfinite(value) else {"k": "float", "v": repr(value)}
-        if isinstance(value, np.generic):
-            value = np.asarray(value)
-            return {"k": "scalar", "a": self.encode(value)}
-        if isinstance(value, np.ndarray):
-            return self._array(value)
-        if isinstance(value, ValueSummary):
-            return {"k": "summary", "v": [list(value.shape), value.dtype, self.encode(value.min),
-                                          self.encode(value.max), self.encode(value.mean),
-                                          value.nan_count, value.inf_count]}
-        if isinstance(value, list):
-            return {"k": "list", "v": [self.encode(v) for v in value]}
-        if isinstance(value, tuple):
-            return {"k": "tuple", "v": [self.encode(v) for v in value]}
-        if isinstance(value, dict):
-            if all(isinstance(k, str) for k in value):
-                return {"k": "dict", "v": {k: self.encode(v) for k, v in value.items()}}
-            return {"k": "map", "v": [[self.encode(k), self.encode(v)] for k, v in value.items()]}
-        return {"k": "repr", "v": repr(value)}
-
-    def _array(self, array: np.ndarray) -> dict[str, Any]:
-        if array.dtype.kind in "OUS":
-            return {"k": "strings", "shape": list(array.shape),
-                    "v": [x.decode("utf-8", "backslashreplace") if isinstance(x, bytes) else str(x)
-                          for x in array.ravel().tolist()]}
-        key = self._ids.get(id(array))
-        if key is None:
-            key = f"a{len(self.arrays)}"
-            self._ids[id(array)] = key
-            self._keep.append(array)  # keep alive so ids stay unique while encoding
-            stored = array if _plain_dtype(array.dtype) else array.view(f"u{array.dtype.itemsize}")
-            self.arrays[key] = stored if stored.flags.c_contiguous else stored.copy(order="C")
-        out = {"k": "array", "ref": key}
-        if not _plain_dtype(array.dtype):
-            out["dtype"] = array.dtype.name
-        return out
-
-
-class _Decoder:
-    def __init__(self, arrays: dict[str, np.ndarray]) -> None:
-        self.arrays = arrays
-
-    def decode(self, value: Any) -> Any:
-        if not isinstance(value, dict):
-            return value
-        kind = value.get("k")
-        if kind == "array":
-            array = self.arrays[value["ref"]]
-            if "dtype" in value:
-                import ml_dtypes  # onnx's own dependency for bfloat16 / float8 / int4
-
-                array = array.view(getattr(ml_dtypes, value["dtype"]))
-            return array
-        if kind == "scalar":
-            return self.decode(value["a"])[()]
-        if kind == "strings":
-            return np.array(value["v"], dtype=object).reshape(value["shape"])
-        if kind == "float":
-            return float(value["v"])
-        if kind == "summary":
-            shape, dtype, lo, hi, mean, nan, inf = value["v"]
-            return ValueSummary(tuple(shape), dtype, self.decode(lo), self.decode(hi), self.decode(mean), nan, inf)
-        if kind == "list":
-            return [self.decode(v) for v in value["v"]]
-        if kind == "tuple":
-            return tuple(self.decode(v) for v in value["v"])
-        if kind == "dict":
-            return {k: self.decode(v) for k, v in value["v"].items()}
-        if kind == "map":
-            return {self.decode(k): self.decode(v) for k, v in value["v"]}
-        if kind == "repr":
-            return value["v"]
-        raise ValueError(f"unknown encoded value kind {kind!r}")
+        return load_trace(path, limits)

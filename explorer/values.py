@@ -1,6 +1,7 @@
 """Helpers over runtime values (tensors, sequences, optionals, maps): sizes, summaries, descriptions."""
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,15 +25,50 @@ class ValueSummary:
         return 0
 
 
+_NBYTES = operator.attrgetter("nbytes")
+_DTYPE_NAMES: dict[np.dtype, str] = {}
+POINTER_BYTES = 8  # a sequence holds one reference per element, counted so shared elements still cost
+CHUNK = 1 << 20  # elements per step of a summary: the extra memory it needs stays bounded
+
+
+@dataclass(frozen=True)
+class SequenceSummary:
+    """What the trace keeps of a sequence once the memory budget is spent: its length and a summary of its first
+    element (constant cost whatever the length, so a loop growing a sequence stays linear)."""
+
+    length: int
+    first: Any
+
+    @property
+    def nbytes(self) -> int:
+        return 0
+
+
 def nbytes(value: Any) -> int:
-    """Bytes held by a value (sequences summed)."""
+    """Bytes held by a value (sequences: their elements plus one reference each)."""
     if isinstance(value, np.ndarray):
         return value.nbytes
     if isinstance(value, list):
-        return sum(nbytes(v) for v in value)
+        try:  # a sequence of tensors: summed in C, as cheap as the list copy each sequence op makes anyway
+            return POINTER_BYTES * len(value) + sum(map(_NBYTES, value))
+        except AttributeError:
+            return POINTER_BYTES * len(value) + sum(nbytes(v) for v in value)
     if isinstance(value, dict):
         return sum(nbytes(v) for v in value.values())
     return 0
+
+
+def _chunks(value: np.ndarray):
+    """Views of at most about CHUNK elements covering the array (no copy of the whole)."""
+    if value.size <= CHUNK or value.ndim == 0:
+        yield value
+    elif value.flags.c_contiguous or value.flags.f_contiguous:
+        flat = value.reshape(-1, order="A")
+        for start in range(0, flat.size, CHUNK):
+            yield flat[start:start + CHUNK]
+    else:
+        for part in value:
+            yield from _chunks(part)
 
 
 def count_nonfinite(value: Any) -> tuple[int, int]:
@@ -42,20 +78,18 @@ def count_nonfinite(value: Any) -> tuple[int, int]:
     if isinstance(value, list):
         pairs = [count_nonfinite(v) for v in value]
         return sum(p[0] for p in pairs), sum(p[1] for p in pairs)
-    if isinstance(value, np.ndarray) and value.dtype.kind in "fc" and value.size:
-        try:
-            arr = value.astype(np.float64, copy=False) if value.dtype.kind == "f" else value
-        except (TypeError, ValueError):
-            return 0, 0
-        nan = int(np.count_nonzero(np.isnan(arr)))
-        inf = int(np.count_nonzero(np.isinf(arr)))
-        return nan, inf
-    if isinstance(value, np.ndarray) and value.dtype.kind == "V" and value.size:  # ml_dtypes (bfloat16, float8)
-        try:
-            return count_nonfinite(value.astype(np.float32))
-        except (TypeError, ValueError):
-            return 0, 0
-    return 0, 0
+    if not isinstance(value, np.ndarray) or not value.size or value.dtype.kind not in "fcV":
+        return 0, 0
+    nan = inf = 0
+    try:
+        for chunk in _chunks(value):
+            if chunk.dtype.kind == "V":  # ml_dtypes (bfloat16, float8)
+                chunk = chunk.astype(np.float32)
+            nan += int(np.count_nonzero(np.isnan(chunk)))
+            inf += int(np.count_nonzero(np.isinf(chunk)))
+    except (TypeError, ValueError):
+        return 0, 0
+    return nan, inf
 
 
 def has_nonfinite(value: Any) -> bool:
@@ -64,18 +98,38 @@ def has_nonfinite(value: Any) -> bool:
 
 
 def summarize(value: Any) -> Any:
-    """A ValueSummary for a tensor; sequences become lists of summaries; other values are kept as they are."""
+    """A ValueSummary for a tensor (computed chunk by chunk: never a copy of the whole); a sequence becomes a
+    SequenceSummary; other values are kept as they are."""
     if isinstance(value, list):
-        return [summarize(v) for v in value]
+        return SequenceSummary(len(value), summarize(value[0]) if value else None)
     if not isinstance(value, np.ndarray):
         return value
     nan, inf = count_nonfinite(value)
     lo = hi = mean = None
     if value.size and value.dtype.kind in "biuf":
-        finite = value[np.isfinite(value)] if value.dtype.kind == "f" else value
-        if finite.size:
-            lo, hi, mean = float(finite.min()), float(finite.max()), float(finite.mean(dtype=np.float64))
-    return ValueSummary(tuple(value.shape), str(value.dtype), lo, hi, mean, nan, inf)
+        lo, hi, total, count = np.inf, -np.inf, 0.0, 0
+        for chunk in _chunks(value):
+            if chunk.dtype.kind == "f":
+                finite = np.isfinite(chunk)
+                kept = int(np.count_nonzero(finite))
+                if not kept:
+                    continue
+                lo = min(lo, float(chunk.min(where=finite, initial=np.inf)))
+                hi = max(hi, float(chunk.max(where=finite, initial=-np.inf)))
+                total += float(chunk.sum(where=finite, dtype=np.float64))
+            else:
+                kept = chunk.size
+                lo, hi = min(lo, float(chunk.min())), max(hi, float(chunk.max()))
+                total += float(chunk.sum(dtype=np.float64))
+            count += kept
+        if count:
+            mean = total / count
+        else:
+            lo = hi = None
+    name = _DTYPE_NAMES.get(value.dtype)
+    if name is None:
+        name = _DTYPE_NAMES.setdefault(value.dtype, str(value.dtype))
+    return ValueSummary(tuple(value.shape), name, lo, hi, mean, nan, inf)
 
 
 def describe(value: Any) -> str:
@@ -84,6 +138,9 @@ def describe(value: Any) -> str:
         return "none"
     if isinstance(value, ValueSummary):
         return f"{value.dtype}[{', '.join(map(str, value.shape))}] (summary)"
+    if isinstance(value, SequenceSummary):
+        inner = describe(value.first) if value.first is not None else "?"
+        return f"seq({value.length}) of {inner}"
     if isinstance(value, np.ndarray):
         return f"{value.dtype}[{', '.join(map(str, value.shape))}]"
     if isinstance(value, list):

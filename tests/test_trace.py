@@ -9,6 +9,7 @@ import pytest
 
 import explorer
 from explorer import Limits, Trace
+from explorer.errors import TraceFileError
 from explorer.trace import Event, Iteration, RunError
 from explorer.values import ValueSummary
 
@@ -128,7 +129,7 @@ def test_shared_arrays_are_stored_once(tmp_path):
 
 def test_load_refuses_a_foreign_file(tmp_path):
     np.savez(tmp_path / "other.npz", a=np.ones(2))
-    with pytest.raises(KeyError):
+    with pytest.raises(TraceFileError, match="not a trace"):
         Trace.load(tmp_path / "other.npz")
 
 
