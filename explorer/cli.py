@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from .errors import ExplorerError
+from .errors import ExplorerError, failure_text
 from .judge import DEFAULT_TIMEOUT_S
 
 Command = Callable[[argparse.Namespace], int]
@@ -322,4 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except (KeyError, ValueError, IndexError) as exc:  # e.g. no such node, pattern or event
         print(f"error: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - a defect still ends in one line, never a traceback
+        print(f"error: {failure_text(exc)}", file=sys.stderr)
         return 2

@@ -7,11 +7,13 @@ import numpy as np
 import onnx
 
 from .errors import FeedError
+from .limits import Limits
 
 if TYPE_CHECKING:
     from .model import Model, ValueSpec
 
 DEFAULT_DIM = 2
+MAX_EXAMPLE_BYTES = Limits().max_tensor_bytes  # random inputs bigger than any value a node may produce
 
 
 def _random_tensor(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
@@ -59,7 +61,12 @@ def _example_for_type(tp: onnx.TypeProto, rng, dims: dict[str, int], name: str) 
         spec_shape = tuple(
             d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tp.tensor_type.shape.dim
         )
-        return _random_tensor(rng, dtype, _concrete_shape(spec_shape, dims, name))
+        shape = _concrete_shape(spec_shape, dims, name)
+        size = int(np.prod(shape, dtype=object)) * max(dtype.itemsize, 8 if dtype.kind == "O" else 1)
+        if size > MAX_EXAMPLE_BYTES:
+            raise FeedError(f"input {name!r}: random values of shape {list(shape)} would take {size} bytes, beyond "
+                            f"Limits.max_tensor_bytes={MAX_EXAMPLE_BYTES}; choose smaller sizes for its dims")
+        return _random_tensor(rng, dtype, shape)
     if which == "sequence_type":
         return [_example_for_type(tp.sequence_type.elem_type, rng, dims, name) for _ in range(DEFAULT_DIM)]
     if which == "optional_type":

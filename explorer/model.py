@@ -15,7 +15,8 @@ from google.protobuf.message import DecodeError
 from onnx import external_data_helper
 
 from .errors import ModelError
-from .graph import GraphIndex, GraphRef, NodeRef, subgraph_attributes
+from .graph import GraphIndex, GraphRef, NodeRef
+from .model_guards import check_depth, check_domains, check_sparse, external_int, sparse_tensors
 
 # Domains explorer can run natively (onnx.reference covers them); others need a model-local function.
 KNOWN_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview"})
@@ -125,6 +126,16 @@ def load(source: str | os.PathLike | bytes | onnx.ModelProto, *, base_dir: str |
     """Loads a model from a path, bytes or a ModelProto (never modified). External data is read only from
     files inside the model's folder (`base_dir` for bytes/protos). `label` names the model in messages (e.g. an
     uploaded file's name; default: the path, `<bytes>` or `<ModelProto>`). Raises ModelError on bad input."""
+    try:
+        return _load(source, base_dir, label)
+    except RecursionError:
+        raise ModelError(f"{label or 'the model'} is nested too deeply to load") from None
+    except MemoryError:
+        raise ModelError(f"{label or 'the model'} does not fit in memory") from None
+
+
+def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | os.PathLike | None,
+          label: str | None) -> Model:
     warnings: list[str] = []
     if isinstance(source, onnx.ModelProto):
         proto = onnx.ModelProto()
@@ -149,8 +160,11 @@ def load(source: str | os.PathLike | bytes | onnx.ModelProto, *, base_dir: str |
         raise ModelError(f"cannot load a model from a {type(source).__name__}; give a path, bytes or a ModelProto")
 
     _validate_header(proto, label)
+    check_depth(proto, label)
     _load_external_data(proto, Path(base_dir) if base_dir is not None else None, label)
-    _check_domains(proto)
+    for sparse in sparse_tensors(proto):
+        check_sparse(sparse)
+    check_domains(proto, KNOWN_DOMAINS)
     try:
         onnx.checker.check_model(proto)
     except Exception as exc:  # noqa: BLE001 - the checker rejects models that runtimes still run
@@ -198,27 +212,6 @@ def _validate_header(proto: onnx.ModelProto, label: str) -> None:
         raise ModelError(f"{label} uses ONNX operators but does not import the ONNX opset")
 
 
-def _check_domains(proto: onnx.ModelProto) -> None:
-    declared = {op.domain for op in proto.opset_import}
-    functions = {(f.domain, f.name) for f in proto.functions}
-    function_domains = {f.domain for f in proto.functions}
-
-    def visit(graph: onnx.GraphProto, where: str) -> None:
-        for node in graph.node:
-            domain = node.domain
-            if domain not in ("", "ai.onnx") and domain not in declared and domain not in function_domains:
-                raise ModelError(
-                    f"node {node.name or node.op_type!r} ({node.op_type}) in {where} uses domain {domain!r}, "
-                    f"which the model does not import (imports: {sorted(declared)})"
-                )
-            if domain not in KNOWN_DOMAINS and (domain, node.op_type) not in functions and domain not in declared:
-                raise ModelError(f"unknown domain {domain!r} used by node {node.name or node.op_type!r}")
-            for att, body in subgraph_attributes(node):
-                visit(body, f"{where} > {node.name or node.op_type}.{att}")
-
-    visit(proto.graph, "the main graph")
-
-
 def _all_tensors(proto: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
     """Initializers and tensor attributes of every graph (nested too) and of every local function."""
 
@@ -256,8 +249,8 @@ def _load_external_data(proto: onnx.ModelProto, base_dir: Path | None, label: st
                 "load the model from its path (or give base_dir) so the file can be found"
             )
         target = _safe_external_path(base_dir, location, tensor.name)
-        offset = int(info.get("offset", 0) or 0)
-        length = int(info["length"]) if info.get("length") else None
+        offset = external_int(info, "offset", tensor.name) or 0
+        length = external_int(info, "length", tensor.name)
         file_size = target.stat().st_size
         if offset < 0 or offset > file_size or (length is not None and (length < 0 or offset + length > file_size)):
             raise ModelError(
