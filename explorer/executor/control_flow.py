@@ -43,6 +43,9 @@ def _empty_stack(program: Program, body_path: str, name: str, axis: int = 0) -> 
 
 
 def _stack(elements: list[Any], axis: int, call: Call, name: str) -> np.ndarray:
+    size = sum(np.asarray(e).nbytes for e in elements)
+    call.engine.check_bytes(size, f"stacking scan output {name!r} ({len(elements)} iterations)", call.path,
+                            call.op_type, call.iteration)
     try:
         return np.stack([np.asarray(e) for e in elements], axis=axis)
     except ValueError as exc:

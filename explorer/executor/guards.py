@@ -1,4 +1,6 @@
-"""Checks made before a kernel allocates, for operators whose output size is known from their inputs."""
+"""Checks made before a kernel allocates: for operators whose output can be much bigger than their inputs, the
+output's size computed from the inputs (and attributes) alone, so Limits.max_tensor_bytes stops the node before
+any memory is taken. Generic and separate from the kernels: a guard only reads shapes and small shape tensors."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -6,6 +8,8 @@ from typing import Any
 
 import numpy as np
 import onnx
+
+Guard = Callable[[list[Any]], int]
 
 
 def _prod(dims: Iterable[Any]) -> int:
@@ -15,23 +19,36 @@ def _prod(dims: Iterable[Any]) -> int:
     return total
 
 
-def _constant_of_shape(node: onnx.NodeProto) -> Callable[[list[Any]], int]:
-    itemsize = 4
+def _ints(value: Any) -> list[int]:
+    return [int(v) for v in np.asarray(value).ravel()]
+
+
+def _attr(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
     for att in node.attribute:
-        if att.name == "value" and att.HasField("t"):
-            itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(att.t.data_type)).itemsize
-    return lambda args: _prod(np.asarray(args[0]).ravel()) * itemsize
+        if att.name == name:
+            return onnx.helper.get_attribute_value(att)
+    return default
+
+
+def _itemsize(args: list[Any]) -> int:
+    return max((a.itemsize for a in args if isinstance(a, np.ndarray)), default=1)
+
+
+def _constant_of_shape(node: onnx.NodeProto) -> Guard:
+    value = _attr(node, "value")
+    itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(value.data_type)).itemsize if value is not None else 4
+    return lambda args: _prod(_ints(args[0])) * itemsize
 
 
 def _expand(args: list[Any]) -> int:
-    x, shape = args[0], np.asarray(args[1]).ravel()
-    out = np.broadcast_shapes(tuple(max(int(d), 0) for d in shape), tuple(x.shape)) if len(shape) else x.shape
-    return _prod(out) * int(x.itemsize)
+    x, shape = args[0], _ints(args[1])
+    out = np.broadcast_shapes(tuple(max(d, 0) for d in shape), tuple(x.shape)) if shape else x.shape
+    return _prod(out) * x.itemsize
 
 
 def _tile(args: list[Any]) -> int:
-    x, reps = args[0], np.asarray(args[1]).ravel()
-    return _prod(int(a) * int(b) for a, b in zip(x.shape, reps)) * int(x.itemsize)
+    x, reps = args[0], _ints(args[1])
+    return _prod(int(a) * int(b) for a, b in zip(x.shape, reps)) * x.itemsize
 
 
 def _range(args: list[Any]) -> int:
@@ -41,12 +58,135 @@ def _range(args: list[Any]) -> int:
     return max(int(np.ceil((limit - start) / delta)), 0) * np.asarray(args[0]).itemsize
 
 
-def guard_for(node: onnx.NodeProto) -> Callable[[list[Any]], int] | None:
+def _pad(node: onnx.NodeProto) -> Guard:
+    attribute = _attr(node, "pads")
+
+    def size(args: list[Any]) -> int:
+        x = args[0]
+        pads = list(attribute) if attribute is not None else _ints(args[1])
+        rank = x.ndim
+        axes = list(range(rank)) if len(args) < 4 or args[3] is None else [a % rank for a in _ints(args[3])]
+        dims = list(x.shape)
+        for k, axis in enumerate(axes):
+            dims[axis] = dims[axis] + pads[k] + pads[k + len(axes)]
+        return _prod(dims) * x.itemsize
+
+    return size
+
+
+def _resize(node: onnx.NodeProto) -> Guard:
+    axes_attr = _attr(node, "axes")
+    scales_attr = _attr(node, "scales")  # Upsample-7
+
+    def size(args: list[Any]) -> int:
+        x = args[0]
+        rank = x.ndim
+        axes = list(range(rank)) if axes_attr is None else [a % rank for a in axes_attr]
+        dims = list(x.shape)
+        sizes = args[3] if len(args) > 3 and args[3] is not None and np.asarray(args[3]).size else None
+        if sizes is not None:
+            for axis, d in zip(axes, _ints(sizes)):
+                dims[axis] = d
+            return _prod(dims) * x.itemsize
+        if scales_attr is not None:
+            scales = list(scales_attr)
+        else:
+            scales = np.asarray(args[1] if len(args) == 2 else args[2]).ravel().tolist()
+        for axis, s in zip(axes, scales):
+            dims[axis] = int(np.floor(dims[axis] * float(s)))
+        return _prod(dims) * x.itemsize
+
+    return size
+
+
+def _total(args: list[Any]) -> int:
+    """Concatenations: the output holds every input."""
+    total = 0
+    for a in args:
+        if isinstance(a, np.ndarray):
+            total += a.nbytes
+        elif isinstance(a, list):
+            total += sum(np.asarray(v).nbytes for v in a)
+    return total
+
+
+def _one_hot(args: list[Any]) -> int:
+    indices, depth, values = args[0], np.asarray(args[1]).item(), args[2]
+    return indices.size * max(int(depth), 0) * np.asarray(values).itemsize
+
+
+def _broadcast(args: list[Any]) -> int:
+    """Elementwise ops: the broadcast shape of their inputs (cheap when every shape is the same)."""
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    if not arrays:
+        return 0
+    first = arrays[0].shape
+    if all(a.shape == first for a in arrays):
+        return _prod(first) * _itemsize(arrays)
+    return _prod(np.broadcast_shapes(*(a.shape for a in arrays))) * _itemsize(arrays)
+
+
+def _matmul(args: list[Any]) -> int:
+    a, b = args[0], args[1]
+    if a.ndim < 2 or b.ndim < 2:
+        return max(a.nbytes, b.nbytes)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return _prod((*batch, a.shape[-2], b.shape[-1])) * max(a.itemsize, b.itemsize)
+
+
+def _gather(node: onnx.NodeProto) -> Guard:
+    axis = int(_attr(node, "axis", 0))
+
+    def size(args: list[Any]) -> int:
+        data, indices = args[0], np.asarray(args[1])
+        k = axis % max(data.ndim, 1)
+        return _prod((*data.shape[:k], *indices.shape, *data.shape[k + 1:])) * data.itemsize
+
+    return size
+
+
+def _einsum(node: onnx.NodeProto) -> Guard:
+    raw = _attr(node, "equation", b"")
+    equation = (raw.decode() if isinstance(raw, bytes) else str(raw)).replace(" ", "")
+
+    def size(args: list[Any]) -> int:
+        lhs, arrow, rhs = equation.partition("->")
+        sizes: dict[str, int] = {}
+        ellipsis: tuple[int, ...] = ()
+        for term, x in zip(lhs.split(","), args):
+            if "..." in term:
+                head, tail = term.split("...")
+                n = x.ndim - len(head) - len(tail)
+                ellipsis = np.broadcast_shapes(ellipsis, x.shape[len(head):len(head) + n])
+                pairs = zip(head + tail, (*x.shape[:len(head)], *x.shape[len(head) + n:]))
+            else:
+                pairs = zip(term, x.shape)
+            for letter, d in pairs:
+                sizes[letter] = max(sizes.get(letter, 1), int(d))
+        if not arrow:  # implicit output: the ellipsis, then the letters used once, sorted
+            rhs = ("..." if "..." in lhs else "") + "".join(sorted(c for c in sizes if lhs.count(c) == 1))
+        dims = [sizes.get(c, 1) for c in rhs.replace("...", "")]
+        if "..." in rhs:
+            dims += list(ellipsis)
+        return _prod(dims) * _itemsize(args)
+
+    return size
+
+
+ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "Where", "Equal",
+                         "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "And", "Or", "Xor", "BitShift",
+                         "BitwiseAnd", "BitwiseOr", "BitwiseXor", "PRelu"})
+_BY_INPUTS: dict[str, Guard] = {"Expand": _expand, "Tile": _tile, "Range": _range, "Concat": _total,
+                                "ConcatFromSequence": _total, "OneHot": _one_hot, "MatMul": _matmul,
+                                **{op: _broadcast for op in ELEMENTWISE}}
+_BY_NODE: dict[str, Callable[[onnx.NodeProto], Guard]] = {
+    "ConstantOfShape": _constant_of_shape, "Pad": _pad, "Resize": _resize, "Upsample": _resize,
+    "Gather": _gather, "Einsum": _einsum}
+
+
+def guard_for(node: onnx.NodeProto) -> Guard | None:
     """A function estimating the output bytes of a node from its inputs, for ops that may allocate a lot."""
-    op = node.op_type
     if node.domain not in ("", "ai.onnx"):
         return None
-    if op == "ConstantOfShape":
-        return _constant_of_shape(node)
-    table: dict[str, Callable[[list[Any]], int]] = {"Expand": _expand, "Tile": _tile, "Range": _range}
-    return table.get(op)
+    make = _BY_NODE.get(node.op_type)
+    return make(node) if make is not None else _BY_INPUTS.get(node.op_type)
