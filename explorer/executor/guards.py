@@ -31,7 +31,7 @@ def _attr(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
 
 
 def _itemsize(args: list[Any]) -> int:
-    return max((a.itemsize for a in args if isinstance(a, np.ndarray)), default=1)
+    return int(max((a.itemsize for a in args if isinstance(a, np.ndarray)), default=1))
 
 
 def _constant_of_shape(node: onnx.NodeProto) -> Guard:
@@ -43,19 +43,19 @@ def _constant_of_shape(node: onnx.NodeProto) -> Guard:
 def _expand(args: list[Any]) -> int:
     x, shape = args[0], _ints(args[1])
     out = np.broadcast_shapes(tuple(max(d, 0) for d in shape), tuple(x.shape)) if shape else x.shape
-    return _prod(out) * x.itemsize
+    return _prod(out) * int(x.itemsize)
 
 
 def _tile(args: list[Any]) -> int:
     x, reps = args[0], _ints(args[1])
-    return _prod(int(a) * int(b) for a, b in zip(x.shape, reps)) * x.itemsize
+    return _prod(int(a) * int(b) for a, b in zip(x.shape, reps)) * int(x.itemsize)
 
 
 def _range(args: list[Any]) -> int:
     start, limit, delta = (np.asarray(a).item() for a in args[:3])
     if delta == 0:
         return 0
-    return max(int(np.ceil((limit - start) / delta)), 0) * np.asarray(args[0]).itemsize
+    return max(int(np.ceil((limit - start) / delta)), 0) * int(np.asarray(args[0]).itemsize)
 
 
 def _pad(node: onnx.NodeProto) -> Guard:
@@ -69,7 +69,7 @@ def _pad(node: onnx.NodeProto) -> Guard:
         dims = list(x.shape)
         for k, axis in enumerate(axes):
             dims[axis] = dims[axis] + pads[k] + pads[k + len(axes)]
-        return _prod(dims) * x.itemsize
+        return _prod(dims) * int(x.itemsize)
 
     return size
 
@@ -87,14 +87,14 @@ def _resize(node: onnx.NodeProto) -> Guard:
         if sizes is not None:
             for axis, d in zip(axes, _ints(sizes)):
                 dims[axis] = d
-            return _prod(dims) * x.itemsize
+            return _prod(dims) * int(x.itemsize)
         if scales_attr is not None:
             scales = list(scales_attr)
         else:
             scales = np.asarray(args[1] if len(args) == 2 else args[2]).ravel().tolist()
         for axis, s in zip(axes, scales):
             dims[axis] = int(np.floor(dims[axis] * float(s)))
-        return _prod(dims) * x.itemsize
+        return _prod(dims) * int(x.itemsize)
 
     return size
 
@@ -112,7 +112,7 @@ def _total(args: list[Any]) -> int:
 
 def _one_hot(args: list[Any]) -> int:
     indices, depth, values = args[0], np.asarray(args[1]).item(), args[2]
-    return indices.size * max(int(depth), 0) * np.asarray(values).itemsize
+    return int(indices.size) * max(int(depth), 0) * int(np.asarray(values).itemsize)
 
 
 def _broadcast(args: list[Any]) -> int:
@@ -129,9 +129,9 @@ def _broadcast(args: list[Any]) -> int:
 def _matmul(args: list[Any]) -> int:
     a, b = args[0], args[1]
     if a.ndim < 2 or b.ndim < 2:
-        return max(a.nbytes, b.nbytes)
+        return int(max(a.nbytes, b.nbytes))
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    return _prod((*batch, a.shape[-2], b.shape[-1])) * max(a.itemsize, b.itemsize)
+    return _prod((*batch, a.shape[-2], b.shape[-1])) * int(max(a.itemsize, b.itemsize))
 
 
 def _gather(node: onnx.NodeProto) -> Guard:
@@ -140,7 +140,7 @@ def _gather(node: onnx.NodeProto) -> Guard:
     def size(args: list[Any]) -> int:
         data, indices = args[0], np.asarray(args[1])
         k = axis % max(data.ndim, 1)
-        return _prod((*data.shape[:k], *indices.shape, *data.shape[k + 1:])) * data.itemsize
+        return _prod((*data.shape[:k], *indices.shape, *data.shape[k + 1:])) * int(data.itemsize)
 
     return size
 
