@@ -78,7 +78,7 @@ def _run(args: argparse.Namespace) -> int:
     from .samples import sample_inputs
 
     path = _model_path(args.model)
-    model = load(path)
+    model = load(path, lenient=args.lenient)
     for warning in model.warnings:
         print(f"warning: {warning}")
     dims, known = dict(args.dim), [*symbolic_dims(model), *unnamed_dims(model)]
@@ -156,9 +156,9 @@ def _compare(args: argparse.Namespace) -> int:
     if len(chosen) != 1:
         raise ValueError("give exactly one B: a second model, --ort or --reference VALUES.npz")
     path = _model_path(args.a)
-    model = load(path)
+    model = load(path, lenient=args.lenient)
     other = chosen[0] if chosen[0] in ("onnxruntime", "pytorch") or chosen[0].endswith(".npz") \
-        else load(_model_path(chosen[0]))
+        else load(_model_path(chosen[0]), lenient=args.lenient)
     own = sample_inputs(args.a) if path != args.a and args.seed is None and not args.dim else None
     feeds = _load_feeds(args.inputs, model) or own or model.example_inputs(seed=args.seed or 0, dims=dict(args.dim))
     result = compare(model, other, feeds, rtol=args.rtol, atol=args.atol)
@@ -215,7 +215,9 @@ def _optimize(args: argparse.Namespace) -> int:
         return 0
     if not args.model:
         raise ValueError("give a model to optimize (or --list)")
-    result = optimize(_model_path(args.model), patterns=_pattern_list(args.patterns), exclude=_pattern_list(args.exclude) or (),
+    from .model import load
+
+    result = optimize(load(_model_path(args.model), lenient=args.lenient), patterns=_pattern_list(args.patterns), exclude=_pattern_list(args.exclude) or (),
                       stop_after=args.stop_after)
     print(result.stats_table())
     if args.output:
@@ -255,7 +257,7 @@ def _render(args: argparse.Namespace) -> int:
     from .views import GraphvizError, GraphvizMissing, TraceOverlay, model_to_dot, search_nodes
     from .views.render import write_diagram
 
-    model = load(_model_path(args.model))
+    model = load(_model_path(args.model), lenient=args.lenient)
     expand = None
     if args.expand:
         expand = args.expand[0] if args.expand in (["all"], ["none"]) else args.expand
@@ -289,7 +291,9 @@ def _rnn(args: argparse.Namespace) -> int:
     from .samples import sample_inputs
 
     path = _model_path(args.model)
-    model = load(path)
+    model = load(path, lenient=args.lenient)
+    for warning in model.warnings:
+        print(f"warning: {warning}")
     feeds = _load_feeds(args.inputs, model) or (sample_inputs(args.model) if path != args.model else None)
     try:
         trace = run(model, feeds if feeds is not None else model.example_inputs())
@@ -310,7 +314,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m explorer", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (configure, _, help_text) in _COMMANDS.items():
-        configure(sub.add_parser(name, help=help_text, description=help_text))
+        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        configure(command_parser)
+        command_parser.add_argument("--lenient", action="store_true",
+                                    help="load a model that breaks the spec's typing rules anyway (each broken "
+                                         "rule printed as a warning)")
     args = parser.parse_args(argv)
     try:
         return _COMMANDS[args.command][1](args)

@@ -17,6 +17,7 @@ from onnx import external_data_helper
 from .errors import ModelError
 from .graph import GraphIndex, GraphRef, NodeRef
 from .model_guards import check_depth, check_domains, check_sparse, external_int, sparse_tensors
+from .typing_rules import violations
 
 # Domains explorer can run natively (onnx.reference covers them); others need a model-local function.
 KNOWN_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview"})
@@ -122,12 +123,14 @@ class Model:
 
 
 def load(source: str | os.PathLike | bytes | onnx.ModelProto, *, base_dir: str | os.PathLike | None = None,
-         label: str | None = None) -> Model:
+         label: str | None = None, lenient: bool = False) -> Model:
     """Loads a model from a path, bytes or a ModelProto (never modified). External data is read only from
     files inside the model's folder (`base_dir` for bytes/protos). `label` names the model in messages (e.g. an
-    uploaded file's name; default: the path, `<bytes>` or `<ModelProto>`). Raises ModelError on bad input."""
+    uploaded file's name; default: the path, `<bytes>` or `<ModelProto>`). Raises ModelError on bad input,
+    including a model that breaks the spec's typing rules (see typing_rules.py); `lenient=True` loads such a
+    model anyway, each broken rule a warning that starts with "lenient mode"."""
     try:
-        return _load(source, base_dir, label)
+        return _load(source, base_dir, label, lenient)
     except RecursionError:
         raise ModelError(f"{label or 'the model'} is nested too deeply to load") from None
     except MemoryError:
@@ -135,7 +138,7 @@ def load(source: str | os.PathLike | bytes | onnx.ModelProto, *, base_dir: str |
 
 
 def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | os.PathLike | None,
-          label: str | None) -> Model:
+          label: str | None, lenient: bool) -> Model:
     warnings: list[str] = []
     if isinstance(source, onnx.ModelProto):
         proto = onnx.ModelProto()
@@ -173,6 +176,12 @@ def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | o
         proto = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False, data_prop=True)
     except Exception as exc:  # noqa: BLE001 - inference failing is a warning, the model may still run
         warnings.append(f"shape inference failed: {_first_line(exc)}")
+    broken = violations(proto)
+    if broken and not lenient:
+        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+        raise ModelError(f"{label} breaks the spec's typing rules: {broken[0]}{more}; onnxruntime refuses such a "
+                         "model (load it with lenient=True, or --lenient, to run it anyway)")
+    warnings += [f"lenient mode: {problem}" for problem in broken]
     return Model(proto, source=label, warnings=warnings)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +28,21 @@ from ..views.markup import md
 @dataclass(frozen=True)
 class ModelSource:
     """Where a model comes from. `key` is its content key: sha256 of the bytes (plus the folder for a local
-    path, whose external data lives there)."""
+    path, whose external data lives there; and lenient mode, see `lenient`)."""
 
     kind: str  # "sample" | "upload" | "path"
     label: str
     key: str
     data: bytes | None = field(default=None, repr=False, compare=False)
     path: str | None = None
+    lenient: bool = False  # load it even when it breaks the spec's typing rules (each a warning)
+
+
+def lenient(source: ModelSource | None, on: bool) -> ModelSource | None:
+    """The source loaded in lenient mode (a model of its own, with its own key) when `on`."""
+    if source is None or not on:
+        return source
+    return replace(source, key=f"{source.key}:lenient", lenient=True)
 
 
 @dataclass(frozen=True)
@@ -101,7 +109,8 @@ def path_source(text: str) -> ModelSource:
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _load(key: str, label: str, _source: ModelSource) -> LoadResult:
     try:
-        model = load(_source.data if _source.data is not None else _source.path, label=_source.label)
+        model = load(_source.data if _source.data is not None else _source.path, label=_source.label,
+                     lenient=_source.lenient)
     except ExplorerError as exc:
         uploaded_alone = _source.kind == "upload" and "external file" in str(exc)  # its data files stay behind
         hint = ". Choose **Local path** in the sidebar and give the model's path instead" if uploaded_alone else ""

@@ -20,6 +20,7 @@ from .cache import (
     equivalence_cached,
     feed_error,
     given_sample_inputs,
+    lenient,
     load_source,
     optimize_cached,
     path_source,
@@ -29,8 +30,8 @@ from .cache import (
     upload_source,
 )
 
-__all__ = ["ModelSource", "RunOutcome", "RunRequest", "feed_error", "path_source", "proto_model", "sample_source",
-           "upload_source"]
+__all__ = ["ModelSource", "RunOutcome", "RunRequest", "feed_error", "lenient", "path_source", "proto_model",
+           "sample_source", "upload_source"]
 
 # ---- app-owned session keys ----------------------------------------------------------------------------------
 ACTIVE = "active_model"  # ModelSource of the model every page shows
@@ -51,6 +52,7 @@ W_SEED = "w_seed"
 W_NPZ = "w_npz"  # uploaded inputs: one .npz or input_<i>.pb files
 W_MAX_ITERATIONS = "w_max_iterations"
 W_BUDGET_MB = "w_budget_mb"
+W_LENIENT = "w_lenient"
 W_NODE_PICK = "w_node_pick"
 W_CURSOR = "w_cursor"
 W_GRAPH_CLICK = "w_graph_click"

@@ -34,7 +34,11 @@ def sidebar() -> None:
     """Model choice, inputs and limits; records what is requested in session state."""
     with st.sidebar:
         st.header("Model")
-        state.request_model(model_picker())
+        candidate = model_picker()
+        strictness = st.toggle("Lenient typing", key=state.W_LENIENT,
+                               help="Run models that break the spec's typing rules (onnxruntime refuses them); "
+                                    "each broken rule is shown as a warning")
+        state.request_model(state.lenient(candidate, strictness))
         model = state.active_model()
         if model is None:
             st.info("Choose a model to start.")

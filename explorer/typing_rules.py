@@ -1,0 +1,129 @@
+"""The spec's typing rules that onnxruntime enforces and a step-through executor could silently ignore: Loop's
+trip count is int64 and its cond bool, If's cond is bool and both branches give the same output types, every
+value is written by one node only, a model-local function is called with at most the inputs it declares, scan
+axes lie within their rank. `violations(model)` lists each broken rule naming the node; `load` refuses such a
+model unless the caller asks for lenient mode, where each becomes a warning."""
+from __future__ import annotations
+
+import onnx
+
+from .graph import subgraph_attributes
+
+BOOL, INT64 = onnx.TensorProto.BOOL, onnx.TensorProto.INT64
+
+
+def _types(graph: onnx.GraphProto, outer: dict[str, onnx.TypeProto]) -> dict[str, onnx.TypeProto]:
+    """Declared types of the names a graph sees: the outer scope's, then its own inputs, value_info, outputs,
+    initializers."""
+    types = dict(outer)
+    for info in [*graph.input, *graph.value_info, *graph.output]:
+        if info.type.WhichOneof("value"):
+            types[info.name] = info.type
+    for tensor in graph.initializer:
+        types[tensor.name] = onnx.helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
+    return types
+
+
+def _elem(tp: onnx.TypeProto | None) -> int | None:
+    """Element type of a tensor type (None when unknown or not a tensor)."""
+    if tp is None or tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.elem_type:
+        return None
+    return int(tp.tensor_type.elem_type)
+
+
+def _rank(tp: onnx.TypeProto | None) -> int | None:
+    if tp is None or tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.HasField("shape"):
+        return None
+    return len(tp.tensor_type.shape.dim)
+
+
+def _name(elem: int) -> str:
+    return onnx.TensorProto.DataType.Name(elem).lower()
+
+
+def _label(node: onnx.NodeProto, where: str) -> str:
+    return f"{node.op_type} node {node.name or '(unnamed)'!r} in {where}"
+
+
+def _check_node(node: onnx.NodeProto, types: dict[str, onnx.TypeProto], where: str,
+                functions: dict[tuple[str, str], onnx.FunctionProto]) -> list[str]:
+    found: list[str] = []
+    label = _label(node, where)
+
+    def expect(index: int, elem: int, what: str) -> None:
+        if index < len(node.input) and node.input[index]:
+            got = _elem(types.get(node.input[index]))
+            if got is not None and got != elem:
+                found.append(f"{label}: {what} {node.input[index]!r} is {_name(got)}, the spec requires {_name(elem)}")
+
+    if node.domain in ("", "ai.onnx") and node.op_type == "Loop":
+        expect(0, INT64, "trip count")
+        expect(1, BOOL, "cond")
+    elif node.domain in ("", "ai.onnx") and node.op_type == "If":
+        expect(0, BOOL, "cond")
+        branches = dict(subgraph_attributes(node))
+        then, other = branches.get("then_branch"), branches.get("else_branch")
+        if then is not None and other is not None:
+            if len(then.output) != len(other.output):
+                found.append(f"{label}: then_branch gives {len(then.output)} outputs, else_branch "
+                             f"{len(other.output)}")
+            for k, (a, b) in enumerate(zip(then.output, other.output)):
+                ea, eb = _elem(a.type), _elem(b.type)
+                if ea is not None and eb is not None and ea != eb:
+                    found.append(f"{label}: output {k} is {_name(ea)} in then_branch but {_name(eb)} in "
+                                 "else_branch")
+    elif node.domain in ("", "ai.onnx") and node.op_type == "Scan":
+        found += _scan_axes(node, label)
+    function = functions.get((node.domain, node.op_type))
+    if function is not None:
+        if len(node.input) > len(function.input):
+            found.append(f"{label}: calls function {function.name!r} with {len(node.input)} inputs; it declares "
+                         f"{len(function.input)}")
+        if len(node.output) > len(function.output):
+            found.append(f"{label}: expects {len(node.output)} outputs from function {function.name!r}, which "
+                         f"declares {len(function.output)}")
+    return found
+
+
+def _scan_axes(node: onnx.NodeProto, label: str) -> list[str]:
+    attrs = {a.name: a for a in node.attribute}
+    body = attrs["body"].g if "body" in attrs else None
+    if body is None or "num_scan_inputs" not in attrs:
+        return []
+    found = []
+    n_scan_in = attrs["num_scan_inputs"].i
+    n_state = len(body.input) - n_scan_in
+    for key, infos, extra in (("scan_input_axes", body.input[n_state:], 1), ("scan_output_axes",
+                                                                             body.output[n_state:], 1)):
+        if key not in attrs:
+            continue
+        for k, (axis, info) in enumerate(zip(attrs[key].ints, infos)):
+            rank = _rank(info.type)
+            if rank is None:
+                continue
+            rank += extra  # the scanned tensor has one axis more than the body's slice
+            if not -rank <= axis < rank:
+                found.append(f"{label}: {key}[{k}]={axis} lies outside the {rank} axes of {info.name!r}")
+    return found
+
+
+def violations(model: onnx.ModelProto) -> list[str]:
+    """Every broken typing rule of the model, each naming its node and graph (an empty list for a valid model)."""
+    functions = {(f.domain, f.name): f for f in model.functions}
+    found: list[str] = []
+    stack = [(model.graph, "the main graph", _types(model.graph, {}))]
+    while stack:
+        graph, where, types = stack.pop()
+        writers: dict[str, str] = {info.name: "a graph input" for info in graph.input}
+        writers.update({t.name: "an initializer" for t in graph.initializer})
+        for node in graph.node:
+            found += _check_node(node, types, where, functions)
+            for name in node.output:
+                if not name:
+                    continue
+                if name in writers:
+                    found.append(f"{_label(node, where)}: writes {name!r}, which {writers[name]} already defines")
+                writers[name] = f"node {node.name or node.op_type!r}"
+            for attribute, body in subgraph_attributes(node):
+                stack.append((body, f"{where} > {node.name or node.op_type}.{attribute}", _types(body, types)))
+    return found
