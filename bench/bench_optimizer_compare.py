@@ -25,9 +25,9 @@ TOOLS = ("explorer", "onnxsim", "onnxscript", "onnxoptimizer")
 SYNTHETIC = "synthetic_14k"
 
 
-def corpus() -> list[dict]:
+def corpus(root: Path = ROOT) -> list[dict]:
     """Manifest entries onnxruntime runs on random feeds of recorded shapes (tensor inputs only)."""
-    manifest = ROOT / "manifest.json"
+    manifest = root / "manifest.json"
     if not manifest.exists():
         return []
     found = []
@@ -144,10 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="models whose path contains this")
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--json", default="", help="write the rows to this file")
+    parser.add_argument("--models", default=str(ROOT), help="the models directory (holding manifest.json)")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="optcompare_"))
+    root = Path(args.models)
     models: list[tuple[str, Path, dict | None]] = [
-        (e["file"], ROOT / e["file"], feeds_for(e)) for e in corpus() if args.only in e["file"]]
+        (e["file"], root / e["file"], feeds_for(e)) for e in corpus(root) if args.only in e["file"]]
     if args.only in SYNTHETIC:
         synthetic_model(work / f"{SYNTHETIC}.onnx")
         models.append((SYNTHETIC, work / f"{SYNTHETIC}.onnx", None))
@@ -185,8 +187,8 @@ def _cell(got: dict[str, Any]) -> str:
 def summary(rows: list[dict]) -> str:
     """Totals per tool: nodes removed, models where it is the best or tied, non-equivalent results, errors,
     seconds, size ratio, and explorer's misses (models where another tool ends with fewer nodes)."""
-    lines = [f"{'tool':14s} {'removed':>8s} {'best/tied':>9s} {'DIFF':>5s} {'errors':>6s} {'seconds':>8s} "
-             f"{'max size ratio':>14s}"]
+    lines = [(f"{'tool':14s} {'removed':>8s} {'best/tied':>9s} {'DIFF':>5s} {'errors':>6s} {'seconds':>8s} "
+              f"{'max size ratio':>14s}")]
     for tool in TOOLS:
         done = [r for r in rows if "error" not in r[tool]]
         removed = sum(r["nodes"] - r[tool]["nodes"] for r in done)

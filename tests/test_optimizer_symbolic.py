@@ -68,3 +68,24 @@ def test_known_value_rewrites_record_the_shapes_they_used():
     known = [s for s in result.steps if s.pattern in ("KnownValue", "StaticShape", "ShapeGather")]
     assert known and any("x has shape [6]" in f for s in known for f in s.facts)
     proven(result, {"x": np.arange(6, dtype=np.float32)})
+
+
+def test_shape_arithmetic_inside_a_loop_body_on_outer_values_folds():
+    """The body reshapes its state by a shape computed from an outer weight's Shape: the whole computation is
+    known before running, so it becomes one constant inside the body."""
+    loop_body = body([h.make_node("Shape", ["w"], ["ws"]), h.make_node("Gather", ["ws", "i1"], ["cols"]),
+                      h.make_node("Unsqueeze", ["cols", "ax"], ["u"]),
+                      h.make_node("Concat", ["minus", "u"], ["target"], axis=0),
+                      h.make_node("Reshape", ["h_in", "target"], ["r"]), h.make_node("MatMul", ["r", "w"], ["m"]),
+                      h.make_node("Reshape", ["m", "flat"], ["h_out"]),
+                      h.make_node("Identity", ["cond_in"], ["cond_out"])],
+                     [info("iter", T.INT64, []), info("cond_in", T.BOOL, []), info("h_in", shape=None)],
+                     [info("cond_out", T.BOOL, []), info("h_out", shape=None)])
+    model = make([h.make_node("Loop", ["trips", "", "h0"], ["h"], body=loop_body)],
+                 [info("h0", shape=[6])], [info("h", shape=None)],
+                 [tensor("trips", 3, np.int64), tensor("w", np.full((3, 3), 0.5)), tensor("i1", 0, np.int64),
+                  tensor("ax", [0], np.int64), tensor("minus", [-1], np.int64), tensor("flat", [-1], np.int64)])
+    result = optimize(model)
+    inner = [n.op_type for n in result.optimized.graph.node[-1].attribute[0].g.node]
+    assert "Shape" not in inner and "Concat" not in inner and "Gather" not in inner
+    proven(result, {"h0": np.arange(6, dtype=np.float32)})

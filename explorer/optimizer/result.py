@@ -1,6 +1,8 @@
 """What one optimization returns: the original and optimized models, every rewrite, statistics and declines."""
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -9,6 +11,8 @@ import onnx
 from ..graph import GraphIndex
 from .pattern import Pattern
 from .record import RewriteStep
+
+_QUOTED = re.compile(r"'[^']*'")
 
 
 @dataclass
@@ -62,6 +66,16 @@ class OptimizationResult:
             if path in final:
                 found.append(Decline(pattern, path, reason))
         return found
+
+    def decline_reasons(self, top: int = 3) -> list[tuple[str, int, list[tuple[str, int]]]]:
+        """Per pattern that left nodes of the optimized model alone: (pattern, nodes declined, its `top` most
+        common reasons with their counts), most declines first. Quoted value names in reasons are elided, so
+        declines for the same cause on different values count together."""
+        reasons: dict[str, Counter[str]] = {}
+        for decline in self.declined:
+            reasons.setdefault(decline.pattern, Counter())[_QUOTED.sub("'…'", decline.reason)] += 1
+        rows = [(pattern, sum(c.values()), c.most_common(top)) for pattern, c in reasons.items()]
+        return sorted(rows, key=lambda row: (-row[1], row[0]))
 
     def removed_paths(self) -> set[str]:
         """Nodes of the original model the optimized one no longer has as they were (for highlighting)."""

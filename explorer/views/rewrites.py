@@ -26,9 +26,18 @@ def stats_rows(result: OptimizationResult, all_patterns: bool = False) -> list[d
 
 
 def step_rows(result: OptimizationResult) -> list[dict[str, Any]]:
-    """One row per applied rewrite: index, pattern, round, graph, removed and added nodes."""
+    """One row per applied rewrite: index, pattern, round, graph, removed and added nodes, and why it was valid
+    (the shape facts it used)."""
     return [{"#": step.index, "pattern": step.pattern, "round": step.round, "graph": step.graph or "main",
-             "removed": ", ".join(step.removed), "added": ", ".join(step.added)} for step in result.steps]
+             "removed": ", ".join(step.removed), "added": ", ".join(step.added), "why": "; ".join(step.facts)}
+            for step in result.steps]
+
+
+def decline_rows(result: OptimizationResult) -> list[dict[str, Any]]:
+    """One row per pattern and common reason it declined nodes of the optimized model: what blocked a
+    simplification, most frequent first."""
+    return [{"pattern": pattern, "nodes declined": total, "reason": reason, "times": count}
+            for pattern, total, reasons in result.decline_reasons() for reason, count in reasons]
 
 
 def result_overlays(result: OptimizationResult) -> tuple[RewriteOverlay, RewriteOverlay]:

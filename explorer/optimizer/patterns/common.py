@@ -77,6 +77,17 @@ def broadcast_keeps_shape(g: GraphState, x: str, other: np.ndarray) -> str | Non
     return None
 
 
+def dims_text(dims: tuple | list) -> str:
+    """Dims as a user reads them: [batch, 3, ?]."""
+    return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+
+
+def shape_fact(g: GraphState, name: str) -> str:
+    """The fact "<name> has shape [...]" a rewrite rests on (recorded with it, shown in the app)."""
+    shape = g.shape(name)
+    return f"{name} has shape {dims_text(shape) if shape is not None else 'of unknown rank'}"
+
+
 def same_dim(a: int | str | None, b: int | str | None) -> bool:
     """True when two dims are known to be equal (same int, or same symbolic name)."""
     return a is not None and a == b

@@ -8,7 +8,7 @@ from onnx import TensorProto
 from ..ir import Built, Node
 from ..pattern import FUSION, MatchResult, Pattern
 from ..state import GraphState
-from .common import same_dim
+from .common import same_dim, shape_fact
 
 GEMM_TYPES = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE})
 
@@ -48,6 +48,8 @@ class MatMulAddPattern(Pattern):
         for want, have in zip((a[0], b[1])[2 - len(bias):], bias):
             if have != 1 and not same_dim(want, have):
                 return self.decline(g, node, f"the added tensor {bias} may not broadcast to ({a[0]}, {b[1]})")
+        for name in (*matmul.input, c):
+            self.because(g, node, shape_fact(g, name))
         return self.result([matmul, node])
 
     def apply(self, g: GraphState, matmul: Node, node: Node) -> Sequence[Built]:

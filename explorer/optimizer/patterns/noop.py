@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from ..ir import Built, Node
 from ..pattern import CLEANUP, MatchResult, Pattern
 from ..state import GraphState
-from .common import identity, int_constant
+from .common import identity, int_constant, shape_fact
 
 # Slice ends at or beyond this are "to the end" whatever the dim (exporters write INT32_MAX or INT64_MAX).
 END_OF_AXIS = 2**31 - 1
@@ -34,6 +34,7 @@ class NoOpExpandPattern(Pattern):
         for want, have in zip(target, dims[len(dims) - len(target):]):
             if want != 1 and want != have:
                 return None
+        self.because(g, node, shape_fact(g, node.input[0]))
         return self.result([node])
 
     def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
@@ -93,6 +94,8 @@ class NoOpSlicePattern(Pattern):
                 return None
             if end < END_OF_AXIS and not (size is not None and end >= size):
                 return None
+        if dims is not None:
+            self.because(g, node, shape_fact(g, node.input[0]))
         return self.result([node])
 
     def apply(self, g: GraphState, node: Node) -> Sequence[Built]:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from ..ir import Built, Node
 from ..pattern import CLEANUP, SIMPLIFY, MatchResult, Pattern
 from ..state import GraphState
-from .common import ChainPattern, identity, int_constant, rewired, same_dim
+from .common import ChainPattern, identity, int_constant, rewired, same_dim, shape_fact
 
 
 class ReshapeReshapePattern(ChainPattern):
@@ -54,6 +54,7 @@ class NoOpReshapePattern(Pattern):
             ok = want == -1 or (want == 0 and not allowzero) or same_dim(want, have)
             if not ok:
                 return None
+        self.because(g, node, shape_fact(g, node.input[0]))
         return self.result([node])
 
     def apply(self, g: GraphState, node: Node) -> Sequence[Built]:

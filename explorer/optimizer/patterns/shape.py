@@ -10,7 +10,7 @@ from ..ir import Built, Node
 from ..pattern import SIMPLIFY, MatchResult, Pattern
 from ..state import GraphState
 from ..tensors import NONDETERMINISTIC
-from .common import ChainPattern, int_constant
+from .common import ChainPattern, dims_text, int_constant, shape_fact
 
 
 def shape_dims(g: GraphState, node: Node) -> tuple | None:
@@ -33,7 +33,7 @@ class StaticShapePattern(Pattern):
         dims = shape_dims(g, node)
         if dims is None or not all(isinstance(d, int) for d in dims):
             return None
-        self.because(g, node, f"{node.input[0]} has shape {_dims(g.shape(node.input[0]) or ())}")
+        self.because(g, node, shape_fact(g, node.input[0]))
         return self.result([node])
 
     def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
@@ -69,7 +69,7 @@ class ShapeGatherPattern(ChainPattern):
             return ""
         if self._selected(g, shape, node) is None:
             return "a selected dim is not known"
-        self.because(g, node, f"{shape.input[0]} has shape {_dims(g.shape(shape.input[0]) or ())}")
+        self.because(g, node, shape_fact(g, shape.input[0]))
         return None
 
     def rewrite(self, g: GraphState, shape: Node, node: Node) -> Sequence[Built]:
@@ -107,9 +107,9 @@ class KnownValuePattern(Pattern):
                 continue
             value, shape = g.known_value(name), g.shape(name)
             if value is not None:
-                self.because(g, node, f"{name} = {_dims(value.reshape(-1).tolist())}")
+                self.because(g, node, f"{name} = {dims_text(value.reshape(-1).tolist())}")
             elif shape is not None:
-                self.because(g, node, f"{name} has shape {_dims(shape)}")
+                self.because(g, node, shape_fact(g, name))
         return self.result([node])
 
     def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
@@ -121,6 +121,3 @@ class KnownValuePattern(Pattern):
             made.append(constant)
         return made
 
-
-def _dims(shape: tuple | list) -> str:
-    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"

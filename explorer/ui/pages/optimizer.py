@@ -52,6 +52,8 @@ def rewrite_list(result) -> None:
     pick = st.selectbox("Rewrite to draw", range(len(steps)), key=state.W_REWRITE_PICK,
                         format_func=lambda i: steps[i].describe())
     step = steps[pick]
+    if step.facts:
+        st.markdown("**Why it fired:** " + "; ".join(f"`{fact}`" for fact in step.facts))
     removed, added = rewrites.step_overlays(step)
     before, after = st.columns(2)
     with before:
@@ -86,6 +88,11 @@ else:
     rows = rewrites.stats_rows(result)
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True)
+    declined = rewrites.decline_rows(result)
+    if declined:
+        with st.expander(f"Why patterns declined ({sum({r['pattern']: r['nodes declined'] for r in declined}.values())}"
+                         " nodes left alone)"):
+            st.dataframe(pd.DataFrame(declined), hide_index=True)
     report = {"model": model.source, **result.to_dict(), "equivalence": verdict.to_dict()}
     left, right = st.columns(2)
     left.download_button("Download the optimized model", result.optimized.SerializeToString(),
