@@ -1,14 +1,16 @@
 """Which value of one side is which value of the other. First by node path and value name, then by value name
 alone (a node renamed or re-indexed, an op fused into another that kept its output's name), then by producers
 (a re-export that renamed everything, an optimized model: see structure.py), matched nodes pairing their
-outputs by position; inside bodies, executions pair by iteration tuple. What is left is listed, with why."""
+outputs by position; inside bodies, executions pair by iteration tuple. Two Constants are never paired by name
+alone when their contents differ (exporters number them `/Constant_3` whatever they hold): their consumers then
+show the difference. What is left is listed, with why."""
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .recording import Key, Produced, Recording
-from .structure import match_nodes
+from .structure import match_nodes, other_constant
 
 
 @dataclass(frozen=True)
@@ -34,8 +36,14 @@ def align(a: Recording, b: Recording) -> tuple[list[Pair], list[Unaligned]]:
     """Pairs of the same value on both sides, in A's execution order, and what could not be paired."""
     pairs: dict[Key, Pair] = {}
     taken: set[Key] = set()
+    reasons: dict[Key, str] = {}
 
     def pair(pa: Produced, pb: Produced, how: str) -> None:
+        if how != "producers" and a.model is not None and b.model is not None \
+                and other_constant(a.model, b.model, pa.node, pb.node):
+            reasons[pa.key] = reasons[pb.key] = (f"a Constant of the same name on the other side holds other "
+                                                 f"values ({pb.node!r} / {pa.node!r})")
+            return
         pairs[pa.key] = Pair(pa, pb, how)
         taken.add(pb.key)
 
@@ -59,9 +67,10 @@ def align(a: Recording, b: Recording) -> tuple[list[Pair], list[Unaligned]]:
             and any(k not in taken for k in b.produced):
         _by_producers(a, b, pairs, taken, pair)
 
-    unaligned = [Unaligned("A", p.node, p.name, p.op_type, b.missing.get(p.key) or "no counterpart on side B")
+    unaligned = [Unaligned("A", p.node, p.name, p.op_type,
+                           b.missing.get(p.key) or reasons.get(p.key) or "no counterpart on side B")
                  for p in a.in_order() if p.key not in pairs]
-    unaligned += [Unaligned("B", p.node, p.name, p.op_type, "no counterpart on side A")
+    unaligned += [Unaligned("B", p.node, p.name, p.op_type, reasons.get(p.key) or "no counterpart on side A")
                   for p in b.in_order() if p.key not in taken]
     unaligned += [Unaligned("B", node, name, "", reason) for (node, name), reason in b.missing.items()
                   if (node, name) not in a.produced]

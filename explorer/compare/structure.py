@@ -75,6 +75,14 @@ def _constant(proto: onnx.NodeProto) -> tuple[tuple[int, ...], int]:
     return (), 0
 
 
+def other_constant(a: Model, b: Model, node_a: str, node_b: str) -> bool:
+    """Both nodes are Constants and hold different contents (compared in float16)."""
+    ref_a, ref_b = a.index.nodes.get(node_a), b.index.nodes.get(node_b)
+    if ref_a is None or ref_b is None or ref_a.op_type != "Constant" or ref_b.op_type != "Constant":
+        return False
+    return _constant(ref_a.proto) != _constant(ref_b.proto)
+
+
 def match_nodes(a: Model, b: Model, seeds: dict[str, str]) -> dict[str, str]:
     """Node path of A -> node path of B, extending `seeds` (pairs already known by name)."""
     inputs_a, inputs_b = [i.name for i in a.graph.input], [i.name for i in b.graph.input]

@@ -93,9 +93,10 @@ def drawing_tab(model, result) -> None:
                      key=state.W_COMPARE_SIDE_BY_SIDE, help="Laying out a big model takes graphviz seconds"):
         return
     values = views.error_values(result)
-    st.caption("Nodes filled by their largest abs error against B; the first divergence is highlighted. "
-               + " · ".join(f"{text}" for _, text in values.legend()[:1] + values.legend()[-1:]))
-    diagram.show(model_to_dot(model, values=values, highlight=highlight), key=state.W_COMPARE_DIAGRAM_A)
+    st.caption("Nodes filled by their largest abs error against B (blank: no aligned value); the first "
+               "divergence is zoomed to and outlined.")
+    diagram.show(model_to_dot(model, values=values, highlight=highlight), key=state.W_COMPARE_DIAGRAM_A,
+                 values=values, reveal=first.node if first is not None else None, mark=True, hits=highlight)
 
 
 def lockstep_tab(model, result) -> None:

@@ -1,0 +1,67 @@
+"""explorer.compare on real model pairs from ../shared/models (skipped with a reason without it): silero-vad's
+opset-15 export against its opset-18 If-less re-export (same function, different graphs), against its
+'half' variant (other weights: a real difference), against onnxruntime inside its If bodies; gtcrn against its
+own optimized form."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import explorer
+from explorer.optimizer import optimize
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
+SILERO = SHARED / "snakers4__silero-vad/src/silero_vad/data"
+GTCRN = SHARED / "Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx"
+pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="the real models live in ../shared/models")
+
+
+@pytest.fixture(scope="module")
+def silero_feeds():
+    rng = np.random.default_rng(0)
+    return {"input": (rng.standard_normal((1, 512)) * 0.1).astype(np.float32),
+            "state": np.zeros((2, 1, 128), np.float32), "sr": np.array(16000, np.int64)}
+
+
+@pytest.fixture(scope="module")
+def op15():
+    return explorer.load(SILERO / "silero_vad_16k_op15.onnx")
+
+
+def test_op18_ifless_reexport_computes_the_same_function(op15, silero_feeds):
+    """The opset-18 export (one top-level If on sr, the LSTM written out as Gemm/Sigmoid/Tanh) shares almost no
+    node with the opset-15 one: only the outputs align, and they agree; the rest is listed, not dropped."""
+    result = explorer.compare(op15, SILERO / "silero_vad_op18_ifless.onnx", silero_feeds)
+    assert [d.name for d in result.outputs] == ["output", "stateN"] and all(d.ok for d in result.outputs)
+    assert result.first is None and not result.differs
+    assert len(result.unaligned) > 200 and {u.side for u in result.unaligned} == {"A", "B"}
+
+
+def test_half_variant_carries_other_weights(op15, silero_feeds):
+    """silero_vad_half holds other trained weights (its conv and LSTM weights differ by up to 55): the outputs
+    differ, and the first aligned value computed from those weights is named."""
+    half = explorer.load(SILERO / "silero_vad_half.onnx")
+    result = explorer.compare(op15, half, silero_feeds)
+    assert not all(d.ok for d in result.outputs)
+    first = result.first
+    assert first is not None and first.node.endswith("/model/decoder/rnn/Slice") and first.max_abs > 1
+    assert explorer.compare(half, "onnxruntime", silero_feeds).first is None  # the difference is the model's
+
+
+def test_onnxruntime_inside_the_if_bodies(op15, silero_feeds):
+    result = explorer.compare(op15, "onnxruntime", silero_feeds)
+    assert result.first is None and not result.unaligned
+    inside = [v for v in result.values if "/then_branch/" in v.node or "/else_branch/" in v.node]
+    assert len(inside) > 50 and all(v.how == "node and name" for v in inside)
+    assert any(v.op_type == "LSTM" for v in inside)
+
+
+def test_gtcrn_against_its_optimized_form():
+    model = explorer.load(GTCRN)
+    optimized = explorer.load(optimize(model).optimized)
+    result = explorer.compare(model, optimized, model.example_inputs(seed=0))
+    assert result.first is None and all(d.ok for d in result.outputs)
+    assert len(result.values) > 1000 and len(result.gates_checked) == 14  # every GRU, gate by gate
+    assert all(u.side == "A" or u.reason for u in result.unaligned)
