@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 import explorer
 from explorer.samples import sample_inputs, sample_path
+from explorer.ui import state
 from tests.compare_models import exported_rnn, torch_parameters
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -91,3 +92,14 @@ def test_pytorch_equations_flag_linear_before_reset_zero(tmp_path):
     at.radio(key="w_compare_b").set_value("pytorch").run()
     assert_clean(at)
     assert "gate h departs first from PyTorch, at time step 0" in texts(at)
+    at.number_input(key=state.keyed("w_compare_item", "rnn")).set_value(1).run()
+    titles = [plotly.io.from_json(c.proto.spec).layout.title.text for c in at.get("plotly_chart")]
+    assert "z · |A − B| (direction 0, batch item 1)" in titles
+
+
+def test_agreeing_gates_are_said_to_agree():
+    at = compare_page()
+    at.selectbox(key="w_sample").set_value("lstm_bidirectional_ragged").run()
+    at.radio(key="w_compare_b").set_value("pytorch").run()
+    assert_clean(at)
+    assert "Gates compared step by step, all agree: LSTM 'lstm'" in texts(at)

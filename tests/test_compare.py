@@ -198,3 +198,46 @@ def test_top_level_api_and_a_run_stopped_by_a_limit(pair):
     limited = explorer.compare(pair[0], "onnxruntime", loop_in_scan_feeds(), limits=explorer.Limits(max_iterations=2))
     assert len(limited.errors) == 2  # explorer's partial run, and onnxruntime not asked
     assert any("not run: explorer's own run stopped at a limit" in e for e in limited.errors.values())
+
+
+def test_onnxruntime_through_if_branches_in_a_loop_in_a_scan():
+    """nested_loops: an If inside a Loop inside a Scan whose branches alternate; each branch's value is exposed
+    with a placeholder in the other branch and compared only where that branch ran."""
+    from explorer.samples import sample_inputs, sample_path
+
+    model = explorer.load(sample_path("nested_loops"))
+    trace = explorer.run(model, sample_inputs("nested_loops"))
+    halve = "enc/body/inner/body/branch/else_branch/halve"
+    clean = compare(trace, "onnxruntime", model=model)
+    assert clean.first is None and not clean.unaligned
+    assert [e.iteration for e in clean.value(halve).errors] == [e.iteration for e in trace.events_of(halve)]
+    event = trace.event(halve, (2, 1))
+    event.outputs["acc_else"] = event.outputs["acc_else"] * np.float32(1.5)
+    found = compare(trace, "onnxruntime", model=model).first
+    assert (found.node, found.iteration, found.name) == (halve, (2, 1), "acc_else")
+
+
+def test_a_gate_departing_from_onnxruntime_is_named():
+    """Against onnxruntime the spec's equations are started at each step from onnxruntime's H: a recorded gate
+    that does not follow from them (as if a kernel computed z wrongly at step 3) is named, with its step."""
+    model = explorer.load(exported_rnn("GRU", torch_parameters("GRU"), linear_before_reset=0))
+    trace = explorer.run(model, rnn_feeds())
+    event = trace.event("rnn")
+    gates = event.info["gates"]
+    gates["z"] = gates["z"].copy()
+    gates["z"][3] += 0.05
+    event.outputs["Y"] = event.outputs["Y"].copy()
+    event.outputs["Y"][3] += 0.01
+    (gate,) = compare(trace, "onnxruntime", model=model).gates
+    assert (gate.against, gate.step, gate.gate) == ("onnxruntime", 3, "z")
+
+
+def test_the_diagram_fills_only_nodes_beyond_tolerance(pair):
+    from explorer.views.compare import divergence_index, error_values
+
+    result = compare(*pair, loop_in_scan_feeds())
+    filled = error_values(result).values
+    assert PLANTED_NODE in filled and "enc/body/inner/body/extra" not in filled
+    assert set(filled) == {v.node for v in result.values if not v.ok}
+    assert not error_values(compare(pair[0], pair[0], loop_in_scan_feeds())).values
+    assert result.a.trace.events[divergence_index(result)].node == PLANTED_NODE

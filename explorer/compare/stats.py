@@ -47,6 +47,8 @@ def compare_values(name: str, ours: Any, theirs: Any, rtol: float = RTOL, atol: 
     if a.dtype.kind in "OUS" or b.dtype.kind in "OUS":
         same = bool(np.array_equal(a.astype(str), b.astype(str)))
         return OutputDiff(name, 0.0, 0.0, True) if same else _unequal(name)
+    if a.dtype == b.dtype and (a is b or np.array_equal(a, b)):  # the common case, without float64 copies
+        return OutputDiff(name, 0.0, 0.0, True)
     if a.dtype.kind in "fcV" or b.dtype.kind in "fcV":  # V: bfloat16/float8 from ml_dtypes
         abs_err, rel_err, bad = float_errors(a, b, rtol, atol)
         return OutputDiff(name, float(abs_err.max(initial=0.0)), float(rel_err.max(initial=0.0)), not bool(bad.any()))

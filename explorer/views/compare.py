@@ -19,12 +19,13 @@ FLOOR = 1e-12  # errors below this are drawn as this (a log scale has no zero)
 
 
 def error_values(comparison: Comparison) -> NodeValues:
-    """Max abs error per node of side A, over its values and executions (a node with no aligned value is
-    absent: drawn uncoloured)."""
+    """Max abs error per node of side A whose values go beyond the tolerance somewhere, over its values and
+    executions; nodes within tolerance (or with no aligned value) are absent: drawn unfilled."""
     worst: dict[str, float] = {}
     for v in comparison.values:
-        worst[v.node] = max(worst.get(v.node, 0.0), max(v.max_abs, FLOOR))
-    return NodeValues("max abs error against B", worst)
+        if not v.ok:
+            worst[v.node] = max(worst.get(v.node, 0.0), max(v.max_abs, FLOOR))
+    return NodeValues("max abs error, beyond tolerance", worst)
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,8 @@ def summary(result) -> None:
         st.text(first.describe())
     for gate in result.gates:
         st.text("Gates: " + gate.describe())
+    if result.gates_checked and not result.gates:
+        st.text(f"Gates compared step by step, all agree: {', '.join(result.gates_checked)}")
     for note in result.notes:
         st.caption(note)
     if result.outputs:
@@ -93,8 +95,8 @@ def drawing_tab(model, result) -> None:
                      key=state.W_COMPARE_SIDE_BY_SIDE, help="Laying out a big model takes graphviz seconds"):
         return
     values = views.error_values(result)
-    st.caption("Nodes filled by their largest abs error against B (blank: no aligned value); the first "
-               "divergence is zoomed to and outlined.")
+    st.caption("Nodes whose values go beyond the tolerance are filled by their largest abs error against B "
+               "(unfilled: within tolerance, or not aligned); the first divergence is zoomed to and outlined.")
     diagram.show(model_to_dot(model, values=values, highlight=highlight), key=state.W_COMPARE_DIAGRAM_A,
                  values=values, reveal=first.node if first is not None else None, mark=True, hits=highlight)
 
@@ -155,12 +157,16 @@ def gates_tab(result) -> None:
         return
     st.caption(f"B's gates: {both.source}")
     names = [g for g in both.ours if g in both.theirs]
-    gate = st.radio("Gate", names, horizontal=True, key=state.keyed("w_compare_gate", node))
-    ours, theirs = both.ours[gate][:, 0, 0, :], both.theirs[gate][:, 0, 0, :]
+    left, middle, right = st.columns([3, 1, 1])
+    gate = left.radio("Gate", names, horizontal=True, key=state.keyed("w_compare_gate", node))
+    _, directions, batch, _ = both.ours[gate].shape
+    direction = int(middle.number_input("Direction", 0, directions - 1, 0, key=state.keyed("w_compare_dir", node)))
+    item = int(right.number_input("Batch item", 0, batch - 1, 0, key=state.keyed("w_compare_item", node)))
+    ours, theirs = both.ours[gate][:, direction, item, :], both.theirs[gate][:, direction, item, :]
     columns = st.columns(3)
     for column, (title, values) in zip(columns, (("A", ours), ("B", theirs), ("|A − B|", np.abs(ours - theirs)))):
         with column:
-            st.plotly_chart(time_heatmap(values, f"{gate} · {title} (direction 0, batch item 0)"),
+            st.plotly_chart(time_heatmap(values, f"{gate} · {title} (direction {direction}, batch item {item})"),
                             key=state.keyed("compare_gate", node, gate, title), width="stretch")
 
 
