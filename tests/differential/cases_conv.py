@@ -14,6 +14,7 @@ CONV_ATTRS = [
     ((1, 3, 6, 7), (2, 3, 2, 2), {"auto_pad": "SAME_LOWER", "strides": [2, 3]}),
     ((1, 2, 5, 4, 6), (3, 2, 2, 3, 2), {"auto_pad": "VALID", "strides": [1, 2, 2]}),
     ((1, 5, 4, 4), (3, 5, 1, 1), {"auto_pad": "NOTSET"}),
+    ((1, 4, 24, 24), (4, 1, 3, 3), {"group": 4, "pads": [1, 1, 1, 1], "dilations": [2, 1]}),  # a big depthwise
 ]
 
 TRANSPOSE_ATTRS = [

@@ -6,7 +6,7 @@ offset. Half-precision inputs are computed in float32, integer ones in float64 (
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,6 +18,18 @@ from .windows import Window, pad_spatial, window_of
 if TYPE_CHECKING:
     from ...graph import NodeRef
     from ..program import Program
+
+def window_for(attrs: dict[str, Any]) -> Callable[[np.ndarray], Window]:
+    """w -> the node's Window for weights of w's shape, built once per weight shape."""
+    built: dict[tuple[int, ...], Window] = {}
+
+    def get(w: np.ndarray) -> Window:
+        window = built.get(w.shape)
+        if window is None:
+            window = built[w.shape] = _window(attrs, w)
+        return window
+
+    return get
 
 
 def _window(attrs: dict[str, Any], w: np.ndarray) -> Window:
@@ -42,6 +54,14 @@ def convolve(x: np.ndarray, w: np.ndarray, window: Window, group: int) -> np.nda
     padded = pad_spatial(x, begins, ends)
     positions = math.prod(outs)
     taps = math.prod(window.kernel)
+    if group == c == m and positions >= 512:  # big depthwise: a multiply-add per kernel offset, no im2col
+        # (small ones are faster as one batched matmul: fewer numpy calls)
+        kernel = w.reshape(1, c, taps, *([1] * len(outs)))
+        views = window.views(padded, outs)
+        y = next(views) * kernel[:, :, 0]
+        for k, view in enumerate(views, start=1):
+            y += view * kernel[:, :, k]
+        return y
     if taps == 1 and all(s == 1 for s in window.strides) and tuple(outs) == padded.shape[2:]:
         cols = padded.reshape(n, group, c // group, positions)
     else:
@@ -64,12 +84,13 @@ def _add_bias(y: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
 def conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     group = int(attrs["group"] or 1)
+    window = window_for(attrs)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         x, w = args[0], args[1]
         bias = args[2] if len(args) > 2 else None
         work = compute_dtype(x.dtype)
-        y = convolve(x.astype(work, copy=False), w.astype(work, copy=False), _window(attrs, w), group)
+        y = convolve(x.astype(work, copy=False), w.astype(work, copy=False), window(w), group)
         return (_add_bias(y, bias).astype(x.dtype, copy=False),)
 
     return run
@@ -78,12 +99,13 @@ def conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
 def conv_integer_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     group = int(attrs["group"] or 1)
+    window = window_for(attrs)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         x, w = args[0], args[1]
         xs = shifted(x, args[2] if len(args) > 2 else None, 1, "x_zero_point")
         ws = shifted(w, args[3] if len(args) > 3 else None, 0, "w_zero_point")
-        y = convolve(xs, ws, _window(attrs, w), group)
+        y = convolve(xs, ws, window(w), group)
         return (np.rint(y).astype(np.int32),)
 
     return run
@@ -165,11 +187,12 @@ def conv_transpose_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     group = int(attrs["group"] or 1)
     output_shape = attrs.get("output_shape")
+    window_of_weights = window_for(attrs)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         x, w = args[0], args[1]
         bias = args[2] if len(args) > 2 else None
-        window = _window(attrs, w)
+        window = window_of_weights(w)
         rank = len(window.kernel)
         padding = list(attrs.get("output_padding") or [0] * rank)
         wanted = list(output_shape)[-rank:] if output_shape else None

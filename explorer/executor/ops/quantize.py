@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 
 from .base import PlainKernel
-from .conv import _window, convolve, shifted
+from .conv import convolve, shifted, window_for
 from .shared import node_attributes, refuse
 
 if TYPE_CHECKING:
@@ -145,12 +145,13 @@ def dynamic_quantize_linear_kernel(node: NodeRef, program: Program) -> PlainKern
 def qlinear_conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     group = int(attrs["group"] or 1)
+    window = window_for(attrs)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero = args[:8]
         bias = args[8] if len(args) > 8 else None
         acc = convolve(shifted(x, x_zero, 1, "x_zero_point"), shifted(w, w_zero, 0, "w_zero_point"),
-                       _window(attrs, w), group)
+                       window(w), group)
         if bias is not None:
             acc += bias.astype(np.float64).reshape((1, -1) + (1,) * (acc.ndim - 2))
         per_channel = w_scale.astype(np.float32).reshape((1, -1) + (1,) * (acc.ndim - 2)) if w_scale.size > 1 \

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from functools import lru_cache
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,10 @@ class Window:
 
     def geometry(self, spatial: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
         """(begin pads, end pads, output sizes) for an input with these spatial sizes."""
+        begins, ends, outs = _geometry(self, tuple(spatial))
+        return list(begins), list(ends), list(outs)
+
+    def _geometry(self, spatial: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
         rank = len(self.kernel)
         if len(spatial) != rank:
             raise ValueError(f"input has {len(spatial)} spatial axes, the kernel {rank}")
@@ -53,7 +58,7 @@ class Window:
             begins.append(begin)
             ends.append(end)
             outs.append(out)
-        return begins, ends, outs
+        return tuple(begins), tuple(ends), tuple(outs)
 
     def offsets(self) -> Iterator[tuple[int, ...]]:
         """Every kernel offset, in C order of the kernel's axes."""
@@ -61,12 +66,26 @@ class Window:
 
     def views(self, padded: np.ndarray, outs: Sequence[int]) -> Iterator[np.ndarray]:
         """For each kernel offset, the strided view of `padded` (N, C, *spatial) its windows read."""
-        for offset in self.offsets():
-            index: list[slice] = [slice(None), slice(None)]
-            for i, k in enumerate(offset):
-                start = k * self.dilations[i]
-                index.append(slice(start, start + (outs[i] - 1) * self.strides[i] + 1, self.strides[i]))
-            yield padded[tuple(index)]
+        for index in _view_indices(self, tuple(outs)):
+            yield padded[index]
+
+
+@lru_cache(maxsize=256)
+def _view_indices(window: Window, outs: tuple[int, ...]) -> tuple[tuple[slice, ...], ...]:
+    """The index of each kernel offset's view, computed once per window and output size."""
+    found = []
+    for offset in window.offsets():
+        index: list[slice] = [slice(None), slice(None)]
+        for i, k in enumerate(offset):
+            start = k * window.dilations[i]
+            index.append(slice(start, start + (outs[i] - 1) * window.strides[i] + 1, window.strides[i]))
+        found.append(tuple(index))
+    return tuple(found)
+
+
+@lru_cache(maxsize=256)
+def _geometry(window: Window, spatial: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    return window._geometry(spatial)
 
 
 def window_of(attrs: dict[str, Any], rank_hint: int | None, kernel: Sequence[int] | None = None) -> Window | None:
@@ -99,7 +118,10 @@ def pad_spatial(x: np.ndarray, begins: Sequence[int], ends: Sequence[int], value
     """`x` (N, C, *spatial) padded with `value`; `x` itself when there is nothing to pad."""
     if not any(begins) and not any(ends):
         return x
-    return np.pad(x, [(0, 0), (0, 0), *zip(begins, ends)], constant_values=value)
+    shape = x.shape[:2] + tuple(size + b + e for size, b, e in zip(x.shape[2:], begins, ends))
+    padded = np.full(shape, value, dtype=x.dtype)
+    padded[(slice(None), slice(None), *(slice(b, b + size) for b, size in zip(begins, x.shape[2:])))] = x
+    return padded
 
 
 def extend_ends(window: Window, spatial: Sequence[int], begins: Sequence[int], ends: Sequence[int],
@@ -107,7 +129,3 @@ def extend_ends(window: Window, spatial: Sequence[int], begins: Sequence[int], e
     """End pads grown so the last window fits (ceil_mode windows may run past the end padding)."""
     return [max(end, (out - 1) * window.strides[i] + window.effective(i) - size - begin)
             for i, (size, begin, end, out) in enumerate(zip(spatial, begins, ends, outs))]
-
-
-def kernel_size(window: Window) -> int:
-    return math.prod(window.kernel)
