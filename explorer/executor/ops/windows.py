@@ -3,10 +3,9 @@ strided views of a padded input, one per kernel offset (loops run over kernel of
 from __future__ import annotations
 
 import itertools
-import math
-from functools import lru_cache
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
