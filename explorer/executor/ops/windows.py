@@ -119,7 +119,8 @@ def pad_spatial(x: np.ndarray, begins: Sequence[int], ends: Sequence[int], value
         return x
     shape = x.shape[:2] + tuple(size + b + e for size, b, e in zip(x.shape[2:], begins, ends))
     padded = np.full(shape, value, dtype=x.dtype)
-    padded[(slice(None), slice(None), *(slice(b, b + size) for b, size in zip(begins, x.shape[2:])))] = x
+    interior = (slice(None), slice(None)) + tuple(slice(b, b + size) for b, size in zip(begins, x.shape[2:]))
+    padded[interior] = x
     return padded
 
 
