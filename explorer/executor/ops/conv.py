@@ -58,10 +58,10 @@ def convolve(x: np.ndarray, w: np.ndarray, window: Window, group: int) -> np.nda
         # (small ones are faster as one batched matmul: fewer numpy calls)
         kernel = w.reshape(1, c, taps, *([1] * len(outs)))
         views = window.views(padded, outs)
-        y = next(views) * kernel[:, :, 0]
+        total: np.ndarray = next(views) * kernel[:, :, 0]
         for k, view in enumerate(views, start=1):
-            y += view * kernel[:, :, k]
-        return y
+            total += view * kernel[:, :, k]
+        return total
     if taps == 1 and all(s == 1 for s in window.strides) and tuple(outs) == padded.shape[2:]:
         cols = padded.reshape(n, group, c // group, positions)
     else:
@@ -69,8 +69,8 @@ def convolve(x: np.ndarray, w: np.ndarray, window: Window, group: int) -> np.nda
         for i, view in enumerate(window.views(padded, outs)):
             gathered[:, :, i] = view
         cols = gathered.reshape(n, group, (c // group) * taps, positions)
-    y: np.ndarray = np.matmul(w.reshape(group, m // group, -1), cols)
-    return y.reshape(n, m, *outs)
+    y: np.ndarray = np.matmul(w.reshape(group, m // group, -1), cols).reshape(n, m, *outs)
+    return y
 
 
 def _add_bias(y: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
