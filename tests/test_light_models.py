@@ -15,24 +15,17 @@ import explorer
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from real_models import LIGHT, seeded_light_model
 
-from explorer.executor import ops
-
 # AlexNet, ZFNet and VGG19 hold 60-140 M fully connected weights: seeding and shipping them to onnxruntime's
 # child process takes minutes; bench/bench_models.py runs VGG19.
 HEAVY = {"bvlc_alexnet", "zfnet512", "vgg19"}
 NAMES = sorted(path.stem.removeprefix("light_") for path in LIGHT.glob("light_*.onnx"))
-SOFTMAX_9_ON_REFERENCE = pytest.mark.xfail(
-    ("", "Softmax") in ops.REFERENCE_FALLBACK, strict=True,
-    reason="onnx.reference applies Softmax-9 along one axis instead of flattening to 2-D from it: SqueezeNet's "
-           "(1, 1000, 1, 1) logits give 1.0 everywhere")
 
 
 def test_the_wheel_ships_the_light_models():
     assert {"resnet50", "inception_v1", "squeezenet", "vgg19", "densenet121"} <= set(NAMES)
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=[SOFTMAX_9_ON_REFERENCE] if name == "squeezenet"
-                                                 else []) for name in NAMES if name not in HEAVY])
+@pytest.mark.parametrize("name", [name for name in NAMES if name not in HEAVY])
 def test_light_model_matches_onnxruntime(name):
     proto, feeds = seeded_light_model(name)
     model = explorer.load(proto)
