@@ -109,7 +109,7 @@ def path_source(text: str) -> ModelSource:
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _load(key: str, label: str, _source: ModelSource) -> LoadResult:
     try:
-        model = load(_source.data if _source.data is not None else _source.path, label=_source.label,
+        model = load(_source.data if _source.data is not None else str(_source.path), label=_source.label,
                      lenient=_source.lenient)
     except ExplorerError as exc:
         uploaded_alone = _source.kind == "upload" and "external file" in str(exc)  # its data files stay behind

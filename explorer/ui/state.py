@@ -199,7 +199,7 @@ def equivalence(model: Model, patterns: tuple[str, ...], stop_after: int | None,
     request: RunRequest | None = st.session_state.get(RUN_REQUEST)
     trace = current_trace()
     feeds = trace.feeds if trace is not None and request is not None else None
-    feeds_key = request.feeds_key if feeds is not None else "random:0"
+    feeds_key = request.feeds_key if request is not None and feeds is not None else "random:0"
     with st.spinner("Checking equivalence…"):
         return equivalence_cached(model.sha256, patterns, stop_after, feeds_key, result, feeds)
 

@@ -3,7 +3,7 @@ panels. They read and write session state only through `state`."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,16 @@ from ..views.markup import md, md_code
 from ..views.plots import value_figure
 from ..views.tables import short_text, value_grid, value_stats
 from . import state
+
+T = TypeVar("T")
+Run = TypeVar("Run", Event, Execution)
+
+
+def chosen(value: T | None) -> T:
+    """The value of a widget that always has one (options given, no placeholder): typed without its None."""
+    if value is None:
+        raise RuntimeError("a widget with options returned no value")
+    return value
 
 SOURCES = ("Sample", "Upload", "Local path")
 UPLOAD_INPUTS = "Upload .npz or .pb"
@@ -62,7 +72,7 @@ def model_picker() -> state.ModelSource | None:
             return None
         if st.session_state.get(state.W_SAMPLE) not in samples:
             st.session_state[state.W_SAMPLE] = DEFAULT_SAMPLE if DEFAULT_SAMPLE in samples else next(iter(samples))
-        name = st.selectbox("Sample", list(samples), key=state.W_SAMPLE)
+        name: str = chosen(st.selectbox("Sample", list(samples), key=state.W_SAMPLE))
         st.caption(samples[name])
         return state.sample_source(name)
     if kind == "Upload":
@@ -203,23 +213,24 @@ def page_subject(choices_of: Callable[[Model], dict[str, str]], kind: str, key: 
         idle = {path for path in choices if not trace.events_of(path) and not failed_in.startswith(f"{path}/")}
         if st.session_state.get(key) not in choices:  # start on one that ran (e.g. the If branch taken)
             st.session_state[key] = next((path for path in choices if path not in idle), next(iter(choices)))
-        return model, trace, st.selectbox(
+        return model, trace, chosen(st.selectbox(
             label, list(choices), key=key,
-            format_func=lambda path: choices[path] + (" · did not run" if path in idle else ""))
+            format_func=lambda path: choices[path] + (" · did not run" if path in idle else "")))
     return None
 
 
-def pick_execution(runs: Sequence[Event | Execution], key: str) -> Event | Execution:
+def pick_execution(runs: Sequence[Run], key: str) -> Run:
     """One of a node's executions (a node inside a loop runs once per iteration); a loop's unfinished run (the
     run failed inside it) is listed too."""
     if len(runs) == 1:
         return runs[0]
 
     def label(i: int) -> str:
-        event = runs[i].event if isinstance(runs[i], Execution) else runs[i]
-        return f"at iteration {runs[i].iteration or '—'} " + (f"(event {event.index})" if event else "(unfinished)")
+        run = runs[i]
+        event = run.event if isinstance(run, Execution) else run
+        return f"at iteration {run.iteration or '—'} " + (f"(event {event.index})" if event else "(unfinished)")
 
-    return runs[st.selectbox("Execution", range(len(runs)), key=key, format_func=label)]
+    return runs[chosen(st.selectbox("Execution", range(len(runs)), key=key, format_func=label))]
 
 
 def node_selector(model: Model, label: str = "Find a node") -> str | None:

@@ -13,7 +13,7 @@ from explorer.compare.both_gates import gates_of_both
 from explorer.errors import ExplorerError
 from explorer.inputs import feeds_from_npz
 from explorer.samples import list_samples
-from explorer.ui import diagram, state
+from explorer.ui import diagram, state, widgets
 from explorer.views import compare as views
 from explorer.views.dot import model_to_dot
 from explorer.views.overlays import TraceOverlay
@@ -47,7 +47,7 @@ def side_b(model):
         if st.session_state.get(state.W_COMPARE_SAMPLE) not in samples:  # start from A's own sample
             active = model.source.rsplit("/", 1)[-1].removesuffix(".onnx")
             st.session_state[state.W_COMPARE_SAMPLE] = active if active in samples else samples[0]
-        name = st.selectbox("Sample", samples, key=state.W_COMPARE_SAMPLE)
+        name: str = widgets.chosen(st.selectbox("Sample", samples, key=state.W_COMPARE_SAMPLE))
         source = state.sample_source(name)
     elif choice == "upload":
         upload = st.file_uploader("Model B (.onnx)", type=["onnx"], key=state.W_COMPARE_UPLOAD)
@@ -137,7 +137,8 @@ def growth_tab(result) -> None:
     if not choices:
         st.info("No aligned value ran in a loop or is a recurrent node's output.")
         return
-    key = st.selectbox("Value", list(choices), format_func=choices.__getitem__, key=state.W_COMPARE_VALUE)
+    key: str = widgets.chosen(st.selectbox("Value", list(choices), format_func=choices.__getitem__,
+                                      key=state.W_COMPARE_VALUE))
     node, name = key.split("\x1f")
     st.plotly_chart(views.growth_figure(result.value(node, name)), key="compare_growth", width="stretch")
 
@@ -147,8 +148,8 @@ def gates_tab(result) -> None:
     if not nodes:
         st.info("No GRU, LSTM or RNN ran in A.")
         return
-    pick = st.selectbox("Recurrent node and execution", list(nodes), format_func=nodes.__getitem__,
-                        key=state.W_COMPARE_RNN)
+    pick: str = widgets.chosen(st.selectbox("Recurrent node and execution", list(nodes), format_func=nodes.__getitem__,
+                                       key=state.W_COMPARE_RNN))
     node, iteration = views.parse_run(pick)
     try:
         both = gates_of_both(result, node, iteration)
@@ -158,7 +159,7 @@ def gates_tab(result) -> None:
     st.caption(f"B's gates: {both.source}")
     names = [g for g in both.ours if g in both.theirs]
     left, middle, right = st.columns([3, 1, 1])
-    gate = left.radio("Gate", names, horizontal=True, key=state.keyed("w_compare_gate", node))
+    gate: str = widgets.chosen(left.radio("Gate", names, horizontal=True, key=state.keyed("w_compare_gate", node)))
     _, directions, batch, _ = both.ours[gate].shape
     direction = int(middle.number_input("Direction", 0, directions - 1, 0, key=state.keyed("w_compare_dir", node)))
     item = int(right.number_input("Batch item", 0, batch - 1, 0, key=state.keyed("w_compare_item", node)))

@@ -32,8 +32,8 @@ def show(model, trace, path: str) -> None:
     seq, directions, batch, hidden = recorded["H"].shape
     names = direction_names(model, path, directions)
     left, right = st.columns(2)
-    direction = left.radio("Direction", range(directions), format_func=names.__getitem__, horizontal=True,
-                           key=state.keyed("w_rnn_dir", path))
+    direction: int = widgets.chosen(left.radio("Direction", range(directions), format_func=names.__getitem__,
+                                          horizontal=True, key=state.keyed("w_rnn_dir", path)))
     item = int(right.number_input("Batch item", 0, batch - 1, 0, key=state.keyed("w_rnn_batch", path))) if batch > 1 else 0
     series = {name: values[:, direction, item, :] for name, values in recorded.items() if name != "mask"}
     valid = int(recorded["mask"][:, direction, item].sum())

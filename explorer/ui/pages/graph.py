@@ -66,8 +66,9 @@ def draw(model, trace) -> None:
     overrides = st.session_state[state.EXPANDED]
     rule = mode if mode != "auto" else (dict(overrides) or None)
     failed = trace is not None and trace.error is not None and trace.error.node
-    options = {"focus": focus or None, "expand": rule, "cursor": TraceOverlay.from_trace(trace) if failed else None}
-    drawing = model_to_dot(model, highlight=hits, reveal=[path] if path else [], **options)
+    cursor = TraceOverlay.from_trace(trace) if trace is not None and failed else None
+    drawing = model_to_dot(model, highlight=hits, reveal=[path] if path else [], focus=focus or None, expand=rule,
+                           cursor=cursor)
     left, right = st.columns([3, 2])
     with left:
         diagram.show(drawing, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, reveal=path, mark=True,

@@ -50,7 +50,7 @@ def iterating(model, trace, path: str) -> None:
     iterations = loops.iterations_of(trace, run)
     reason = loops.stop_reason(run)
     count = len(iterations)
-    ended = "did not finish" if run.event is None else "stopped"
+    ended = "did not finish" if run.event is None else "stopped"  # an Execution: its event may be None
     st.markdown(f"**{count} iteration{'s' if count != 1 else ''}**" + (f" · {ended}: {md(reason)}" if reason else ""))
     if not iterations:
         return

@@ -25,7 +25,7 @@ def _clicked(kind: str, keys: tuple[str, ...]) -> None:
     trace = state.current_trace()
     state.select_node(keys[0])
     runs = trace.events_of(keys[0]) if trace is not None else []
-    if runs:
+    if trace is not None and runs:
         here = state.cursor(trace)
         state.set_cursor(next((e.index for e in runs if e.index > here), runs[0].index))
 
