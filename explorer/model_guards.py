@@ -11,7 +11,7 @@ from .errors import ModelError
 from .graph import subgraph_attributes
 from .limits import Limits
 
-MAX_GRAPH_DEPTH = 64  # bodies inside bodies; real models nest a few levels
+MAX_GRAPH_DEPTH = 24  # bodies inside bodies (real models nest a few levels; protobuf stops near 30)
 
 
 def _subgraphs(node: onnx.NodeProto) -> Iterator[onnx.GraphProto]:

@@ -121,3 +121,12 @@ def test_random_names_render_to_valid_svg(node_name, value_name, input_name):
     for ref in model.nodes():
         title, _ = groups[svg_id("node", ref.path)]
         assert parse_svg_id(title) == ("node", (ref.path,))
+
+
+def test_ids_of_keys_past_graphviz_limits_are_short_stable_and_parse_back():
+    from explorer.views.dot_escape import MAX_KEY, parse_svg_id, svg_id
+
+    key = "a/" + "n" * 20_000
+    element = svg_id("node", key)
+    assert len(element) < MAX_KEY and element == svg_id("node", key) != svg_id("node", key + "x")
+    assert parse_svg_id(element) == ("node", (key,))

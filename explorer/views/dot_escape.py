@@ -11,6 +11,7 @@ starting with `%` as an internal id. So names never reach DOT raw:
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from urllib.parse import unquote
@@ -90,12 +91,26 @@ def quote(text: str) -> str:
     return '"' + text.replace('"', '\\"') + '"'
 
 
+MAX_KEY = 256  # graphviz refuses quoted strings over 16 kB; longer keys are replaced by a stable digest
+_LONG_KEYS: dict[str, str] = {}  # digest -> key, so ids of long keys still parse back
+
+
+def _key_part(key: str) -> str:
+    part = encode(key)
+    if len(part) <= MAX_KEY:
+        return part
+    digest = "~" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    _LONG_KEYS[digest] = key
+    return digest
+
+
 def svg_id(kind: str, *keys: str) -> str:
-    """`kind:key1:key2…` with every key encoded, so `:` only ever separates parts."""
-    return ":".join((kind, *(encode(k) for k in keys)))
+    """`kind:key1:key2…` with every key encoded, so `:` only ever separates parts; a key longer than MAX_KEY
+    (encoded) becomes `~` and a digest of it."""
+    return ":".join((kind, *(_key_part(k) for k in keys)))
 
 
 def parse_svg_id(element_id: str) -> tuple[str, tuple[str, ...]]:
     """(kind, decoded keys) of an id made by `svg_id`, e.g. ("node", ("Loop_0/body/Add_1",))."""
     kind, *keys = element_id.split(":")
-    return kind, tuple(decode(k) for k in keys)
+    return kind, tuple(_LONG_KEYS[k] if k in _LONG_KEYS else decode(k) for k in keys)

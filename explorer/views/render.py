@@ -6,14 +6,16 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ..errors import ExplorerError
+
 FORMATS = ("svg", "png", "pdf")
 
 
-class GraphvizMissing(RuntimeError):
+class GraphvizMissing(ExplorerError, RuntimeError):
     """graphviz's `dot` binary is not on PATH."""
 
 
-class GraphvizError(RuntimeError):
+class GraphvizError(ExplorerError, RuntimeError):
     """`dot` ran but failed (bad DOT, or it took longer than the timeout)."""
 
 
