@@ -4,6 +4,7 @@ Negative indices count from the end of their axis; an index outside [-size, size
 """
 from __future__ import annotations
 
+from math import prod
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -65,10 +66,9 @@ def gather_elements(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def nd_index(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> tuple[tuple[np.ndarray, ...],
-                                                                               tuple[int, ...], int]:
-    """(flat index tuple into data viewed as [batch, *rest], the index shape without its last axis, k) for
-    GatherND / ScatterND with `batch_dims` leading batch axes."""
+def nd_index(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> tuple[np.ndarray, tuple[int, ...], int]:
+    """For GatherND / ScatterND with `batch_dims` leading batch axes: (row numbers into data viewed as
+    [rows, *rest] by `nd_view`, the index shape without its last axis, k = the number of axes addressed)."""
     if indices.dtype.kind not in "iu":
         raise ValueError(f"indices must be integers, got {indices.dtype}")
     if indices.ndim < 1:
@@ -82,11 +82,20 @@ def nd_index(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> tuple[tu
                          f"{list(indices.shape)} differ")
     if k > data.ndim - batch_dims:
         raise ValueError(f"indices address {k} dimensions, data has {data.ndim - batch_dims} after the batch ones")
-    batch = int(np.prod(data.shape[:batch_dims], dtype=np.int64))
-    rows = indices.reshape(batch, -1, k)
-    columns = tuple(checked_indices(rows[..., j], data.shape[batch_dims + j], f"indices[..., {j}]")
-                    for j in range(k))
-    return (np.arange(batch)[:, None], *columns), indices.shape[:-1], k
+    batch = prod(data.shape[:batch_dims])
+    dims = data.shape[batch_dims:batch_dims + k]
+    columns = indices.reshape(batch, -1, k)
+    rows = np.arange(batch, dtype=np.int64)[:, None] * prod(dims)  # each batch's first row
+    stride = prod(dims)
+    for j, size in enumerate(dims):
+        stride //= size
+        rows = rows + checked_indices(columns[..., j], size, f"indices[..., {j}]") * stride
+    return rows.reshape(-1), indices.shape[:-1], k
+
+
+def nd_view(data: np.ndarray, batch_dims: int, k: int) -> np.ndarray:
+    """data viewed as [rows, *rest]: one row per addressable slice (a view when data is contiguous)."""
+    return data.reshape((prod(data.shape[:batch_dims + k]),) + data.shape[batch_dims + k:])
 
 
 def gather_nd(node: NodeRef, program: Program) -> PlainKernel:
@@ -96,9 +105,8 @@ def gather_nd(node: NodeRef, program: Program) -> PlainKernel:
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         data, indices = args
-        index, outer, k = nd_index(data, indices, batch_dims)
-        flat = data.reshape((-1,) + data.shape[batch_dims:])
-        return (flat[index].reshape(outer + data.shape[batch_dims + k:]),)
+        rows, outer, k = nd_index(data, indices, batch_dims)
+        return (nd_view(data, batch_dims, k)[rows].reshape(outer + data.shape[batch_dims + k:]),)
 
     return run
 

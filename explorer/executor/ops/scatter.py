@@ -10,7 +10,7 @@ import numpy as np
 
 from .axes import axis_of, checked_indices
 from .base import KernelFactory, OpNode, PlainKernel
-from .indexing import check_element_shapes, element_index, nd_index
+from .indexing import check_element_shapes, element_index, nd_index, nd_view
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -66,16 +66,17 @@ def scatter_nd(node: NodeRef, program: Program) -> PlainKernel:
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         data, indices, updates = args
-        out = data.copy()
-        flat = out.reshape((1,) + data.shape)  # a view: writes land in out
-        index, outer, k = nd_index(flat, indices.reshape((1,) + indices.shape), 1)
-        expected = outer[1:] + data.shape[k:]
+        if data.ndim == 0:
+            raise ValueError("data must have at least one dimension")
+        rows, outer, k = nd_index(data, indices, 0)
+        expected = outer + data.shape[k:]
         if updates.shape != expected:
             raise ValueError(f"updates have shape {list(updates.shape)}, expected {list(expected)} "
                              f"(indices {list(indices.shape)}, data {list(data.shape)})")
         if updates.dtype != data.dtype:
             raise ValueError(f"updates are {updates.dtype}, data is {data.dtype}")
-        _write(flat, index, updates.reshape((1, -1) + data.shape[k:]), reduction)
+        out = data.copy()
+        _write(nd_view(out, 0, k), (rows,), updates.reshape((-1,) + data.shape[k:]), reduction)  # a view of out
         return (out,)
 
     return run
