@@ -25,30 +25,25 @@ class _Scopes:
     def __init__(self, model: Model, feeds: dict[str, str]) -> None:
         self.index: GraphIndex = model.index
         self.feeds = feeds  # graph input name -> the name it goes by in model B
-        self.producers = {path: self.index.producers(path) for path in self.index.graphs}
+        self.fed = {i.name for i in self.index.graphs[""].proto.input}  # an initializer listed here is a feed
 
     def token(self, graph_path: str, name: str, resolve: Resolve) -> Token:
         if not name:
             return ("none",)
-        path: str | None = graph_path
-        while path is not None:
-            graph = self.index.graphs[path]
-            producer = self.producers[path].get(name)
-            if producer is not None:
-                node = self.index.nodes[producer]
-                if node.op_type == "Constant":
-                    return ("const", _constant(node.proto)[0])
-                return ("node", resolve(producer), list(node.proto.output).index(name))
-            formal = [i.name for i in graph.proto.input]
-            if name in formal:
-                if not path:
-                    return ("feed", self.feeds.get(name, name))
-                return ("formal", resolve(graph.owner or ""), graph.attribute, formal.index(name))
-            for tensor in graph.proto.initializer:
-                if tensor.name == name:
-                    return ("const", tuple(tensor.dims))
-            path = self.index.nodes[graph.owner].graph.path if graph.owner else None
-        return ("unknown", name)
+        found = self.index.resolve(name, graph_path)
+        if found is None:
+            return ("unknown", name)
+        graph = found.graph
+        if found.node is not None:
+            node = self.index.nodes[found.node]
+            if node.op_type == "Constant":
+                return ("const", _constant(node.proto)[0])
+            return ("node", resolve(found.node), list(node.proto.output).index(name))
+        if not graph.path and name in self.fed:
+            return ("feed", self.feeds.get(name, name))
+        if found.kind == "input":
+            return ("formal", resolve(graph.owner or ""), graph.attribute, found.index)
+        return ("const", tuple(found.tensor.dims) if found.tensor is not None else ())
 
     def signature(self, path: str, resolve: Resolve) -> Token:
         node = self.index.nodes[path]
