@@ -22,6 +22,7 @@ from ..optimizer import OptimizationResult, optimize
 from ..optimizer.verify import Equivalence, verify
 from ..samples import sample_inputs, sample_path
 from ..trace import Trace
+from ..views.heat import OVERLAYS, NodeValues
 from ..views.markup import md
 
 
@@ -188,3 +189,8 @@ def compare_cached(model_key: str, feeds_key: str, b_key: str, tolerances: tuple
                    _model: Model, _b: Any) -> Comparison:
     """The active run (side A) against side B, cached by model, feeds, B and tolerances."""
     return compare(_trace, _b, _trace.feeds, model=_model, rtol=tolerances[0], atol=tolerances[1])
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def node_values_cached(run_key: str, kind: str, _trace: Trace) -> NodeValues:
+    return OVERLAYS[kind](_trace)

@@ -12,6 +12,7 @@ from ..model import Model
 from ..optimizer import OptimizationResult
 from ..optimizer.verify import Equivalence
 from ..trace import Trace
+from ..views.heat import NodeValues
 from .cache import (
     ModelSource,
     RunOutcome,
@@ -22,6 +23,7 @@ from .cache import (
     given_sample_inputs,
     lenient,
     load_source,
+    node_values_cached,
     optimize_cached,
     path_source,
     proto_model,
@@ -62,6 +64,9 @@ W_PATTERNS = "w_patterns"  # Optimizer page: chosen pattern names
 W_REWRITES = "w_rewrites"  # Optimizer page: how many rewrites to apply (bisection slider)
 W_BODIES = "w_bodies"  # Graph page: auto / expand / collapse bodies
 W_SEARCH = "w_search"  # Graph page: search query
+W_SEARCH_PICK = "w_search_pick"  # Graph page: the search match to go to (per query)
+W_COLOUR = "w_colour"  # Graph page: colour nodes by time, max |value| or NaN/Inf
+W_PART = "w_part"  # Graph page: hierarchy navigator, the part to open (per focus)
 W_GOTO_STEP = "w_goto_step"  # Graph page: step through from the selected node's first run
 W_STEP_VIEW = "w_step_view"  # Step page: how much of the model to draw
 W_STEP_DIAGRAM = "w_step_diagram"
@@ -164,6 +169,15 @@ def current_run() -> RunOutcome | None:
 def current_trace() -> Trace | None:
     outcome = current_run()
     return None if outcome is None else outcome.trace
+
+
+def node_values(kind: str) -> NodeValues | None:
+    """A views.heat overlay ("time", "magnitude", "nonfinite") of the current run; None without a run."""
+    request: RunRequest | None = st.session_state.get(RUN_REQUEST)
+    model, trace = active_model(), current_trace()
+    if request is None or model is None or trace is None:
+        return None
+    return node_values_cached(f"{model.sha256}:{request.feeds_key}:{request.limits}", kind, trace)
 
 
 def cursor(trace: Trace) -> int:

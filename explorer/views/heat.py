@@ -40,7 +40,7 @@ class NodeValues:
         if hi <= lo:
             return steps - 1
         if lo > 0 and hi / lo > 100:
-            lo, hi, value = math.log10(lo), math.log10(hi), math.log10(max(value, lo and 10 ** lo))
+            lo, hi, value = math.log10(lo), math.log10(hi), math.log10(max(value, lo))
         share = (value - lo) / (hi - lo)
         return min(steps - 1, max(0, int(share * steps)))
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..model import Model
+from .draw_facts import ModelFacts
 from .grouping import ScopeTree, find_scope
 from .labels import op_title
 
@@ -38,3 +39,42 @@ def breadcrumb(model: Model, target: str, *, top: str = "") -> list[tuple[str, s
         _, scope = find_scope([model.index.graphs[graph_path]], scope_key, ScopeTree)
         crumbs.extend((s.key, s.label) for s in scope.lineage())
     return crumbs
+
+
+def contains(model: Model, target: str, node_path: str) -> bool:
+    """Whether a drawing focused on `target` (a graph path or a scope key; "" the main graph) covers the node."""
+    if node_path not in model.index.nodes:
+        return False
+    graph_path, scope_key = resolve_target(model, target)
+    if scope_key is not None:
+        _, scope = find_scope([model.index.graphs[graph_path]], scope_key, ScopeTree)
+        inside = set(scope.nodes())
+    else:
+        inside = None
+    graph = model.node(node_path).graph
+    path = node_path
+    while graph.path != graph_path:
+        if graph.owner is None:
+            return False
+        path = graph.owner
+        graph = model.node(graph.owner).graph
+    return inside is None or path in inside
+
+
+def parts(model: Model, target: str) -> list[tuple[str, str, int]]:
+    """The next level down from `target` (a graph path or a scope key): (focus, title, node count) for each scope
+    or block directly inside it and each body of its nodes, in graph order; each one a valid `focus`."""
+    graph_path, scope_key = resolve_target(model, target)
+    graph = model.index.graphs[graph_path]
+    tree = ScopeTree(graph)
+    members = find_scope([graph], scope_key, lambda g: tree)[1].members if scope_key else tree.members
+    sizes = ModelFacts(model).sizes
+    out: list[tuple[str, str, int]] = []
+    for member in members:
+        if isinstance(member, str):
+            out.extend((body.path, graph_title(model, body.path), sizes.get(body.path, 0))
+                       for body in model.node(member).subgraphs)
+        else:
+            out.append((member.key, member.label, member.size))
+    return out
+

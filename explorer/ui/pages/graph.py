@@ -6,12 +6,16 @@ import streamlit as st
 from explorer.ui import diagram, state, widgets
 from explorer.views.builder import Drawing
 from explorer.views.dot import model_to_dot
+from explorer.views.heat import OVERLAY_TITLES
 from explorer.views.markup import md
-from explorer.views.navigation import breadcrumb
+from explorer.views.navigation import breadcrumb, contains, parts
 from explorer.views.overlays import TraceOverlay
-from explorer.views.search import search_nodes
+from explorer.views.search import search
 
 BODIES = {"auto": "auto", "all": "expand", "none": "collapse"}
+SEARCH_LIMIT = 200
+SEARCH_HELP = ("Names and paths, op types (`op:Conv`), value names (`value:x`), shapes (`shape:1x64x?`), and in the "
+               "recorded run: `nan` (nodes that wrote NaN or Inf), `slower:0.5ms` (nodes slower than that).")
 
 
 def on_diagram_click(kind: str, keys: tuple[str, ...]) -> None:
@@ -43,6 +47,41 @@ def body_actions(model, path: str, drawing: Drawing) -> None:
                     on_click=toggle_body, args=(body.path, not expanded), width="stretch")
 
 
+def go_to(model, path: str) -> None:
+    """Selects a node and draws the part of the model holding it (the current focus when it covers the node)."""
+    state.select_node(path)
+    if not contains(model, st.session_state[state.GRAPH_PATH], path):
+        st.session_state[state.GRAPH_PATH] = ""
+
+
+def search_results(model, trace, query: str) -> list[str]:
+    """The matches of the search box, listed with their paths; choosing one goes to it."""
+    found = search(model, query, trace=trace, limit=SEARCH_LIMIT) if query else []
+    if not query:
+        return []
+    more = f" (first {SEARCH_LIMIT})" if len(found) == SEARCH_LIMIT else ""
+    if not found:
+        st.caption("No node matches" + ("" if trace is not None else " (NaN and time searches need a run)"))
+        return []
+    labels = {hit.path: f"{hit.path} · {hit.field}: {hit.text}" for hit in found}
+    st.selectbox(f"{len(found)} node(s) match{more}: go to one", list(labels), index=None,
+                 format_func=labels.__getitem__, key=state.keyed(state.W_SEARCH_PICK, query),
+                 placeholder="Choose a match to bring it into view",
+                 on_change=lambda: go_to(model, st.session_state[state.keyed(state.W_SEARCH_PICK, query)]))
+    return list(labels)
+
+
+def navigator(model, focus: str) -> None:
+    """One level of the hierarchy below the current focus (scopes, blocks, bodies): open one to draw only it."""
+    below = parts(model, focus)
+    if not below:
+        return
+    titles = {key: f"{title} · {size} nodes" for key, title, size in below}
+    st.selectbox(f"Inside this view: {len(below)} part(s)", list(titles), index=None, format_func=titles.__getitem__,
+                 key=state.keyed(state.W_PART, focus), placeholder="Open a scope, block or body",
+                 on_change=lambda: set_focus(st.session_state[state.keyed(state.W_PART, focus)]))
+
+
 def draw(model, trace) -> None:
     """Breadcrumbs and controls across the page, then the diagram (left) and the inspector (right)."""
     focus = st.session_state[state.GRAPH_PATH]
@@ -54,25 +93,28 @@ def draw(model, trace) -> None:
         for column, (target, title) in zip(st.columns(len(crumbs)), crumbs):
             column.button(md(title), key=state.keyed("w_crumb", target), on_click=set_focus, args=(target,),
                           disabled=target == focus, width="stretch")
-    mode_column, search_column, pick_column = st.columns([3, 3, 4], vertical_alignment="bottom")
+    mode_column, search_column, colour_column, pick_column = st.columns([2.4, 3, 3, 4], vertical_alignment="bottom")
     mode = mode_column.segmented_control("Bodies", list(BODIES), format_func=BODIES.__getitem__, default="auto",
                                          key=state.W_BODIES) or "auto"
-    query = search_column.text_input("Search", key=state.W_SEARCH, placeholder="name, op:Conv, value:x")
+    query = search_column.text_input("Search", key=state.W_SEARCH, placeholder="name, op:Conv, shape:1x64, nan",
+                                     help=SEARCH_HELP)
+    colour = colour_column.segmented_control("Colour by", list(OVERLAY_TITLES), format_func=OVERLAY_TITLES.__getitem__,
+                                             key=state.W_COLOUR, disabled=trace is None)
     with pick_column:
         path = widgets.node_selector(model, "Inspect a node (or click one in the diagram)")
-    hits = search_nodes(model, query, limit=200) if query else []
-    if query:
-        st.caption(f"{len(hits)} node(s) match" + (" (first 200)" if len(hits) == 200 else ""))
+    hits = search_results(model, trace, query)
+    values = state.node_values(colour) if colour else None
     overrides = st.session_state[state.EXPANDED]
     rule = mode if mode != "auto" else (dict(overrides) or None)
     failed = trace is not None and trace.error is not None and trace.error.node
     cursor = TraceOverlay.from_trace(trace) if trace is not None and failed else None
     drawing = model_to_dot(model, highlight=hits, reveal=[path] if path else [], focus=focus or None, expand=rule,
-                           cursor=cursor)
+                           cursor=cursor, values=values)
     left, right = st.columns([3, 2])
     with left:
         diagram.show(drawing, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, reveal=path, mark=True,
-                     hits=hits)
+                     hits=hits, values=values)
+        navigator(model, focus)
     with right:
         if path is None:
             st.caption("Click a node in the diagram, or search for one above, to inspect it.")

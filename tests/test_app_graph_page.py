@@ -1,0 +1,93 @@
+"""The Graph page's navigation through AppTest: search results listed with their paths (into bodies and across
+the run) and brought into view when chosen, colour overlays with their legend, the hierarchy navigator one level
+at a time, and one drawing per run of the page."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+from test_app import diagram_args
+
+import explorer.views.dot as dot_module
+from explorer.samples import sample_inputs, sample_path
+from explorer.ui import state
+from explorer.views import heat
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+ADD_X = "enc/body/inner/body/branch/then_branch/add_x"
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+
+
+def start(sample: str = "nested_loops") -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    if at.selectbox(key=state.W_SAMPLE).value != sample:
+        at.selectbox(key=state.W_SAMPLE).set_value(sample).run()
+    return at
+
+
+def test_search_lists_matches_with_paths_and_goes_to_the_chosen_one():
+    at = start()
+    at.text_input(key=state.W_SEARCH).input("op:Add").run()
+    pick = at.selectbox(key=state.keyed(state.W_SEARCH_PICK, "op:Add"))
+    assert pick.options == [f"{ADD_X} · op: Add"] and "1 node(s) match" in pick.label
+    assert diagram_args(at, state.W_GRAPH_CLICK)["hits"] == [f"node:{ADD_X}"]
+    pick.set_value(ADD_X).run()
+    assert at.session_state[state.SELECTED] == ADD_X
+    drawn = diagram_args(at, state.W_GRAPH_CLICK)
+    assert drawn["focus"] == f"node:{ADD_X}" and drawn["mark"]  # zoomed to and outlined
+    assert not at.exception
+
+
+def test_search_across_the_run_and_going_to_a_node_outside_the_focus():
+    at = start()
+    at.session_state[state.GRAPH_PATH] = "enc/body/inner/body/branch/else_branch"
+    at.run()
+    at.text_input(key=state.W_SEARCH).input("slower:0ms").run()
+    pick = at.selectbox(key=state.keyed(state.W_SEARCH_PICK, "slower:0ms"))
+    assert len(pick.options) == 10 and all("· time: " in label for label in pick.options)  # every node ran
+    pick.set_value("enc").run()
+    assert at.session_state[state.GRAPH_PATH] == "" and diagram_args(at, state.W_GRAPH_CLICK)["focus"] == "node:enc"
+    at.text_input(key=state.W_SEARCH).input("nan").run()
+    assert "No node matches" in "\n".join(c.value for c in at.caption)
+
+
+def test_colour_by_time_fills_nodes_and_shows_the_legend():
+    at = start()
+    at.button_group(key=state.W_COLOUR).set_value("time").run()
+    legend = diagram_args(at, state.W_GRAPH_CLICK)["legend"]
+    import explorer
+    model = explorer.load(sample_path("nested_loops"))
+    expected = heat.time_spent(explorer.run(model, sample_inputs("nested_loops")))
+    assert legend["title"] == "time spent" and len(legend["items"]) == len(heat.styles.HEAT_SCALE)
+    assert all(text.endswith(" ms") for _, text in legend["items"]) and expected.values
+    assert not at.exception
+
+
+def test_navigator_opens_one_level_at_a_time():
+    at = start()
+    key = state.keyed(state.W_PART, "")
+    assert at.selectbox(key=key).options == ["Scan 'enc' · body · 9 nodes"]
+    at.selectbox(key=key).set_value("enc/body").run()
+    assert at.session_state[state.GRAPH_PATH] == "enc/body"
+    inner = at.selectbox(key=state.keyed(state.W_PART, "enc/body"))
+    assert inner.options == ["Loop 'inner' · body · 6 nodes"]
+
+
+def test_the_page_draws_once_even_when_the_selection_is_hidden(monkeypatch):
+    calls = []
+    build = dot_module.build
+    monkeypatch.setattr(dot_module, "build", lambda model, options: calls.append(options) or build(model, options))
+    at = start()
+    at.button_group(key=state.W_BODIES).set_value("none").run()  # every body collapsed
+    calls.clear()
+    at.selectbox(key=state.W_NODE_PICK).set_value(ADD_X).run()
+    assert len(calls) == 1 and calls[0].reveal == {ADD_X}
+    assert diagram_args(at, state.W_GRAPH_CLICK)["focus"] == "node:enc"  # its collapsed owner stands for it
