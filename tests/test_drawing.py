@@ -2,6 +2,8 @@
 graphviz reads it, `reveal` opens what hides a node without marking it, and options are checked by name."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from dot_support import box, nested_model, parse_dot, scoped_model
 
@@ -68,3 +70,25 @@ def test_options_object_and_keywords_agree(nested):
     assert model_to_dot(nested, Options(expand="none"), expand="all").dot == model_to_dot(nested, expand="all").dot
     with pytest.raises(TypeError, match="unknown option 'expnad'"):
         model_to_dot(nested, expnad="all")
+
+
+GTCRN = Path(__file__).resolve().parent.parent.parent / "shared/models/Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx"
+
+
+@pytest.mark.skipif(not GTCRN.is_file(), reason="../shared/models (gtcrn) is absent")
+def test_a_big_rewrite_overlay_keeps_the_whole_model_drawing_small():
+    """Marking the hundreds of nodes an optimization removed from gtcrn once opened every scope (1,604 boxes, a
+    three-minute layout): marks past a few land on the collapsed boxes, and big drawings drop edge labels."""
+    from explorer.optimizer import optimize
+    from explorer.views.draw_plan import AUTO_EDGE_LABELS
+    from explorer.views.rewrites import result_overlays
+
+    result = optimize(explorer.load(GTCRN))
+    removed, _ = result_overlays(result)
+    assert len(removed.removed) > 100
+    drawing = model_to_dot(explorer.load(result.original), overlay=removed, edge_labels=None)
+    assert AUTO_EDGE_LABELS < len(drawing.boxes) <= 300
+    parsed = parse_dot(drawing.dot)
+    assert not any("label" in attrs for _, _, attrs in parsed.visible_edges())
+    states = {parsed.nodes[b].get("color") for b in set(drawing.nodes.values())}
+    assert NODE_STATES["removed"]["color"] in states  # collapsed boxes holding removed nodes are marked

@@ -53,7 +53,8 @@ def model_to_dot(model: Model, options: Options | None = None, **choices: Any) -
       paths to mark, such as search results. `reveal`: node paths whose bodies and scopes are opened, unmarked
       (a selected node). `values`: a heat.NodeValues filling nodes by a number (time, max |value|, NaN/Inf).
     - `fold_initializers`: list initializers in their consumers' labels (`W ⟨3×4 float⟩`) instead of boxes.
-    - `edge_labels`: label data edges with value name and type (off makes `dot` faster on huge graphs).
+    - `edge_labels`: label data edges with value name and type (off makes `dot` much faster on big drawings);
+      None labels them only in drawings of at most draw_plan.AUTO_EDGE_LABELS boxes.
     - `rankdir`: graphviz's direction ("TB" top to bottom, "LR" left to right).
     """
     known = {f.name for f in fields(Options)}

@@ -11,6 +11,9 @@ from .grouping import Scope, find_scope
 from .heat import NodeValues
 from .overlays import RewriteOverlay, TraceOverlay
 
+AUTO_EDGE_LABELS = 60  # boxes: `dot` takes seconds to place labels on more edges than such drawings have
+MAX_REVEALED_MARKS = 24  # highlighted or rewritten nodes opened for at most; more stay in their collapsed boxes
+
 
 @dataclass(frozen=True)
 class Options:
@@ -29,7 +32,7 @@ class Options:
     max_expanded_nodes: int = 40
     max_boxes: int = 300
     fold_initializers: bool = True
-    edge_labels: bool = True
+    edge_labels: bool | None = True  # None: only while the drawing has at most AUTO_EDGE_LABELS boxes
     rankdir: str = "TB"
 
 
@@ -60,12 +63,16 @@ class Plan:
         return graph, scope
 
     def _wanted(self) -> set[str]:
-        wanted = set(self.o.highlight) | set(self.o.reveal)
+        """Nodes whose bodies and scopes open: the revealed ones and the cursor's always; highlighted and rewritten
+        ones while they are few (past that, their marks land on the collapsed boxes holding them, so a big
+        search result or rewrite does not open the whole model)."""
+        wanted = set(self.o.reveal)
         if self.o.cursor is not None:
             wanted.update(p for p in (self.o.cursor.current, self.o.cursor.error) if p)
+        marked = set(self.o.highlight)
         if self.o.overlay is not None:
-            wanted |= self.o.overlay.removed | self.o.overlay.added
-        return wanted
+            marked |= self.o.overlay.removed | self.o.overlay.added
+        return wanted | marked if len(marked) <= MAX_REVEALED_MARKS else wanted
 
     def _reveal(self, wanted: Iterable[str]) -> tuple[set[str], set[str]]:
         """Bodies and scopes to open (under the default rule) so that the wanted nodes show."""

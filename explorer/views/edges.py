@@ -9,7 +9,7 @@ from . import styles
 from .boxes import SMALL, BoxDrawer
 from .canvas import Canvas, Source
 from .dot_escape import html, svg_id, tooltip
-from .draw_plan import Plan
+from .draw_plan import AUTO_EDGE_LABELS, Plan
 from .scene import Attrs, Box, Edge, Html
 
 
@@ -153,13 +153,14 @@ class EdgeWirer:
     # ---- writing -------------------------------------------------------------------------------------------
     def _edges(self) -> list[Edge]:
         edges = []
+        labelled = self.o.edge_labels if self.o.edge_labels is not None else len(self.canvas.boxes) <= AUTO_EDGE_LABELS
         for (tail, head, _), pending in self.canvas.pending.items():
             attrs: Attrs = dict(styles.EDGE_STYLES[pending.kind])
             names = [n for n in pending.names if n]
             if pending.kind in ("data", "capture") and names:
                 text = names[0] if len(names) == 1 else f"{len(names)} values"
                 attrs["tooltip"] = tooltip(", ".join(names))
-                if self.o.edge_labels:
+                if labelled:
                     typ = self._edge_type(tail, names) if len(names) == 1 else ""
                     label = html(text, 28) + (f"<BR/>{html(typ, 28)}" if typ else "")
                     attrs["label"] = Html(SMALL.format(label))

@@ -109,7 +109,7 @@ def draw(model, trace) -> None:
     failed = trace is not None and trace.error is not None and trace.error.node
     cursor = TraceOverlay.from_trace(trace) if trace is not None and failed else None
     drawing = model_to_dot(model, highlight=hits, reveal=[path] if path else [], focus=focus or None, expand=rule,
-                           cursor=cursor, values=values)
+                           cursor=cursor, values=values, edge_labels=None)
     left, right = st.columns([3, 2])
     with left:
         diagram.show(drawing, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, reveal=path, mark=True,

@@ -13,7 +13,7 @@ from explorer.views import rewrites
 from explorer.views.dot import model_to_dot
 from explorer.views.markup import md
 
-WHOLE_MODEL_LIMIT = 300  # nodes: bigger models are drawn on request (each layout takes seconds)
+WHOLE_MODEL_LIMIT = 5000  # nodes: bigger models are drawn on request
 STATUS = {"equivalent": ":green[**equivalent**]", "different": ":red[**different**]",
           "inconclusive": ":orange[**inconclusive**]"}
 
@@ -39,10 +39,10 @@ def whole_models(model, chosen: tuple[str, ...], result) -> None:
     before, after = st.columns(2)
     with before:
         st.markdown("##### Original (removed nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(partial.original), overlay=removed), key=state.W_OPT_BEFORE)
+        diagram.show(model_to_dot(state.proto_model(partial.original), overlay=removed, edge_labels=None), key=state.W_OPT_BEFORE)
     with after:
         st.markdown(f"##### After {k} rewrite{'s' if k != 1 else ''} (added nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(partial.optimized), overlay=added), key=state.W_OPT_AFTER)
+        diagram.show(model_to_dot(state.proto_model(partial.optimized), overlay=added, edge_labels=None), key=state.W_OPT_AFTER)
 
 
 def rewrite_list(result) -> None:

@@ -38,7 +38,8 @@ def draw(model, trace, index: int) -> None:
                                 key=state.W_STEP_VIEW) or default
     focus = {"model": "", "graph": model.node(event.node).graph.path,
              "around": moves.surroundings(model, event.node)}[view]
-    drawing = model_to_dot(model, focus=focus or None, cursor=TraceOverlay.from_trace(trace, index))
+    drawing = model_to_dot(model, focus=focus or None, cursor=TraceOverlay.from_trace(trace, index),
+                           edge_labels=None)
     diagram.show(drawing, key=state.W_STEP_DIAGRAM, on_click=_clicked, reveal=event.node)
 
 
