@@ -1,10 +1,11 @@
 """explorer: `streamlit run app.py` — pick a model and inputs in the sidebar, then look at the run page by page."""
 import streamlit as st
 
-from explorer.ui import state, widgets
+from explorer.ui import state, url, widgets
 
 st.set_page_config(page_title="explorer · ONNX", page_icon=":material/account_tree:", layout="wide")
 state.init()
+url.restore()
 PAGES = [
     st.Page("explorer/ui/pages/graph.py", title="Graph", icon=":material/account_tree:", default=True),
     st.Page("explorer/ui/pages/step.py", title="Step through", icon=":material/footprint:"),
@@ -15,5 +16,7 @@ PAGES = [
 ]
 page = st.navigation(PAGES)
 widgets.sidebar()
+url.restore_position()
 widgets.status_banner()
 page.run()
+url.publish(state.active_model())

@@ -44,6 +44,9 @@ SELECTED = "selected_node"  # static path of the node in the inspector
 GRAPH_PATH = "graph_path"  # graph path the Graph page draws (drill-down)
 EXPANDED = "expanded_bodies"  # body graph path -> drawn expanded? (the Graph page's overrides of the default)
 
+URL_READ = "url_read"  # the address's state was read (once per session)
+URL_PENDING = "url_pending"  # address parameters still to apply (inputs, cursor, node) once the model is active
+
 # ---- widget keys ---------------------------------------------------------------------------------------------
 W_SOURCE = "w_source"
 W_SAMPLE = "w_sample"
@@ -60,6 +63,9 @@ W_CURSOR = "w_cursor"
 W_GRAPH_CLICK = "w_graph_click"
 W_LOOP = "w_loop"  # Loops page: selected Scan/Loop/If/SequenceMap path
 W_RNN = "w_rnn"  # Gates page: selected GRU/LSTM/RNN path
+W_RNN_PATTERN = "w_rnn_pattern"  # Gates page: pick units by pattern (per node)
+W_RNN_RANGE = "w_rnn_range"  # Gates page: the time steps the pattern covers (per node and gate)
+W_RNN_THRESHOLD = "w_rnn_threshold"  # Gates page: the level units must stay at or above (per node and gate)
 W_PATTERNS = "w_patterns"  # Optimizer page: chosen pattern names
 W_REWRITES = "w_rewrites"  # Optimizer page: how many rewrites to apply (bisection slider)
 W_BODIES = "w_bodies"  # Graph page: auto / expand / collapse bodies

@@ -21,7 +21,7 @@ from ..views.loops import Execution
 from ..views.markup import md, md_code
 from ..views.plots import value_figure
 from ..views.tables import short_text, value_grid, value_stats
-from . import state
+from . import state, url
 
 T = TypeVar("T")
 Run = TypeVar("Run", Event, Execution)
@@ -102,6 +102,7 @@ def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
     if not model.inputs:
         st.caption("The model takes no inputs.")
         return state.RunRequest("none", "no inputs", dict, limits)
+    url.restore_inputs(model)
     given = state.given_inputs()
     if given is not None:  # in the model's input order
         given = {s.name: given[s.name] for s in model.inputs if s.name in given}

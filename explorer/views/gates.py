@@ -55,6 +55,36 @@ def saturation(values: np.ndarray, bounds: tuple[float, float], margin: float = 
     return fraction
 
 
+LEFT, RIGHT = 0.1, 0.9  # a gate value is left (right) saturated below 10 % (above 90 %) of its range
+
+
+def saturation_sides(values: np.ndarray, bounds: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Per unit, the fraction of valid time steps it spends left saturated (below LEFT of the activation's range)
+    and right saturated (above RIGHT): `values` is [seq, units], padded steps are NaN."""
+    low, high = bounds
+    share = (values.astype(np.float64) - low) / (high - low)
+    valid = ~np.isnan(share)
+    steps = np.maximum(valid.sum(axis=0), 1)
+    with np.errstate(invalid="ignore"):
+        left = ((share < LEFT) & valid).sum(axis=0) / steps
+        right = ((share > RIGHT) & valid).sum(axis=0) / steps
+    return left, right
+
+
+def units_on(values: np.ndarray, start: int, stop: int, threshold: float) -> list[int]:
+    """The units that stay at or above `threshold` at every valid step from `start` to `stop` (inclusive), as
+    LSTMVis selects them: best first, those that are least on outside that range leading."""
+    inside = values[start:stop + 1]
+    rows = ~np.isnan(inside).all(axis=1)
+    if not rows.any():
+        return []
+    on = np.where((inside[rows] >= threshold).all(axis=0))[0]
+    outside = np.concatenate([values[:start], values[stop + 1:]])
+    outside = outside[~np.isnan(outside).all(axis=1)]
+    off_outside = (outside[:, on] < threshold).mean(axis=0) if len(outside) else np.ones(len(on))
+    return [int(unit) for _, unit in sorted(zip(-off_outside, on))]
+
+
 def hidden_norm(h: np.ndarray) -> np.ndarray:
     """L2 norm of H per time step ([seq, hidden] -> [seq]); NaN for padded steps."""
     norm = np.sqrt(np.sum(h.astype(np.float64) ** 2, axis=1))

@@ -141,3 +141,13 @@ def lines_figure(series: dict[str, np.ndarray], title: str, xtitle: str = "time 
         fig.update_yaxes(range=list(yrange))
     fig.update_xaxes(**_index_ticks(max((len(y) for y in series.values()), default=1)))
     return _layout(fig, title, xtitle, ytitle)
+
+
+def saturation_figure(sides: dict[str, tuple[np.ndarray, np.ndarray]], title: str) -> go.Figure:
+    """One point per unit and gate: the fraction of time left saturated (x) against right saturated (y)."""
+    fig = go.Figure([go.Scatter(x=left, y=right, mode="markers", name=gate, text=[f"unit {u}" for u in range(len(left))],
+                                hovertemplate="%{text}: left %{x:.2f}, right %{y:.2f}")
+                     for gate, (left, right) in sides.items()])
+    fig.update_xaxes(range=[-0.02, 1.02])
+    fig.update_yaxes(range=[-0.02, 1.02])
+    return _layout(fig, title, "fraction of time left saturated (< 0.1)", "fraction of time right saturated (> 0.9)")

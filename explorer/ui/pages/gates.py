@@ -9,7 +9,7 @@ from explorer.rnn_report import rnn_report
 from explorer.ui import state, widgets
 from explorer.views import gates
 from explorer.views.markup import md
-from explorer.views.plots import lines_figure, time_heatmap
+from explorer.views.plots import lines_figure, saturation_figure, time_heatmap
 
 
 def direction_names(model, path: str, count: int) -> list[str]:
@@ -48,25 +48,49 @@ def show(model, trace, path: str) -> None:
             figure = time_heatmap(values, f"{name} [{names[direction]}, batch {item}]", bounds.get(name))
             st.plotly_chart(figure, key=state.keyed("gate", path, name), width="stretch")
 
-    st.markdown("##### Chosen units over time")
-    left, right = st.columns([1, 3])
-    gate = left.selectbox("Gate", list(series), key=state.keyed("w_rnn_gate", path))
-    units = left.multiselect("Units", list(range(hidden)), default=list(range(min(hidden, 3))),
-                             key=state.keyed("w_rnn_units", path))
-    if units:
-        right.plotly_chart(lines_figure({f"unit {u}": series[gate][:, u] for u in units}, f"{gate}: chosen units"),
-                           key=state.keyed("units", path), width="stretch")
+    chosen_units(series, bounds, path, hidden, seq)
 
     saturated = {name: gates.saturation(series[name], b) for name, b in bounds.items() if b is not None}
+    sides = {name: gates.saturation_sides(series[name], b) for name, b in bounds.items() if b is not None}
     left, right = st.columns(2)
     if saturated:
         left.plotly_chart(lines_figure(saturated, "Saturation: fraction of units near a bound", ytitle="fraction",
                                        yrange=(0, 1)), key=state.keyed("saturation", path), width="stretch")
-    right.plotly_chart(lines_figure({"‖H‖": gates.hidden_norm(series["H"])}, "Norm of H over time", ytitle="L2"),
-                       key=state.keyed("norm", path), width="stretch")
+        right.plotly_chart(saturation_figure(sides, "Saturation per unit: left (< 0.1) vs right (> 0.9)"),
+                           key=state.keyed("sides", path), width="stretch")
+        st.dataframe(pd.DataFrame([{"gate": name, "left saturated (< 0.1)": float(np.nanmean(lo)),
+                                    "right saturated (> 0.9)": float(np.nanmean(hi))}
+                                   for name, (lo, hi) in sides.items()]), hide_index=True)
+    st.plotly_chart(lines_figure({"‖H‖": gates.hidden_norm(series["H"])}, "Norm of H over time", ytitle="L2"),
+                    key=state.keyed("norm", path), width="stretch")
     if np.isnan(series["H"]).any():
         st.caption("Blank steps lie past this batch item's sequence length.")
     exported_report(model, trace, path)
+
+
+def chosen_units(series: dict, bounds: dict, path: str, hidden: int, seq: int) -> None:
+    """Units over time: picked by hand, or by pattern (on at or above a threshold through a time range)."""
+    st.markdown("##### Chosen units over time")
+    left, right = st.columns([1, 3])
+    gate = left.selectbox("Gate", list(series), key=state.keyed("w_rnn_gate", path))
+    by_pattern = left.toggle("Select by pattern", key=state.keyed(state.W_RNN_PATTERN, path),
+                             help="Units that stay on (at or above the threshold) through a range of time steps")
+    if by_pattern:
+        low, high = bounds.get(gate) or (float(np.nanmin(series[gate])), float(np.nanmax(series[gate])))
+        start, stop = left.slider("Time steps", 0, max(seq - 1, 0), (0, max(seq - 1, 0)),
+                                  key=state.keyed(state.W_RNN_RANGE, path, gate)) if seq > 1 else (0, 0)
+        threshold = left.slider("Threshold", float(low), float(high), float(low + 0.5 * (high - low)),
+                                key=state.keyed(state.W_RNN_THRESHOLD, path, gate))
+        units = gates.units_on(series[gate], start, stop, threshold)
+        left.caption(f"{len(units)} of {hidden} units stay ≥ {threshold:.3g} from step {start} to {stop}"
+                     + (" (showing the first 12)" if len(units) > 12 else ""))
+        units = units[:12]
+    else:
+        units = left.multiselect("Units", list(range(hidden)), default=list(range(min(hidden, 3))),
+                                 key=state.keyed("w_rnn_units", path))
+    if units:
+        right.plotly_chart(lines_figure({f"unit {u}": series[gate][:, u] for u in units}, f"{gate}: chosen units"),
+                           key=state.keyed("units", path), width="stretch")
 
 
 def exported_report(model, trace, path: str) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import diagram, state, widgets
+from explorer.ui import diagram, state, url, widgets
 from explorer.views import cursor as moves
 from explorer.views.dot import model_to_dot
 from explorer.views.markup import md, md_code
@@ -108,6 +108,7 @@ def stepper() -> None:
                 st.caption("none")
             for name, value in values.items():
                 widgets.value_panel(name, value, key=state.keyed("step", side, name))
+    url.publish(model)  # a fragment rerun moves the cursor without running the whole app
 
 
 st.title("Step through")
