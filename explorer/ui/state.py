@@ -44,6 +44,9 @@ SELECTED = "selected_node"  # static path of the node in the inspector
 GRAPH_PATH = "graph_path"  # graph path the Graph page draws (drill-down)
 EXPANDED = "expanded_bodies"  # body graph path -> drawn expanded? (the Graph page's overrides of the default)
 
+ANSWERS = "learning_answers"  # learning mode: question key -> what the learner was told
+LEARN_POSITION = "learn_position"  # learning mode: iterations revealed so far (per loop execution)
+TOUR = "tour_positions"  # sample -> index of the tour tip shown (past the end: closed)
 URL_READ = "url_read"  # the address's state was read (once per session)
 URL_PENDING = "url_pending"  # address parameters still to apply (inputs, cursor, node) once the model is active
 
@@ -73,7 +76,11 @@ W_SEARCH = "w_search"  # Graph page: search query
 W_SEARCH_PICK = "w_search_pick"  # Graph page: the search match to go to (per query)
 W_COLOUR = "w_colour"  # Graph page: colour nodes by time, max |value| or NaN/Inf
 W_PART = "w_part"  # Graph page: hierarchy navigator, the part to open (per focus)
-W_GOTO_STEP = "w_goto_step"  # Graph page: step through from the selected node's first run
+W_GOTO_STEP = "w_goto_step"
+W_LEARNING = "w_learning"  # sidebar: learning mode (predict before the trace reveals)
+W_TOUR = "w_tour"  # tour buttons
+W_PREDICT = "w_predict"  # learning mode: a prediction (per question)
+W_CHECK = "w_check"  # learning mode: check a prediction (per question)  # Graph page: step through from the selected node's first run
 W_STEP_VIEW = "w_step_view"  # Step page: how much of the model to draw
 W_STEP_DIAGRAM = "w_step_diagram"
 W_OPT_WHOLE = "w_opt_whole"  # Optimizer page: draw the whole models

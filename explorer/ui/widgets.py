@@ -60,6 +60,9 @@ def sidebar() -> None:
         st.header("Inputs")
         limits = limits_picker()
         st.session_state[state.RUN_REQUEST] = feeds_picker(model, limits)
+        st.toggle("Learning mode", key=state.W_LEARNING,
+                  help="Before the trace shows them, predict which branch an If takes (Step through) and what a "
+                       "loop carries into its next iteration (Loops), and be told whether you were right")
 
 
 def model_picker() -> state.ModelSource | None:

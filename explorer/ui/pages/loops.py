@@ -4,9 +4,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer.ui import diagram, state, widgets
+from explorer.ui import diagram, learning, state, widgets
 from explorer.views import loops
 from explorer.views.dot import model_to_dot
+from explorer.views.learning import loop_mode_code
 from explorer.views.markup import md, md_code
 from explorer.views.overlays import TraceOverlay
 from explorer.views.plots import series_figure
@@ -54,19 +55,27 @@ def iterating(model, trace, path: str) -> None:
     st.markdown(f"**{count} iteration{'s' if count != 1 else ''}**" + (f" · {ended}: {md(reason)}" if reason else ""))
     if not iterations:
         return
+    if learning.enabled():  # iterations revealed one by one, each after a prediction
+        position = learning.carried_quiz(path, body, iterations, state.keyed(state.LEARN_POSITION, path, run.iteration))
+        iterations = iterations[:position + 1]
     shown = iterations[:loops.MAX_SHOWN]
-    if len(shown) < count:
+    if len(shown) < count and not learning.enabled():
         st.caption(f"The table and the plots show the first {len(shown)} iterations; the slider reaches all {count}.")
     st.dataframe(pd.DataFrame(loops.iteration_rows(body, shown)), hide_index=True)
-    position = 0
-    if len(iterations) > 1:
+    position = len(iterations) - 1 if learning.enabled() else 0
+    if len(iterations) > 1 and not learning.enabled():
         position = st.slider("Iteration", 0, len(iterations) - 1, key=state.keyed("w_loop_it", path, run.iteration))
     chosen = iterations[position]
     code, drawing = st.columns(2)
-    if model.node(path).op_type in ("Loop", "Scan"):
+    node = model.node(path)
+    if node.op_type in ("Loop", "Scan"):
+        opset = model.opsets.get("", 21)
         code.markdown(f"##### The spec's pseudo-code, filled in at iteration {chosen.index[-1]}")
-        code.code(pseudocode(model.node(path), trace, chosen.index, model.opsets.get("", 21)), language="c",
-                  wrap_lines=True)
+        code.code(pseudocode(node, trace, chosen.index, opset), language="c", wrap_lines=True)
+        mode = loop_mode_code(node.proto, opset)
+        if mode is not None:
+            code.markdown(f"##### Its C-style equivalent in the spec: {mode[0]}")
+            code.code(mode[1], language="c")
     ran = loops.iteration_events(trace, run, chosen.index)
     with drawing:
         st.markdown(f"##### The body at the end of iteration {chosen.index[-1]}")
@@ -99,6 +108,7 @@ def iterating(model, trace, path: str) -> None:
 
 
 st.title("Loops")
+learning.tour_panel()
 subject = widgets.page_subject(loops.control_flow_nodes, "Scan, Loop, If or SequenceMap", state.W_LOOP,
                                "Control-flow node")
 if subject is not None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import diagram, state, url, widgets
+from explorer.ui import diagram, learning, state, url, widgets
 from explorer.views import cursor as moves
 from explorer.views.dot import model_to_dot
 from explorer.views.markup import md, md_code
@@ -70,11 +70,12 @@ def stepper() -> None:
     event = trace.events[index]
     last = len(trace.events) - 1
     selected = state.selected_node() or event.node
+    held = learning.branch_quiz(model, trace, index)  # learning mode: predict the branch before entering it
     jumps = {  # key: (label, icon, target, help)
         "first": ("", ":material/first_page:", 0, "First event"),
         "back": ("", ":material/chevron_left:", index - 1 if index > 0 else None, "Previous event"),
-        "next": ("", ":material/chevron_right:", index + 1 if index < last else None, "Next event"),
-        "last": ("", ":material/last_page:", last, "Last event"),
+        "next": ("", ":material/chevron_right:", index + 1 if index < last and not held else None, "Next event"),
+        "last": ("", ":material/last_page:", None if held else last, "Last event"),
         "prev_iteration": ("prev iteration", ":material/undo:", moves.previous_iteration(model, trace, index),
                            "Same node, previous iteration of its innermost loop"),
         "next_iteration": ("next iteration", ":material/redo:", moves.next_iteration(model, trace, index),
@@ -112,4 +113,5 @@ def stepper() -> None:
 
 
 st.title("Step through")
+learning.tour_panel()
 stepper()

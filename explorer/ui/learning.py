@@ -1,0 +1,95 @@
+"""Learning mode in the app: the guided tour of a control-flow sample, and questions asked before the trace
+reveals a branch or the next iteration (answers and tour positions live in session state)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from ..model import Model
+from ..trace import Iteration, Trace
+from ..views import learning
+from ..views.loops import BodyValues
+from ..views.tours import tour
+from . import state
+
+
+def enabled() -> bool:
+    return bool(st.session_state.get(state.W_LEARNING))
+
+
+def _answers() -> dict[str, str]:
+    return st.session_state.setdefault(state.ANSWERS, {})
+
+
+def tour_panel() -> None:
+    """The active sample's tour, one tip at a time, until the learner closes it."""
+    source = st.session_state.get(state.ACTIVE)
+    sample = source.label if source is not None and source.kind == "sample" else None
+    tips = tour(sample)
+    positions: dict[str, int] = st.session_state.setdefault(state.TOUR, {})
+    at = positions.get(sample or "", 0)
+    if not tips or at >= len(tips):
+        return
+    with st.container(border=True):
+        st.markdown(f"**Tour of {sample}** · {at + 1} of {len(tips)}: {tips[at]}")
+        back, ahead, close = st.columns([1, 1, 4])
+        back.button("Back", key=state.keyed(state.W_TOUR, "back"), disabled=at == 0,
+                    on_click=lambda: positions.update({sample: at - 1}))
+        ahead.button("Next" if at + 1 < len(tips) else "Done", key=state.keyed(state.W_TOUR, "next"),
+                     on_click=lambda: positions.update({sample: at + 1}))
+        close.button("Close the tour", key=state.keyed(state.W_TOUR, "close"),
+                     on_click=lambda: positions.update({sample: len(tips)}))
+
+
+def branch_quiz(model: Model, trace: Trace, index: int) -> bool:
+    """Before the cursor enters an If branch: asks which one; True while the question is unanswered (moving on
+    is then held back)."""
+    question = learning.branch_question(model, trace, index) if enabled() else None
+    if question is None:
+        return False
+    answered = _answers().get(question.key)
+    with st.container(border=True):
+        if answered is not None:
+            st.markdown(f"**{question.label}**: you predicted the branch. {answered}")
+            return False
+        choice = st.radio(f"Predict: which branch will **{question.label}** take?", question.options, index=None,
+                          horizontal=True, key=state.keyed(state.W_PREDICT, question.key))
+
+        def check() -> None:
+            picked = st.session_state.get(state.keyed(state.W_PREDICT, question.key))
+            _answers()[question.key] = learning.feedback(picked == question.answer, question.answer)
+
+        st.button("Check", key=state.keyed(state.W_CHECK, question.key), disabled=choice is None, on_click=check)
+    return True
+
+
+def carried_quiz(path: str, values: BodyValues, iterations: list[Iteration], position_key: str) -> int:
+    """Loops page in learning mode: iterations are revealed one by one, each after the learner predicts the
+    numbers it carries on. Returns how many iterations are revealed (the position shown)."""
+    shown = int(st.session_state.setdefault(position_key, 0))
+    last = _answers().get(f"{path}@{shown}")
+    if last:
+        st.markdown(f"Iteration {shown}: {last}")
+    question = learning.carried_question(values, iterations, shown + 1) if shown + 1 < len(iterations) else None
+    if shown + 1 >= len(iterations):
+        st.caption("Every iteration is revealed.")
+        return shown
+    with st.container(border=True):
+        if question is None:
+            st.button(f"Reveal iteration {shown + 1}", key=state.keyed(state.W_CHECK, path, shown),
+                      on_click=lambda: st.session_state.update({position_key: shown + 1}))
+            return shown
+        st.markdown(f"Predict what iteration {shown + 1} carries on "
+                    + ", ".join(f"(`{name}` comes in as {text})" for name, text in question.before.items()))
+        guesses = {name: st.number_input(f"`{name}` after iteration {shown + 1}", value=None, format="%.6g",
+                                         key=state.keyed(state.W_PREDICT, path, shown, name))
+                   for name in question.answers}
+
+        def check() -> None:
+            lines = [f"`{name}`: " + learning.feedback(guesses[name] is not None and learning.check_number(
+                float(guesses[name]), answer), answer) for name, answer in question.answers.items()]
+            _answers()[f"{path}@{shown + 1}"] = " · ".join(lines)
+            st.session_state[position_key] = shown + 1
+
+        st.button("Check and reveal", key=state.keyed(state.W_CHECK, path, shown),
+                  disabled=any(g is None for g in guesses.values()), on_click=check)
+    return shown

@@ -1,0 +1,118 @@
+"""Learning mode: questions before a branch or an iteration is revealed, checked against the recorded trace; the
+guided tours; the spec's C-style equivalent of each Loop mode (quoted from onnx.defs, every version)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import streamlit as st
+from onnx import helper as h
+from streamlit.testing.v1 import AppTest
+
+import explorer
+from explorer.samples import list_samples, sample_inputs, sample_path
+from explorer.ui import state
+from explorer.views import learning, loops
+from explorer.views.tours import TOURS
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+BRANCH = "enc/body/inner/body/branch"
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+
+
+@pytest.fixture(scope="module")
+def nested():
+    model = explorer.load(sample_path("nested_loops"))
+    return model, explorer.run(model, sample_inputs("nested_loops"))
+
+
+def test_a_branch_question_comes_right_before_the_branch_is_entered(nested):
+    model, trace = nested
+    asked = [(i, q) for i in range(len(trace.events)) if (q := learning.branch_question(model, trace, i))]
+    ifs = [e for e in trace.events if e.node == BRANCH]
+    assert len(asked) == len(ifs)  # once per execution of the If
+    for (i, question), run in zip(asked, ifs):
+        assert question.node == BRANCH and question.options == ("then_branch", "else_branch")
+        assert question.answer == run.info["branch"] and trace.events[i + 1].node.startswith(f"{BRANCH}/")
+    assert len({q.key for _, q in asked}) == len(asked)
+
+
+def test_carried_questions_and_checks():
+    model = explorer.load(sample_path("loop_spec"))
+    trace = explorer.run(model, sample_inputs("loop_spec"))
+    run = loops.executions(model, trace, "loop")[0]
+    its, body = loops.iterations_of(trace, run), loops.body_values(model, "loop")
+    question = learning.carried_question(body, its, 1)
+    assert question.before == {"b_in": "-3"} and question.answers == {"b_in": 6.0}  # b = a - b with a = 3
+    assert learning.carried_question(body, its, 2) is None
+    assert learning.check_number(6.0001, 6.0) and not learning.check_number(5.9, 6.0)
+    assert learning.check_number(float("nan"), float("nan")) and not learning.check_number(0.0, np.nan)
+    assert learning.feedback(False, 6.0) == "Not quite: it was 6." and learning.feedback(True, "x") == "Right: x."
+
+
+@pytest.mark.parametrize("opset", [1, 11, 13, 16, 19, 21])
+def test_loop_modes_quote_the_spec_of_each_version(opset):
+    doc = onnx.defs.get_schema("Loop", opset).doc
+    for inputs, words in (([" M", ""], "for loop"), (["", "c"], "while loop"), (["M", "c"], "trip_count && cond")):
+        title, code = learning.loop_mode_code(h.make_node("Loop", [*inputs, "x"], ["y"]), opset)
+        assert all(line.strip() in doc for line in code.splitlines())
+        assert words in title + code
+    assert learning.loop_mode_code(h.make_node("Scan", ["x"], ["y"]), opset) is None
+
+
+def test_every_tour_belongs_to_a_control_flow_sample():
+    samples = list_samples()
+    for name, tips in TOURS.items():
+        model = explorer.load(sample_path(name))
+        assert name in samples and 2 <= len(tips) <= 5
+        assert any(r.op_type in ("If", "Loop", "Scan") for r in model.nodes())
+
+
+def start(sample: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.selectbox(key=state.W_SAMPLE).set_value(sample).run()
+    return at
+
+
+def test_step_page_holds_back_until_the_branch_is_predicted():
+    at = start("nested_loops")
+    at.toggle(key=state.W_LEARNING).set_value(True).run()
+    at.switch_page("explorer/ui/pages/step.py").run()
+    at.slider(key=state.W_CURSOR).set_value(1).run()  # Equal 'is_even': next comes the first branch
+    assert at.button(key=state.keyed("w_step", "next")).disabled
+    [radio] = [r for r in at.radio if "which branch" in r.label]
+    radio.set_value("else_branch").run()
+    [check] = [b for b in at.button if b.label == "Check"]
+    check.click().run()
+    assert "Not quite: it was then_branch." in "\n".join(m.value for m in at.markdown)
+    assert not at.button(key=state.keyed("w_step", "next")).disabled
+    assert not at.exception
+
+
+def test_loops_page_reveals_iterations_after_predictions_and_shows_the_c_equivalent():
+    at = start("loop_spec")
+    at.switch_page("explorer/ui/pages/loops.py").run()
+    text = "\n".join(m.value for m in at.markdown)
+    assert "C-style equivalent in the spec: input (trip_count, cond)" in text
+    assert "**Tour of loop_spec** · 1 of 4" in text
+    at.toggle(key=state.W_LEARNING).set_value(True).run()
+    [table] = [d.value for d in at.dataframe if "iteration" in d.value.columns]
+    assert len(table) == 1  # only iteration 0 shown
+    [guess] = [n for n in at.number_input if "after iteration 1" in n.label]
+    guess.set_value(6.0).run()
+    [reveal] = [b for b in at.button if b.label == "Check and reveal"]
+    reveal.click().run()
+    assert "Right: 6." in "\n".join(m.value for m in at.markdown)
+    [table] = [d.value for d in at.dataframe if "iteration" in d.value.columns]
+    assert len(table) == 2 and not at.exception
+    [ahead] = [b for b in at.button if b.label == "Next"]
+    ahead.click().run()
+    assert "**Tour of loop_spec** · 2 of 4" in "\n".join(m.value for m in at.markdown)
