@@ -15,6 +15,7 @@ from app_server import CHROMIUM, DIAGRAM_FRAME, VIEWPORT, free_port, launch, set
 from streamlit.testing.v1 import AppTest
 
 from explorer.samples import DEFAULT_SAMPLE, list_samples
+from explorer.ui import state
 
 STEPS = 12
 GOAL_MS = 300
@@ -26,10 +27,11 @@ def cursor_steps(sample: str) -> list[float]:
     at.selectbox(key="w_sample").set_value(sample).run()
     at.switch_page("explorer/ui/pages/step.py").run()
     times = []
-    if at.button(key="w_step:next").disabled and at.button(key="w_step:first").disabled:
+    step_next, step_first = state.keyed("w_step", "next"), state.keyed("w_step", "first")
+    if at.button(key=step_next).disabled and at.button(key=step_first).disabled:
         return times  # a single event: nothing to step to
     for _ in range(STEPS):
-        name = "w_step:first" if at.button(key="w_step:next").disabled else "w_step:next"
+        name = step_first if at.button(key=step_next).disabled else step_next
         start = time.perf_counter()
         at.button(key=name).click().run()
         times.append(time.perf_counter() - start)

@@ -8,6 +8,7 @@ from ..model import Model
 from ..trace import Iteration, Trace
 from ..views import learning
 from ..views.loops import BodyValues
+from ..views.markup import md, md_code
 from ..views.tours import tour
 from . import state
 
@@ -49,9 +50,9 @@ def branch_quiz(model: Model, trace: Trace, index: int) -> bool:
     answered = _answers().get(question.key)
     with st.container(border=True):
         if answered is not None:
-            st.markdown(f"**{question.label}**: you predicted the branch. {answered}")
+            st.markdown(f"**{md(question.label)}**: you predicted the branch. {answered}")
             return False
-        choice = st.radio(f"Predict: which branch will **{question.label}** take?", question.options, index=None,
+        choice = st.radio(f"Predict: which branch will **{md(question.label)}** take?", question.options, index=None,
                           horizontal=True, key=state.keyed(state.W_PREDICT, question.key))
 
         def check() -> None:
@@ -79,13 +80,13 @@ def carried_quiz(path: str, values: BodyValues, iterations: list[Iteration], pos
                       on_click=lambda: st.session_state.update({position_key: shown + 1}))
             return shown
         st.markdown(f"Predict what iteration {shown + 1} carries on "
-                    + ", ".join(f"(`{name}` comes in as {text})" for name, text in question.before.items()))
-        guesses = {name: st.number_input(f"`{name}` after iteration {shown + 1}", value=None, format="%.6g",
+                    + ", ".join(f"({md_code(name)} comes in as {md(text)})" for name, text in question.before.items()))
+        guesses = {name: st.number_input(f"{md_code(name)} after iteration {shown + 1}", value=None, format="%.6g",
                                          key=state.keyed(state.W_PREDICT, path, shown, name))
                    for name in question.answers}
 
         def check() -> None:
-            lines = [f"`{name}`: " + learning.feedback(guesses[name] is not None and learning.check_number(
+            lines = [f"{md_code(name)}: " + learning.feedback(guesses[name] is not None and learning.check_number(
                 float(guesses[name]), answer), answer) for name, answer in question.answers.items()]
             _answers()[f"{path}@{shown + 1}"] = " · ".join(lines)
             st.session_state[position_key] = shown + 1

@@ -136,6 +136,7 @@ async function draw() {
   showLegend();
   afterChange();
   send("streamlit:setFrameHeight", { height: args.height + 2 });
+  document.body.dataset.drawn = args.layout + "|" + (args.focus || "");  // what is on screen (for tests, benches)
 }
 
 let down = null;

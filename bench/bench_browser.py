@@ -1,0 +1,108 @@
+"""The app end to end in Debian's chromium: the time from a click on "next event" on the Step through page until
+the new step's diagram is on screen (the canvas reports what it drew), on every sample (goal <= 300 ms) and on
+gtcrn (1,786 nodes, goal <= 1 s); and the time from opening a 20,000-node synthetic model's address until its
+overview is drawn (goal <= 3 s), cold (load, run, layout) and warm (cached). `python bench/bench_browser.py`."""
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+sys.path.insert(0, str(ROOT / "tests"))
+from app_server import CHROMIUM, DIAGRAM_FRAME, VIEWPORT, free_port, launch, settle, start_server, stop_server
+
+from explorer.samples import list_samples
+
+STEPS = 10
+GTCRN = ROOT.parent / "shared/models/Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx"
+DRAWN = ("() => [...document.querySelectorAll('iframe')].map(f => f.contentDocument && "
+         "f.contentDocument.body.dataset.drawn).filter(Boolean).join(';')")
+
+
+def drawn(page) -> str:
+    return page.evaluate(DRAWN)
+
+
+def step_times(page, address: str) -> list[float]:
+    """Seconds from each click on "next event" until the canvas shows the new step (wrapping to the first)."""
+    page.goto(address)
+    settle(page)
+    page.frame_locator(DIAGRAM_FRAME).first.locator("#content svg").wait_for(timeout=180_000)
+    page.wait_for_timeout(500)
+    times = []
+    buttons = page.get_by_test_id("stButton")
+    for _ in range(STEPS):
+        before = drawn(page)
+        target = buttons.filter(has_text="chevron_right").first
+        if target.locator("button").is_disabled():
+            buttons.filter(has_text="first_page").first.click()
+            settle(page)
+            continue
+        start = time.perf_counter()
+        target.click()
+        page.wait_for_function(f"() => ({DRAWN})() !== {before!r}", timeout=60_000)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def overview_seconds(browser, address: str) -> float:
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    start = time.perf_counter()
+    page.goto(address)
+    page.frame_locator(DIAGRAM_FRAME).first.locator("#content svg").wait_for(timeout=600_000)
+    seconds = time.perf_counter() - start
+    context.close()
+    return seconds
+
+
+def report(label: str, times: list[float], goal_ms: float) -> None:
+    if not times:
+        print(f"  {label:26s} one event, nothing to step")
+        return
+    median = statistics.median(times) * 1e3
+    verdict = "within" if median <= goal_ms else "over"
+    print(f"  {label:26s} median {median:7.0f} ms  max {max(times) * 1e3:7.0f} ms  ({verdict} {goal_ms:.0f} ms)")
+
+
+def main() -> None:
+    if not CHROMIUM.exists():
+        print("skipped: /usr/bin/chromium is not installed")
+        return
+    from dot_support import synthetic_model
+    from playwright.sync_api import sync_playwright
+
+    port = free_port()
+    proc = start_server(port)
+    base = f"http://127.0.0.1:{port}/"
+    try:
+        with sync_playwright() as playwright:
+            browser = launch(playwright)
+            page = browser.new_context(viewport=VIEWPORT).new_page()
+            page.set_default_timeout(180_000)
+            print(f"click on next event -> new diagram on screen ({STEPS} clicks each):")
+            for sample in list_samples():
+                report(sample, step_times(page, f"{base}step?sample={sample}"), 300)
+            if GTCRN.is_file():
+                report("gtcrn (1,786 nodes)", step_times(page, f"{base}step?" + urllib.parse.urlencode(
+                    {"model": str(GTCRN)})), 1000)
+            with tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "synthetic_20k.onnx"
+                import onnx
+                onnx.save(synthetic_model(20_000), path)
+                address = base + "?" + urllib.parse.urlencode({"model": str(path)})
+                cold, warm = overview_seconds(browser, address), overview_seconds(browser, address)
+                print(f"20,000-node model, address -> overview drawn: cold {cold:.1f} s (load, run, layout), "
+                      f"warm {warm:.2f} s (goal <= 3 s)")
+            browser.close()
+    finally:
+        stop_server(proc)
+
+
+if __name__ == "__main__":
+    main()

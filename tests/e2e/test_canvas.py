@@ -1,0 +1,103 @@
+"""The diagram canvas in a real browser on gtcrn (1,786 nodes): wheel zoom, drag, the zoom buttons and fit,
+search-to-node (the chosen match is zoomed to and outlined inside the canvas), and a shared address that restores
+the model, the selected node and the step cursor. Screenshots go to artifacts/e2e_canvas_*.png. Skipped without
+../shared."""
+from __future__ import annotations
+
+import re
+import urllib.parse
+
+import pytest
+from app_server import ROOT, diagram, settle
+
+pytestmark = pytest.mark.e2e
+GTCRN = ROOT.parent / "shared" / "models" / "Xiaobin-Rong__gtcrn" / "stream" / "onnx_models" / "gtcrn.onnx"
+ARTIFACTS = ROOT / "artifacts"
+GRU = "GRU_153"
+
+if not GTCRN.is_file():
+    pytest.skip("../shared/models (gtcrn) is absent", allow_module_level=True)
+
+
+def shot(page, name: str) -> None:
+    page.wait_for_timeout(800)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"e2e_canvas_{name}.png"))
+
+
+def open_address(page, server: str, path: str = "", **params: str) -> None:
+    page.goto(server + path + "?" + urllib.parse.urlencode({"model": str(GTCRN), **params}))
+    settle(page)
+    diagram(page).locator("#content svg").wait_for(timeout=120_000)
+
+
+def transform(canvas) -> tuple[float, float, float]:
+    """(scale, x, y) of the canvas content, read from its CSS transform."""
+    text = canvas.locator("#content").evaluate("el => el.style.transform")
+    scale = float(re.search(r"scale\(([-0-9.e]+)\)", text).group(1))
+    x, y = (float(v) for v in re.search(r"translate\(([-0-9.e]+)px, ([-0-9.e]+)px\)", text).groups())
+    return scale, x, y
+
+
+def test_wheel_drag_buttons_and_fit(page, server):
+    open_address(page, server)
+    canvas = diagram(page)
+    fitted = transform(canvas)
+    stage = canvas.locator("#stage")
+    box = stage.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    for _ in range(4):  # each wheel notch zooms one step
+        page.mouse.wheel(0, -120)
+        page.wait_for_timeout(80)
+    zoomed = transform(canvas)
+    assert zoomed[0] > fitted[0] * 1.2
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] / 2 + 120, box["y"] + box["height"] / 2 + 80, steps=8)
+    page.mouse.up()
+    dragged = transform(canvas)
+    assert dragged[0] == pytest.approx(zoomed[0]) and (dragged[1], dragged[2]) != (zoomed[1], zoomed[2])
+    canvas.locator('#controls button[data-act="in"]').click()
+    assert transform(canvas)[0] > dragged[0]
+    shot(page, "zoomed")
+    canvas.locator('#controls button[data-act="fit"]').click()
+    assert transform(canvas)[0] == pytest.approx(fitted[0], rel=1e-3)
+    assert canvas.locator("#minimap img").get_attribute("src").startswith("blob:")
+    assert page.get_by_test_id("stException").count() == 0
+    shot(page, "fit")
+
+
+def test_search_brings_the_chosen_match_into_view(page, server):
+    open_address(page, server)
+    page.get_by_test_id("stTextInput").filter(has_text="Search").locator("input").fill("op:GRU")
+    page.keyboard.press("Enter")
+    settle(page)
+    page.get_by_text("14 node(s) match").wait_for()
+    page.get_by_test_id("stSelectbox").filter(has_text="14 node(s) match").click()
+    page.get_by_role("option", name=re.compile(f"^{GRU} ")).click()
+    settle(page)
+    canvas = diagram(page)
+    node = canvas.locator(f'g.node[id="node:{GRU}"]')
+    node.wait_for()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('iframe')].some(f => f.contentDocument && "
+        f"(f.contentDocument.body.dataset.drawn || '').endsWith('|node:{GRU}'))")
+    assert "explorer-selected" in node.get_attribute("class")
+    frame = canvas.locator("#stage").bounding_box()
+    seen = node.bounding_box()
+    centre = (seen["x"] + seen["width"] / 2, seen["y"] + seen["height"] / 2)
+    assert frame["x"] < centre[0] < frame["x"] + frame["width"] and frame["y"] < centre[1] < frame["y"] + frame["height"]
+    assert seen["width"] > 40  # zoomed in enough to read it
+    assert page.get_by_role("heading", name=re.compile("GRU")).count() >= 1  # the inspector shows it
+    shot(page, "search")
+
+
+def test_a_shared_address_restores_model_node_and_cursor(page, server):
+    open_address(page, server, "step", event="40", node=GRU)
+    page.get_by_text("Event 40", exact=False).first.wait_for()
+    text = "\n".join(page.get_by_test_id("stMarkdownContainer").all_inner_texts())
+    assert "Event 40 of 0–" in text
+    assert "gtcrn.onnx" in "\n".join(page.get_by_test_id("stSidebar").all_inner_texts())
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
+    assert query["event"] == ["40"] and query["node"] == [GRU]
+    assert page.get_by_test_id("stException").count() == 0
+    shot(page, "shared_step")
