@@ -79,8 +79,8 @@ def test_search_brings_the_chosen_match_into_view(page, server):
     node = canvas.locator(f'g.node[id="node:{GRU}"]')
     node.wait_for()
     page.wait_for_function(
-        "() => [...document.querySelectorAll('iframe')].some(f => f.contentDocument && "
-        f"(f.contentDocument.body.dataset.drawn || '').endsWith('|node:{GRU}'))")
+        "() => [...document.querySelectorAll('iframe')].some(f => "
+        f"(f.contentDocument?.body?.dataset?.drawn || '').endsWith('|node:{GRU}'))")
     assert "explorer-selected" in node.get_attribute("class")
     frame = canvas.locator("#stage").bounding_box()
     seen = node.bounding_box()
