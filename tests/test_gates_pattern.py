@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 

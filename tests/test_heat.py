@@ -22,7 +22,7 @@ def nested():
 
 
 def test_values_come_from_the_run(nested):
-    model, trace = nested
+    _, trace = nested
     spent = heat.time_spent(trace)
     for path in {e.node for e in trace.events}:
         assert math.isclose(spent.values[path], sum(e.seconds for e in trace.events_of(path)) * 1e3)
