@@ -24,10 +24,10 @@ def _answers() -> dict[str, str]:
 def tour_panel() -> None:
     """The active sample's tour, one tip at a time, until the learner closes it."""
     source = st.session_state.get(state.ACTIVE)
-    sample = source.label if source is not None and source.kind == "sample" else None
+    sample = source.label if source is not None and source.kind == "sample" else ""
     tips = tour(sample)
     positions: dict[str, int] = st.session_state.setdefault(state.TOUR, {})
-    at = positions.get(sample or "", 0)
+    at = positions.get(sample, 0)
     if not tips or at >= len(tips):
         return
     with st.container(border=True):
@@ -86,8 +86,11 @@ def carried_quiz(path: str, values: BodyValues, iterations: list[Iteration], pos
                    for name in question.answers}
 
         def check() -> None:
-            lines = [f"{md_code(name)}: " + learning.feedback(guesses[name] is not None and learning.check_number(
-                float(guesses[name]), answer), answer) for name, answer in question.answers.items()]
+            lines = []
+            for name, answer in question.answers.items():
+                guess = guesses[name]
+                right = guess is not None and learning.check_number(float(guess), answer)
+                lines.append(f"{md_code(name)}: " + learning.feedback(right, answer))
             _answers()[f"{path}@{shown + 1}"] = " · ".join(lines)
             st.session_state[position_key] = shown + 1
 
