@@ -143,6 +143,7 @@ def test_body_output_naming_an_outer_value():
         cf.ort_run(proto, _feeds("both", X0, trip=9, o0=o0, outer_v=outer))
 
 
+@pytest.mark.skipif(not MODELS.is_dir(), reason="../shared/models is absent")
 def test_real_model_body_input_shadows_outer_scope_value():
     path = (MODELS / "onnxruntime__onnxruntime-qnn/onnxruntime/test/testdata/"
             "subgraph_input_shadows_outer_scope_value.onnx")
