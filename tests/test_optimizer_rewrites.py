@@ -121,3 +121,28 @@ def test_gtcrn_loses_its_batchnorms_and_zero_gru_states():
     counts = applied(result)
     assert counts["BatchNormFold"] == 11 and counts["RnnZeroState"] >= 1
     assert "BatchNormalization" not in ops(result.optimized)
+
+
+@pytest.mark.parametrize("inner", [
+    h.make_node("Unsqueeze", ["x", "axis0"], ["r"]), h.make_node("Squeeze", ["x", "axis0"], ["r"]),
+    h.make_node("Flatten", ["x"], ["r"], axis=2)])
+def test_a_reshape_after_a_squeeze_unsqueeze_or_flatten_reads_its_input(inner):
+    """Reshape(Unsqueeze(x, [0]), [-1]) -> Reshape(x, [-1]) (as exported by tf2onnx's while loops)."""
+    x_shape = [1, 3, 4] if inner.op_type == "Squeeze" else [2, 3, 4]
+    model = make([inner, h.make_node("Reshape", ["r", "flat"], ["y"])], [info("x", shape=x_shape)],
+                 [info("y", shape=None)], [tensor("axis0", [0], np.int64), tensor("flat", [4, -1], np.int64)])
+    result = run_alone(model, "ReshapeReshape")
+    assert ops(result.optimized) == ["Reshape"] and list(result.optimized.graph.node[0].input) == ["x", "flat"]
+    proven(result)
+
+
+def test_slice_then_squeeze_of_one_index_becomes_a_gather_on_a_real_model():
+    path = next(ROOT.glob("**/ort_github_issue_10305.onnx"), None)
+    if path is None:
+        pytest.skip("../shared/models is not available")
+    result = optimize(path)
+    assert applied(result)["SliceSqueeze"] == 1
+    assert [n.op_type for n in result.optimized.graph.node if n.op_type != "Constant"] == \
+        ["Transpose", "Gather", "Loop"]
+    proven(result, {"input:0": RNG.normal(size=(2, 2, 2)).astype(np.float32),
+                    "state_var_in": np.array([0.5], np.float32)})

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..pattern import Pattern
-from .axes import SqueezeUnsqueezePattern, UnsqueezeUnsqueezePattern
+from .axes import SliceSqueezePattern, SqueezeUnsqueezePattern, UnsqueezeUnsqueezePattern
 from .batchnorm import BatchNormFoldPattern
 from .cast import CastCastPattern, CastSameTypePattern
 from .concat import ConcatConcatPattern, ConcatSinglePattern
@@ -29,7 +29,7 @@ PATTERN_CLASSES: tuple[type[Pattern], ...] = (
     ConcatSinglePattern, SqueezeUnsqueezePattern,
     # simplifications
     GatherConcatPattern, GatherGatherPattern, ShapeGatherPattern, StaticShapePattern, KnownValuePattern, RnnZeroStatePattern, TransposeTransposePattern,
-    ReshapeReshapePattern, UnsqueezeUnsqueezePattern, CastCastPattern, ConcatConcatPattern, IfConstantPattern,
+    ReshapeReshapePattern, UnsqueezeUnsqueezePattern, SliceSqueezePattern, CastCastPattern, ConcatConcatPattern, IfConstantPattern,
     ConstantFoldingPattern,
     # structure
     CommonSubexpressionPattern, LoopInvariantHoistingPattern,

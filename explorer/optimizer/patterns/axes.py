@@ -4,10 +4,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+import numpy as np
+
 from ..ir import Built, Node
 from ..pattern import CLEANUP, SIMPLIFY
 from ..state import GraphState
 from .common import ChainPattern, axes, axes_input, identity, normalize
+from .noop import slice_params
 
 
 def _merged_axes(a1: list[int], a2: list[int], rank: int | None) -> list[int] | None:
@@ -70,3 +73,39 @@ class SqueezeUnsqueezePattern(ChainPattern):
 
     def rewrite(self, g: GraphState, inner: Node, node: Node) -> Sequence[Built]:
         return [identity(g, inner.input[0], node.output[0])]
+
+
+class SliceSqueezePattern(ChainPattern):
+    """Squeeze(Slice(x, [k], [k+1], [a]), [a]) -> Gather(x, k, axis=a): one index taken along one axis, then that
+    axis dropped, is a Gather of a scalar index. Needs constant parameters, a single axis, step 1 and k >= 0
+    (negative axes need x's rank). The Slice stays when something else reads it."""
+
+    op_types = ("Squeeze",)
+    inner_ops = ("Slice",)
+    priority = SIMPLIFY
+
+    def _index(self, g: GraphState, inner: Node, node: Node) -> tuple[int, int] | str:
+        params = slice_params(g, inner)
+        if params is None:
+            return "the Slice parameters are not constant"
+        starts, ends, slice_axes, steps = params
+        rank = g.rank(inner.input[0])
+        sliced = normalize(list(slice_axes) if slice_axes is not None else [0], rank)
+        squeezed = axes(g, node)
+        squeezed = None if squeezed is None else normalize(squeezed, rank)
+        if len(starts) != 1 or sliced is None or squeezed is None or squeezed != sliced:
+            return ""
+        if (steps or [1])[0] != 1 or starts[0] < 0 or ends[0] != starts[0] + 1:
+            return "the Slice does not take exactly one index k >= 0 with step 1"
+        return starts[0], sliced[0]
+
+    def check(self, g: GraphState, inner: Node, node: Node) -> str | None:
+        found = self._index(g, inner, node)
+        return found if isinstance(found, str) else None
+
+    def rewrite(self, g: GraphState, inner: Node, node: Node) -> Sequence[Built]:
+        found = self._index(g, inner, node)
+        assert not isinstance(found, str)
+        index, axis = found
+        constant, name = g.make_constant(np.array(index, dtype=np.int64), "gather_index")
+        return [constant, g.make_node("Gather", [inner.input[0], name], [node.output[0]], axis=axis)]

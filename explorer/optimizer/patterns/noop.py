@@ -41,7 +41,7 @@ class NoOpExpandPattern(Pattern):
         return [identity(g, node.input[0], node.output[0])]
 
 
-def _slice_params(g: GraphState, node: Node) -> tuple[list[int], list[int], list[int] | None,
+def slice_params(g: GraphState, node: Node) -> tuple[list[int], list[int], list[int] | None,
                                                                  list[int] | None] | None:
     """(starts, ends, axes, steps) of a Slice, from inputs (opset >= 10) or attributes; None if not constant."""
     if g.opset() < 10:
@@ -73,7 +73,7 @@ class NoOpSlicePattern(Pattern):
     priority = CLEANUP
 
     def match(self, g: GraphState, node: Node) -> MatchResult | None:
-        params = _slice_params(g, node)
+        params = slice_params(g, node)
         if params is None:
             return None
         starts, ends, axes, steps = params

@@ -11,9 +11,11 @@ from .common import ChainPattern, identity, int_constant, rewired, same_dim, sha
 
 class ReshapeReshapePattern(ChainPattern):
     """Reshape(Reshape(x, s1), s2) -> Reshape(x, s2) when s2 is constant and copies no dim from the intermediate
-    (no 0 in s2, unless allowzero=1 makes 0 a real size). The inner Reshape stays when something else reads it."""
+    (no 0 in s2, unless allowzero=1 makes 0 a real size); likewise when the inner node is a Squeeze, Unsqueeze or
+    Flatten (each keeps the elements in order). The inner node stays when something else reads it."""
 
-    op_types = inner_ops = ("Reshape",)
+    op_types = ("Reshape",)
+    inner_ops = ("Reshape", "Squeeze", "Unsqueeze", "Flatten")
     priority = SIMPLIFY
 
     def check(self, g: GraphState, inner: Node, node: Node) -> str | None:
