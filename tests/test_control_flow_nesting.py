@@ -55,7 +55,9 @@ def test_random_nesting_matches_onnxruntime_per_iteration(kinds, data, seed):
     lengths = [data.draw(st.integers(0 if k == "Loop" else 1, 3)) for k in kinds]
     proto, leaf_graph = cf.nested(kinds, lengths)
     feeds = _feeds(kinds, lengths, seed)
-    trace = cf.run_both(proto, feeds)
+    # onnxruntime's Tanh is an approximation off by up to 2 ulp (explorer's is NumPy's, within 1 ulp); chained
+    # through up to 81 nested iterations the outputs may drift apart by a few 1e-6.
+    trace = cf.run_both(proto, feeds, atol=5e-6)
     stacked = cf.ort_run(cf.probe(proto, leaf_graph, "leaf"), feeds)["probe"]
     loops = _loop_paths(kinds, leaf_graph)
     cf.probed_values(trace, f"{leaf_graph}/leaf", "leaf", stacked, len(loops))
