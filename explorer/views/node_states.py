@@ -15,13 +15,13 @@ from .scene import Html
 
 def box_of(plan: Plan, canvas: Canvas, path: str) -> str | None:
     """The box standing for a node in this drawing (itself, its scope box or a collapsed owner), or None."""
-    nodes = plan.facts.index.nodes
-    while path not in canvas.entry:
-        ref = nodes.get(path)
-        if ref is None or ref.graph.owner is None:
-            return None
-        path = ref.graph.owner
-    return canvas.entry[path]
+    if path in canvas.entry:
+        return canvas.entry[path]
+    index = plan.facts.index
+    ref = index.nodes.get(path)
+    if ref is None:
+        return None
+    return next((canvas.entry[g.owner] for g in index.enclosing(ref.graph.path) if g.owner in canvas.entry), None)
 
 
 def apply_states(plan: Plan, canvas: Canvas) -> None:
@@ -44,12 +44,9 @@ def apply_states(plan: Plan, canvas: Canvas) -> None:
         mark(overlay.added, "added")
         mark(overlay.removed, "removed")
     if cursor is not None:
-        owners = []
-        ref = plan.facts.index.nodes.get(cursor.current or "")
-        while ref is not None and ref.graph.owner is not None:
-            owners.append(ref.graph.owner)
-            ref = plan.facts.index.nodes[ref.graph.owner]
-        mark(owners, "running")
+        index = plan.facts.index
+        ref = index.nodes.get(cursor.current or "")
+        mark([g.owner for g in index.enclosing(ref.graph.path) if g.owner] if ref is not None else [], "running")
         mark(_not_taken(plan, canvas, cursor), "skipped")
         mark([cursor.current], "current")
         mark([cursor.error], "error")
@@ -69,11 +66,9 @@ def _not_taken(plan: Plan, canvas: Canvas, cursor: TraceOverlay) -> list[str]:
     nodes = plan.facts.index.nodes
     taken = dict(cursor.branches)
     ref = nodes.get(cursor.current or "")
-    while ref is not None and ref.graph.owner is not None:
-        owner = nodes[ref.graph.owner]
-        if owner.op_type == "If":
-            taken[owner.path] = ref.graph.attribute or ""
-        ref = owner
+    for graph in plan.facts.index.enclosing(ref.graph.path) if ref is not None else []:
+        if graph.owner is not None and nodes[graph.owner].op_type == "If":
+            taken[graph.owner] = graph.attribute or ""
     skipped = tuple(f"{body.path}/" for path, branch in taken.items() if path in nodes
                     for body in nodes[path].subgraphs if body.attribute != branch)
     return [path for path in canvas.entry if path.startswith(skipped)] if skipped else []
