@@ -122,7 +122,8 @@ def check_gates(model: Model, trace: Trace, path: str, iteration: tuple[int, ...
                 rtol: float = RTOL, atol: float = ATOL) -> GateCheck:
     """explorer's recorded gates of one execution against PyTorch's equations (`against='PyTorch'`: weights from
     `reference` when it holds the module's parameters, else the node's own by the export mapping) or the spec's
-    equations started from another runtime's H at each step (`teacher_h`, its Y in layout 0)."""
+    equations started from another runtime's H at each step (`teacher_h`, its Y in layout 0; an LSTM's C is
+    carried by the equations themselves, since onnxruntime returns no C per step)."""
     event = trace.event(path, iteration)
     inputs = node_inputs(model, event)
     op = inputs.config.cell.op_type

@@ -158,6 +158,9 @@ def gates_tab(result) -> None:
         return
     st.caption(f"B's gates: {both.source}")
     names = [g for g in both.ours if g in both.theirs]
+    if not names:
+        st.info("B has none of these gates.")
+        return
     left, middle, right = st.columns([3, 1, 1])
     gate: str = widgets.chosen(left.radio("Gate", names, horizontal=True, key=state.keyed("w_compare_gate", node)))
     _, directions, batch, _ = both.ours[gate].shape
