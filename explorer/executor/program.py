@@ -13,6 +13,7 @@ from ..errors import ExecutionError, ModelError
 from ..graph import GraphIndex, GraphRef, NodeRef, free_names, node_ids
 from .guards import guard_for
 from .kernels import build_kernel
+from .ops.constant import sparse_to_dense
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -67,7 +68,7 @@ class Program:
         for tensor in proto.initializer:
             initializers[tensor.name] = _to_array(tensor, graph.path)
         for sparse in proto.sparse_initializer:
-            initializers[sparse.values.name] = _sparse_to_dense(sparse)
+            initializers[sparse.values.name] = sparse_to_dense(sparse)
         captures = free_names(proto) if graph.path else []
         available = {i.name for i in proto.input} | set(initializers) | set(captures) | {""}
         index = self.model.index
@@ -94,17 +95,6 @@ def _to_array(tensor: onnx.TensorProto, where: str) -> np.ndarray:
         return numpy_helper.to_array(tensor)
     except Exception as exc:  # noqa: BLE001 - a malformed tensor is a model error, whatever onnx raises
         raise ModelError(f"initializer {tensor.name!r} in graph {where or 'main'!r} cannot be read: {exc}") from None
-
-
-def _sparse_to_dense(sparse: onnx.SparseTensorProto) -> np.ndarray:
-    values = numpy_helper.to_array(sparse.values)
-    indices = numpy_helper.to_array(sparse.indices)
-    dense = np.zeros(tuple(sparse.dims), dtype=values.dtype)
-    if indices.ndim == 1:
-        dense.reshape(-1)[indices] = values
-    else:
-        dense[tuple(indices.T)] = values
-    return dense
 
 
 def _topological(graph: GraphRef, available: set[str], index: GraphIndex) -> list[NodeRef]:

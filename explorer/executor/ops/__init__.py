@@ -19,6 +19,8 @@ from .. import control_flow, rnn
 from . import (
     activation,
     binary,
+    cast,
+    constant,
     conv,
     detection,
     generate,
@@ -32,6 +34,7 @@ from . import (
     passthrough,
     pool,
     quantize,
+    reduction,
     resize,
     scatter,
     sequence,
@@ -39,12 +42,15 @@ from . import (
     softmax,
     sorting,
     unary,
+    variadic,
 )
 from .base import KernelFactory
 
 FAMILIES = (
     activation,
     binary,
+    cast,
+    constant,
     conv,
     detection,
     generate,
@@ -58,6 +64,7 @@ FAMILIES = (
     passthrough,
     pool,
     quantize,
+    reduction,
     resize,
     scatter,
     sequence,
@@ -65,6 +72,7 @@ FAMILIES = (
     softmax,
     sorting,
     unary,
+    variadic,
 )
 
 SPECIAL: dict[str, KernelFactory] = {
@@ -98,8 +106,6 @@ def _ops(domain: str, names: str) -> set[tuple[str, str]]:
 REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
     _ops("", """
         # elementwise, activations, softmax, reductions, casts, logic
-        ArgMax ArgMin BitCast Cast CastLike Constant CumProd CumSum Einsum Max Mean Min ReduceL1 ReduceL2
-        ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean ReduceMin ReduceProd ReduceSum ReduceSumSquare Sum Where
 
         # conv, pool, resize, normalization, quantize, linear algebra, detection
         AffineGrid Attention Col2Im DeformConv GridSample MaxRoiPool RMSNormalization RotaryEmbedding

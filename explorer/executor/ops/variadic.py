@@ -1,0 +1,115 @@
+"""Sum, Mean, Max, Min over any number of inputs (same shapes before version 8, broadcasting from 8), Where,
+Einsum, CumSum/CumProd (exclusive, reverse) and BitCast."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import reduce
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import onnx
+
+from .base import KernelFactory, OpNode, PlainKernel, as_array
+
+if TYPE_CHECKING:
+    from ...graph import NodeRef
+    from ..program import Program
+
+FOLDS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "Sum": np.add, "Mean": np.add, "Max": np.maximum, "Min": np.minimum,
+}
+
+
+def fold_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    op = OpNode(node, program)
+    fn = FOLDS[op.op_type]
+    broadcast = op.version >= 8
+    mean = op.op_type == "Mean"
+
+    def run(args: list[Any]) -> tuple[Any, ...]:
+        first = args[0]
+        for other in args[1:]:
+            if other.dtype != first.dtype:
+                raise op.error(f"input types differ ({first.dtype} and {other.dtype})")
+            if not broadcast and other.shape != first.shape:
+                raise op.error(f"shapes {first.shape} and {other.shape} differ (broadcasting starts at version 8)")
+        result = as_array(reduce(fn, args))
+        if mean:
+            result = (result / len(args)).astype(first.dtype, copy=False)
+        return (result,)
+
+    return run
+
+
+def where_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    op = OpNode(node, program)
+
+    def run(args: list[Any]) -> tuple[Any, ...]:
+        condition, x, y = args
+        if x.dtype != y.dtype:
+            raise op.error(f"X and Y types differ ({x.dtype} and {y.dtype})")
+        return (as_array(np.where(condition, x, y)),)
+
+    return run
+
+
+def einsum_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    op = OpNode(node, program)
+    equation = op.get_str("equation").replace(" ", "")
+
+    def run(args: list[Any]) -> tuple[Any, ...]:
+        operands = [a.astype(np.float32) for a in args] if args[0].dtype == np.float16 else args
+        result = np.einsum(equation, *operands, optimize=len(args) > 2)  # float16 accumulates in float32
+        return (as_array(result).astype(args[0].dtype, copy=False),)
+
+    return run
+
+
+def cumulative_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    op = OpNode(node, program)
+    exclusive, reverse = bool(op.get_int("exclusive")), bool(op.get_int("reverse"))
+    product = op.op_type == "CumProd"
+    accumulate = np.cumprod if product else np.cumsum
+
+    def run(args: list[Any]) -> tuple[Any, ...]:
+        x, axis_value = args
+        if axis_value.size != 1:
+            raise op.error(f"axis must hold one value, got shape {axis_value.shape}")
+        axis = int(axis_value.reshape(()))
+        if not -x.ndim <= axis < x.ndim:
+            raise op.error(f"axis {axis} is out of range for input of rank {x.ndim}")
+        v = np.flip(x, axis) if reverse else x
+        y = accumulate(v, axis=axis, dtype=x.dtype)
+        if exclusive:  # shifted by one along the axis, starting from the identity
+            moved = np.moveaxis(y, axis, 0)
+            shifted = np.empty_like(moved)
+            if len(moved):
+                shifted[0] = 1 if product else 0
+                shifted[1:] = moved[:-1]
+            y = np.moveaxis(shifted, 0, axis)
+        return (np.flip(y, axis) if reverse else y,)
+
+    return run
+
+
+def bit_cast_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    op = OpNode(node, program)
+    target = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(op.get_int("to")))
+
+    def run(args: list[Any]) -> tuple[Any, ...]:
+        x = args[0]
+        if x.dtype.itemsize != target.itemsize:
+            raise op.error(f"{x.dtype} and {target} differ in size")
+        return (np.ascontiguousarray(x).view(target),)
+
+    return run
+
+
+KERNELS: dict[str, KernelFactory] = {
+    **{name: fold_kernel for name in FOLDS},
+    "BitCast": bit_cast_kernel,
+    "CumProd": cumulative_kernel,
+    "CumSum": cumulative_kernel,
+    "Einsum": einsum_kernel,
+    "Where": where_kernel,
+}
