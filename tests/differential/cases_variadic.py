@@ -1,4 +1,4 @@
-"""Sum/Mean/Max/Min, Where, Einsum, CumSum/CumProd, BitCast and Constant (ops/variadic.py, ops/constant.py)."""
+"""Sum/Mean/Max/Min, Where, CumSum/CumProd and Constant (ops/variadic.py, ops/constant.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -41,20 +41,6 @@ def _where() -> list[Case]:
     return found
 
 
-def _einsum() -> list[Case]:
-    found = []
-    equations = [("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]), ("ii->i", [(3, 3)]),
-                 ("ij->ji", [(2, 3)]), ("i,i->", [(4,), (4,)]), ("...ij,...jk", [(2, 2, 3), (2, 3, 2)]),
-                 ("ij,jk,kl->il", [(2, 3), (3, 2), (2, 2)]), ("i j , j -> i", [(2, 3), (3,)])]
-    for version in since_versions("Einsum"):
-        for dtype in schema_types("Einsum", version):
-            for equation, shapes in equations:
-                r = rng("Einsum", version, str(dtype), equation)
-                found.append(Case("Einsum", version, [values(r, s, dtype) for s in shapes], {"equation": equation},
-                                  dtype_sweep=True))
-    return found
-
-
 def _cumulative() -> list[Case]:
     found = []
     for op in ("CumSum", "CumProd"):
@@ -69,14 +55,6 @@ def _cumulative() -> list[Case]:
                                               {"exclusive": exclusive, "reverse": reverse}, dtype_sweep=True))
                 found.append(Case(op, version, [x, np.array([1], np.int64)], dtype_sweep=True))
     found.append(Case("CumSum", 14, [np.zeros((2, 3), np.float32), np.array(2, np.int64)], error="out of range"))
-    return found
-
-
-def _bit_cast() -> list[Case]:
-    x = np.array([1.0, -2.5, np.inf], np.float32)
-    found = [Case("BitCast", 26, [x], {"to": TensorProto.INT32})]
-    found.append(Case("BitCast", 26, [np.array([1, -1], np.int16)], {"to": TensorProto.UINT16}))
-    found.append(Case("BitCast", 26, [x], {"to": TensorProto.INT64}, error="differ in size"))
     return found
 
 
@@ -108,4 +86,4 @@ def _defined(version: int, attribute: str) -> bool:
 
 
 def cases() -> list[Case]:
-    return _folds() + _where() + _einsum() + _cumulative() + _bit_cast() + _constant()
+    return _folds() + _where() + _cumulative() + _constant()

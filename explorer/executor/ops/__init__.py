@@ -19,7 +19,6 @@ from .. import control_flow, rnn
 from . import (
     activation,
     binary,
-    cast,
     constant,
     conv,
     detection,
@@ -49,7 +48,6 @@ from .base import KernelFactory
 FAMILIES = (
     activation,
     binary,
-    cast,
     constant,
     conv,
     detection,
@@ -106,6 +104,7 @@ def _ops(domain: str, names: str) -> set[tuple[str, str]]:
 REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
     _ops("", """
         # elementwise, activations, softmax, reductions, casts, logic
+        BitCast Cast CastLike Einsum
 
         # conv, pool, resize, normalization, quantize, linear algebra, detection
         AffineGrid Attention Col2Im DeformConv GridSample MaxRoiPool RMSNormalization RotaryEmbedding

@@ -32,20 +32,25 @@ def _mean(x: np.ndarray, axes: Axes, keep: bool) -> np.ndarray:
     if x.dtype.kind in "iu":
         count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
         total = np.sum(x, axis=axes, keepdims=keep, dtype=x.dtype)
-        return total // count if count else total
+        if not count:
+            return total
+        # integer division truncating toward zero, as C and onnxruntime divide (-1 // 2 would floor to -1)
+        return np.where(total < 0, -(-total // count), total // count).astype(x.dtype, copy=False)
+    if any(x.shape[a] == 0 for a in axes):  # the spec leaves an empty mean undefined; onnxruntime gives 0
+        return np.zeros_like(np.sum(x, axis=axes, keepdims=keep))
     return np.mean(x, axis=axes, keepdims=keep, dtype=_accumulator(x))
 
 
 def _lowest(x: np.ndarray) -> Any:
     if x.dtype == np.bool_:
         return False
-    return -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    return np.iinfo(x.dtype).min if x.dtype.kind in "iu" else -np.inf  # floats, and bfloat16 (kind "V")
 
 
 def _highest(x: np.ndarray) -> Any:
     if x.dtype == np.bool_:
         return True
-    return np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).max
+    return np.iinfo(x.dtype).max if x.dtype.kind in "iu" else np.inf
 
 
 def _max(x: np.ndarray, axes: Axes, keep: bool) -> np.ndarray:

@@ -7,7 +7,6 @@ from functools import reduce
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import onnx
 
 from .base import KernelFactory, OpNode, PlainKernel, as_array
 
@@ -53,18 +52,6 @@ def where_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def einsum_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
-    equation = op.get_str("equation").replace(" ", "")
-
-    def run(args: list[Any]) -> tuple[Any, ...]:
-        operands = [a.astype(np.float32) for a in args] if args[0].dtype == np.float16 else args
-        result = np.einsum(equation, *operands, optimize=len(args) > 2)  # float16 accumulates in float32
-        return (as_array(result).astype(args[0].dtype, copy=False),)
-
-    return run
-
-
 def cumulative_kernel(node: NodeRef, program: Program) -> PlainKernel:
     op = OpNode(node, program)
     exclusive, reverse = bool(op.get_int("exclusive")), bool(op.get_int("reverse"))
@@ -92,24 +79,9 @@ def cumulative_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def bit_cast_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
-    target = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(op.get_int("to")))
-
-    def run(args: list[Any]) -> tuple[Any, ...]:
-        x = args[0]
-        if x.dtype.itemsize != target.itemsize:
-            raise op.error(f"{x.dtype} and {target} differ in size")
-        return (np.ascontiguousarray(x).view(target),)
-
-    return run
-
-
 KERNELS: dict[str, KernelFactory] = {
     **{name: fold_kernel for name in FOLDS},
-    "BitCast": bit_cast_kernel,
     "CumProd": cumulative_kernel,
     "CumSum": cumulative_kernel,
-    "Einsum": einsum_kernel,
     "Where": where_kernel,
 }
