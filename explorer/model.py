@@ -65,9 +65,11 @@ def value_spec(info: onnx.ValueInfoProto) -> ValueSpec:
 class Model:
     """A loaded ONNX model: the (shape-inferred) proto, warnings, and every node of every graph by static path."""
 
-    def __init__(self, proto: onnx.ModelProto, *, source: str = "<memory>", warnings: list[str] | None = None):
+    def __init__(self, proto: onnx.ModelProto, *, source: str = "<memory>", warnings: list[str] | None = None,
+                 lenient: bool = False):
         self.proto = proto
         self.source = source
+        self.lenient = lenient  # loaded in lenient mode: models derived from it (optimized, rewritten) are too
         self.warnings: list[str] = list(warnings or [])
         self.opsets: dict[str, int] = {(o.domain or ""): o.version for o in proto.opset_import}
         if "ai.onnx" in self.opsets and "" not in self.opsets:
@@ -182,7 +184,7 @@ def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | o
         raise ModelError(f"{label} breaks the spec's typing rules: {broken[0]}{more}; onnxruntime refuses such a "
                          "model (load it with lenient=True, or --lenient, to run it anyway)")
     warnings += [f"lenient mode: {problem}" for problem in broken]
-    return Model(proto, source=label, warnings=warnings)
+    return Model(proto, source=label, warnings=warnings, lenient=lenient)
 
 
 def _first_line(exc: Exception) -> str:

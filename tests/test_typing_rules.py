@@ -117,3 +117,24 @@ def test_valid_samples_break_no_rule():
 
     for name in list_samples():
         assert violations(onnx.load(sample_path(name))) == [], name
+
+
+def test_optimize_and_its_proof_keep_lenient_mode(tmp_path, capsys):
+    from explorer.optimizer import optimize
+    from explorer.optimizer.verify import check_steps, verify
+
+    with pytest.raises(explorer.ModelError, match="typing rules"):
+        optimize(two_writers())
+    result = optimize(two_writers(), lenient=True)
+    assert result.lenient
+    verdict = verify(result)  # loads original and optimized in lenient mode instead of refusing them
+    explorer_report, ort_report = verdict.reports
+    assert explorer_report.unavailable is None and explorer_report.ok
+    assert "Duplicate definition" in ort_report.unavailable  # onnxruntime refuses the model, as it should
+    assert check_steps(result) == []
+    path = tmp_path / "bad.onnx"
+    onnx.save(two_writers(), path)
+    assert main(["optimize", str(path)]) == 2
+    assert main(["optimize", str(path), "--lenient"]) == 0
+    out = capsys.readouterr().out
+    assert "warning: lenient mode: Neg node 'b'" in out and "explorer: y: max abs diff 0" in out

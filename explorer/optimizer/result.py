@@ -51,6 +51,7 @@ class OptimizationResult:
     rounds: int
     seconds: float
     selected: list[Pattern] = field(default_factory=list, repr=False)
+    lenient: bool = False  # the original was loaded in lenient mode: the proofs load both models that way
 
     @property
     def patterns(self) -> list[str]:

@@ -261,14 +261,15 @@ def _resolve(name: str, rewired: dict[str, str]) -> str:
 
 def optimize(model: Model | str | bytes | onnx.ModelProto, *, patterns: Iterable[str | Pattern] | None = None,
              exclude: Iterable[str] = (), stop_after: int | None = None,
-             max_rounds: int = MAX_ROUNDS) -> OptimizationResult:
+             max_rounds: int = MAX_ROUNDS, lenient: bool = False) -> OptimizationResult:
     """Rewrites a model with the selected patterns (default: all) until nothing matches. `stop_after=N` applies
-    only the first N rewrites (bisection); `exclude` drops patterns by name. The input is never modified."""
+    only the first N rewrites (bisection); `exclude` drops patterns by name. The input is never modified.
+    `lenient` loads a path, bytes or proto in lenient mode (a Model keeps the mode it was loaded in)."""
     from .patterns import select_patterns
 
     start = time.perf_counter()
     chosen = select_patterns(patterns, exclude)
-    loaded = model if isinstance(model, Model) else load(model)
+    loaded = model if isinstance(model, Model) else load(model, lenient=lenient)
     original = onnx.ModelProto()
     original.CopyFrom(loaded.proto)
     name_nodes(original.graph)
@@ -283,4 +284,5 @@ def optimize(model: Model | str | bytes | onnx.ModelProto, *, patterns: Iterable
     optimized = _without_graph(original)
     optimized.graph.CopyFrom(main.to_graph())
     return OptimizationResult(original, optimized, driver.steps, list(driver.stats.values()), ctx.declined,
-                              driver.stopped, driver.rounds, time.perf_counter() - start, chosen)
+                              driver.stopped, driver.rounds, time.perf_counter() - start, chosen,
+                              loaded.lenient)

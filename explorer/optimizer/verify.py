@@ -95,12 +95,13 @@ def _outputs(judge: str, model: Model, feeds: dict[str, Any]) -> dict[str, Any]:
 
 def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | onnx.ModelProto | str,
                    feeds: dict[str, Any] | None = None, *, seed: int = 0, judges: Iterable[str] = JUDGES,
-                   rtol: float = RTOL, atol: float = ATOL) -> Equivalence:
+                   rtol: float = RTOL, atol: float = ATOL, lenient: bool = False) -> Equivalence:
     """Runs both models on the same feeds (the user's, else random ones from the original's declared inputs)
     with each judge, and compares every output of the original with the optimized model's output of that name
-    (or, for outputs whose names differ, of the same position)."""
-    before = original if isinstance(original, Model) else load(original)
-    after = optimized if isinstance(optimized, Model) else load(optimized)
+    (or, for outputs whose names differ, of the same position). `lenient` loads paths and protos in lenient
+    mode (models that break the spec's typing rules)."""
+    before = original if isinstance(original, Model) else load(original, lenient=lenient)
+    after = optimized if isinstance(optimized, Model) else load(optimized, lenient=lenient)
     judges = tuple(judges)
     if feeds is None:
         try:
@@ -157,14 +158,16 @@ class StepCheck:
 
 
 def check_step(step: RewriteStep, values: dict[str, Any] | None = None, *, seed: int = 0,
-               judges: Iterable[str] = ("explorer",), rtol: float = RTOL, atol: float = ATOL) -> StepCheck:
+               judges: Iterable[str] = ("explorer",), rtol: float = RTOL, atol: float = ATOL,
+               lenient: bool = False) -> StepCheck:
     """Runs a rewrite's before and after models on the same inputs: the values a run of the model gave them
     (`values`, see observed_values) when all are known, else random ones from the step's input types."""
-    before = load(step.before_model())
+    before = load(step.before_model(), lenient=lenient)
     feeds = None
     if values is not None and all(i.name in values for i in step.inputs):
         feeds = {i.name: values[i.name] for i in step.inputs}
-    verdict = compare_models(before, step.after_model(), feeds, seed=seed, judges=judges, rtol=rtol, atol=atol)
+    verdict = compare_models(before, step.after_model(), feeds, seed=seed, judges=judges, rtol=rtol, atol=atol,
+                             lenient=lenient)
     diffs = [d for r in verdict.reports for d in r.diffs]
     detail = "; ".join(r.unavailable or r.error or "" for r in verdict.reports if r.unavailable or r.error)
     bad = [d.name for d in diffs if not d.ok]
@@ -175,10 +178,10 @@ def check_step(step: RewriteStep, values: dict[str, Any] | None = None, *, seed:
 
 
 def observed_values(model: Model | onnx.ModelProto, feeds: dict[str, Any] | None = None, *,
-                    seed: int = 0) -> dict[str, Any]:
+                    seed: int = 0, lenient: bool = False) -> dict[str, Any]:
     """Every value one run of the model computes, by name (a body value: its first iteration's); when the run
     fails, the values computed before the failure."""
-    model = model if isinstance(model, Model) else load(model)
+    model = model if isinstance(model, Model) else load(model, lenient=lenient)
     try:
         trace = run(model, model.example_inputs(seed=seed) if feeds is None else feeds)
     except ExecutionError as exc:
@@ -200,9 +203,9 @@ def check_steps(result: OptimizationResult, feeds: dict[str, Any] | None = None,
                 judges: Iterable[str] = ("explorer",)) -> list[StepCheck]:
     """Every rewrite of an optimization checked alone, on the values runs of the original and optimized models
     gave its inputs where they are known, else on random inputs of its types."""
-    values = observed_values(result.optimized, feeds, seed=seed)
-    values.update(observed_values(result.original, feeds, seed=seed))
-    return [check_step(step, values, seed=seed, judges=judges) for step in result.steps]
+    values = observed_values(result.optimized, feeds, seed=seed, lenient=result.lenient)
+    values.update(observed_values(result.original, feeds, seed=seed, lenient=result.lenient))
+    return [check_step(step, values, seed=seed, judges=judges, lenient=result.lenient) for step in result.steps]
 
 
 def verify(result: OptimizationResult, feeds: dict[str, Any] | None = None, *, seed: int = 0,
@@ -210,12 +213,13 @@ def verify(result: OptimizationResult, feeds: dict[str, Any] | None = None, *, s
     """The whole-model proof for an optimization; when the models differ and `bisect`, the first failing rewrite
     is found by re-running the optimization with stop_after (log2(#rewrites) runs) and checked alone."""
     judges = tuple(judges)
-    verdict = compare_models(result.original, result.optimized, feeds, seed=seed, judges=judges)
+    verdict = compare_models(result.original, result.optimized, feeds, seed=seed, judges=judges,
+                             lenient=result.lenient)
     if verdict.status == "different" and bisect and result.steps:
         culprit = find_culprit(result, feeds, seed=seed, judges=judges)
         if culprit is not None:
             verdict.culprit = culprit
-            verdict.culprit_check = check_step(culprit, seed=seed)
+            verdict.culprit_check = check_step(culprit, seed=seed, lenient=result.lenient)
     return verdict
 
 
@@ -223,15 +227,16 @@ def find_culprit(result: OptimizationResult, feeds: dict[str, Any] | None = None
                  judges: Iterable[str] = JUDGES) -> RewriteStep | None:
     """The first rewrite after which the model stops being equivalent to the original (bisection over
     stop_after), or None when the fully optimized model is equivalent."""
-    original = load(result.original)
+    original = load(result.original, lenient=result.lenient)
     feeds = original.example_inputs(seed=seed) if feeds is None else feeds
     judges = tuple(judges)
 
     def differs(optimized: onnx.ModelProto) -> bool:
-        return compare_models(original, optimized, feeds, judges=judges).status == "different"
+        return compare_models(original, optimized, feeds, judges=judges, lenient=result.lenient).status == "different"
 
     def breaks(count: int) -> bool:
-        return differs(optimize(result.original, patterns=result.selected, stop_after=count).optimized)
+        return differs(optimize(result.original, patterns=result.selected, stop_after=count,
+                                lenient=result.lenient).optimized)
 
     low, high = 0, len(result.steps)
     if not differs(result.optimized):

@@ -122,13 +122,14 @@ def _load(key: str, label: str, _source: ModelSource) -> LoadResult:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _proto_model(key: str, _proto: onnx.ModelProto) -> Model:
-    return load(_proto)
+def _proto_model(key: str, lenient: bool, _proto: onnx.ModelProto) -> Model:
+    return load(_proto, lenient=lenient)
 
 
-def proto_model(proto: onnx.ModelProto) -> Model:
-    """A Model of an in-memory proto (an optimizer result, a rewrite's neighbourhood), cached by content."""
-    return _proto_model(hashlib.sha256(proto.SerializeToString(deterministic=True)).hexdigest(), proto)
+def proto_model(proto: onnx.ModelProto, lenient: bool = False) -> Model:
+    """A Model of an in-memory proto (an optimizer result, a rewrite's neighbourhood), cached by content;
+    `lenient` as the model it comes from was loaded."""
+    return _proto_model(hashlib.sha256(proto.SerializeToString(deterministic=True)).hexdigest(), lenient, proto)
 
 
 def load_source(source: ModelSource) -> LoadResult:

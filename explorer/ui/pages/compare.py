@@ -33,7 +33,7 @@ def side_b(model):
         return choice, choice
     if choice == "optimized":
         result = state.optimization(model, ())
-        return state.proto_model(result.optimized), f"optimized:{model.sha256}"
+        return state.proto_model(result.optimized, model.lenient), f"optimized:{model.sha256}"
     if choice == "reference":
         upload = st.file_uploader("Reference values: an .npz keyed by ONNX value names", type=["npz"],
                                   key=state.W_COMPARE_NPZ)

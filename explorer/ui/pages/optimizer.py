@@ -39,10 +39,10 @@ def whole_models(model, chosen: tuple[str, ...], result) -> None:
     before, after = st.columns(2)
     with before:
         st.markdown("##### Original (removed nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(partial.original), overlay=removed, edge_labels=None), key=state.W_OPT_BEFORE)
+        diagram.show(model_to_dot(state.proto_model(partial.original, partial.lenient), overlay=removed, edge_labels=None), key=state.W_OPT_BEFORE)
     with after:
         st.markdown(f"##### After {k} rewrite{'s' if k != 1 else ''} (added nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(partial.optimized), overlay=added, edge_labels=None), key=state.W_OPT_AFTER)
+        diagram.show(model_to_dot(state.proto_model(partial.optimized, partial.lenient), overlay=added, edge_labels=None), key=state.W_OPT_AFTER)
 
 
 def rewrite_list(result) -> None:
@@ -58,10 +58,10 @@ def rewrite_list(result) -> None:
     before, after = st.columns(2)
     with before:
         st.caption("before (removed nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(step.neighbourhood()), overlay=removed), key=state.W_REWRITE_BEFORE)
+        diagram.show(model_to_dot(state.proto_model(step.neighbourhood(), result.lenient), overlay=removed), key=state.W_REWRITE_BEFORE)
     with after:
         st.caption("after (added nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(step.neighbourhood(after=True)), overlay=added),
+        diagram.show(model_to_dot(state.proto_model(step.neighbourhood(after=True), result.lenient), overlay=added),
                      key=state.W_REWRITE_AFTER)
 
 

@@ -1,0 +1,41 @@
+"""explorer's command line: run an ONNX model and record every node, draw its graph, optimize it, report on its
+recurrent nodes. MODEL is a path to an .onnx file or the name of a bundled sample (see `samples`)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import ExplorerError, failure_text
+from . import optimizing, reports, running  # noqa: F401 - each registers its commands
+from .registry import COMMANDS
+
+ORDER = ("run", "compare", "samples", "optimize", "render", "rnn")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parses `argv` (default: sys.argv) and runs the command; 0 on success, 1 when a check differs, 2 on an
+    error (printed as one line)."""
+    parser = argparse.ArgumentParser(prog="python -m explorer", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in sorted(COMMANDS, key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER)):
+        configure, _, help_text = COMMANDS[name]
+        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        configure(command_parser)
+        command_parser.add_argument("--lenient", action="store_true",
+                                    help="load a model that breaks the spec's typing rules anyway (each broken "
+                                         "rule printed as a warning)")
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command][1](args)
+    except ExplorerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file that cannot be read or written
+        print(f"error: {exc.strerror or exc}" + (f": {exc.filename!r}" if exc.filename else ""), file=sys.stderr)
+        return 2
+    except (KeyError, ValueError, IndexError) as exc:  # e.g. no such node, pattern or event
+        print(f"error: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - a defect still ends in one line, never a traceback
+        print(f"error: {failure_text(exc)}", file=sys.stderr)
+        return 2

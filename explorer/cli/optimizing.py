@@ -1,0 +1,61 @@
+"""`optimize`: rewrite a model with the pattern optimizer, its statistics and the equivalence proof."""
+from __future__ import annotations
+
+import argparse
+
+from .common import load_feeds, load_model
+from .registry import command
+
+
+def _configure_optimize(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", nargs="?", help="an .onnx file or a bundled sample's name")
+    p.add_argument("-o", "--output", help="write the optimized model to this .onnx file")
+    p.add_argument("--patterns", help="comma-separated patterns to run (default: all; see --list)")
+    p.add_argument("--exclude", help="comma-separated patterns not to run")
+    p.add_argument("--stop-after", type=int, metavar="N", help="apply only the first N rewrites (bisection)")
+    p.add_argument("--report", help="write statistics, rewrites and the equivalence proof to this JSON file")
+    p.add_argument("--inputs", help=".npz feeds for the equivalence proof (default: random from declared types)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random feeds")
+    p.add_argument("--no-verify", action="store_true", help="skip the equivalence proof")
+    p.add_argument("--list", action="store_true", help="list the patterns with their rules, then exit")
+
+
+def _pattern_list(text: str | None) -> list[str] | None:
+    return None if text is None else [name.strip() for name in text.split(",") if name.strip()]
+
+
+@command("optimize", "rewrite a model with the pattern optimizer; statistics and equivalence proof")(
+    _configure_optimize)
+def _optimize(args: argparse.Namespace) -> int:
+    import json
+
+    from ..optimizer import default_patterns, optimize
+    from ..optimizer.pattern import description
+    from ..optimizer.verify import verify
+
+    if args.list:
+        for pattern in default_patterns():
+            print(f"{pattern.name:24s} [{pattern.priority}] {description(pattern)}")
+        return 0
+    if not args.model:
+        raise ValueError("give a model to optimize (or --list)")
+    model = load_model(args.model, args.lenient)
+    result = optimize(model, patterns=_pattern_list(args.patterns), exclude=_pattern_list(args.exclude) or (),
+                      stop_after=args.stop_after)
+    print(result.stats_table())
+    if args.output:
+        with open(args.output, "wb") as f:
+            f.write(result.optimized.SerializeToString())
+        print(f"optimized model written to {args.output}")
+    verdict = None
+    if not args.no_verify:
+        verdict = verify(result, load_feeds(args.inputs, model), seed=args.seed, bisect=args.stop_after is None)
+        for line in verdict.lines():
+            print(line)
+    if args.report:
+        report = {"model": args.model, **result.to_dict(),
+                  "equivalence": None if verdict is None else verdict.to_dict()}
+        with open(args.report, "w") as f:
+            json.dump(report, f, indent=1, default=str)
+        print(f"report written to {args.report}")
+    return 1 if verdict is not None and verdict.status == "different" else 0
