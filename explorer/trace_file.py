@@ -15,7 +15,7 @@ from .archive import check_declared_sizes, open_zip, read_npy
 from .errors import TraceFileError
 from .limits import Limits
 from .trace import FORMAT_VERSION, Event, Iteration, RunError, Trace
-from .values import SequenceSummary, ValueSummary
+from .values import SequenceSummary, TensorSequence, ValueSummary
 
 # the dtypes onnx reads through ml_dtypes (bfloat16, float8, int4, float4); stored as same-size unsigned ints
 ML_DTYPES = frozenset({"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
@@ -135,8 +135,9 @@ class _Encoder:
             return {"k": "summary", "v": [list(value.shape), value.dtype, self.encode(value.min),
                                           self.encode(value.max), self.encode(value.mean),
                                           value.nan_count, value.inf_count]}
-        if isinstance(value, list):
-            return {"k": "list", "v": [self.encode(v) for v in value]}
+        if isinstance(value, list):  # a sequence a kernel built keeps its kind (and its known size)
+            kind = "sequence" if isinstance(value, TensorSequence) else "list"
+            return {"k": kind, "v": [self.encode(v) for v in value]}
         if isinstance(value, tuple):
             return {"k": "tuple", "v": [self.encode(v) for v in value]}
         if isinstance(value, dict):
@@ -197,6 +198,8 @@ class _Decoder:
             return SequenceSummary(int(length), self.decode(first, inner))
         if kind == "list":
             return [self.decode(v, inner) for v in value["v"]]
+        if kind == "sequence":
+            return TensorSequence(self.decode(v, inner) for v in value["v"])
         if kind == "tuple":
             return tuple(self.decode(v, inner) for v in value["v"])
         if kind == "dict":

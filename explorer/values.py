@@ -44,15 +44,38 @@ class SequenceSummary:
         return 0
 
 
+class TensorSequence(list):
+    """A sequence value that knows its size in bytes. Sequence kernels build one from the sequence they read and
+    pass its size on (plus or minus one element), so the size of a sequence a loop grows costs O(1) per event,
+    never a sum over its elements. Never changed after it is built (kernels return new sequences); pickled as a
+    plain list."""
+
+    __slots__ = ("nbytes",)
+
+    def __init__(self, items: Any = (), nbytes: int | None = None) -> None:
+        super().__init__(items)
+        self.nbytes: int = elements_bytes(self) if nbytes is None else nbytes
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return list, (list(self),)
+
+
+def elements_bytes(value: list[Any]) -> int:
+    """Bytes of a sequence's elements plus one reference each, summed over every element."""
+    try:  # a sequence of tensors: summed in C
+        return POINTER_BYTES * len(value) + sum(map(_NBYTES, value))
+    except AttributeError:
+        return POINTER_BYTES * len(value) + sum(nbytes(v) for v in value)
+
+
 def nbytes(value: Any) -> int:
-    """Bytes held by a value (sequences: their elements plus one reference each)."""
+    """Bytes held by a value (sequences: their elements plus one reference each; O(1) for a TensorSequence)."""
     if isinstance(value, np.ndarray):
         return value.nbytes
+    if isinstance(value, TensorSequence):
+        return value.nbytes
     if isinstance(value, list):
-        try:  # a sequence of tensors: summed in C, as cheap as the list copy each sequence op makes anyway
-            return POINTER_BYTES * len(value) + sum(map(_NBYTES, value))
-        except AttributeError:
-            return POINTER_BYTES * len(value) + sum(nbytes(v) for v in value)
+        return elements_bytes(value)
     if isinstance(value, dict):
         return sum(nbytes(v) for v in value.values())
     return 0

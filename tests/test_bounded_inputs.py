@@ -211,3 +211,23 @@ def test_a_loop_growing_a_sequence_past_the_budget_keeps_each_event_small():
     start = time.perf_counter()
     assert all(explorer.values.describe(v) for e in late for v in e.outputs.values())
     assert time.perf_counter() - start < 5
+
+
+@pytest.mark.parametrize("budget", [10_000, Limits().trace_budget_bytes])
+def test_the_size_of_a_growing_sequence_is_kept_not_summed_at_every_event(monkeypatch, budget):
+    """Each SequenceInsert passes its sequence's size on: over 2,000 iterations the elements ever summed stay
+    a small multiple of the events (summing the whole sequence at each event would visit about 2,000,000)."""
+    visited = []
+    summed = explorer.values.elements_bytes
+
+    def counting(value):
+        visited.append(len(value))
+        return summed(value)
+
+    monkeypatch.setattr(explorer.values, "elements_bytes", counting)
+    trace = explorer.run(_growing_sequence_loop(), {"n": np.array(2000), "x": np.ones(4, np.float32)},
+                         limits=Limits(trace_budget_bytes=budget))
+    final = trace.outputs["sf"]
+    assert len(final) == 2000 and len(trace.events) == 3 * 2000 + 2
+    assert sum(visited) <= len(trace.events)
+    assert explorer.values.nbytes(final) == summed(list(final)) == 2000 * (16 + explorer.values.POINTER_BYTES)

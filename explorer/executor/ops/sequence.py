@@ -1,5 +1,6 @@
-"""Sequence kernels. A sequence is a Python list of arrays; every kernel returns a new list and never changes
-the one it was given (recorded events share them)."""
+"""Sequence kernels. A sequence is a Python list of arrays; every kernel returns a new one (a TensorSequence, which
+carries its size in bytes so that checking a growing sequence stays O(1) per event) and never changes the one it
+was given (recorded events share them)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -7,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import onnx
 
+from ...values import POINTER_BYTES, TensorSequence, nbytes
 from .axes import axis_of, int_list, int_scalar
 from .base import KernelFactory, OpNode, PlainKernel
 
@@ -49,7 +51,7 @@ def sequence_empty(node: NodeRef, program: Program) -> PlainKernel:
         onnx.helper.tensor_dtype_to_np_dtype(int(code))  # refuses unknown type codes at build time
 
     def run(args: list[Any]) -> tuple[Any, ...]:
-        return ([],)
+        return (TensorSequence(),)
 
     return run
 
@@ -60,7 +62,7 @@ def sequence_construct(node: NodeRef, program: Program) -> PlainKernel:
     def run(args: list[Any]) -> tuple[Any, ...]:
         tensors = list(args)
         _same_type(tensors, tensors[0].dtype if tensors and isinstance(tensors[0], np.ndarray) else None)
-        return (tensors,)
+        return (TensorSequence(tensors),)
 
     return run
 
@@ -73,7 +75,8 @@ def sequence_insert(node: NodeRef, program: Program) -> PlainKernel:
         sequence, tensor = _sequence(args[0]), args[1]
         _same_type([tensor], sequence[0].dtype if sequence else None)
         at = _position(args[2] if len(args) > 2 else None, len(sequence), len(sequence), allow_end=True)
-        return (sequence[:at] + [tensor] + sequence[at:],)
+        size = nbytes(sequence) + POINTER_BYTES + nbytes(tensor)
+        return (TensorSequence(sequence[:at] + [tensor] + sequence[at:], size),)
 
     return run
 
@@ -97,7 +100,8 @@ def sequence_erase(node: NodeRef, program: Program) -> PlainKernel:
         if not sequence:
             raise ValueError("cannot erase from an empty sequence")
         at = _position(args[1] if len(args) > 1 else None, len(sequence), len(sequence) - 1, allow_end=False)
-        return (sequence[:at] + sequence[at + 1:],)
+        size = nbytes(sequence) - POINTER_BYTES - nbytes(sequence[at])
+        return (TensorSequence(sequence[:at] + sequence[at + 1:], size),)
 
     return run
 
@@ -124,7 +128,7 @@ def split_to_sequence(node: NodeRef, program: Program) -> PlainKernel:
         split = args[1] if len(args) > 1 else None
         if split is None:
             parts = np.split(x, dim, axis=at) if dim else []
-            return ([p if keepdims else np.squeeze(p, axis=at) for p in parts],)
+            return (TensorSequence([p if keepdims else np.squeeze(p, axis=at) for p in parts]),)
         if np.asarray(split).ndim == 0:
             chunk = int_scalar(split, "split")
             if chunk < 1:
@@ -134,7 +138,7 @@ def split_to_sequence(node: NodeRef, program: Program) -> PlainKernel:
             sizes = int_list(split, "split")
             if sum(sizes) != dim or min(sizes, default=0) < 0:
                 raise ValueError(f"split {sizes} does not cut dimension {dim} of axis {axis}")
-        return (list(np.split(x, np.cumsum(sizes)[:-1], axis=at)),)
+        return (TensorSequence(np.split(x, np.cumsum(sizes)[:-1], axis=at)),)
 
     return run
 
