@@ -266,3 +266,33 @@ def test_recorded_gates_count_toward_the_trace_budget():
     assert gru_tight.summarized
     assert all(isinstance(v, explorer.ValueSummary) for v in gru_tight.info["gates"].values())
     np.testing.assert_array_equal(next(iter(tight.outputs.values())), next(iter(full.outputs.values())))
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_run_leaves_the_garbage_collector_as_it_found_it(enabled):
+    import gc
+
+    model = _relu_model()
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        explorer.run(model, {"x": np.ones((2, 3), np.float32)})
+        assert gc.isenabled() == enabled
+        with pytest.raises(LimitExceeded):
+            explorer.run(model, {"x": np.ones((100, 3), np.float32)}, limits=Limits(max_tensor_bytes=1000))
+        assert gc.isenabled() == enabled
+    finally:
+        gc.enable() if was else gc.disable()
+
+
+def test_elementwise_broadcasting_beyond_the_tensor_limit_is_refused_before_the_kernel_runs():
+    graph = h.make_graph([h.make_node("Add", ["a", "b"], ["c"], name="outer")], "g",
+                         [h.make_tensor_value_info("a", T.FLOAT, [None, 1]), h.make_tensor_value_info("b", T.FLOAT, [1, None])],
+                         [h.make_tensor_value_info("c", T.FLOAT, None)])
+    model = explorer.load(h.make_model(graph, opset_imports=OPSET))
+    feeds = {"a": np.ones((600, 1), np.float32), "b": np.ones((1, 600), np.float32)}
+    with pytest.raises(LimitExceeded, match="outer.*its output would take 1440000 bytes") as info:
+        explorer.run(model, feeds, limits=Limits(max_tensor_bytes=1_000_000))
+    assert info.value.trace.events == []  # refused before it ran: no event, not a failed one
+    small = {"a": np.ones((600, 1), np.float32), "b": np.ones((1, 1), np.float32)}  # no bigger than a
+    np.testing.assert_array_equal(explorer.run(model, small, limits=Limits(max_tensor_bytes=4000)).outputs["c"], 2)

@@ -53,17 +53,26 @@ class Engine:
         return [frame[name] for name in graph.output_names]
 
     def run_graph(self, graph: CompiledGraph, frame: dict[str, Any], iteration: tuple[int, ...]) -> None:
-        """Runs the steps of one graph execution on `frame`, recording one Event per node (the hot loop)."""
+        """Runs the steps of one graph execution on `frame`, recording one Event per node (the hot loop: what
+        can be decided per node is decided once, in the Step; only what depends on the values happens here)."""
         trace = self.trace
         events = trace.events
         max_bytes = self.limits.max_tensor_bytes
+        perf, ndarray = _perf, np.ndarray
         for step in graph.steps:
             names = step.inputs
-            args = [frame[name] if name else None for name in names]
-            if step.guard is not None:
-                self._check_allocation(step, args, iteration)
+            args = [frame[name] if name else None for name in names] if step.has_gaps else [
+                frame[name] for name in names]
+            guard = step.guard
+            if guard is not None:
+                try:
+                    size = guard(args)
+                except Exception:  # noqa: BLE001 - malformed inputs: let the kernel report them itself
+                    size = 0
+                if size > max_bytes:
+                    self.check_bytes(size, "its output", step.path, step.op_type, iteration)
             first_child = len(events)
-            start = _perf()
+            start = perf()
             try:
                 if step.special:
                     outputs, info = step.fn(args, Call(self, frame, iteration, step.path, step.op_type))
@@ -78,7 +87,7 @@ class Engine:
                 error = self._kernel_error(step, args, iteration, exc)
                 self._record_failure(step, args, iteration, error, first_child, start)
                 raise error from exc
-            seconds = _perf() - start
+            seconds = perf() - start
             if len(outputs) < step.required_outputs:
                 raise ExecutionError(
                     f"{where(step.path, step.op_type, iteration)} returned {len(outputs)} outputs for "
@@ -91,25 +100,33 @@ class Engine:
             frame.update(produced)
             size = 0
             for value in produced.values():
-                size += value.nbytes if type(value) is np.ndarray else nbytes(value)
+                size += value.nbytes if type(value) is ndarray else nbytes(value)
             if size > max_bytes:
                 self._too_big(step, produced, iteration)
-            gates = info.get("gates")
+            gates = info.get("gates") if step.special else None
             if gates is not None:
                 size += nbytes(gates)  # recorded gate activations count toward the trace budget too
             self._budget -= size
-            summarized = self._budget < 0
-            if summarized:
-                if trace.budget_exceeded_at is None:
-                    trace.budget_exceeded_at = len(events)
-                produced = {k: summarize(v) for k, v in produced.items()}
-                recorded = {k: summarize(v) for k, v in recorded.items()}
-                if gates is not None:
-                    info["gates"] = {k: summarize(v) for k, v in gates.items()}
+            if self._budget < 0:
+                self._summarize_event(produced, recorded, info)
+                events.append(Event(len(events), step.path, step.op_type, iteration, recorded, produced, seconds,
+                                    info, True))
             else:
                 trace.recorded_bytes += size
-            events.append(Event(len(events), step.path, step.op_type, iteration, recorded, produced, seconds, info,
-                                summarized))
+                events.append(Event(len(events), step.path, step.op_type, iteration, recorded, produced, seconds,
+                                    info))
+
+    def _summarize_event(self, produced: dict[str, Any], recorded: dict[str, Any], info: EventInfo) -> None:
+        """Past the trace budget an event keeps summaries of its values (in place of the values)."""
+        trace = self.trace
+        if trace.budget_exceeded_at is None:
+            trace.budget_exceeded_at = len(trace.events)
+        for values in (produced, recorded):
+            for k, v in values.items():
+                values[k] = summarize(v)
+        gates = info.get("gates")
+        if gates is not None:
+            info["gates"] = {k: summarize(v) for k, v in gates.items()}
 
     def _record_failure(self, step: Step, args: list[Any], iteration: tuple[int, ...], exc: ExplorerError,
                         first_child: int, start: float) -> None:
@@ -157,15 +174,6 @@ class Engine:
                 f"{where(node, op_type, iteration)}: {what} would take {size} bytes, beyond "
                 f"Limits.max_tensor_bytes={self.limits.max_tensor_bytes}",
                 limit="max_tensor_bytes", node=node, op_type=op_type, iteration=iteration)
-
-    def _check_allocation(self, step: Step, args: list[Any], iteration: tuple[int, ...]) -> None:
-        if step.guard is None:
-            return
-        try:
-            size = step.guard(args)
-        except Exception:  # noqa: BLE001 - malformed inputs: let the kernel report them itself
-            return
-        self.check_bytes(size, "its output", step.path, step.op_type, iteration)
 
     def _kernel_error(self, step: Step, args: list[Any], iteration: tuple[int, ...], exc: Exception) -> ExecutionError:
         shapes = ", ".join(f"{name or '<none>'}: {describe(value)}" for name, value in zip(step.inputs, args))

@@ -116,14 +116,28 @@ def _one_hot(args: list[Any]) -> int:
 
 
 def _broadcast(args: list[Any]) -> int:
-    """Elementwise ops: the broadcast shape of their inputs (cheap when every shape is the same)."""
-    arrays = [a for a in args if isinstance(a, np.ndarray)]
-    if not arrays:
-        return 0
-    first = arrays[0].shape
-    if all(a.shape == first for a in arrays):
-        return _prod(first) * _itemsize(arrays)
-    return _prod(np.broadcast_shapes(*(a.shape for a in arrays))) * _itemsize(arrays)
+    """Elementwise ops: the broadcast shape of their inputs. One pass and no broadcasting when every shape is the
+    same or all inputs but the largest hold at most one element (the output is then no bigger than the largest):
+    this runs before every elementwise node."""
+    size = second = itemsize = 0
+    shape: tuple[int, ...] | None = None
+    same = True
+    for a in args:
+        if isinstance(a, np.ndarray):
+            n = a.size
+            if shape is None:
+                shape = a.shape
+            elif same and a.shape != shape:
+                same = False
+            if n > size:
+                size, second = n, size
+            elif n > second:
+                second = n
+            if a.itemsize > itemsize:
+                itemsize = a.itemsize
+    if same or second <= 1:
+        return size * itemsize
+    return _prod(np.broadcast_shapes(*(a.shape for a in args if isinstance(a, np.ndarray)))) * itemsize
 
 
 def _matmul(args: list[Any]) -> int:
