@@ -5,6 +5,9 @@ Per model and tool: non-Constant nodes after (bodies included), file size, secon
 original through onnxruntime and explorer on the same feeds. Each tool runs in a child process with a time
 limit, so a tool that crashes or hangs costs only its own cell. Needs the `bench` extra (pip install
 ".[bench]"). Run: python bench/bench_optimizer_compare.py [--only SUBSTRING] [--timeout SECONDS] [--json OUT]
+[--tools explorer --saved OUT]. Each row is appended to OUT (JSON lines) as soon as its model is done, so a
+partial run keeps what it measured; `--tools explorer --saved OUT` reruns only explorer and takes the other
+tools' cells from a saved run.
 """
 from __future__ import annotations
 
@@ -143,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="models whose path contains this")
     parser.add_argument("--timeout", type=float, default=300.0)
-    parser.add_argument("--json", default="", help="write the rows to this file")
+    parser.add_argument("--json", default="", help="append each row to this file (JSON lines) as it completes")
+    parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated tools to run")
+    parser.add_argument("--saved", default="", help="JSON lines of an earlier run: cells of tools not run")
     parser.add_argument("--models", default=str(ROOT), help="the models directory (holding manifest.json)")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="optcompare_"))
@@ -153,6 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.only in SYNTHETIC:
         synthetic_model(work / f"{SYNTHETIC}.onnx")
         models.append((SYNTHETIC, work / f"{SYNTHETIC}.onnx", None))
+    run = [t for t in args.tools.split(",") if t]
+    unknown = [t for t in run if t not in TOOLS]
+    if unknown:
+        parser.error(f"unknown tool(s) {', '.join(unknown)}; choose among {', '.join(TOOLS)}")
+    saved = load_rows(Path(args.saved)) if args.saved else {}
+    out_file = Path(args.json) if args.json else None
+    if out_file:
+        out_file.write_text("")
     rows = []
     print(f"{'model':46s} {'nodes':>5s} " + " ".join(f"{t[:10]:>22s}" for t in TOOLS))
     for k, (name, path, feeds) in enumerate(models):
@@ -160,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
         row: dict[str, Any] = {"model": name, "nodes": real_nodes(original.graph), "bytes": path.stat().st_size}
         cells = []
         for tool in TOOLS:
+            if tool not in run:
+                got = saved.get(name, {}).get(tool, {"error": "not run"})
+                row[tool] = got
+                cells.append(_cell(got))
+                continue
             out = work / f"{k}_{tool}.onnx"
             got = run_tool(tool, path, out, args.timeout)
             if "error" not in got:
@@ -170,10 +188,18 @@ def main(argv: list[str] | None = None) -> int:
             cells.append(_cell(got))
         rows.append(row)
         print(f"{name[-46:]:46s} {row['nodes']:5d} " + " ".join(f"{c:>22s}" for c in cells), flush=True)
+        if out_file:
+            with out_file.open("a") as fh:
+                fh.write(json.dumps(row) + "\n")
     print(summary(rows))
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0
+
+
+def load_rows(path: Path) -> dict[str, dict]:
+    """Rows of an earlier run (JSON lines, or the older single JSON list) by model name."""
+    text = path.read_text().strip()
+    rows = json.loads(text) if text.startswith("[") else [json.loads(line) for line in text.splitlines() if line]
+    return {row["model"]: row for row in rows}
 
 
 def _cell(got: dict[str, Any]) -> str:
