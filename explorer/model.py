@@ -15,7 +15,7 @@ from google.protobuf.message import DecodeError
 from onnx import external_data_helper
 
 from .errors import ModelError
-from .graph import GraphIndex, GraphRef, NodeRef
+from .graph import GraphIndex, GraphRef, NodeRef, subgraph_attributes
 from .model_guards import check_depth, check_domains, check_sparse, external_int, sparse_tensors
 from .typing_rules import violations
 
@@ -62,12 +62,22 @@ def value_spec(info: onnx.ValueInfoProto) -> ValueSpec:
     return ValueSpec(info.name, tp, kinds.get(which, "unknown"), None, None)
 
 
+@dataclass(frozen=True)
+class GivenModel:
+    """What the model was before loading added inferred value_info: its bytes and its declared value_info names
+    (the optimizer keeps its output within a margin of that size)."""
+
+    bytes: int
+    value_info: frozenset[str]
+
+
 class Model:
     """A loaded ONNX model: the (shape-inferred) proto, warnings, and every node of every graph by static path."""
 
     def __init__(self, proto: onnx.ModelProto, *, source: str = "<memory>", warnings: list[str] | None = None,
-                 lenient: bool = False):
+                 lenient: bool = False, given: GivenModel | None = None):
         self.proto = proto
+        self.given = given  # the model as given, before shape inference (None when built from a proto directly)
         self.source = source
         self.lenient = lenient  # loaded in lenient mode: models derived from it (optimized, rewritten) are too
         self.warnings: list[str] = list(warnings or [])
@@ -174,6 +184,7 @@ def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | o
         onnx.checker.check_model(proto)
     except Exception as exc:  # noqa: BLE001 - the checker rejects models that runtimes still run
         warnings.append(f"onnx checker: {_first_line(exc)}")
+    given = GivenModel(proto.ByteSize(), value_info_names(proto.graph))
     try:
         proto = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False, data_prop=True)
     except Exception as exc:  # noqa: BLE001 - inference failing is a warning, the model may still run
@@ -184,7 +195,16 @@ def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | o
         raise ModelError(f"{label} breaks the spec's typing rules: {broken[0]}{more}; onnxruntime refuses such a "
                          "model (load it with lenient=True, or --lenient, to run it anyway)")
     warnings += [f"lenient mode: {problem}" for problem in broken]
-    return Model(proto, source=label, warnings=warnings, lenient=lenient)
+    return Model(proto, source=label, warnings=warnings, lenient=lenient, given=given)
+
+
+def value_info_names(graph: onnx.GraphProto) -> frozenset[str]:
+    """Names with a value_info entry in a graph or any body nested in it."""
+    found = {info.name for info in graph.value_info}
+    for node in graph.node:
+        for _, body in subgraph_attributes(node):
+            found |= value_info_names(body)
+    return frozenset(found)
 
 
 def _first_line(exc: Exception) -> str:

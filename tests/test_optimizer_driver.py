@@ -262,3 +262,28 @@ def test_neighbourhood_models_hold_the_rewrite_and_its_context():
     after = {n.name: n.op_type for n in step.neighbourhood(after=True).graph.node}
     assert {"matmul", "bias"} <= set(before) and "Gemm" in after.values() and "matmul" not in after
     assert set(before) - {"matmul", "bias"}  # one level of context around the rewritten nodes
+
+
+def _chain(count: int, declared: bool) -> onnx.ModelProto:
+    """x -> Relu -> ... (count unnamed nodes) -> y, value_info declared for every intermediate when `declared`."""
+    nodes = [h.make_node("Relu", [f"v{k}"], [f"v{k + 1}"]) for k in range(count)]
+    model = make(nodes, [info("v0", shape=[2, 3])], [info(f"v{count}", shape=[2, 3])])
+    if declared:
+        model.graph.value_info.extend(info(f"v{k}", shape=[2, 3]) for k in range(1, count))
+    return model
+
+
+def test_a_tiny_model_does_not_grow_past_ten_percent():
+    # Nothing to remove: what the optimizer would add are inferred value_info and names for unnamed nodes.
+    model = _chain(6, declared=False)
+    optimized = optimize(model).optimized
+    assert ops(optimized) == ["Relu"] * 6
+    assert optimized.ByteSize() <= model.ByteSize() * 1.10
+    assert len(optimized.graph.value_info) == 0 and all(not n.name for n in optimized.graph.node)
+
+
+def test_declared_value_info_is_kept():
+    model = _chain(6, declared=True)
+    optimized = optimize(model).optimized
+    assert sorted(v.name for v in optimized.graph.value_info) == [f"v{k}" for k in range(1, 6)]
+    assert optimized.ByteSize() <= model.ByteSize() * 1.10

@@ -70,6 +70,7 @@ def test_optimized_real_model_matches_the_original(entry):
     assert next(r for r in verdict.reports if r.judge == "onnxruntime").unavailable is None
     before, after = result.node_counts()
     assert after <= before
+    assert len(result.optimized.SerializeToString()) <= path.stat().st_size * 1.10
     if before <= STEP_CHECK_LIMIT:
         assert not [c for c in check_steps(result, feeds) if c.status == "different"]
 

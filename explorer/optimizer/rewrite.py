@@ -14,13 +14,14 @@ from collections.abc import Iterable
 import onnx
 
 from ..graph import subgraph_attributes
-from ..model import Model, load
+from ..model import GivenModel, Model, load, value_info_names
 from .context import Context
 from .ir import Node
 from .pattern import MatchResult, Pattern
 from .record import ModelHeader, RewriteStep, free_inputs
 from .result import OptimizationResult, PatternStats
 from .scope import all_names, name_nodes
+from .size import fit_size, graphs, size_limit
 from .state import GraphState
 
 MAX_ROUNDS = 50
@@ -272,6 +273,8 @@ def optimize(model: Model | str | bytes | onnx.ModelProto, *, patterns: Iterable
     loaded = model if isinstance(model, Model) else load(model, lenient=lenient)
     original = onnx.ModelProto()
     original.CopyFrom(loaded.proto)
+    given = loaded.given or GivenModel(original.ByteSize(), value_info_names(original.graph))
+    named = {n.name for g in graphs(original.graph) for n in g.node if n.name}
     name_nodes(original.graph)
     opsets = {(o.domain if o.domain != "ai.onnx" else ""): o.version for o in original.opset_import}
     ctx = Context(opsets=opsets, ir_version=original.ir_version,
@@ -283,6 +286,7 @@ def optimize(model: Model | str | bytes | onnx.ModelProto, *, patterns: Iterable
     driver.optimize_graph(main)
     optimized = _without_graph(original)
     optimized.graph.CopyFrom(main.to_graph())
+    fit_size(optimized, size_limit(given.bytes), set(given.value_info), named)
     return OptimizationResult(original, optimized, driver.steps, list(driver.stats.values()), ctx.declined,
                               driver.stopped, driver.rounds, time.perf_counter() - start, chosen,
                               loaded.lenient)
