@@ -1,5 +1,5 @@
 """The rewrites that rest on weights and on recurrent-cell defaults: BatchNormalization folded into the Conv,
-ConvTranspose or Gemm before it, zero initial states of GRU/LSTM/RNN dropped, rank checks folded. Each optimized
+ConvTranspose or Gemm before it, zero initial states of GRU/LSTM/RNN dropped, rank checks folded (known ranks, or a branch's declared outputs). Each optimized
 model is proven equal to the original by explorer and onnxruntime; each rewrite also fires on a real model."""
 from __future__ import annotations
 
@@ -113,6 +113,51 @@ def test_rank_checks_fold_the_if_they_guard():
     result = optimize(model)
     assert ops(result.optimized) == ["Identity"]  # y is x itself (a graph output needs a node of its own)
     proven(result, {"x": RNG.normal(size=(2, 4, 5)).astype(np.float32)})
+
+
+def batched_or_not(then_declared: list | None) -> object:
+    """PyTorch's batched-or-not RNN cell check on v = x.squeeze(-1) if x.shape[-1] == 1 else x (rank 2 or 3):
+    y = Unsqueeze(v, 0) if rank(v) != 2 else v, the then-branch output declared with `then_declared` dims."""
+    squeeze = h.make_graph([h.make_node("Squeeze", ["x", "last"], ["sq"])], "sq", [], [info("sq", shape=None)])
+    keep = h.make_graph([h.make_node("Identity", ["x"], ["kx"])], "keep", [], [info("kx", shape=None)])
+    then = h.make_graph([h.make_node("Unsqueeze", ["v", "axis0"], ["t"])], "then", [], [info("t", shape=then_declared)])
+    other = h.make_graph([h.make_node("Identity", ["v"], ["e"])], "else", [], [info("e", shape=None)])
+    return make([h.make_node("Shape", ["x"], ["xs"]), h.make_node("Gather", ["xs", "last"], ["n"]),
+                 h.make_node("Equal", ["n", "one"], ["single"]),
+                 h.make_node("If", ["single"], ["v"], then_branch=squeeze, else_branch=keep),
+                 h.make_node("Shape", ["v"], ["s"]), h.make_node("Size", ["s"], ["rank"]),
+                 h.make_node("Equal", ["rank", "two"], ["same"]), h.make_node("Not", ["same"], ["cond"]),
+                 h.make_node("If", ["cond"], ["u"], then_branch=then, else_branch=other),
+                 h.make_node("Relu", ["u"], ["y"])],
+                [info("x", shape=["b", 4, "t"])], [info("y", shape=None)],
+                [tensor("two", 2, np.int64), tensor("one", 1, np.int64), tensor("last", [-1], np.int64),
+                 tensor("axis0", [0], np.int64)])
+
+
+def test_a_rank_check_a_branch_declaration_contradicts_takes_the_other_branch():
+    """if rank(v) != 2: Unsqueeze(v, 0) (declared rank 3, so v has rank 2 there) else v: the then-branch never
+    runs in a run that keeps the declared types, so the If is v itself; the model is equal where it runs."""
+    result = optimize(batched_or_not(["one", "b", 4]))
+    assert ops(result.optimized).count("If") == 1 and "Size" not in ops(result.optimized)
+    assert any("declares outputs that give v rank 2" in f for s in result.steps for f in s.facts)
+    proven(result, {"x": RNG.normal(size=(2, 4, 1)).astype(np.float32)})
+
+
+@pytest.mark.parametrize("declared", [None, ["one", "b", 4, "t"]])
+def test_a_rank_check_stays_when_no_declaration_contradicts_it(declared):
+    # undeclared, or declared rank 4 (v of rank 3: just what the condition says)
+    result = optimize(batched_or_not(declared))
+    assert ops(result.optimized).count("If") == 2 and "Size" in ops(result.optimized)
+
+
+@pytest.mark.skipif(not ROOT.exists(), reason="../shared/models is not available")
+def test_silero_vad_loses_its_batched_or_not_checks():
+    path = ROOT / "snakers4__silero-vad/src/silero_vad/data/silero_vad.onnx"
+    result = optimize(path)
+    assert sum("declares outputs that give" in f for s in result.steps for f in s.facts) >= 2
+    feeds = {"input": RNG.normal(size=(1, 576)).astype(np.float32) * 0.1, "state": np.zeros((2, 1, 128), np.float32),
+             "sr": np.array(16000, np.int64)}
+    proven(result, feeds)
 
 
 @pytest.mark.skipif(not GTCRN.exists(), reason="../shared/models is not available")

@@ -15,6 +15,8 @@ class Context:
     size_budget: int = 0  # bytes rewrites may still add to the model (constant folding spends it)
     declined: dict[tuple[str, str, str], str] = field(default_factory=dict)
     facts: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (graph, node) -> facts a match used
+    # (graph, condition) -> its value and why, for rank checks decided by a branch (a value never changes)
+    conditions: dict[tuple[str, str], tuple[bool, str] | None] = field(default_factory=dict)
     _counters: dict[str, itertools.count] = field(default_factory=dict)
 
     def fresh(self, prefix: str) -> str:
