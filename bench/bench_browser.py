@@ -1,7 +1,8 @@
 """The app end to end in Debian's chromium: the time from a click on "next event" on the Step through page until
 the new step's diagram is on screen (the canvas reports what it drew), on every sample (goal <= 300 ms) and on
 gtcrn (1,786 nodes, goal <= 1 s); and the time from opening a 20,000-node synthetic model's address until its
-overview is drawn (goal <= 3 s), cold (load, run, layout) and warm (cached). `python bench/bench_browser.py`."""
+overview is drawn (goal <= 3 s), cold (load, run, layout) and warm (cached). `python bench/bench_browser.py`
+(or `... gtcrn tiny_mlp 20k`: only the samples and parts named)."""
 from __future__ import annotations
 
 import statistics
@@ -72,7 +73,10 @@ def report(label: str, times: list[float], goal_ms: float) -> None:
     print(f"  {label:26s} median {median:7.0f} ms  max {max(times) * 1e3:7.0f} ms  ({verdict} {goal_ms:.0f} ms)")
 
 
-def main() -> None:
+def main(only: list[str]) -> None:
+    def wanted(name: str) -> bool:
+        return not only or name in only
+
     if not CHROMIUM.exists():
         print("skipped: /usr/bin/chromium is not installed")
         return
@@ -88,12 +92,14 @@ def main() -> None:
             page = browser.new_context(viewport=VIEWPORT).new_page()
             page.set_default_timeout(180_000)
             print(f"click on next event -> new diagram on screen ({STEPS} clicks each):")
-            for sample in list_samples():
+            for sample in filter(wanted, list_samples()):
                 report(sample, step_times(page, f"{base}step?sample={sample}"), 300)
-            if GTCRN.is_file():
+            if GTCRN.is_file() and wanted("gtcrn"):
                 report("gtcrn (1,786 nodes)", step_times(page, f"{base}step?" + urllib.parse.urlencode(
                     {"model": str(GTCRN)})), 1000)
             with tempfile.TemporaryDirectory() as folder:
+                if not wanted("20k"):
+                    return
                 path = Path(folder) / "synthetic_20k.onnx"
                 import onnx
                 onnx.save(synthetic_model(20_000), path)
@@ -107,4 +113,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

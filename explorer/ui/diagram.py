@@ -17,6 +17,7 @@ from ..views.dot_escape import parse_svg_id
 from ..views.heat import NodeValues
 from ..views.markup import md
 from ..views.render import GraphvizError, dot_available, render_svg
+from ..views.trace_marks import Marks, state_css
 
 _component = declare_component("explorer_diagram", path=str(Path(__file__).parent / "components" / "diagram"))
 HEIGHT = 640
@@ -41,10 +42,13 @@ def laid_out(drawing: Drawing) -> dict[str, str]:
 
 def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]], None] | None = None,
          reveal: str | None = None, mark: bool = False, hits: Iterable[str] = (),
-         values: NodeValues | None = None, height: int = HEIGHT) -> None:
+         values: NodeValues | None = None, height: int = HEIGHT, marks: Marks | None = None,
+         step: int | None = None) -> None:
     """Draws a drawing on the canvas. `on_click(kind, keys)` receives a clicked element's parsed id (see
     views.dot), e.g. ("node", (path,)) or ("graph", (body graph path,)); `reveal` is a node path whose box is
-    zoomed to (outlined when `mark`); `hits` are node paths to highlight; `values` adds its legend."""
+    zoomed to (outlined when `mark`); `hits` are node paths to highlight; `values` adds its legend. `marks`
+    (a trace position, see views.trace_marks) restyle the laid-out drawing in the browser: stepping to event
+    `step` keeps the layout and the zoom, and pans only when the current node leaves the view."""
     target = drawing.box_for(reveal) if reveal else None
     boxes = sorted({box for box in (drawing.box_for(p) for p in hits) if box is not None})
     legend = {"title": values.title, "items": values.legend()} if values is not None else None
@@ -56,5 +60,9 @@ def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]
 
     _component(**laid_out(drawing), focus=target, mark=mark, hits=boxes, legend=legend, height=height,
                colours={"selected": styles.SELECTION_COLOUR, "hit": styles.NODE_STATES["match"]["color"]},
-               key=key, on_change=clicked, default=None)
+               marks=marks.as_args() if marks is not None else None, state_css=_STATE_CSS if marks else None,
+               follow=marks is not None, step=step, key=key, on_change=clicked, default=None)
+
+
+_STATE_CSS = state_css()
 

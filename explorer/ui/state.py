@@ -83,6 +83,7 @@ W_PREDICT = "w_predict"  # learning mode: a prediction (per question)
 W_CHECK = "w_check"  # learning mode: check a prediction (per question)  # Graph page: step through from the selected node's first run
 W_STEP_VIEW = "w_step_view"  # Step page: how much of the model to draw
 W_STEP_DIAGRAM = "w_step_diagram"
+W_STEP_PLOT_INPUTS = "w_step_plot_inputs"  # Step page: plot the current node's inputs as well as its outputs
 W_OPT_WHOLE = "w_opt_whole"  # Optimizer page: draw the whole models
 W_OPT_BEFORE = "w_opt_before"
 W_OPT_AFTER = "w_opt_after"

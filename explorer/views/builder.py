@@ -3,7 +3,8 @@ node states, and writes DOT. The Drawing also says which boxes, nodes, bodies an
 never read the DOT text back."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from ..model import Model
 from . import styles
@@ -14,14 +15,16 @@ from .draw_facts import ModelFacts
 from .draw_plan import Options, Plan
 from .edges import EdgeWirer
 from .node_states import apply_states, box_of
-from .scene import Attrs, write_dot
+from .scene import Attrs, DrawnEdge, write_dot
 
 
 @dataclass(frozen=True)
 class Drawing:
     """DOT text and what it shows. `boxes`: every DOT node id drawn; `nodes`: node path -> id of the box
     standing for it (its own box, or the collapsed scope box hiding it); `bodies`: body graph paths drawn
-    expanded; `scopes`: scope keys drawn as open clusters."""
+    expanded; `scopes`: scope keys drawn as open clusters; `entry`: the nodes of the graphs drawn -> their box
+    (own or scope box); `exits`: an expanded control-flow node's header box -> its end box; `edges`: the edges
+    drawn with their SVG ids (see node_states and trace_marks, which style a laid-out drawing)."""
 
     dot: str
     boxes: frozenset[str]
@@ -29,6 +32,9 @@ class Drawing:
     bodies: frozenset[str]
     scopes: frozenset[str]
     root: str = ""
+    entry: Mapping[str, str] = field(default_factory=dict)
+    exits: Mapping[str, str] = field(default_factory=dict)
+    edges: tuple[DrawnEdge, ...] = ()
 
     def shows(self, path: str) -> bool:
         """Whether a node has a box of its own (not hidden in a scope box or a collapsed body)."""
@@ -46,7 +52,8 @@ def build(model: Model, options: Options) -> Drawing:
     canvas = Canvas(plan.root.path)
     boxes = BoxDrawer(plan, canvas)
     root = boxes.draw()
-    edges = EdgeWirer(plan, canvas, boxes).wire()
+    wirer = EdgeWirer(plan, canvas, boxes)
+    edges = wirer.wire()
     apply_states(plan, canvas)
     root.boxes.extend(canvas.stubs.values())
     defaults: dict[str, Attrs] = {"graph": {**styles.GRAPH_ATTRS, "rankdir": options.rankdir}, "node": dict(styles.NODE_ATTRS),
@@ -57,5 +64,6 @@ def build(model: Model, options: Options) -> Drawing:
         if box is not None:
             nodes[path] = box
     bodies = frozenset(g.path for g in canvas.drawn if g.path and g is not plan.root)
+    exits = {canvas.entry[p]: canvas.exit[p] for p in canvas.expanded_nodes}
     return Drawing(write_dot(root, edges, defaults), frozenset(canvas.boxes), nodes, bodies,
-                   frozenset(canvas.open_scopes), plan.root.path)
+                   frozenset(canvas.open_scopes), plan.root.path, dict(canvas.entry), exits, wirer.drawn())

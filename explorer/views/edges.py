@@ -10,7 +10,7 @@ from .boxes import SMALL, BoxDrawer
 from .canvas import Canvas, Source
 from .dot_escape import html, svg_id, tooltip
 from .draw_plan import AUTO_EDGE_LABELS, Plan
-from .scene import Attrs, Box, Edge, Html
+from .scene import Attrs, Box, DrawnEdge, Edge, Html
 
 
 class EdgeWirer:
@@ -26,6 +26,11 @@ class EdgeWirer:
     def wire(self) -> list[Edge]:
         self._connect()
         return self._edges() + self._layout_hints()
+
+    def drawn(self) -> tuple[DrawnEdge, ...]:
+        """The data, capture and carried edges written (by their `id`), with the values they carry."""
+        return tuple(DrawnEdge(svg_id("edge", str(i)), tail, head, tuple(name for name in pending.names if name))
+                     for i, ((tail, head, _), pending) in enumerate(self.canvas.pending.items()))
 
     # ---- sources -------------------------------------------------------------------------------------------
     def source(self, name: str, graph: GraphRef) -> Source:
@@ -154,8 +159,8 @@ class EdgeWirer:
     def _edges(self) -> list[Edge]:
         edges = []
         labelled = self.o.edge_labels if self.o.edge_labels is not None else len(self.canvas.boxes) <= AUTO_EDGE_LABELS
-        for (tail, head, _), pending in self.canvas.pending.items():
-            attrs: Attrs = dict(styles.EDGE_STYLES[pending.kind])
+        for n, ((tail, head, _), pending) in enumerate(self.canvas.pending.items()):
+            attrs: Attrs = {**styles.EDGE_STYLES[pending.kind], "id": svg_id("edge", str(n))}
             names = [n for n in pending.names if n]
             if pending.kind in ("data", "capture") and names:
                 text = names[0] if len(names) == 1 else f"{len(names)} values"

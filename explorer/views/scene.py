@@ -42,6 +42,16 @@ class Edge:
     attrs: Attrs = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class DrawnEdge:
+    """An edge as the drawing reports it: its SVG id, the boxes it joins and the value names it carries."""
+
+    id: str
+    tail: str
+    head: str
+    names: tuple[str, ...]
+
+
 def _attr_list(attrs: Attrs) -> str:
     parts = []
     for key, value in attrs.items():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import diagram, state, widgets
+from explorer.ui import diagram, panels, state, widgets
 from explorer.views.builder import Drawing
 from explorer.views.dot import model_to_dot
 from explorer.views.heat import OVERLAY_TITLES
@@ -120,7 +120,7 @@ def draw(model, trace) -> None:
             st.caption("Click a node in the diagram, or search for one above, to inspect it.")
             return
         body_actions(model, path, drawing)
-        widgets.node_inspector(model, trace, path)
+        panels.node_inspector(model, trace, path)
         runs = trace.events_of(path) if trace is not None else []
         if runs and st.button("Step through from its first run", key=state.W_GOTO_STEP):
             state.set_cursor(runs[0].index)

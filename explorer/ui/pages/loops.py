@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer.ui import diagram, learning, state, widgets
+from explorer.ui import diagram, learning, panels, state, widgets
 from explorer.views import loops
 from explorer.views.dot import model_to_dot
 from explorer.views.learning import loop_mode_code
@@ -103,7 +103,7 @@ def iterating(model, trace, path: str) -> None:
                 if figure is not None:
                     st.plotly_chart(figure, key=state.keyed("scan_series", path, name), width="stretch")
             with here:
-                widgets.value_panel(f"{name} ({what})", getattr(chosen, side).get(name),
+                panels.value_panel(f"{name} ({what})", getattr(chosen, side).get(name),
                                     key=state.keyed("scan", path, name, position))
 
 

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import diagram, learning, state, url, widgets
+from explorer.ui import diagram, learning, panels, state, url
 from explorer.views import cursor as moves
 from explorer.views.dot import model_to_dot
 from explorer.views.markup import md, md_code
 from explorer.views.overlays import TraceOverlay
+from explorer.views.trace_marks import trace_marks
 
 WHOLE_MODEL_LIMIT = 150  # nodes: above this the diagram shows only the current node's surroundings by default
 VIEWS = {"around": "around the node", "graph": "its graph", "model": "whole model"}
@@ -38,9 +39,13 @@ def draw(model, trace, index: int) -> None:
                                 key=state.W_STEP_VIEW) or default
     focus = {"model": "", "graph": model.node(event.node).graph.path,
              "around": moves.surroundings(model, event.node)}[view]
-    drawing = model_to_dot(model, focus=focus or None, cursor=TraceOverlay.from_trace(trace, index),
+    cursor = TraceOverlay.from_trace(trace, index)
+    # drawn without the cursor, so every step in the same part of the model reuses one layout; the step's
+    # states are marks the canvas applies to it
+    drawing = model_to_dot(model, focus=focus or None, reveal=[p for p in (event.node, cursor.error) if p],
                            edge_labels=None)
-    diagram.show(drawing, key=state.W_STEP_DIAGRAM, on_click=_clicked, reveal=event.node)
+    diagram.show(drawing, key=state.W_STEP_DIAGRAM, on_click=_clicked, reveal=event.node,
+                 marks=trace_marks(model, drawing, cursor), step=index)
 
 
 def iteration_moves(model, trace, index: int) -> None:
@@ -103,12 +108,15 @@ def stepper() -> None:
     with left:
         draw(model, trace, index)
     with right:
+        plot_inputs = st.toggle("Plot the inputs too", key=state.W_STEP_PLOT_INPUTS,
+                                help="Each step plots what the node wrote; plots of what it read slow stepping down")
         for title, values, side in (("Inputs", event.inputs, "in"), ("Outputs", event.outputs, "out")):
             st.markdown(f"##### {title}")
             if not values:
                 st.caption("none")
             for name, value in values.items():
-                widgets.value_panel(name, value, key=state.keyed("step", side, name))
+                panels.value_panel(name, value, key=state.keyed("step", side, name),
+                                   plot=side == "out" or plot_inputs)
     url.publish(model)  # a fragment rerun moves the cursor without running the whole app
 
 

@@ -17,6 +17,7 @@ stage.addEventListener("wheel", (event) => { event.preventDefault(); panzoom.zoo
 
 let shownKey = null, size = { w: 1, h: 1 }, args = {}, lastFocus = null, clicks = 0, fitScale = 1, graphviz = null;
 const svgCache = new Map();
+const stateStyle = document.head.appendChild(document.createElement("style"));
 
 function setView(scale, x, y) {
   panzoom.zoom(scale, { animate: false, force: true });
@@ -70,6 +71,38 @@ function mark() {
   if (args.mark) find(args.focus)?.classList.add("explorer-selected");
 }
 
+let marked = [];  // elements carrying a trace state class (st-<state>), and the badge
+function applyMarks() {
+  for (const el of marked) el.classList.remove(...[...el.classList].filter((c) => c.startsWith("st-")));
+  marked = [];
+  content.querySelector("#badge")?.remove();
+  const marks = args.marks;
+  if (!marks) return;
+  for (const [state, ids] of Object.entries(marks.states)) {
+    for (const id of ids) {
+      const el = find(id);
+      if (el) { el.classList.add("st-" + state); marked.push(el); }
+    }
+  }
+  const [id, text] = marks.badge || [];
+  const el = find(id);
+  if (el) {
+    const b = boxOf(el), badge = document.createElement("div");
+    badge.id = "badge";
+    badge.textContent = text;
+    badge.style.left = b.x + "px";
+    badge.style.top = (b.y + b.h + 2) + "px";
+    content.append(badge);
+  }
+}
+
+function visible(id) {  // whether an element lies wholly inside the stage at the current zoom
+  const el = find(id);
+  if (!el) return true;
+  const r = el.getBoundingClientRect(), s = stage.getBoundingClientRect();
+  return r.left >= s.left && r.right <= s.right && r.top >= s.top && r.bottom <= s.bottom;
+}
+
 function showLegend() {
   const items = (args.legend && args.legend.items) || [];
   legend.style.display = items.length ? "block" : "none";
@@ -100,6 +133,7 @@ async function layout(dot) {
 async function draw() {
   document.body.style.setProperty("--selected", args.colours.selected);
   document.body.style.setProperty("--hit", args.colours.hit);
+  if (args.state_css && stateStyle.textContent !== args.state_css) stateStyle.textContent = args.state_css;
   stage.style.height = args.height + "px";
   if (args.layout !== shownKey) {
     let svg = args.svg || svgCache.get(args.layout);
@@ -129,14 +163,17 @@ async function draw() {
     if (!kept && !(args.focus && fitScale < 0.5 && zoomTo(args.focus, false))) fit();
     lastFocus = args.focus;
   } else if (args.focus && args.focus !== lastFocus) {
-    zoomTo(args.focus, false);
+    if (!args.follow) zoomTo(args.focus, false);
+    else if (!visible(args.focus)) zoomTo(args.focus, true);  // stepping: keep the zoom, pan to the node
     lastFocus = args.focus;
   }
   mark();
+  applyMarks();
   showLegend();
   afterChange();
   send("streamlit:setFrameHeight", { height: args.height + 2 });
-  document.body.dataset.drawn = args.layout + "|" + (args.focus || "");  // what is on screen (for tests, benches)
+  document.body.dataset.took = window.__received + "," + Date.now();
+  document.body.dataset.drawn = args.layout + "|" + (args.step ?? "") + "|" + (args.focus || "");  // what is on screen (for tests, benches)
 }
 
 let down = null;
@@ -168,6 +205,7 @@ let pending = Promise.resolve();
 window.addEventListener("message", (event) => {
   if (event.data.type !== "streamlit:render") return;
   args = event.data.args;
+  window.__received = Date.now();
   pending = pending.then(draw).catch((error) => { statusLine.textContent = "could not draw: " + error; });
 });
 send("streamlit:componentReady", { apiVersion: 1 });

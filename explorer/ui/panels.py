@@ -1,0 +1,70 @@
+"""Panels showing what a node is and what it computed: the node inspector and a value's statistics, table and
+plot."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from ..model import Model
+from ..trace import Trace
+from ..views import inspector as views_inspector
+from ..views.markup import md, md_code
+from ..views.plots import value_figure
+from ..views.tables import short_text, value_grid, value_stats
+from . import state, widgets
+
+
+def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
+    """Attributes, declared input/output types, and the values each execution produced."""
+    details = views_inspector.node_details(model, path)
+    st.subheader(md(details.label))
+    st.caption(f"{md_code(details.path)} · domain {md(details.domain)}")
+    if details.attributes:
+        st.dataframe(pd.DataFrame(details.attributes, columns=["attribute", "value"]), hide_index=True)
+    ports = [("input", p.name, p.type) for p in details.inputs] + [("output", p.name, p.type) for p in details.outputs]
+    if ports:
+        st.dataframe(pd.DataFrame(ports, columns=["", "value", "declared type"]), hide_index=True)
+    if details.bodies:
+        st.caption("Bodies: " + ", ".join(md_code(b) for b in details.bodies))
+    if trace is None:
+        return
+    runs = trace.events_of(path)
+    if not runs:
+        st.info("This node did not run in the recorded trace.")
+        return
+    if len(runs) > 1:
+        st.caption(f"Ran {len(runs)} times")
+        st.dataframe(pd.DataFrame(views_inspector.executions(trace, path)), hide_index=True)
+    event = widgets.pick_execution(runs, state.keyed("w_exec", path))
+    for name, value in event.outputs.items():
+        value_panel(name, value, key=state.keyed("inspect", event.index, name))
+
+
+def value_panel(name: str, value: Any, key: str, plot: bool = True) -> None:
+    """A value's statistics, the value as a table when small, and (when `plot`) a plot; scalars inline."""
+    stats = value_stats(value)
+    scalar = isinstance(value, np.ndarray) and value.ndim == 0
+    parts = [f"**{md(name)}**", md_code(stats["type"]) + (f" = {md_code(short_text(value))}" if scalar else "")]
+    if not scalar and stats["min"] is not None:
+        parts.append(f"min {stats['min']:.4g} · max {stats['max']:.4g} · mean {stats['mean']:.4g}")
+    if stats["NaN"] or stats["Inf"]:
+        parts.append(f":red[NaN {stats['NaN']} · Inf {stats['Inf']}]")
+    elif not scalar and (stats["dtype"] or "").startswith(("float", "bfloat", "complex")):
+        parts.append(":gray[NaN 0 · Inf 0]")
+    st.markdown(" · ".join(parts))
+    if scalar:
+        return
+    grid = value_grid(value)
+    if grid is not None:
+        st.dataframe(pd.DataFrame(grid.cells, index=grid.rows, columns=grid.columns),
+                     height=min(38 + 35 * len(grid.rows), 250))
+        if value.ndim >= 2:
+            st.caption(grid.caption)
+    if not plot:
+        return
+    figure = value_figure(value, name)
+    if figure is not None and (grid is None or len(grid.rows) > 1 or len(grid.columns) > 4):
+        st.plotly_chart(figure, key=key, width="stretch")
