@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from app_server import ROOT, diagram, settle
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
 ARTIFACTS = ROOT / "artifacts"
@@ -61,10 +62,13 @@ def test_step_to_an_iteration_inside_a_loop(page):
     settle(page)
     text = markdown_text(page)
     assert "Scan 'enc' · iteration 0 › Loop 'inner' · iteration 1 › Mod 'parity'" in text
-    # the diagram marks the current node (views.styles: the "current" state's outline colour)
-    current = diagram(page).locator('g.node[id="node:enc/body/inner/body/parity"] path, '
-                                    'g.node[id="node:enc/body/inner/body/parity"] polygon')
-    assert current.first.get_attribute("stroke") == "#e8590c"
+    # the canvas marks the current node as it appears on screen (views.styles: the "current" state's outline
+    # colour #e8590c), and its iterations beside it
+    canvas = diagram(page)
+    current = canvas.locator('g.node[id="node:enc/body/inner/body/parity"] path, '
+                             'g.node[id="node:enc/body/inner/body/parity"] polygon').first
+    expect(current).to_have_css("stroke", "rgb(232, 89, 12)")
+    expect(canvas.locator("#badge")).to_have_text("▶ iteration 0, 1")
     no_exception(page)
     shot(page, "step_iteration")
 

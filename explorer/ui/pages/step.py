@@ -104,7 +104,7 @@ def stepper() -> None:
     iteration_moves(model, trace, index)
     if event.summarized:
         st.caption("Values past the trace memory budget are kept as summaries.")
-    left, right = st.columns([3, 2])
+    left, right = st.columns([2, 1])
     with left:
         draw(model, trace, index)
     with right:

@@ -8,14 +8,15 @@ const mapImage = minimap.querySelector("img");
 const viewport = document.getElementById("viewport");
 const statusLine = document.getElementById("status");
 const legend = document.getElementById("legend");
-for (const el of [document.getElementById("controls"), minimap, legend]) el.classList.add("panzoom-exclude");
+const MAP_WIDTH = 150, READABLE = 0.5;  // minimap width (px); the smallest zoom at which labels can be read
 
 const send = (type, extra) => window.parent.postMessage({ isStreamlitMessage: true, type, ...extra }, "*");
 const panzoom = Panzoom(content, { canvas: true, origin: "0 0", maxScale: 6, minScale: 0.02, step: 0.25 });
 stage.addEventListener("wheel", (event) => { event.preventDefault(); panzoom.zoomWithWheel(event); },
                        { passive: false });
 
-let shownKey = null, size = { w: 1, h: 1 }, args = {}, lastFocus = null, clicks = 0, fitScale = 1, graphviz = null;
+let shownKey = null, size = { w: 1, h: 1 }, args = {}, lastFocus = null, clicks = 0, graphviz = null;
+let allScale = 1;  // the zoom showing the whole drawing
 const svgCache = new Map();
 const stateStyle = document.head.appendChild(document.createElement("style"));
 
@@ -29,8 +30,16 @@ function centerOn(cx, cy, scale) {
   setView(scale, stage.clientWidth / (2 * scale) - cx, stage.clientHeight / (2 * scale) - cy);
 }
 
+function showAll() {
+  centerOn(size.w / 2, size.h / 2, allScale);
+}
+
+// The opening view: the whole drawing when it can be read that way; else (a tall or wide drawing) its top at
+// its width or, when that is too small to read, at a readable zoom (drag or use the minimap to move on).
 function fit() {
-  centerOn(size.w / 2, size.h / 2, fitScale);
+  if (allScale >= READABLE) return showAll();
+  const scale = Math.min(Math.max(stage.clientWidth / size.w * 0.97, READABLE), 1);
+  setView(scale, stage.clientWidth / (2 * scale) - size.w / 2, 8 / scale);
 }
 
 function boxOf(el) {  // an element's box in content coordinates (whatever the current zoom)
@@ -47,15 +56,19 @@ function zoomTo(id, keepScale) {
   if (!el) return false;
   const b = boxOf(el);
   const readable = Math.min(stage.clientWidth / (b.w * 5), stage.clientHeight / (b.h * 7), 1);
-  const scale = keepScale ? panzoom.getScale() : Math.max(readable, fitScale);
+  const scale = keepScale ? panzoom.getScale() : Math.max(readable, allScale);
   centerOn(b.x + b.w / 2, b.y + b.h / 2, scale);
   return true;
+}
+
+function mapScale() {
+  return Math.min(minimap.clientWidth / size.w, minimap.clientHeight / size.h);
 }
 
 function afterChange() {
   const scale = panzoom.getScale(), pan = panzoom.getPan();
   content.classList.toggle("far", scale < 0.45);
-  const k = Math.min(minimap.clientWidth / size.w, minimap.clientHeight / size.h);
+  const k = mapScale();
   viewport.style.left = (-pan.x * k) + "px";
   viewport.style.top = (-pan.y * k) + "px";
   viewport.style.width = (stage.clientWidth / scale * k) + "px";
@@ -135,6 +148,7 @@ async function draw() {
   document.body.style.setProperty("--hit", args.colours.hit);
   if (args.state_css && stateStyle.textContent !== args.state_css) stateStyle.textContent = args.state_css;
   stage.style.height = args.height + "px";
+  legend.style.maxHeight = Math.round(args.height * 0.4) + "px";
   if (args.layout !== shownKey) {
     let svg = args.svg || svgCache.get(args.layout);
     if (!svg) {
@@ -150,9 +164,12 @@ async function draw() {
     el.setAttribute("height", size.h);
     content.style.width = size.w + "px";
     content.style.height = size.h + "px";
-    fitScale = Math.min(stage.clientWidth / size.w, args.height / size.h, 1) * 0.97;
-    panzoom.setOptions({ minScale: Math.min(fitScale, 1) / 2 });
-    const k = Math.min(minimap.clientWidth / size.w, minimap.clientHeight / size.h);
+    allScale = Math.min(stage.clientWidth / size.w, args.height / size.h, 1) * 0.97;
+    panzoom.setOptions({ minScale: allScale / 2 });
+    const room = args.height - document.getElementById("controls").offsetHeight - 24;
+    minimap.style.width = MAP_WIDTH + "px";
+    minimap.style.height = Math.max(40, Math.min(room * 0.6, size.h * MAP_WIDTH / size.w)) + "px";
+    const k = mapScale();
     if (mapImage.src) URL.revokeObjectURL(mapImage.src);
     mapImage.src = URL.createObjectURL(new Blob([svg], { type: "image/svg+xml" }));
     mapImage.style.width = size.w * k + "px";
@@ -160,7 +177,10 @@ async function draw() {
     shownKey = args.layout;
     const sameLayout = before && Math.abs(before.size.w - size.w) < 1 && Math.abs(before.size.h - size.h) < 1;
     const kept = sameLayout && args.focus && zoomTo(args.focus, true);
-    if (!kept && !(args.focus && fitScale < 0.5 && zoomTo(args.focus, false))) fit();
+    if (!kept && !(args.focus && !args.follow && allScale < READABLE && zoomTo(args.focus, false))) {
+      fit();
+      if (args.follow && args.focus && !visible(args.focus)) zoomTo(args.focus, true);
+    }
     lastFocus = args.focus;
   } else if (args.focus && args.focus !== lastFocus) {
     if (!args.follow) zoomTo(args.focus, false);
@@ -188,11 +208,12 @@ document.getElementById("controls").addEventListener("click", (event) => {
   if (act === "in") panzoom.zoomIn();
   if (act === "out") panzoom.zoomOut();
   if (act === "fit") fit();
+  if (act === "all") showAll();
   if (act === "node") zoomTo(args.focus, false);
   if (act === "map") minimap.classList.toggle("hidden");
 });
 function mapTo(event) {
-  const k = Math.min(minimap.clientWidth / size.w, minimap.clientHeight / size.h);
+  const k = mapScale();
   const r = minimap.getBoundingClientRect();
   centerOn((event.clientX - r.left) / k, (event.clientY - r.top) / k, panzoom.getScale());
 }
