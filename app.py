@@ -17,6 +17,8 @@ PAGES = [
 page = st.navigation(PAGES)
 widgets.sidebar()
 url.restore_position()
-widgets.status_banner()
+banner = st.container()  # filled after the page, which may draw before the run is done (a big model)
 page.run()
+with banner:
+    widgets.status_banner()
 url.publish(state.active_model())

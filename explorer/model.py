@@ -14,6 +14,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import external_data_helper
 
+from . import model_guards
 from .errors import ModelError
 from .graph import GraphIndex, GraphRef, NodeRef, subgraph_attributes
 from .model_guards import check_depth, check_domains, check_sparse, external_int, sparse_tensors
@@ -185,10 +186,13 @@ def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | o
     except Exception as exc:  # noqa: BLE001 - the checker rejects models that runtimes still run
         warnings.append(f"onnx checker: {_first_line(exc)}")
     given = GivenModel(proto.ByteSize(), value_info_names(proto.graph))
-    try:
-        proto = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False, data_prop=True)
-    except Exception as exc:  # noqa: BLE001 - inference failing is a warning, the model may still run
-        warnings.append(f"shape inference failed: {_first_line(exc)}")
+    skipped = model_guards.inference_too_costly(proto)
+    warnings += [skipped] if skipped else []
+    if not skipped:
+        try:
+            proto = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False, data_prop=True)
+        except Exception as exc:  # noqa: BLE001 - inference failing is a warning, the model may still run
+            warnings.append(f"shape inference failed: {_first_line(exc)}")
     broken = violations(proto)
     if broken and not lenient:
         more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""

@@ -227,3 +227,18 @@ def test_example_inputs_without_a_declared_shape_explain_themselves():
                                    "gru/test_gru_bidirectional/model.onnx")
     with pytest.raises(explorer.FeedError, match="declares no shape"):
         model.example_inputs()
+
+
+def test_shape_inference_is_skipped_when_it_would_take_long_and_the_declared_types_stay():
+    from dot_support import synthetic_model
+
+    from explorer.model_guards import INFERENCE_BUDGET
+
+    small, big = synthetic_model(400), synthetic_model(20_000)
+    assert explorer.load(small).warnings == []  # affordable: inferred as before
+    model = explorer.load(big)
+    [warning] = model.warnings
+    assert warning.startswith("shape inference skipped: 20000 nodes in ") and "declares" in warning
+    bodies = int(warning.split(" in ")[1].split()[0])
+    assert 20_000 * bodies > INFERENCE_BUDGET
+    assert model.index.value_type("x", "") is not None  # declared input types are kept

@@ -143,9 +143,18 @@ def given_sample_inputs(name: str) -> dict[str, Any] | None:
 
 
 
+_FINISHED: set[tuple[str, str, tuple[int, int, int]]] = set()  # runs run_cached has done in this process
+
+
+def run_finished(model_key: str, feeds_key: str, limits: tuple[int, int, int]) -> bool:
+    """Whether run_cached has done this run (so asking for it costs nothing, unless the cache dropped it)."""
+    return (model_key, feeds_key, limits) in _FINISHED
+
+
 @st.cache_resource(max_entries=8, show_spinner=False)
 def run_cached(model_key: str, feeds_key: str, limits: tuple[int, int, int], _model: Model,
          _make_feeds: Callable[[], dict[str, Any]]) -> RunOutcome:
+    _FINISHED.add((model_key, feeds_key, limits))
     try:
         feeds = _make_feeds()
         return RunOutcome(run(_model, feeds, limits=Limits(*limits)))

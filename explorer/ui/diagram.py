@@ -7,12 +7,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 from streamlit.components.v1 import declare_component
 
+from ..model import Model
 from ..views import styles
 from ..views.builder import Drawing
+from ..views.dot import model_to_dot
 from ..views.dot_escape import parse_svg_id
 from ..views.heat import NodeValues
 from ..views.markup import md
@@ -26,6 +29,17 @@ HEIGHT = 640
 @st.cache_data(max_entries=64, show_spinner=False)
 def _svg(dot_text: str) -> str:
     return render_svg(dot_text, timeout=120)
+
+
+@st.cache_resource(max_entries=48, show_spinner=False)
+def _drawing(model_key: str, key: str, _model: Model, _options: dict[str, Any]) -> Drawing:
+    return model_to_dot(_model, **_options)
+
+
+def drawing(model: Model, key: str, **options: Any) -> Drawing:
+    """`model_to_dot(model, **options)`, cached by the model and `key`, which must tell apart every choice of
+    options the caller makes (a 20,000-node model takes seconds to draw, and a page reruns on every click)."""
+    return _drawing(model.sha256, key, model, options)
 
 
 def laid_out(drawing: Drawing) -> dict[str, str]:

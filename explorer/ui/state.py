@@ -28,6 +28,7 @@ from .cache import (
     path_source,
     proto_model,
     run_cached,
+    run_finished,
     sample_source,
     upload_source,
 )
@@ -173,11 +174,21 @@ def current_run() -> RunOutcome | None:
     request: RunRequest | None = st.session_state.get(RUN_REQUEST)
     if model is None or request is None:
         return None
-    limits = request.limits
     with st.spinner(f"Running {model.source} on {request.label}…"):
-        return run_cached(model.sha256, request.feeds_key,
-                    (limits.max_iterations, limits.max_tensor_bytes, limits.trace_budget_bytes),
-                    model, request.make_feeds)
+        return run_cached(model.sha256, request.feeds_key, _limits_key(request), model, request.make_feeds)
+
+
+def _limits_key(request: RunRequest) -> tuple[int, int, int]:
+    limits = request.limits
+    return limits.max_iterations, limits.max_tensor_bytes, limits.trace_budget_bytes
+
+
+def run_ready() -> bool:
+    """Whether asking for the current run costs nothing (done already, or nothing to run): a page draws what
+    needs no trace before it waits for a run that is not."""
+    model = active_model()
+    request: RunRequest | None = st.session_state.get(RUN_REQUEST)
+    return model is None or request is None or run_finished(model.sha256, request.feeds_key, _limits_key(request))
 
 
 def current_trace() -> Trace | None:
@@ -187,11 +198,15 @@ def current_trace() -> Trace | None:
 
 def node_values(kind: str) -> NodeValues | None:
     """A views.heat overlay ("time", "magnitude", "nonfinite") of the current run; None without a run."""
+    key, trace = run_key(), current_trace()
+    return None if key is None or trace is None else node_values_cached(key, kind, trace)
+
+
+def run_key() -> str | None:
+    """A key naming the current run (model, feeds, limits); None when there is nothing to run."""
     request: RunRequest | None = st.session_state.get(RUN_REQUEST)
-    model, trace = active_model(), current_trace()
-    if request is None or model is None or trace is None:
-        return None
-    return node_values_cached(f"{model.sha256}:{request.feeds_key}:{request.limits}", kind, trace)
+    model = active_model()
+    return None if request is None or model is None else f"{model.sha256}:{request.feeds_key}:{request.limits}"
 
 
 def cursor(trace: Trace) -> int:

@@ -5,7 +5,6 @@ import streamlit as st
 
 from explorer.ui import diagram, panels, state, widgets
 from explorer.views.builder import Drawing
-from explorer.views.dot import model_to_dot
 from explorer.views.heat import OVERLAY_TITLES
 from explorer.views.markup import md
 from explorer.views.navigation import breadcrumb, contains, parts
@@ -93,7 +92,8 @@ def draw(model, trace) -> None:
         for column, (target, title) in zip(st.columns(len(crumbs)), crumbs):
             column.button(md(title), key=state.keyed("w_crumb", target), on_click=set_focus, args=(target,),
                           disabled=target == focus, width="stretch")
-    mode_column, search_column, colour_column, pick_column = st.columns([2.4, 3, 3, 4], vertical_alignment="bottom")
+    mode_column, colour_column = st.columns([1, 2], vertical_alignment="bottom")
+    search_column, pick_column = st.columns([1, 1], vertical_alignment="bottom")
     mode = mode_column.segmented_control("Bodies", list(BODIES), format_func=BODIES.__getitem__, default="auto",
                                          key=state.W_BODIES) or "auto"
     query = search_column.text_input("Search", key=state.W_SEARCH, placeholder="name, op:Conv, shape:1x64, nan",
@@ -108,9 +108,11 @@ def draw(model, trace) -> None:
     rule = mode if mode != "auto" else (dict(overrides) or None)
     failed = trace is not None and trace.error is not None and trace.error.node
     cursor = TraceOverlay.from_trace(trace) if trace is not None and failed else None
-    drawing = model_to_dot(model, highlight=hits, reveal=[path] if path else [], focus=focus or None, expand=rule,
-                           cursor=cursor, values=values, edge_labels=None)
-    left, right = st.columns([3, 2])
+    key = repr((hits, path, focus, rule, (state.run_key(), colour) if values else None,
+                state.run_key() if cursor else None))
+    drawing = diagram.drawing(model, key, highlight=hits, reveal=[path] if path else [], focus=focus or None,
+                              expand=rule, cursor=cursor, values=values, edge_labels=None)
+    left, right = st.columns([5, 2])
     with left:
         diagram.show(drawing, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, reveal=path, mark=True,
                      hits=hits, values=values)
@@ -128,8 +130,12 @@ def draw(model, trace) -> None:
 
 
 st.title("Graph")
-model, trace = state.active_model(), state.current_trace()
+model = state.active_model()
 if model is None:
     st.info("Choose a model in the sidebar.")
-else:
-    draw(model, trace)
+elif state.run_ready():
+    draw(model, state.current_trace())
+else:  # a big model: its drawing is on screen while it runs, then the page shows what the run adds
+    draw(model, None)
+    if state.current_run() is not None and state.run_ready():
+        st.rerun()
