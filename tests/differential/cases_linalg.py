@@ -1,4 +1,4 @@
-"""MatMul, Gemm, MatMulInteger, QLinearMatMul, Det at every version."""
+"""MatMul, Gemm, MatMulInteger, QLinearMatMul, Det, Einsum at every version."""
 from __future__ import annotations
 
 import numpy as np
@@ -91,5 +91,42 @@ def _integer() -> list[Case]:
     return found
 
 
+EINSUMS = [  # (equation, operand shapes)
+    ("ij,jk->ik", [(3, 4), (4, 5)]), ("ij,jk", [(2, 3), (3, 2)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 2)]),
+    ("ii->i", [(3, 3)]), ("ii", [(4, 4)]), ("i,i", [(5,), (5,)]), ("i,j->ij", [(3,), (4,)]), ("ij->ji", [(2, 3)]),
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (1, 5, 4, 2)]), ("...i,...i->...", [(2, 1, 3), (1, 4, 3)]), ("...ij", [(2, 3, 4)]),
+    ("Ab,bc", [(2, 3), (3, 4)]), ("aB,Bc->ca", [(2, 3), (3, 4)]), (" i j , j k -> i k ", [(2, 3), (3, 2)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]), ("ij,jk->ik", [(0, 3), (3, 2)]), (",ij->ij", [(), (2, 3)]),
+    ("ij,jk->ik", [(64, 80), (80, 70)]), ("bhqd,bhkd->bhqk", [(2, 2, 8, 16), (2, 2, 8, 16)]),
+]
+EINSUM_UPPER = "onnxruntime refuses upper-case labels without '->'; the spec allows them (output Ac: A sorts first)"
+EINSUM_NO_INT = "onnxruntime implements Einsum for int32/int64 and floats only: the spec's sum of products, wrapping"
+
+
+def _einsum() -> list[Case]:
+    found = []
+    for version in since_versions("Einsum"):
+        for dtype in schema_types("Einsum", version, exotic=True):
+            for k, (equation, shapes) in enumerate(EINSUMS):
+                if dtype.kind in "iu" and max(int(np.prod(s)) for s in shapes) > 1000:
+                    continue
+                r = rng("Einsum", version, str(dtype), k)
+                operands = [values(r, s, dtype, 0 if dtype.kind == "u" else -3, 3) for s in shapes]
+                half = dtype.itemsize == 2 and dtype.kind != "i" and dtype.kind != "u"
+                tol = (2e-2, 2e-2) if half else (1e-4, 1e-4) if dtype == np.float32 else None
+                judge = {}
+                if equation == "Ab,bc":
+                    product = operands[0].astype(np.float64) @ operands[1].astype(np.float64)
+                    judge = {"expected": [product.astype(dtype)], "reason": EINSUM_UPPER}
+                elif dtype.kind in "iu" and dtype not in (np.int32, np.int64):
+                    wide = np.einsum(equation.replace(" ", ""), *(o.astype(np.int64) for o in operands))
+                    judge = {"expected": [np.asarray(wide).astype(dtype)], "reason": EINSUM_NO_INT}
+                found.append(Case("Einsum", version, operands, {"equation": equation}, tol=tol, **judge))
+    found.append(Case("Einsum", 12, [np.ones((2, 3), np.float32)], {"equation": "ij,jk->ik"}, error="2 terms"))
+    found.append(Case("Einsum", 12, [np.ones((2, 3, 4), np.float32), np.ones((4, 2), np.float32)],
+                      {"equation": "...ij,...jk->...ik"}, error="the same number of axes"))
+    return found
+
+
 def cases() -> list[Case]:
-    return [*_matmul(), *_gemm(), *_integer()]
+    return [*_matmul(), *_gemm(), *_integer(), *_einsum()]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import zlib
 from functools import cache
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import helper
@@ -40,6 +41,13 @@ def values(r: np.random.Generator, dims: tuple[int, ...], dtype: object, low: fl
            special: bool = False) -> np.ndarray:
     """Random values of `dtype`; for floats with `special`, some NaN, +-Inf and -0.0 among them."""
     dtype = np.dtype(dtype)
+    if dtype.type.__module__ == "ml_dtypes":  # in range for the type (floats saturate, integers clip)
+        info = ml_dtypes.iinfo(dtype) if "int" in dtype.name else None
+        if info is not None:
+            return values(r, dims, np.int8, max(low, info.min), min(high, info.max)).astype(dtype)
+        wide = values(r, dims, np.float32, low, high, special)
+        finite = float(ml_dtypes.finfo(dtype).max)
+        return np.where(np.isinf(wide), wide, np.clip(wide, -finite, finite)).astype(dtype)
     if dtype == np.bool_:
         return np.asarray(r.random(dims) < 0.5)
     if dtype.kind in "iu":
@@ -56,9 +64,11 @@ def values(r: np.random.Generator, dims: tuple[int, ...], dtype: object, low: fl
 
 
 @cache
-def schema_types(op: str, version: int, param: str = "T", domain: str = "") -> tuple[np.dtype, ...]:
-    """The numpy dtypes the schema of `op` at `version` allows for type parameter `param` (tensor types only,
-    bfloat16 and the 8/4-bit floats left out: onnxruntime cannot take them from Python)."""
+def schema_types(op: str, version: int, param: str = "T", domain: str = "",
+                 exotic: bool = False) -> tuple[np.dtype, ...]:
+    """The numpy dtypes the schema of `op` at `version` allows for type parameter `param` (tensor types only;
+    complex left out, and unless `exotic`, the types numpy holds through ml_dtypes: bfloat16, float8, float4, the
+    4- and 2-bit integers)."""
     schema = onnx.defs.get_schema(op, version, domain)
     constraint = next(c for c in schema.type_constraints if c.type_param_str == param)
     found = []
@@ -67,14 +77,13 @@ def schema_types(op: str, version: int, param: str = "T", domain: str = "") -> t
             continue
         name = text[len("tensor("):-1]
         elem = getattr(onnx.TensorProto, name.upper(), None)
-        if elem is None or name in ("bfloat16", "complex64", "complex128") or name.startswith(("float8", "float4",
-                                                                                                 "int4", "uint4")):
+        if elem is None or name in ("complex64", "complex128"):
             continue
         if name == "string":
             found.append(np.dtype(object))
             continue
         dtype = np.dtype(helper.tensor_dtype_to_np_dtype(elem))
-        if dtype.type.__module__ == "numpy":  # not ml_dtypes' int2, float8, ...
+        if exotic or dtype.type.__module__ == "numpy":
             found.append(dtype)
     return tuple(found)
 

@@ -19,6 +19,7 @@ from .. import control_flow, rnn
 from . import (
     activation,
     binary,
+    cast,
     constant,
     conv,
     detection,
@@ -48,6 +49,7 @@ from .base import KernelFactory
 FAMILIES = (
     activation,
     binary,
+    cast,
     constant,
     conv,
     detection,
@@ -103,9 +105,6 @@ def _ops(domain: str, names: str) -> set[tuple[str, str]]:
 
 REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
     _ops("", """
-        # elementwise, activations, softmax, reductions, casts, logic
-        BitCast Cast CastLike Einsum
-
         # conv, pool, resize, normalization, quantize, linear algebra, detection
         AffineGrid Attention Col2Im DeformConv GridSample MaxRoiPool RMSNormalization RotaryEmbedding
 

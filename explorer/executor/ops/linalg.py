@@ -1,6 +1,6 @@
 """Matrix products on BLAS: MatMul (1, 9, 13), Gemm (1, 6, 7, 9, 11, 13), MatMulInteger (10),
-QLinearMatMul (10, 21), Det (11, 22). Half precision is multiplied in float32, integers exactly in float64 (or
-int64 past its exact range)."""
+QLinearMatMul (10, 21), Det (11, 22), Einsum (12, 28). Half precision is multiplied in float32, integers exactly in
+float64 (or int64 past its exact range; Einsum keeps the input's integer type, as onnxruntime does)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -122,8 +122,48 @@ def det_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
+def explicit_equation(equation: str, ranks: list[int]) -> str:
+    """An Einsum equation in explicit form: without `->`, the output is `...` (if any operand has one) followed by
+    the labels used exactly once, in ASCII order (upper case first), as the spec says."""
+    equation = equation.replace(" ", "")
+    terms = equation.split("->")[0].split(",")
+    if len(terms) != len(ranks):
+        raise ValueError(f"the equation {equation!r} has {len(terms)} terms for {len(ranks)} inputs")
+    covered = {rank - len(term.replace("...", "")) for term, rank in zip(terms, ranks) if "..." in term}
+    if len(covered) > 1:
+        raise ValueError(f"every '...' of {equation!r} must stand for the same number of axes; for inputs of "
+                         f"ranks {ranks} they stand for {sorted(covered)}")
+    if "->" in equation:
+        return equation
+    labels = "".join(term.replace("...", "") for term in terms)
+    once = sorted(c for c in set(labels) if labels.count(c) == 1)
+    return f"{equation}->{'...' if '...' in equation else ''}{''.join(once)}"
+
+
+def einsum_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    _, attrs = node_attributes(node, program)
+    equation = str(attrs["equation"])
+    paths: dict[tuple[tuple[int, ...], ...], Any] = {}
+
+    def run(args: list[Any]) -> tuple[Any, ...]:
+        dtype = args[0].dtype
+        if any(a.dtype != dtype for a in args):
+            raise ValueError(f"Einsum inputs differ in type: {[str(a.dtype) for a in args]}")
+        work = compute_dtype(dtype) if dtype.kind not in "iu" else dtype
+        operands = [a.astype(work, copy=False) for a in args]
+        explicit = explicit_equation(equation, [a.ndim for a in args])
+        shapes = tuple(a.shape for a in operands)
+        if shapes not in paths:  # contraction order (BLAS where it pays) chosen once per shapes
+            large = len(args) > 2 or max((a.size for a in operands), default=0) >= 4096
+            paths[shapes] = np.einsum_path(explicit, *operands, optimize="greedy")[0] if large else False
+        return (np.asarray(np.einsum(explicit, *operands, optimize=paths[shapes])).astype(dtype, copy=False),)
+
+    return run
+
+
 KERNELS = {
     "Det": det_kernel,
+    "Einsum": einsum_kernel,
     "Gemm": gemm_kernel,
     "MatMul": matmul_kernel,
     "MatMulInteger": matmul_integer_kernel,

@@ -1,5 +1,5 @@
 """Sum, Mean, Max, Min over any number of inputs (same shapes before version 8, broadcasting from 8), Where,
-Einsum, CumSum/CumProd (exclusive, reverse) and BitCast."""
+CumSum/CumProd (exclusive, reverse)."""
 from __future__ import annotations
 
 from collections.abc import Callable
