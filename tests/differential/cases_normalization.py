@@ -1,4 +1,4 @@
-"""BatchNormalization, InstanceNormalization, LayerNormalization, GroupNormalization, LRN, LpNormalization,
+"""BatchNormalization, InstanceNormalization, LayerNormalization, RMSNormalization, GroupNormalization, LRN, LpNormalization,
 MeanVarianceNormalization, Dropout at every version."""
 from __future__ import annotations
 
@@ -96,6 +96,22 @@ def _layer_and_group_norm() -> list[Case]:
             found.append(Case("LayerNormalization", 17, [x, values(r, normalized, dtype), values(r, normalized, dtype)],
                               attrs={"axis": axis, "epsilon": 1e-3, "stash_type": stash}, outputs=3, tol=tol,
                               dtype_sweep=True))
+    for dtype in schema_types("RMSNormalization", 23, exotic=True):
+        r = rng("RMSNormalization", str(dtype))
+        tol = (2e-2, 2e-2) if dtype.itemsize == 2 else (1e-4, 1e-5)
+        for axis, stash, epsilon in ((-1, 1, 1e-5), (1, 1, 1e-3), (-2, 11, 0.5), (0, 1, 1e-5)):
+            x = values(r, (2, 3, 4), dtype)
+            normalized = x.shape[axis % 3:]
+            scale = values(r, normalized[-1:] if axis == 1 else normalized, dtype)  # broadcast
+            found.append(Case("RMSNormalization", 23, [x, scale], tol=tol, dtype_sweep=True,
+                              attrs={"axis": axis, "epsilon": epsilon, "stash_type": stash}))
+    x = values(rng("RMSNormalization", "mixed"), (2, 5), np.float16)
+    scale = values(rng("RMSNormalization", "scale"), (5,), np.float32)
+    wide = x.astype(np.float32)
+    normalized = (wide / np.sqrt((wide * wide).mean(axis=-1, keepdims=True) + 1e-5)).astype(np.float16)
+    found.append(Case("RMSNormalization", 23, [x, scale], tol=(2e-3, 2e-3), expected=[normalized * scale],
+                      reason="onnxruntime's function body multiplies float16 by float32 and fails; the spec: "
+                             "normalized in X's type, times the scale, in the scale's type"))
     for version in since_versions("GroupNormalization"):
         r = rng("GroupNormalization", version)
         x = values(r, (2, 4, 3, 3), np.float32)

@@ -217,6 +217,11 @@ def assert_same(got: Any, want: Any, tol: tuple[float, float] | None, what: str)
         return
     assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} vs {want.dtype}"
     assert got.shape == want.shape, f"{what}: shape {got.shape} vs {want.shape}"
+    if want.dtype.kind == "c":  # complex: the real and imaginary parts as floats of the same precision
+        part = np.dtype(np.float32 if want.dtype == np.complex64 else np.float64)
+        for pick in (np.real, np.imag):
+            assert_same(pick(got).astype(part), pick(want).astype(part), tol, what)
+        return
     if want.dtype.kind != "f":
         assert np.array_equal(got, want), f"{what}: {got!r} vs {want!r}"
         return

@@ -36,6 +36,7 @@ from . import (
     quantize,
     reduction,
     resize,
+    sampling,
     scatter,
     sequence,
     shape,
@@ -66,6 +67,7 @@ FAMILIES = (
     quantize,
     reduction,
     resize,
+    sampling,
     scatter,
     sequence,
     shape,
@@ -106,7 +108,7 @@ def _ops(domain: str, names: str) -> set[tuple[str, str]]:
 REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
     _ops("", """
         # conv, pool, resize, normalization, quantize, linear algebra, detection
-        AffineGrid Attention Col2Im DeformConv GridSample MaxRoiPool RMSNormalization RotaryEmbedding
+        Attention Col2Im DeformConv MaxRoiPool RotaryEmbedding
 
         # rare: random sampling, signal processing, strings, training losses, recent fused ops
         Bernoulli BlackmanWindow CausalConvWithState DFT HammingWindow HannWindow ImageDecoder LinearAttention

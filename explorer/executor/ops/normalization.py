@@ -1,5 +1,5 @@
 """Normalizations: BatchNormalization (1, 6, 7, 9, 14, 15), InstanceNormalization (1, 6, 22), LayerNormalization
-(17), GroupNormalization (18, 21), LRN (1, 13), LpNormalization (1, 22), MeanVarianceNormalization (9, 13) and
+(17), RMSNormalization (23), GroupNormalization (18, 21), LRN (1, 13), LpNormalization (1, 22), MeanVarianceNormalization (9, 13) and
 Dropout (1, 6, 7, 10, 12, 13, 22). Half precision is computed in float32."""
 from __future__ import annotations
 
@@ -103,6 +103,24 @@ def layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
         if bias is not None:
             y = y + bias
         return y.astype(x.dtype, copy=False), mean.astype(xw.dtype), inv_std.astype(xw.dtype)
+
+    return run
+
+
+def rms_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    _, attrs = node_attributes(node, program)
+    axis, epsilon = int(attrs["axis"]), float(attrs["epsilon"])
+    stash = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(int(attrs["stash_type"])))
+
+    def run(args: list[Any]) -> tuple[Any, ...]:
+        x, scale = args
+        if not -x.ndim <= axis < x.ndim:
+            raise ValueError(f"axis {axis} is out of range for an input of rank {x.ndim}")
+        xw = x.astype(stash)
+        mean_square = np.mean(xw * xw, axis=tuple(range(axis % x.ndim, x.ndim)), keepdims=True)
+        normalized = (xw / np.sqrt(mean_square + epsilon)).astype(x.dtype)  # stage one ends in X's type
+        work = compute_dtype(scale.dtype)
+        return ((normalized.astype(work) * scale.astype(work)).astype(scale.dtype),)
 
     return run
 
@@ -224,4 +242,5 @@ KERNELS = {
     "LpNormalization": lp_normalization_kernel,
     "LRN": lrn_kernel,
     "MeanVarianceNormalization": mean_variance_normalization_kernel,
+    "RMSNormalization": rms_normalization_kernel,
 }
