@@ -18,6 +18,7 @@ from . import model_guards
 from .errors import ModelError
 from .graph import GraphIndex, GraphRef, NodeRef, subgraph_attributes
 from .model_guards import check_depth, check_domains, check_sparse, external_int, sparse_tensors
+from .model_inference import check_and_infer, model_bytes
 from .typing_rules import violations
 
 # Domains explorer can run natively (onnx.reference covers them); others need a model-local function.
@@ -181,18 +182,10 @@ def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | o
     for sparse in sparse_tensors(proto):
         check_sparse(sparse)
     check_domains(proto, KNOWN_DOMAINS)
-    try:
-        onnx.checker.check_model(proto)
-    except Exception as exc:  # noqa: BLE001 - the checker rejects models that runtimes still run
-        warnings.append(f"onnx checker: {_first_line(exc)}")
-    given = GivenModel(proto.ByteSize(), value_info_names(proto.graph))
+    given = GivenModel(model_bytes(proto), value_info_names(proto.graph))
     skipped = model_guards.inference_too_costly(proto)
     warnings += [skipped] if skipped else []
-    if not skipped:
-        try:
-            proto = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False, data_prop=True)
-        except Exception as exc:  # noqa: BLE001 - inference failing is a warning, the model may still run
-            warnings.append(f"shape inference failed: {_first_line(exc)}")
+    proto = check_and_infer(proto, warnings, _first_line, infer=not skipped)
     broken = violations(proto)
     if broken and not lenient:
         more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""

@@ -65,8 +65,36 @@ class Knowledge:
         self._untyped.clear()
 
     def is_constant(self, name: str) -> bool:
-        """True for initializers that cannot be fed, Constant node outputs, and constants of enclosing graphs."""
-        return self.constant(name) is not None
+        """True for initializers that cannot be fed, Constant node outputs, and constants of enclosing graphs
+        (an initializer's value is not read for this: a model's weights stay in their protos)."""
+        if not name:
+            return False
+        if name in self._constants:
+            return True
+        node = self.producer(name)
+        if node is not None:
+            return self.constant(name) is not None
+        if name in self.initializers:
+            return name not in self.inputs
+        if self.parent is not None and not self.defines(name):
+            return self.parent.is_constant(name)
+        return False
+
+    def constant_kind(self, name: str) -> tuple[str, int] | None:
+        """(numpy dtype kind, element count) of a constant (see is_constant), else None; an initializer's are read
+        from its type and dims, without copying its data out of the model."""
+        cached = self._constants.get(name)
+        if cached is None and name and self.producer(name) is None and name in self.initializers:
+            if name in self.inputs:
+                return None
+            tensor = self.initializers[name]
+            try:
+                kind = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.data_type)).kind
+            except (KeyError, TypeError, ValueError):
+                return None
+            return kind, int(np.prod(tensor.dims, dtype=object)) if tensor.dims else 1
+        value = cached if cached is not None else self.constant(name)
+        return None if value is None else (value.dtype.kind, int(value.size))
 
     def constant(self, name: str) -> np.ndarray | None:
         """The value of a constant (see is_constant), else None."""

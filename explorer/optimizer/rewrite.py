@@ -13,8 +13,9 @@ from collections.abc import Iterable
 
 import onnx
 
-from ..graph import subgraph_attributes
+from ..graph import node_ids, subgraph_attributes
 from ..model import GivenModel, Model, load, value_info_names
+from ..model_inference import copy_fields, model_bytes
 from .context import Context
 from .ir import Node
 from .pattern import MatchResult, Pattern
@@ -240,16 +241,24 @@ def _without_graph(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy of a model's fields but its graph (which the optimizer rebuilds: its initializers are not copied
     twice)."""
     shell = onnx.ModelProto()
-    for field, value in model.ListFields():
-        if field.name == "graph":
-            continue
-        if isinstance(value, (list, tuple)) or hasattr(value, "extend"):
-            getattr(shell, field.name).extend(value)
-        elif field.message_type is not None:
-            getattr(shell, field.name).CopyFrom(value)
-        else:
-            setattr(shell, field.name, value)
+    copy_fields(model, shell, skip="graph")
     return shell
+
+
+def _named(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model itself when every node (bodies too) is named by its static id already, as exporters name them;
+    else a copy whose nodes are (copied field by field: a whole-model copy would hold the weights twice at once)."""
+    if _has_ids(model.graph):
+        return model
+    named = _without_graph(model)
+    copy_fields(model.graph, named.graph)
+    name_nodes(named.graph)
+    return named
+
+
+def _has_ids(graph: onnx.GraphProto) -> bool:
+    return all(node.name == node_id and all(_has_ids(body) for _, body in subgraph_attributes(node))
+               for node, node_id in zip(graph.node, node_ids(graph)))
 
 
 def _resolve(name: str, rewired: dict[str, str]) -> str:
@@ -271,21 +280,19 @@ def optimize(model: Model | str | bytes | onnx.ModelProto, *, patterns: Iterable
     start = time.perf_counter()
     chosen = select_patterns(patterns, exclude)
     loaded = model if isinstance(model, Model) else load(model, lenient=lenient)
-    original = onnx.ModelProto()
-    original.CopyFrom(loaded.proto)
-    given = loaded.given or GivenModel(original.ByteSize(), value_info_names(original.graph))
-    named = {n.name for g in graphs(original.graph) for n in g.node if n.name}
-    name_nodes(original.graph)
+    given = loaded.given or GivenModel(model_bytes(loaded.proto), value_info_names(loaded.proto.graph))
+    named = {n.name for g in graphs(loaded.proto.graph) for n in g.node if n.name}
+    original = _named(loaded.proto)  # read, never changed
     opsets = {(o.domain if o.domain != "ai.onnx" else ""): o.version for o in original.opset_import}
     ctx = Context(opsets=opsets, ir_version=original.ir_version,
-                  size_budget=max(MIN_SIZE_BUDGET, int(original.ByteSize() * SIZE_BUDGET)))
+                  size_budget=max(MIN_SIZE_BUDGET, int(model_bytes(original) * SIZE_BUDGET)))
     all_names(original.graph, ctx.names)
     header = ModelHeader(original.ir_version, tuple(original.opset_import), tuple(original.functions))
     driver = Driver(chosen, ctx, header, stop_after=stop_after, max_rounds=max_rounds)
     main = GraphState(original.graph, ctx)  # read, never changed: edits make new protos
     driver.optimize_graph(main)
     optimized = _without_graph(original)
-    optimized.graph.CopyFrom(main.to_graph())
+    main.to_graph(optimized.graph)
     fit_size(optimized, size_limit(given.bytes), set(given.value_info), named)
     return OptimizationResult(original, optimized, driver.steps, list(driver.stats.values()), ctx.declined,
                               driver.stopped, driver.rounds, time.perf_counter() - start, chosen,

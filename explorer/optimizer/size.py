@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import onnx
 
 from ..graph import subgraph_attributes
+from ..model_inference import model_bytes
 
 SIZE_MARGIN = 0.10  # of the original model's bytes
 
@@ -30,14 +31,14 @@ def size_limit(original_bytes: int) -> int:
 def fit_size(model: onnx.ModelProto, limit: int, declared: set[str], named: set[str]) -> None:
     """Trims `model` in place toward `limit` bytes: first the value_info entries not in `declared` (those the
     original had), then the node names not in `named` (names nodes had in the original)."""
-    if model.ByteSize() <= limit:
+    if model_bytes(model) <= limit:
         return
     for graph in graphs(model.graph):
         kept = [info for info in graph.value_info if info.name in declared]
         if len(kept) != len(graph.value_info):
             del graph.value_info[:]
             graph.value_info.extend(kept)
-    if model.ByteSize() <= limit:
+    if model_bytes(model) <= limit:
         return
     for graph in graphs(model.graph):
         for node in graph.node:

@@ -276,12 +276,13 @@ class GraphState(Knowledge):
             node.pos = (float(index), 0)
         self._dirty = self._misplaced = False
 
-    def to_graph(self) -> onnx.GraphProto:
-        """The graph as it is now: live nodes in order, initializers still read, value_info for live values
-        whose type is known and not obvious from a constant."""
+    def to_graph(self, graph: onnx.GraphProto | None = None) -> onnx.GraphProto:
+        """The graph as it is now (written into `graph` when given, an empty one): live nodes in order,
+        initializers still read, value_info for live values whose type is known and not obvious from a constant."""
         nodes = self.nodes()
         used = {name for name, v in self.values.items() if v.is_used()} | self.inputs
-        graph = onnx.GraphProto(name=self.graph.name, doc_string=self.graph.doc_string)
+        graph = onnx.GraphProto() if graph is None else graph
+        graph.name, graph.doc_string = self.graph.name, self.graph.doc_string
         graph.input.extend(self.graph.input)
         graph.output.extend(self.graph.output)
         graph.initializer.extend(t for t in self.initializers.values() if t.name in used)

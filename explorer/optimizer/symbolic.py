@@ -56,10 +56,11 @@ def known(g: GraphState, facts: Facts, name: str) -> np.ndarray | None:
     found = facts.values.get(name)
     if found is not None:
         return found
-    value = g.constant(name)
-    if value is not None:
-        small = value.dtype.kind in "iub" and value.size <= MAX_VALUE_ELEMENTS
-        return np.array([int(v) for v in value.reshape(-1)], dtype=object).reshape(value.shape) if small else None
+    kind = g.constant_kind(name)  # a big or float constant (a weight) is not read at all
+    if kind is not None:
+        value = g.constant(name) if kind[0] in "iub" and kind[1] <= MAX_VALUE_ELEMENTS else None
+        return None if value is None else np.array([int(v) for v in value.reshape(-1)],
+                                                   dtype=object).reshape(value.shape)
     if g.parent is not None and not g.defines(name):  # a body reads what its enclosing graph knows
         return known(g.parent, g.parent.facts, name)
     return None

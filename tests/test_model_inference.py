@@ -1,0 +1,54 @@
+"""Checker and shape inference on a skeleton: the same inferred types as onnx's inference on the whole model,
+the same checker complaints, and the big weights never leave the model."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+import explorer
+from explorer.model_inference import BIG_TENSOR_BYTES, _skeleton, check_and_infer
+
+
+def weighted_model(weight: onnx.TensorProto | None = None) -> onnx.ModelProto:
+    """x[1, 128] @ w[128, 256] (+ a shape tensor read by Reshape, which inference must still see) -> Relu."""
+    w = weight or numpy_helper.from_array(np.arange(128 * 256, dtype=np.float32).reshape(128, 256) / 1e4, "w")
+    shape = numpy_helper.from_array(np.array([16, 16], np.int64), "shape")
+    nodes = [h.make_node("MatMul", ["x", "w"], ["m"]), h.make_node("Reshape", ["m", "shape"], ["r"]),
+             h.make_node("Relu", ["r"], ["y"])]
+    graph = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 128])],
+                         [h.make_tensor_value_info("y", T.FLOAT, ["a", "b"])], [w, shape])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_the_skeleton_leaves_big_weights_out_and_keeps_shape_tensors():
+    model = weighted_model()
+    assert model.graph.initializer[0].ByteSize() > BIG_TENSOR_BYTES
+    skeleton, moved = _skeleton(model)
+    assert moved == 1 and [t.name for t in skeleton.graph.initializer] == ["shape"]
+    assert [i.name for i in skeleton.graph.input] == ["x", "w"]
+    assert skeleton.graph.input[1].type.tensor_type.shape.dim[1].dim_value == 256
+
+
+def test_types_match_onnx_inference_on_the_whole_model_and_the_weights_stay():
+    model = weighted_model()
+    whole = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+    warnings: list[str] = []
+    inferred = check_and_infer(model, warnings, str)
+    assert warnings == []
+    assert list(inferred.graph.value_info) == list(whole.graph.value_info)
+    assert list(inferred.graph.output) == list(whole.graph.output)
+    reshaped = next(v for v in inferred.graph.value_info if v.name == "r")
+    assert [d.dim_value for d in reshaped.type.tensor_type.shape.dim] == [16, 16]  # read from the shape tensor
+    assert [i.name for i in inferred.graph.input] == ["x"]
+    np.testing.assert_array_equal(numpy_helper.to_array(inferred.graph.initializer[0]),
+                                  np.arange(128 * 256, dtype=np.float32).reshape(128, 256) / 1e4)
+
+
+def test_a_big_weight_with_too_little_data_still_reaches_the_checker():
+    weight = numpy_helper.from_array(np.ones((128, 256), np.float32), "w")
+    weight.raw_data = weight.raw_data[:-4]
+    model = explorer.load(weighted_model(weight))
+    assert any(w.startswith("onnx checker:") and "raw_data size" in w for w in model.warnings)
