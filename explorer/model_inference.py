@@ -5,7 +5,6 @@ weights. The skeleton moves the main graph's big initializers out, into graph in
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import onnx
@@ -76,12 +75,10 @@ def copy_fields(source: Message, target: Message, skip: str = "") -> None:
 def _movable(tensor: onnx.TensorProto, ir_version: int, inputs: set[str]) -> bool:
     """A big tensor whose raw data has exactly the size its type and dims call for (anything else stays, for the
     checker to report)."""
-    if {f.name for f, _ in tensor.ListFields()} - _PLAIN_FIELDS or tensor.data_type in _PACKED:
-        return False
     if ir_version < 4 and tensor.name not in inputs:  # before IR 4 an initializer must be an input too
         return False
-    size = tensor_bytes(tensor)
-    return size is not None and size >= BIG_TENSOR_BYTES and len(tensor.raw_data) == size
+    size = _raw_size(tensor)
+    return size is not None and len(tensor.raw_data) == size
 
 
 def tensor_bytes(tensor: onnx.TensorProto) -> int | None:
@@ -103,28 +100,37 @@ _PACKED = frozenset(getattr(onnx.TensorProto, name) for name in
 
 
 def model_bytes(proto: onnx.ModelProto) -> int:
-    """The model's serialized size, near enough for budgets and limits (a few bytes per tensor): tensors whose
-    raw data fits their type and dims are counted from those, everything else is measured. protobuf's ByteSize
-    on the whole model would serialize every weight to measure it."""
-    total = sum(_field_bytes(value) for field, value in proto.ListFields() if field.name != "graph")
-    for field, value in proto.graph.ListFields():
-        if field.name == "initializer":
-            total += sum(_initializer_bytes(tensor) for tensor in value)
-        else:
-            total += _field_bytes(value)
-    return total
+    """The model's serialized size (to within a few bytes per big initializer). protobuf's ByteSize on the whole
+    model would serialize every weight to measure it, so big initializers are counted from their dims and type,
+    the rest measured on a copy without them."""
+    big = [t for t in proto.graph.initializer if _raw_size(t) is not None]
+    if not big:
+        return proto.ByteSize()
+    rest = onnx.ModelProto()
+    copy_fields(proto, rest, skip="graph")
+    copy_fields(proto.graph, rest.graph, skip="initializer")
+    rest.graph.initializer.extend(t for t in proto.graph.initializer if _raw_size(t) is None)
+    graph = rest.graph.ByteSize()
+    full = graph + sum(_entry_bytes(t) for t in big)
+    return rest.ByteSize() - _varint_bytes(graph) - graph + _varint_bytes(full) + full
 
 
-def _initializer_bytes(tensor: onnx.TensorProto) -> int:
-    size = tensor_bytes(tensor) if tensor.HasField("raw_data") and tensor.data_type not in _PACKED else None
-    if size is None or size < BIG_TENSOR_BYTES:
-        return tensor.ByteSize()
-    return size + len(tensor.name) + 8 * len(tensor.dims) + 16  # data, name, dims, tags and lengths
+def _raw_size(tensor: onnx.TensorProto) -> int | None:
+    """The raw data's size of a big tensor holding only raw data, else None."""
+    if {f.name for f, _ in tensor.ListFields()} - _PLAIN_FIELDS or tensor.data_type in _PACKED:
+        return None
+    size = tensor_bytes(tensor)
+    return size if size is not None and size >= BIG_TENSOR_BYTES else None
 
 
-def _field_bytes(value: Any) -> int:
-    if hasattr(value, "extend"):  # a repeated field
-        return sum(_field_bytes(v) for v in value)
-    if isinstance(value, Message):
-        return value.ByteSize()
-    return len(value) if isinstance(value, (str, bytes)) else 8
+def _entry_bytes(tensor: onnx.TensorProto) -> int:
+    """A big initializer's bytes in the graph: its fields but raw data measured, raw data from dims and type."""
+    shell = onnx.TensorProto()
+    copy_fields(tensor, shell, skip="raw_data")
+    size = _raw_size(tensor) or 0
+    inner = shell.ByteSize() + 1 + _varint_bytes(size) + size
+    return 1 + _varint_bytes(inner) + inner
+
+
+def _varint_bytes(value: int) -> int:
+    return max(1, (value.bit_length() + 6) // 7)

@@ -52,3 +52,14 @@ def test_a_big_weight_with_too_little_data_still_reaches_the_checker():
     weight.raw_data = weight.raw_data[:-4]
     model = explorer.load(weighted_model(weight))
     assert any(w.startswith("onnx checker:") and "raw_data size" in w for w in model.warnings)
+
+
+def test_model_bytes_is_the_serialized_size_without_serializing_the_weights():
+    from explorer.model_inference import model_bytes
+
+    model = weighted_model()
+    assert model_bytes(model) == len(model.SerializeToString())
+    small = h.make_model(h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g",
+                                      [h.make_tensor_value_info("x", T.FLOAT, [2])],
+                                      [h.make_tensor_value_info("y", T.FLOAT, [2])]))
+    assert model_bytes(small) == len(small.SerializeToString())
