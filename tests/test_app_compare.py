@@ -70,6 +70,36 @@ def test_reference_values_show_the_first_divergence(tmp_path):
     assert "node 'enc/body/squash' (Tanh) at iteration (2,), value 's_out'" in texts(at)
 
 
+def test_the_graph_page_colours_nodes_by_the_error_against_b_once_compared():
+    from xml.etree import ElementTree
+
+    from explorer.views.dot_escape import svg_id
+    from explorer.views.styles import HEAT_SCALE
+    from tests.test_app import SVG, diagram_args
+
+    at = AppTest.from_file(APP, default_timeout=120).run().switch_page("explorer/ui/pages/graph.py").run()
+    assert "error" not in at.button_group(key="w_colour").options  # nothing compared yet
+    trace = explorer.run(explorer.load(sample_path("nested_loops")), sample_inputs("nested_loops"))
+    stacked = np.stack([e.outputs["s_out"] for e in trace.events_of("enc/body/squash")])
+    stacked[2] += np.float32(0.25)
+    buffer = io.BytesIO()
+    np.savez(buffer, s_out=stacked)
+    at.switch_page(PAGE).run()
+    at.radio(key="w_compare_b").set_value("reference").run()
+    at.file_uploader(key="w_compare_npz").upload("ref.npz", buffer.getvalue()).run()
+    at.switch_page("explorer/ui/pages/graph.py").run()
+    at.button_group(key="w_colour").set_value("error").run()
+    assert_clean(at)
+    args = diagram_args(at, state.W_GRAPH_CLICK)
+    assert args["legend"]["title"].startswith("max abs error against reference values")
+    [(colour, text)] = args["legend"]["items"]  # one node departs: one colour
+    assert float(text) == pytest.approx(0.25, rel=1e-3)
+    fills = {g.get("id"): next(e.get("fill") for e in g.iter() if e.tag in (f"{SVG}path", f"{SVG}polygon"))
+             for g in ElementTree.fromstring(args["svg"]).iter(f"{SVG}g") if g.get("class") == "node"}
+    assert fills[svg_id("node", "enc/body/squash")] == colour == HEAT_SCALE[-1]
+    assert HEAT_SCALE[-1] not in {fill for box, fill in fills.items() if box != svg_id("node", "enc/body/squash")}
+
+
 def test_two_models_show_the_gate_that_departs_first(tmp_path):
     params = torch_parameters("GRU")
     onnx.save(exported_rnn("GRU", params, linear_before_reset=1), tmp_path / "right.onnx")

@@ -49,6 +49,7 @@ ANSWERS = "learning_answers"  # learning mode: question key -> what the learner 
 LEARN_POSITION = "learn_position"  # learning mode: iterations revealed so far (per loop execution)
 TOUR = "tour_positions"  # sample -> index of the tour tip shown (past the end: closed)
 URL_READ = "url_read"  # the address's state was read (once per session)
+COMPARED = "compared"  # the Compare page's latest comparison (run key, its key, Comparison): Graph page colours
 URL_PENDING = "url_pending"  # address parameters still to apply (inputs, cursor, node) once the model is active
 
 # ---- widget keys ---------------------------------------------------------------------------------------------
@@ -254,4 +255,13 @@ def comparison(b: Any, b_key: str, rtol: float, atol: float) -> Comparison | Non
     if model is None or trace is None or request is None:
         return None
     with st.spinner("Comparing…"):
-        return compare_cached(model.sha256, request.feeds_key, b_key, (rtol, atol), trace, model, b)
+        result = compare_cached(model.sha256, request.feeds_key, b_key, (rtol, atol), trace, model, b)
+    st.session_state[COMPARED] = (run_key(), f"{b_key}:{rtol!r}:{atol!r}", result)
+    return result
+
+
+def last_comparison() -> tuple[str, Comparison] | None:
+    """The comparison the Compare page made last (with a key naming B and the tolerances), while the current
+    run is still its side A."""
+    found = st.session_state.get(COMPARED)
+    return (found[1], found[2]) if found is not None and found[0] == run_key() else None

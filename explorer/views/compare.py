@@ -25,7 +25,8 @@ def error_values(comparison: Comparison) -> NodeValues:
     for v in comparison.values:
         if not v.ok:
             worst[v.node] = max(worst.get(v.node, 0.0), max(v.max_abs, FLOOR))
-    return NodeValues("max abs error, beyond tolerance", worst)
+    return NodeValues(f"max abs error against {comparison.b_label}, beyond rtol {comparison.rtol:g} / atol "
+                      f"{comparison.atol:g} (unfilled: within)", worst)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
@@ -52,10 +54,17 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=BROWSER_ARGS)
 
 
+RUN_TIMEOUT = 240_000  # ms a script run may take on a machine busy with other work
+
+
 def settle(page) -> None:
-    """Waits until the script has started and finished running."""
-    page.wait_for_timeout(400)
-    page.wait_for_selector("[data-test-script-state=notRunning]")
+    """Waits until the rerun an action caused has started and finished: for the script to start (or to have
+    been quick enough to be over already) then for it to stop, however long a loaded machine takes."""
+    try:
+        page.wait_for_selector("[data-test-script-state=running]", timeout=400)
+    except PlaywrightTimeout:
+        pass  # over before we looked, or no rerun at all
+    page.wait_for_selector("[data-test-script-state=notRunning]", timeout=RUN_TIMEOUT)
 
 
 DIAGRAM_FRAME = 'iframe[title="explorer.ui.diagram.explorer_diagram"]'

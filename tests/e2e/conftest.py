@@ -1,12 +1,13 @@
 """Real-browser tests: `streamlit run app.py` on a free loopback port, driven by Playwright through Debian's
-Chromium. Skipped (with the reason) only when /usr/bin/chromium is not installed."""
+Chromium. Skipped (with the reason) only when /usr/bin/chromium is not installed. One server and one browser
+serve every test of a worker (each test gets a fresh browser context, i.e. a new app session)."""
 from __future__ import annotations
 
 import pytest
-from app_server import CHROMIUM, VIEWPORT, free_port, launch, settle, start_server, stop_server
+from app_server import CHROMIUM, RUN_TIMEOUT, VIEWPORT, free_port, launch, settle, start_server, stop_server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server():
     if not CHROMIUM.exists():
         pytest.skip("Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
@@ -18,7 +19,7 @@ def server():
         stop_server(proc)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser(server):
     from playwright.sync_api import sync_playwright
 
@@ -34,7 +35,7 @@ def browser(server):
 def page(browser, server):
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
-    page.set_default_timeout(60_000)
+    page.set_default_timeout(RUN_TIMEOUT)  # waits end when what they wait for is there
     page.goto(server)
     settle(page)
     try:

@@ -16,7 +16,8 @@ ADD_X = "enc/body/inner/body/branch/then_branch/add_x"
 def shot(page, name: str) -> None:
     """Saves a screenshot once tables and charts (drawn after the script finishes) are on screen."""
     for frame in page.get_by_test_id("stDataFrame").all():
-        frame.locator("canvas").first.wait_for()
+        if frame.is_visible():  # not those in a tab not shown
+            frame.locator("canvas").first.wait_for()
     page.wait_for_timeout(1500)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"e2e_{name}.png"))

@@ -5,13 +5,15 @@ import streamlit as st
 
 from explorer.ui import diagram, panels, state, widgets
 from explorer.views.builder import Drawing
-from explorer.views.heat import OVERLAY_TITLES
+from explorer.views.compare import error_values
+from explorer.views.heat import OVERLAY_TITLES, NodeValues
 from explorer.views.markup import md
 from explorer.views.navigation import breadcrumb, contains, parts
 from explorer.views.overlays import TraceOverlay
 from explorer.views.search import search
 
 BODIES = {"auto": "auto", "all": "expand", "none": "collapse"}
+ERROR = "error"  # colour by the error against side B of the Compare page's comparison
 SEARCH_LIMIT = 200
 SEARCH_HELP = ("Names and paths, op types (`op:Conv`), value names (`value:x`), shapes (`shape:1x64x?`), and in the "
                "recorded run: `nan` (nodes that wrote NaN or Inf), `slower:0.5ms` (nodes slower than that).")
@@ -98,12 +100,20 @@ def draw(model, trace) -> None:
                                          key=state.W_BODIES) or "auto"
     query = search_column.text_input("Search", key=state.W_SEARCH, placeholder="name, op:Conv, shape:1x64, nan",
                                      help=SEARCH_HELP)
-    colour = colour_column.segmented_control("Colour by", list(OVERLAY_TITLES), format_func=OVERLAY_TITLES.__getitem__,
-                                             key=state.W_COLOUR, disabled=trace is None)
+    compared_key, compared = state.last_comparison() or ("", None)
+    overlays = {**OVERLAY_TITLES, **({ERROR: f"error vs {compared.b_label}"} if compared is not None else {})}
+    colour = colour_column.segmented_control("Colour by", list(overlays), format_func=overlays.__getitem__,
+                                             key=state.W_COLOUR, disabled=trace is None,
+                                             help="Time spent, largest |value| written, NaN/Inf written, and, once "
+                                                  "the Compare page has compared this run, the error against B")
     with pick_column:
         path = widgets.node_selector(model, "Inspect a node (or click one in the diagram)")
     hits = search_results(model, trace, query)
-    values = state.node_values(colour) if colour else None
+    if colour == ERROR and compared is not None:
+        values: NodeValues | None = error_values(compared)
+        colour = f"{ERROR}:{compared_key}"
+    else:
+        values = state.node_values(colour) if colour in OVERLAY_TITLES else None
     overrides = st.session_state[state.EXPANDED]
     rule = mode if mode != "auto" else (dict(overrides) or None)
     failed = trace is not None and trace.error is not None and trace.error.node

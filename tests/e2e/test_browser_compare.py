@@ -1,0 +1,68 @@
+"""The Compare page in a real browser on the nested-loop sample: against onnxruntime every value agrees; against
+reference values that depart at the third Scan iteration the first divergence is named, outlined in the diagram
+and stepped to in lockstep; then the Graph page colours the nodes by that error, with its legend. Screenshots
+go to artifacts/e2e_compare_*.png."""
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pytest
+from app_server import diagram, settle
+from playwright.sync_api import expect
+from test_browser import no_exception, open_page, shot
+
+import explorer
+from explorer.samples import sample_inputs, sample_path
+
+pytestmark = pytest.mark.e2e
+SQUASH = "enc/body/squash"
+
+
+def reference_npz() -> bytes:
+    """The Scan body's `s_out` of every iteration, 0.25 off at the third (as an .npz of reference values)."""
+    trace = explorer.run(explorer.load(sample_path("nested_loops")), sample_inputs("nested_loops"))
+    stacked = np.stack([e.outputs["s_out"] for e in trace.events_of(SQUASH)])
+    stacked[2] += np.float32(0.25)
+    buffer = io.BytesIO()
+    np.savez(buffer, s_out=stacked)
+    return buffer.getvalue()
+
+
+def texts(page) -> str:
+    return "\n".join(page.get_by_test_id("stText").all_inner_texts())
+
+
+def test_compare_names_outlines_and_steps_to_the_first_divergence(page):
+    open_page(page, "Compare")  # side A: the default sample (nested_loops) on its own inputs
+    page.get_by_text("Every aligned value agrees").wait_for()
+    diagram(page).locator("#content svg").wait_for()
+    no_exception(page)
+    shot(page, "compare_onnxruntime")
+
+    page.get_by_test_id("stRadio").get_by_text("Reference values (.npz)").click()
+    settle(page)
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+        files=[{"name": "ref.npz", "mimeType": "application/octet-stream", "buffer": reference_npz()}])
+    settle(page)
+    page.get_by_text("First divergence, in A's execution order:").wait_for()
+    assert f"node '{SQUASH}' (Tanh) at iteration (2,), value 's_out'" in texts(page)
+    node = diagram(page).locator(f'g.node[id="node:{SQUASH}"]')
+    expect(node).to_have_class(re.compile(r"\bexplorer-selected\b"))  # zoomed to and outlined
+    shot(page, "compare_divergence")
+
+    page.get_by_role("tab", name="Step both").click()
+    page.get_by_role("button", name="Go to the first divergence").click()
+    settle(page)
+    page.get_by_text(f"A: {SQUASH} (Tanh) at iteration (2,)").wait_for()
+    no_exception(page)
+
+    open_page(page, "Graph")
+    page.get_by_role("radio", name="error vs reference values").click()
+    settle(page)
+    legend = diagram(page).locator("#legend")
+    expect(legend).to_contain_text("max abs error against reference values")
+    expect(legend).to_contain_text("0.25")
+    no_exception(page)
+    shot(page, "compare_graph_error")
