@@ -105,6 +105,9 @@ CASES = {  # id: (op, attributes, make_feeds keyword arguments)
     "gru_lbr0_ragged": ("GRU", {}, dict(lens=[5, 2, 0])),
     "gru_lbr1_ragged_bidirectional": ("GRU", {"direction": "bidirectional", "linear_before_reset": 1},
                                       dict(lens=[3, 5, 1])),
+    "gru_bidirectional_directions_differ_ragged": (  # the directions run stacked, each with its own activations
+        "GRU", {"direction": "bidirectional", "activations": ["Sigmoid", "Tanh", "HardSigmoid", "Softsign"],
+                "activation_alpha": [0.3], "activation_beta": [0.4]}, dict(lens=[4, 1, 5])),
     "gru_clip_lbr1": ("GRU", {"clip": 0.6, "linear_before_reset": 1}, {}),
     "gru_activations": ("GRU", {"activations": ["HardSigmoid", "LeakyRelu"], "activation_alpha": [0.3, 0.2],
                                 "activation_beta": [0.4]}, {}),

@@ -3,7 +3,7 @@ h) computes each gate, activations and their alpha/beta defaults, the weight and
 attributes checked against its opset version's schema with every default resolved."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +11,7 @@ import onnx
 
 from ..errors import ExecutionError, where
 from ..graph import NodeRef
+from .schema import attribute_problem, schema_at
 
 # canonical name -> (default alpha, default beta); None: the function takes no such value. Defaults are those
 # of the ONNX operator of the same name (Affine and ScaledTanh, which have none there, default to identity
@@ -91,31 +92,27 @@ class RnnConfig:
 
 
 def rnn_config(node: NodeRef, opset: int) -> RnnConfig:
-    """Reads and checks the attributes of a GRU/LSTM/RNN node; ExecutionError naming the node when invalid."""
+    """Reads and checks the attributes of a GRU/LSTM/RNN node at the model's opset; ExecutionError naming the node
+    when invalid."""
+    schema = schema_at(node.op_type, opset, "")
+    if schema is None:
+        raise _error(node, f"{node.op_type} does not exist in opset {opset}")
+    problem = attribute_problem(node.proto, schema, opset)
+    if problem is not None:
+        raise _error(node, problem)
+    values = {att.name: onnx.helper.get_attribute_value(att) for att in node.proto.attribute}
+    return config_from(node, schema.since_version, values)
+
+
+def config_from(node: NodeRef, version: int, values: Mapping[str, Any]) -> RnnConfig:
+    """The config of a GRU/LSTM/RNN node whose attributes (`values`, by name; strings as str or bytes) already
+    fit the schema of `version`: checks what the schema cannot say, resolves every default."""
     cell = CELLS[node.op_type]
 
     def fail(message: str) -> ExecutionError:
-        return ExecutionError(f"{where(node.path, node.op_type, ())}: {message}", node=node.path,
-                              op_type=node.op_type)
+        return _error(node, message)
 
-    try:
-        schema = onnx.defs.get_schema(node.op_type, opset, "")
-    except onnx.defs.SchemaError:
-        raise fail(f"{node.op_type} does not exist in opset {opset}") from None
-    version = schema.since_version
-    values: dict[str, Any] = {}
-    for att in node.proto.attribute:
-        spec = schema.attributes.get(att.name)
-        if spec is None:
-            known = ", ".join(sorted(schema.attributes))
-            raise fail(f"{node.op_type}-{version} has no attribute {att.name!r} (it has: {known})")
-        if att.type != spec.type:
-            got = onnx.AttributeProto.AttributeType.Name(att.type)
-            want = onnx.AttributeProto.AttributeType.Name(spec.type)
-            raise fail(f"attribute {att.name!r} is {got}; the spec wants {want}")
-        values[att.name] = onnx.helper.get_attribute_value(att)
-
-    direction = values.get("direction", b"forward").decode("utf-8", "replace")
+    direction = _text(values.get("direction", "forward"))
     if direction not in DIRECTIONS:
         raise fail(f"direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
     num_directions = 2 if direction == "bidirectional" else 1
@@ -134,11 +131,19 @@ def rnn_config(node: NodeRef, opset: int) -> RnnConfig:
                      bool(values.get("linear_before_reset", 0)), bool(values.get("input_forget", 0)))
 
 
-def _activations(cell: Cell, num_directions: int, values: dict[str, Any],
+def _error(node: NodeRef, message: str) -> ExecutionError:
+    return ExecutionError(f"{where(node.path, node.op_type, ())}: {message}", node=node.path, op_type=node.op_type)
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def _activations(cell: Cell, num_directions: int, values: Mapping[str, Any],
                  fail: Callable[[str], ExecutionError]) -> tuple[tuple[Activation, ...], ...]:
     per_direction = len(cell.activations)
     if "activations" in values:
-        names = [n.decode("utf-8", "replace") for n in values["activations"]]
+        names = [_text(n) for n in values["activations"]]
         if cell.op_type == "RNN" and num_directions == 1 and len(names) == 2:
             names = names[:1]  # RNN's schema default lists two (Tanh, Tanh) even for one direction
     else:

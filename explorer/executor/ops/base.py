@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -23,6 +22,7 @@ import onnx
 
 from ...errors import ExecutionError, UnsupportedOperatorError
 from ...graph import attribute_value
+from ...spec.schema import attribute_problem, schema_at
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -89,15 +89,6 @@ def domain_of(node: NodeRef) -> str:
     return "" if node.domain == "ai.onnx" else node.domain
 
 
-@cache
-def schema_at(op_type: str, opset: int, domain: str) -> onnx.defs.OpSchema | None:
-    """The schema an operator has in an opset (None for operators onnx does not define)."""
-    try:
-        return onnx.defs.get_schema(op_type, opset, domain)
-    except onnx.defs.SchemaError:
-        return None
-
-
 def node_error(node: NodeRef, message: str) -> ExecutionError:
     """An ExecutionError naming the node and its op type."""
     return ExecutionError(f"node {node.path!r} ({node.op_type}): {message}", node=node.path, op_type=node.op_type)
@@ -127,17 +118,9 @@ class OpNode:
         schema, proto = self.schema, self.node.proto
         assert schema is not None
         name = f"{self.op_type}-{schema.since_version}"
-        for att in proto.attribute:
-            spec = schema.attributes.get(att.name)
-            if spec is None:
-                raise self.error(f"{name} has no attribute {att.name!r} (opset {self.opset}; it has: "
-                                 f"{', '.join(sorted(schema.attributes)) or 'none'})")
-            if att.type != spec.type:
-                got, want = (onnx.AttributeProto.AttributeType.Name(t) for t in (att.type, spec.type))
-                raise self.error(f"attribute {att.name!r} is {got}; the spec wants {want}")
-        missing = [att for att, spec in schema.attributes.items() if spec.required and att not in self._set]
-        if missing:
-            raise self.error(f"{name} requires attribute(s) {missing}")
+        problem = attribute_problem(proto, schema, self.opset)
+        if problem is not None:
+            raise self.error(problem)
         inputs = list(proto.input)
         required = [formal.name for i, formal in enumerate(schema.inputs)
                     if formal.option == _SINGLE and (i >= len(inputs) or not inputs[i])]
