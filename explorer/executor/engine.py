@@ -60,10 +60,9 @@ class Engine:
         max_bytes = self.limits.max_tensor_bytes
         perf, ndarray = _perf, np.ndarray
         for step in graph.steps:
-            names = step.inputs
+            names, guard, single = step.inputs, step.guard, step.single_output
             args = [frame[name] if name else None for name in names] if step.has_gaps else [
                 frame[name] for name in names]
-            guard = step.guard
             if guard is not None:
                 try:
                     size = guard(args)
@@ -92,20 +91,27 @@ class Engine:
                 raise ExecutionError(
                     f"{where(step.path, step.op_type, iteration)} returned {len(outputs)} outputs for "
                     f"{len(step.outputs)} declared", node=step.path, op_type=step.op_type, iteration=iteration)
-            produced = dict(zip(step.outputs, outputs))
-            recorded = dict(zip(names, args))
-            if step.has_gaps:
-                produced.pop("", None)
-                recorded.pop("", None)
-            frame.update(produced)
-            size = 0
-            for value in produced.values():
-                size += value.nbytes if type(value) is ndarray else nbytes(value)
+            if single is not None:  # most nodes: one output, every input given
+                value = frame[single] = outputs[0]
+                produced = {single: value}
+                recorded = dict(zip(names, args))
+                size = value.nbytes if type(value) is ndarray else nbytes(value)
+            else:
+                produced = dict(zip(step.outputs, outputs))
+                recorded = dict(zip(names, args))
+                if step.has_gaps:
+                    produced.pop("", None)
+                    recorded.pop("", None)
+                frame.update(produced)
+                size = 0
+                for value in produced.values():
+                    size += value.nbytes if type(value) is ndarray else nbytes(value)
             if size > max_bytes:
                 self._too_big(step, produced, iteration)
-            gates = info.get("gates") if step.special else None
-            if gates is not None:
-                size += nbytes(gates)  # recorded gate activations count toward the trace budget too
+            if step.special:
+                gates = info.get("gates")
+                if gates is not None:
+                    size += nbytes(gates)  # recorded gate activations count toward the trace budget too
             self._budget -= size
             if self._budget < 0:
                 self._summarize_event(produced, recorded, info)

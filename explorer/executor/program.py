@@ -30,6 +30,7 @@ class Step:
     guard: Callable[[list[Any]], int] | None
     required_outputs: int = 0  # declared non-empty outputs the kernel must return
     has_gaps: bool = False  # an input or output name is "" (an omitted optional)
+    single_output: str | None = None  # the output's name when the node has exactly one and no gaps
 
 
 @dataclass
@@ -78,8 +79,10 @@ class Program:
             fn, special = build_kernel(ref, self)
             inputs, outputs = tuple(ref.proto.input), tuple(ref.proto.output)
             required = max((k + 1 for k, name in enumerate(outputs) if name), default=0)
+            gaps = "" in inputs or "" in outputs
+            single = outputs[0] if len(outputs) == 1 and not gaps else None
             steps.append(Step(ref.path, ref.op_type, inputs, outputs, fn, special, guard_for(ref.proto),
-                              required, "" in inputs or "" in outputs))
+                              required, gaps, single))
         return CompiledGraph(
             path=graph.path,
             input_names=[i.name for i in proto.input],
