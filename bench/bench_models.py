@@ -1,6 +1,9 @@
-"""Real models, everything recorded: explorer.run vs onnxruntime on the same inputs in the same run (median of a
-few runs each), the geometric mean of the ratios, the engine's per-node dispatch overhead, and the peak memory
-of a ResNet-50 run against the bytes of the values it records.
+"""Real models, everything recorded: explorer.run vs onnxruntime on the same inputs in the same run, the
+geometric mean of the ratios, the engine's per-node dispatch overhead, and the peak memory of a ResNet-50 run
+against the bytes of the values it records.
+
+Each figure is the best of N runs, explorer's and onnxruntime's runs taken in turn, so that both see the same
+load when other processes share the machine (a median then measures the load more than the code).
 
     python bench/bench_models.py [--repeat N] [--only NAME,...]
 """
@@ -8,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import sys
 import time
 import tracemalloc
@@ -26,14 +28,21 @@ import explorer
 from explorer.executor.run import program_of
 
 
-def median_seconds(fn, repeat: int) -> float:
-    fn()
-    times = []
+def paired_best(ours, theirs, repeat: int, theirs_per_round: int = 2) -> tuple[float, float]:
+    """Best seconds of `ours` and of `theirs` over `repeat` rounds, each round one run of ours and a few of
+    theirs (after one warm-up run each)."""
+    ours()
+    theirs()
+    best_ours = best_theirs = math.inf
     for _ in range(repeat):
         start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        ours()
+        best_ours = min(best_ours, time.perf_counter() - start)
+        for _ in range(theirs_per_round):
+            start = time.perf_counter()
+            theirs()
+            best_theirs = min(best_theirs, time.perf_counter() - start)
+    return best_ours, best_theirs
 
 
 def compare_models(repeat: int, only: set[str] | None) -> None:
@@ -43,8 +52,8 @@ def compare_models(repeat: int, only: set[str] | None) -> None:
         if only and name not in only:
             continue
         model = explorer.load(proto)
-        ours = median_seconds(lambda model=model, feeds=feeds: explorer.run(model, feeds), repeat)
-        theirs = median_seconds(onnxruntime_runner(proto, feeds), max(repeat, 10))
+        ours, theirs = paired_best(lambda model=model, feeds=feeds: explorer.run(model, feeds),
+                                   onnxruntime_runner(proto, feeds), repeat)
         ratio = ours / theirs
         ratios.append(ratio)
         print(f"{name:<14} {len(model.index.nodes):>6} {ours * 1e3:>12.1f} {theirs * 1e3:>15.2f} {ratio:>6.1f}x",
@@ -68,11 +77,10 @@ def dispatch_overhead(repeat: int) -> None:
     """Time per node of a chain of 1,000 one-element Adds: almost all of it is the engine, not the kernel."""
     proto, feeds = add_chain()
     model = explorer.load(proto)
-    ours = median_seconds(lambda: explorer.run(model, feeds), repeat * 2)
-    theirs = median_seconds(onnxruntime_runner(proto, feeds), repeat * 2)
+    ours, theirs = paired_best(lambda: explorer.run(model, feeds), onnxruntime_runner(proto, feeds), repeat * 4)
     add = np.add
     a, b = feeds["v0"], np.ones(1, np.float32)
-    kernel = median_seconds(lambda: [add(a, b) for _ in range(1000)], repeat * 2)
+    kernel, _ = paired_best(lambda: [add(a, b) for _ in range(1000)], lambda: None, repeat * 4)
     print(f"dispatch: 1,000 one-element Adds: explorer {ours * 1e3:.2f} ms ({ours * 1e3:.2f} us/node, of which "
           f"numpy.add {kernel * 1e3:.2f} us), onnxruntime {theirs * 1e3:.2f} ms ({theirs * 1e3:.2f} us/node)")
 
@@ -114,7 +122,7 @@ def memory() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--only", default="")
     options = parser.parse_args()
     compare_models(options.repeat, set(options.only.split(",")) - {""} or None)
