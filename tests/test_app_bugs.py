@@ -183,3 +183,23 @@ def test_silero_failing_on_random_audio_names_the_audio_input():
         explorer.run(model, model.example_inputs(seed=0))
     hint = hints.failure_hint(model, caught.value.trace.error.node)
     assert hint is not None and "input `input`" in hint and "`state`" not in hint and "`sr`" not in hint
+
+
+def test_inputs_behind_a_value_follow_captures_out_of_bodies():
+    """Inside a Loop body `acc + y` reads y = Neg(x) of the main graph: both trace back to input x, the trip
+    count to input M; a body's own formal input traces back to nothing."""
+    body = h.make_graph(
+        [h.make_node("Add", ["acc_in", "y"], ["acc_out"], name="add"), h.make_node("Identity", ["c"], ["c_out"])],
+        "body", [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("c", T.BOOL, []),
+                 h.make_tensor_value_info("acc_in", T.FLOAT, [2])],
+        [h.make_tensor_value_info("c_out", T.BOOL, []), h.make_tensor_value_info("acc_out", T.FLOAT, [2])])
+    graph = h.make_graph(
+        [h.make_node("Neg", ["x"], ["y"], name="neg"),
+         h.make_node("Loop", ["M", "", "x"], ["out"], name="loop", body=body)], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2]), h.make_tensor_value_info("M", T.INT64, [])],
+        [h.make_tensor_value_info("out", T.FLOAT, [2])])
+    model = explorer.load(h.make_model(graph, opset_imports=[h.make_opsetid("", 19)]))
+    assert hints.inputs_behind(model, "loop/body", ["y"]) == ["x"]
+    assert hints.inputs_behind(model, "loop/body", ["acc_out"]) == ["x"]  # acc_in is the body's own input
+    assert hints.inputs_behind(model, "", ["out"]) == ["x", "M"]
+    assert hints.inputs_behind(model, "loop/body", ["i"]) == []

@@ -38,9 +38,9 @@ def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
     if len(runs) > 1:
         st.caption(f"Ran {len(runs)} times")
         st.dataframe(pd.DataFrame(views_inspector.executions(trace, path)), hide_index=True)
-    event = widgets.pick_execution(runs, state.keyed("w_exec", path))
+    event = widgets.pick_execution(runs, state.keyed(state.K_EXEC, path))
     for name, value in event.outputs.items():
-        value_panel(name, value, key=state.keyed("inspect", event.index, name))
+        value_panel(name, value, key=state.keyed(state.K_INSPECT, event.index, name))
 
 
 def value_panel(name: str, value: Any, key: str, plot: bool = True) -> None:

@@ -78,11 +78,11 @@ W_SEARCH = "w_search"  # Graph page: search query
 W_SEARCH_PICK = "w_search_pick"  # Graph page: the search match to go to (per query)
 W_COLOUR = "w_colour"  # Graph page: colour nodes by time, max |value| or NaN/Inf
 W_PART = "w_part"  # Graph page: hierarchy navigator, the part to open (per focus)
-W_GOTO_STEP = "w_goto_step"
+W_GOTO_STEP = "w_goto_step"  # Graph page: step through from the selected node's first run
 W_LEARNING = "w_learning"  # sidebar: learning mode (predict before the trace reveals)
 W_TOUR = "w_tour"  # tour buttons
 W_PREDICT = "w_predict"  # learning mode: a prediction (per question)
-W_CHECK = "w_check"  # learning mode: check a prediction (per question)  # Graph page: step through from the selected node's first run
+W_CHECK = "w_check"  # learning mode: check a prediction (per question)
 W_STEP_VIEW = "w_step_view"  # Step page: how much of the model to draw
 W_STEP_DIAGRAM = "w_step_diagram"
 W_STEP_PLOT_INPUTS = "w_step_plot_inputs"  # Step page: plot the current node's inputs as well as its outputs
@@ -105,6 +105,41 @@ W_COMPARE_VALUE = "w_compare_value"
 W_COMPARE_RNN = "w_compare_rnn"
 W_COMPARE_DIAGRAM_A = "w_compare_diagram_a"
 W_COMPARE_DIAGRAM_B = "w_compare_diagram_b"
+W_COMPARE_GOTO = "w_compare_goto"  # Compare page: go to the first divergence
+W_COMPARE_GROWTH = "compare_growth"  # Compare page: the error-over-time plot
+W_COMPARE_STEP_DIAGRAM = "w_compare_diagram_a:step"  # Compare page: A's diagram at the lockstep cursor
+
+# ---- prefixes of keys made per node, value or iteration: keyed(PREFIX, ...) ---------------------------------
+K_EXEC = "w_exec"  # Node inspector: which execution of a node (per node)
+K_INSPECT = "inspect"  # Node inspector: a value's plot (per event and value)
+K_RNN_EXEC = "w_rnn_exec"  # Gates page: which execution of a recurrent node
+K_RNN_DIR = "w_rnn_dir"  # Gates page: direction (per node)
+K_RNN_BATCH = "w_rnn_batch"  # Gates page: batch item (per node)
+K_GATE_PLOT = "gate"  # Gates page: a gate's heatmap
+K_SATURATION_PLOT = "saturation"  # Gates page: saturation plot
+K_SIDES_PLOT = "sides"  # Gates page: left/right saturation fractions plot
+K_NORM_PLOT = "norm"  # Gates page: hidden state norm plot
+K_RNN_GATE = "w_rnn_gate"  # Gates page: gate whose units are picked
+K_RNN_UNITS = "w_rnn_units"  # Gates page: units shown
+K_UNITS_PLOT = "units"  # Gates page: the picked units' plot
+K_COMPARE_GATE = "w_compare_gate"  # Compare page: gate (per node)
+K_COMPARE_DIR = "w_compare_dir"  # Compare page: direction (per node)
+K_COMPARE_ITEM = "w_compare_item"  # Compare page: batch item (per node)
+K_COMPARE_GATE_PLOT = "compare_gate"  # Compare page: a gate heatmap of A, B or |A - B|
+K_ITERATION_MOVE = "w_iter"  # Step page: previous/next iteration of a loop level
+K_STEP_MOVE = "w_step"  # Step page: the toolbar's moves
+K_STEP_VALUE = "step"  # Step page: a value's plot (per side and name)
+K_DRILL = "w_drill"  # Graph page: drill into a body
+K_FOLD = "w_fold"  # Graph page: expand or collapse a body
+K_CRUMB = "w_crumb"  # Graph page: a breadcrumb button
+K_IF_EXEC = "w_if_exec"  # Loops page: which execution of an If
+K_IF_DIAGRAM = "w_if_diagram"  # Loops page: an If branch's diagram
+K_LOOP_EXEC = "w_loop_exec"  # Loops page: which execution of a loop
+K_LOOP_ITERATION = "w_loop_it"  # Loops page: the iteration shown
+K_LOOP_DIAGRAM = "w_loop_diagram"  # Loops page: the body diagram
+K_CARRIED_PLOT = "carried"  # Loops page: a carried value's plot
+K_SCAN_SERIES_PLOT = "scan_series"  # Loops page: a scan output's series plot
+K_SCAN_PLOT = "scan"  # Loops page: a scan value's plot
 
 
 def keyed(prefix: str, *parts: object) -> str:
@@ -124,14 +159,12 @@ def table_key(model: Model, name: str) -> str:
     return keyed("w_table", model.sha256[:16], name)
 
 
-
 def init() -> None:
     """Defaults of every app-owned key."""
     defaults: dict[str, Any] = {ACTIVE: None, LOAD_ERROR: None, RUN_REQUEST: None, CURSOR: 0, SELECTED: None,
                                 GRAPH_PATH: "", EXPANDED: {}}
     for key, value in defaults.items():
         st.session_state.setdefault(key, value)
-
 
 
 def request_model(candidate: ModelSource | None) -> None:

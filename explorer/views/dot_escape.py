@@ -51,8 +51,10 @@ def visible(text: str) -> str:
     for c in text:
         if c in _VISIBLE:
             out.append(_VISIBLE[c])
-        elif c.isprintable() or (c.isspace() and unicodedata.category(c) == "Zs"):
-            out.append(c if c != "\u00a0" else " ")
+        elif c.isprintable():
+            out.append(c)
+        elif c.isspace() and unicodedata.category(c) == "Zs":  # a space of another width (U+2000…): a space
+            out.append(" ")
         else:
             code = ord(c)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")

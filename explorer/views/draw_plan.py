@@ -80,15 +80,14 @@ class Plan:
         bodies: set[str] = set()
         scopes: set[str] = set()
         for start in wanted:
+            ref = index.nodes.get(start)
             path: str | None = start
-            while path is not None and path in index.nodes:
-                ref = index.nodes[path]
-                if self.o.group_scopes:
-                    scopes.update(s.key for s in self.facts.tree(ref.graph).chain(path))
-                if not ref.graph.path:
-                    break
-                bodies.add(ref.graph.path)
-                path = ref.graph.owner
+            for graph in index.enclosing(ref.graph.path) if ref is not None else ():
+                if self.o.group_scopes and path is not None:
+                    scopes.update(s.key for s in self.facts.tree(graph).chain(path))
+                if graph.path:
+                    bodies.add(graph.path)
+                path = graph.owner  # the node owning this body, in the enclosing graph
         return bodies, scopes
 
     def _scope_rule(self, rule: Rule) -> Expansion:

@@ -1,9 +1,9 @@
 """Hints naming the model input to change when a run did nothing (a Loop or Scan that ran zero times) or failed:
-the graph inputs a value is computed from, found by walking producers back through the enclosing graphs. Hints
+the graph inputs a value is computed from, found by walking producers back (GraphIndex resolves each name in its
+graph or an enclosing one). Hints
 are markdown with every model name escaped."""
 from __future__ import annotations
 
-from ..graph import GraphRef
 from ..model import Model
 from ..trace import Trace
 from .cursor import node_label
@@ -21,23 +21,21 @@ def inputs_behind(model: Model, graph_path: str, names: list[str]) -> list[str]:
     found: set[str] = set()
     seen: set[tuple[str, str]] = set()
     stack = [(graph_path, name) for name in names if name]
-    producers: dict[str, dict[str, str]] = {}
     while stack:
         path, name = stack.pop()
         if (path, name) in seen:
             continue
         seen.add((path, name))
-        graph: GraphRef = index.graphs[path]
-        made = producers.setdefault(path, index.producers(path))
-        if name in made:
-            node = index.nodes[made[name]]
-            stack.extend((path, n) for n in node.proto.input if n)
-            stack.extend((path, n) for body in node.subgraphs for n in index.captures(body.path))
-        elif not path:
-            if name in declared:
-                found.add(name)
-        elif name not in {i.name for i in graph.proto.input}:
-            stack.append((index.nodes[graph.owner or ""].graph.path, name))  # captured from the enclosing graph
+        where = index.resolve(name, path)  # this graph's or an enclosing one's definition (a capture)
+        if where is None:
+            continue
+        if where.kind == "node" and where.node is not None:
+            node = index.nodes[where.node]
+            home = where.graph.path
+            stack.extend((home, n) for n in node.proto.input if n)
+            stack.extend((home, n) for body in node.subgraphs for n in index.captures(body.path))
+        elif not where.graph.path and name in declared:
+            found.add(name)
     return [name for name in declared if name in found]
 
 

@@ -108,7 +108,7 @@ def lockstep_tab(model, result) -> None:
         st.info("The run recorded no event.")
         return
     start = views.divergence_index(result)
-    if start is not None and st.button("Go to the first divergence", key="w_compare_goto"):
+    if start is not None and st.button("Go to the first divergence", key=state.W_COMPARE_GOTO):
         st.session_state[state.W_COMPARE_CURSOR] = start
     index = st.slider("Event (both runs step together)", 0, count - 1, key=state.W_COMPARE_CURSOR) \
         if count > 1 else 0
@@ -124,7 +124,7 @@ def lockstep_tab(model, result) -> None:
     with left:
         st.caption("A")
         diagram.show(model_to_dot(model, cursor=TraceOverlay.from_trace(trace, index)),
-                     key=state.W_COMPARE_DIAGRAM_A + ":step")
+                     key=state.W_COMPARE_STEP_DIAGRAM)
     if right is not None:
         with right:
             st.caption("B" + ("" if step.b_event is not None else " (no counterpart of this step)"))
@@ -132,24 +132,28 @@ def lockstep_tab(model, result) -> None:
             diagram.show(model_to_dot(b.model, cursor=cursor), key=state.W_COMPARE_DIAGRAM_B)
 
 
-def growth_tab(result) -> None:
-    choices = views.growth_choices(result)
+def pick_one(choices: dict[str, str], label: str, key: str, none: str) -> str | None:
+    """A selectbox over `choices` (key -> label); None, after saying `none`, when there is nothing to choose."""
     if not choices:
-        st.info("No aligned value ran in a loop or is a recurrent node's output.")
+        st.info(none)
+        return None
+    return widgets.chosen(st.selectbox(label, list(choices), format_func=choices.__getitem__, key=key))
+
+
+def growth_tab(result) -> None:
+    key = pick_one(views.growth_choices(result), "Value", state.W_COMPARE_VALUE,
+                   "No aligned value ran in a loop or is a recurrent node's output.")
+    if key is None:
         return
-    key: str = widgets.chosen(st.selectbox("Value", list(choices), format_func=choices.__getitem__,
-                                      key=state.W_COMPARE_VALUE))
     node, name = key.split("\x1f")
-    st.plotly_chart(views.growth_figure(result.value(node, name)), key="compare_growth", width="stretch")
+    st.plotly_chart(views.growth_figure(result.value(node, name)), key=state.W_COMPARE_GROWTH, width="stretch")
 
 
 def gates_tab(result) -> None:
-    nodes = views.recurrent_runs(result)
-    if not nodes:
-        st.info("No GRU, LSTM or RNN ran in A.")
+    pick = pick_one(views.recurrent_runs(result), "Recurrent node and execution", state.W_COMPARE_RNN,
+                    "No GRU, LSTM or RNN ran in A.")
+    if pick is None:
         return
-    pick: str = widgets.chosen(st.selectbox("Recurrent node and execution", list(nodes), format_func=nodes.__getitem__,
-                                       key=state.W_COMPARE_RNN))
     node, iteration = views.parse_run(pick)
     try:
         both = gates_of_both(result, node, iteration)
@@ -162,16 +166,16 @@ def gates_tab(result) -> None:
         st.info("B has none of these gates.")
         return
     left, middle, right = st.columns([3, 1, 1])
-    gate: str = widgets.chosen(left.radio("Gate", names, horizontal=True, key=state.keyed("w_compare_gate", node)))
+    gate: str = widgets.chosen(left.radio("Gate", names, horizontal=True, key=state.keyed(state.K_COMPARE_GATE, node)))
     _, directions, batch, _ = both.ours[gate].shape
-    direction = int(middle.number_input("Direction", 0, directions - 1, 0, key=state.keyed("w_compare_dir", node)))
-    item = int(right.number_input("Batch item", 0, batch - 1, 0, key=state.keyed("w_compare_item", node)))
+    direction = int(middle.number_input("Direction", 0, directions - 1, 0, key=state.keyed(state.K_COMPARE_DIR, node)))
+    item = int(right.number_input("Batch item", 0, batch - 1, 0, key=state.keyed(state.K_COMPARE_ITEM, node)))
     ours, theirs = both.ours[gate][:, direction, item, :], both.theirs[gate][:, direction, item, :]
     columns = st.columns(3)
     for column, (title, values) in zip(columns, (("A", ours), ("B", theirs), ("|A − B|", np.abs(ours - theirs)))):
         with column:
             st.plotly_chart(time_heatmap(values, f"{gate} · {title} (direction {direction}, batch item {item})"),
-                            key=state.keyed("compare_gate", node, gate, title), width="stretch")
+                            key=state.keyed(state.K_COMPARE_GATE_PLOT, node, gate, title), width="stretch")
 
 
 st.title("Compare")

@@ -23,7 +23,7 @@ def show(model, trace, path: str) -> None:
     if not runs:
         st.info("This node did not run in the recorded trace.")
         return
-    event = widgets.pick_execution(runs, state.keyed("w_rnn_exec", path))
+    event = widgets.pick_execution(runs, state.keyed(state.K_RNN_EXEC, path))
     recorded = event.info["gates"]
     if event.summarized:
         st.warning("The trace memory budget was spent before this execution, so only summaries of its gates were "
@@ -33,8 +33,8 @@ def show(model, trace, path: str) -> None:
     names = direction_names(model, path, directions)
     left, right = st.columns(2)
     direction: int = widgets.chosen(left.radio("Direction", range(directions), format_func=names.__getitem__,
-                                          horizontal=True, key=state.keyed("w_rnn_dir", path)))
-    item = int(right.number_input("Batch item", 0, batch - 1, 0, key=state.keyed("w_rnn_batch", path))) if batch > 1 else 0
+                                          horizontal=True, key=state.keyed(state.K_RNN_DIR, path)))
+    item = int(right.number_input("Batch item", 0, batch - 1, 0, key=state.keyed(state.K_RNN_BATCH, path))) if batch > 1 else 0
     series = {name: values[:, direction, item, :] for name, values in recorded.items() if name != "mask"}
     valid = int(recorded["mask"][:, direction, item].sum())
     st.caption(f"{seq} time steps ({valid} valid for this batch item) · hidden size {hidden} · "
@@ -46,7 +46,7 @@ def show(model, trace, path: str) -> None:
     for k, (name, values) in enumerate(series.items()):
         with columns[k % 2]:
             figure = time_heatmap(values, f"{name} [{names[direction]}, batch {item}]", bounds.get(name))
-            st.plotly_chart(figure, key=state.keyed("gate", path, name), width="stretch")
+            st.plotly_chart(figure, key=state.keyed(state.K_GATE_PLOT, path, name), width="stretch")
 
     chosen_units(series, bounds, path, hidden, seq)
 
@@ -55,14 +55,14 @@ def show(model, trace, path: str) -> None:
     left, right = st.columns(2)
     if saturated:
         left.plotly_chart(lines_figure(saturated, "Saturation: fraction of units near a bound", ytitle="fraction",
-                                       yrange=(0, 1)), key=state.keyed("saturation", path), width="stretch")
+                                       yrange=(0, 1)), key=state.keyed(state.K_SATURATION_PLOT, path), width="stretch")
         right.plotly_chart(saturation_figure(sides, "Saturation per unit: left (< 0.1) vs right (> 0.9)"),
-                           key=state.keyed("sides", path), width="stretch")
+                           key=state.keyed(state.K_SIDES_PLOT, path), width="stretch")
         st.dataframe(pd.DataFrame([{"gate": name, "left saturated (< 0.1)": float(np.nanmean(lo)),
                                     "right saturated (> 0.9)": float(np.nanmean(hi))}
                                    for name, (lo, hi) in sides.items()]), hide_index=True)
     st.plotly_chart(lines_figure({"‖H‖": gates.hidden_norm(series["H"])}, "Norm of H over time", ytitle="L2"),
-                    key=state.keyed("norm", path), width="stretch")
+                    key=state.keyed(state.K_NORM_PLOT, path), width="stretch")
     if np.isnan(series["H"]).any():
         st.caption("Blank steps lie past this batch item's sequence length.")
     exported_report(model, trace, path)
@@ -72,7 +72,7 @@ def chosen_units(series: dict, bounds: dict, path: str, hidden: int, seq: int) -
     """Units over time: picked by hand, or by pattern (on at or above a threshold through a time range)."""
     st.markdown("##### Chosen units over time")
     left, right = st.columns([1, 3])
-    gate = left.selectbox("Gate", list(series), key=state.keyed("w_rnn_gate", path))
+    gate = left.selectbox("Gate", list(series), key=state.keyed(state.K_RNN_GATE, path))
     by_pattern = left.toggle("Select by pattern", key=state.keyed(state.W_RNN_PATTERN, path),
                              help="Units that stay on (at or above the threshold) through a range of time steps")
     if by_pattern:
@@ -87,10 +87,10 @@ def chosen_units(series: dict, bounds: dict, path: str, hidden: int, seq: int) -
         units = units[:12]
     else:
         units = left.multiselect("Units", list(range(hidden)), default=list(range(min(hidden, 3))),
-                                 key=state.keyed("w_rnn_units", path))
+                                 key=state.keyed(state.K_RNN_UNITS, path))
     if units:
         right.plotly_chart(lines_figure({f"unit {u}": series[gate][:, u] for u in units}, f"{gate}: chosen units"),
-                           key=state.keyed("units", path), width="stretch")
+                           key=state.keyed(state.K_UNITS_PLOT, path), width="stretch")
 
 
 def exported_report(model, trace, path: str) -> None:

@@ -39,12 +39,12 @@ def body_actions(model, path: str, drawing: Drawing) -> None:
     shown = drawing.shows(path)
     for body in model.node(path).subgraphs:
         drill, fold = st.columns(2)
-        drill.button(f"Drill into {md(body.attribute)}", key=state.keyed("w_drill", body.path), on_click=set_focus,
+        drill.button(f"Drill into {md(body.attribute)}", key=state.keyed(state.K_DRILL, body.path), on_click=set_focus,
                      args=(body.path,), width="stretch")
         if not shown:
             continue
         expanded = body.path in drawing.bodies
-        fold.button(f"{'Collapse' if expanded else 'Expand'} {md(body.attribute)}", key=state.keyed("w_fold", body.path),
+        fold.button(f"{'Collapse' if expanded else 'Expand'} {md(body.attribute)}", key=state.keyed(state.K_FOLD, body.path),
                     on_click=toggle_body, args=(body.path, not expanded), width="stretch")
 
 
@@ -92,7 +92,7 @@ def draw(model, trace) -> None:
         focus, crumbs = "", breadcrumb(model, "")
     if len(crumbs) > 1:
         for column, (target, title) in zip(st.columns(len(crumbs)), crumbs):
-            column.button(md(title), key=state.keyed("w_crumb", target), on_click=set_focus, args=(target,),
+            column.button(md(title), key=state.keyed(state.K_CRUMB, target), on_click=set_focus, args=(target,),
                           disabled=target == focus, width="stretch")
     mode_column, colour_column = st.columns([1, 2], vertical_alignment="bottom")
     search_column, pick_column = st.columns([1, 1], vertical_alignment="bottom")

@@ -30,7 +30,7 @@ def branches(model, trace, path: str) -> None:
     runs = [e for e in trace.events_of(path) if "branch" in e.info]
     if not runs:
         return
-    run = widgets.pick_execution(runs, state.keyed("w_if_exec", path))
+    run = widgets.pick_execution(runs, state.keyed(state.K_IF_EXEC, path))
     ran = trace.children(run)
     for column, branch in zip(st.columns(2), ("then_branch", "else_branch")):
         with column:
@@ -38,7 +38,7 @@ def branches(model, trace, path: str) -> None:
             st.markdown(f"##### {branch} · {'taken' if chosen else 'not taken'}")
             overlay = TraceOverlay.from_trace(trace, ran[-1].index) if chosen and ran else None
             diagram.show(model_to_dot(model, focus=f"{path}/{branch}", cursor=overlay),
-                         key=state.keyed("w_if_diagram", path, branch))
+                         key=state.keyed(state.K_IF_DIAGRAM, path, branch))
 
 
 def iterating(model, trace, path: str) -> None:
@@ -46,7 +46,7 @@ def iterating(model, trace, path: str) -> None:
     if not runs:
         st.info("This node did not run in the recorded trace.")
         return
-    run = widgets.pick_execution(runs, state.keyed("w_loop_exec", path))
+    run = widgets.pick_execution(runs, state.keyed(state.K_LOOP_EXEC, path))
     body = loops.body_values(model, path)
     iterations = loops.iterations_of(trace, run)
     reason = loops.stop_reason(run)
@@ -64,7 +64,7 @@ def iterating(model, trace, path: str) -> None:
     st.dataframe(pd.DataFrame(loops.iteration_rows(body, shown)), hide_index=True)
     position = len(iterations) - 1 if learning.enabled() else 0
     if len(iterations) > 1 and not learning.enabled():
-        position = st.slider("Iteration", 0, len(iterations) - 1, key=state.keyed("w_loop_it", path, run.iteration))
+        position = st.slider("Iteration", 0, len(iterations) - 1, key=state.keyed(state.K_LOOP_ITERATION, path, run.iteration))
     chosen = iterations[position]
     code, drawing = st.columns(2)
     node = model.node(path)
@@ -80,7 +80,7 @@ def iterating(model, trace, path: str) -> None:
     with drawing:
         st.markdown(f"##### The body at the end of iteration {chosen.index[-1]}")
         overlay = TraceOverlay.from_trace(trace, ran[-1].index) if ran else None
-        diagram.show(model_to_dot(model, focus=f"{path}/body", cursor=overlay), key=state.keyed("w_loop_diagram", path))
+        diagram.show(model_to_dot(model, focus=f"{path}/body", cursor=overlay), key=state.keyed(state.K_LOOP_DIAGRAM, path))
     carried = loops.carried_series(body, shown)
     if carried:
         st.markdown("##### Loop-carried values (before the first iteration, then after each)")
@@ -91,7 +91,7 @@ def iterating(model, trace, path: str) -> None:
                 if figure is None:
                     st.caption(f"{md_code(name)}: not numeric")
                 else:
-                    st.plotly_chart(figure, key=state.keyed("carried", path, name), width="stretch")
+                    st.plotly_chart(figure, key=state.keyed(state.K_CARRIED_PLOT, path, name), width="stretch")
     scans = [(name, "inputs", "slice read") for name in body.scan_in]
     scans += [(name, "outputs", "element written") for name in body.scan_out]
     if scans:
@@ -101,10 +101,10 @@ def iterating(model, trace, path: str) -> None:
             with across:
                 figure = series_figure(loops.per_iteration(shown, name, side), f"{name} ({what})")
                 if figure is not None:
-                    st.plotly_chart(figure, key=state.keyed("scan_series", path, name), width="stretch")
+                    st.plotly_chart(figure, key=state.keyed(state.K_SCAN_SERIES_PLOT, path, name), width="stretch")
             with here:
                 panels.value_panel(f"{name} ({what})", getattr(chosen, side).get(name),
-                                    key=state.keyed("scan", path, name, position))
+                                    key=state.keyed(state.K_SCAN_PLOT, path, name, position))
 
 
 st.title("Loops")

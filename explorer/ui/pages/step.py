@@ -60,7 +60,7 @@ def iteration_moves(model, trace, index: int) -> None:
         next(columns).caption(f"{md(moves.node_label(owner))} · iteration {event.iteration[level]}")
         for step, icon in ((-1, ":material/chevron_left:"), (+1, ":material/chevron_right:")):
             target = moves.move_iteration(model, trace, index, level, step)
-            next(columns).button("", key=state.keyed("w_iter", level, step), icon=icon, width="stretch",
+            next(columns).button("", key=state.keyed(state.K_ITERATION_MOVE, level, step), icon=icon, width="stretch",
                                  help=f"{'Previous' if step < 0 else 'Next'} iteration of {md(moves.node_label(owner))}",
                                  disabled=target is None, on_click=_go, args=(target,))
 
@@ -92,7 +92,7 @@ def stepper() -> None:
     }
     for column, (name, (label, icon, target, help_text)) in zip(st.columns([1, 1, 1, 1, 2.6, 2.6, 2.6, 2.4]),
                                                                  jumps.items()):
-        column.button(label, key=state.keyed("w_step", name), icon=icon, help=help_text, width="stretch",
+        column.button(label, key=state.keyed(state.K_STEP_MOVE, name), icon=icon, help=help_text, width="stretch",
                       disabled=target is None or target == index, on_click=_go, args=(target,))
     if last > 0:
         if st.session_state.get(state.W_CURSOR) != index:
@@ -115,7 +115,7 @@ def stepper() -> None:
             if not values:
                 st.caption("none")
             for name, value in values.items():
-                panels.value_panel(name, value, key=state.keyed("step", side, name),
+                panels.value_panel(name, value, key=state.keyed(state.K_STEP_VALUE, side, name),
                                    plot=side == "out" or plot_inputs)
     url.publish(model)  # a fragment rerun moves the cursor without running the whole app
 
