@@ -18,6 +18,7 @@ from types import ModuleType
 from .. import control_flow, rnn
 from . import (
     activation,
+    attention,
     binary,
     cast,
     constant,
@@ -49,6 +50,7 @@ from .base import KernelFactory
 
 FAMILIES = (
     activation,
+    attention,
     binary,
     cast,
     constant,
@@ -108,7 +110,7 @@ def _ops(domain: str, names: str) -> set[tuple[str, str]]:
 REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
     _ops("", """
         # conv, pool, resize, normalization, quantize, linear algebra, detection
-        Attention Col2Im DeformConv MaxRoiPool RotaryEmbedding
+        Col2Im DeformConv MaxRoiPool
 
         # rare: random sampling, signal processing, strings, training losses, recent fused ops
         Bernoulli BlackmanWindow CausalConvWithState DFT HammingWindow HannWindow ImageDecoder LinearAttention
