@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .gen import rng, since_versions, values
-from .harness import Case
+from .harness import Case, run_onnxruntime
 
 
 def _boxes(r: np.random.Generator, batches: int, count: int) -> np.ndarray:
@@ -57,5 +57,32 @@ def _roi_align() -> list[Case]:
     return found
 
 
+NO_DOUBLE = "onnxruntime implements MaxRoiPool for float only: judged on the float32 values, which are exact here"
+
+
+def _max_roi_pool() -> list[Case]:
+    found = []
+    rois = np.array([[0, 0, 0, 9, 9], [1, 1.5, 2.2, 7.3, 8.1], [1, 3, 3, 3.4, 3.2], [0, -2, -1, 14, 12],
+                     [1, 6, 2, 2, 5]], np.float32)  # the last one inverted: its bins are one pixel
+    for version in since_versions("MaxRoiPool"):
+        judge = {"judge_version": 1, "reason": "onnxruntime implements MaxRoiPool 1; 22 adds only bfloat16"} \
+            if version > 1 else {}
+        for k, (shape, scale) in enumerate((((2, 2), 1.0), ((3, 4), 0.5), ((1, 1), 0.8), ((4, 2), 1.3))):
+            x = values(rng("MaxRoiPool", version, k), (2, 3, 10, 12), np.float32)
+            found.append(Case("MaxRoiPool", version, [x, rois], {"pooled_shape": list(shape), "spatial_scale": scale},
+                              **judge))
+        x = values(rng("MaxRoiPool", version, "double"), (1, 2, 6, 6), np.float32)
+        as_float = run_onnxruntime([Case("MaxRoiPool", 1, [x, rois[:1]], {"pooled_shape": [2, 3]})])[0]
+        assert not isinstance(as_float, str), as_float
+        found.append(Case("MaxRoiPool", version, [x.astype(np.float64), rois[:1].astype(np.float64)],
+                          {"pooled_shape": [2, 3]}, expected=[as_float[0].astype(np.float64)], reason=NO_DOUBLE))
+        negative = -np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
+        found.append(Case("MaxRoiPool", version, [negative, np.array([[0, 0, 0, 3, 1]], np.float32)],
+                          {"pooled_shape": [1, 2]}, expected=[np.array([[[[-1, -3]]]], np.float32)],
+                          reason="onnxruntime starts each bin's maximum at the smallest positive float, so bins of "
+                                 "negative values give 1e-38; the spec: their maximum (pixels 0-1, 2-3 of rows 0-1)"))
+    return found
+
+
 def cases() -> list[Case]:
-    return [*_nms(), *_roi_align()]
+    return [*_nms(), *_roi_align(), *_max_roi_pool()]

@@ -33,6 +33,7 @@ from . import (
     optional,
     pad,
     passthrough,
+    patches,
     pool,
     quantize,
     reduction,
@@ -65,6 +66,7 @@ FAMILIES = (
     optional,
     pad,
     passthrough,
+    patches,
     pool,
     quantize,
     reduction,
@@ -109,9 +111,6 @@ def _ops(domain: str, names: str) -> set[tuple[str, str]]:
 
 REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
     _ops("", """
-        # conv, pool, resize, normalization, quantize, linear algebra, detection
-        Col2Im DeformConv MaxRoiPool
-
         # rare: random sampling, signal processing, strings, training losses, recent fused ops
         Bernoulli BlackmanWindow CausalConvWithState DFT HammingWindow HannWindow ImageDecoder LinearAttention
         MelWeightMatrix Multinomial NegativeLogLikelihoodLoss RandomNormal RandomNormalLike RandomUniform

@@ -1,8 +1,9 @@
-"""Detection: NonMaxSuppression (10, 11) and RoiAlign (10, 16, 22).
+"""Detection: NonMaxSuppression (10, 11), RoiAlign (10, 16, 22) and MaxRoiPool (1, 22).
 
 NonMaxSuppression selects greedily per (batch, class), the IoU of each pick against all remaining boxes computed
 at once; RoiAlign samples every bin's points with vectorized bilinear interpolation (max mode takes, as
-onnxruntime and the spec's reference do, the largest weighted corner of each sample)."""
+onnxruntime and the spec's reference do, the largest weighted corner of each sample); MaxRoiPool takes the maximum
+of each bin of a region rounded to whole pixels (a bin with no pixel gives 0), as Caffe's ROI pooling does."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -139,7 +140,46 @@ def roi_align_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
+def _bin_edges(start: int, size: int, bins: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """[begin, end) of each of `bins` bins over `size` pixels from `start`, clipped to [0, limit] (in float32, as
+    onnxruntime and Caffe compute them)."""
+    step = np.float32(size) / np.float32(bins)
+    begins = np.floor(np.arange(bins, dtype=np.float32) * step).astype(np.int64) + start
+    ends = np.ceil(np.arange(1, bins + 1, dtype=np.float32) * step).astype(np.int64) + start
+    return np.clip(begins, 0, limit), np.clip(ends, 0, limit)
+
+
+def max_roi_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    _, attrs = node_attributes(node, program)
+    if attrs["pooled_shape"] is None or len(attrs["pooled_shape"]) != 2:
+        raise refuse(node, "pooled_shape (height, width) is required")
+    out_h, out_w = (int(v) for v in attrs["pooled_shape"])
+    spatial_scale = float(attrs["spatial_scale"])
+
+    def run(args: list[Any]) -> tuple[Any, ...]:
+        x, rois = args
+        if x.ndim != 4 or rois.ndim != 2 or rois.shape[1] != 5:
+            raise ValueError(f"X {x.shape} must be [N, C, H, W] and rois {rois.shape} [R, 5]")
+        height, width = x.shape[2:]
+        y = np.zeros((rois.shape[0], x.shape[1], out_h, out_w), dtype=x.dtype)
+        scaled = rois[:, 1:].astype(np.float32) * np.float32(spatial_scale)
+        corners = (np.sign(scaled) * np.floor(np.abs(scaled) + np.float32(0.5))).astype(np.int64)  # half away
+        for r, (batch, (x1, y1, x2, y2)) in enumerate(zip(rois[:, 0].astype(np.int64), corners)):
+            if not 0 <= batch < x.shape[0]:
+                raise ValueError(f"roi {r} names batch {batch}; X has {x.shape[0]}")
+            top, bottom = _bin_edges(y1, max(y2 - y1 + 1, 1), out_h, height)
+            left, right = _bin_edges(x1, max(x2 - x1 + 1, 1), out_w, width)
+            for i in range(out_h):
+                for j in range(out_w):
+                    if bottom[i] > top[i] and right[j] > left[j]:
+                        y[r, :, i, j] = x[batch, :, top[i]:bottom[i], left[j]:right[j]].max(axis=(1, 2))
+        return (y,)
+
+    return run
+
+
 KERNELS = {
+    "MaxRoiPool": max_roi_pool_kernel,
     "NonMaxSuppression": non_max_suppression_kernel,
     "RoiAlign": roi_align_kernel,
 }
