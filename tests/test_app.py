@@ -485,3 +485,17 @@ def test_model_controlled_names_are_shown_as_text_never_as_markdown_or_html():
     seen = "\n".join(shown(source) for source in sources)
     for name in [*HOSTILE_NAMES.values(), "![f](http://host/f.png).onnx"]:
         assert name in seen, name
+
+
+def test_the_step_shows_its_outputs_in_full_and_its_inputs_in_full_on_request():
+    at = start("tiny_mlp")
+    at.switch_page(PAGES["step"]).run()
+    feeds = at.session_state["run_request"].make_feeds()  # what the app runs the sample on
+    event = explorer.run(explorer.load(sample_path("tiny_mlp")), feeds).events[0]
+    tables = len(at.dataframe)
+    assert tables == sum(np.ndim(v) > 0 for v in event.outputs.values())  # only the outputs are tabled
+    for name in event.inputs:
+        assert f"**{name}**" in texts(at)  # the inputs' statistics all the same
+    at.toggle(key=state.W_STEP_INPUTS_IN_FULL).set_value(True).run()
+    assert_clean(at)
+    assert len(at.dataframe) == tables + sum(np.ndim(v) > 0 for v in event.inputs.values())

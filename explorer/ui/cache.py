@@ -147,17 +147,24 @@ _FINISHED: set[tuple[str, str, tuple[int, int, int]]] = set()  # runs run_cached
 
 
 def run_finished(model_key: str, feeds_key: str, limits: tuple[int, int, int]) -> bool:
-    """Whether run_cached has done this run (so asking for it costs nothing, unless the cache dropped it)."""
+    """Whether run_cached has finished this run (so asking for it costs nothing, unless the cache dropped it);
+    False while another session is still running it."""
     return (model_key, feeds_key, limits) in _FINISHED
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def run_cached(model_key: str, feeds_key: str, limits: tuple[int, int, int], _model: Model,
-         _make_feeds: Callable[[], dict[str, Any]]) -> RunOutcome:
-    _FINISHED.add((model_key, feeds_key, limits))
+               _make_feeds: Callable[[], dict[str, Any]]) -> RunOutcome:
     try:
-        feeds = _make_feeds()
-        return RunOutcome(run(_model, feeds, limits=Limits(*limits)))
+        return _run(_model, _make_feeds, limits)
+    finally:
+        _FINISHED.add((model_key, feeds_key, limits))
+
+
+def _run(model: Model, make_feeds: Callable[[], dict[str, Any]], limits: tuple[int, int, int]) -> RunOutcome:
+    try:
+        feeds = make_feeds()
+        return RunOutcome(run(model, feeds, limits=Limits(*limits)))
     except ExecutionError as exc:
         return RunOutcome(exc.trace, str(exc), type(exc).__name__, getattr(exc, "limit", None))
     except ExplorerError as exc:  # FeedError and anything else refused before the run starts

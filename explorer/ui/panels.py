@@ -43,8 +43,8 @@ def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
         value_panel(name, value, key=state.keyed(state.K_INSPECT, event.index, name))
 
 
-def value_panel(name: str, value: Any, key: str, plot: bool = True) -> None:
-    """A value's statistics, the value as a table when small, and (when `plot`) a plot; scalars inline."""
+def value_panel(name: str, value: Any, key: str, full: bool = True) -> None:
+    """A value's statistics, and when `full` the value as a table when small and a plot; scalars inline."""
     stats = value_stats(value)
     scalar = isinstance(value, np.ndarray) and value.ndim == 0
     parts = [f"**{md(name)}**", md_code(stats["type"]) + (f" = {md_code(short_text(value))}" if scalar else "")]
@@ -55,7 +55,7 @@ def value_panel(name: str, value: Any, key: str, plot: bool = True) -> None:
     elif not scalar and (stats["dtype"] or "").startswith(("float", "bfloat", "complex")):
         parts.append(":gray[NaN 0 · Inf 0]")
     st.markdown(" · ".join(parts))
-    if scalar:
+    if scalar or not full:
         return
     grid = value_grid(value)
     if grid is not None:
@@ -63,8 +63,6 @@ def value_panel(name: str, value: Any, key: str, plot: bool = True) -> None:
                      height=min(38 + 35 * len(grid.rows), 250))
         if value.ndim >= 2:
             st.caption(grid.caption)
-    if not plot:
-        return
     figure = value_figure(value, name)
     if figure is not None and (grid is None or len(grid.rows) > 1 or len(grid.columns) > 4):
         st.plotly_chart(figure, key=key, width="stretch")

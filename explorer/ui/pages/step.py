@@ -108,15 +108,16 @@ def stepper() -> None:
     with left:
         draw(model, trace, index)
     with right:
-        plot_inputs = st.toggle("Plot the inputs too", key=state.W_STEP_PLOT_INPUTS,
-                                help="Each step plots what the node wrote; plots of what it read slow stepping down")
+        inputs_in_full = st.toggle("Inputs in full", key=state.W_STEP_INPUTS_IN_FULL,
+                                   help="Each step shows what the node wrote as tables and plots, and what it read "
+                                        "as statistics; tables and plots of the inputs make stepping slower")
         for title, values, side in (("Inputs", event.inputs, "in"), ("Outputs", event.outputs, "out")):
             st.markdown(f"##### {title}")
             if not values:
                 st.caption("none")
             for name, value in values.items():
                 panels.value_panel(name, value, key=state.keyed(state.K_STEP_VALUE, side, name),
-                                   plot=side == "out" or plot_inputs)
+                                   full=side == "out" or inputs_in_full)
     url.publish(model)  # a fragment rerun moves the cursor without running the whole app
 
 
