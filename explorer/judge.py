@@ -18,8 +18,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Protocol
 
 from .errors import ExplorerError
 
@@ -55,6 +57,7 @@ class Judge:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._cancelled = False
+        self._shut = False  # after shutdown(): every call is refused, no process started
 
     def run(self, model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
             timeout: float | None = None) -> dict[str, Any]:
@@ -83,8 +86,16 @@ class Judge:
         """Stops the child process (a later call starts a new one)."""
         self._kill()
 
+    def shutdown(self) -> None:
+        """Ends the call under way and refuses every later one (NoVerdict('cancelled')), for good."""
+        self._shut = True
+        self.cancel()
+
     def _exchange(self, request: dict, limit: float) -> dict:
         process = self._start()
+        if self._shut:  # shut down while this call waited: no onnxruntime may outlive that
+            self._kill()
+            raise NoVerdict("cancelled", "onnxruntime was stopped on request")
         data = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
         deadline = time.monotonic() + limit
         try:
@@ -161,7 +172,29 @@ def shared_judge() -> Judge:
         return _shared
 
 
+class Runs(Protocol):
+    """What `run_onnxruntime` asks of a judge."""
+
+    def run(self, model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
+            timeout: float | None = None) -> dict[str, Any]: ...
+
+
+_current: ContextVar[Runs | None] = ContextVar("explorer_judge", default=None)
+
+
+@contextmanager
+def using_judge(judge: Runs) -> Iterator[None]:
+    """Within the block (in this thread), `run_onnxruntime` asks `judge` instead of the shared one."""
+    token = _current.set(judge)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
 def run_onnxruntime(model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
                     timeout: float | None = None) -> dict[str, Any]:
-    """onnxruntime's outputs in the shared child process; NoVerdict when it gives none."""
-    return shared_judge().run(model, feeds, outputs, timeout=timeout)
+    """onnxruntime's outputs from the judge in use (see using_judge; by default the shared child process);
+    NoVerdict when it gives none."""
+    judge = _current.get() or shared_judge()
+    return judge.run(model, feeds, outputs, timeout=timeout)

@@ -2,6 +2,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -10,3 +11,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.fixture(autouse=True)
+def _app_waits_for_onnxruntime(monkeypatch):
+    """AppTests see onnxruntime's answers in the run that asks for them; tests of the progress line and of cancel
+    set WAIT_S back to 0."""
+    from explorer.ui import jobs
+
+    monkeypatch.setattr(jobs, "WAIT_S", 600.0)

@@ -13,13 +13,11 @@ from typing import Any
 import onnx
 import streamlit as st
 
-from ..compare import Comparison, compare
 from ..errors import ExecutionError, ExplorerError, FeedError, failure_text
 from ..executor import run
 from ..limits import Limits
 from ..model import Model, load
 from ..optimizer import OptimizationResult, optimize
-from ..optimizer.verify import Equivalence, verify
 from ..samples import sample_inputs, sample_path
 from ..trace import Trace
 from ..views.heat import OVERLAYS, NodeValues
@@ -193,19 +191,6 @@ def optimize_cached(model_key: str, patterns: tuple[str, ...], stop_after: int |
     except Exception as exc:  # the page shows it; the model stays
         raise ExplorerError(f"the optimizer failed: {failure_text(exc)}") from exc
 
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def equivalence_cached(model_key: str, patterns: tuple[str, ...], stop_after: int | None, feeds_key: str,
-                 _result: OptimizationResult, _feeds: dict[str, Any] | None) -> Equivalence:
-    return verify(_result, _feeds, bisect=stop_after is None)
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def compare_cached(model_key: str, feeds_key: str, b_key: str, tolerances: tuple[float, float], _trace: Trace,
-                   _model: Model, _b: Any) -> Comparison:
-    """The active run (side A) against side B, cached by model, feeds, B and tolerances."""
-    return compare(_trace, _b, _trace.feeds, model=_model, rtol=tolerances[0], atol=tolerances[1])
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -7,18 +7,18 @@ from typing import Any
 
 import streamlit as st
 
-from ..compare import Comparison
+from ..compare import Comparison, compare
+from ..judge_job import JudgeJob
 from ..model import Model
 from ..optimizer import OptimizationResult
-from ..optimizer.verify import Equivalence
+from ..optimizer.verify import Equivalence, verify
 from ..trace import Trace
 from ..views.heat import NodeValues
+from . import jobs
 from .cache import (
     ModelSource,
     RunOutcome,
     RunRequest,
-    compare_cached,
-    equivalence_cached,
     feed_error,
     given_sample_inputs,
     lenient,
@@ -270,27 +270,31 @@ def optimization(model: Model, patterns: tuple[str, ...], stop_after: int | None
 
 
 def equivalence(model: Model, patterns: tuple[str, ...], stop_after: int | None,
-                result: OptimizationResult) -> Equivalence:
-    """The original and (partially) optimized models run on the current run's feeds (random ones when there
-    are none) by explorer and onnxruntime; for the full optimization, bisection names the first failing rewrite."""
+                result: OptimizationResult) -> tuple[str, JudgeJob[Equivalence]]:
+    """(job key, job) of the proof: the original and (partially) optimized models run on the current run's feeds
+    (random ones when there are none) by explorer and onnxruntime in the background; for the full
+    optimization, bisection names the first failing rewrite."""
     request: RunRequest | None = st.session_state.get(RUN_REQUEST)
     trace = current_trace()
     feeds = trace.feeds if trace is not None and request is not None else None
     feeds_key = request.feeds_key if request is not None and feeds is not None else "random:0"
-    with st.spinner("Checking equivalence…"):
-        return equivalence_cached(model.sha256, patterns, stop_after, feeds_key, result, feeds)
+    key = f"proof:{model.sha256}:{','.join(patterns)}:{stop_after}:{feeds_key}"
+    label = "Equivalence proof" + ("" if stop_after is None else f" after {stop_after} rewrites")
+    return key, jobs.job(key, label, lambda: verify(result, feeds, bisect=stop_after is None))
 
 
-def comparison(b: Any, b_key: str, rtol: float, atol: float) -> Comparison | None:
-    """The current run (side A) against side B (`b_key` names B's content), cached; None when there is no run."""
+def comparison(b: Any, b_key: str, rtol: float, atol: float) -> tuple[str, JudgeJob[Comparison]] | None:
+    """(job key, job) of the current run (side A) against side B (`b_key` names B's content), run in the
+    background; None when there is no run."""
     model, trace = active_model(), current_trace()
     request: RunRequest | None = st.session_state.get(RUN_REQUEST)
     if model is None or trace is None or request is None:
         return None
-    with st.spinner("Comparing…"):
-        result = compare_cached(model.sha256, request.feeds_key, b_key, (rtol, atol), trace, model, b)
-    st.session_state[COMPARED] = (run_key(), f"{b_key}:{rtol!r}:{atol!r}", result)
-    return result
+    key = f"compare:{model.sha256}:{request.feeds_key}:{b_key}:{rtol:g}:{atol:g}"
+    job = jobs.job(key, "Comparison", lambda: compare(trace, b, trace.feeds, model=model, rtol=rtol, atol=atol))
+    if job.state == "done" and job.result is not None:
+        st.session_state[COMPARED] = (run_key(), f"{b_key}:{rtol!r}:{atol!r}", job.result)
+    return key, job
 
 
 def last_comparison() -> tuple[str, Comparison] | None:

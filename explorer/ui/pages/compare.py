@@ -13,7 +13,7 @@ from explorer.compare.both_gates import gates_of_both
 from explorer.errors import ExplorerError
 from explorer.inputs import feeds_from_npz
 from explorer.samples import list_samples
-from explorer.ui import diagram, state, widgets
+from explorer.ui import diagram, jobs, state, widgets
 from explorer.views import compare as views
 from explorer.views.dot import model_to_dot
 from explorer.views.overlays import TraceOverlay
@@ -189,12 +189,15 @@ else:
         rtol = left.number_input("rtol", min_value=0.0, value=1e-4, format="%g", key=state.W_COMPARE_RTOL)
         atol = right.number_input("atol", min_value=0.0, value=1e-5, format="%g", key=state.W_COMPARE_ATOL)
     if chosen is not None:
-        try:
-            result = state.comparison(chosen[0], chosen[1], float(rtol), float(atol))
-        except ExplorerError as exc:
-            st.error("The comparison failed:")
-            st.text(str(exc))
-            result = None
+        asked = state.comparison(chosen[0], chosen[1], float(rtol), float(atol))
+        result = None
+        if asked is not None:
+            key, job = asked
+            jobs.progress(job, key)
+            if job.state == "failed":
+                st.error("The comparison failed:")
+                st.text(job.error)
+            result = job.result if job.state == "done" else None
         if result is not None:
             summary(result)
             tabs = st.tabs(["Diagram", "Step both", "Error over time", "Gates", "Worst values", "Not aligned"])

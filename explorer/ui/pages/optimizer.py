@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.errors import ExplorerError
-from explorer.ui import diagram, state
+from explorer.ui import diagram, jobs, state
 from explorer.views import rewrites
 from explorer.views.dot import model_to_dot
 from explorer.views.markup import md
@@ -16,22 +16,31 @@ from explorer.views.markup import md
 WHOLE_MODEL_LIMIT = 5000  # nodes: bigger models are drawn on request
 STATUS = {"equivalent": ":green[**equivalent**]", "different": ":red[**different**]",
           "inconclusive": ":orange[**inconclusive**]"}
+CHECKING = {"running": "checking in the background…", "cancelled": ":orange[**not checked**] (cancelled)",
+            "failed": ":red[**the proof failed**]"}
 
 
-def proof(verdict, label: str) -> None:
-    """The equivalence verdict with one line per judge and output."""
-    st.markdown(f"{label}: {STATUS[verdict.status]}")
-    st.code("\n".join(verdict.lines()), language=None)
+def proof(key: str, job, label: str, shown: str | None = None) -> None:
+    """The equivalence verdict with one line per judge and output, once the proof's job has it; until then its
+    progress (unless the job is `shown` already, by its key), or why there is none."""
+    if job.state == "failed":
+        st.error(f"The equivalence proof failed: {md(job.error)}", icon=":material/error:")
+    if key != shown:
+        jobs.progress(job, key)
+    verdict = job.result if job.state == "done" else None
+    if verdict is not None:
+        st.markdown(f"{label}: {STATUS[verdict.status]}")
+        st.code("\n".join(verdict.lines()), language=None)
 
 
-def whole_models(model, chosen: tuple[str, ...], result) -> None:
+def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> None:
     """Slider over the rewrites: the model after the first k of them beside the original, and the proof at k."""
     count = len(result.steps)
     k = st.slider("Rewrites applied (bisection: move until the models stop being equivalent)", 0, count, count,
                   key=state.W_REWRITES) if count > 1 else count
     partial = result if k == count else state.optimization(model, chosen, k)
-    proof(state.equivalence(model, chosen, None if k == count else k, partial),
-          f"After {k} of {count} rewrite{'s' if count != 1 else ''}")
+    proof(*state.equivalence(model, chosen, None if k == count else k, partial),
+          f"After {k} of {count} rewrite{'s' if count != 1 else ''}", shown)
     if not st.toggle("Draw the whole models", value=sum(1 for _ in model.nodes()) <= WHOLE_MODEL_LIMIT,
                      key=state.W_OPT_WHOLE, help="Laying out a big model takes graphviz a few seconds"):
         return
@@ -83,8 +92,10 @@ else:
     before_count, after_count = result.node_counts()
     st.markdown(f"**{len(result.steps)} rewrites** in {result.rounds} rounds · nodes {before_count} → "
                 f"{after_count} · {result.seconds * 1e3:.0f} ms" + (" · stopped early" if result.stopped else ""))
-    verdict = state.equivalence(model, chosen, None, result)
-    st.markdown(f"Fully optimized model: {STATUS[verdict.status]}")
+    key, job = state.equivalence(model, chosen, None, result)
+    verdict = job.result if job.state == "done" else None
+    st.markdown(f"Fully optimized model: {STATUS[verdict.status] if verdict is not None else CHECKING[job.state]}")
+    jobs.progress(job, key)
     rows = rewrites.stats_rows(result)
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True)
@@ -93,7 +104,8 @@ else:
         with st.expander(f"Why patterns declined ({sum({r['pattern']: r['nodes declined'] for r in declined}.values())}"
                          " nodes left alone)"):
             st.dataframe(pd.DataFrame(declined), hide_index=True)
-    report = {"model": model.source, **result.to_dict(), "equivalence": verdict.to_dict()}
+    report = {"model": model.source, **result.to_dict(),
+              "equivalence": None if verdict is None else verdict.to_dict()}
     left, right = st.columns(2)
     left.download_button("Download the optimized model", result.optimized.SerializeToString(),
                          file_name=f"{model.source.rsplit('/', 1)[-1].removesuffix('.onnx')}.optimized.onnx",
@@ -101,9 +113,9 @@ else:
     right.download_button("Download the report (JSON)", json.dumps(report, indent=1, default=str),
                           file_name="optimization_report.json", mime="application/json", width="stretch")
     if not result.steps:
-        proof(verdict, "Equivalence")
+        proof(key, job, "Equivalence", key)
         st.info("No pattern applies to this model.")
     else:
-        whole_models(model, chosen, result)
+        whole_models(model, chosen, result, key)
         st.markdown("##### Rewrites")
         rewrite_list(result)

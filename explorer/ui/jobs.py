@@ -1,0 +1,65 @@
+"""The app's questions to onnxruntime (equivalence proofs, comparisons, output checks) as background jobs of the
+session (explorer/judge_job.py): the page shows their progress with a Cancel button and stays usable; the answer
+appears when it is ready. A job that ends within WAIT_S of its start is shown at once, without a progress line."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import streamlit as st
+
+from ..judge_job import JudgeJob
+
+T = TypeVar("T")
+JOBS = "judge_jobs"  # session key: {job key: JudgeJob}, oldest first
+WAIT_S = 1.0  # seconds a page waits for a new job before showing its progress instead
+REFRESH_S = 0.5  # seconds between two looks at a running job
+KEEP = 16  # finished jobs kept per session (their answers are what the pages show)
+
+
+def job(key: str, label: str, work: Callable[[], T]) -> JudgeJob[T]:
+    """The session's job for `key`, started (and waited for up to WAIT_S) when there is none yet."""
+    jobs: dict[str, JudgeJob[Any]] = st.session_state.setdefault(JOBS, {})
+    found = jobs.get(key)
+    if found is None:
+        found = jobs[key] = JudgeJob(work, label).start()
+        for old in [k for k, j in jobs.items() if j.state != "running"][:-KEEP]:
+            del jobs[old]
+        found.wait(WAIT_S)
+    return found
+
+
+def forget(key: str) -> None:
+    """Drops the session's job for `key` (the next `job` call starts it again)."""
+    st.session_state.setdefault(JOBS, {}).pop(key, None)
+
+
+def cancel_all() -> None:
+    """Cancels every running job of the session."""
+    for running in st.session_state.get(JOBS, {}).values():
+        running.cancel()
+
+
+def progress(found: JudgeJob[Any], key: str) -> None:
+    """A running job's label, elapsed time and Cancel button, refreshed every REFRESH_S; when the job ends the
+    page runs again to show its answer. A cancelled job says so, with a button to ask again."""
+    if found.state == "cancelled":
+        st.warning(f"{found.label}: cancelled after {found.elapsed:.1f} s; onnxruntime was stopped.")
+        if st.button("Ask onnxruntime again", key=f"{key}:again"):
+            forget(key)
+            st.rerun()
+        return
+    if found.state != "running":
+        return
+
+    @st.fragment(run_every=REFRESH_S)
+    def poll() -> None:
+        if found.state != "running":
+            st.rerun()  # the whole page, now with the answer
+        left, right = st.columns([5, 1], vertical_alignment="center")
+        left.info(f"{found.label}: running… {found.elapsed:.1f} s", icon=":material/hourglass_top:")
+        if right.button("Cancel", key=f"{key}:cancel", width="stretch"):
+            found.cancel()
+            st.rerun()
+
+    poll()

@@ -1,0 +1,90 @@
+"""The app never blocks on onnxruntime: the Optimizer page's proof and the Compare page run in the background with
+their progress and a Cancel button, the rest of the page usable; cancel ends onnxruntime's child process; the
+answer appears when it is ready."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from explorer.judge import run_onnxruntime
+from explorer.ui import jobs, state
+from tests.test_app import APP, PAGES, assert_clean, start
+from tests.test_judge import _endless_loop
+from tests.test_judge_job import judge_children
+
+
+@pytest.fixture(autouse=True)
+def progress_shown(monkeypatch):
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    monkeypatch.setattr(jobs, "WAIT_S", 0.0)  # every job is shown running first
+
+
+def session_jobs(at: AppTest) -> list:
+    return list(at.session_state[jobs.JOBS].values())
+
+
+def wait_for(condition, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def markdown(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown]
+
+
+def test_the_proof_runs_in_the_background_and_cancel_ends_onnxruntime(monkeypatch):
+    def endless_proof(result, feeds, bisect):
+        return run_onnxruntime(_endless_loop(), {"x": np.ones(1, np.float32)}, timeout=300)
+
+    monkeypatch.setattr(state, "verify", endless_proof)
+    at = start("tiny_mlp")
+    at.switch_page(PAGES["optimizer"]).run()
+    assert_clean(at)
+    assert "Fully optimized model: checking in the background…" in markdown(at)
+    assert any(i.value.startswith("Equivalence proof: running…") for i in at.info)
+    [stats] = [f.value for f in at.dataframe if "applied" in f.value.columns]  # the rest of the page is there
+    assert stats.set_index("pattern").loc["MatMulAdd", "applied"] == 2
+    [job] = session_jobs(at)
+    wait_for(judge_children)  # onnxruntime is at work on the endless loop
+    [cancel] = [b for b in at.button if b.label == "Cancel"]
+    cancel.click().run()
+    assert job.state == "cancelled" and judge_children() == []
+    assert "Fully optimized model: :orange[**not checked**] (cancelled)" in markdown(at)
+    assert any("cancelled after" in w.value and "onnxruntime was stopped" in w.value for w in at.warning)
+    monkeypatch.undo()
+    monkeypatch.setattr(jobs, "WAIT_S", 600.0)
+    [again] = [b for b in at.button if b.label == "Ask onnxruntime again"]
+    again.click().run()
+    assert_clean(at)
+    assert "Fully optimized model: :green[**equivalent**]" in markdown(at)
+    assert judge_children() == []  # a finished job closes its judge
+
+
+def test_the_verdict_appears_when_ready():
+    at = start("tiny_mlp")
+    at.switch_page(PAGES["optimizer"]).run()
+    assert "Fully optimized model: checking in the background…" in markdown(at)
+    for job in session_jobs(at):
+        assert job.wait(120)
+    at.run()
+    assert_clean(at)
+    assert "Fully optimized model: :green[**equivalent**]" in markdown(at)
+    assert "onnxruntime: probs" in at.code[0].value and not at.info
+
+
+def test_the_comparison_with_onnxruntime_runs_in_the_background():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("explorer/ui/pages/compare.py").run()
+    assert_clean(at)
+    assert any(i.value.startswith("Comparison: running…") for i in at.info) and not at.success
+    [job] = session_jobs(at)
+    assert job.wait(120)
+    at.run()
+    assert "Every aligned value agrees" in at.success[0].value
