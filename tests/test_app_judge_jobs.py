@@ -88,3 +88,18 @@ def test_the_comparison_with_onnxruntime_runs_in_the_background():
     assert job.wait(120)
     at.run()
     assert "Every aligned value agrees" in at.success[0].value
+
+
+def test_the_step_page_checks_the_outputs_against_onnxruntime_in_the_background():
+    at = start("nested_loops")
+    at.switch_page(PAGES["step"]).run()
+    assert not any(i.value.startswith("Output check") for i in at.info)  # asked for only on request
+    at.toggle(key=state.W_STEP_CHECK).set_value(True).run()
+    assert_clean(at)
+    assert any(i.value.startswith("Output check: running…") for i in at.info)
+    assert any(m.value.startswith("**Event 0**") for m in at.markdown)  # the stepper is there meanwhile
+    [job] = session_jobs(at)
+    assert job.wait(120)
+    at.run()
+    lines = at.code[0].value.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["s_final", "Y"] and all(line.endswith(" ok") for line in lines)

@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from ..compare import Comparison, compare
+from ..compare.outputs import CheckReport, compare_with_onnxruntime
 from ..judge_job import JudgeJob
 from ..model import Model
 from ..optimizer import OptimizationResult
@@ -92,6 +93,7 @@ W_OPT_AFTER = "w_opt_after"
 W_REWRITE_PICK = "w_rewrite_pick"
 W_REWRITE_BEFORE = "w_rewrite_before"
 W_REWRITE_AFTER = "w_rewrite_after"
+W_STEP_CHECK = "w_step_check"  # Step page: check the outputs against onnxruntime
 W_COMPARE_B = "w_compare_b"  # Compare page: what side B is
 W_COMPARE_SAMPLE = "w_compare_sample"
 W_COMPARE_UPLOAD = "w_compare_upload"
@@ -302,3 +304,15 @@ def last_comparison() -> tuple[str, Comparison] | None:
     run is still its side A."""
     found = st.session_state.get(COMPARED)
     return (found[1], found[2]) if found is not None and found[0] == run_key() else None
+
+
+def output_check() -> tuple[str, JudgeJob[CheckReport]] | None:
+    """(job key, job) of the current run's outputs checked against onnxruntime's on the same feeds, in the
+    background (what `run --check` prints); None when there is no finished run."""
+    model, outcome = active_model(), current_run()
+    request: RunRequest | None = st.session_state.get(RUN_REQUEST)
+    if model is None or request is None or outcome is None or outcome.trace is None or outcome.error:
+        return None
+    trace = outcome.trace
+    key = f"check:{model.sha256}:{request.feeds_key}"
+    return key, jobs.job(key, "Output check", lambda: compare_with_onnxruntime(model, trace.feeds, trace.outputs))

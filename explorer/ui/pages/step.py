@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import diagram, learning, panels, state, url
+from explorer.ui import diagram, jobs, learning, panels, state, url
 from explorer.views import cursor as moves
 from explorer.views.dot import model_to_dot
 from explorer.views.markup import md, md_code
@@ -121,6 +121,24 @@ def stepper() -> None:
     url.publish(model)  # a fragment rerun moves the cursor without running the whole app
 
 
+def output_check() -> None:
+    """The run's outputs against onnxruntime's, on request, in the background."""
+    if not st.toggle("Check the outputs against onnxruntime", key=state.W_STEP_CHECK,
+                     help="onnxruntime runs the model on the same inputs, in a child process you can cancel"):
+        return
+    asked = state.output_check()
+    if asked is None:
+        st.caption("No finished run to check.")
+        return
+    key, job = asked
+    jobs.progress(job, key)
+    if job.state == "failed":
+        st.error(f"The check failed: {md(job.error)}", icon=":material/error:")
+    elif job.state == "done":
+        st.code("\n".join(job.result.lines() or ["the model has no outputs"]), language=None)
+
+
 st.title("Step through")
 learning.tour_panel()
+output_check()
 stepper()
