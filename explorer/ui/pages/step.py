@@ -134,7 +134,7 @@ def output_check() -> None:
     jobs.progress(job, key)
     if job.state == "failed":
         st.error(f"The check failed: {md(job.error)}", icon=":material/error:")
-    elif job.state == "done":
+    elif job.state == "done" and job.result is not None:
         st.code("\n".join(job.result.lines() or ["the model has no outputs"]), language=None)
 
 
