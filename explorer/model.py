@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
-from onnx import external_data_helper
 
 from . import model_guards
 from .errors import ModelError
+from .external_data import load_external_data
 from .graph import GraphIndex, GraphRef, NodeRef, subgraph_attributes
-from .model_guards import check_depth, check_domains, check_sparse, external_int, sparse_tensors
+from .model_guards import check_depth, check_domains, check_sparse, sparse_tensors
 from .model_inference import check_and_infer, model_bytes
 from .typing_rules import violations
 
@@ -178,7 +178,7 @@ def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | o
 
     _validate_header(proto, label)
     check_depth(proto, label)
-    _load_external_data(proto, Path(base_dir) if base_dir is not None else None, label)
+    load_external_data(proto, Path(base_dir) if base_dir is not None else None, label)
     for sparse in sparse_tensors(proto):
         check_sparse(sparse)
     check_domains(proto, KNOWN_DOMAINS)
@@ -238,75 +238,3 @@ def _validate_header(proto: onnx.ModelProto, label: str) -> None:
     imports_onnx = any(op.domain in ("", "ai.onnx") for op in proto.opset_import)
     if not imports_onnx and proto.ir_version >= 3 and any(n.domain in ("", "ai.onnx") for n in proto.graph.node):
         raise ModelError(f"{label} uses ONNX operators but does not import the ONNX opset")
-
-
-def _all_tensors(proto: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
-    """Initializers and tensor attributes of every graph (nested too) and of every local function."""
-
-    def from_nodes(nodes) -> Iterator[onnx.TensorProto]:
-        for node in nodes:
-            for att in node.attribute:
-                if att.HasField("t"):
-                    yield att.t
-                yield from att.tensors
-                if att.HasField("g"):
-                    yield from from_graph(att.g)
-                for g in att.graphs:
-                    yield from from_graph(g)
-
-    def from_graph(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
-        yield from graph.initializer
-        yield from (s.values for s in graph.sparse_initializer)
-        yield from from_nodes(graph.node)
-
-    yield from from_graph(proto.graph)
-    for function in proto.functions:
-        yield from from_nodes(function.node)
-
-
-def _load_external_data(proto: onnx.ModelProto, base_dir: Path | None, label: str) -> None:
-    """Reads external tensors, refusing any location that escapes the model's folder."""
-    for tensor in _all_tensors(proto):
-        if not external_data_helper.uses_external_data(tensor):
-            continue
-        info = {e.key: e.value for e in tensor.external_data}
-        location = info.get("location", "")
-        if base_dir is None:
-            raise ModelError(
-                f"tensor {tensor.name!r} of {label} keeps its data in external file {location!r}; "
-                "load the model from its path (or give base_dir) so the file can be found"
-            )
-        target = _safe_external_path(base_dir, location, tensor.name)
-        offset = external_int(info, "offset", tensor.name) or 0
-        length = external_int(info, "length", tensor.name)
-        file_size = target.stat().st_size
-        if offset < 0 or offset > file_size or (length is not None and (length < 0 or offset + length > file_size)):
-            raise ModelError(
-                f"tensor {tensor.name!r}: external data range offset={offset} length={length} "
-                f"lies outside {location!r} ({file_size} bytes)"
-            )
-        with open(target, "rb") as f:
-            f.seek(offset)
-            tensor.raw_data = f.read(length if length is not None else file_size - offset)
-        del tensor.external_data[:]
-        tensor.data_location = onnx.TensorProto.DEFAULT
-
-
-def _safe_external_path(base_dir: Path, location: str, tensor_name: str) -> Path:
-    if not location:
-        raise ModelError(f"tensor {tensor_name!r} declares external data without a location")
-    loc = Path(location)
-    if loc.is_absolute() or location.startswith(("/", "\\")) or ":" in location.split("/")[0]:
-        raise ModelError(f"tensor {tensor_name!r}: external data location {location!r} is absolute; refused")
-    if ".." in Path(location.replace("\\", "/")).parts:
-        raise ModelError(f"tensor {tensor_name!r}: external data location {location!r} escapes the model folder; refused")
-    root = base_dir.resolve()
-    target = (root / loc).resolve()
-    if root != target and root not in target.parents:
-        raise ModelError(
-            f"tensor {tensor_name!r}: external data location {location!r} resolves outside the model folder "
-            "(symlink?); refused"
-        )
-    if not target.is_file():
-        raise ModelError(f"tensor {tensor_name!r}: external data file {location!r} not found next to the model")
-    return target

@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "explorer"
 # (ONNX operator knowledge several layers share) sits below the executor and the views.
 LAYERS = {
     "errors": 0, "limits": 0, "values": 0, "judge": 0, "judge_job": 0, "judge_worker": 0, "archive": 0,
-    "graph": 1, "function_bodies": 1, "model": 1, "model_guards": 1, "model_inference": 1, "typing_rules": 1, "feeds": 1, "inputs": 1, "samples": 1,
+    "graph": 1, "function_bodies": 1, "model": 1, "model_guards": 1, "model_inference": 1, "external_data": 1, "typing_rules": 1, "feeds": 1, "inputs": 1, "samples": 1,
     "spec": 2,
     "trace": 3, "trace_file": 3,
     "executor": 4, "compare": 4,

@@ -165,14 +165,20 @@ class Engine:
         self.trace.iteration_records.append(Iteration(node, index, inputs, outputs, info or IterationInfo()))
 
     def check_iterations(self, count: int, node: str, op_type: str, iteration: tuple[int, ...]) -> None:
-        """Raises LimitExceeded once a loop is about to run more than Limits.max_iterations iterations; the error
-        carries why the loop stopped, which the loop's own event records (see _record_failure)."""
-        if count >= self.limits.max_iterations:
-            raise LimitExceeded(
-                f"{where(node, op_type, iteration)} stopped after {count} iterations: "
-                f"Limits.max_iterations={self.limits.max_iterations} (endless loop?)",
-                limit="max_iterations", node=node, op_type=op_type, iteration=iteration,
-                info={"stop_reason": "limit", "iterations": count})
+        """Raises LimitExceeded once a loop is about to run more than Limits.max_iterations iterations, or the run
+        has recorded Limits.max_events events; the error carries why the loop stopped, which the loop's own event
+        records (see _record_failure)."""
+        events = len(self.trace.events)
+        if events >= self.limits.max_events:
+            limit, why = "max_events", (f"the run has recorded {events} events, Limits.max_events="
+                                        f"{self.limits.max_events} (loops nested in loops?)")
+        elif count >= self.limits.max_iterations:
+            limit, why = "max_iterations", f"Limits.max_iterations={self.limits.max_iterations} (endless loop?)"
+        else:
+            return
+        raise LimitExceeded(f"{where(node, op_type, iteration)} stopped after {count} iterations: {why}",
+                            limit=limit, node=node, op_type=op_type, iteration=iteration,
+                            info={"stop_reason": "limit", "iterations": count})
 
     def check_bytes(self, size: int, what: str, node: str, op_type: str, iteration: tuple[int, ...]) -> None:
         if size > self.limits.max_tensor_bytes:

@@ -531,3 +531,120 @@ def cli_lenient_runs_an_invalid_model() -> str:
     feeds = tmp("f.npz", b"")
     np.savez(feeds, n=np.array(2.0, _F), x=np.ones(1, _F))
     return cli("run", path, "--lenient", "--inputs", feeds)
+
+
+# ---- loops nested in loops, recursion, broken tensors and bodies, hostile characters, cancelling the judge ----
+_X1 = {"x": np.ones(1, _F)}
+
+
+@case("LimitExceeded")
+def loops_nested_in_loops_stop_at_the_event_limit() -> str:
+    """200**3 iterations, each loop within max_iterations: only the run's event count can stop it."""
+    limits = Limits(max_iterations=1000, max_events=50_000)
+    explorer.run(explorer.load(m.nested_loops(3, 200)), _X1, limits=limits)
+    return "ran"
+
+
+@case("ok")
+def loops_nested_in_loops_below_the_event_limit_match_onnxruntime() -> str:
+    return agrees_with_onnxruntime(m.nested_loops(3, 12), _X1, Limits(max_events=50_000))
+
+
+@case("UnsupportedOperatorError")
+def a_function_calling_itself() -> str:
+    explorer.run(explorer.load(m.recursive_functions("f")), _X1)
+    return "ran"
+
+
+@case("UnsupportedOperatorError")
+def functions_calling_each_other() -> str:
+    explorer.run(explorer.load(m.recursive_functions("f", "g", "h")), _X1)
+    return "ran"
+
+
+@case("exit 0")
+def cli_render_of_recursive_functions() -> str:
+    return cli("render", tmp("m.onnx", m.recursive_functions("f", "g").SerializeToString()), "-o",
+               tmp("m.dot", b""))
+
+
+@case("ModelError")
+def initializer_with_negative_dims() -> str:
+    tensor = onnx.TensorProto(name="w", data_type=T.FLOAT, dims=[-4], raw_data=b"\0" * 16)
+    explorer.run(explorer.load(m.reading_initializer(tensor)), _X1)
+    return "ran"
+
+
+@case("ModelError")
+def initializer_of_a_terabyte_holding_four_bytes() -> str:
+    tensor = onnx.TensorProto(name="w", data_type=T.FLOAT, dims=[1 << 20, 1 << 20], raw_data=b"\0" * 4)
+    explorer.run(explorer.load(m.reading_initializer(tensor)), _X1)
+    return "ran"
+
+
+@case("ModelError")
+def initializer_of_an_unknown_type() -> str:
+    tensor = onnx.TensorProto(name="w", data_type=999, dims=[4], raw_data=b"\0" * 16)
+    explorer.run(explorer.load(m.reading_initializer(tensor)), _X1)
+    return "ran"
+
+
+@case("ModelError")
+def if_branches_giving_different_output_counts() -> str:
+    then = h.make_graph([h.make_node("Identity", ["x"], ["a"]), h.make_node("Identity", ["x"], ["b"])], "t", [],
+                        [m.vi("a", shape=[1]), m.vi("b", shape=[1])])
+    other = h.make_graph([h.make_node("Identity", ["x"], ["e"])], "e", [], [m.vi("e", shape=[1])])
+    node = h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other, name="if")
+    explorer.load(m.model([node], [m.vi("c", T.BOOL, []), m.vi("x", shape=[1])], [m.vi("y", shape=[1])]))
+    return "loaded"
+
+
+@case("ExecutionError")
+def loop_body_with_too_few_inputs() -> str:
+    body = h.make_graph([h.make_node("Identity", ["c"], ["co"])], "body", [m.vi("c", T.BOOL, [])],
+                        [m.vi("co", T.BOOL, [])])
+    proto = m.model([h.make_node("Loop", ["n", "", "x"], ["y"], body=body, name="loop")], [m.vi("x", shape=[1])],
+                    [m.vi("y", shape=[1])], [m.const("n", np.int64(3))])
+    explorer.run(explorer.load(proto), _X1)
+    return "ran"
+
+
+@case("ExecutionError")
+def scan_with_more_scan_inputs_than_inputs() -> str:
+    body = h.make_graph([h.make_node("Identity", ["s"], ["so"])], "body", [m.vi("s", shape=[1])],
+                        [m.vi("so", shape=[1])])
+    node = h.make_node("Scan", ["s0"], ["sf"], body=body, num_scan_inputs=100, name="scan")
+    explorer.run(explorer.load(m.model([node], [m.vi("s0", shape=[1])], [m.vi("sf", shape=[1])])),
+                 {"s0": np.ones(1, _F)})
+    return "ran"
+
+
+@case("exit 0")
+def names_with_nul_and_bidi_controls_render_as_svg() -> str:
+    name = "x\x00\u202eevil\u200b"
+    return cli("render", tmp("m.onnx", m.named(name).SerializeToString()), "-o", tmp("m.svg", b""))
+
+
+@case("ok")
+def names_with_nul_and_bidi_controls_match_onnxruntime() -> str:
+    name = "x\x00\u202eevil"
+    return agrees_with_onnxruntime(m.named(name), {name: np.array([-1.0, 0.0, 2.0], _F)})
+
+
+@case("cancelled")
+def cancelling_a_background_proof_of_an_endless_loop() -> str:
+    """onnxruntime given an endless loop from a background job: cancel ends its process at once."""
+    import time
+
+    from explorer.judge import run_onnxruntime
+    from explorer.judge_job import JudgeJob
+
+    job = JudgeJob(lambda: run_onnxruntime(m.endless_loop(), _X1, timeout=300), "proof").start()
+    deadline = time.monotonic() + 30
+    while job.judge._process is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process = job.judge._process
+    job.cancel()
+    if process is None or process.poll() is None:
+        return "onnxruntime still running"
+    return job.state

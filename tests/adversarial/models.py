@@ -117,3 +117,38 @@ def gru(hidden: int = 3) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     m = model([node], [vi("x", shape=[4, 1, 2])], [vi("y", shape=None), vi("y_h", shape=None)],
               [const("W", w), const("R", r)])
     return m, {"x": rng.standard_normal((4, 1, 2)).astype(np.float32)}
+
+
+def nested_loops(depth: int, trips: int) -> onnx.ModelProto:
+    """`depth` Loops nested in each other, `trips` iterations each: trips**depth iterations in all, every loop
+    within any per-loop limit. Every name is unique across the scopes, as onnxruntime requires."""
+
+    def signature(level: int) -> tuple[list, list]:
+        return ([vi(f"i{level}", T.INT64, []), vi(f"c{level}", T.BOOL, []), vi(f"x{level}", shape=[1])],
+                [vi(f"co{level}", T.BOOL, []), vi(f"xo{level}", shape=[1])])
+
+    body = h.make_graph([h.make_node("Identity", ["c0"], ["co0"]), h.make_node("Identity", ["x0"], ["xo0"])], "b0",
+                        *signature(0))
+    for level in range(1, depth):
+        body = h.make_graph([h.make_node("Identity", [f"c{level}"], [f"co{level}"]),
+                             h.make_node("Loop", ["n", "", f"x{level}"], [f"xo{level}"], body=body,
+                                         name=f"loop{level}")], f"b{level}", *signature(level))
+    return model([h.make_node("Loop", ["n", "", "x"], ["y"], body=body, name="outer")], [vi("x", shape=[1])],
+                 [vi("y", shape=[1])], [const("n", np.int64(trips))])
+
+
+LOCAL = [*OPSET, h.make_opsetid("local", 1)]
+
+
+def recursive_functions(*chain: str) -> onnx.ModelProto:
+    """Local functions each calling the next in `chain`, the last calling the first."""
+    functions = [h.make_function("local", name, ["a"], ["b"],
+                                 [h.make_node(chain[(k + 1) % len(chain)], ["a"], ["b"], domain="local")], LOCAL)
+                 for k, name in enumerate(chain)]
+    return model([h.make_node(chain[0], ["x"], ["y"], domain="local", name="call")], [vi("x", shape=[1])],
+                 [vi("y", shape=[1])], opset=LOCAL, functions=functions)
+
+
+def reading_initializer(tensor: onnx.TensorProto) -> onnx.ModelProto:
+    return model([h.make_node("Add", ["x", tensor.name], ["y"])], [vi("x", shape=[1])], [vi("y", shape=None)],
+                 [tensor])
