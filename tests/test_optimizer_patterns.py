@@ -97,6 +97,8 @@ POSITIVE = {
     "ConstantFolding": (make([h.make_node("Add", ["c1", "c2"], ["c"]), h.make_node("Mul", ["x", "c"], ["y"])],
                              [info("x", shape=[3])], [info("y", shape=[3])],
                              [tensor("c1", [1, 2, 3]), tensor("c2", [0.5, 0.5, 0.5])]), ["Constant", "Mul"]),
+    "ReduceOverOnes": (relu_after(h.make_node("ReduceMean", ["x", "ax"], ["a"], keepdims=0), [2, 1, 3],
+                                  inits=[tensor("ax", [-2], np.int64)]), ["Constant", "Squeeze", "Relu"]),
     "IfConstant": (make([h.make_node("If", ["flag"], ["y"], then_branch=body(
                         [h.make_node("Neg", ["x"], ["n"]), h.make_node("Abs", ["n"], ["t"])], [], [info("t", shape=[3])]),
                         else_branch=body([h.make_node("Exp", ["x"], ["e"])], [], [info("e", shape=[3])]))],
@@ -243,7 +245,19 @@ NEGATIVE = [
      "the condition holds 2 elements"),
     ("IdentityRemoval", make([h.make_node("Identity", ["x"], ["y"])], [info("x", shape=[3])], [info("y", shape=[3])]),
      "is not produced in this graph"),
+    ("ReduceOverOnes", relu_after(h.make_node("ReduceMax", ["x", "ax"], ["a"]), None, inits=[tensor("ax", [-1], np.int64)]),
+     "rank is unknown"),
 ]
+
+
+def test_a_reduction_over_ones_keeping_dims_is_its_input_and_other_dims_stay_reduced():
+    kept = run_alone(relu_after(h.make_node("ReduceSum", ["x", "ax"], ["a"]), [2, 1, 1],
+                                inits=[tensor("ax", [1, 2], np.int64)]), "ReduceOverOnes")
+    assert ops(kept.optimized) == ["Relu"]
+    proven(kept)
+    wide = run_alone(relu_after(h.make_node("ReduceMean", ["x", "ax"], ["a"]), [2, 1, 3],
+                                inits=[tensor("ax", [1, 2], np.int64)]), "ReduceOverOnes")
+    assert ops(wide.optimized) == ["ReduceMean", "Relu"]
 
 
 @pytest.mark.parametrize("pattern, model, reason", NEGATIVE, ids=[f"{p}-{r}" for p, _, r in NEGATIVE])

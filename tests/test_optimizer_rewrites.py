@@ -191,3 +191,13 @@ def test_slice_then_squeeze_of_one_index_becomes_a_gather_on_a_real_model():
         ["Transpose", "Gather", "Loop"]
     proven(result, {"input:0": RNG.normal(size=(2, 2, 2)).astype(np.float32),
                     "state_var_in": np.array([0.5], np.float32)})
+
+
+@pytest.mark.skipif(not ROOT.exists(), reason="../shared/models is not available")
+def test_a_mean_over_a_dim_of_one_becomes_a_squeeze_on_silero_vad_for_openvino():
+    result = optimize(ROOT / "snakers4__silero-vad/src/silero_vad/data/silero_vad_openvino_16k.onnx")
+    assert applied(result)["ReduceOverOnes"] == 1
+    assert "ReduceMean" not in [n.op_type for n in result.optimized.graph.node]
+    proven(result, {"input": RNG.normal(size=(1, 576)).astype(np.float32) * 0.1,
+
+                    "state": np.zeros((2, 1, 128), np.float32)})

@@ -16,7 +16,7 @@ from .gather import GatherConcatPattern, GatherGatherPattern
 from .hoist import LoopInvariantHoistingPattern
 from .identity import DeadNodePattern, IdentityRemovalPattern
 from .neutral import NEUTRAL_PATTERNS
-from .noop import NoOpExpandPattern, NoOpSlicePattern
+from .noop import NoOpExpandPattern, NoOpSlicePattern, ReduceOverOnesPattern
 from .reshape import NoOpReshapePattern, ReshapeReshapePattern
 from .rnn import RnnZeroStatePattern
 from .shape import KnownValuePattern, ShapeGatherPattern, StaticShapePattern
@@ -25,7 +25,8 @@ from .transpose import IdentityTransposePattern, TransposeTransposePattern
 PATTERN_CLASSES: tuple[type[Pattern], ...] = (
     # cleanups
     DeadNodePattern, IdentityRemovalPattern, *NEUTRAL_PATTERNS,
-    IdentityTransposePattern, NoOpReshapePattern, NoOpExpandPattern, NoOpSlicePattern, CastSameTypePattern,
+    IdentityTransposePattern, NoOpReshapePattern, NoOpExpandPattern, NoOpSlicePattern, ReduceOverOnesPattern,
+    CastSameTypePattern,
     ConcatSinglePattern, SqueezeUnsqueezePattern,
     # simplifications
     GatherConcatPattern, GatherGatherPattern, ShapeGatherPattern, StaticShapePattern, KnownValuePattern, RnnZeroStatePattern, TransposeTransposePattern,

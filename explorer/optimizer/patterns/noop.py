@@ -1,4 +1,4 @@
-"""Expand and Slice that leave their input as it is."""
+"""Expand and Slice that leave their input as it is; reductions over dims of size 1."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from ..ir import Built, Node
 from ..pattern import CLEANUP, MatchResult, Pattern
 from ..state import GraphState
-from .common import identity, int_constant, shape_fact
+from .common import axes, axes_input, identity, int_constant, normalize, shape_fact
 
 # Slice ends at or beyond this are "to the end" whatever the dim (exporters write INT32_MAX or INT64_MAX).
 END_OF_AXIS = 2**31 - 1
@@ -100,3 +100,36 @@ class NoOpSlicePattern(Pattern):
 
     def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
         return [identity(g, node.input[0], node.output[0])]
+
+
+# Reductions that give back the one element they reduce (ReduceL1, ReduceL2 etc. would take its absolute value).
+SINGLE_ELEMENT_REDUCTIONS = ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceSum", "ReduceProd")
+
+
+class ReduceOverOnesPattern(Pattern):
+    """Reduce{Mean,Max,Min,Sum,Prod}(x, axes) -> Squeeze(x, axes) (keepdims=0) or x (keepdims=1) when every
+    reduced dim of x is known to be 1. Needs explicit constant axes."""
+
+    op_types = SINGLE_ELEMENT_REDUCTIONS
+    priority = CLEANUP
+
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
+        found = axes(g, node)
+        if not found:
+            return None
+        dims = g.shape(node.input[0])
+        reduced = None if dims is None else normalize(found, len(dims))
+        if dims is None or reduced is None or any(not 0 <= a < len(dims) for a in reduced):
+            return self.decline(g, node, "the input's rank is unknown")
+        if any(dims[a] != 1 for a in reduced):
+            return None
+        self.because(g, node, shape_fact(g, node.input[0]))
+        return self.result([node])
+
+    def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
+        if g.attribute(node, "keepdims", 1):
+            return [identity(g, node.input[0], node.output[0])]
+        reduced = normalize(axes(g, node) or [], g.rank(node.input[0]))
+        assert reduced is not None  # match checked the rank
+        consts, extra, attrs = axes_input(g, sorted(reduced), "squeeze_axes")
+        return consts + [g.make_node("Squeeze", [node.input[0], *extra], [node.output[0]], **attrs)]
