@@ -68,8 +68,11 @@ def feeds_for(entry: dict) -> dict[str, np.ndarray]:
 # Feeds beyond the recorded random ones, for models where a rewrite holds only for some of the inputs the original
 # accepts: cpu_if's If picks its branch from the dims of its input (declared [-1, -1, -1]), so a [1, 2, 2] input
 # takes the other branch; Polygraphy's loop reads its trip-count limit from an initializer that is also a graph
-# input, so a caller may feed it (0: no iteration).
+# input, so a caller may feed it (0: no iteration); gtcrn normalises by sqrt(variance + eps), and on silence (all
+# zeros) the variance is 0, so dropping eps changes the result.
 EXTRA_FEEDS: dict[str, Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]] = {
+    "gtcrn.onnx": lambda base: {k: np.zeros_like(v) for k, v in base.items()},
+    "gtcrn_simple.onnx": lambda base: {k: np.zeros_like(v) for k, v in base.items()},
     "multi_stream_models/cpu_if.onnx": lambda base: {"X": np.linspace(0, 1, 4, dtype=np.float32).reshape(1, 2, 2)},
     "Polygraphy/tests/models/loop.onnx": lambda base: {
         **base, "while_maximum_iterations_0": np.array(0, np.int64)},

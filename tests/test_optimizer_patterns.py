@@ -97,6 +97,16 @@ POSITIVE = {
     "ConstantFolding": (make([h.make_node("Add", ["c1", "c2"], ["c"]), h.make_node("Mul", ["x", "c"], ["y"])],
                              [info("x", shape=[3])], [info("y", shape=[3])],
                              [tensor("c1", [1, 2, 3]), tensor("c2", [0.5, 0.5, 0.5])]), ["Constant", "Mul"]),
+    "ScatterNDBox": (make([h.make_node("ScatterND", ["x", "idx", "u"], ["s"]), h.make_node("Relu", ["s"], ["y"])],
+                          [info("x", shape=[2, 4, 3]), info("u", shape=[2, 2, 3])], [info("y", shape=None)],
+                          [tensor("idx", np.stack(np.meshgrid(np.arange(2), np.arange(1, 3), np.arange(3),
+                                                              indexing="ij"), -1), np.int64)]),  # x[:, 1:3] = u
+                     ["Constant"] * 3 + ["Slice"] + ["Constant"] * 3 + ["Slice", "Concat", "Relu"]),
+    "SliceConcat": (make([h.make_node("Concat", ["a", "b"], ["c"], axis=1),
+                          h.make_node("Slice", ["c", "st", "en", "ax"], ["y"])],
+                         [info("a", shape=[2, 3]), info("b", shape=[2, 4])], [info("y", shape=None)],
+                         [tensor("st", [1], np.int64), tensor("en", [5], np.int64), tensor("ax", [-1], np.int64)]),
+                    ["Constant"] * 3 + ["Slice"] + ["Constant"] * 3 + ["Slice", "Concat"]),
     "ReduceOverOnes": (relu_after(h.make_node("ReduceMean", ["x", "ax"], ["a"], keepdims=0), [2, 1, 3],
                                   inits=[tensor("ax", [-2], np.int64)]), ["Constant", "Squeeze", "Relu"]),
     "IfConstant": (make([h.make_node("If", ["flag"], ["y"], then_branch=body(
@@ -245,9 +255,28 @@ NEGATIVE = [
      "the condition holds 2 elements"),
     ("IdentityRemoval", make([h.make_node("Identity", ["x"], ["y"])], [info("x", shape=[3])], [info("y", shape=[3])]),
      "is not produced in this graph"),
+    ("ScatterNDBox", make([h.make_node("ScatterND", ["x", "idx", "u"], ["y"])],
+                          [info("x", shape=[2, 4]), info("u", shape=[2])], [info("y", shape=None)],
+                          [tensor("idx", [[0, 1], [1, 2]], np.int64)]), "not a box of whole rows"),
+    ("ScatterNDBox", make([h.make_node("ScatterND", ["x", "idx", "u"], ["y"])],
+                          [info("x", shape=["n", 4]), info("u", shape=[1, 4])], [info("y", shape=None)],
+                          [tensor("idx", [[0]], np.int64)]), "shape is not static"),
+    ("SliceConcat", make([h.make_node("Concat", ["a", "b"], ["c"], axis=0),
+                          h.make_node("Slice", ["c", "st", "en"], ["y"])],
+                         [info("a", shape=["n"]), info("b", shape=[4])], [info("y", shape=None)],
+                         [tensor("st", [1], np.int64), tensor("en", [3], np.int64)]), "size along the Concat's axis"),
     ("ReduceOverOnes", relu_after(h.make_node("ReduceMax", ["x", "ax"], ["a"]), None, inits=[tensor("ax", [-1], np.int64)]),
      "rank is unknown"),
 ]
+
+
+def test_a_slice_inside_one_piece_of_a_concat_reads_that_piece():
+    whole = make([h.make_node("Concat", ["a", "b"], ["c"], axis=0), h.make_node("Slice", ["c", "st", "en"], ["s"]),
+                  h.make_node("Relu", ["s"], ["y"])], [info("a", shape=[3]), info("b", shape=[4])],
+                 [info("y", shape=None)], [tensor("st", [-4], np.int64), tensor("en", [INT64_MAX], np.int64)])
+    result = run_alone(whole, "SliceConcat")
+    assert ops(result.optimized) == ["Relu"] and list(result.optimized.graph.node[0].input) == ["b"]
+    proven(result)
 
 
 def test_a_reduction_over_ones_keeping_dims_is_its_input_and_other_dims_stay_reduced():

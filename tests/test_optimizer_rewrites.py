@@ -166,6 +166,9 @@ def test_gtcrn_loses_its_batchnorms_and_zero_gru_states():
     counts = applied(result)
     assert counts["BatchNormFold"] == 11 and counts["RnnZeroState"] >= 1
     assert "BatchNormalization" not in ops(result.optimized)
+    # its six `x[:, :, a:b] = u` ScatterNDs over full index grids become Slices and Concats, read piece by piece
+    assert counts["ScatterNDBox"] == 6 and counts["SliceConcat"] >= 4
+    assert ops(result.optimized).count("ScatterND") == 12
 
 
 @pytest.mark.parametrize("inner", [

@@ -7,7 +7,7 @@ from ..pattern import Pattern
 from .axes import SliceSqueezePattern, SqueezeUnsqueezePattern, UnsqueezeUnsqueezePattern
 from .batchnorm import BatchNormFoldPattern
 from .cast import CastCastPattern, CastSameTypePattern
-from .concat import ConcatConcatPattern, ConcatSinglePattern
+from .concat import ConcatConcatPattern, ConcatSinglePattern, SliceConcatPattern
 from .control import IfConstantPattern
 from .cse import CommonSubexpressionPattern
 from .fold import ConstantFoldingPattern
@@ -19,6 +19,7 @@ from .neutral import NEUTRAL_PATTERNS
 from .noop import NoOpExpandPattern, NoOpSlicePattern, ReduceOverOnesPattern
 from .reshape import NoOpReshapePattern, ReshapeReshapePattern
 from .rnn import RnnZeroStatePattern
+from .scatter import ScatterNDBoxPattern
 from .shape import KnownValuePattern, ShapeGatherPattern, StaticShapePattern
 from .transpose import IdentityTransposePattern, TransposeTransposePattern
 
@@ -30,8 +31,9 @@ PATTERN_CLASSES: tuple[type[Pattern], ...] = (
     ConcatSinglePattern, SqueezeUnsqueezePattern,
     # simplifications
     GatherConcatPattern, GatherGatherPattern, ShapeGatherPattern, StaticShapePattern, KnownValuePattern, RnnZeroStatePattern, TransposeTransposePattern,
-    ReshapeReshapePattern, UnsqueezeUnsqueezePattern, SliceSqueezePattern, CastCastPattern, ConcatConcatPattern, IfConstantPattern,
-    ConstantFoldingPattern,
+    ReshapeReshapePattern, UnsqueezeUnsqueezePattern, SliceSqueezePattern, CastCastPattern, ConcatConcatPattern, SliceConcatPattern,
+    IfConstantPattern,
+    ScatterNDBoxPattern, ConstantFoldingPattern,
     # structure
     CommonSubexpressionPattern, LoopInvariantHoistingPattern,
     # fusions
