@@ -16,11 +16,13 @@ ONNX_DOMAINS = ("", "ai.onnx")
 class Node:
     """One node of a graph being optimized: its proto, its place in the order, the values it reads and gives."""
 
-    __slots__ = ("captures", "inputs", "outputs", "pos", "proto")
+    __slots__ = ("_body", "_onnx", "captures", "inputs", "outputs", "pos", "proto")
 
     def __init__(self, proto: onnx.NodeProto, pos: tuple[float, int]) -> None:
         self.proto = proto
         self.pos = pos
+        self._onnx = proto.domain in ONNX_DOMAINS  # the proto never changes once in a graph
+        self._body = any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in proto.attribute)
         self.inputs: list[Value | None] = []
         self.outputs: list[Value | None] = []
         self.captures: list[Value] = []  # outer values its bodies read
@@ -52,10 +54,10 @@ class Node:
 
     def is_onnx(self, *op_types: str) -> bool:
         """True for an ONNX-domain node (of one of `op_types` when given)."""
-        return self.proto.domain in ONNX_DOMAINS and (not op_types or self.proto.op_type in op_types)
+        return self._onnx and (not op_types or self.proto.op_type in op_types)
 
     def has_body(self) -> bool:
-        return any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in self.proto.attribute)
+        return self._body
 
     def copy(self) -> onnx.NodeProto:
         """A fresh proto equal to this node's (to change and return from a rewrite)."""

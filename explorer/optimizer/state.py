@@ -171,7 +171,7 @@ class GraphState(Knowledge):
             if v is not None:
                 v.readers[node] = None
             node.inputs.append(v)
-        if len(proto.attribute):
+        if node.has_body():
             for name in node_captures(proto):
                 v = self.value(name)
                 v.capturers[node] = None

@@ -36,17 +36,39 @@ class Facts:
     values: dict[str, np.ndarray] = field(default_factory=dict)
 
 
-def propagate(g: GraphState) -> Facts:
-    """Runs the pass over `g` in its current order (outer facts come from the parent's constants and shapes)."""
-    facts = Facts()
-    for node in g.nodes():
-        if not node.is_onnx() or node.has_body() or node.op_type == "Constant":
+def propagate(g: GraphState, facts: Facts | None = None, seen: set[Node] | None = None) -> Facts:
+    """Runs the pass over `g` in its current order (outer facts come from the parent's constants and shapes).
+    Given the facts and the visited nodes (`seen`, updated) of an earlier pass over the same graph, it visits
+    only nodes that are new or read a value whose facts changed: a value's facts stay true while it exists."""
+    facts = Facts() if facts is None else facts
+    seen = set() if seen is None else seen
+    changed: set[str] = set()
+    nodes = g.nodes()
+    seen.intersection_update(nodes)  # forget removed nodes
+    for node in nodes:
+        fresh = node not in seen
+        if not fresh and not any(n in changed for n in node.input):
             continue
+        seen.add(node)
+        if not node.is_onnx() or node.has_body() or node.op_type == "Constant":
+            if fresh:
+                changed.update(o for o in node.output if o)
+            continue
+        before = [(facts.shapes.pop(o, None), facts.values.pop(o, None)) for o in node.output]
         try:
             _node(g, facts, node)
         except (ValueError, TypeError, IndexError, OverflowError, ZeroDivisionError):
-            continue  # a malformed node teaches nothing; running it reports the problem
+            pass  # a malformed node teaches nothing; running it reports the problem
+        for name, (shape, value) in zip(node.output, before):
+            if name and (fresh or shape != facts.shapes.get(name) or not _same(value, facts.values.get(name))):
+                changed.add(name)
     return facts
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.shape == b.shape and all(x == y for x, y in zip(a.reshape(-1), b.reshape(-1)))
 
 
 def known(g: GraphState, facts: Facts, name: str) -> np.ndarray | None:

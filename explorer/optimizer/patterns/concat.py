@@ -126,9 +126,7 @@ class SliceConcatPattern(Pattern):
                 continue
             bounds = []
             for value in (lo, hi, axis[0]):
-                constant, name = g.make_constant(np.array([value], np.int64), "slice")
-                made.append(constant)
-                bounds.append(name)
+                bounds.append(g.make_weight(np.array([value], np.int64), "slice"))
             out = node.output[0] if single else g.unique_name(f"{piece}_part")
             made.append(g.make_node("Slice", [piece, *bounds], [out]))
             names.append(out)

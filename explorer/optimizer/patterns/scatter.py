@@ -101,9 +101,7 @@ class ScatterNDBoxPattern(Pattern):
                 continue
             names = []
             for value in (begin, end, axis):
-                constant, name = g.make_constant(np.array([value], np.int64), "slice")
-                made.append(constant)
-                names.append(name)
+                names.append(g.make_weight(np.array([value], np.int64), "slice"))
             piece = g.unique_name(f"{x}_rows")
             made.append(g.make_node("Slice", [x, *names], [piece]))
             parts.append(piece)
