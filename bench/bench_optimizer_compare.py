@@ -23,46 +23,11 @@ from typing import Any
 
 import numpy as np
 import onnx
+from real_models import SHARED as ROOT
+from real_models import manifest_entries, manifest_feeds
 
-ROOT = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
 TOOLS = ("explorer", "onnxsim", "onnxscript", "onnxoptimizer")
 SYNTHETIC = "synthetic_14k"
-
-
-def corpus(root: Path = ROOT) -> list[dict]:
-    """Manifest entries onnxruntime runs on random feeds of recorded shapes (tensor inputs only)."""
-    manifest = root / "manifest.json"
-    if not manifest.exists():
-        return []
-    found = []
-    for entry in json.loads(manifest.read_text())["models"]:
-        shapes = entry.get("ort_random_input_shapes")
-        dtypes = {i["name"]: i.get("dtype") for i in entry.get("inputs", [])}
-        if entry.get("ort_random_run") != "ok" or shapes is None:
-            continue
-        if any(dtypes.get(k) is None or (v and isinstance(v[0], list)) for k, v in shapes.items()):
-            continue
-        found.append(entry)
-    return found
-
-
-def feeds_for(entry: dict) -> dict[str, np.ndarray]:
-    """Random feeds of the shapes onnxruntime accepted (silero-vad gets a sample rate it supports)."""
-    rng = np.random.default_rng(0)
-    dtypes = {i["name"]: np.dtype(i["dtype"]) for i in entry["inputs"] if i.get("dtype")}
-    feeds = {}
-    for name, shape in entry["ort_random_input_shapes"].items():
-        dtype = dtypes[name]
-        if dtype.kind == "f":
-            value = rng.standard_normal(shape)
-        elif dtype.kind == "b":
-            value = rng.random(shape) < 0.5
-        else:
-            value = rng.integers(0, 3, shape)
-        feeds[name] = np.asarray(value, dtype=dtype)
-    if "sr" in feeds:
-        feeds["sr"] = np.array(16000, feeds["sr"].dtype)
-    return feeds
 
 
 # Feeds beyond the recorded random ones, for models where a rewrite holds only for some of the inputs the original
@@ -144,23 +109,48 @@ def run_tool(tool: str, source: Path, out: Path, timeout: float) -> dict[str, An
 
 
 def equivalence(original: Path, optimized: Path, feeds: list[dict[str, np.ndarray] | None]) -> dict[str, str]:
-    """Per judge, over every set of feeds: 'DIFF' when one differs (or only the optimized model fails), else
-    'ok' when one agrees, else 'n/a' (the judge cannot run the original)."""
+    """Per judge: 'DIFF' when a set of feeds gives a different result (or only the optimized model fails), else
+    'ok' when one agrees, else 'n/a' (the judge cannot run the original). The recorded feeds go through
+    explorer's proof (explorer and onnxruntime); EXTRA_FEEDS go to onnxruntime as they are, every name passed
+    (the proof feeds only a model's declared inputs, not initializers a caller may override)."""
     from explorer.optimizer.verify import compare_models
 
     rank = {"n/a": 0, "ok": 1, "DIFF": 2}
     found: dict[str, str] = {}
-    for one in feeds:
-        for report in compare_models(str(original), str(optimized), one).reports:
-            if report.unavailable:
-                verdict = "n/a"
-            elif report.error or not all(d.ok for d in report.diffs):
-                verdict = "DIFF"
-            else:
-                verdict = "ok"
-            if rank[verdict] >= rank[found.get(report.judge, "n/a")]:
-                found[report.judge] = verdict
+    verdicts: list[tuple[str, str]] = []
+    for report in compare_models(str(original), str(optimized), feeds[0]).reports:
+        if report.unavailable:
+            verdicts.append((report.judge, "n/a"))
+        elif report.error or not all(d.ok for d in report.diffs):
+            verdicts.append((report.judge, "DIFF"))
+        else:
+            verdicts.append((report.judge, "ok"))
+    verdicts.extend(("onnxruntime", _onnxruntime_as_fed(original, optimized, one or {})) for one in feeds[1:])
+    for judge, verdict in verdicts:
+        if rank[verdict] >= rank[found.get(judge, "n/a")]:
+            found[judge] = verdict
     return found
+
+
+def _onnxruntime_as_fed(original: Path, optimized: Path, feeds: dict[str, np.ndarray]) -> str:
+    import onnxruntime as ort
+
+    def outputs(path: Path) -> list[np.ndarray]:
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        return session.run(None, feeds)
+
+    try:
+        expected = outputs(original)
+    except Exception:  # noqa: BLE001 - the original refuses these feeds: no verdict
+        return "n/a"
+    try:
+        got = outputs(optimized)
+    except Exception:  # noqa: BLE001 - only the optimized model refuses them
+        return "DIFF"
+    same = len(got) == len(expected) and all(
+        np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True)
+        for a, b in zip(expected, got))
+    return "ok" if same else "DIFF"
 
 
 def synthetic_model(path: Path) -> None:
@@ -182,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="optcompare_"))
     root = Path(args.models)
     models: list[tuple[str, Path, dict | None]] = [
-        (e["file"], root / e["file"], feeds_for(e)) for e in corpus(root) if args.only in e["file"]]
+        (e["file"], root / e["file"], manifest_feeds(e)) for e in manifest_entries(root) if args.only in e["file"]]
     if args.only in SYNTHETIC:
         synthetic_model(work / f"{SYNTHETIC}.onnx")
         models.append((SYNTHETIC, work / f"{SYNTHETIC}.onnx", None))

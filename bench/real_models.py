@@ -3,6 +3,7 @@ onnx's 'light' CNNs (their weights are stripped to ConstantOfShape fills, so see
 gtcrn and silero-vad from ../shared/models, and a 2-layer bidirectional GRU laid out as PyTorch exports it."""
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -14,6 +15,44 @@ LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
 GTCRN = SHARED / "Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx"
 SILERO = SHARED / "snakers4__silero-vad/src/silero_vad/data/silero_vad.onnx"
+
+
+def manifest_entries(root: Path = SHARED) -> list[dict]:
+    """Entries of root/manifest.json that onnxruntime runs on random feeds of recorded shapes (tensor inputs with
+    declared types only); [] when the models are absent."""
+    manifest = root / "manifest.json"
+    if not manifest.exists():
+        return []
+    found = []
+    for entry in json.loads(manifest.read_text())["models"]:
+        shapes = entry.get("ort_random_input_shapes")
+        dtypes = {i["name"]: i.get("dtype") for i in entry.get("inputs", [])}
+        if entry.get("ort_random_run") != "ok" or shapes is None:
+            continue
+        if any(dtypes.get(k) is None or (v and isinstance(v[0], list)) for k, v in shapes.items()):
+            continue  # sequence inputs or undeclared types: no feeds to build
+        found.append(entry)
+    return found
+
+
+def manifest_feeds(entry: dict) -> dict[str, np.ndarray]:
+    """Seeded random feeds of the shapes onnxruntime accepted for a manifest entry (silero-vad gets a sample rate
+    it supports)."""
+    rng = np.random.default_rng(0)
+    dtypes = {i["name"]: np.dtype(i["dtype"]) for i in entry["inputs"] if i.get("dtype")}
+    feeds = {}
+    for name, shape in entry["ort_random_input_shapes"].items():
+        dtype = dtypes[name]
+        if dtype.kind == "f":
+            value = rng.standard_normal(shape)
+        elif dtype.kind == "b":
+            value = rng.random(shape) < 0.5
+        else:
+            value = rng.integers(0, 3, shape)
+        feeds[name] = np.asarray(value, dtype=dtype)
+    if "sr" in feeds:
+        feeds["sr"] = np.array(16000, feeds["sr"].dtype)
+    return feeds
 
 
 def seeded_light_model(name: str, seed: int = 0) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:

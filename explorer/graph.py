@@ -45,15 +45,11 @@ class GraphRef:
         return names
 
 
-@dataclass(frozen=True, eq=False)
-class NodeRef:
-    """One node with its static path and the graph it lives in."""
+class ProtoFields:
+    """A node's proto fields, read-only, for classes that hold the node as `proto` (so they read like one)."""
 
-    path: str
+    __slots__ = ()
     proto: onnx.NodeProto
-    graph: GraphRef
-    index: int
-    subgraphs: tuple[GraphRef, ...] = field(default=())
 
     @property
     def op_type(self) -> str:
@@ -66,6 +62,29 @@ class NodeRef:
     @property
     def name(self) -> str:
         return self.proto.name
+
+    @property
+    def input(self) -> Any:
+        return self.proto.input
+
+    @property
+    def output(self) -> Any:
+        return self.proto.output
+
+    @property
+    def attribute(self) -> Any:
+        return self.proto.attribute
+
+
+@dataclass(frozen=True, eq=False)
+class NodeRef(ProtoFields):
+    """One node with its static path and the graph it lives in."""
+
+    path: str
+    proto: onnx.NodeProto
+    graph: GraphRef
+    index: int
+    subgraphs: tuple[GraphRef, ...] = field(default=())
 
 
 def node_ids(graph: onnx.GraphProto) -> list[str]:

@@ -3,54 +3,20 @@ original (and explorer's, where explorer runs the original) on feeds of the shap
 rewrites of the smaller models hold one by one."""
 from __future__ import annotations
 
-import json
+import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from explorer.optimizer import optimize
 from explorer.optimizer.verify import check_steps, verify
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from real_models import manifest_entries, manifest_feeds
+
 ROOT = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
-MANIFEST = ROOT / "manifest.json"
 STEP_CHECK_LIMIT = 400  # nodes: above this only the whole model is proven (each step check runs two models)
-
-
-def entries() -> list[dict]:
-    if not MANIFEST.exists():
-        return []
-    found = []
-    for entry in json.loads(MANIFEST.read_text())["models"]:
-        shapes = entry.get("ort_random_input_shapes")
-        dtypes = {i["name"]: i.get("dtype") for i in entry.get("inputs", [])}
-        if entry.get("ort_random_run") != "ok" or shapes is None:
-            continue
-        if any(dtypes.get(k) is None or (v and isinstance(v[0], list)) for k, v in shapes.items()):
-            continue  # sequence inputs or undeclared types: no feeds to build
-        found.append(entry)
-    return found
-
-
-def feeds_for(entry: dict) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(0)
-    dtypes = {i["name"]: np.dtype(i["dtype"]) for i in entry["inputs"] if i.get("dtype")}
-    feeds = {}
-    for name, shape in entry["ort_random_input_shapes"].items():
-        dtype = dtypes[name]
-        if dtype.kind == "f":
-            value = rng.standard_normal(shape)
-        elif dtype.kind == "b":
-            value = rng.random(shape) < 0.5
-        else:
-            value = rng.integers(0, 3, shape)
-        feeds[name] = np.asarray(value, dtype=dtype)
-    if "sr" in feeds:  # silero-vad: a sample rate it supports
-        feeds["sr"] = np.array(16000, feeds["sr"].dtype)
-    return feeds
-
-
-ENTRIES = entries()
+ENTRIES = manifest_entries(ROOT)
 # models the original of which neither judge can run on these feeds (invalid sequence lengths, empty crops, ...)
 NO_VERDICT = {"test_lstm_with_peepholes", "bad_graph_conditionally_invalid", "crop_and_resize"}
 
@@ -60,7 +26,7 @@ NO_VERDICT = {"test_lstm_with_peepholes", "bad_graph_conditionally_invalid", "cr
                                                 for e in ENTRIES])
 def test_optimized_real_model_matches_the_original(entry):
     path = ROOT / entry["file"]
-    feeds = feeds_for(entry)
+    feeds = manifest_feeds(entry)
     result = optimize(path)
     verdict = verify(result, feeds)
     if any(key in entry["file"] for key in NO_VERDICT):

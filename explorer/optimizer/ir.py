@@ -6,15 +6,17 @@ Nodes and Values compare by identity, which is what makes them usable as set mem
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import onnx
+
+from ..graph import ProtoFields
 
 ONNX_DOMAINS = ("", "ai.onnx")
 
 
-class Node:
-    """One node of a graph being optimized: its proto, its place in the order, the values it reads and gives."""
+class Node(ProtoFields):
+    """One node of a graph being optimized: its proto (whose fields it reads like a NodeProto), its place in the
+    order, the values it reads and gives."""
 
     __slots__ = ("_body", "_onnx", "captures", "inputs", "outputs", "pos", "proto")
 
@@ -26,31 +28,6 @@ class Node:
         self.inputs: list[Value | None] = []
         self.outputs: list[Value | None] = []
         self.captures: list[Value] = []  # outer values its bodies read
-
-    # the proto's fields, read-only, so patterns read a Node like a NodeProto
-    @property
-    def op_type(self) -> str:
-        return self.proto.op_type
-
-    @property
-    def domain(self) -> str:
-        return self.proto.domain
-
-    @property
-    def name(self) -> str:
-        return self.proto.name
-
-    @property
-    def input(self) -> Any:
-        return self.proto.input
-
-    @property
-    def output(self) -> Any:
-        return self.proto.output
-
-    @property
-    def attribute(self) -> Any:
-        return self.proto.attribute
 
     def is_onnx(self, *op_types: str) -> bool:
         """True for an ONNX-domain node (of one of `op_types` when given)."""

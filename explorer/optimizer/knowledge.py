@@ -37,6 +37,9 @@ class Knowledge:
     def defines(self, name: str) -> bool:
         raise NotImplementedError
 
+    def outer(self, name: str) -> GraphState | None:
+        raise NotImplementedError
+
     def unique_name(self, prefix: str) -> str:
         raise NotImplementedError
 
@@ -112,8 +115,8 @@ class Knowledge:
         elif name in self.initializers:
             if name not in self.inputs:  # an initializer that is also an input may be fed: not a constant
                 value = onnx.numpy_helper.to_array(self.initializers[name])
-        elif self.parent is not None and not self.defines(name):
-            value = self.parent.constant(name)
+        elif (outer := self.outer(name)) is not None:
+            value = outer.constant(name)
         if value is not None:
             self._constants[name] = value
         return value
@@ -153,8 +156,8 @@ class Knowledge:
         elif self.producer(name) is not None:
             value = self.constant(name)
             found = tensors.array_type(value) if value is not None else self._infer(name)
-        elif self.parent is not None and not self.defines(name):
-            return self.parent.value_type(name)
+        elif (outer := self.outer(name)) is not None:
+            return outer.value_type(name)
         if found is not None:
             self.types[name] = found
         else:

@@ -117,11 +117,15 @@ class GraphState(Knowledge):
         return self.producer(name) is not None or name in self.inputs or name in self.initializers \
             or name in self.sparse
 
+    def outer(self, name: str) -> GraphState | None:
+        """The enclosing graph `name`, read here, comes from: None when this graph defines it (inner definitions
+        shadow) or has no enclosing graph. The one scope rule constants, types, shapes and known values follow."""
+        return None if self.parent is None or self.defines(name) else self.parent
+
     def visible(self, name: str) -> bool:
         """True when `name` can be read here: defined by this graph or by an enclosing one."""
-        if self.defines(name):
-            return True
-        return self.parent is not None and self.parent.visible(name)
+        outer = self.outer(name)
+        return self.defines(name) or (outer is not None and outer.visible(name))
 
     def attribute(self, node: Node | onnx.NodeProto, name: str, default: Any = None) -> Any:
         """An attribute's value, or `default` when the node does not set it."""

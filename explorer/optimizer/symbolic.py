@@ -83,8 +83,9 @@ def known(g: GraphState, facts: Facts, name: str) -> np.ndarray | None:
         value = g.constant(name) if kind[0] in "iub" and kind[1] <= MAX_VALUE_ELEMENTS else None
         return None if value is None else np.array([int(v) for v in value.reshape(-1)],
                                                    dtype=object).reshape(value.shape)
-    if g.parent is not None and not g.defines(name):  # a body reads what its enclosing graph knows
-        return known(g.parent, g.parent.facts, name)
+    outer = g.outer(name)
+    if outer is not None:  # a body reads what its enclosing graph knows
+        return known(outer, outer.facts, name)
     return None
 
 
@@ -92,8 +93,9 @@ def _shape(g: GraphState, facts: Facts, name: str) -> Shape | None:
     found = facts.shapes.get(name)
     if found is not None:
         return found
-    if g.parent is not None and not g.defines(name) and g.trust_shapes:
-        return _shape(g.parent, g.parent.facts, name)
+    outer = g.outer(name)
+    if outer is not None and g.trust_shapes:
+        return _shape(outer, outer.facts, name)
     return g.declared_shape(name)
 
 
