@@ -5,7 +5,6 @@ import streamlit as st
 
 from explorer.ui import diagram, jobs, learning, panels, state, url
 from explorer.views import cursor as moves
-from explorer.views.dot import model_to_dot
 from explorer.views.markup import md, md_code
 from explorer.views.overlays import TraceOverlay
 from explorer.views.trace_marks import trace_marks
@@ -42,8 +41,8 @@ def draw(model, trace, index: int) -> None:
     cursor = TraceOverlay.from_trace(trace, index)
     # drawn without the cursor, so every step in the same part of the model reuses one layout; the step's
     # states are marks the canvas applies to it
-    drawing = model_to_dot(model, focus=focus or None, reveal=[p for p in (event.node, cursor.error) if p],
-                           edge_labels=None)
+    reveal = [p for p in (event.node, cursor.error) if p]
+    drawing = diagram.drawing(model, repr((focus, reveal)), focus=focus or None, reveal=reveal, edge_labels=None)
     diagram.show(drawing, key=state.W_STEP_DIAGRAM, on_click=_clicked, reveal=event.node,
                  marks=trace_marks(model, drawing, cursor), step=index)
 

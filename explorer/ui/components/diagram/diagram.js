@@ -192,7 +192,6 @@ async function draw() {
   showLegend();
   afterChange();
   send("streamlit:setFrameHeight", { height: args.height + 2 });
-  document.body.dataset.took = window.__received + "," + Date.now();
   document.body.dataset.drawn = args.layout + "|" + (args.step ?? "") + "|" + (args.focus || "");  // what is on screen (for tests, benches)
 }
 
@@ -226,7 +225,6 @@ let pending = Promise.resolve();
 window.addEventListener("message", (event) => {
   if (event.data.type !== "streamlit:render") return;
   args = event.data.args;
-  window.__received = Date.now();
   pending = pending.then(draw).catch((error) => { statusLine.textContent = "could not draw: " + error; });
 });
 send("streamlit:componentReady", { apiVersion: 1 });
