@@ -58,6 +58,7 @@ class Knowledge:
             if info.HasField("type"):
                 self.types[info.name] = info.type
         self._constants: dict[str, np.ndarray] = {}
+        self._kinds: dict[str, tuple[str, int]] = {}
         self._shapes: dict[str, tuple[Dim, ...] | None] = {}
         self._untyped: set[str] = set()
         self.facts = symbolic.Facts()
@@ -87,6 +88,9 @@ class Knowledge:
     def constant_kind(self, name: str) -> tuple[str, int] | None:
         """(numpy dtype kind, element count) of a constant (see is_constant), else None; an initializer's are read
         from its type and dims, without copying its data out of the model."""
+        known = self._kinds.get(name)
+        if known is not None:
+            return known
         cached = self._constants.get(name)
         if cached is None and name and self.producer(name) is None and name in self.initializers:
             if name in self.inputs:
@@ -96,9 +100,13 @@ class Knowledge:
                 kind = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.data_type)).kind
             except (KeyError, TypeError, ValueError):
                 return None
-            return kind, int(np.prod(tensor.dims, dtype=object)) if tensor.dims else 1
-        value = cached if cached is not None else self.constant(name)
-        return None if value is None else (value.dtype.kind, int(value.size))
+            known = kind, int(np.prod(tensor.dims, dtype=object)) if tensor.dims else 1
+        else:
+            value = cached if cached is not None else self.constant(name)
+            known = None if value is None else (value.dtype.kind, int(value.size))
+        if known is not None:  # a constant stays one while it exists (a value may become one: not cached)
+            self._kinds[name] = known
+        return known
 
     def constant(self, name: str) -> np.ndarray | None:
         """The value of a constant (see is_constant), else None."""

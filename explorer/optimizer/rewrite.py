@@ -285,7 +285,7 @@ def optimize(model: Model | str | bytes | onnx.ModelProto, *, patterns: Iterable
     original = _named(loaded.proto)  # read, never changed
     opsets = {(o.domain if o.domain != "ai.onnx" else ""): o.version for o in original.opset_import}
     ctx = Context(opsets=opsets, ir_version=original.ir_version,
-                  size_budget=max(MIN_SIZE_BUDGET, int(model_bytes(original) * SIZE_BUDGET)))
+                  size_budget=max(MIN_SIZE_BUDGET, int(given.bytes * SIZE_BUDGET)))
     all_names(original.graph, ctx.names)
     header = ModelHeader(original.ir_version, tuple(original.opset_import), tuple(original.functions))
     driver = Driver(chosen, ctx, header, stop_after=stop_after, max_rounds=max_rounds)
