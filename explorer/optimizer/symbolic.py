@@ -60,15 +60,9 @@ def propagate(g: GraphState, facts: Facts | None = None, seen: set[Node] | None 
         except (ValueError, TypeError, IndexError, OverflowError, ZeroDivisionError):
             pass  # a malformed node teaches nothing; running it reports the problem
         for name, (shape, value) in zip(node.output, before):
-            if name and (fresh or shape != facts.shapes.get(name) or not _same(value, facts.values.get(name))):
+            if name and (fresh or shape != facts.shapes.get(name) or not np.array_equal(value, facts.values.get(name))):
                 changed.add(name)
     return facts
-
-
-def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    if a is None or b is None:
-        return a is b
-    return a.shape == b.shape and all(x == y for x, y in zip(a.reshape(-1), b.reshape(-1)))
 
 
 def known(g: GraphState, facts: Facts, name: str) -> np.ndarray | None:
