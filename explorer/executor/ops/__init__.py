@@ -13,73 +13,19 @@ add it to that module's `KERNELS`, remove the op from `REFERENCE_FALLBACK`, and 
 """
 from __future__ import annotations
 
+from importlib import import_module
 from types import ModuleType
 
 from .. import control_flow, rnn
-from . import (
-    activation,
-    attention,
-    binary,
-    cast,
-    constant,
-    conv,
-    detection,
-    generate,
-    indexing,
-    layout,
-    linalg,
-    manipulation,
-    normalization,
-    optional,
-    pad,
-    passthrough,
-    patches,
-    pool,
-    quantize,
-    reduction,
-    resize,
-    sampling,
-    scatter,
-    sequence,
-    shape,
-    softmax,
-    sorting,
-    unary,
-    variadic,
-)
 from .base import KernelFactory
 
-FAMILIES = (
-    activation,
-    attention,
-    binary,
-    cast,
-    constant,
-    conv,
-    detection,
-    generate,
-    indexing,
-    layout,
-    linalg,
-    manipulation,
-    normalization,
-    optional,
-    pad,
-    passthrough,
-    patches,
-    pool,
-    quantize,
-    reduction,
-    resize,
-    sampling,
-    scatter,
-    sequence,
-    shape,
-    softmax,
-    sorting,
-    unary,
-    variadic,
+FAMILY_NAMES = (
+    "activation", "attention", "binary", "cast", "constant", "conv", "detection", "generate", "indexing", "layout",
+    "linalg", "manipulation", "normalization", "optional", "pad", "passthrough", "patches", "pool", "quantize",
+    "reduction", "resize", "sampling", "scatter", "sequence", "shape", "softmax", "sorting", "unary", "variadic",
 )
+"""The family modules (explorer.executor.ops.<name>), each with its `KERNELS` table."""
+FAMILIES: tuple[ModuleType, ...] = tuple(import_module(f"{__name__}.{name}") for name in FAMILY_NAMES)
 
 SPECIAL: dict[str, KernelFactory] = {
     "If": control_flow.if_kernel,

@@ -32,6 +32,13 @@ def window_for(attrs: dict[str, Any]) -> Callable[[np.ndarray], Window]:
     return get
 
 
+def grouped_window(node: NodeRef, program: Program) -> tuple[dict[str, Any], int, Callable[[np.ndarray], Window]]:
+    """(attributes, group, w -> Window) of a convolution node (Conv, ConvInteger, ConvTranspose, QLinearConv,
+    DeformConv)."""
+    _, attrs = node_attributes(node, program)
+    return attrs, int(attrs["group"] or 1), window_for(attrs)
+
+
 def _window(attrs: dict[str, Any], w: np.ndarray) -> Window:
     kernel = list(w.shape[2:])
     declared = attrs.get("kernel_shape")
@@ -82,9 +89,7 @@ def _add_bias(y: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
 
 
 def conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
-    group = int(attrs["group"] or 1)
-    window = window_for(attrs)
+    _, group, window = grouped_window(node, program)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         x, w = args[0], args[1]
@@ -97,9 +102,7 @@ def conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
 
 
 def conv_integer_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
-    group = int(attrs["group"] or 1)
-    window = window_for(attrs)
+    _, group, window = grouped_window(node, program)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         x, w = args[0], args[1]
@@ -184,10 +187,8 @@ def _transpose_geometry(window: Window, spatial: Sequence[int], output_padding: 
 
 
 def conv_transpose_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
-    group = int(attrs["group"] or 1)
+    attrs, group, window_of_weights = grouped_window(node, program)
     output_shape = attrs.get("output_shape")
-    window_of_weights = window_for(attrs)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         x, w = args[0], args[1]

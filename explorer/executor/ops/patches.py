@@ -9,23 +9,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .base import PlainKernel
+from .conv import grouped_window
 from .shared import compute_dtype, node_attributes
+from .windows import window_of
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
     from ..program import Program
-
-
-def _per_axis(value: Any, rank: int, default: int, name: str) -> list[int]:
-    found = [default] * rank if value is None else [int(v) for v in value]
-    if len(found) != rank:
-        raise ValueError(f"{name} has {len(found)} values for {rank} spatial axes")
-    return found
-
-
-def _blocks(size: int, kernel: int, stride: int, dilation: int, begin: int, end: int) -> int:
-    """How many positions a dilated kernel takes along a padded axis."""
-    return (size + begin + end - dilation * (kernel - 1) - 1) // stride + 1
 
 
 def col2im_kernel(node: NodeRef, program: Program) -> PlainKernel:
@@ -35,25 +25,22 @@ def col2im_kernel(node: NodeRef, program: Program) -> PlainKernel:
         cols, image_shape, block_shape = args
         image = [int(v) for v in image_shape.reshape(-1)]
         block = [int(v) for v in block_shape.reshape(-1)]
-        rank = len(image)
-        if len(block) != rank or cols.ndim != 3:
+        if len(block) != len(image) or cols.ndim != 3:
             raise ValueError(f"input {cols.shape}, image_shape {image} and block_shape {block} do not agree")
-        strides = _per_axis(attrs["strides"], rank, 1, "strides")
-        dilations = _per_axis(attrs["dilations"], rank, 1, "dilations")
-        pads = _per_axis(attrs["pads"], 2 * rank, 0, "pads")
-        counts = [_blocks(image[a], block[a], strides[a], dilations[a], pads[a], pads[a + rank]) for a in range(rank)]
+        window = window_of(attrs, len(image), block)
+        assert window is not None
+        begins, ends, counts = window.geometry(image)
         taps = int(np.prod(block))
         if cols.shape[1] % max(taps, 1) or cols.shape[2] != int(np.prod(counts)) or min(counts) < 1:
             raise ValueError(f"input {cols.shape} holds no {block} blocks of an image {image} ({counts} blocks)")
         if cols.dtype.kind in "OUS":
             raise ValueError("Col2Im sums overlapping blocks; strings cannot be summed")
         n, channels = cols.shape[0], cols.shape[1] // taps
-        blocks = cols.reshape(n, channels, *block, *counts)
-        padded = np.zeros((n, channels, *(image[a] + pads[a] + pads[a + rank] for a in range(rank))), cols.dtype)
-        for tap in itertools.product(*(range(b) for b in block)):
-            where = tuple(slice(t * d, t * d + s * (c - 1) + 1, s) for t, d, s, c in zip(tap, dilations, strides, counts))
-            padded[(slice(None), slice(None)) + where] += blocks[(slice(None), slice(None)) + tap]
-        crop = tuple(slice(pads[a], pads[a] + image[a]) for a in range(rank))
+        blocks = cols.reshape(n, channels, taps, *counts)
+        padded = np.zeros((n, channels, *(i + b + e for i, b, e in zip(image, begins, ends))), cols.dtype)
+        for tap, view in enumerate(window.views(padded, counts)):
+            view += blocks[:, :, tap]  # a view into `padded`: the tap's blocks add where they lie
+        crop = tuple(slice(b, b + i) for b, i in zip(begins, image))
         return (padded[(slice(None), slice(None)) + crop].copy(),)
 
     return run
@@ -79,36 +66,31 @@ def _sample(x: np.ndarray, points: list[np.ndarray]) -> np.ndarray:
 
 
 def deform_conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
-    group, offset_group = int(attrs["group"]), int(attrs["offset_group"])
+    attrs, group, window_for_weights = grouped_window(node, program)
+    offset_group = int(attrs["offset_group"])
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         x, w, offset = args[:3]
         bias = args[3] if len(args) > 3 else None
         mask = args[4] if len(args) > 4 else None
+        window = window_for_weights(w)
         rank = x.ndim - 2
-        kernel = _per_axis(attrs["kernel_shape"] if attrs["kernel_shape"] is not None else w.shape[2:], rank, 1,
-                           "kernel_shape")
-        strides = _per_axis(attrs["strides"], rank, 1, "strides")
-        dilations = _per_axis(attrs["dilations"], rank, 1, "dilations")
-        pads = _per_axis(attrs["pads"], 2 * rank, 0, "pads")
         n, channels = x.shape[:2]
         out = offset.shape[2:]
-        taps = int(np.prod(kernel))
-        expected = [_blocks(x.shape[2 + a], kernel[a], strides[a], dilations[a], pads[a], pads[a + rank])
-                    for a in range(rank)]
+        taps = int(np.prod(window.kernel))
+        begins, _, expected = window.geometry(x.shape[2:])
         if channels % group or channels % offset_group or w.shape[1] * group != channels or w.shape[0] % group \
                 or offset.shape[:2] != (n, offset_group * taps * rank) or list(out) != expected \
                 or (mask is not None and mask.shape != (n, offset_group * taps, *out)):
             raise ValueError(f"X {x.shape}, W {w.shape}, offset {offset.shape}"
                              f"{'' if mask is None else f', mask {mask.shape}'} do not agree with group={group}, "
-                             f"offset_group={offset_group}, kernel {kernel} and output {expected}")
+                             f"offset_group={offset_group}, kernel {list(window.kernel)} and output {expected}")
         work = compute_dtype(x.dtype)
         moves = offset.astype(work).reshape(n, offset_group, taps, rank, *out)
         grid = np.meshgrid(*(np.arange(o) for o in out), indexing="ij")
-        tap_index = np.array(list(itertools.product(*(range(k) for k in kernel)))).reshape(taps, rank)
-        points = [(tap_index[:, a].reshape((1, 1, taps) + (1,) * rank) * dilations[a] - pads[a]
-                   + grid[a] * strides[a] + moves[:, :, :, a]) for a in range(rank)]
+        tap_index = np.array(list(window.offsets())).reshape(taps, rank)
+        points = [(tap_index[:, a].reshape((1, 1, taps) + (1,) * rank) * window.dilations[a] - begins[a]
+                   + grid[a] * window.strides[a] + moves[:, :, :, a]) for a in range(rank)]
         grouped = x.astype(work).reshape(n, offset_group, channels // offset_group, *x.shape[2:])
         sampled = _sample(grouped, points)  # (N, G, C/G, taps, *out)
         if mask is not None:

@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 
 from .base import PlainKernel
-from .conv import convolve, shifted, window_for
+from .conv import convolve, grouped_window, shifted
 from .shared import node_attributes, refuse
 
 if TYPE_CHECKING:
@@ -143,9 +143,7 @@ def dynamic_quantize_linear_kernel(node: NodeRef, program: Program) -> PlainKern
 
 
 def qlinear_conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
-    group = int(attrs["group"] or 1)
-    window = window_for(attrs)
+    _, group, window = grouped_window(node, program)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero = args[:8]
