@@ -22,7 +22,8 @@ from .base import KernelFactory
 FAMILY_NAMES = (
     "activation", "attention", "binary", "cast", "constant", "conv", "detection", "generate", "indexing", "layout",
     "linalg", "manipulation", "normalization", "optional", "pad", "passthrough", "patches", "pool", "quantize",
-    "reduction", "resize", "sampling", "scatter", "sequence", "shape", "softmax", "sorting", "unary", "variadic",
+    "reduction", "resize", "sampling", "scatter", "sequence", "shape", "signal", "softmax", "sorting", "unary",
+    "variadic",
 )
 """The family modules (explorer.executor.ops.<name>), each with its `KERNELS` table."""
 FAMILIES: tuple[ModuleType, ...] = tuple(import_module(f"{__name__}.{name}") for name in FAMILY_NAMES)
@@ -58,10 +59,9 @@ def _ops(domain: str, names: str) -> set[tuple[str, str]]:
 REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
     _ops("", """
         # rare: random sampling, signal processing, strings, training losses, recent fused ops
-        Bernoulli BlackmanWindow CausalConvWithState DFT HammingWindow HannWindow ImageDecoder LinearAttention
-        MelWeightMatrix Multinomial NegativeLogLikelihoodLoss RandomNormal RandomNormalLike RandomUniform
-        RandomUniformLike RegexFullMatch STFT SoftmaxCrossEntropyLoss StringConcat StringNormalizer StringSplit
-        SwiGLU TfIdfVectorizer
+        Bernoulli CausalConvWithState DFT ImageDecoder LinearAttention Multinomial NegativeLogLikelihoodLoss
+        RandomNormal RandomNormalLike RandomUniform RandomUniformLike RegexFullMatch STFT SoftmaxCrossEntropyLoss
+        StringConcat StringNormalizer StringSplit SwiGLU TfIdfVectorizer
     """)
     | _ops("ai.onnx.ml", """
         ArrayFeatureExtractor Binarizer CastMap CategoryMapper DictVectorizer FeatureVectorizer Imputer
