@@ -65,7 +65,7 @@ def _attention(version: int) -> list[Case]:
                           {"softcap": 2.0, "qk_matmul_output_mode": mode}, outputs=4))
     for dtype in schema_types("Attention", version, "T1", exotic=True):
         typed = _qkv(rng("Attention", version, str(dtype)), dtype, (1, 2, 3, 4), (1, 2, 3, 4), (1, 2, 3, 4))
-        found.append(Case("Attention", version, typed, {"is_causal": 1}, tol=_tol(dtype), dtype_sweep=True))
+        found.append(Case("Attention", version, typed, {"is_causal": 1}, tol=_tol(dtype), dtype_sweep=True, float32_judge=True))
     halves = _qkv(r, np.float16, (1, 2, 3, 4), (1, 2, 3, 4), (1, 2, 3, 4))
     found.append(Case("Attention", version, halves, {"softmax_precision": TensorProto.FLOAT}, tol=_tol(np.float16)))
     if version >= 24:
@@ -102,11 +102,11 @@ def _rotary_embedding() -> list[Case]:
                 r = rng("RotaryEmbedding", str(dtype), interleaved, positions)
                 x4 = values(r, (2, 3, 4, 8), dtype, -2, 2)  # (batch, heads, sequence, head size)
                 found.append(Case("RotaryEmbedding", 23, [x4, *_rotary(r, dtype, 2, 4, 4, positions)],
-                                  {"interleaved": interleaved}, tol=_tol(dtype), dtype_sweep=True))
+                                  {"interleaved": interleaved}, tol=_tol(dtype), dtype_sweep=True, float32_judge=True))
                 x3 = values(r, (2, 4, 24), dtype, -2, 2)  # 3 heads of 8
                 found.append(Case("RotaryEmbedding", 23, [x3, *_rotary(r, dtype, 2, 4, 2, positions)],
                                   {"interleaved": interleaved, "num_heads": 3, "rotary_embedding_dim": 4},
-                                  tol=_tol(dtype), dtype_sweep=True))
+                                  tol=_tol(dtype), dtype_sweep=True, float32_judge=True))
     x = values(rng("RotaryEmbedding", "refused"), (1, 2, 4, 8), np.float32)
     found.append(Case("RotaryEmbedding", 23, [x, *_rotary(rng("r"), np.float32, 1, 4, 3, False)],
                       error="half the rotated size"))

@@ -232,6 +232,8 @@ def _width(dtype: np.dtype) -> int:
     return {"int4": 4, "uint4": 4, "float4_e2m1fn": 4, "int2": 2, "uint2": 2}.get(dtype.name, dtype.itemsize * 8)
 
 
+NO_BYTE_BITCAST = "onnxruntime has no BitCast between 8-bit types: each byte read as the other type"
+NO_SMALL_BITCAST = "onnxruntime has no BitCast between 2-bit types: the patterns 0..3 read as each type"
 NO_COMPLEX = "onnxruntime has no complex types: the little-endian bytes read by hand"
 
 
@@ -247,6 +249,21 @@ def _bit_cast() -> list[Case]:
             x = values(r, (2, 3), src, *((0, 1) if "b" in src.kind + dst.kind else (low, 50)))  # bools: 0 or 1
             if src == FLOAT4 or dst == FLOAT4:
                 found.append(_bit_cast_float4(src, dst))
+                continue
+            if _width(src) == 2:
+                codes = np.array([0, 1, 2, 3, 3, 0])
+                as_type = {"int2": np.where(codes >= 2, codes - 4, codes), "uint2": codes}
+                found.append(Case("BitCast", 26, [as_type[src.name].astype(src)], {"to": _code(dst)},
+                                  expected=[as_type[dst.name].astype(dst)], reason=NO_SMALL_BITCAST))
+                continue
+            if _width(src) == 8:  # each byte, as stored, read as the other type
+                x = np.frombuffer(bytes([0, 1, 127, 128, 200, 255]), dtype=src if src.kind != "b" else np.uint8)
+                x = x.astype(np.bool_) if src.kind == "b" else x.copy()
+                want = np.frombuffer(x.astype(np.uint8).tobytes() if src.kind == "b" else x.tobytes(), dtype=dst)
+                if dst.kind == "b" or src.kind == "b":
+                    x, want = x[:2].copy(), want[:2].copy()  # bools hold 0 or 1
+                found.append(Case("BitCast", 26, [x.reshape(2, -1)], {"to": _code(dst)},
+                                  expected=[want.reshape(2, -1)], reason=NO_BYTE_BITCAST))
                 continue
             found.append(Case("BitCast", 26, [x], {"to": _code(dst)}, dtype_sweep=True))
     pairs = [(1.0, 2.0), (0.0, -0.5)]

@@ -103,7 +103,7 @@ def _layer_and_group_norm() -> list[Case]:
             x = values(r, (2, 3, 4), dtype)
             normalized = x.shape[axis % 3:]
             scale = values(r, normalized[-1:] if axis == 1 else normalized, dtype)  # broadcast
-            found.append(Case("RMSNormalization", 23, [x, scale], tol=tol, dtype_sweep=True,
+            found.append(Case("RMSNormalization", 23, [x, scale], tol=tol, dtype_sweep=True, float32_judge=True,
                               attrs={"axis": axis, "epsilon": epsilon, "stash_type": stash}))
     x = values(rng("RMSNormalization", "mixed"), (2, 5), np.float16)
     scale = values(rng("RMSNormalization", "scale"), (5,), np.float32)

@@ -82,7 +82,7 @@ def _col2im() -> list[Case]:
             cols = values(r, (2, 3 * int(np.prod(block)), _blocks(image, block, strides, dilations, pads)), dtype,
                           0 if dtype.kind == "u" else -9, 9)
             found.append(Case("Col2Im", 18, [cols, np.array(image, np.int64), np.array(block, np.int64)], attrs,
-                              dtype_sweep=True, tol=(1e-2, 1e-2) if dtype == np.float16 else None))
+                              dtype_sweep=True, float32_judge=True, tol=(1e-2, 1e-2) if dtype == np.float16 else None))
     found.append(Case("Col2Im", 18, [np.ones((1, 4, 5)), np.array([5, 5], np.int64), np.array([2, 2], np.int64)],
                       error="blocks of an image"))
     return found
@@ -124,7 +124,7 @@ def _deform_conv() -> list[Case]:
                         if rank == 1 else {"reason": THREE_D, "expected": [_deform_3d_by_hand(inputs, attrs)]}
                 elif rank != 2:
                     continue  # other types: judged in 2-D
-                found.append(Case("DeformConv", version, inputs, attrs, tol=tol, dtype_sweep=not judge, **judge))
+                found.append(Case("DeformConv", version, inputs, attrs, tol=tol, dtype_sweep=not judge, float32_judge=not judge, **judge))
         x = np.ones((1, 2, 4, 4), np.float32)
         found.append(Case("DeformConv", version, [x, np.ones((2, 2, 2, 2), np.float32), np.zeros((1, 8, 2, 2),
                           np.float32)], error="do not agree"))

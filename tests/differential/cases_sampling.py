@@ -118,7 +118,7 @@ def _grid_sample() -> list[Case]:
             r = rng("GridSample", version, str(dtype))
             x = values(r, (1, 2, 3, 4), dtype, 0 if dtype.kind == "u" else -50, 50)
             grid = _grid(r, 1, (2, 3), 2, np.float32)
-            found.append(Case("GridSample", version, [x, grid], dtype_sweep=True,
+            found.append(Case("GridSample", version, [x, grid], dtype_sweep=True, float32_judge=True,
                               tol=(1e-2, 1e-2) if dtype == np.float16 else (1e-4, 1e-5)))
     return found
 
