@@ -3,7 +3,9 @@ geometric mean of the ratios, the engine's per-node dispatch overhead, and the p
 against the bytes of the values it records.
 
 Each figure is the best of N runs, explorer's and onnxruntime's runs taken in turn, so that both see the same
-load when other processes share the machine (a median then measures the load more than the code).
+load when other processes share the machine (a median then measures the load more than the code). The CPU time
+explorer's best run took is printed too: on a shared machine a run of tens of milliseconds is preempted where
+onnxruntime's sub-millisecond runs are not, and the CPU time is what the code costs whatever the load.
 
     python bench/bench_models.py [--repeat N] [--only NAME,...]
 """
@@ -28,36 +30,37 @@ import explorer
 from explorer.executor.run import program_of
 
 
-def paired_best(ours, theirs, repeat: int, theirs_per_round: int = 2) -> tuple[float, float]:
-    """Best seconds of `ours` and of `theirs` over `repeat` rounds, each round one run of ours and a few of
-    theirs (after one warm-up run each)."""
+def paired_best(ours, theirs, repeat: int, theirs_per_round: int = 2) -> tuple[float, float, float]:
+    """Best wall-clock seconds of `ours` and of `theirs` over `repeat` rounds, each round one run of ours and a
+    few of theirs (after one warm-up run each), and the least CPU seconds a run of ours took."""
     ours()
     theirs()
-    best_ours = best_theirs = math.inf
+    best_ours = best_theirs = best_cpu = math.inf
     for _ in range(repeat):
-        start = time.perf_counter()
+        cpu, start = time.process_time(), time.perf_counter()
         ours()
         best_ours = min(best_ours, time.perf_counter() - start)
+        best_cpu = min(best_cpu, time.process_time() - cpu)
         for _ in range(theirs_per_round):
             start = time.perf_counter()
             theirs()
             best_theirs = min(best_theirs, time.perf_counter() - start)
-    return best_ours, best_theirs
+    return best_ours, best_theirs, best_cpu
 
 
 def compare_models(repeat: int, only: set[str] | None) -> None:
     ratios = []
-    print(f"{'model':<14} {'nodes':>6} {'explorer ms':>12} {'onnxruntime ms':>15} {'ratio':>7}")
+    print(f"{'model':<14} {'nodes':>6} {'explorer ms':>12} {'(CPU ms)':>9} {'onnxruntime ms':>15} {'ratio':>7}")
     for name, (proto, feeds) in benchmark_models().items():
         if only and name not in only:
             continue
         model = explorer.load(proto)
-        ours, theirs = paired_best(lambda model=model, feeds=feeds: explorer.run(model, feeds),
-                                   onnxruntime_runner(proto, feeds), repeat)
+        ours, theirs, cpu = paired_best(lambda model=model, feeds=feeds: explorer.run(model, feeds),
+                                        onnxruntime_runner(proto, feeds), repeat)
         ratio = ours / theirs
         ratios.append(ratio)
-        print(f"{name:<14} {len(model.index.nodes):>6} {ours * 1e3:>12.1f} {theirs * 1e3:>15.2f} {ratio:>6.1f}x",
-              flush=True)
+        print(f"{name:<14} {len(model.index.nodes):>6} {ours * 1e3:>12.1f} {cpu * 1e3:>9.1f} {theirs * 1e3:>15.2f} "
+              f"{ratio:>6.1f}x", flush=True)
     if ratios:
         geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         print(f"geometric mean of explorer / onnxruntime: {geomean:.2f}x (goal <= 6x); worst {max(ratios):.1f}x "
@@ -77,12 +80,14 @@ def dispatch_overhead(repeat: int) -> None:
     """Time per node of a chain of 1,000 one-element Adds: almost all of it is the engine, not the kernel."""
     proto, feeds = add_chain()
     model = explorer.load(proto)
-    ours, theirs = paired_best(lambda: explorer.run(model, feeds), onnxruntime_runner(proto, feeds), repeat * 4)
+    ours, theirs, cpu = paired_best(lambda: explorer.run(model, feeds), onnxruntime_runner(proto, feeds),
+                                    repeat * 4)
     add = np.add
     a, b = feeds["v0"], np.ones(1, np.float32)
-    kernel, _ = paired_best(lambda: [add(a, b) for _ in range(1000)], lambda: None, repeat * 4)
-    print(f"dispatch: 1,000 one-element Adds: explorer {ours * 1e3:.2f} ms ({ours * 1e3:.2f} us/node, of which "
-          f"numpy.add {kernel * 1e3:.2f} us), onnxruntime {theirs * 1e3:.2f} ms ({theirs * 1e3:.2f} us/node)")
+    kernel, _, _ = paired_best(lambda: [add(a, b) for _ in range(1000)], lambda: None, repeat * 4)
+    print(f"dispatch: 1,000 one-element Adds: explorer {ours * 1e3:.2f} ms ({ours * 1e3:.2f} us/node, CPU "
+          f"{cpu * 1e3:.2f} us/node, of which numpy.add {kernel * 1e3:.2f} us), onnxruntime {theirs * 1e3:.2f} ms "
+          f"({theirs * 1e3:.2f} us/node)")
 
 
 def _owner(array: np.ndarray) -> np.ndarray:
