@@ -11,7 +11,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, str(Path(__file__).parent))
-from timing import best_of, onnxruntime_runner, reference_runner, report  # noqa: E402
+from timing import best_interleaved, best_of, onnxruntime_runner, reference_runner, report  # noqa: E402
 
 import explorer  # noqa: E402
 
@@ -58,9 +58,9 @@ def scan_rnn(steps: int = 500, hidden: int = 64) -> onnx.ModelProto:
 def measure(title: str, proto: onnx.ModelProto, feeds: dict, goal: str, repeat: int = 5) -> float:
     model = explorer.load(proto)
     limits = explorer.Limits(max_iterations=1_000_000)
-    ours = best_of(lambda: explorer.run(model, feeds, limits=limits), repeat=repeat)
-    reference = best_of(reference_runner(proto, feeds), repeat=repeat)
-    runtime = best_of(onnxruntime_runner(proto, feeds), repeat=repeat)
+    ours, reference, runtime = best_interleaved([
+        lambda: explorer.run(model, feeds, limits=limits), reference_runner(proto, feeds),
+        onnxruntime_runner(proto, feeds)], rounds=repeat)
     report(title, ours, reference, runtime, goal)
     return ours
 
@@ -76,7 +76,7 @@ def main() -> None:
     # the growth ratio itself: both models measured in alternating rounds, so machine load hits both alike
     plain_model, crowded_model = explorer.load(loop_add()), explorer.load(loop_add(unused_initializers=10_000))
     best = {"plain": float("inf"), "crowded": float("inf")}
-    for _ in range(7):
+    for _ in range(15):  # enough rounds that one of each falls in a quiet moment on a busy machine
         for key, model in (("plain", plain_model), ("crowded", crowded_model)):
             best[key] = min(best[key], best_of(lambda m=model: explorer.run(m, x), repeat=1, warmup=0))
     print(f"outer-scope growth: {best['crowded'] / best['plain']:.2f} x the plain Loop (goal <= 1.2)")

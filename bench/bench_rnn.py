@@ -3,8 +3,6 @@ ReferenceEvaluator and onnxruntime measured in the same run; prints the gate mem
 from __future__ import annotations
 
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +10,7 @@ import onnx
 from onnx import TensorProto, helper
 
 sys.path.insert(0, str(Path(__file__).parent))
-from timing import onnxruntime_runner, reference_runner, report  # noqa: E402
+from timing import best_interleaved, onnxruntime_runner, reference_runner, report  # noqa: E402
 
 import explorer  # noqa: E402
 
@@ -47,20 +45,6 @@ def gate_bytes(trace: explorer.Trace) -> int:
             seen.add(id(base))
             total += base.nbytes
     return total
-
-
-def best_interleaved(runners: list[Callable[[], object]], rounds: int = 9) -> list[float]:
-    """Best wall-clock seconds of each runner, the runners taking turns round after round so that a change in
-    the machine's load hits all of them alike."""
-    for run in runners:
-        run()
-    best = [float("inf")] * len(runners)
-    for _ in range(rounds):
-        for k, run in enumerate(runners):
-            start = time.perf_counter()
-            run()
-            best[k] = min(best[k], time.perf_counter() - start)
-    return best
 
 
 def bench(title: str, proto: onnx.ModelProto, feeds: dict) -> None:

@@ -17,6 +17,20 @@ def best_of(fn: Callable[[], object], repeat: int = 5, warmup: int = 1) -> float
     return best
 
 
+def best_interleaved(runners: list[Callable[[], object]], rounds: int = 9) -> list[float]:
+    """Best wall-clock seconds of each runner, the runners taking turns round after round so that a change in
+    the machine's load hits all of them alike."""
+    for run in runners:
+        run()
+    best = [float("inf")] * len(runners)
+    for _ in range(rounds):
+        for k, run in enumerate(runners):
+            start = time.perf_counter()
+            run()
+            best[k] = min(best[k], time.perf_counter() - start)
+    return best
+
+
 def reference_runner(model_proto, feeds):
     from onnx.reference import ReferenceEvaluator
 
