@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from explorer.judge import run_onnxruntime
-from explorer.ui import jobs, state
+from explorer.ui import jobs, state, work
 from tests.test_app import APP, PAGES, assert_clean, start
 from tests.test_judge import _endless_loop
 from tests.test_judge_job import judge_children
@@ -43,7 +43,7 @@ def test_the_proof_runs_in_the_background_and_cancel_ends_onnxruntime(monkeypatc
     def endless_proof(result, feeds, bisect):
         return run_onnxruntime(_endless_loop(), {"x": np.ones(1, np.float32)}, timeout=300)
 
-    monkeypatch.setattr(state, "verify", endless_proof)
+    monkeypatch.setattr(work, "verify", endless_proof)
     at = start("tiny_mlp")
     at.switch_page(PAGES["optimizer"]).run()
     assert_clean(at)

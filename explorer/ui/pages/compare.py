@@ -13,7 +13,7 @@ from explorer.compare.both_gates import gates_of_both
 from explorer.errors import ExplorerError
 from explorer.inputs import feeds_from_npz
 from explorer.samples import list_samples
-from explorer.ui import diagram, jobs, state, widgets
+from explorer.ui import diagram, jobs, state, widgets, work
 from explorer.views import compare as views
 from explorer.views.dot import model_to_dot
 from explorer.views.overlays import TraceOverlay
@@ -32,7 +32,7 @@ def side_b(model):
     if choice in ("onnxruntime", "pytorch"):
         return choice, choice
     if choice == "optimized":
-        result = state.optimization(model, ())
+        result = work.optimization(model, ())
         return state.proto_model(result.optimized, model.lenient), f"optimized:{model.sha256}"
     if choice == "reference":
         upload = st.file_uploader("Reference values: an .npz keyed by ONNX value names", type=["npz"],
@@ -189,7 +189,7 @@ else:
         rtol = left.number_input("rtol", min_value=0.0, value=1e-4, format="%g", key=state.W_COMPARE_RTOL)
         atol = right.number_input("atol", min_value=0.0, value=1e-5, format="%g", key=state.W_COMPARE_ATOL)
     if chosen is not None:
-        asked = state.comparison(chosen[0], chosen[1], float(rtol), float(atol))
+        asked = work.comparison(chosen[0], chosen[1], float(rtol), float(atol))
         result = None
         if asked is not None:
             key, job = asked

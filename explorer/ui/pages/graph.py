@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import diagram, panels, state, widgets
+from explorer.ui import diagram, panels, state, widgets, work
 from explorer.views.builder import Drawing
 from explorer.views.compare import error_values
 from explorer.views.heat import OVERLAY_TITLES, NodeValues
@@ -100,7 +100,7 @@ def draw(model, trace) -> None:
                                          key=state.W_BODIES) or "auto"
     query = search_column.text_input("Search", key=state.W_SEARCH, placeholder="name, op:Conv, shape:1x64, nan",
                                      help=SEARCH_HELP)
-    compared_key, compared = state.last_comparison() or ("", None)
+    compared_key, compared = work.last_comparison() or ("", None)
     overlays = {**OVERLAY_TITLES, **({ERROR: f"error vs {compared.b_label}"} if compared is not None else {})}
     colour = colour_column.segmented_control("Colour by", list(overlays), format_func=overlays.__getitem__,
                                              key=state.W_COLOUR, disabled=trace is None,

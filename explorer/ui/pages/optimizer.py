@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.errors import ExplorerError
-from explorer.ui import diagram, jobs, state
+from explorer.ui import diagram, jobs, state, work
 from explorer.views import rewrites
 from explorer.views.dot import model_to_dot
 from explorer.views.markup import md
@@ -38,8 +38,8 @@ def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> None:
     count = len(result.steps)
     k = st.slider("Rewrites applied (bisection: move until the models stop being equivalent)", 0, count, count,
                   key=state.W_REWRITES) if count > 1 else count
-    partial = result if k == count else state.optimization(model, chosen, k)
-    proof(*state.equivalence(model, chosen, None if k == count else k, partial),
+    partial = result if k == count else work.optimization(model, chosen, k)
+    proof(*work.equivalence(model, chosen, None if k == count else k, partial),
           f"After {k} of {count} rewrite{'s' if count != 1 else ''}", shown)
     if not st.toggle("Draw the whole models", value=sum(1 for _ in model.nodes()) <= WHOLE_MODEL_LIMIT,
                      key=state.W_OPT_WHOLE, help="Laying out a big model takes graphviz a few seconds"):
@@ -85,14 +85,14 @@ else:
     with st.expander("What each pattern does"):
         st.dataframe(pd.DataFrame(list(rules.items()), columns=["pattern", "rule"]), hide_index=True)
     try:
-        result = state.optimization(model, chosen)
+        result = work.optimization(model, chosen)
     except ExplorerError as exc:
         st.error(md(exc), icon=":material/error:")
         st.stop()
     before_count, after_count = result.node_counts()
     st.markdown(f"**{len(result.steps)} rewrites** in {result.rounds} rounds · nodes {before_count} → "
                 f"{after_count} · {result.seconds * 1e3:.0f} ms" + (" · stopped early" if result.stopped else ""))
-    key, job = state.equivalence(model, chosen, None, result)
+    key, job = work.equivalence(model, chosen, None, result)
     verdict = job.result if job.state == "done" else None
     st.markdown(f"Fully optimized model: {STATUS[verdict.status] if verdict is not None else CHECKING[job.state]}")
     jobs.progress(job, key)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.ui import diagram, jobs, learning, panels, state, url
+from explorer.ui import diagram, jobs, learning, panels, state, url, work
 from explorer.views import cursor as moves
 from explorer.views.markup import md, md_code
 from explorer.views.overlays import TraceOverlay
@@ -125,7 +125,7 @@ def output_check() -> None:
     if not st.toggle("Check the outputs against onnxruntime", key=state.W_STEP_CHECK,
                      help="onnxruntime runs the model on the same inputs, in a child process you can cancel"):
         return
-    asked = state.output_check()
+    asked = work.output_check()
     if asked is None:
         st.caption("No finished run to check.")
         return

@@ -1,0 +1,72 @@
+"""The work pages ask for beyond the run: optimizations (cached), and the onnxruntime-judged jobs that run in
+the background (equivalence proofs, comparisons, output checks); the latest comparison is kept for the Graph
+page's colours."""
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ..compare import Comparison, compare
+from ..compare.outputs import CheckReport, compare_with_onnxruntime
+from ..judge_job import JudgeJob
+from ..model import Model
+from ..optimizer import OptimizationResult
+from ..optimizer.verify import Equivalence, verify
+from . import jobs
+from .cache import RunRequest, optimize_cached
+from .state import COMPARED, RUN_REQUEST, active_model, current_run, current_trace, run_key
+
+
+def optimization(model: Model, patterns: tuple[str, ...], stop_after: int | None = None) -> OptimizationResult:
+    """The model optimized with these patterns (only the first `stop_after` rewrites when given); cached.
+    Raises ExplorerError (whatever went wrong) for the page to show."""
+    with st.spinner("Optimizing…"):
+        return optimize_cached(model.sha256, patterns, stop_after, model)
+
+
+def equivalence(model: Model, patterns: tuple[str, ...], stop_after: int | None,
+                result: OptimizationResult) -> tuple[str, JudgeJob[Equivalence]]:
+    """(job key, job) of the proof: the original and (partially) optimized models run on the current run's feeds
+    (random ones when there are none) by explorer and onnxruntime in the background; for the full
+    optimization, bisection names the first failing rewrite."""
+    request: RunRequest | None = st.session_state.get(RUN_REQUEST)
+    trace = current_trace()
+    feeds = trace.feeds if trace is not None and request is not None else None
+    feeds_key = request.feeds_key if request is not None and feeds is not None else "random:0"
+    key = f"proof:{model.sha256}:{','.join(patterns)}:{stop_after}:{feeds_key}"
+    label = "Equivalence proof" + ("" if stop_after is None else f" after {stop_after} rewrites")
+    return key, jobs.job(key, label, lambda: verify(result, feeds, bisect=stop_after is None))
+
+
+def comparison(b: Any, b_key: str, rtol: float, atol: float) -> tuple[str, JudgeJob[Comparison]] | None:
+    """(job key, job) of the current run (side A) against side B (`b_key` names B's content), run in the
+    background; None when there is no run."""
+    model, trace = active_model(), current_trace()
+    request: RunRequest | None = st.session_state.get(RUN_REQUEST)
+    if model is None or trace is None or request is None:
+        return None
+    key = f"compare:{model.sha256}:{request.feeds_key}:{b_key}:{rtol:g}:{atol:g}"
+    job = jobs.job(key, "Comparison", lambda: compare(trace, b, trace.feeds, model=model, rtol=rtol, atol=atol))
+    if job.state == "done" and job.result is not None:
+        st.session_state[COMPARED] = (run_key(), f"{b_key}:{rtol!r}:{atol!r}", job.result)
+    return key, job
+
+
+def last_comparison() -> tuple[str, Comparison] | None:
+    """The comparison the Compare page made last (with a key naming B and the tolerances), while the current
+    run is still its side A."""
+    found = st.session_state.get(COMPARED)
+    return (found[1], found[2]) if found is not None and found[0] == run_key() else None
+
+
+def output_check() -> tuple[str, JudgeJob[CheckReport]] | None:
+    """(job key, job) of the current run's outputs checked against onnxruntime's on the same feeds, in the
+    background (what `run --check` prints); None when there is no finished run."""
+    model, outcome = active_model(), current_run()
+    request: RunRequest | None = st.session_state.get(RUN_REQUEST)
+    if model is None or request is None or outcome is None or outcome.trace is None or outcome.error:
+        return None
+    trace = outcome.trace
+    key = f"check:{model.sha256}:{request.feeds_key}"
+    return key, jobs.job(key, "Output check", lambda: compare_with_onnxruntime(model, trace.feeds, trace.outputs))
