@@ -34,12 +34,6 @@ def forget(key: str) -> None:
     st.session_state.setdefault(JOBS, {}).pop(key, None)
 
 
-def cancel_all() -> None:
-    """Cancels every running job of the session."""
-    for running in st.session_state.get(JOBS, {}).values():
-        running.cancel()
-
-
 def progress(found: JudgeJob[Any], key: str) -> None:
     """A running job's label, elapsed time and Cancel button, refreshed every REFRESH_S; when the job ends the
     page runs again to show its answer. A cancelled job says so, with a button to ask again."""
