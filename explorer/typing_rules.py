@@ -1,6 +1,6 @@
 """The spec's typing rules that onnxruntime enforces and a step-through executor could silently ignore: Loop's
 trip count is int64 and its cond bool, If's cond is bool and both branches give the same output types, every
-value is written by one node only, a model-local function is called with at most the inputs it declares, scan
+value is written by one node only (and never by a body node when an enclosing graph defined it before the body's node), a model-local function is called with at most the inputs it declares, scan
 axes lie within their rank. `violations(model)` lists each broken rule naming the node; `load` refuses such a
 model unless the caller asks for lenient mode, where each becomes a warning."""
 from __future__ import annotations
@@ -111,19 +111,26 @@ def violations(model: onnx.ModelProto) -> list[str]:
     """Every broken typing rule of the model, each naming its node and graph (an empty list for a valid model)."""
     functions = {(f.domain, f.name): f for f in model.functions}
     found: list[str] = []
-    stack = [(model.graph, "the main graph", _types(model.graph, {}))]
+    stack = [(model.graph, "the main graph", _types(model.graph, {}), frozenset[str]())]
     while stack:
-        graph, where, types = stack.pop()
+        graph, where, types, enclosing = stack.pop()
         writers: dict[str, str] = {info.name: "a graph input" for info in graph.input}
         writers.update({t.name: "an initializer" for t in graph.initializer})
+        seen = set(enclosing) | set(writers)  # what a body may not write: defined before its node, here or outside
         for node in graph.node:
             found += _check_node(node, types, where, functions)
+            before = frozenset(seen)
             for name in node.output:
                 if not name:
                     continue
                 if name in writers:
                     found.append(f"{_label(node, where)}: writes {name!r}, which {writers[name]} already defines")
+                elif name in enclosing:
+                    found.append(f"{_label(node, where)}: writes {name!r}, which an enclosing graph defines before "
+                                 "this body (names are single-assignment across nested graphs)")
                 writers[name] = f"node {node.name or node.op_type!r}"
+                seen.add(name)
             for attribute, body in subgraph_attributes(node):
-                stack.append((body, f"{where} > {node.name or node.op_type}.{attribute}", _types(body, types)))
+                stack.append((body, f"{where} > {node.name or node.op_type}.{attribute}", _types(body, types),
+                              before))
     return found

@@ -66,6 +66,15 @@ def scan_output_axis_out_of_range() -> onnx.ModelProto:
     return h.make_model(graph, opset_imports=OPSET)
 
 
+def branch_writing_an_outer_name() -> onnx.ModelProto:
+    then = h.make_graph([h.make_node("Neg", ["x"], ["co"], name="inner")], "t", [], [vi("co", shape=[2])])
+    other = h.make_graph([h.make_node("Identity", ["x"], ["e"])], "e", [], [vi("e", shape=[2])])
+    graph = h.make_graph([h.make_node("Identity", ["x"], ["co"], name="outer"),
+                          h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other, name="if")], "g",
+                         [vi("x", shape=[2]), vi("c", T.BOOL, [])], [vi("y", shape=[2]), vi("co", shape=[2])])
+    return h.make_model(graph, opset_imports=OPSET)
+
+
 INVALID = {
     "loop trip count float": (loop_with_float_trip_count, "trip count 'n' is float, the spec requires int64",
                               {"n": np.array(2.0, np.float32), "x": np.ones(1, np.float32)}),
@@ -74,6 +83,9 @@ INVALID = {
     "if branch types": (if_with_different_branch_types, "output 0 is float in then_branch but int64 in else_branch",
                         {"c": np.array(True), "x": np.ones(1, np.float32)}),
     "two writers": (two_writers, "writes 'y', which node 'a' already defines", {"x": np.ones(2, np.float32)}),
+    "outer name rewritten in a body": (branch_writing_an_outer_name,
+                                       "writes 'co', which an enclosing graph defines before this body",
+                                       {"x": np.ones(2, np.float32), "c": np.array(True)}),
     "function inputs": (function_called_with_too_many_inputs, "with 2 inputs; it declares 1",
                         {"x": np.ones(2, np.float32)}),
     "scan axis": (scan_output_axis_out_of_range, "scan_output_axes[0]=5 lies outside the 2 axes",
@@ -109,6 +121,19 @@ def test_the_cli_refuses_then_runs_with_lenient(tmp_path, capsys):
     assert "typing rules" in capsys.readouterr().err
     assert main(["run", str(path), "--lenient"]) == 0
     assert "warning: lenient mode: Loop node 'loop'" in capsys.readouterr().out
+
+
+def test_a_body_input_may_shadow_an_outer_name_as_onnxruntime_allows():
+    body = h.make_graph([h.make_node("Identity", ["c"], ["co"]), h.make_node("Add", ["x", "x"], ["xo"])], "body",
+                        [vi("i", T.INT64, []), vi("c", T.BOOL, []), vi("x", shape=[2])],
+                        [vi("co", T.BOOL, []), vi("xo", shape=[2])])
+    graph = h.make_graph([h.make_node("Loop", ["n", "", "x"], ["y"], body=body, name="loop")], "g",
+                         [vi("n", T.INT64, []), vi("x", shape=[2])], [vi("y", shape=[2])])
+    proto = h.make_model(graph, opset_imports=OPSET)
+    feeds = {"n": np.array(2, np.int64), "x": np.ones(2, np.float32)}
+    expected = onnxruntime.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, feeds)[0]
+    np.testing.assert_array_equal(explorer.run(explorer.load(proto), feeds).outputs["y"], expected)
 
 
 def test_valid_samples_break_no_rule():
