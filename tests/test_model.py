@@ -221,6 +221,18 @@ def test_example_inputs_follow_declared_types_and_dims():
     assert all(np.array_equal(feeds[k], again[k]) for k in feeds)
 
 
+@pytest.mark.parametrize("elem", [T.BFLOAT16, T.FLOAT8E4M3FN, T.FLOAT8E5M2, T.FLOAT8E5M2FNUZ])
+def test_example_inputs_of_the_small_float_types_are_random_floats(elem):
+    # ml_dtypes says kind "V" for most of these types but "f" for float8e5m2, which numpy does not call floating
+    graph = h.make_graph([h.make_node("Cast", ["x"], ["y"], to=T.FLOAT)], "g",
+                         [h.make_tensor_value_info("x", elem, [4, 8])], [h.make_tensor_value_info("y", T.FLOAT, None)])
+    model = explorer.load(h.make_model(graph, opset_imports=[h.make_opsetid("", 19)]))
+    x = model.example_inputs(seed=1)["x"]
+    assert x.dtype == onnx.helper.tensor_dtype_to_np_dtype(elem) and x.shape == (4, 8)
+    wide = x.astype(np.float32)
+    assert np.isfinite(wide).all() and len(np.unique(wide)) > 4 and (wide < 0).any() and (wide > 0).any()
+
+
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/models is absent")
 def test_example_inputs_without_a_declared_shape_explain_themselves():
     model = explorer.load(SHARED / "JetBrains-Research__kinference/utils/utils-testing/src/commonMain/resources/"
