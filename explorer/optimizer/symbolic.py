@@ -60,7 +60,7 @@ def propagate(g: GraphState, facts: Facts | None = None, seen: set[Node] | None 
         except (ValueError, TypeError, IndexError, OverflowError, ZeroDivisionError):
             pass  # a malformed node teaches nothing; running it reports the problem
         for name, (shape, value) in zip(node.output, before):
-            if name and (fresh or shape != facts.shapes.get(name) or not np.array_equal(value, facts.values.get(name))):
+            if name and (fresh or shape != facts.shapes.get(name) or not tensors.same(value, facts.values.get(name))):
                 changed.add(name)
     return facts
 

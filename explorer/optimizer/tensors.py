@@ -12,6 +12,11 @@ NONDETERMINISTIC = frozenset({
 })
 
 
+def same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Whether two known values (None: unknown) are the same."""
+    return a is b or (a is not None and b is not None and np.array_equal(a, b))
+
+
 def constant_value(node: onnx.NodeProto) -> np.ndarray | None:
     """The value of a Constant node, or None when it has none we can read (e.g. a function attribute ref)."""
     for att in node.attribute:
