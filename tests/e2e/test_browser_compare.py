@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from app_server import diagram, settle
 from playwright.sync_api import expect
-from test_browser import no_exception, open_page, shot
+from test_browser import choose_sample, no_exception, open_page, shot
 
 import explorer
 from explorer.samples import sample_inputs, sample_path
@@ -35,7 +35,8 @@ def texts(page) -> str:
 
 
 def test_compare_names_outlines_and_steps_to_the_first_divergence(page):
-    open_page(page, "Compare")  # side A: the default sample (nested_loops) on its own inputs
+    choose_sample(page, "nested_loops")  # side A, on its own inputs
+    open_page(page, "Compare")
     page.get_by_text("Every aligned value agrees").wait_for()
     diagram(page).locator("#content svg").wait_for()
     no_exception(page)
