@@ -35,9 +35,10 @@ def fresh_caches():
 
 
 def start(sample: str | None = None) -> AppTest:
+    """The app run once, on `sample` when given (else on whatever it opens with)."""
     at = AppTest.from_file(APP, default_timeout=60).run()
-    if sample is not None and at.selectbox(key="w_sample").value != sample:
-        at.selectbox(key="w_sample").set_value(sample).run()
+    if sample is not None and at.selectbox(key=state.W_SAMPLE).value != sample:
+        at.selectbox(key=state.W_SAMPLE).set_value(sample).run()
     return at
 
 

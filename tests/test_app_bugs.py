@@ -7,34 +7,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import streamlit as st
 from onnx import TensorProto as T
 from onnx import helper as h
 from streamlit.testing.v1 import AppTest
+from test_app import APP, fresh_caches, start  # noqa: F401 - fresh_caches applies here too
 
 import explorer
 from explorer.samples import sample_inputs, sample_path
 from explorer.ui import state
 from explorer.views import hints
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGES = {name: f"explorer/ui/pages/{name}.py" for name in ("graph", "step", "loops", "gates", "optimizer")}
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
 HOSTILE = ["node_while_loop__1", "If_0_else_branch__Inline_0__/a\"b'c/d", "x" * 10_000, "__", "a/b\\c:d"]
-
-
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-
-
-def start(sample: str = "nested_loops") -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    if at.selectbox(key=state.W_SAMPLE).value != sample:
-        at.selectbox(key=state.W_SAMPLE).set_value(sample).run()
-    return at
 
 
 def upload(model, name: str = "model.onnx") -> AppTest:
@@ -91,7 +76,7 @@ def test_every_page_takes_any_node_name():
 
 
 def test_one_event_numbering_on_the_step_page_and_in_tables():
-    at = start()
+    at = start("nested_loops")
     at.switch_page(PAGES["step"]).run()
     at.slider(key=state.W_CURSOR).set_value(18).run()
     assert at.session_state[state.CURSOR] == 18 and "**Event 18** of 0–72" in texts(at)
@@ -105,7 +90,7 @@ def test_one_event_numbering_on_the_step_page_and_in_tables():
 
 
 def test_iterations_move_at_every_loop_level():
-    at = start()
+    at = start("nested_loops")
     at.switch_page(PAGES["step"]).run()
     at.slider(key=state.W_CURSOR).set_value(28).run()  # parity at Scan step 1, Loop iteration 2
     assert "Scan 'enc' · iteration 1" in texts(at) and "Loop 'inner' · iteration 2" in texts(at)
@@ -122,7 +107,7 @@ def test_iterations_move_at_every_loop_level():
 def test_the_branch_not_taken_is_drawn_skipped_at_the_step():
     from test_app import step_state
 
-    at = start()
+    at = start("nested_loops")
     at.switch_page(PAGES["step"]).run()
     trace = explorer.run(explorer.load(sample_path("nested_loops")), sample_inputs("nested_loops"))
     halve = "enc/body/inner/body/branch/else_branch/halve"

@@ -3,38 +3,19 @@ the run) and brought into view when chosen, colour overlays with their legend, t
 at a time, and one drawing per run of the page."""
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
-from test_app import diagram_args
+from test_app import diagram_args, fresh_caches, start  # noqa: F401 - fresh_caches applies here too
 
 import explorer.views.dot as dot_module
 from explorer.samples import sample_inputs, sample_path
 from explorer.ui import state
 from explorer.views import heat
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 ADD_X = "enc/body/inner/body/branch/then_branch/add_x"
 
 
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-
-
-def start(sample: str = "nested_loops") -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    if at.selectbox(key=state.W_SAMPLE).value != sample:
-        at.selectbox(key=state.W_SAMPLE).set_value(sample).run()
-    return at
-
 
 def test_search_lists_matches_with_paths_and_goes_to_the_chosen_one():
-    at = start()
+    at = start("nested_loops")
     at.text_input(key=state.W_SEARCH).input("op:Add").run()
     pick = at.selectbox(key=state.keyed(state.W_SEARCH_PICK, "op:Add"))
     assert pick.options == [f"{ADD_X} · op: Add"] and "1 node(s) match" in pick.label
@@ -47,7 +28,7 @@ def test_search_lists_matches_with_paths_and_goes_to_the_chosen_one():
 
 
 def test_search_across_the_run_and_going_to_a_node_outside_the_focus():
-    at = start()
+    at = start("nested_loops")
     at.session_state[state.GRAPH_PATH] = "enc/body/inner/body/branch/else_branch"
     at.run()
     at.text_input(key=state.W_SEARCH).input("slower:0ms").run()
@@ -60,7 +41,7 @@ def test_search_across_the_run_and_going_to_a_node_outside_the_focus():
 
 
 def test_colour_by_time_fills_nodes_and_shows_the_legend():
-    at = start()
+    at = start("nested_loops")
     at.button_group(key=state.W_COLOUR).set_value("time").run()
     legend = diagram_args(at, state.W_GRAPH_CLICK)["legend"]
     import explorer
@@ -72,7 +53,7 @@ def test_colour_by_time_fills_nodes_and_shows_the_legend():
 
 
 def test_navigator_opens_one_level_at_a_time():
-    at = start()
+    at = start("nested_loops")
     key = state.keyed(state.W_PART, "")
     assert at.selectbox(key=key).options == ["Scan 'enc' · body · 9 nodes"]
     at.selectbox(key=key).set_value("enc/body").run()
@@ -85,7 +66,7 @@ def test_the_page_draws_once_even_when_the_selection_is_hidden(monkeypatch):
     calls = []
     build = dot_module.build
     monkeypatch.setattr(dot_module, "build", lambda model, options: calls.append(options) or build(model, options))
-    at = start()
+    at = start("nested_loops")
     at.button_group(key=state.W_BODIES).set_value("none").run()  # every body collapsed
     calls.clear()
     at.selectbox(key=state.W_NODE_PICK).set_value(ADD_X).run()
