@@ -118,6 +118,18 @@ def test_a_loop_limit_says_where_to_raise_it():
     assert not at.error
 
 
+def test_the_other_run_limits_stop_the_run_and_say_which_field_to_raise():
+    at = start()
+    at.number_input(key="w_max_events").set_value(5).run()
+    [error] = at.error
+    assert "LimitExceeded" in error.value and "raise **Max node executions** under **Limits**" in error.value
+    at.number_input(key="w_max_events").set_value(1_000_000).run()
+    assert not at.error
+    at.number_input(key="w_max_tensor_mb").set_value(0).run()
+    [error] = at.error
+    assert "beyond Limits" in error.value and "raise **Largest value (MB)** under **Limits**" in error.value
+
+
 def test_an_upload_without_its_external_data_points_to_local_path(tmp_path):
     weights = numpy_helper.from_array(np.eye(4, dtype=np.float32), "W")
     graph = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")], "g",

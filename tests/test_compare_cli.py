@@ -62,3 +62,10 @@ def test_errors_are_one_line_and_exit_2(tmp_path, capsys):
     assert main(["compare", a]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("error: ") for line in err)
+
+
+def test_a_side_stopped_by_a_limit_is_no_verdict_and_exit_2(capsys):
+    assert main(["compare", "nested_loops", "--ort", "--max-iterations", "1"]) == 2
+    out = capsys.readouterr().out
+    assert "Limits.max_iterations=1" in out and "onnxruntime: not run" in out
+    assert "first divergence: none among the values both sides reached (no verdict: a side did not finish)" in out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
 
 from ..errors import ExplorerError, failure_text
 from . import optimizing, reports, running  # noqa: F401 - each registers its commands
@@ -12,10 +13,17 @@ from .registry import COMMANDS
 ORDER = ("run", "compare", "samples", "optimize", "render", "rnn")
 
 
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line (`--help` still shows the usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {self.prog}: {message}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parses `argv` (default: sys.argv) and runs the command; 0 on success, 1 when a check differs, 2 on an
     error (printed as one line)."""
-    parser = argparse.ArgumentParser(prog="python -m explorer", description=__doc__)
+    parser = _Parser(prog="python -m explorer", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     for name in sorted(COMMANDS, key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER)):
         configure, _, help_text = COMMANDS[name]

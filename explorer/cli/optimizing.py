@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import load_feeds, load_model
+from .common import count, load_feeds, load_model, seed
 from .registry import command
 
 
@@ -12,10 +12,10 @@ def _configure_optimize(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="write the optimized model to this .onnx file")
     p.add_argument("--patterns", help="comma-separated patterns to run (default: all; see --list)")
     p.add_argument("--exclude", help="comma-separated patterns not to run")
-    p.add_argument("--stop-after", type=int, metavar="N", help="apply only the first N rewrites (bisection)")
+    p.add_argument("--stop-after", type=count, metavar="N", help="apply only the first N rewrites (bisection)")
     p.add_argument("--report", help="write statistics, rewrites and the equivalence proof to this JSON file")
     p.add_argument("--inputs", help=".npz feeds for the equivalence proof (default: random from declared types)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random feeds")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the random feeds")
     p.add_argument("--no-verify", action="store_true", help="skip the equivalence proof")
     p.add_argument("--list", action="store_true", help="list the patterns with their rules, then exit")
 

@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from ..errors import ExplorerError
-from .common import load_feeds, load_model, model_path
+from .common import add_limit_options, limits_from, load_feeds, load_model, model_path
 from .registry import command
 
 
@@ -18,6 +18,7 @@ def _configure_render(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trace", help="a trace .npz saved by `run --save`: show a position in it")
     p.add_argument("--event", type=int, help="with --trace: the event index shown (default: the end)")
     p.add_argument("--no-edge-labels", action="store_true", help="leave value names and types off the edges")
+    add_limit_options(p)
 
 
 @command("render", "draw a model's graph as SVG, PNG, PDF or DOT")(_configure_render)
@@ -31,7 +32,7 @@ def _render(args: argparse.Namespace) -> int:
     expand = None
     if args.expand:
         expand = args.expand[0] if args.expand in (["all"], ["none"]) else args.expand
-    cursor = TraceOverlay.from_trace(Trace.load(args.trace), args.event) if args.trace else None
+    cursor = TraceOverlay.from_trace(Trace.load(args.trace, limits_from(args)), args.event) if args.trace else None
     highlight = search_nodes(model, args.search) if args.search else []
     dot_text = model_to_dot(model, expand=expand, focus=args.focus, cursor=cursor, highlight=highlight,
                             edge_labels=not args.no_edge_labels).dot
@@ -50,6 +51,7 @@ def _configure_rnn(p: argparse.ArgumentParser) -> None:
     p.add_argument("--node", help="path of one GRU/LSTM/RNN node (default: every one)")
     p.add_argument("--inputs", help=".npz of graph inputs for the run that gives weights computed inside the "
                                     "model their values (default: a sample's own inputs, else random ones)")
+    add_limit_options(p)
 
 
 @command("rnn", "GRU/LSTM/RNN report: weights per gate with ONNX, PyTorch, Keras names; exporter warnings")(
@@ -61,9 +63,10 @@ def _rnn(args: argparse.Namespace) -> int:
 
     path = model_path(args.model)
     model = load_model(args.model, args.lenient)
-    feeds = load_feeds(args.inputs, model) or (sample_inputs(args.model) if path != args.model else None)
+    limits = limits_from(args)
+    feeds = load_feeds(args.inputs, model, limits) or (sample_inputs(args.model) if path != args.model else None)
     try:
-        trace = run(model, feeds if feeds is not None else model.example_inputs())
+        trace = run(model, feeds if feeds is not None else model.example_inputs(), limits=limits)
     except ExplorerError as exc:
         if args.inputs:
             raise

@@ -4,7 +4,18 @@ from __future__ import annotations
 import argparse
 
 from ..judge import DEFAULT_TIMEOUT_S
-from .common import load_feeds, load_model, model_path, parse_dim
+from .common import (
+    add_limit_options,
+    count,
+    limits_from,
+    load_feeds,
+    load_model,
+    model_path,
+    parse_dim,
+    seconds,
+    seed,
+    tolerance,
+)
 from .registry import command
 
 
@@ -13,15 +24,15 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--inputs", help=".npz with one array per graph input, or an ONNX test data set folder "
                                     "(input_0.pb, ...) (default: a sample's own inputs, else "
                                     "random ones from the declared types)")
-    p.add_argument("--seed", type=int, help="random inputs with this seed (default 0)")
+    p.add_argument("--seed", type=seed, help="random inputs with this seed (default 0)")
     p.add_argument("--dim", action="append", default=[], type=parse_dim, metavar="NAME=SIZE",
                    help="random inputs with this size of a symbolic dimension, or of an unnamed one as "
                         "INPUT[AXIS]=SIZE (repeatable)")
     p.add_argument("--save", help="write the trace to this .npz (also the partial trace of a failed run)")
     p.add_argument("--check", action="store_true", help="compare every output with onnxruntime")
-    p.add_argument("--judge-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+    p.add_argument("--judge-timeout", type=seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"wall-clock limit of each onnxruntime call (default {DEFAULT_TIMEOUT_S:g})")
-    p.add_argument("--max-iterations", type=int, help="stop a loop after this many iterations (default 100000)")
+    add_limit_options(p)
 
 
 @command("run", "run a model, print a summary of the recorded trace")(_configure_run)
@@ -31,7 +42,6 @@ def _run(args: argparse.Namespace) -> int:
     from ..errors import ExecutionError
     from ..executor import run
     from ..feeds import symbolic_dims, unnamed_dims
-    from ..limits import Limits
     from ..samples import sample_inputs
     from ..values import describe
 
@@ -41,8 +51,8 @@ def _run(args: argparse.Namespace) -> int:
     for name in sorted(set(dims) - set(known)):
         print(f"warning: the inputs have no dimension {name!r} (theirs: {', '.join(known) or 'none'})")
     own = sample_inputs(args.model) if path != args.model and args.seed is None and not dims else None
-    feeds = load_feeds(args.inputs, model) or own or model.example_inputs(seed=args.seed or 0, dims=dims)
-    limits = Limits(max_iterations=args.max_iterations) if args.max_iterations else None
+    limits = limits_from(args)
+    feeds = load_feeds(args.inputs, model, limits) or own or model.example_inputs(seed=args.seed or 0, dims=dims)
     try:
         trace = run(model, feeds, limits=limits)
     except ExecutionError as exc:
@@ -91,16 +101,17 @@ def _configure_compare(p: argparse.ArgumentParser) -> None:
                    help="B is reference values keyed by ONNX value names (e.g. dumped from PyTorch)")
     p.add_argument("--inputs", help=".npz with one array per graph input, or an ONNX test data set folder "
                                     "(default: a sample's own inputs, else random ones from A's declared types)")
-    p.add_argument("--seed", type=int, help="random inputs with this seed (default 0)")
+    p.add_argument("--seed", type=seed, help="random inputs with this seed (default 0)")
     p.add_argument("--dim", action="append", default=[], type=parse_dim, metavar="NAME=SIZE",
                    help="random inputs with this size of a symbolic dimension (repeatable)")
-    p.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (default 1e-4)")
-    p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (default 1e-5)")
-    p.add_argument("--top", type=int, default=10, help="rows of the table of the worst values (default 10)")
+    p.add_argument("--rtol", type=tolerance, default=1e-4, help="relative tolerance (default 1e-4)")
+    p.add_argument("--atol", type=tolerance, default=1e-5, help="absolute tolerance (default 1e-5)")
+    p.add_argument("--top", type=count, default=10, help="rows of the table of the worst values (default 10)")
+    add_limit_options(p)
 
 
 @command("compare", "compare two runs: the first divergence (inside loops and gates too) and the worst values; "
-                    "exit code 1 when they differ")(_configure_compare)
+                    "exit code 1 when they differ, 2 when a side did not finish")(_configure_compare)
 def _compare(args: argparse.Namespace) -> int:
     from ..compare import compare
     from ..model import load
@@ -114,8 +125,10 @@ def _compare(args: argparse.Namespace) -> int:
     other = chosen[0] if chosen[0] in ("onnxruntime", "pytorch") or chosen[0].endswith(".npz") \
         else load(model_path(chosen[0]), lenient=args.lenient)
     own = sample_inputs(args.a) if path != args.a and args.seed is None and not args.dim else None
-    feeds = load_feeds(args.inputs, model) or own or model.example_inputs(seed=args.seed or 0, dims=dict(args.dim))
-    result = compare(model, other, feeds, rtol=args.rtol, atol=args.atol)
+    limits = limits_from(args)
+    feeds = load_feeds(args.inputs, model, limits) or own or model.example_inputs(seed=args.seed or 0,
+                                                                                   dims=dict(args.dim))
+    result = compare(model, other, feeds, rtol=args.rtol, atol=args.atol, limits=limits)
     for line in result.lines(args.top):
         print(line)
-    return 1 if result.differs else 0
+    return 1 if result.differs else 2 if result.errors else 0

@@ -74,7 +74,7 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
         elif kind == PYTORCH:
             recordings[k] = Recording(PYTORCH, PYTORCH, model=like.model)
         else:
-            recordings[k] = from_values(reference_values(side), label_of(side, None), like)
+            recordings[k] = from_values(reference_values(side, limits), label_of(side, None), like)
     rec_a, rec_b = recordings
     assert rec_a is not None and rec_b is not None
     result = Comparison(rec_a.label, rec_b.label, rtol, atol, feeds=feeds, a=rec_a, b=rec_b)

@@ -98,7 +98,9 @@ class Comparison:
         out += [f"output {d.name}: max abs diff {d.max_abs:.3g}, max rel diff {d.max_rel:.3g} "
                 f"{'ok' if d.ok else 'MISMATCH'}" for d in self.outputs]
         first = self.first
-        out.append("first divergence: " + (first.describe() if first else "none (every aligned value agrees)"))
+        agree = ("none among the values both sides reached (no verdict: a side did not finish)" if self.errors
+                 else "none (every aligned value agrees)")
+        out.append("first divergence: " + (first.describe() if first else agree))
         for gate in self.gates:
             out.append("gates: " + gate.describe())
         if self.gates_checked and not self.gates:

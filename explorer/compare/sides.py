@@ -47,11 +47,12 @@ def is_reference(side: Any) -> bool:
     return isinstance(side, dict) or (isinstance(side, (str, os.PathLike)) and str(side).endswith(".npz"))
 
 
-def reference_values(side: Any) -> dict[str, Any]:
-    """Reference values from a dict or an .npz keyed by ONNX value names."""
+def reference_values(side: Any, limits: Limits | None = None) -> dict[str, Any]:
+    """Reference values from a dict or an .npz keyed by ONNX value names (an .npz checked against `limits`
+    before it is inflated)."""
     if isinstance(side, dict):
         return dict(side)
-    return feeds_from_npz(Path(side).read_bytes())
+    return feeds_from_npz(Path(side).read_bytes(), limits)
 
 
 def as_model(side: Any) -> Model | None:

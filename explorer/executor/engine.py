@@ -57,9 +57,11 @@ class Engine:
         can be decided per node is decided once, in the Step; only what depends on the values happens here)."""
         trace = self.trace
         events = trace.events
-        max_bytes = self.limits.max_tensor_bytes
+        max_bytes, max_events = self.limits.max_tensor_bytes, self.limits.max_events
         perf, ndarray = _perf, np.ndarray
         for step in graph.steps:
+            if len(events) >= max_events:
+                self.check_events(step.path, step.op_type, iteration)
             names, guard, single = step.inputs, step.guard, step.single_output
             args = [frame[name] if name else None for name in names] if step.has_gaps else [
                 frame[name] for name in names]
@@ -179,6 +181,13 @@ class Engine:
         raise LimitExceeded(f"{where(node, op_type, iteration)} stopped after {count} iterations: {why}",
                             limit=limit, node=node, op_type=op_type, iteration=iteration,
                             info={"stop_reason": "limit", "iterations": count})
+
+    def check_events(self, node: str, op_type: str, iteration: tuple[int, ...]) -> None:
+        """Raises LimitExceeded, before `node` runs, once the run has recorded Limits.max_events events."""
+        if len(self.trace.events) >= self.limits.max_events:
+            raise LimitExceeded(f"{where(node, op_type, iteration)} not run: the run has recorded "
+                                f"{len(self.trace.events)} events, Limits.max_events={self.limits.max_events}",
+                                limit="max_events", node=node, op_type=op_type, iteration=iteration)
 
     def check_bytes(self, size: int, what: str, node: str, op_type: str, iteration: tuple[int, ...]) -> None:
         if size > self.limits.max_tensor_bytes:

@@ -141,17 +141,17 @@ def given_sample_inputs(name: str) -> dict[str, Any] | None:
 
 
 
-_FINISHED: set[tuple[str, str, tuple[int, int, int]]] = set()  # runs run_cached has done in this process
+_FINISHED: set[tuple[str, str, tuple[int, ...]]] = set()  # runs run_cached has done in this process
 
 
-def run_finished(model_key: str, feeds_key: str, limits: tuple[int, int, int]) -> bool:
+def run_finished(model_key: str, feeds_key: str, limits: tuple[int, ...]) -> bool:
     """Whether run_cached has finished this run (so asking for it costs nothing, unless the cache dropped it);
     False while another session is still running it."""
     return (model_key, feeds_key, limits) in _FINISHED
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def run_cached(model_key: str, feeds_key: str, limits: tuple[int, int, int], _model: Model,
+def run_cached(model_key: str, feeds_key: str, limits: tuple[int, ...], _model: Model,
                _make_feeds: Callable[[], dict[str, Any]]) -> RunOutcome:
     try:
         return _run(_model, _make_feeds, limits)
@@ -159,7 +159,7 @@ def run_cached(model_key: str, feeds_key: str, limits: tuple[int, int, int], _mo
         _FINISHED.add((model_key, feeds_key, limits))
 
 
-def _run(model: Model, make_feeds: Callable[[], dict[str, Any]], limits: tuple[int, int, int]) -> RunOutcome:
+def _run(model: Model, make_feeds: Callable[[], dict[str, Any]], limits: tuple[int, ...]) -> RunOutcome:
     try:
         feeds = make_feeds()
         return RunOutcome(run(model, feeds, limits=Limits(*limits)))

@@ -2,6 +2,7 @@
 active model, the run every page shows, the step cursor, the selected node."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from typing import Any
 
@@ -56,6 +57,8 @@ W_SEED = "w_seed"
 W_NPZ = "w_npz"  # uploaded inputs: one .npz or input_<i>.pb files
 W_MAX_ITERATIONS = "w_max_iterations"
 W_BUDGET_MB = "w_budget_mb"
+W_MAX_TENSOR_MB = "w_max_tensor_mb"
+W_MAX_EVENTS = "w_max_events"
 W_LENIENT = "w_lenient"
 W_NODE_PICK = "w_node_pick"
 W_CURSOR = "w_cursor"
@@ -207,9 +210,8 @@ def current_run() -> RunOutcome | None:
         return run_cached(model.sha256, request.feeds_key, _limits_key(request), model, request.make_feeds)
 
 
-def _limits_key(request: RunRequest) -> tuple[int, int, int]:
-    limits = request.limits
-    return limits.max_iterations, limits.max_tensor_bytes, limits.trace_budget_bytes
+def _limits_key(request: RunRequest) -> tuple[int, ...]:
+    return dataclasses.astuple(request.limits)
 
 
 def run_ready() -> bool:

@@ -86,6 +86,13 @@ def model_picker() -> state.ModelSource | None:
     return state.path_source(text) if text.strip() else None
 
 
+LIMIT_HINTS = {  # what to raise under Limits in the sidebar when the run stopped at that limit
+    "max_iterations": " To let loops run longer, raise **Max loop iterations** under **Limits** in the sidebar.",
+    "max_events": " To let the run go on, raise **Max node executions** under **Limits** in the sidebar.",
+    "max_tensor_bytes": " To allow bigger values, raise **Largest value (MB)** under **Limits** in the sidebar.",
+}
+
+
 def limits_picker() -> Limits:
     default = Limits()
     with st.expander("Limits"):
@@ -93,8 +100,13 @@ def limits_picker() -> Limits:
                                      key=state.W_MAX_ITERATIONS)
         budget = st.number_input("Trace memory (MB)", 0, 1 << 20, default.trace_budget_bytes >> 20,
                                  key=state.W_BUDGET_MB, help="Values recorded beyond this are kept as summaries")
-    return Limits(max_iterations=int(iterations), max_tensor_bytes=default.max_tensor_bytes,
-                  trace_budget_bytes=int(budget) << 20)
+        tensor = st.number_input("Largest value (MB)", 0, 1 << 20, default.max_tensor_bytes >> 20,
+                                 key=state.W_MAX_TENSOR_MB,
+                                 help="A node whose output would be bigger stops the run before it is allocated")
+        events = st.number_input("Max node executions", 1, 10**9, default.max_events, key=state.W_MAX_EVENTS,
+                                 help="The run stops after this many recorded node executions")
+    return Limits(max_iterations=int(iterations), max_tensor_bytes=int(tensor) << 20,
+                  trace_budget_bytes=int(budget) << 20, max_events=int(events))
 
 
 def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
@@ -187,8 +199,7 @@ def status_banner() -> None:
         events = len(outcome.trace.events) if outcome.trace is not None else 0
         partial = (f" The partial trace holds {events} events, up to the node that failed." if outcome.trace
                    else "")
-        raise_it = (" To let loops run longer, raise **Max loop iterations** under **Limits** in the sidebar."
-                    if outcome.limit == "max_iterations" else "")
+        raise_it = LIMIT_HINTS.get(outcome.limit or "", "")
         st.error(f"**{md(outcome.kind)}**: {md(outcome.error)}.{partial}{raise_it}", icon=":material/error:")
     if model is not None and outcome is not None and outcome.trace is not None:
         error = outcome.trace.error
