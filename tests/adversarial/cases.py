@@ -257,6 +257,27 @@ _ALLOCATING = {
                         {"roi": np.array([], _F), "s": np.array([1, 1, 1000, 1000], _F)}, {"mode": "nearest"}),
     "where_to_40_gb": ("Where", {"c": np.ones((100_000, 1), bool), "a": np.ones((1, 100_000), _F)},
                        {"b": np.array(0.0, _F)}, {}),
+    "gemm_outer_product_of_40_gb": ("Gemm", {"a": np.ones((100_000, 1), _F), "b": np.ones((1, 100_000), _F)}, {},
+                                    {}),
+    "conv_with_100_000_filters_to_40_gb": ("Conv", {"x": np.ones((1, 1, 1000, 100), _F)},
+                                           {"w": np.ones((100_000, 1, 1, 1), _F)}, {}),
+    "conv_transpose_with_huge_strides": ("ConvTranspose", {"x": np.ones((1, 1, 10, 10), _F)},
+                                         {"w": np.ones((1, 1, 3, 3), _F)}, {"strides": [100_000, 100_000]}),
+    "gather_nd_to_4_gb": ("GatherND", {"x": np.ones((100_000, 100), _F)},
+                           {"i": np.zeros((10_000_000, 1), np.int64)}, {}),
+    "grid_sample_to_40_gb": ("GridSample", {"x": np.ones((1, 100_000, 2, 2), _F)},
+                             {"g": np.zeros((1, 1000, 100, 2), _F)}, {}),
+    "center_crop_pad_to_40_gb": ("CenterCropPad", {"x": np.ones((10, 10), _F)},
+                                 {"s": np.array([100_000, 100_000])}, {}),
+    "hann_window_of_10_billion": ("HannWindow", {}, {"n": np.array(10_000_000_000)}, {}),
+    "stft_of_tiny_steps_to_40_gb": ("STFT", {"x": np.ones((1, 200_000, 1), _F)},
+                                    {"step": np.array(1), "w": np.ones(100_000, _F)}, {}),
+    "max_unpool_to_a_huge_output_shape": ("MaxUnpool", {"x": np.ones((1, 1, 2, 2), _F)},
+                                          {"i": np.zeros((1, 1, 2, 2), np.int64),
+                                           "s": np.array([1, 1, 100_000, 100_000])}, {"kernel_shape": [2, 2]}),
+    "gru_of_10_million_sequences_to_40_gb": ("GRU", {"x": np.ones((100_000, 100, 1), _F)},
+                                             {"w": np.ones((1, 3000, 1), _F), "r": np.ones((1, 3000, 1000), _F)},
+                                             {"hidden_size": 1000}),
 }
 for _name, (_op, _inputs, _consts, _attrs) in _ALLOCATING.items():
     def _allocating(op=_op, inputs=_inputs, consts=_consts, attrs=_attrs) -> str:
@@ -264,6 +285,20 @@ for _name, (_op, _inputs, _consts, _attrs) in _ALLOCATING.items():
         return _run(proto, feeds)
 
     CASES[_name], EXPECTED[_name] = _allocating, "LimitExceeded"
+
+
+@case("LimitExceeded")
+def random_normal_of_40_gb() -> str:
+    proto = m.model([h.make_node("RandomNormal", [], ["y"], shape=[100_000, 100_000])], [], [m.vi("y", shape=None)])
+    return _run(proto, {})
+
+
+@case("LimitExceeded")
+def affine_grid_of_40_gb() -> str:
+    proto = m.model([h.make_node("AffineGrid", ["t", "s"], ["y"])], [], [m.vi("y", shape=None)],
+                    [m.const("t", np.zeros((1, 2, 3), _F)), m.const("s", np.array([1, 1, 100_000, 100_000]))],
+                    opset=[h.make_opsetid("", 20)])
+    return _run(proto, {})
 
 
 @case("LimitExceeded")

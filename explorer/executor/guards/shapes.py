@@ -1,6 +1,6 @@
-"""Checks made before a kernel allocates: for operators whose output can be much bigger than their inputs, the
-output's size computed from the inputs (and attributes) alone, so Limits.max_tensor_bytes stops the node before
-any memory is taken. Generic and separate from the kernels: a guard only reads shapes and small shape tensors."""
+"""Output sizes of the shape-building operators (Expand, Tile, Range, Pad, Resize, Concat, OneHot, Gather,
+broadcasting elementwise ops, MatMul, Einsum, ConstantOfShape) from their inputs' shapes and small shape
+tensors."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -12,43 +12,43 @@ import onnx
 Guard = Callable[[list[Any]], int]
 
 
-def _prod(dims: Iterable[Any]) -> int:
+def prod(dims: Iterable[Any]) -> int:
     total = 1
     for d in dims:
         total *= max(int(d), 0)
     return total
 
 
-def _ints(value: Any) -> list[int]:
+def ints(value: Any) -> list[int]:
     return [int(v) for v in np.asarray(value).ravel()]
 
 
-def _attr(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
+def attr(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
     for att in node.attribute:
         if att.name == name:
             return onnx.helper.get_attribute_value(att)
     return default
 
 
-def _itemsize(args: list[Any]) -> int:
+def widest_itemsize(args: list[Any]) -> int:
     return int(max((a.itemsize for a in args if isinstance(a, np.ndarray)), default=1))
 
 
 def _constant_of_shape(node: onnx.NodeProto) -> Guard:
-    value = _attr(node, "value")
+    value = attr(node, "value")
     itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(value.data_type)).itemsize if value is not None else 4
-    return lambda args: _prod(_ints(args[0])) * itemsize
+    return lambda args: prod(ints(args[0])) * itemsize
 
 
 def _expand(args: list[Any]) -> int:
-    x, shape = args[0], _ints(args[1])
+    x, shape = args[0], ints(args[1])
     out = np.broadcast_shapes(tuple(max(d, 0) for d in shape), tuple(x.shape)) if shape else x.shape
-    return _prod(out) * int(x.itemsize)
+    return prod(out) * int(x.itemsize)
 
 
 def _tile(args: list[Any]) -> int:
-    x, reps = args[0], _ints(args[1])
-    return _prod(int(a) * int(b) for a, b in zip(x.shape, reps)) * int(x.itemsize)
+    x, reps = args[0], ints(args[1])
+    return prod(int(a) * int(b) for a, b in zip(x.shape, reps)) * int(x.itemsize)
 
 
 def _range(args: list[Any]) -> int:
@@ -59,24 +59,24 @@ def _range(args: list[Any]) -> int:
 
 
 def _pad(node: onnx.NodeProto) -> Guard:
-    attribute = _attr(node, "pads")
+    attribute = attr(node, "pads")
 
     def size(args: list[Any]) -> int:
         x = args[0]
-        pads = list(attribute) if attribute is not None else _ints(args[1])
+        pads = list(attribute) if attribute is not None else ints(args[1])
         rank = x.ndim
-        axes = list(range(rank)) if len(args) < 4 or args[3] is None else [a % rank for a in _ints(args[3])]
+        axes = list(range(rank)) if len(args) < 4 or args[3] is None else [a % rank for a in ints(args[3])]
         dims = list(x.shape)
         for k, axis in enumerate(axes):
             dims[axis] = dims[axis] + pads[k] + pads[k + len(axes)]
-        return _prod(dims) * int(x.itemsize)
+        return prod(dims) * int(x.itemsize)
 
     return size
 
 
 def _resize(node: onnx.NodeProto) -> Guard:
-    axes_attr = _attr(node, "axes")
-    scales_attr = _attr(node, "scales")  # Upsample-7
+    axes_attr = attr(node, "axes")
+    scales_attr = attr(node, "scales")  # Upsample-7
 
     def size(args: list[Any]) -> int:
         x = args[0]
@@ -85,16 +85,16 @@ def _resize(node: onnx.NodeProto) -> Guard:
         dims = list(x.shape)
         sizes = args[3] if len(args) > 3 and args[3] is not None and np.asarray(args[3]).size else None
         if sizes is not None:
-            for axis, d in zip(axes, _ints(sizes)):
+            for axis, d in zip(axes, ints(sizes)):
                 dims[axis] = d
-            return _prod(dims) * int(x.itemsize)
+            return prod(dims) * int(x.itemsize)
         if scales_attr is not None:
             scales = list(scales_attr)
         else:
             scales = np.asarray(args[1] if len(args) == 2 else args[2]).ravel().tolist()
         for axis, s in zip(axes, scales):
             dims[axis] = int(np.floor(dims[axis] * float(s)))
-        return _prod(dims) * int(x.itemsize)
+        return prod(dims) * int(x.itemsize)
 
     return size
 
@@ -137,7 +137,7 @@ def _broadcast(args: list[Any]) -> int:
                 itemsize = a.itemsize
     if same or second <= 1:
         return size * itemsize
-    return _prod(np.broadcast_shapes(*(a.shape for a in args if isinstance(a, np.ndarray)))) * itemsize
+    return prod(np.broadcast_shapes(*(a.shape for a in args if isinstance(a, np.ndarray)))) * itemsize
 
 
 def _matmul(args: list[Any]) -> int:
@@ -145,22 +145,27 @@ def _matmul(args: list[Any]) -> int:
     if a.ndim < 2 or b.ndim < 2:
         return int(max(a.nbytes, b.nbytes))
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    return _prod((*batch, a.shape[-2], b.shape[-1])) * int(max(a.itemsize, b.itemsize))
+    return prod((*batch, a.shape[-2], b.shape[-1])) * int(max(a.itemsize, b.itemsize))
+
+
+def _matmul_integer(args: list[Any]) -> int:
+    """int32 products of 8-bit inputs."""
+    return _matmul(args) * 4 // widest_itemsize(args[:2])
 
 
 def _gather(node: onnx.NodeProto) -> Guard:
-    axis = int(_attr(node, "axis", 0))
+    axis = int(attr(node, "axis", 0))
 
     def size(args: list[Any]) -> int:
         data, indices = args[0], np.asarray(args[1])
         k = axis % max(data.ndim, 1)
-        return _prod((*data.shape[:k], *indices.shape, *data.shape[k + 1:])) * int(data.itemsize)
+        return prod((*data.shape[:k], *indices.shape, *data.shape[k + 1:])) * int(data.itemsize)
 
     return size
 
 
 def _einsum(node: onnx.NodeProto) -> Guard:
-    raw = _attr(node, "equation", b"")
+    raw = attr(node, "equation", b"")
     equation = (raw.decode() if isinstance(raw, bytes) else str(raw)).replace(" ", "")
 
     def size(args: list[Any]) -> int:
@@ -182,25 +187,18 @@ def _einsum(node: onnx.NodeProto) -> Guard:
         dims = [sizes.get(c, 1) for c in rhs.replace("...", "")]
         if "..." in rhs:
             dims += list(ellipsis)
-        return _prod(dims) * _itemsize(args)
+        return prod(dims) * widest_itemsize(args)
 
     return size
 
 
 ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "Where", "Equal",
                          "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "And", "Or", "Xor", "BitShift",
-                         "BitwiseAnd", "BitwiseOr", "BitwiseXor", "PRelu"})
-_BY_INPUTS: dict[str, Guard] = {"Expand": _expand, "Tile": _tile, "Range": _range, "Concat": _total,
-                                "ConcatFromSequence": _total, "OneHot": _one_hot, "MatMul": _matmul,
-                                **{op: _broadcast for op in ELEMENTWISE}}
-_BY_NODE: dict[str, Callable[[onnx.NodeProto], Guard]] = {
+                         "BitwiseAnd", "BitwiseOr", "BitwiseXor", "PRelu", "StringConcat"})
+BY_INPUTS: dict[str, Guard] = {"Expand": _expand, "Tile": _tile, "Range": _range, "Concat": _total,
+                               "ConcatFromSequence": _total, "OneHot": _one_hot, "MatMul": _matmul,
+                               "MatMulInteger": _matmul_integer,
+                               **{op: _broadcast for op in ELEMENTWISE}}
+BY_NODE: dict[str, Callable[[onnx.NodeProto], Guard]] = {
     "ConstantOfShape": _constant_of_shape, "Pad": _pad, "Resize": _resize, "Upsample": _resize,
     "Gather": _gather, "Einsum": _einsum}
-
-
-def guard_for(node: onnx.NodeProto) -> Guard | None:
-    """A function estimating the output bytes of a node from its inputs, for ops that may allocate a lot."""
-    if node.domain not in ("", "ai.onnx"):
-        return None
-    make = _BY_NODE.get(node.op_type)
-    return make(node) if make is not None else _BY_INPUTS.get(node.op_type)
