@@ -111,26 +111,28 @@ def violations(model: onnx.ModelProto) -> list[str]:
     """Every broken typing rule of the model, each naming its node and graph (an empty list for a valid model)."""
     functions = {(f.domain, f.name): f for f in model.functions}
     found: list[str] = []
-    stack = [(model.graph, "the main graph", _types(model.graph, {}), frozenset[str]())]
+    # what a body may not write: the names its enclosing graphs define before its node, kept per enclosing graph
+    # as (position of each name's definition, the node's position): linear in the model's size
+    stack: list[tuple[onnx.GraphProto, str, dict[str, onnx.TypeProto], tuple[tuple[dict[str, int], int], ...]]] = [
+        (model.graph, "the main graph", _types(model.graph, {}), ())]
     while stack:
         graph, where, types, enclosing = stack.pop()
         writers: dict[str, str] = {info.name: "a graph input" for info in graph.input}
         writers.update({t.name: "an initializer" for t in graph.initializer})
-        seen = set(enclosing) | set(writers)  # what a body may not write: defined before its node, here or outside
-        for node in graph.node:
+        position = dict.fromkeys(writers, -1)
+        for index, node in enumerate(graph.node):
             found += _check_node(node, types, where, functions)
-            before = frozenset(seen)
             for name in node.output:
                 if not name:
                     continue
                 if name in writers:
                     found.append(f"{_label(node, where)}: writes {name!r}, which {writers[name]} already defines")
-                elif name in enclosing:
+                elif any(defined.get(name, cutoff) < cutoff for defined, cutoff in enclosing):
                     found.append(f"{_label(node, where)}: writes {name!r}, which an enclosing graph defines before "
                                  "this body (names are single-assignment across nested graphs)")
                 writers[name] = f"node {node.name or node.op_type!r}"
-                seen.add(name)
+                position.setdefault(name, index)
             for attribute, body in subgraph_attributes(node):
                 stack.append((body, f"{where} > {node.name or node.op_type}.{attribute}", _types(body, types),
-                              before))
+                              (*enclosing, (position, index))))
     return found
