@@ -1,7 +1,8 @@
 """The diagram widget: a Drawing laid out by graphviz (on the server when `dot` is installed, else in the browser by
 Graphviz compiled to WebAssembly) and shown on a pan-and-zoom canvas (components/diagram: @panzoom/panzoom, zoom
 buttons, minimap, legend). Clicks select a node or drill into a body; the selected or current node is zoomed to
-and outlined; search hits are highlighted; the same drawing is never laid out twice."""
+and outlined; search hits are highlighted; the same drawing is never laid out twice, and a fragment rerun
+(stepping) sends the canvas only what changed on an unchanged layout, not the layout again."""
 from __future__ import annotations
 
 import hashlib
@@ -11,6 +12,7 @@ from typing import Any
 
 import streamlit as st
 from streamlit.components.v1 import declare_component
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ..model import Model
 from ..views import styles
@@ -54,6 +56,23 @@ def laid_out(drawing: Drawing) -> dict[str, str]:
     return {"layout": key, "dot": drawing.dot}
 
 
+def _layout_args(drawing: Drawing, key: str) -> dict[str, str]:
+    """`laid_out(drawing)`, or only its `layout` name when this is a fragment rerun and the canvas under `key`
+    was last sent that layout: the canvas keeps the SVGs it has shown (and asks again, see `show`, when it was
+    re-created and lost them). A whole-page run always sends the layout (the page may be a new one)."""
+    ctx = get_script_run_ctx()
+    layout = hashlib.sha1(drawing.dot.encode("utf-8")).hexdigest()
+    sent = _sent_key(key)
+    if ctx is not None and ctx.fragment_ids_this_run and st.session_state.get(sent) == layout:
+        return {"layout": layout}
+    st.session_state[sent] = layout
+    return laid_out(drawing)
+
+
+def _sent_key(key: str) -> str:
+    return f"{key}.layout_sent"
+
+
 def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]], None] | None = None,
          reveal: str | None = None, mark: bool = False, hits: Iterable[str] = (),
          values: NodeValues | None = None, height: int = HEIGHT, marks: Marks | None = None,
@@ -67,15 +86,17 @@ def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]
     boxes = sorted({box for box in (drawing.box_for(p) for p in hits) if box is not None})
     legend = {"title": values.title, "items": values.legend()} if values is not None else None
 
-    def clicked() -> None:
-        element_id = (st.session_state.get(key) or {}).get("clicked")
-        if element_id and on_click is not None:
-            on_click(*parse_svg_id(element_id))
+    def changed() -> None:
+        value = st.session_state.get(key) or {}
+        if value.get("missing"):  # a re-created canvas was sent only a layout's name
+            st.session_state.pop(_sent_key(key), None)
+        elif value.get("clicked") and on_click is not None:
+            on_click(*parse_svg_id(value["clicked"]))
 
-    _component(**laid_out(drawing), focus=target, mark=mark, hits=boxes, legend=legend, height=height,
+    _component(**_layout_args(drawing, key), focus=target, mark=mark, hits=boxes, legend=legend, height=height,
                colours={"selected": styles.SELECTION_COLOUR, "hit": styles.NODE_STATES["match"]["color"]},
                marks=marks.as_args() if marks is not None else None, state_css=_STATE_CSS if marks else None,
-               follow=marks is not None, step=step, key=key, on_change=clicked, default=None)
+               follow=marks is not None, step=step, key=key, on_change=changed, default=None)
 
 
 _STATE_CSS = state_css()

@@ -4,7 +4,7 @@ Screenshots go to artifacts/e2e_*.png."""
 from __future__ import annotations
 
 import pytest
-from app_server import ROOT, diagram, settle
+from app_server import DIAGRAM_FRAME, ROOT, diagram, settle
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
@@ -73,6 +73,31 @@ def test_step_to_an_iteration_inside_a_loop(page):
     no_exception(page)
     shot(page, "step_iteration")
 
+
+def current_outline(canvas, node: str):
+    box = f'g.node[id="node:{node}"]'
+    return canvas.locator(f"{box} path, {box} polygon").first
+
+
+def test_a_step_sends_the_canvas_only_its_marks_and_a_new_canvas_gets_the_drawing_back(page):
+    received: list = []
+    page.on("websocket", lambda socket: socket.on("framereceived", lambda frame: received.append(frame)))
+    page.reload()  # the app's connection again, now listened to
+    settle(page)
+    choose_sample(page, "nested_loops")
+    open_page(page, "Step through")
+    diagram(page).locator("#content svg").wait_for()
+    assert any(b"<svg" in frame for frame in received)  # the page's first run sent the drawing
+    received.clear()
+    page.get_by_role("button", name="next iteration").click()
+    settle(page)
+    expect(current_outline(diagram(page), "enc/body/inner/body/parity")).to_have_css("stroke", "rgb(232, 89, 12)")
+    assert received and not any(b"<svg" in frame for frame in received)  # the step: marks only
+    # a canvas made anew (here: reloaded) has lost the drawing: it asks for it and shows the step again
+    page.frame_locator(DIAGRAM_FRAME).first.locator("body").evaluate("() => location.reload()")
+    expect(current_outline(diagram(page), "enc/body/inner/body/parity")).to_have_css("stroke", "rgb(232, 89, 12)")
+    expect(diagram(page).locator("#badge")).to_have_text("▶ iteration 0, 1")
+    no_exception(page)
 
 def test_gates_page_shows_heatmaps_for_a_gru(page):
     choose_sample(page, "gru_pytorch_batch_first")

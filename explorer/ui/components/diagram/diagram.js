@@ -17,7 +17,7 @@ stage.addEventListener("wheel", (event) => { event.preventDefault(); panzoom.zoo
 
 let shownKey = null, size = { w: 1, h: 1 }, args = {}, lastFocus = null, clicks = 0, graphviz = null;
 let allScale = 1;  // the zoom showing the whole drawing
-const svgCache = new Map();
+const svgCache = new Map(), CACHED_LAYOUTS = 8;  // the SVGs last shown, by layout name
 const stateStyle = document.head.appendChild(document.createElement("style"));
 
 function setView(scale, x, y) {
@@ -134,6 +134,12 @@ function showLegend() {
   }
 }
 
+function remember(name, svg) {
+  svgCache.delete(name);
+  svgCache.set(name, svg);
+  if (svgCache.size > CACHED_LAYOUTS) svgCache.delete(svgCache.keys().next().value);
+}
+
 async function layout(dot) {
   if (!graphviz) {
     statusLine.textContent = "laying out in the browser…";
@@ -151,10 +157,12 @@ async function draw() {
   legend.style.maxHeight = Math.round(args.height * 0.4) + "px";
   if (args.layout !== shownKey) {
     let svg = args.svg || svgCache.get(args.layout);
-    if (!svg) {
-      svg = await layout(args.dot);
-      svgCache.set(args.layout, svg);
+    if (!svg && !args.dot) {  // a step sends only the layout's name; this canvas was re-created and lost it
+      send("streamlit:setComponentValue", { value: { missing: args.layout, n: ++clicks }, dataType: "json" });
+      return;
     }
+    if (!svg) svg = await layout(args.dot);
+    remember(args.layout, svg);
     const before = shownKey !== null ? { scale: panzoom.getScale(), size } : null;
     content.innerHTML = svg;
     const el = content.querySelector("svg");
