@@ -500,3 +500,23 @@ def test_the_step_shows_its_outputs_in_full_and_its_inputs_in_full_on_request():
     at.toggle(key=state.W_STEP_INPUTS_IN_FULL).set_value(True).run()
     assert_clean(at)
     assert len(at.dataframe) == tables + sum(np.ndim(v) > 0 for v in event.inputs.values())
+
+
+def test_the_step_plots_its_values_on_request_and_keeps_the_choice_from_step_to_step():
+    at = start("tiny_mlp")
+    at.switch_page(PAGES["step"]).run()
+    feeds = at.session_state["run_request"].make_feeds()
+    trace = explorer.run(explorer.load(sample_path("tiny_mlp")), feeds)
+    assert figures(at) == []  # stepping redraws no plots unless asked to
+    at.toggle(key=state.W_STEP_PLOTS).set_value(True).run()
+    assert_clean(at)
+    [figure] = figures(at)  # event 0 (MatMul) writes one matrix
+    [(name, value)] = trace.events[0].outputs.items()
+    np.testing.assert_allclose(array(figure.data[0].z), value, rtol=1e-6)
+    assert figure.layout.title.text == name
+    at.button(key=state.keyed(state.K_STEP_MOVE, "next")).click().run()
+    [(name, value)] = trace.events[1].outputs.items()
+    assert [f.layout.title.text for f in figures(at)] == [name]  # still plotted at the next step
+    at.toggle(key=state.W_STEP_INPUTS_IN_FULL).set_value(True).run()
+    plotted = {f.layout.title.text for f in figures(at)}
+    assert plotted == {name, *(n for n, v in trace.events[1].inputs.items() if np.ndim(v) > 0)}

@@ -43,8 +43,9 @@ def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
         value_panel(name, value, key=state.keyed(state.K_INSPECT, event.index, name))
 
 
-def value_panel(name: str, value: Any, key: str, full: bool = True) -> None:
-    """A value's statistics, and when `full` the value as a table when small and a plot; scalars inline."""
+def value_panel(name: str, value: Any, key: str, full: bool = True, plot: bool = True) -> None:
+    """A value's statistics, and when `full` the value as a table when small and (when `plot`) a plot; scalars
+    inline. `key` names its table and plot: a key kept for the next value updates them in place."""
     stats = value_stats(value)
     scalar = isinstance(value, np.ndarray) and value.ndim == 0
     parts = [f"**{md(name)}**", md_code(stats["type"]) + (f" = {md_code(short_text(value))}" if scalar else "")]
@@ -59,10 +60,10 @@ def value_panel(name: str, value: Any, key: str, full: bool = True) -> None:
         return
     grid = value_grid(value)
     if grid is not None:
-        st.dataframe(pd.DataFrame(grid.cells, index=grid.rows, columns=grid.columns),
+        st.dataframe(pd.DataFrame(grid.cells, index=grid.rows, columns=grid.columns), key=f"{key}.table",
                      height=min(38 + 35 * len(grid.rows), 250))
         if value.ndim >= 2:
             st.caption(grid.caption)
-    figure = value_figure(value, name)
+    figure = value_figure(value, name) if plot else None
     if figure is not None and (grid is None or len(grid.rows) > 1 or len(grid.columns) > 4):
         st.plotly_chart(figure, key=key, width="stretch")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.trace import Event
 from explorer.ui import diagram, jobs, learning, panels, state, url, work
 from explorer.views import cursor as moves
 from explorer.views.markup import md, md_code
@@ -74,7 +75,10 @@ def stepper() -> None:
     event = trace.events[index]
     last = len(trace.events) - 1
     selected = state.selected_node() or event.node
-    held = learning.branch_quiz(model, trace, index)  # learning mode: predict the branch before entering it
+    # parts that come and go sit in fixed slots, so what follows them keeps its place on the page from step to
+    # step: the canvas, tables and plots are then updated in place instead of being made anew
+    with st.container():
+        held = learning.branch_quiz(model, trace, index)  # learning mode: predict the branch before entering it
     jumps = {  # key: (label, icon, target, help)
         "first": ("", ":material/first_page:", 0, "First event"),
         "back": ("", ":material/chevron_left:", index - 1 if index > 0 else None, "Previous event"),
@@ -100,24 +104,35 @@ def stepper() -> None:
                   on_change=lambda: state.set_cursor(st.session_state[state.W_CURSOR]))
     st.markdown(f"**Event {index}** of 0–{last} · {md_code(moves.breadcrumb_text(model, event))}"
                 f" · {event.seconds * 1e3:.3f} ms")
-    iteration_moves(model, trace, index)
-    if event.summarized:
-        st.caption("Values past the trace memory budget are kept as summaries.")
+    with st.container():
+        iteration_moves(model, trace, index)
+    with st.container():
+        if event.summarized:
+            st.caption("Values past the trace memory budget are kept as summaries.")
     left, right = st.columns([2, 1])
     with left:
         draw(model, trace, index)
     with right:
-        inputs_in_full = st.toggle("Inputs in full", key=state.W_STEP_INPUTS_IN_FULL,
-                                   help="Each step shows what the node wrote as tables and plots, and what it read "
-                                        "as statistics; tables and plots of the inputs make stepping slower")
-        for title, values, side in (("Inputs", event.inputs, "in"), ("Outputs", event.outputs, "out")):
-            st.markdown(f"##### {title}")
-            if not values:
-                st.caption("none")
-            for name, value in values.items():
-                panels.value_panel(name, value, key=state.keyed(state.K_STEP_VALUE, side, name),
-                                   full=side == "out" or inputs_in_full)
+        values_panel(event)
     url.publish(model)  # a fragment rerun moves the cursor without running the whole app
+
+
+def values_panel(event: Event) -> None:
+    """What the current node read and wrote: statistics of each value, tables of its outputs (and of its inputs
+    on request), plots on request."""
+    full_inputs, plots = st.columns(2)
+    inputs_in_full = full_inputs.toggle("Inputs in full", key=state.W_STEP_INPUTS_IN_FULL,
+                                        help="Each step shows what the node wrote as tables, and what it read as "
+                                             "statistics; tables of the inputs make stepping slower")
+    plotted = plots.toggle("Plots", key=state.W_STEP_PLOTS,
+                           help="Plot the values shown as tables (heatmap, bars or line); plots make stepping slower")
+    for title, values, side in (("Inputs", event.inputs, "in"), ("Outputs", event.outputs, "out")):
+        st.markdown(f"##### {title}")
+        if not values:
+            st.caption("none")
+        for position, (name, value) in enumerate(values.items()):
+            panels.value_panel(name, value, key=state.keyed(state.K_STEP_VALUE, side, position),
+                               full=side == "out" or inputs_in_full, plot=plotted)
 
 
 def output_check() -> None:
