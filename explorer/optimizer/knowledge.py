@@ -64,6 +64,7 @@ class Knowledge:
         self.facts = symbolic.Facts()
         self._facts_version = -1
         self._propagated: set[Node] = set()  # nodes the propagation has visited
+        self.changed_facts: set[str] = set()  # values whose facts the propagation found new or changed
 
     def forget_untyped(self) -> None:
         """New nodes may let inference type values it could not type before."""
@@ -208,7 +209,8 @@ class Knowledge:
         """Runs the symbolic propagation again when the graph changed since the last run (the driver calls it
         once per round: a value's facts stay true while it exists, so they need no update within a round)."""
         if self._facts_version != self.version:
-            self.facts = symbolic.propagate(self, self.facts, self._propagated)  # type: ignore[arg-type]
+            self.facts = symbolic.propagate(self, self.facts, self._propagated,  # type: ignore[arg-type]
+                                            self.changed_facts)
             self._facts_version = self.version
 
     def known_value(self, name: str) -> np.ndarray | None:

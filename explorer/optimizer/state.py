@@ -40,12 +40,14 @@ class GraphState(Knowledge):
         self._rewired: dict[str, str] | None = None
         self._applying: set[Node] = set()
         self.version = 0  # grows with every edit: a match found at an older version is checked again
+        self.edited: list[Node] = []  # nodes added or dropped since the driver last took them (take_edited)
         for out in graph.output:
             self.value(out.name).is_output = True
         super().__init__(graph, trust_shapes)
         for index, proto in enumerate(graph.node):
             self._add(proto, (float(index), 0))
         self._order = list(self.live)
+        self.edited.clear()
         self._dirty = False
         self._misplaced = True  # the first reorder checks the order the graph came with
 
@@ -164,6 +166,7 @@ class GraphState(Knowledge):
     def _add(self, proto: onnx.NodeProto, pos: tuple[float, int]) -> Node:
         node = Node(proto, pos)
         self.live[node] = None
+        self.edited.append(node)
         self._by_name[proto.name] = node
         for name in proto.output:
             v = self.value(name) if name else None
@@ -184,6 +187,7 @@ class GraphState(Knowledge):
 
     def _drop(self, node: Node) -> None:
         del self.live[node]
+        self.edited.append(node)
         if self._by_name.get(node.name) is node:
             del self._by_name[node.name]
         for v in node.outputs:
@@ -255,10 +259,6 @@ class GraphState(Knowledge):
             self._dirty = True
             self.version += 1
         return dead
-
-    def captures_of(self, node: Node) -> list[str]:
-        """Outer names the bodies of `node` read."""
-        return [v.name for v in node.captures]
 
     def begin_rewire_log(self, nodes: Iterable[Node]) -> None:
         """Starts applying a rewrite of `nodes`: replace_uses leaves them alone and logs what it rewires."""

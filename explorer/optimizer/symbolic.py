@@ -36,10 +36,12 @@ class Facts:
     values: dict[str, np.ndarray] = field(default_factory=dict)
 
 
-def propagate(g: GraphState, facts: Facts | None = None, seen: set[Node] | None = None) -> Facts:
+def propagate(g: GraphState, facts: Facts | None = None, seen: set[Node] | None = None,
+              changed_out: set[str] | None = None) -> Facts:
     """Runs the pass over `g` in its current order (outer facts come from the parent's constants and shapes).
     Given the facts and the visited nodes (`seen`, updated) of an earlier pass over the same graph, it visits
-    only nodes that are new or read a value whose facts changed: a value's facts stay true while it exists."""
+    only nodes that are new or read a value whose facts changed: a value's facts stay true while it exists.
+    The names of values whose facts are new or changed are added to `changed_out` when given."""
     facts = Facts() if facts is None else facts
     seen = set() if seen is None else seen
     changed: set[str] = set()
@@ -62,6 +64,8 @@ def propagate(g: GraphState, facts: Facts | None = None, seen: set[Node] | None 
         for name, (shape, value) in zip(node.output, before):
             if name and (fresh or shape != facts.shapes.get(name) or not tensors.same(value, facts.values.get(name))):
                 changed.add(name)
+    if changed_out is not None:
+        changed_out.update(changed)
     return facts
 
 
