@@ -330,3 +330,25 @@ def test_work_list_rounds_rewrite_exactly_as_rounds_over_every_node(monkeypatch)
     monkeypatch.setattr(driver, "_near_edits", every_node)
     for (name, model), expected in zip(models, listed):
         assert _signature(optimize(model)) == expected, name
+
+
+def test_an_unnamed_model_is_kept_as_given_and_its_paths_are_its_node_ids():
+    # The optimizer names unnamed nodes on a copy of the graph (without its weights); the original stays the
+    # given proto, unnamed, and every removed path is a node id GraphIndex gives it.
+    from explorer import load
+    from explorer.graph import GraphIndex
+
+    model = make([h.make_node("Identity", ["x"], ["a"]), h.make_node("MatMul", ["a", "w"], ["m"]),
+                  h.make_node("Add", ["m", "zero"], ["y"])],
+                 [info("x", shape=[2, 4])], [info("y", shape=[2, 3])],
+                 [tensor("w", np.arange(12).reshape(4, 3)), tensor("zero", [0])])
+    loaded = load(model)
+    given = loaded.proto.SerializeToString()
+    result = optimize(loaded)
+    assert result.original is loaded.proto and loaded.proto.SerializeToString() == given
+    removed = {p for s in result.steps for p in s.removed}
+    added = {p for s in result.steps for p in s.added}
+    ids = set(GraphIndex(result.original.graph).nodes)
+    assert ids == {"Identity_0", "MatMul_1", "Add_2"} and {"Identity_0", "Add_2"} <= removed <= ids | added
+    assert ops(result.optimized) == ["MatMul"]
+    proven(result)

@@ -46,11 +46,11 @@ class Knowledge:
     def opset(self, domain: str = "") -> int:
         raise NotImplementedError
 
-    def __init__(self, graph: onnx.GraphProto, trust_shapes: bool) -> None:
+    def __init__(self, graph: onnx.GraphProto, trust_shapes: bool, initializers: Iterable[onnx.TensorProto]) -> None:
         # A Loop's carried values may change shape from one iteration to the next, so inferred shapes inside a
         # Loop body (and anything nested in one) describe only some iterations.
         self.trust_shapes = trust_shapes
-        self.initializers: dict[str, onnx.TensorProto] = {t.name: t for t in graph.initializer}
+        self.initializers: dict[str, onnx.TensorProto] = {t.name: t for t in initializers}
         self.inputs = {i.name for i in graph.input}
         self.sparse = {t.values.name for t in graph.sparse_initializer}
         self.types: dict[str, onnx.TypeProto] = {}

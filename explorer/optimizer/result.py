@@ -40,7 +40,8 @@ class Decline:
 
 @dataclass
 class OptimizationResult:
-    """The original (nodes named by their paths) and optimized models, every rewrite, statistics, declines."""
+    """The original (as given: its node paths are GraphIndex's, which the rewrites' paths use) and optimized
+    models, every rewrite, statistics, declines."""
 
     original: onnx.ModelProto
     optimized: onnx.ModelProto

@@ -31,14 +31,15 @@ def _without_graph(model: onnx.ModelProto) -> onnx.ModelProto:
     return shell
 
 
-def _named(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model itself when every node (bodies too) is named by its static id already, as exporters name them;
-    else a copy whose nodes are (copied field by field: a whole-model copy would hold the weights twice at once)."""
-    if _has_ids(model.graph):
-        return model
-    named = _without_graph(model)
-    copy_fields(model.graph, named.graph)
-    name_nodes(named.graph)
+def _named(graph: onnx.GraphProto) -> onnx.GraphProto:
+    """The graph itself when every node (bodies too) is named by its static id already, as exporters name them;
+    else a copy of it but its initializers (the optimizer reads those from the original) whose nodes are. Either
+    way the nodes' paths are those GraphIndex gives the original."""
+    if _has_ids(graph):
+        return graph
+    named = onnx.GraphProto()
+    copy_fields(graph, named, skip="initializer")
+    name_nodes(named)
     return named
 
 
@@ -59,15 +60,16 @@ def optimize(model: Model | str | bytes | onnx.ModelProto, *, patterns: Iterable
     chosen = select_patterns(patterns, exclude)
     loaded = model if isinstance(model, Model) else load(model, lenient=lenient)
     given = loaded.given or GivenModel(model_bytes(loaded.proto), value_info_names(loaded.proto.graph))
-    named = {n.name for g in graphs(loaded.proto.graph) for n in g.node if n.name}
-    original = _named(loaded.proto)  # read, never changed
+    original = loaded.proto  # read, never changed
+    named = {n.name for g in graphs(original.graph) for n in g.node if n.name}
     opsets = {(o.domain if o.domain != "ai.onnx" else ""): o.version for o in original.opset_import}
     ctx = Context(opsets=opsets, ir_version=original.ir_version,
                   size_budget=max(MIN_SIZE_BUDGET, int(given.bytes * SIZE_BUDGET)))
     all_names(original.graph, ctx.names)
     header = ModelHeader(original.ir_version, tuple(original.opset_import), tuple(original.functions))
     driver = Driver(chosen, ctx, header, stop_after=stop_after, max_rounds=max_rounds)
-    main = GraphState(original.graph, ctx)  # read, never changed: edits make new protos
+    # read, never changed: edits make new protos
+    main = GraphState(_named(original.graph), ctx, initializers=original.graph.initializer)
     driver.optimize_graph(main)
     optimized = _without_graph(original)
     main.to_graph(optimized.graph)

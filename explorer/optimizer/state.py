@@ -26,8 +26,9 @@ from .scope import node_captures, rename_node, repaired_order
 class GraphState(Knowledge):
     """One graph (main or body) being optimized. Patterns only read it and build nodes; the driver edits it."""
 
-    def __init__(self, graph: onnx.GraphProto, ctx: Context, *, path: str = "",
-                 parent: GraphState | None = None, trust_shapes: bool = True) -> None:
+    def __init__(self, graph: onnx.GraphProto, ctx: Context, *, path: str = "", parent: GraphState | None = None,
+                 trust_shapes: bool = True, initializers: Iterable[onnx.TensorProto] | None = None) -> None:
+        """`initializers` replaces the graph's own (a copy of a graph may leave its weights in the original)."""
         self.graph = graph
         self.ctx = ctx
         self.path = path
@@ -43,7 +44,7 @@ class GraphState(Knowledge):
         self.edited: list[Node] = []  # nodes added or dropped since the driver last took them (take_edited)
         for out in graph.output:
             self.value(out.name).is_output = True
-        super().__init__(graph, trust_shapes)
+        super().__init__(graph, trust_shapes, graph.initializer if initializers is None else initializers)
         for index, proto in enumerate(graph.node):
             self._add(proto, (float(index), 0))
         self._order = list(self.live)
