@@ -48,3 +48,24 @@ def test_each_rewrite_is_drawn_with_its_context():
     after = states(step.neighbourhood(after=True), added)
     gemm = step.added[0]
     assert after[box(gemm)] == "added" and box("matmul") not in after
+
+
+def test_marks_follow_nodes_when_the_optimizer_drops_the_names_it_gave():
+    # Unnamed nodes: the optimizer names them by their ids, then drops those names to keep the file within 10 %
+    # of the original. Drawn, the optimized model's nodes get ids from their new positions (Relu_0 is the node
+    # the original calls Relu_1): only the removed Identity is marked, on the original, and nothing as added.
+    from onnx import helper as h
+    from test_optimizer_driver import _chain
+
+    model = _chain(6, declared=False)
+    model.graph.node.insert(0, h.make_node("Identity", ["x"], ["v0"]))
+    model.graph.input[0].name = "x"
+    result = optimize(model)
+    assert all(not n.name for n in result.optimized.graph.node)  # the names were dropped
+    assert [s.removed for s in result.steps] == [["Identity_0"]]
+    before, after = result_overlays(result)
+    assert before.removed == {"Identity_0"} and after.added == frozenset()
+    drawn_before = states(result.original, before)
+    assert [k for k, v in drawn_before.items() if v == "removed"] == [box("Identity_0")]
+    drawn_after = states(result.optimized, after)
+    assert all(v != "added" for v in drawn_after.values())

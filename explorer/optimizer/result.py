@@ -53,6 +53,9 @@ class OptimizationResult:
     seconds: float
     selected: list[Pattern] = field(default_factory=list, repr=False)
     lenient: bool = False  # the original was loaded in lenient mode: the proofs load both models that way
+    # node path in the rewrites -> its GraphIndex path in `optimized`, where they differ (the names the optimizer
+    # gave were dropped to keep the file small, so GraphIndex names those nodes by position)
+    moved: dict[str, str] = field(default_factory=dict)
 
     @property
     def patterns(self) -> list[str]:
@@ -61,13 +64,18 @@ class OptimizationResult:
     @property
     def declined(self) -> list[Decline]:
         """Why patterns left nodes of the optimized model alone (the last reason each gave for each node)."""
-        final = GraphIndex(self.optimized.graph).nodes
+        final = self._final_paths()
         found = []
         for (graph, node, pattern), reason in self.reasons.items():
             path = f"{graph}/{node}" if graph else node
             if path in final:
-                found.append(Decline(pattern, path, reason))
+                found.append(Decline(pattern, final[path], reason))
         return found
+
+    def _final_paths(self) -> dict[str, str]:
+        """Each node of the optimized model: its path in the rewrites -> its GraphIndex path there."""
+        back = {after: path for path, after in self.moved.items()}
+        return {back.get(p, p): p for p in GraphIndex(self.optimized.graph).nodes}
 
     def decline_reasons(self, top: int = 3) -> list[tuple[str, int, list[tuple[str, int]]]]:
         """Per pattern that left nodes of the optimized model alone: (pattern, nodes declined, its `top` most
@@ -82,16 +90,16 @@ class OptimizationResult:
     def removed_paths(self) -> set[str]:
         """Nodes of the original model the optimized one no longer has as they were (for highlighting)."""
         before = set(GraphIndex(self.original.graph).nodes)
-        after = set(GraphIndex(self.optimized.graph).nodes)
+        after = self._final_paths()
         touched = {p for s in self.steps for p in s.removed}
         return {p for p in before if p in touched or p not in after}
 
     def added_paths(self) -> set[str]:
-        """Nodes of the optimized model the original did not have as they are (for highlighting)."""
+        """Nodes of the optimized model the original did not have as they are (for highlighting), by their
+        GraphIndex paths in the optimized model."""
         before = set(GraphIndex(self.original.graph).nodes)
-        after = set(GraphIndex(self.optimized.graph).nodes)
         touched = {p for s in self.steps for p in s.added}
-        return {p for p in after if p in touched or p not in before}
+        return {drawn for p, drawn in self._final_paths().items() if p in touched or p not in before}
 
     def node_counts(self) -> tuple[int, int]:
         """(nodes before, nodes after), bodies included."""

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import onnx
 
-from ..graph import subgraph_attributes
+from ..graph import GraphIndex, subgraph_attributes
 from ..model_inference import model_bytes
 
 SIZE_MARGIN = 0.10  # of the original model's bytes
@@ -28,19 +28,22 @@ def size_limit(original_bytes: int) -> int:
     return int(original_bytes * (1 + SIZE_MARGIN))
 
 
-def fit_size(model: onnx.ModelProto, limit: int, declared: set[str], named: set[str]) -> None:
+def fit_size(model: onnx.ModelProto, limit: int, declared: set[str], named: set[str]) -> dict[str, str]:
     """Trims `model` in place toward `limit` bytes: first the value_info entries not in `declared` (those the
-    original had), then the node names not in `named` (names nodes had in the original)."""
+    original had), then the node names not in `named` (names nodes had in the original). Returns, for the nodes
+    whose paths that changed, path before -> path after (GraphIndex's, which names unnamed nodes by position)."""
     if model_bytes(model) <= limit:
-        return
+        return {}
     for graph in graphs(model.graph):
         kept = [info for info in graph.value_info if info.name in declared]
         if len(kept) != len(graph.value_info):
             del graph.value_info[:]
             graph.value_info.extend(kept)
     if model_bytes(model) <= limit:
-        return
+        return {}
+    before = list(GraphIndex(model.graph).nodes)
     for graph in graphs(model.graph):
         for node in graph.node:
             if node.name not in named:
                 node.name = ""
+    return {old: new for old, new in zip(before, GraphIndex(model.graph).nodes) if old != new}
