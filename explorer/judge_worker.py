@@ -72,7 +72,8 @@ def _serve(request: dict) -> dict:
     except Exception as exc:  # noqa: BLE001 - whatever onnxruntime refuses is the message
         return {"kind": "refused", "message": _first_line(exc)}
     names = request.get("outputs") or [o.name for o in session.get_outputs()]
-    wanted = {i.name for i in session.get_inputs()}
+    # an initializer that is also a graph input (IR >= 4) is an input with a default: a feed overrides it
+    wanted = {i.name for i in [*session.get_inputs(), *session.get_overridable_initializers()]}
     feeds = {k: v for k, v in request["feeds"].items() if k in wanted}
     try:
         results = session.run(names, feeds)

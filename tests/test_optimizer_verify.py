@@ -121,3 +121,48 @@ def test_a_failing_optimized_model_is_a_failure():
                [tensor("s", [3], np.int64)])
     verdict = compare_models(good, bad)
     assert verdict.status == "different" and all(r.error for r in verdict.reports)
+
+
+def _overridable(ir_version: int) -> onnx.ModelProto:
+    """y = x + b where b is both a graph input and an initializer (zeros): an input with a default."""
+    model = make([h.make_node("Add", ["x", "b"], ["y"])], [info("x", shape=[2]), info("b", shape=[2])],
+                 [info("y", shape=[2])], [tensor("b", np.zeros(2, np.float32))])
+    model.ir_version = ir_version
+    return model
+
+
+def _folded(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with b no longer an input: a constant holding its default (what a wrong optimizer makes)."""
+    wrong = onnx.ModelProto()
+    wrong.CopyFrom(model)
+    del wrong.graph.input[1]
+    return wrong
+
+
+def test_a_fed_input_with_an_initializer_default_reaches_both_judges_and_both_models():
+    feeds = {"x": np.ones(2, np.float32), "b": np.full(2, 5, np.float32)}
+    model = _overridable(8)
+    result = optimize(model)
+    assert [i.name for i in result.optimized.graph.input] == ["x", "b"]
+    verdict = verify(result, feeds)
+    assert verdict.status == "equivalent" and {r.judge for r in verdict.reports if r.ok} == {"explorer", "onnxruntime"}
+    # making b a constant changes what a caller feeding b gets (x + 5 -> x + 0): both judges see it
+    wrong = compare_models(model, _folded(model), feeds)
+    assert wrong.status == "different"
+    for report in wrong.reports:
+        assert report.unavailable is None and not report.ok, report
+        assert report.diffs[0].max_abs == 5.0
+    # not fed, b keeps its default in both models
+    assert compare_models(model, _folded(model), {"x": feeds["x"]}).status == "equivalent"
+
+
+def test_onnxruntime_says_it_cannot_feed_an_initializer_of_an_ir3_model():
+    # onnxruntime holds every initializer of an IR < 4 model as a constant (the IR lets a runtime choose):
+    # fed b, it gives no verdict rather than a result on b's default; explorer runs with the fed b
+    feeds = {"x": np.ones(2, np.float32), "b": np.full(2, 5, np.float32)}
+    model = _overridable(3)
+    verdict = compare_models(model, _folded(model), feeds)
+    reports = {r.judge: r for r in verdict.reports}
+    assert "cannot be fed 'b'" in reports["onnxruntime"].unavailable
+    assert reports["explorer"].diffs[0].max_abs == 5.0 and verdict.status == "different"
+    assert compare_models(model, model, feeds).status == "equivalent"
