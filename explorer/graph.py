@@ -7,9 +7,9 @@ that is non-empty and unique there, else `<op_type>_<index>`; inside a subgraph 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import onnx
 import onnx.numpy_helper
@@ -43,6 +43,18 @@ class GraphRef:
         for node in g.node:
             names.update(o for o in node.output if o)
         return names
+
+
+S = TypeVar("S")  # a scope: a GraphRef here, a GraphState in the optimizer
+
+
+def defining_scope(scope: S | None, name: str, defines: Callable[[S, str], bool],
+                   enclosing: Callable[[S], S | None]) -> S | None:
+    """The scope rule of nested graphs, for every layer: the innermost of `scope` and its enclosing scopes that
+    defines `name` (inner definitions shadow outer ones), None when none does."""
+    while scope is not None and not defines(scope, name):
+        scope = enclosing(scope)
+    return scope
 
 
 class ProtoFields:
@@ -232,24 +244,20 @@ class GraphIndex:
 
     def resolve(self, name: str, graph_path: str) -> Definition | None:
         """Where `name`, read in the graph at `graph_path`, is defined (inner definitions shadow outer ones)."""
-        for graph in self.enclosing(graph_path):
-            found = self.definitions(graph.path).get(name)
-            if found is not None:
-                return found
-        return None
+        graph = defining_scope(self.graphs[graph_path], name, lambda g, n: n in self.definitions(g.path), self.parent)
+        return None if graph is None else self.definitions(graph.path)[name]
 
     def value_type(self, name: str, graph_path: str) -> onnx.TypeProto | None:
         """The type declared (or inferred) for `name` as read in the graph at `graph_path`: from the graph that
         declares it, looking outward no further than the graph that defines it; None when nothing declares it."""
-        for graph in self.enclosing(graph_path):
-            types = self._types.get(graph.path)
-            if types is None:
-                types = self._types[graph.path] = _declared_types(graph.proto)
-            if name in types:
-                return types[name]
-            if name in self.definitions(graph.path):
-                return None
-        return None
+        graph = defining_scope(self.graphs[graph_path], name,
+                               lambda g, n: n in self._declared(g) or n in self.definitions(g.path), self.parent)
+        return None if graph is None else self._declared(graph).get(name)
+
+    def _declared(self, graph: GraphRef) -> dict[str, onnx.TypeProto]:
+        if graph.path not in self._types:
+            self._types[graph.path] = _declared_types(graph.proto)
+        return self._types[graph.path]
 
     def producers(self, graph_path: str = "") -> dict[str, str]:
         """value name -> path of the node producing it, within one graph."""

@@ -352,3 +352,39 @@ def test_an_unnamed_model_is_kept_as_given_and_its_paths_are_its_node_ids():
     assert ids == {"Identity_0", "MatMul_1", "Add_2"} and {"Identity_0", "Add_2"} <= removed <= ids | added
     assert ops(result.optimized) == ["MatMul"]
     proven(result)
+
+
+def test_the_optimizer_and_graph_index_resolve_names_across_bodies_by_one_rule():
+    # main defines h0 and w; the Loop body's input h_in and its If's branch read them: h0 is shadowed nowhere,
+    # "w" is redefined by a node of the body, so the branch reads the body's w
+    from explorer.graph import GraphIndex
+
+    branch = body([h.make_node("Add", ["w", "h0"], ["t"], name="add")], [], [info("t", shape=[2])], name="then")
+    cond = h.make_node("If", ["c"], ["s"], name="if", then_branch=branch, else_branch=branch)
+    loop = loop_model([h.make_node("Identity", ["h_in"], ["w"], name="w_copy"),
+                       h.make_node("Greater", ["i", "zero"], ["c"], name="gt"), cond,
+                       h.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"),
+                       h.make_node("Identity", ["s"], ["h_out"], name="out")],
+                      [info("cond_out", T.BOOL, []), info("h_out", shape=[2]), info("scan", shape=[2])])
+    loop.graph.initializer.extend([tensor("zero", 0, np.int64), tensor("w", [1.0, 2.0])])
+    loop.graph.node[0].attribute[0].g.node.append(h.make_node("Identity", ["h_in"], ["scan"], name="scan_copy"))
+    index = GraphIndex(loop.graph)
+    ctx = Context(opsets={"": 18}, ir_version=8)
+    main = GraphState(loop.graph, ctx)
+    states = {"": main}
+    loop_body = GraphState(loop.graph.node[0].attribute[0].g, ctx, path="loop/body", parent=main)
+    states["loop/body"] = loop_body
+    states["loop/body/if/then_branch"] = GraphState(branch, ctx, path="loop/body/if/then_branch", parent=loop_body)
+    for graph_path, state in states.items():
+        for name in ("w", "h0", "zero", "c", "t", "nowhere"):
+            found = index.resolve(name, graph_path)
+            outer = state.outer(name)
+            if found is None:
+                assert outer is None and not state.visible(name), (graph_path, name)
+            elif found.graph.path == graph_path:
+                assert outer is None and state.defines(name), (graph_path, name)
+            else:
+                assert outer is not None and outer.path == found.graph.path, (graph_path, name)
+    branch_state = states["loop/body/if/then_branch"]
+    assert branch_state.outer("w") is loop_body and branch_state.outer("h0") is main
+    assert branch_state.constant("w") is None and branch_state.constant("zero") == 0

@@ -82,9 +82,8 @@ class Knowledge:
             return self.constant(name) is not None
         if name in self.initializers:
             return name not in self.inputs
-        if self.parent is not None and not self.defines(name):
-            return self.parent.is_constant(name)
-        return False
+        outer = self.outer(name)
+        return outer is not None and outer.is_constant(name)
 
     def constant_kind(self, name: str) -> tuple[str, int] | None:
         """(numpy dtype kind, element count) of a constant (see is_constant), else None; an initializer's are read

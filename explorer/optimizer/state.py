@@ -16,7 +16,7 @@ from typing import Any
 import onnx
 from onnx import helper
 
-from ..graph import attribute
+from ..graph import attribute, defining_scope
 from .context import Context
 from .ir import Node, Value
 from .knowledge import Knowledge
@@ -121,14 +121,14 @@ class GraphState(Knowledge):
             or name in self.sparse
 
     def outer(self, name: str) -> GraphState | None:
-        """The enclosing graph `name`, read here, comes from: None when this graph defines it (inner definitions
-        shadow) or has no enclosing graph. The one scope rule constants, types, shapes and known values follow."""
-        return None if self.parent is None or self.defines(name) else self.parent
+        """The enclosing graph that defines `name`, read here (graph.defining_scope, the model's scope rule):
+        None when this graph defines it itself or none does. Constants, types, shapes and known values follow it."""
+        found = defining_scope(self, name, GraphState.defines, lambda g: g.parent)
+        return None if found is self else found
 
     def visible(self, name: str) -> bool:
         """True when `name` can be read here: defined by this graph or by an enclosing one."""
-        outer = self.outer(name)
-        return self.defines(name) or (outer is not None and outer.visible(name))
+        return self.defines(name) or self.outer(name) is not None
 
     def attribute(self, node: Node | onnx.NodeProto, name: str, default: Any = None) -> Any:
         """An attribute's value, or `default` when the node does not set it."""
