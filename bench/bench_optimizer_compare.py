@@ -5,9 +5,10 @@ Per model and tool: non-Constant nodes after (bodies included), file size, secon
 original through onnxruntime and explorer on the same feeds. Each tool runs in a child process with a time
 limit, so a tool that crashes or hangs costs only its own cell. Needs the `bench` extra (pip install
 ".[bench]"). Run: python bench/bench_optimizer_compare.py [--only SUBSTRING] [--timeout SECONDS] [--json OUT]
-[--tools explorer --saved OUT]. Each row is appended to OUT (JSON lines) as soon as its model is done, so a
-partial run keeps what it measured; `--tools explorer --saved OUT` reruns only explorer and takes the other
-tools' cells from a saved run.
+[--tools explorer --saved OUT] [--repeat N]. Cells read `nodes wall-seconds/CPU-seconds`. Each row is appended
+to OUT (JSON lines) as soon as its model is done, so a partial run keeps what it measured; `--tools explorer
+--saved OUT` reruns only explorer and takes the other tools' cells from a saved run; `--repeat N` runs the
+tools N times each, taking turns, and keeps the median times (for a busy machine).
 """
 from __future__ import annotations
 
@@ -86,11 +87,11 @@ def _optimize(tool: str, model: onnx.ModelProto) -> onnx.ModelProto:
 def _child(tool: str, source: str, out: str, queue: Any) -> None:
     try:
         model = onnx.load(source)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         optimized = _optimize(tool, model)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         onnx.save(optimized, out)
-        queue.put({"seconds": seconds})
+        queue.put({"seconds": seconds, "cpu": cpu})
     except BaseException as exc:  # noqa: BLE001 - any failure of a tool is a result of the bench
         queue.put({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:120]})
 
@@ -106,6 +107,21 @@ def run_tool(tool: str, source: Path, out: Path, timeout: float) -> dict[str, An
         proc.join()
         return {"error": f"timeout after {timeout:.0f} s"}
     return queue.get() if not queue.empty() else {"error": f"crashed (exit code {proc.exitcode})"}
+
+
+def repeated(tools: list[str], source: Path, prefix: Path, timeout: float, repeat: int) -> dict[str, dict[str, Any]]:
+    """Each tool run `repeat` times on one model, the tools taking turns (so a change in the machine's load falls
+    on all of them): the last run's cell with the median wall and CPU seconds (CPU: every thread of the child)."""
+    runs: dict[str, list[dict[str, Any]]] = {tool: [] for tool in tools}
+    for _ in range(max(1, repeat)):
+        for tool in tools:
+            runs[tool].append(run_tool(tool, source, Path(f"{prefix}{tool}.onnx"), timeout))
+    found = {}
+    for tool, cells in runs.items():
+        ok = [c for c in cells if "error" not in c]
+        found[tool] = cells[-1] if len(ok) < len(cells) else {
+            "seconds": float(np.median([c["seconds"] for c in ok])), "cpu": float(np.median([c["cpu"] for c in ok]))}
+    return found
 
 
 def equivalence(original: Path, optimized: Path, feeds: list[dict[str, np.ndarray] | None]) -> dict[str, str]:
@@ -168,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated tools to run")
     parser.add_argument("--saved", default="", help="JSON lines of an earlier run: cells of tools not run")
     parser.add_argument("--models", default=str(ROOT), help="the models directory (holding manifest.json)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs of each tool per model, the tools taking turns (median seconds; on a busy machine)")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="optcompare_"))
     root = Path(args.models)
@@ -190,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         original = onnx.load(str(path))
         row: dict[str, Any] = {"model": name, "nodes": real_nodes(original.graph), "bytes": path.stat().st_size}
         cells = []
+        timed = repeated(run, path, work / f"{k}_", args.timeout, args.repeat)
         for tool in TOOLS:
             if tool not in run:
                 got = saved.get(name, {}).get(tool, {"error": "not run"})
@@ -197,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                 cells.append(_cell(got))
                 continue
             out = work / f"{k}_{tool}.onnx"
-            got = run_tool(tool, path, out, args.timeout)
+            got = timed[tool]
             if "error" not in got:
                 got["nodes"] = real_nodes(onnx.load(str(out)).graph)
                 got["bytes"] = out.stat().st_size
@@ -225,7 +244,7 @@ def _cell(got: dict[str, Any]) -> str:
         return "error"
     eq = got["equivalent"]
     mark = "" if "DIFF" not in eq.values() else " DIFF"
-    return f"{got['nodes']} {got['seconds']:.2f}s{mark}"
+    return f"{got['nodes']} {got['seconds']:.2f}s/{got.get('cpu', 0):.1f}c{mark}"
 
 
 def _sound(got: dict[str, Any]) -> bool:
