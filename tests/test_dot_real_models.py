@@ -13,7 +13,7 @@ import explorer
 from explorer.errors import ModelError
 from explorer.views import breadcrumb, model_to_dot
 from explorer.views.dot_escape import parse_svg_id
-from explorer.views.grouping import ScopeTree
+from explorer.views.grouping import BLOCK_FANOUT, Scope, ScopeTree
 from explorer.views.render import dot_available, render_svg
 
 MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
@@ -75,7 +75,13 @@ def test_gtcrn_without_scope_names_draws_blocks():
     model = explorer.load(MODELS / GTCRN)
     assert len(model.index.nodes) > 1500
     ids = drawn_ids(render_svg(model_to_dot(model).dot, timeout=120))
-    assert 50 <= len(ids["scope"]) <= 110 and len(ids.get("node", ())) < 20
+    top = ScopeTree(model.index.graphs[""]).members  # about a dozen blocks, each of about a dozen blocks
+    assert len(top) <= BLOCK_FANOUT and all(isinstance(block, Scope) and len(block.members) <= BLOCK_FANOUT
+                                            for block in top)
+    second = {member.key for block in top for member in block.members if isinstance(member, Scope)}
+    assert set(ids["scope"]) == {block.key for block in top} | second and len(ids.get("node", ())) < 20
+    overview = drawn_ids(render_svg(model_to_dot(model, max_boxes=60).dot, timeout=120))
+    assert set(overview["scope"]) == {block.key for block in top}  # the top level alone
     assert_accounted_for(model, ids)
     block = min(ids["scope"], key=len)
     inside = drawn_ids(render_svg(model_to_dot(model, focus=block).dot, timeout=120))

@@ -2,8 +2,6 @@
 initializers), control-flow nodes drawn around their bodies, scopes as clusters or collapsed boxes."""
 from __future__ import annotations
 
-from collections import Counter
-
 import onnx
 
 from ..graph import GraphRef, NodeRef, node_ids
@@ -82,7 +80,7 @@ class BoxDrawer:
     def _draw_scope_box(self, graph: GraphRef, container: Cluster, scope: Scope) -> None:
         name = svg_id("scope", scope.key)
         paths = scope.nodes()
-        ops = Counter(self.facts.index.nodes[p].op_type for p in paths).most_common(3)
+        ops = self.facts.scope_ops(scope)
         summary = " ".join(f"{op}×{n}" if n > 1 else op for op, n in ops)
         label = f"<B>▸ {html(scope.label, 40)}</B><BR/>"
         label += SMALL.format(f"{scope.size} nodes · {html(summary, 48)}")

@@ -47,7 +47,7 @@ class Drawing:
 
 def build(model: Model, options: Options) -> Drawing:
     """The drawing of `model` under `options`."""
-    facts = ModelFacts(model)
+    facts = ModelFacts.of(model)
     plan = Plan(facts, options)
     canvas = Canvas(plan.root.path)
     boxes = BoxDrawer(plan, canvas)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from ..graph import NodeRef
 from ..model import Model
 from ..trace import Event, Trace
-from .grouping import ScopeTree
+from .draw_facts import ModelFacts
 from .labels import op_title
 
 ITERATING_OPS = frozenset({"Loop", "Scan", "SequenceMap"})
@@ -126,5 +126,5 @@ def surroundings(model: Model, path: str) -> str:
     """The smallest part of the model to draw around a node, as a `focus` for model_to_dot: its innermost
     scope (or block of consecutive nodes) when its graph has them, else its graph's path."""
     graph = model.node(path).graph
-    scope = ScopeTree(graph).scope_of.get(path)
+    scope = ModelFacts.of(model).tree(graph).scope_of.get(path)
     return scope.key if scope is not None else graph.path

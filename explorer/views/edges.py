@@ -10,6 +10,7 @@ from .boxes import SMALL, BoxDrawer
 from .canvas import Canvas, Source
 from .dot_escape import html, svg_id, tooltip
 from .draw_plan import AUTO_EDGE_LABELS, Plan
+from .grouping import Scope
 from .scene import Attrs, Box, DrawnEdge, Edge, Html
 
 
@@ -80,9 +81,17 @@ class EdgeWirer:
         canvas, cursor = self.canvas, self.o.cursor
         index = self.facts.index
         for graph in canvas.drawn:
+            summarized: set[str] = set()  # collapsed scope boxes wired from their summary
             for path in canvas.members[graph.path]:
-                ref = index.nodes[path]
                 head = canvas.entry[path]
+                scope = canvas.scope_boxes.get(head)
+                if scope is not None and (cursor is None or cursor.current not in canvas.entry
+                                          or canvas.entry[cursor.current] != head):
+                    if head not in summarized:
+                        summarized.add(head)
+                        self._connect_scope_box(head, scope, graph)
+                    continue
+                ref = index.nodes[path]
                 reads_current = cursor is not None and cursor.current == path
                 for name in dict.fromkeys(n for n in ref.proto.input if n):
                     src = self.source(name, graph)
@@ -102,6 +111,13 @@ class EdgeWirer:
             self._connect_outside()
         elif self.plan.root.path:
             self._connect_carried(self.plan.root)
+
+    def _connect_scope_box(self, head: str, scope: Scope, graph: GraphRef) -> None:
+        """The edges into a collapsed scope box: what its nodes read from outside it."""
+        for name, captured in self.facts.scope_reads(scope):
+            src = self.source(name, graph)
+            kind = "capture" if captured or src.graph != graph.path else "data"
+            self.canvas.add_edge(src, head, name, kind, self._out_state(src, name))
 
     def _out_state(self, src: Source, name: str) -> str | None:
         cursor = self.o.cursor

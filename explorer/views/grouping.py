@@ -5,8 +5,9 @@ A scope's key is its graph's prefix followed by the scope path, e.g. `/encoder/l
 or `Loop_0/body//encoder` in a body, so (for exported names) node paths inside start with the key. Chains of
 scopes holding nothing but one sub-scope are merged (`encoder/layer.0`), and scopes holding a single node
 dissolve.
-Long member lists (graphs without scope names, scopes with hundreds of children) are cut into blocks of
-consecutive members (key `<graph prefix>#<first>-<last>`).
+Long member lists (graphs without scope names, scopes with hundreds of children) are cut into about a dozen
+blocks of consecutive members (key `<graph prefix>#<first>-<last>`), and those blocks again, so that every level
+of the hierarchy is a readable overview of the level below.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from dataclasses import dataclass, field
 from ..graph import GraphRef, node_ids
 
 BLOCK_LIMIT = 150  # a member list longer than this is split into blocks…
-BLOCK_TARGET = 100  # …of a size giving about this many blocks
+BLOCK_FANOUT = 12  # …about this many, each split again…
+BLOCK_LEAF = 40  # …while it holds more members than this
 
 
 def scope_parts(name: str) -> tuple[str, ...]:
@@ -99,13 +101,14 @@ class ScopeTree:
         members.sort(key=lambda pair: pair[0])
         return self._blocks(members)
 
-    def _blocks(self, members: list[tuple[int, str | Scope]]) -> list[tuple[int, str | Scope]]:
+    def _blocks(self, members: list[tuple[int, str | Scope]], limit: int = BLOCK_LIMIT) -> list[tuple[int, str | Scope]]:
         """A long member list (a graph exported without scope names, or a scope with hundreds of children) is
-        cut into blocks of consecutive members, keyed `<graph prefix>#<first>-<last>` by the node index each
-        member starts at, so a default drawing stays small."""
-        if len(members) <= BLOCK_LIMIT:
+        cut into BLOCK_FANOUT blocks of consecutive members, keyed `<graph prefix>#<first>-<last>` by the node
+        index each member starts at, and each block's members again while they are more than BLOCK_LEAF: a
+        drawing of any level shows a dozen boxes."""
+        if len(members) <= limit:
             return members
-        size = -(-len(members) // BLOCK_TARGET)
+        size = -(-len(members) // BLOCK_FANOUT)
         out: list[tuple[int, str | Scope]] = []
         for start in range(0, len(members), size):
             piece = members[start:start + size]
@@ -115,7 +118,8 @@ class ScopeTree:
             (first, head), (last, tail) = piece[0], piece[-1]
             label = f"{self._short(head)} … {self._short(tail)}"
             total = sum(m.size if isinstance(m, Scope) else 1 for _, m in piece)
-            out.append((first, Scope(f"{self._prefix}#{first}-{last}", label, [m for _, m in piece], total)))
+            inside = [m for _, m in self._blocks(piece, BLOCK_LEAF)]
+            out.append((first, Scope(f"{self._prefix}#{first}-{last}", label, inside, total)))
         return out
 
     def _short(self, member: str | Scope) -> str:

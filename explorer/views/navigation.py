@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..model import Model
 from .draw_facts import ModelFacts
-from .grouping import ScopeTree, find_scope
+from .grouping import find_scope
 from .labels import op_title
 
 
@@ -19,7 +19,7 @@ def resolve_target(model: Model, target: str) -> tuple[str, str | None]:
     """(graph path, scope key or None) for a focus target: a graph path or a scope key."""
     if target in model.index.graphs:
         return target, None
-    graph, scope = find_scope(model.index.graphs.values(), target, ScopeTree)
+    graph, scope = find_scope(model.index.graphs.values(), target, ModelFacts.of(model).tree)
     return graph.path, scope.key
 
 
@@ -36,7 +36,7 @@ def breadcrumb(model: Model, target: str, *, top: str = "") -> list[tuple[str, s
         raise ValueError(f"{target!r} is not inside graph {top!r}")
     crumbs.reverse()
     if scope_key is not None:
-        _, scope = find_scope([model.index.graphs[graph_path]], scope_key, ScopeTree)
+        _, scope = find_scope([model.index.graphs[graph_path]], scope_key, ModelFacts.of(model).tree)
         crumbs.extend((s.key, s.label) for s in scope.lineage())
     return crumbs
 
@@ -47,7 +47,7 @@ def contains(model: Model, target: str, node_path: str) -> bool:
         return False
     graph_path, scope_key = resolve_target(model, target)
     if scope_key is not None:
-        _, scope = find_scope([model.index.graphs[graph_path]], scope_key, ScopeTree)
+        _, scope = find_scope([model.index.graphs[graph_path]], scope_key, ModelFacts.of(model).tree)
         inside = set(scope.nodes())
     else:
         inside = None
@@ -66,9 +66,10 @@ def parts(model: Model, target: str) -> list[tuple[str, str, int]]:
     or block directly inside it and each body of its nodes, in graph order; each one a valid `focus`."""
     graph_path, scope_key = resolve_target(model, target)
     graph = model.index.graphs[graph_path]
-    tree = ScopeTree(graph)
-    members = find_scope([graph], scope_key, lambda g: tree)[1].members if scope_key else tree.members
-    sizes = ModelFacts(model).sizes
+    facts = ModelFacts.of(model)
+    tree = facts.tree(graph)
+    members = tree.scopes[scope_key].members if scope_key else tree.members
+    sizes = facts.sizes
     out: list[tuple[str, str, int]] = []
     for member in members:
         if isinstance(member, str):
