@@ -2,7 +2,8 @@
 panels. They read and write session state only through `state`."""
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -36,6 +37,7 @@ SOURCES = ("Sample", "Upload", "Local path")
 UPLOAD_INPUTS = "Upload .npz or .pb"
 INPUT_MODES = ("Random", UPLOAD_INPUTS, "Edit values")
 SAMPLE_INPUTS = "Sample inputs"  # first mode for samples that come with inputs
+NODE_PICK_LIMIT = 2_000  # options of the node selector at most (gtcrn's 1,786 nodes all fit)
 
 
 # ---- sidebar -------------------------------------------------------------------------------------------------
@@ -247,12 +249,18 @@ def pick_execution(runs: Sequence[Run], key: str) -> Run:
     return runs[chosen(st.selectbox("Execution", range(len(runs)), key=key, format_func=label))]
 
 
-def node_selector(model: Model, label: str = "Find a node") -> str | None:
-    """A searchable selector over every node (nested bodies included), synced with the selected node."""
+def node_selector(model: Model, label: str = "Find a node", drawn: Iterable[str] = ()) -> str | None:
+    """A searchable selector synced with the selected node, over every node (nested bodies included); for a
+    model of more than NODE_PICK_LIMIT nodes, over the nodes `drawn` with a box of their own (the browser stalls
+    on tens of thousands of options; the search box finds the others)."""
     choices = views_inspector.node_choices(model)
     selected = state.selected_node()
     if selected not in choices:
         selected = None
+    if len(choices) > NODE_PICK_LIMIT:
+        keep = set(itertools.islice(drawn, NODE_PICK_LIMIT)) | {selected}
+        choices = {path: text for path, text in choices.items() if path in keep}
+        label = f"{label}: the nodes drawn (search finds the others)"
     # set even when None: a selectbox without a value in session state would show its first option
     if state.W_NODE_PICK not in st.session_state or st.session_state[state.W_NODE_PICK] != selected:
         st.session_state[state.W_NODE_PICK] = selected

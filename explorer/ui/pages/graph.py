@@ -15,6 +15,8 @@ from explorer.views.search import search
 BODIES = {"auto": "auto", "all": "expand", "none": "collapse"}
 ERROR = "error"  # colour by the error against side B of the Compare page's comparison
 SEARCH_LIMIT = 200
+OVERVIEW_BOXES = 60  # scopes and blocks open while a drawing has at most this many boxes: an overview to read
+HEIGHT = 700  # px of the canvas: with the controls above it, the diagram fills a 900 px high window
 SEARCH_HELP = ("Names and paths, op types (`op:Conv`), value names (`value:x`), shapes (`shape:1x64x?`), and in the "
                "recorded run: `nan` (nodes that wrote NaN or Inf), `slower:0.5ms` (nodes slower than that).")
 
@@ -84,7 +86,8 @@ def navigator(model, focus: str) -> None:
 
 
 def draw(model, trace) -> None:
-    """Breadcrumbs and controls across the page, then the diagram (left) and the inspector (right)."""
+    """Breadcrumbs and controls (with the hierarchy navigator) across the page, the diagram across the whole
+    width, the inspector under it."""
     focus = st.session_state[state.GRAPH_PATH]
     try:
         crumbs = breadcrumb(model, focus)
@@ -95,7 +98,7 @@ def draw(model, trace) -> None:
             column.button(md(title), key=state.keyed(state.K_CRUMB, target), on_click=set_focus, args=(target,),
                           disabled=target == focus, width="stretch")
     mode_column, colour_column = st.columns([1, 2], vertical_alignment="bottom")
-    search_column, pick_column = st.columns([1, 1], vertical_alignment="bottom")
+    search_column, pick_column, part_column = st.columns(3, vertical_alignment="bottom")
     mode = mode_column.segmented_control("Bodies", list(BODIES), format_func=BODIES.__getitem__, default="auto",
                                          key=state.W_BODIES) or "auto"
     query = search_column.text_input("Search", key=state.W_SEARCH, placeholder="name, op:Conv, shape:1x64, nan",
@@ -106,8 +109,8 @@ def draw(model, trace) -> None:
                                              key=state.W_COLOUR, disabled=trace is None,
                                              help="Time spent, largest |value| written, NaN/Inf written, and, once "
                                                   "the Compare page has compared this run, the error against B")
-    with pick_column:
-        path = widgets.node_selector(model, "Inspect a node (or click one in the diagram)")
+    selected = state.selected_node()
+    path = selected if selected in model.index.nodes else None
     hits = search_results(model, trace, query)
     if colour == ERROR and compared is not None:
         values: NodeValues | None = error_values(compared)
@@ -121,22 +124,23 @@ def draw(model, trace) -> None:
     key = repr((hits, path, focus, rule, (state.run_key(), colour) if values else None,
                 state.run_key() if cursor else None))
     drawing = diagram.drawing(model, key, highlight=hits, reveal=[path] if path else [], focus=focus or None,
-                              expand=rule, cursor=cursor, values=values, edge_labels=None)
-    left, right = st.columns([5, 2])
-    with left:
-        diagram.show(drawing, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, reveal=path, mark=True,
-                     hits=hits, values=values)
+                              expand=rule, cursor=cursor, values=values, edge_labels=None, max_boxes=OVERVIEW_BOXES)
+    with pick_column:
+        widgets.node_selector(model, "Inspect a node (or click one in the diagram)",
+                              drawn=(p for p in drawing.nodes if drawing.shows(p)))
+    diagram.show(drawing, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, reveal=path, mark=True,
+                 hits=hits, values=values, height=HEIGHT)
+    with part_column:
         navigator(model, focus)
-    with right:
-        if path is None:
-            st.caption("Click a node in the diagram, or search for one above, to inspect it.")
-            return
-        body_actions(model, path, drawing)
-        panels.node_inspector(model, trace, path)
-        runs = trace.events_of(path) if trace is not None else []
-        if runs and st.button("Step through from its first run", key=state.W_GOTO_STEP):
-            state.set_cursor(runs[0].index)
-            st.switch_page("explorer/ui/pages/step.py")
+    if path is None:
+        st.caption("Click a node in the diagram, or search for one above, to inspect it here.")
+        return
+    body_actions(model, path, drawing)
+    panels.node_inspector(model, trace, path)
+    runs = trace.events_of(path) if trace is not None else []
+    if runs and st.button("Step through from its first run", key=state.W_GOTO_STEP):
+        state.set_cursor(runs[0].index)
+        st.switch_page("explorer/ui/pages/step.py")
 
 
 st.title("Graph")

@@ -1,6 +1,7 @@
 // The diagram canvas: an SVG (laid out by graphviz on the server, or in the browser by Graphviz WebAssembly
-// when the server has no `dot`) under @panzoom/panzoom, with zoom buttons, a minimap, a legend, highlighted
-// search hits, and zoom-to-node for the selected or current node. Speaks Streamlit's component protocol.
+// when the server has no `dot`) under @panzoom/panzoom, with zoom buttons, a minimap and a legend floating in its
+// corners, highlighted search hits, and zoom-to-node for the selected or current node. Speaks Streamlit's
+// component protocol.
 const stage = document.getElementById("stage");
 const content = document.getElementById("content");
 const minimap = document.getElementById("minimap");
@@ -8,7 +9,8 @@ const mapImage = minimap.querySelector("img");
 const viewport = document.getElementById("viewport");
 const statusLine = document.getElementById("status");
 const legend = document.getElementById("legend");
-const MAP_WIDTH = 150, READABLE = 0.5;  // minimap width (px); the smallest zoom at which labels can be read
+const MAP_WIDTH = 180, READABLE = 0.5;  // minimap width (px); the smallest zoom at which labels can be read
+const TOP = 42;  // px the controls take at the top of the canvas: a tall drawing's top starts below them
 
 const send = (type, extra) => window.parent.postMessage({ isStreamlitMessage: true, type, ...extra }, "*");
 const panzoom = Panzoom(content, { canvas: true, origin: "0 0", maxScale: 6, minScale: 0.02, step: 0.25 });
@@ -39,7 +41,7 @@ function showAll() {
 function fit() {
   if (allScale >= READABLE) return showAll();
   const scale = Math.min(Math.max(stage.clientWidth / size.w * 0.97, READABLE), 1);
-  setView(scale, stage.clientWidth / (2 * scale) - size.w / 2, 8 / scale);
+  setView(scale, stage.clientWidth / (2 * scale) - size.w / 2, TOP / scale);
 }
 
 function boxOf(el) {  // an element's box in content coordinates (whatever the current zoom)
@@ -174,9 +176,8 @@ async function draw() {
     content.style.height = size.h + "px";
     allScale = Math.min(stage.clientWidth / size.w, args.height / size.h, 1) * 0.97;
     panzoom.setOptions({ minScale: allScale / 2 });
-    const room = args.height - document.getElementById("controls").offsetHeight - 24;
     minimap.style.width = MAP_WIDTH + "px";
-    minimap.style.height = Math.max(40, Math.min(room * 0.6, size.h * MAP_WIDTH / size.w)) + "px";
+    minimap.style.height = Math.max(40, Math.min(args.height * 0.4, size.h * MAP_WIDTH / size.w)) + "px";
     const k = mapScale();
     if (mapImage.src) URL.revokeObjectURL(mapImage.src);
     mapImage.src = URL.createObjectURL(new Blob([svg], { type: "image/svg+xml" }));
@@ -225,6 +226,8 @@ function mapTo(event) {
   centerOn((event.clientX - r.left) / k, (event.clientY - r.top) / k, panzoom.getScale());
 }
 let mapping = false;
+// the overlays (controls, legend, minimap) take their own pointer events: pressing them never drags the drawing
+for (const el of document.querySelectorAll(".overlay")) el.addEventListener("pointerdown", (e) => e.stopPropagation());
 minimap.addEventListener("pointerdown", (e) => { mapping = true; mapTo(e); });
 minimap.addEventListener("pointermove", (e) => { if (mapping) mapTo(e); });
 window.addEventListener("pointerup", () => { mapping = false; });
