@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from test_app import diagram_args, fresh_caches, start  # noqa: F401 - fresh_caches applies here too
 
+import explorer
 import explorer.views.dot as dot_module
 from explorer.samples import sample_inputs, sample_path
 from explorer.ui import state
@@ -72,3 +73,34 @@ def test_the_page_draws_once_even_when_the_selection_is_hidden(monkeypatch):
     at.selectbox(key=state.W_NODE_PICK).set_value(ADD_X).run()
     assert len(calls) == 1 and calls[0].reveal == {ADD_X}
     assert diagram_args(at, state.W_GRAPH_CLICK)["focus"] == "node:enc"  # its collapsed owner stands for it
+
+
+def test_a_big_model_opens_to_the_top_level_of_its_hierarchy(tmp_path):
+    import html
+    import re
+
+    import onnx
+    from dot_support import synthetic_model
+
+    from explorer.ui.widgets import NODE_PICK_LIMIT
+    from explorer.views.navigation import parts
+
+    path = tmp_path / "big.onnx"
+    onnx.save(synthetic_model(2_200), path)
+    at = start("tiny_mlp")
+    at.radio(key=state.W_SOURCE).set_value("Local path").run()
+    at.text_input(key=state.W_PATH).input(str(path)).run()
+    model = explorer.load(path)
+    assert len(model.index.nodes) > NODE_PICK_LIMIT
+    svg = diagram_args(at, state.W_GRAPH_CLICK)["svg"]
+    drawn = {html.unescape(found) for found in re.findall(r'id="(scope:[^"]+)"', svg)}
+    [(top, _, size)] = parts(model, "")  # one scope, /model, holding every node of the main graph
+    blocks = parts(model, top)
+    assert top == "/model" and size == len(model.graph.node) and 2 < len(blocks) <= 12
+    assert drawn == {f"scope:{top}"} | {f"scope:{key}" for key, _, _ in blocks}  # its blocks, nothing deeper
+    assert at.selectbox(key=state.W_NODE_PICK).options == []  # no op drawn on its own: search finds them
+    at.text_input(key=state.W_SEARCH).input("block.7/Loop").run()
+    at.selectbox(key=state.keyed(state.W_SEARCH_PICK, "block.7/Loop")).set_value("/model/block.7/Loop").run()
+    assert diagram_args(at, state.W_GRAPH_CLICK)["focus"] == "node:/model/block.7/Loop"  # opened to show it
+    assert at.selectbox(key=state.W_NODE_PICK).value == "/model/block.7/Loop"
+    assert not at.exception

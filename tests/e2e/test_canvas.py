@@ -8,7 +8,7 @@ import re
 import urllib.parse
 
 import pytest
-from app_server import ROOT, diagram, settle
+from app_server import DIAGRAM_FRAME, ROOT, diagram, settle
 
 pytestmark = pytest.mark.e2e
 GTCRN = ROOT.parent / "shared" / "models" / "Xiaobin-Rong__gtcrn" / "stream" / "onnx_models" / "gtcrn.onnx"
@@ -101,3 +101,47 @@ def test_a_shared_address_restores_model_node_and_cursor(page, server):
     assert query["event"] == ["40"] and query["node"] == [GRU]
     assert page.get_by_test_id("stException").count() == 0
     shot(page, "shared_step")
+
+
+def test_the_canvas_takes_the_width_and_fit_shows_the_top_level_readably(browser, server):
+    """At 1400×900 the canvas spans the main area; Fit shows gtcrn's dozen top blocks at a readable zoom; a
+    search hit and an opened block are brought into view (screenshots: e2e_canvas_window_*.png)."""
+    page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    try:
+        page.set_default_timeout(240_000)
+        open_address(page, server)
+        frame = page.locator(DIAGRAM_FRAME).first.bounding_box()
+        main = page.get_by_test_id("stMainBlockContainer").bounding_box()
+        assert frame["width"] >= 0.8 * main["width"]
+        canvas = diagram(page)
+        canvas.locator('#controls button[data-act="fit"]').click()
+        blocks = canvas.locator('g.node[id^="scope:"]')
+        assert 6 <= blocks.count() <= 12  # the top level of the block hierarchy, nothing deeper
+        assert transform(canvas)[0] >= 0.6 and blocks.first.bounding_box()["width"] > 100  # readable
+        shot(page, "window_fit")
+        page.get_by_test_id("stTextInput").filter(has_text="Search").locator("input").fill("op:GRU")
+        page.keyboard.press("Enter")
+        settle(page)
+        page.get_by_test_id("stSelectbox").filter(has_text="node(s) match").click()
+        page.get_by_role("option", name=re.compile(f"^{GRU} ")).click()
+        settle(page)
+        node = canvas.locator(f'g.node[id="node:{GRU}"]')
+        node.wait_for()
+        page.wait_for_timeout(500)
+        seen, stage = node.bounding_box(), canvas.locator("#stage").bounding_box()
+        assert stage["x"] < seen["x"] + seen["width"] / 2 < stage["x"] + stage["width"] and seen["width"] > 80
+        shot(page, "window_search")
+        page.get_by_test_id("stSelectbox").filter(has_text="Inside this view").click()
+        page.get_by_role("option").first.click()
+        settle(page)
+        page.get_by_role("button", name="main graph").wait_for()  # the breadcrumb back to the top
+        page.wait_for_function(  # the canvas shows the block's drawing
+            "() => [...document.querySelectorAll('iframe')].some(f => f.contentDocument?.querySelector("
+            "'#content g.node[id=\"scope:#0-12\"]'))")
+        page.wait_for_timeout(500)
+        # laid out while its new frame was still narrow, the opening view is redone at the frame's width
+        assert transform(canvas)[0] >= 0.6
+        assert page.get_by_test_id("stException").count() == 0
+        shot(page, "window_block")
+    finally:
+        page.context.close()

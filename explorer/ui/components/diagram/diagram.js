@@ -14,11 +14,17 @@ const TOP = 42;  // px the controls take at the top of the canvas: a tall drawin
 
 const send = (type, extra) => window.parent.postMessage({ isStreamlitMessage: true, type, ...extra }, "*");
 const panzoom = Panzoom(content, { canvas: true, origin: "0 0", maxScale: 6, minScale: 0.02, step: 0.25 });
-stage.addEventListener("wheel", (event) => { event.preventDefault(); panzoom.zoomWithWheel(event); },
+stage.addEventListener("wheel", (event) => { event.preventDefault(); autoView = null; panzoom.zoomWithWheel(event); },
                        { passive: false });
 
 let shownKey = null, size = { w: 1, h: 1 }, args = {}, lastFocus = null, clicks = 0, graphviz = null;
 let allScale = 1;  // the zoom showing the whole drawing
+let autoView = null;  // the view chosen for the user (re-applied when the canvas is resized) until they move it
+
+function measure() {  // the zoom showing the whole drawing on the canvas as wide as it is now
+  allScale = Math.min(stage.clientWidth / size.w, (args.height - TOP) / size.h, 1) * 0.97;
+  panzoom.setOptions({ minScale: allScale / 2 });
+}
 const svgCache = new Map(), CACHED_LAYOUTS = 8;  // the SVGs last shown, by layout name
 const stateStyle = document.head.appendChild(document.createElement("style"));
 
@@ -32,8 +38,9 @@ function centerOn(cx, cy, scale) {
   setView(scale, stage.clientWidth / (2 * scale) - cx, stage.clientHeight / (2 * scale) - cy);
 }
 
-function showAll() {
-  centerOn(size.w / 2, size.h / 2, allScale);
+function showAll() {  // centred below the controls
+  const scale = allScale;
+  setView(scale, stage.clientWidth / (2 * scale) - size.w / 2, (TOP + (stage.clientHeight - TOP) / 2) / scale - size.h / 2);
 }
 
 // The opening view: the whole drawing when it can be read that way; else (a tall or wide drawing) its top at
@@ -174,8 +181,7 @@ async function draw() {
     el.setAttribute("height", size.h);
     content.style.width = size.w + "px";
     content.style.height = size.h + "px";
-    allScale = Math.min(stage.clientWidth / size.w, args.height / size.h, 1) * 0.97;
-    panzoom.setOptions({ minScale: allScale / 2 });
+    measure();
     minimap.style.width = MAP_WIDTH + "px";
     minimap.style.height = Math.max(40, Math.min(args.height * 0.4, size.h * MAP_WIDTH / size.w)) + "px";
     const k = mapScale();
@@ -186,13 +192,22 @@ async function draw() {
     shownKey = args.layout;
     const sameLayout = before && Math.abs(before.size.w - size.w) < 1 && Math.abs(before.size.h - size.h) < 1;
     const kept = sameLayout && args.focus && zoomTo(args.focus, true);
-    if (!kept && !(args.focus && !args.follow && allScale < READABLE && zoomTo(args.focus, false))) {
+    const opening = () => {
+      if (args.focus && !args.follow && allScale < READABLE && zoomTo(args.focus, false)) return;
       fit();
       if (args.follow && args.focus && !visible(args.focus)) zoomTo(args.focus, true);
+    };
+    if (!kept) {
+      opening();
+      autoView = opening;
     }
     lastFocus = args.focus;
   } else if (args.focus && args.focus !== lastFocus) {
-    if (!args.follow) zoomTo(args.focus, false);
+    if (!args.follow) {
+      const focus = args.focus;
+      autoView = () => zoomTo(focus, false);
+      autoView();
+    }
     else if (!visible(args.focus)) zoomTo(args.focus, true);  // stepping: keep the zoom, pan to the node
     lastFocus = args.focus;
   }
@@ -205,7 +220,7 @@ async function draw() {
 }
 
 let down = null;
-stage.addEventListener("pointerdown", (e) => { down = { x: e.clientX, y: e.clientY }; });
+stage.addEventListener("pointerdown", (e) => { down = { x: e.clientX, y: e.clientY }; autoView = null; });
 content.addEventListener("click", (event) => {
   if (down && Math.hypot(event.clientX - down.x, event.clientY - down.y) > 5) return;  // a drag, not a click
   const target = event.target.closest("g.node, g.cluster");
@@ -213,13 +228,21 @@ content.addEventListener("click", (event) => {
 });
 document.getElementById("controls").addEventListener("click", (event) => {
   const act = event.target.dataset.act;
-  if (act === "in") panzoom.zoomIn();
-  if (act === "out") panzoom.zoomOut();
-  if (act === "fit") fit();
-  if (act === "all") showAll();
-  if (act === "node") zoomTo(args.focus, false);
-  if (act === "map") minimap.classList.toggle("hidden");
+  if (act === "map") return minimap.classList.toggle("hidden");
+  const views = { in: () => panzoom.zoomIn(), out: () => panzoom.zoomOut(), fit, all: showAll,
+                  node: () => zoomTo(args.focus, false) };
+  if (!views[act]) return;
+  views[act]();
+  autoView = act === "in" || act === "out" ? null : views[act];
 });
+// a canvas laid out before its frame got its width (a new iframe starts 300 px wide) re-applies its view
+window.addEventListener("resize", () => {
+  if (shownKey === null) return;
+  measure();
+  if (autoView) autoView();
+  else afterChange();
+});
+
 function mapTo(event) {
   const k = mapScale();
   const r = minimap.getBoundingClientRect();
@@ -228,7 +251,7 @@ function mapTo(event) {
 let mapping = false;
 // the overlays (controls, legend, minimap) take their own pointer events: pressing them never drags the drawing
 for (const el of document.querySelectorAll(".overlay")) el.addEventListener("pointerdown", (e) => e.stopPropagation());
-minimap.addEventListener("pointerdown", (e) => { mapping = true; mapTo(e); });
+minimap.addEventListener("pointerdown", (e) => { mapping = true; autoView = null; mapTo(e); });
 minimap.addEventListener("pointermove", (e) => { if (mapping) mapTo(e); });
 window.addEventListener("pointerup", () => { mapping = false; });
 
