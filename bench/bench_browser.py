@@ -62,6 +62,7 @@ def overview_seconds(browser, address: str) -> float:
     page.goto(address)
     page.frame_locator(DIAGRAM_FRAME).first.locator("#content svg").wait_for(timeout=600_000)
     seconds = time.perf_counter() - start
+    page.wait_for_selector("[data-test-script-state=notRunning]", timeout=600_000)  # the run after the drawing
     context.close()
     return seconds
 

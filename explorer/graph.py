@@ -101,14 +101,15 @@ class NodeRef(ProtoFields):
 
 def node_ids(graph: onnx.GraphProto) -> list[str]:
     """The id of each node of `graph` (not its full path): unique non-empty name, else `<op_type>_<index>`."""
-    counts = Counter(n.name for n in graph.node)
+    names = [n.name for n in graph.node]  # read once: each read of a proto field makes a new str
+    counts = Counter(names)
     ids: list[str] = []
-    taken = {n.name for n in graph.node if n.name and counts[n.name] == 1}
-    for index, node in enumerate(graph.node):
-        if node.name and counts[node.name] == 1:
-            ids.append(node.name)
+    taken = {name for name, count in counts.items() if name and count == 1}
+    for index, name in enumerate(names):
+        if name and counts[name] == 1:
+            ids.append(name)
             continue
-        candidate = f"{node.op_type}_{index}"
+        candidate = f"{graph.node[index].op_type}_{index}"
         while candidate in taken:  # a real node is literally named like our generated id
             candidate += "_"
         taken.add(candidate)

@@ -73,9 +73,10 @@ class ScopeTree:
         self.scopes: dict[str, Scope] = {}
         self.scope_of: dict[str, Scope] = {}
         root = _Raw((), -1)
-        for index, (node_id, node) in enumerate(zip(node_ids(graph.proto), graph.proto.node)):
+        names = [node.name for node in graph.proto.node]
+        for index, (node_id, name) in enumerate(zip(node_ids(graph.proto), names)):
             raw = root
-            for part in scope_parts(node.name):
+            for part in scope_parts(name):
                 raw = raw.children.setdefault(part, _Raw(raw.parts + (part,), index))
             raw.nodes.append((index, graph.prefix + node_id))
         self._prefix = graph.prefix
