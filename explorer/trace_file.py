@@ -23,7 +23,7 @@ ML_DTYPES = frozenset({"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e
 MAX_DEPTH = 64  # nesting of encoded values (sequences of sequences ...)
 
 
-def save_trace(trace: Trace, path: str | os.PathLike) -> None:
+def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
     """Writes the trace to one .npz: arrays as npy members, everything else as JSON (no pickle)."""
     codec = _Encoder()
     meta = {
@@ -54,7 +54,7 @@ def save_trace(trace: Trace, path: str | os.PathLike) -> None:
             zf.writestr(f"{key}.npy", buf.getvalue())
 
 
-def load_trace(path: str | os.PathLike, limits: Limits | None = None) -> Trace:
+def load_trace(path: str | os.PathLike[str], limits: Limits | None = None) -> Trace:
     """Reads a trace written by `save_trace`; TraceFileError names what is wrong with any other file."""
     budget = (limits or Limits()).max_input_bytes
     what = f"trace file {str(path)!r}"
@@ -85,7 +85,7 @@ def load_trace(path: str | os.PathLike, limits: Limits | None = None) -> Trace:
         raise TraceFileError(f"{what} is malformed ({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
-def _build(meta: dict, dec: _Decoder) -> Trace:
+def _build(meta: dict[str, Any], dec: _Decoder) -> Trace:
     trace = Trace(model_source=str(meta["model_source"]), model_sha256=str(meta["model_sha256"]),
                   feeds=dec.decode(meta["feeds"]))
     trace.seconds = float(meta["seconds"])
@@ -218,4 +218,5 @@ def _ml_dtype(name: Any) -> np.dtype:
         raise TraceFileError(f"dtype {str(name)[:40]!r} is not one explorer stores")
     import ml_dtypes  # onnx's own dependency for bfloat16 / float8 / int4
 
-    return np.dtype(getattr(ml_dtypes, name))
+    dtype: np.dtype = np.dtype(getattr(ml_dtypes, name))
+    return dtype

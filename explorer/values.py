@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +45,7 @@ class SequenceSummary:
         return 0
 
 
-class TensorSequence(list):
+class TensorSequence(list[Any]):
     """A sequence value that knows its size in bytes. Sequence kernels build one from the sequence they read and
     pass its size on (plus or minus one element), so the size of a sequence a loop grows costs O(1) per event,
     never a sum over its elements. Never changed after it is built (kernels return new sequences); pickled as a
@@ -63,7 +64,7 @@ class TensorSequence(list):
 def elements_bytes(value: list[Any]) -> int:
     """Bytes of a sequence's elements plus one reference each, summed over every element."""
     try:  # a sequence of tensors: summed in C
-        return POINTER_BYTES * len(value) + sum(map(_NBYTES, value))
+        return POINTER_BYTES * len(value) + int(sum(map(_NBYTES, value)))
     except AttributeError:
         return POINTER_BYTES * len(value) + sum(nbytes(v) for v in value)
 
@@ -81,7 +82,7 @@ def nbytes(value: Any) -> int:
     return 0
 
 
-def _chunks(value: np.ndarray):
+def _chunks(value: np.ndarray) -> Iterator[np.ndarray]:
     """Views of at most about CHUNK elements covering the array (no copy of the whole)."""
     if value.size <= CHUNK or value.ndim == 0:
         yield value

@@ -104,5 +104,5 @@ def match_nodes(a: Model, b: Model, seeds: dict[str, str]) -> dict[str, str]:
 
 def _unresolved(signature: Token) -> bool:
     """A signature that reads a producer (or an owner) with no counterpart yet cannot match anything."""
-    inputs = signature[2] if signature[0] != "Constant" else ()  # type: ignore[index]
+    inputs = signature[2] if signature[0] != "Constant" else ()
     return any(t[0] in ("node", "formal") and t[1] is None for t in inputs)

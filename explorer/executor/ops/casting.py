@@ -32,7 +32,7 @@ def element_dtype(code: int) -> np.dtype:
     if code == onnx.TensorProto.STRING:
         return STRING
     try:
-        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code))  # type: ignore[arg-type]
+        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code))
     except (KeyError, ValueError, TypeError):
         raise ValueError(f"{code!r} is not a tensor element type") from None
 
