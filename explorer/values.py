@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,17 +156,22 @@ def summarize(value: Any) -> Any:
     return ValueSummary(tuple(value.shape), name, lo, hi, mean, nan, inf)
 
 
+def type_text(dtype: object, shape: Iterable[int]) -> str:
+    """A tensor's type as explorer writes it everywhere: `float32[2, 3]` (a scalar: `float32[]`)."""
+    return f"{dtype}[{', '.join(map(str, shape))}]"
+
+
 def describe(value: Any) -> str:
     """Short type/shape text, e.g. `float32[2, 3]`, `seq(3) of float32[4]`, `none`."""
     if value is None:
         return "none"
     if isinstance(value, ValueSummary):
-        return f"{value.dtype}[{', '.join(map(str, value.shape))}] (summary)"
+        return f"{type_text(value.dtype, value.shape)} (summary)"
     if isinstance(value, SequenceSummary):
         inner = describe(value.first) if value.first is not None else "?"
         return f"seq({value.length}) of {inner}"
     if isinstance(value, np.ndarray):
-        return f"{value.dtype}[{', '.join(map(str, value.shape))}]"
+        return type_text(value.dtype, value.shape)
     if isinstance(value, list):
         inner = describe(value[0]) if value else "?"
         return f"seq({len(value)}) of {inner}"

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..spec.rnn import CELLS
 from .stats import float_errors
-
-COMPUTE_ORDER = {"GRU": ("z", "r", "h", "H"), "LSTM": ("i", "f", "c", "o", "C", "H"), "RNN": ("a", "H")}
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,7 @@ def first_departure(op_type: str, node: str, iteration: tuple[int, ...], ours: d
                     atol: float) -> GateDivergence | None:
     """The earliest step (processing order) at which any gate of `ours` departs from `theirs`; forward
     direction first."""
-    names = [g for g in COMPUTE_ORDER[op_type] if g in ours and g in theirs
+    names = [g for g in CELLS[op_type].computed if g in ours and g in theirs
              and np.shape(ours[g]) == np.shape(theirs[g])]
     if not names:
         return None

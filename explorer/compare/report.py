@@ -9,7 +9,7 @@ from .align import Unaligned
 from .gates import GateDivergence
 from .measure import ValueComparison
 from .recording import Recording
-from .stats import OutputDiff
+from .stats import OutputDiff, diff_text
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,8 @@ class Divergence:
         other = "" if (self.b_node, self.b_name) == (self.node, self.name) else \
             f" (B: {self.b_name!r} of node {self.b_node!r})"
         note = f" ({self.note})" if self.note else ""
-        return (f"node {self.node!r} ({self.op_type}){where}, value {self.name!r}{other}: max abs diff "
-                f"{self.max_abs:.3g}, max rel diff {self.max_rel:.3g}{note}")
+        return (f"node {self.node!r} ({self.op_type}){where}, value {self.name!r}{other}: "
+                f"{diff_text(self.max_abs, self.max_rel)}{note}")
 
 
 @dataclass
@@ -95,8 +95,7 @@ class Comparison:
         out += [f"{label}: {message}" for label, message in self.errors.items()]
         out.append(f"aligned values: {len(self.values)} ({sum(len(v.errors) for v in self.values)} executions), "
                    f"not aligned: {len(self.unaligned)}; tolerance rtol {self.rtol:g}, atol {self.atol:g}")
-        out += [f"output {d.name}: max abs diff {d.max_abs:.3g}, max rel diff {d.max_rel:.3g} "
-                f"{'ok' if d.ok else 'MISMATCH'}" for d in self.outputs]
+        out += [f"output {d.line()}" for d in self.outputs]
         first = self.first
         agree = ("none among the values both sides reached (no verdict: a side did not finish)" if self.errors
                  else "none (every aligned value agrees)")

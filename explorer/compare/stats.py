@@ -23,8 +23,12 @@ class OutputDiff:
 
     def line(self) -> str:
         note = f" ({self.note})" if self.note else ""
-        return (f"{self.name}: max abs diff {self.max_abs:.3g}, max rel diff {self.max_rel:.3g} "
-                f"{'ok' if self.ok else 'MISMATCH'}{note}")
+        return f"{self.name}: {diff_text(self.max_abs, self.max_rel)} {'ok' if self.ok else 'MISMATCH'}{note}"
+
+
+def diff_text(max_abs: float, max_rel: float) -> str:
+    """How two values differ, as every report words it."""
+    return f"max abs diff {max_abs:.3g}, max rel diff {max_rel:.3g}"
 
 
 def _unequal(name: str, note: str = "") -> OutputDiff:

@@ -63,8 +63,7 @@ class Equivalence:
             elif report.error:
                 out.append(f"{report.judge}: optimized model failed: {report.error}")
             for d in report.diffs:
-                out.append(f"{report.judge}: {d.name}: max abs diff {d.max_abs:.3g}, max rel diff {d.max_rel:.3g} "
-                           f"{'ok' if d.ok else 'MISMATCH'}{(' (' + d.note + ')') if d.note else ''}")
+                out.append(f"{report.judge}: {d.line()}")
         out.append(f"equivalence: {self.status}")
         if self.culprit is not None:
             out.append(f"first failing rewrite: {self.culprit.describe()}")

@@ -38,6 +38,7 @@ class Cell:
     recorded: tuple[str, ...]  # the name each gate block is recorded under (RNN: its pre-activation `a`)
     activations: tuple[str, ...]  # default activations of one direction (f, g[, h])
     gate_activation: tuple[int, ...]  # per gate: which activation of the direction (0 f, 1 g) computes it
+    computed: tuple[str, ...]  # the recorded series in the order one time step computes them (states C, H last)
 
     def block(self, gate: int, hidden: int, half: int = 0) -> tuple[int, int]:
         """[start, stop) of one gate's rows in W or R (half 0), or of its entries in B's Wb (0) or Rb (1) half."""
@@ -46,9 +47,10 @@ class Cell:
 
 
 CELLS = {
-    "GRU": Cell("GRU", ("z", "r", "h"), ("z", "r", "h"), ("Sigmoid", "Tanh"), (0, 0, 1)),
-    "LSTM": Cell("LSTM", ("i", "o", "f", "c"), ("i", "o", "f", "c"), ("Sigmoid", "Tanh", "Tanh"), (0, 0, 0, 1)),
-    "RNN": Cell("RNN", ("i",), ("a",), ("Tanh",), (0,)),
+    "GRU": Cell("GRU", ("z", "r", "h"), ("z", "r", "h"), ("Sigmoid", "Tanh"), (0, 0, 1), ("z", "r", "h", "H")),
+    "LSTM": Cell("LSTM", ("i", "o", "f", "c"), ("i", "o", "f", "c"), ("Sigmoid", "Tanh", "Tanh"), (0, 0, 0, 1),
+                 ("i", "f", "c", "o", "C", "H")),
+    "RNN": Cell("RNN", ("i",), ("a",), ("Tanh",), (0,), ("a", "H")),
 }
 
 

@@ -10,7 +10,7 @@ import onnx
 from ..graph import NodeRef
 from ..spec.bodies import body_signature
 from ..trace import Iteration, Trace
-from ..values import ValueSummary
+from ..values import ValueSummary, type_text
 
 MAX_INLINE = 8
 LOOP_OPSET = 21  # Loop's body signature is the same at every opset
@@ -21,7 +21,7 @@ def format_value(value: Any) -> str:
     if value is None:
         return "<empty>"
     if isinstance(value, ValueSummary):
-        return f"{value.dtype}[{', '.join(map(str, value.shape))}] min={value.min} max={value.max} (summary)"
+        return f"{type_text(value.dtype, value.shape)} min={value.min} max={value.max} (summary)"
     if isinstance(value, list):
         return "[" + ", ".join(format_value(v) for v in value[:4]) + (", ..." if len(value) > 4 else "") + "]"
     array = np.asarray(value)
@@ -29,7 +29,7 @@ def format_value(value: Any) -> str:
         if array.dtype.kind == "f":
             return np.array2string(array, precision=4, separator=", ", suppress_small=True).replace("\n", "")
         return np.array2string(array, separator=", ").replace("\n", "")
-    head = f"{array.dtype}[{', '.join(map(str, array.shape))}]"
+    head = type_text(array.dtype, array.shape)
     if array.dtype.kind in "biuf" and array.size:
         return f"{head} min={array.min():.4g} max={array.max():.4g} mean={array.mean():.4g}"
     return head

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import onnx
 
-from .base import PlainKernel
+from .base import KernelFactory, PlainKernel
 from .shared import compute_dtype, node_attributes
 
 if TYPE_CHECKING:
@@ -163,4 +163,4 @@ def rotary_embedding_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-KERNELS = {"Attention": attention_kernel, "RotaryEmbedding": rotary_embedding_kernel}
+KERNELS: dict[str, KernelFactory] = {"Attention": attention_kernel, "RotaryEmbedding": rotary_embedding_kernel}

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import PlainKernel
+from .base import KernelFactory, PlainKernel
 from .shared import compute_dtype, node_attributes
 from .windows import Window, pad_spatial, window_of
 
@@ -207,7 +207,7 @@ def conv_transpose_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-KERNELS = {
+KERNELS: dict[str, KernelFactory] = {
     "Conv": conv_kernel,
     "ConvInteger": conv_integer_kernel,
     "ConvTranspose": conv_transpose_kernel,

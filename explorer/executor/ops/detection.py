@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import PlainKernel
+from .base import KernelFactory, PlainKernel
 from .shared import node_attributes, refuse
 
 if TYPE_CHECKING:
@@ -178,7 +178,7 @@ def max_roi_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-KERNELS = {
+KERNELS: dict[str, KernelFactory] = {
     "MaxRoiPool": max_roi_pool_kernel,
     "NonMaxSuppression": non_max_suppression_kernel,
     "RoiAlign": roi_align_kernel,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import PlainKernel
+from .base import KernelFactory, PlainKernel
 from .conv import shifted
 from .quantize import requantize
 from .shared import compute_dtype, node_attributes, refuse
@@ -161,7 +161,7 @@ def einsum_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-KERNELS = {
+KERNELS: dict[str, KernelFactory] = {
     "Det": det_kernel,
     "Einsum": einsum_kernel,
     "Gemm": gemm_kernel,

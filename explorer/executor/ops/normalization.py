@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import onnx
 
-from .base import PlainKernel
+from .base import KernelFactory, PlainKernel
 from .shared import compute_dtype, node_attributes, refuse
 
 if TYPE_CHECKING:
@@ -85,17 +85,28 @@ def instance_normalization_kernel(node: NodeRef, program: Program) -> PlainKerne
     return run
 
 
-def layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
+def _over_trailing_axes(node: NodeRef, program: Program) -> tuple[int, float, np.dtype]:
+    """LayerNormalization's and RMSNormalization's attributes: the first normalized axis (the rest follow it),
+    epsilon, and the stash type they compute in."""
     _, attrs = node_attributes(node, program)
-    axis, epsilon = int(attrs["axis"]), float(attrs["epsilon"])
     stash = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(int(attrs["stash_type"])))
+    return int(attrs["axis"]), float(attrs["epsilon"]), stash
+
+
+def _trailing_axes(axis: int, x: np.ndarray) -> tuple[int, ...]:
+    """The axes from `axis` (in [-r, r-1]) to the last."""
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is out of range for an input of rank {x.ndim}")
+    return tuple(range(axis % x.ndim, x.ndim))
+
+
+def layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    axis, epsilon, stash = _over_trailing_axes(node, program)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         x, scale = args[0], args[1]
         bias = args[2] if len(args) > 2 else None
-        if not -x.ndim <= axis < x.ndim:
-            raise ValueError(f"axis {axis} is out of range for an input of rank {x.ndim}")
-        axes = tuple(range(axis % x.ndim, x.ndim))
+        axes = _trailing_axes(axis, x)
         xw = x.astype(stash)
         mean = xw.mean(axis=axes, keepdims=True)
         inv_std = 1.0 / np.sqrt(((xw - mean) ** 2).mean(axis=axes, keepdims=True) + epsilon)
@@ -108,16 +119,12 @@ def layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
 
 
 def rms_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
-    axis, epsilon = int(attrs["axis"]), float(attrs["epsilon"])
-    stash = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(int(attrs["stash_type"])))
+    axis, epsilon, stash = _over_trailing_axes(node, program)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         x, scale = args
-        if not -x.ndim <= axis < x.ndim:
-            raise ValueError(f"axis {axis} is out of range for an input of rank {x.ndim}")
         xw = x.astype(stash)
-        mean_square = np.mean(xw * xw, axis=tuple(range(axis % x.ndim, x.ndim)), keepdims=True)
+        mean_square = np.mean(xw * xw, axis=_trailing_axes(axis, x), keepdims=True)
         normalized = (xw / np.sqrt(mean_square + epsilon)).astype(x.dtype)  # stage one ends in X's type
         work = compute_dtype(scale.dtype)
         return ((normalized.astype(work) * scale.astype(work)).astype(scale.dtype),)
@@ -233,7 +240,7 @@ def dropout_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-KERNELS = {
+KERNELS: dict[str, KernelFactory] = {
     "BatchNormalization": batch_normalization_kernel,
     "Dropout": dropout_kernel,
     "GroupNormalization": group_normalization_kernel,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import PlainKernel
+from .base import KernelFactory, PlainKernel
 from .conv import grouped_window
 from .shared import compute_dtype, node_attributes
 from .windows import window_of
@@ -105,4 +105,4 @@ def deform_conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-KERNELS = {"Col2Im": col2im_kernel, "DeformConv": deform_conv_kernel}
+KERNELS: dict[str, KernelFactory] = {"Col2Im": col2im_kernel, "DeformConv": deform_conv_kernel}

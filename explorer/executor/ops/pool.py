@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import PlainKernel
+from .base import KernelFactory, PlainKernel
 from .shared import compute_dtype, node_attributes, refuse
 from .windows import Window, extend_ends, pad_spatial, window_of
 
@@ -210,7 +210,7 @@ def max_unpool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-KERNELS = {
+KERNELS: dict[str, KernelFactory] = {
     "AveragePool": average_pool_kernel,
     "GlobalAveragePool": global_average_pool_kernel,
     "GlobalLpPool": global_lp_pool_kernel,

@@ -9,7 +9,7 @@ import ml_dtypes
 import numpy as np
 import onnx
 
-from .base import PlainKernel
+from .base import KernelFactory, PlainKernel
 from .conv import convolve, grouped_window, shifted
 from .shared import node_attributes, refuse
 
@@ -159,7 +159,7 @@ def qlinear_conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-KERNELS = {
+KERNELS: dict[str, KernelFactory] = {
     "DequantizeLinear": dequantize_linear_kernel,
     "DynamicQuantizeLinear": dynamic_quantize_linear_kernel,
     "QLinearConv": qlinear_conv_kernel,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import PlainKernel
+from .base import KernelFactory, PlainKernel
 from .shared import node_attributes, refuse
 
 if TYPE_CHECKING:
@@ -238,7 +238,7 @@ def upsample_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-KERNELS = {
+KERNELS: dict[str, KernelFactory] = {
     "Resize": resize_kernel,
     "Upsample": upsample_kernel,
 }

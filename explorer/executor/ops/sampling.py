@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import PlainKernel
+from .base import KernelFactory, PlainKernel
 from .shared import compute_dtype, node_attributes, refuse
 
 if TYPE_CHECKING:
@@ -184,4 +184,4 @@ def _sample_nearest_any(x: np.ndarray, grid: np.ndarray, padding: str, align_cor
     return np.moveaxis(np.where((where > 0)[..., None], taken, fill), -1, 1)
 
 
-KERNELS = {"AffineGrid": affine_grid_kernel, "GridSample": grid_sample_kernel}
+KERNELS: dict[str, KernelFactory] = {"AffineGrid": affine_grid_kernel, "GridSample": grid_sample_kernel}

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import PlainKernel
+from .base import KernelFactory, PlainKernel
 from .casting import element_dtype
 from .shared import node_attributes
 
@@ -78,7 +78,7 @@ def mel_weight_matrix_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-KERNELS = {
+KERNELS: dict[str, KernelFactory] = {
     "BlackmanWindow": window_kernel,
     "HammingWindow": window_kernel,
     "HannWindow": window_kernel,
