@@ -25,7 +25,7 @@ def progress_shown(monkeypatch):
 
 
 def session_jobs(at: AppTest) -> list:
-    return list(at.session_state[jobs.JOBS].values())
+    return list(at.session_state[state.JOBS].values())
 
 
 def wait_for(condition, seconds: float = 60) -> None:

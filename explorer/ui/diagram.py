@@ -94,7 +94,8 @@ def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]
             on_click(*parse_svg_id(value["clicked"]))
 
     _component(**_layout_args(drawing, key), focus=target, mark=mark, hits=boxes, legend=legend, height=height,
-               colours={"selected": styles.SELECTION_COLOUR, "hit": styles.NODE_STATES["match"]["color"]},
+               colours={"selected": styles.SELECTION_COLOUR, "hit": styles.NODE_STATES["match"]["color"],
+                        "badge": styles.LABEL_TINTS["iteration"]},
                marks=marks.as_args() if marks is not None else None, state_css=_STATE_CSS if marks else None,
                follow=marks is not None, step=step, key=key, on_change=changed, default=None)
 

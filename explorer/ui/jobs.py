@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from ..judge_job import JudgeJob
+from .state import JOBS, K_JOB_AGAIN, K_JOB_CANCEL, keyed
 
 T = TypeVar("T")
-JOBS = "judge_jobs"  # session key: {job key: JudgeJob}, oldest first
 WAIT_S = 1.0  # seconds a page waits for a new job before showing its progress instead
 REFRESH_S = 0.5  # seconds between two looks at a running job
 KEEP = 16  # finished jobs kept per session (their answers are what the pages show)
@@ -39,7 +39,7 @@ def progress(found: JudgeJob[Any], key: str) -> None:
     page runs again to show its answer. A cancelled job says so, with a button to ask again."""
     if found.state == "cancelled":
         st.warning(f"{found.label}: cancelled after {found.elapsed:.1f} s; onnxruntime was stopped.")
-        if st.button("Ask onnxruntime again", key=f"{key}:again"):
+        if st.button("Ask onnxruntime again", key=keyed(K_JOB_AGAIN, key)):
             forget(key)
             st.rerun()
         return
@@ -52,7 +52,7 @@ def progress(found: JudgeJob[Any], key: str) -> None:
             st.rerun()  # the whole page, now with the answer
         left, right = st.columns([5, 1], vertical_alignment="center")
         left.info(f"{found.label}: running… {found.elapsed:.1f} s", icon=":material/hourglass_top:")
-        if right.button("Cancel", key=f"{key}:cancel", width="stretch"):
+        if right.button("Cancel", key=keyed(K_JOB_CANCEL, key), width="stretch"):
             found.cancel()
             st.rerun()
 

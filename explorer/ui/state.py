@@ -46,6 +46,7 @@ TOUR = "tour_positions"  # sample -> index of the tour tip shown (past the end: 
 URL_READ = "url_read"  # the address's state was read (once per session)
 COMPARED = "compared"  # the Compare page's latest comparison (run key, its key, Comparison): Graph page colours
 URL_PENDING = "url_pending"  # address parameters still to apply (inputs, cursor, node) once the model is active
+JOBS = "judge_jobs"  # {job key: JudgeJob}, oldest first: the session's questions to onnxruntime (ui/jobs.py)
 
 # ---- widget keys ---------------------------------------------------------------------------------------------
 W_SOURCE = "w_source"
@@ -139,6 +140,8 @@ K_LOOP_DIAGRAM = "w_loop_diagram"  # Loops page: the body diagram
 K_CARRIED_PLOT = "carried"  # Loops page: a carried value's plot
 K_SCAN_SERIES_PLOT = "scan_series"  # Loops page: a scan output's series plot
 K_SCAN_PLOT = "scan"  # Loops page: a scan value's plot
+K_JOB_CANCEL = "w_job_cancel"  # a running onnxruntime job's Cancel button (per job)
+K_JOB_AGAIN = "w_job_again"  # a cancelled job's "ask again" button (per job)
 
 
 def keyed(prefix: str, *parts: object) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from . import styles
 from .markup import plot_text
 
 MAX_SIDE = 256  # heatmap rows/columns drawn; bigger tensors show their leading corner
@@ -51,7 +52,7 @@ def _matrix_axes(fig: go.Figure, rows: int, columns: int) -> go.Figure:
 
 
 def _heatmap(z: np.ndarray, **kwargs: Any) -> go.Heatmap:
-    return go.Heatmap(z=z[:MAX_SIDE, :MAX_SIDE], colorscale="RdBu_r", zmid=0 if np.nanmin(z) < 0 < np.nanmax(z)
+    return go.Heatmap(z=z[:MAX_SIDE, :MAX_SIDE], colorscale=styles.DIVERGING_SCALE, zmid=0 if np.nanmin(z) < 0 < np.nanmax(z)
                       else None, **kwargs)
 
 
@@ -127,7 +128,7 @@ def time_heatmap(values: np.ndarray, title: str, bounds: tuple[float, float] | N
         low, high = bounds
         symmetric = low == -high
         fig.update_traces(zmin=low, zmax=high, zmid=0 if symmetric else None,
-                          colorscale="RdBu_r" if symmetric else "Viridis")
+                          colorscale=styles.DIVERGING_SCALE if symmetric else styles.SEQUENTIAL_SCALE)
     fig.update_xaxes(**_index_ticks(values.shape[0]))
     return _layout(fig, title, "time step", "hidden unit")
 

@@ -115,6 +115,10 @@ LABEL_TINTS: dict[str, str] = {"initializer": "#e67700", "collapsed": "#d9480f",
 HEAT_SCALE: tuple[str, ...] = ("#fff5f0", "#fdd0a2", "#fd8d3c", "#e6550d", "#a63603")
 HEAT_FONT = "#212529"
 
+# Plot colour scales (plotly names): values around 0 (blue below, red above), and values of one sign.
+DIVERGING_SCALE = "RdBu_r"
+SEQUENTIAL_SCALE = "Viridis"
+
 # Highlight drawn in the browser around the selected or searched element.
 SELECTION_COLOUR = "#1c7ed6"
 

@@ -70,6 +70,7 @@ def test_step_to_an_iteration_inside_a_loop(page):
                              'g.node[id="node:enc/body/inner/body/parity"] polygon').first
     expect(current).to_have_css("stroke", "rgb(232, 89, 12)")
     expect(canvas.locator("#badge")).to_have_text("▶ iteration 0, 1")
+    expect(canvas.locator("#badge")).to_have_css("color", "rgb(232, 89, 12)")  # styles.LABEL_TINTS["iteration"]
     no_exception(page)
     shot(page, "step_iteration")
 

@@ -161,6 +161,7 @@ async function layout(dot) {
 async function draw() {
   document.body.style.setProperty("--selected", args.colours.selected);
   document.body.style.setProperty("--hit", args.colours.hit);
+  document.body.style.setProperty("--badge", args.colours.badge);
   if (args.state_css && stateStyle.textContent !== args.state_css) stateStyle.textContent = args.state_css;
   stage.style.height = args.height + "px";
   legend.style.maxHeight = Math.round(args.height * 0.4) + "px";
