@@ -8,6 +8,7 @@ from __future__ import annotations
 import onnx
 
 from .graph import subgraph_attributes
+from .spec.bodies import body_signature
 
 BOOL, INT64 = onnx.TensorProto.BOOL, onnx.TensorProto.INT64
 
@@ -46,7 +47,7 @@ def _label(node: onnx.NodeProto, where: str) -> str:
 
 
 def _check_node(node: onnx.NodeProto, types: dict[str, onnx.TypeProto], where: str,
-                functions: dict[tuple[str, str], onnx.FunctionProto]) -> list[str]:
+                functions: dict[tuple[str, str], onnx.FunctionProto], opset: int) -> list[str]:
     found: list[str] = []
     label = _label(node, where)
 
@@ -73,7 +74,7 @@ def _check_node(node: onnx.NodeProto, types: dict[str, onnx.TypeProto], where: s
                     found.append(f"{label}: output {k} is {_name(ea)} in then_branch but {_name(eb)} in "
                                  "else_branch")
     elif node.domain in ("", "ai.onnx") and node.op_type == "Scan":
-        found += _scan_axes(node, label)
+        found += _scan_axes(node, label, opset)
     function = functions.get((node.domain, node.op_type))
     if function is not None:
         if len(node.input) > len(function.input):
@@ -85,31 +86,32 @@ def _check_node(node: onnx.NodeProto, types: dict[str, onnx.TypeProto], where: s
     return found
 
 
-def _scan_axes(node: onnx.NodeProto, label: str) -> list[str]:
-    attrs = {a.name: a for a in node.attribute}
-    body = attrs["body"].g if "body" in attrs else None
-    if body is None or "num_scan_inputs" not in attrs:
+def _scan_axes(node: onnx.NodeProto, label: str, opset: int) -> list[str]:
+    """Scan-9+'s scan axes against the ranks its body declares (Scan-8 has no axes: it scans axis 1)."""
+    body = next((a.g for a in node.attribute if a.name == "body" and a.type == onnx.AttributeProto.GRAPH), None)
+    if body is None or opset < 9:
         return []
+    signature = body_signature(node, opset, body=body)
+    given = {a.name for a in node.attribute}
     found = []
-    n_scan_in = attrs["num_scan_inputs"].i
-    n_state = len(body.input) - n_scan_in
-    for key, infos, extra in (("scan_input_axes", body.input[n_state:], 1), ("scan_output_axes",
-                                                                             body.output[n_state:], 1)):
-        if key not in attrs:
+    for key, slots, infos in (("scan_input_axes", signature.scan_inputs, body.input),
+                              ("scan_output_axes", signature.scan_outputs, body.output)):
+        if key not in given:
             continue
-        for k, (axis, info) in enumerate(zip(attrs[key].ints, infos)):
-            rank = _rank(info.type)
+        for k, slot in enumerate(slots):
+            rank = _rank(infos[slot.index].type)
             if rank is None:
                 continue
-            rank += extra  # the scanned tensor has one axis more than the body's slice
-            if not -rank <= axis < rank:
-                found.append(f"{label}: {key}[{k}]={axis} lies outside the {rank} axes of {info.name!r}")
+            rank += 1  # the scanned tensor has one axis more than the body's slice
+            if not -rank <= slot.axis < rank:
+                found.append(f"{label}: {key}[{k}]={slot.axis} lies outside the {rank} axes of {slot.name!r}")
     return found
 
 
 def violations(model: onnx.ModelProto) -> list[str]:
     """Every broken typing rule of the model, each naming its node and graph (an empty list for a valid model)."""
     functions = {(f.domain, f.name): f for f in model.functions}
+    opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
     found: list[str] = []
     # what a body may not write: the names its enclosing graphs define before its node, kept per enclosing graph
     # as (position of each name's definition, the node's position): linear in the model's size
@@ -121,7 +123,7 @@ def violations(model: onnx.ModelProto) -> list[str]:
         writers.update({t.name: "an initializer" for t in graph.initializer})
         position = dict.fromkeys(writers, -1)
         for index, node in enumerate(graph.node):
-            found += _check_node(node, types, where, functions)
+            found += _check_node(node, types, where, functions, opset)
             for name in node.output:
                 if not name:
                     continue
