@@ -20,3 +20,13 @@ def _app_waits_for_onnxruntime(monkeypatch):
     from explorer.ui import jobs
 
     monkeypatch.setattr(jobs, "WAIT_S", 600.0)
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches():
+    """Every test starts from empty Streamlit caches, so an AppTest never sees a model, run or drawing that an
+    earlier test left behind."""
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()

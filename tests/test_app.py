@@ -1,15 +1,23 @@
 """The Streamlit app driven headless with AppTest: every page on every sample, the sidebar's model and input
 choices, error handling that keeps the previous model, and the step cursor."""
-import base64
 import io
 import json
-from pathlib import Path
-from xml.etree import ElementTree
 
 import numpy as np
-import plotly.io
 import pytest
-import streamlit as st
+from app_support import (
+    PAGES,
+    array,
+    assert_clean,
+    diagram_args,
+    diagram_svg,
+    figures,
+    outline,
+    start,
+    step_state,
+    texts,
+    upload,
+)
 from markdown_text import rendered, shown
 from onnx import TensorProto, helper
 from streamlit.testing.v1 import AppTest
@@ -17,82 +25,10 @@ from streamlit.testing.v1 import AppTest
 import explorer
 from explorer.samples import DEFAULT_SAMPLE, list_samples, sample_path
 from explorer.ui import state
-from explorer.views.dot_escape import svg_id
 from explorer.views.styles import NODE_STATES
 from explorer.views.tables import short_text
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGES = {name: f"explorer/ui/pages/{name}.py" for name in ("graph", "step", "loops", "gates", "optimizer")}
 SAMPLES = list(list_samples())
-SVG = "{http://www.w3.org/2000/svg}"
-
-
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-
-
-def start(sample: str | None = None) -> AppTest:
-    """The app run once, on `sample` when given (else on whatever it opens with)."""
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    if sample is not None and at.selectbox(key=state.W_SAMPLE).value != sample:
-        at.selectbox(key=state.W_SAMPLE).set_value(sample).run()
-    return at
-
-
-def assert_clean(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def figures(at: AppTest) -> list:
-    """The plotly figures on the page."""
-    return [plotly.io.from_json(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
-def array(data) -> np.ndarray:
-    """A figure's array as it travels in the spec: a list, or plotly's typed array {dtype, bdata, shape}."""
-    if not isinstance(data, dict):
-        return np.asarray(data, dtype=float)
-    flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"])
-    shape = [int(n) for n in str(data.get("shape", flat.size)).split(",")]
-    return flat.reshape(shape).astype(float)
-
-
-def diagram_svg(at: AppTest, key: str) -> ElementTree.Element:
-    """The SVG the diagram component of that widget key was given."""
-    return ElementTree.fromstring(diagram_args(at, key)["svg"])
-
-
-def diagram_args(at: AppTest, key: str) -> dict:
-    """What the diagram canvas of that widget key was given (layout, svg, focus, hits, legend, ...)."""
-    [component] = [c for c in at.get("component_instance") if c.proto.id.endswith(key)]
-    return json.loads(component.proto.json_args)
-
-
-def step_state(at: AppTest, node_path: str) -> str | None:
-    """The trace state (views.styles.NODE_STATES) the Step page's canvas gives a node drawn in its SVG; None
-    when the node has no box of its own there."""
-    args = diagram_args(at, "w_step_diagram")
-    box = svg_id("node", node_path)
-    if not any(g.get("id") == box for g in ElementTree.fromstring(args["svg"]).iter(f"{SVG}g")):
-        return None
-    return next((name for name, ids in args["marks"]["states"].items() if box in ids), None)
-
-
-def outline(svg: ElementTree.Element, node_path: str) -> str | None:
-    """The stroke colour of a node's box in the SVG (see views.dot for the ids)."""
-    for group in svg.iter(f"{SVG}g"):
-        if group.get("id") == svg_id("node", node_path):
-            shape = next(e for e in group.iter() if e.tag in (f"{SVG}path", f"{SVG}polygon"))
-            return shape.get("stroke")
-    return None
-
-
-def texts(at: AppTest) -> str:
-    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info])
 
 
 def test_opens_on_the_default_sample_with_a_recorded_run():
@@ -325,11 +261,6 @@ def test_optimizer_page_shows_rewrites_statistics_and_equivalence():
     assert "After 1 rewrite (added nodes marked)" in texts(at) and "equivalence: equivalent" in at.code[0].value
     at.multiselect(key="w_patterns").unselect("MatMulAdd").run()
     assert "**0 rewrites**" in texts(at) and "No pattern applies to this model." in texts(at)
-
-
-def upload(at: AppTest, name: str, data: bytes) -> AppTest:
-    at.radio(key="w_source").set_value("Upload").run()
-    return at.file_uploader(key="w_upload").upload(name, data).run()
 
 
 def test_an_unsupported_operator_is_named_with_the_partial_trace():

@@ -7,34 +7,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from app_support import PAGES, assert_clean, start, step_state, texts, upload
 from onnx import TensorProto as T
 from onnx import helper as h
 from streamlit.testing.v1 import AppTest
-from test_app import APP, fresh_caches, start  # noqa: F401 - fresh_caches applies here too
 
 import explorer
 from explorer.samples import sample_inputs, sample_path
 from explorer.ui import state
 from explorer.views import hints
 
-PAGES = {name: f"explorer/ui/pages/{name}.py" for name in ("graph", "step", "loops", "gates", "optimizer")}
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
 HOSTILE = ["node_while_loop__1", "If_0_else_branch__Inline_0__/a\"b'c/d", "x" * 10_000, "__", "a/b\\c:d"]
 
 
-def upload(model, name: str = "model.onnx") -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.radio(key=state.W_SOURCE).set_value("Upload").run()
-    return at.file_uploader(key=state.W_UPLOAD).upload(name, model.SerializeToString()).run()
-
-
-def assert_clean(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def texts(at: AppTest) -> str:
-    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info])
+def upload_model(model, name: str = "model.onnx") -> AppTest:
+    """The app started afresh with `model` uploaded."""
+    return upload(start(), name, model.SerializeToString())
 
 
 def hostile_loop_model():
@@ -58,7 +47,7 @@ def hostile_loop_model():
 
 
 def test_every_page_takes_any_node_name():
-    at = upload(hostile_loop_model())
+    at = upload_model(hostile_loop_model())
     assert_clean(at)
     for page in ("graph", "step", "loops", "gates", "optimizer"):
         at.switch_page(PAGES[page]).run()
@@ -105,8 +94,6 @@ def test_iterations_move_at_every_loop_level():
 
 
 def test_the_branch_not_taken_is_drawn_skipped_at_the_step():
-    from test_app import step_state
-
     at = start("nested_loops")
     at.switch_page(PAGES["step"]).run()
     trace = explorer.run(explorer.load(sample_path("nested_loops")), sample_inputs("nested_loops"))
@@ -128,7 +115,7 @@ def nan_model():
 
 
 def test_nan_cells_read_nan_and_rank_3_tables_name_their_axes():
-    at = upload(nan_model())
+    at = upload_model(nan_model())
     at.switch_page(PAGES["step"]).run()
     frames = [d.value for d in at.dataframe]
     output = frames[-1]
@@ -157,7 +144,7 @@ def test_a_loop_that_never_runs_names_the_input_behind_it():
     trace = explorer.run(model, {"x": np.ones(2, np.float32)})
     [hint] = hints.idle_loops(model, trace)
     assert "Loop 'repeat' ran 0 iterations" in hint and "`trips` = 0" in hint and "input `x`" in hint
-    at = upload(zero_trip_model())
+    at = upload_model(zero_trip_model())
     assert any("ran 0 iterations" in i.value and "`x`" in i.value for i in at.info)
 
 

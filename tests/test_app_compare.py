@@ -1,13 +1,12 @@
 """The Compare page driven with AppTest: B chosen as onnxruntime, another model, reference values and PyTorch's
 equations; the first divergence, the lockstep cursor, error over iterations and the gates of both sides."""
 import io
-from pathlib import Path
 
 import numpy as np
 import onnx
 import plotly.io
 import pytest
-import streamlit as st
+from app_support import SVG, diagram_args, start
 from streamlit.testing.v1 import AppTest
 
 import explorer
@@ -15,19 +14,11 @@ from explorer.samples import sample_inputs, sample_path
 from explorer.ui import state
 from tests.compare_models import exported_rnn, torch_parameters
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "explorer/ui/pages/compare.py"
 
 
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-
-
 def compare_page(path: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = start(timeout=120)
     if path is not None:
         at.radio(key="w_source").set_value("Local path").run()
         at.text_input(key="w_path").input(path).run()
@@ -39,6 +30,7 @@ def texts(at: AppTest) -> str:
 
 
 def assert_clean(at: AppTest) -> None:
+    """No exception (the Compare page may show errors: that is what some of these tests look for)."""
     assert not at.exception, [e.value for e in at.exception]
 
 
@@ -75,9 +67,7 @@ def test_the_graph_page_colours_nodes_by_the_error_against_b_once_compared():
 
     from explorer.views.dot_escape import svg_id
     from explorer.views.styles import HEAT_SCALE
-    from tests.test_app import SVG, diagram_args
-
-    at = AppTest.from_file(APP, default_timeout=120).run().switch_page("explorer/ui/pages/graph.py").run()
+    at = start(timeout=120).switch_page("explorer/ui/pages/graph.py").run()
     assert "error" not in at.button_group(key="w_colour").options  # nothing compared yet
     trace = explorer.run(explorer.load(sample_path("nested_loops")), sample_inputs("nested_loops"))
     stacked = np.stack([e.outputs["s_out"] for e in trace.events_of("enc/body/squash")])

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-import streamlit as st
+from app_support import PAGES, start, texts, upload
 from markdown_text import shown
 from onnx import TensorProto, helper, numpy_helper
 from streamlit.testing.v1 import AppTest
@@ -17,27 +17,9 @@ import explorer
 from explorer.samples import sample_inputs
 from explorer.views.markup import md
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGES = {name: f"explorer/ui/pages/{name}.py" for name in ("graph", "step", "loops", "gates", "optimizer")}
-
-
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-
-
-def start() -> AppTest:
-    return AppTest.from_file(APP, default_timeout=60).run()
-
 
 def choose(at: AppTest, sample: str) -> AppTest:
     return at.selectbox(key="w_sample").set_value(sample).run()
-
-
-def texts(at: AppTest) -> str:
-    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info])
 
 
 def test_the_node_selector_shows_no_node_until_one_is_picked():
@@ -95,9 +77,7 @@ def test_per_node_pages_start_on_a_node_that_ran():
          helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 1, 2])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    at = start()
-    at.radio(key="w_source").set_value("Upload").run()
-    at.file_uploader(key="w_upload").upload("branches.onnx", model.SerializeToString()).run()
+    at = upload(start(), "branches.onnx", model.SerializeToString())
     at.radio(key="w_input_mode").set_value("Upload .npz or .pb").run()
     buf = io.BytesIO()
     np.savez(buf, flag=np.bool_(True), x=np.ones((3, 1, 2), np.float32))
@@ -137,9 +117,7 @@ def test_an_upload_without_its_external_data_points_to_local_path(tmp_path):
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [weights])
     onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "m.onnx",
                     save_as_external_data=True, location="m.bin", size_threshold=0)
-    at = start()
-    at.radio(key="w_source").set_value("Upload").run()
-    at.file_uploader(key="w_upload").upload("m.onnx", (tmp_path / "m.onnx").read_bytes()).run()
+    at = upload(start(), "m.onnx", (tmp_path / "m.onnx").read_bytes())
     [error] = at.error
     assert "external file 'm.bin'" in shown(error.value) and "Choose Local path in the sidebar" in shown(error.value)
     at.radio(key="w_source").set_value("Local path").run()

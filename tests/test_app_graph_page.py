@@ -3,7 +3,7 @@ the run) and brought into view when chosen, colour overlays with their legend, t
 at a time, and one drawing per run of the page."""
 from __future__ import annotations
 
-from test_app import diagram_args, fresh_caches, start  # noqa: F401 - fresh_caches applies here too
+from app_support import diagram_args, start
 
 import explorer
 import explorer.views.dot as dot_module

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import onnx
 import pytest
-import streamlit as st
+from app_support import PAGES, start, upload
 from markdown_text import shown
 
 from tests.adversarial import models as m
-from tests.test_app import PAGES, start, upload
-
-
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
 
 
 def negative_dims() -> onnx.ModelProto:

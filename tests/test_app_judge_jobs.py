@@ -7,20 +7,17 @@ import time
 
 import numpy as np
 import pytest
-import streamlit as st
+from app_support import PAGES, assert_clean, start
 from streamlit.testing.v1 import AppTest
 
 from explorer.judge import run_onnxruntime
 from explorer.ui import jobs, state, work
-from tests.test_app import APP, PAGES, assert_clean, start
 from tests.test_judge import _endless_loop
 from tests.test_judge_job import judge_children
 
 
 @pytest.fixture(autouse=True)
 def progress_shown(monkeypatch):
-    st.cache_data.clear()
-    st.cache_resource.clear()
     monkeypatch.setattr(jobs, "WAIT_S", 0.0)  # every job is shown running first
 
 
@@ -80,7 +77,7 @@ def test_the_verdict_appears_when_ready():
 
 
 def test_the_comparison_with_onnxruntime_runs_in_the_background():
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = start(timeout=120)
     at.switch_page("explorer/ui/pages/compare.py").run()
     assert_clean(at)
     assert any(i.value.startswith("Comparison: running…") for i in at.info) and not at.success

@@ -4,21 +4,18 @@ plotted over its first iterations only."""
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 import pytest
-import streamlit as st
+from app_support import start, upload
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from streamlit.testing.v1 import AppTest
 
 import explorer
 from explorer.ui import state
 from explorer.views import loops
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 INNER = "scan/body/inner"
 
 
@@ -49,18 +46,6 @@ def failing_nested():
         [numpy_helper.from_array(np.array(0, np.float32), "s0"),
          numpy_helper.from_array(np.array([[2], [3]], np.int64), "N")])
     return h.make_model(graph, opset_imports=[h.make_opsetid("", 21)])
-
-
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-
-
-def upload(at: AppTest, name: str, data: bytes) -> AppTest:
-    at.radio(key="w_source").set_value("Upload").run()
-    return at.file_uploader(key="w_upload").upload(name, data).run()
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +79,7 @@ def test_the_events_of_an_unfinished_iteration(failed):
 
 
 def test_loops_page_shows_the_partial_iterations():
-    at = upload(AppTest.from_file(APP, default_timeout=60).run(), "fails.onnx", failing_nested().SerializeToString())
+    at = upload(start(), "fails.onnx", failing_nested().SerializeToString())
     at.switch_page("explorer/ui/pages/loops.py").run()
     assert not at.exception
     text = "\n".join(m.value for m in at.markdown)
@@ -107,8 +92,7 @@ def test_loops_page_shows_the_partial_iterations():
 
 def test_a_long_loop_is_tabled_and_plotted_over_its_first_iterations():
     # the Loop spec's body with b = 2 < a = 3 keeps going (b alternates 2, 1, 2...) up to the trip count
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.selectbox(key="w_sample").set_value("loop_spec").run()
+    at = start("loop_spec")
     at.radio(key="w_input_mode").set_value("Upload .npz or .pb").run()
     buf = io.BytesIO()
     np.savez(buf, a=np.int32(3), b=np.int32(2), keepgoing=np.bool_(True), max_trip_count=np.int64(1500))

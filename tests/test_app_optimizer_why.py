@@ -2,7 +2,7 @@
 that declined (their most common reasons); the logic is the optimizer's records, the page only shows them."""
 from __future__ import annotations
 
-from test_app import PAGES, assert_clean, start, texts
+from app_support import PAGES, assert_clean, start, texts
 
 from explorer.optimizer import optimize
 from explorer.samples import sample_path

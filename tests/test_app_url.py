@@ -2,24 +2,13 @@
 the step cursor and the selected node; opening such an address restores them."""
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-import streamlit as st
+from app_support import APP, start
 from streamlit.testing.v1 import AppTest
 
 from explorer.ui import state
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 STEP = "explorer/ui/pages/step.py"
 PARITY = "enc/body/inner/body/parity"
-
-
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
 
 
 def opened(params: dict[str, str]) -> AppTest:
@@ -30,7 +19,7 @@ def opened(params: dict[str, str]) -> AppTest:
 
 
 def test_the_address_follows_the_state():
-    at = AppTest.from_file(APP, default_timeout=60).run()
+    at = start()
     at.selectbox(key=state.W_SAMPLE).set_value("nested_loops").run()
     at.radio(key=state.W_INPUT_MODE).set_value("Random").run()
     at.number_input(key=state.W_SEED).set_value(7).run()

@@ -2,16 +2,12 @@
 left/right fractions, judged on hand-made series; and the Gates page's controls through AppTest."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import streamlit as st
-from streamlit.testing.v1 import AppTest
+from app_support import start
 
 from explorer.ui import state
 from explorer.views import gates
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 NAN = np.nan
 
 
@@ -40,10 +36,7 @@ def test_units_on_through_a_range_best_first():
 
 
 def test_the_gates_page_picks_units_by_pattern():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.selectbox(key=state.W_SAMPLE).set_value("gru_pytorch_batch_first").run()
+    at = start("gru_pytorch_batch_first")
     at.switch_page("explorer/ui/pages/gates.py").run()
     path = at.session_state[state.W_RNN]
     at.toggle(key=state.keyed(state.W_RNN_PATTERN, path)).set_value(True).run()

@@ -2,14 +2,11 @@
 guided tours; the spec's C-style equivalent of each Loop mode (quoted from onnx.defs, every version)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import onnx
 import pytest
-import streamlit as st
+from app_support import start
 from onnx import helper as h
-from streamlit.testing.v1 import AppTest
 
 import explorer
 from explorer.samples import list_samples, sample_inputs, sample_path
@@ -17,15 +14,7 @@ from explorer.ui import state
 from explorer.views import learning, loops
 from explorer.views.tours import TOURS
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 BRANCH = "enc/body/inner/body/branch"
-
-
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
 
 
 @pytest.fixture(scope="module")
@@ -74,12 +63,6 @@ def test_every_tour_belongs_to_a_control_flow_sample():
         model = explorer.load(sample_path(name))
         assert name in samples and 2 <= len(tips) <= 5
         assert any(r.op_type in ("If", "Loop", "Scan") for r in model.nodes())
-
-
-def start(sample: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.selectbox(key=state.W_SAMPLE).set_value(sample).run()
-    return at
 
 
 def test_step_page_holds_back_until_the_branch_is_predicted():
