@@ -23,6 +23,7 @@ from ..views.heat import NodeValues
 from ..views.markup import md
 from ..views.render import GraphvizError, dot_available, render_svg
 from ..views.trace_marks import Marks, state_css
+from .state import K_LAYOUT_SENT, keyed
 
 _component = declare_component("explorer_diagram", path=str(Path(__file__).parent / "components" / "diagram"))
 HEIGHT = 640
@@ -70,7 +71,7 @@ def _layout_args(drawing: Drawing, key: str) -> dict[str, str]:
 
 
 def _sent_key(key: str) -> str:
-    return f"{key}.layout_sent"
+    return keyed(K_LAYOUT_SENT, key)
 
 
 def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]], None] | None = None,
