@@ -127,14 +127,16 @@ def test_spec_is_below_executor_and_views():
             assert module.split(".")[1] in ("errors", "graph", "spec"), f"spec/{path.name} imports {module}"
 
 
-COLOUR = re.compile(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b|colorscale\s*=\s*[\"']")
+COLOUR = re.compile(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b|colorscale\s*=\s*[\"']"
+                    r"|:(red|orange|yellow|green|blue|violet|gray|grey|rainbow|primary)\[")
 STYLED = sorted(p for suffix in ("*.py", "*.js", "*.css", "*.html") for p in PACKAGE.rglob(suffix)
                 if "vendor" not in p.parts and p != PACKAGE / "views" / "styles.py")
 
 
 @pytest.mark.parametrize("path", STYLED, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_colours_live_in_styles(path):
-    """Every colour the app draws with (hex colours, plot colour scales) is named in views/styles.py."""
+    """Every colour the app draws or writes with (hex colours, plot colour scales, Streamlit's `:red[...]`) is
+    named in views/styles.py."""
     found = [f"line {n}: {m.group()}" for n, line in enumerate(path.read_text().splitlines(), 1)
              for m in COLOUR.finditer(line)]
     assert not found, f"{path.relative_to(PACKAGE)} spells colours outside views/styles.py: {found}"

@@ -13,6 +13,7 @@ from ..trace import Trace
 from ..views import inspector as views_inspector
 from ..views.markup import md, md_code
 from ..views.plots import value_figure
+from ..views.styles import tinted
 from ..views.tables import short_text, value_grid, value_stats
 from . import state, widgets
 
@@ -52,9 +53,9 @@ def value_panel(name: str, value: Any, key: str, full: bool = True, plot: bool =
     if not scalar and stats["min"] is not None:
         parts.append(f"min {stats['min']:.4g} · max {stats['max']:.4g} · mean {stats['mean']:.4g}")
     if stats["NaN"] or stats["Inf"]:
-        parts.append(f":red[NaN {stats['NaN']} · Inf {stats['Inf']}]")
+        parts.append(tinted(f"NaN {stats['NaN']} · Inf {stats['Inf']}", "bad"))
     elif not scalar and (stats["dtype"] or "").startswith(("float", "bfloat", "complex")):
-        parts.append(":gray[NaN 0 · Inf 0]")
+        parts.append(tinted("NaN 0 · Inf 0", "quiet"))
     st.markdown(" · ".join(parts))
     if scalar or not full:
         return

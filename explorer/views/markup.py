@@ -6,8 +6,8 @@ from __future__ import annotations
 import html
 import string
 
-# every ASCII punctuation mark that markdown, GFM (autolinks: www. http: a@b) or Streamlit (:red[...], $math$)
-# give a meaning; quotes, commas, slashes and the like stay as they are
+# every ASCII punctuation mark that markdown, GFM (autolinks: www. http: a@b) or Streamlit (colour directives
+# `:<colour>[...]`, $math$) give a meaning; quotes, commas, slashes and the like stay as they are
 _PUNCTUATION = frozenset(string.punctuation) - frozenset("'\",;/=?%")
 _CONTROL = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _BREAK = "\u200b"  # zero-width space: splits ":name:" so no emoji or icon shortcode can form
@@ -20,7 +20,7 @@ def _visible(text: str) -> str:
 
 def md(text: object) -> str:
     """`text` as literal markdown text: every ASCII punctuation mark backslash-escaped (CommonMark), control
-    characters shown as escapes, and colons split from what follows (no `:emoji:` or `:red[...]`)."""
+    characters shown as escapes, and colons split from what follows (no `:emoji:` or `:<colour>[...]`)."""
     out = []
     for c in _visible(str(text)):
         if c in _PUNCTUATION:

@@ -119,6 +119,9 @@ HEAT_FONT = "#212529"
 DIVERGING_SCALE = "RdBu_r"
 SEQUENTIAL_SCALE = "Viridis"
 
+# Streamlit's colour directives for verdicts in the app's text: good, bad, unsure, and quiet (nothing to see).
+TONES: dict[str, str] = {"good": "green", "bad": "red", "unsure": "orange", "quiet": "gray"}
+
 # Highlight drawn in the browser around the selected or searched element.
 SELECTION_COLOUR = "#1c7ed6"
 
@@ -162,3 +165,8 @@ def with_state(attrs: dict[str, Any], state: str | None) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def tinted(text: str, tone: str) -> str:
+    """`text` (markdown the app wrote, never a model's string) in the colour of a TONES tone."""
+    return f":{TONES[tone]}[{text}]"

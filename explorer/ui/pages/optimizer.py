@@ -12,12 +12,14 @@ from explorer.ui import diagram, jobs, state, work
 from explorer.views import rewrites
 from explorer.views.dot import model_to_dot
 from explorer.views.markup import md
+from explorer.views.styles import tinted
 
 WHOLE_MODEL_LIMIT = 5000  # nodes: bigger models are drawn on request
-STATUS = {"equivalent": ":green[**equivalent**]", "different": ":red[**different**]",
-          "inconclusive": ":orange[**inconclusive**]"}
-CHECKING = {"running": "checking in the background…", "cancelled": ":orange[**not checked**] (cancelled)",
-            "failed": ":red[**the proof failed**]"}
+STATUS = {"equivalent": tinted("**equivalent**", "good"), "different": tinted("**different**", "bad"),
+          "inconclusive": tinted("**inconclusive**", "unsure")}
+CHECKING = {"running": "checking in the background…",
+            "cancelled": tinted("**not checked**", "unsure") + " (cancelled)",
+            "failed": tinted("**the proof failed**", "bad")}
 
 
 def proof(key: str, job, label: str, shown: str | None = None) -> None:
