@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.trace import Event
+from explorer.model import Model
+from explorer.trace import Event, Trace
 from explorer.ui import diagram, jobs, learning, panels, state, url, work
 from explorer.views import cursor as moves
 from explorer.views.markup import md, md_code
@@ -65,20 +66,11 @@ def iteration_moves(model, trace, index: int) -> None:
                                  disabled=target is None, on_click=_go, args=(target,))
 
 
-@st.fragment
-def stepper() -> None:
-    model, trace = state.active_model(), state.current_trace()
-    if model is None or trace is None or not trace.events:
-        st.info("No recorded events: choose a model and inputs in the sidebar.")
-        return
-    index = state.cursor(trace)
+def toolbar(model: Model, trace: Trace, index: int, held: bool) -> None:
+    """The moves (first, back, next, last, by iteration, by node, to the first NaN/Inf) and the event slider."""
     event = trace.events[index]
     last = len(trace.events) - 1
     selected = state.selected_node() or event.node
-    # parts that come and go sit in fixed slots, so what follows them keeps its place on the page from step to
-    # step: the canvas, tables and plots are then updated in place instead of being made anew
-    with st.container():
-        held = learning.branch_quiz(model, trace, index)  # learning mode: predict the branch before entering it
     jumps = {  # key: (label, icon, target, help)
         "first": ("", ":material/first_page:", 0, "First event"),
         "back": ("", ":material/chevron_left:", index - 1 if index > 0 else None, "Previous event"),
@@ -102,16 +94,34 @@ def stepper() -> None:
             st.session_state[state.W_CURSOR] = index
         st.slider("Event", 0, last, key=state.W_CURSOR, label_visibility="collapsed",
                   on_change=lambda: state.set_cursor(st.session_state[state.W_CURSOR]))
-    st.markdown(f"**Event {index}** of 0–{last} · {md_code(moves.breadcrumb_text(model, event))}"
-                f" · {event.seconds * 1e3:.3f} ms")
-    with st.container():
-        iteration_moves(model, trace, index)
-    with st.container():
-        if event.summarized:
-            st.caption("Values past the trace memory budget are kept as summaries.")
+
+
+@st.fragment
+def stepper() -> None:
+    """A step reruns only this: the canvas first (its marks leave before the rest), then the controls and the
+    values. Parts that come and go sit in fixed slots, so what follows them keeps its place from step to step:
+    the canvas, tables and toggles are then updated in place instead of being made anew."""
+    model, trace = state.active_model(), state.current_trace()
+    if model is None or trace is None or not trace.events:
+        st.info("No recorded events: choose a model and inputs in the sidebar.")
+        return
+    index = state.cursor(trace)
+    event = trace.events[index]
+    quiz, controls, position = st.container(), st.container(), st.container()
     left, right = st.columns([2, 1])
     with left:
         draw(model, trace, index)
+    with quiz:
+        held = learning.branch_quiz(model, trace, index)  # learning mode: predict the branch before entering it
+    with controls:
+        toolbar(model, trace, index, held)
+    with position:
+        st.markdown(f"**Event {index}** of 0–{len(trace.events) - 1} · "
+                    f"{md_code(moves.breadcrumb_text(model, event))} · {event.seconds * 1e3:.3f} ms")
+        with st.container():
+            iteration_moves(model, trace, index)
+        if event.summarized:
+            st.caption("Values past the trace memory budget are kept as summaries.")
     with right:
         values_panel(event)
     url.publish(model)  # a fragment rerun moves the cursor without running the whole app
