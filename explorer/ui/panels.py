@@ -61,8 +61,8 @@ def value_panel(name: str, value: Any, key: str, full: bool = True, plot: bool =
         return
     grid = value_grid(value)
     if grid is not None:
-        st.dataframe(pd.DataFrame(grid.cells, index=grid.rows, columns=grid.columns), key=f"{key}.table",
-                     height=min(38 + 35 * len(grid.rows), 250))
+        st.dataframe(pd.DataFrame(grid.cells, index=grid.rows, columns=grid.columns),
+                     key=state.keyed(state.K_VALUE_TABLE, key), height=min(38 + 35 * len(grid.rows), 250))
         if value.ndim >= 2:
             st.caption(grid.caption)
     figure = value_figure(value, name) if plot else None

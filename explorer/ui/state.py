@@ -140,6 +140,7 @@ K_LOOP_DIAGRAM = "w_loop_diagram"  # Loops page: the body diagram
 K_CARRIED_PLOT = "carried"  # Loops page: a carried value's plot
 K_SCAN_SERIES_PLOT = "scan_series"  # Loops page: a scan output's series plot
 K_SCAN_PLOT = "scan"  # Loops page: a scan value's plot
+K_VALUE_TABLE = "value_table"  # a value's table beside its plot (per plot key)
 K_LAYOUT_SENT = "layout_sent"  # a diagram canvas: the layout last sent to it (per canvas key)
 K_JOB_CANCEL = "w_job_cancel"  # a running onnxruntime job's Cancel button (per job)
 K_JOB_AGAIN = "w_job_again"  # a cancelled job's "ask again" button (per job)
