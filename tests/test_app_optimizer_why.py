@@ -13,8 +13,12 @@ def test_declines_group_by_cause_across_value_names():
     result = optimize(str(sample_path("opt_loop_body")))
     rows = {r["pattern"]: r for r in decline_rows(result)}
     assert rows["IdentityRemoval"]["reason"] == "'…' is a graph output and '…' is not produced in this graph"
-    assert rows["MatMulAdd"] == {"pattern": "MatMulAdd", "nodes declined": 1,
-                                 "reason": "MatMul inputs are not known to be 2-D", "times": 1}
+    assert rows["LoopInvariantHoisting"] == {"pattern": "LoopInvariantHoisting", "nodes declined": 1,
+                                             "reason": "no loop-invariant computation in the body", "times": 1}
+    # the carried state keeps its [2, 4] shape on every iteration, so the body's MatMul + Add became a Gemm
+    assert "MatMulAdd" not in rows
+    [gemm] = [s for s in result.steps if s.pattern == "MatMulAdd"]
+    assert "h_in has shape [2, 4]" in gemm.facts
 
 
 def test_the_page_shows_why_rewrites_fired_and_why_patterns_declined():

@@ -123,7 +123,7 @@ class Driver:
                 if known is not None and known[0] is body and known[1] == outer:
                     continue
                 trusted = state.trust_shapes and node.op_type == "If"
-                sub = GraphState(body, self.ctx, path=path, parent=state, trust_shapes=trusted)
+                sub = GraphState(body, self.ctx, path=path, parent=state, trust_shapes=trusted, owner=node)
                 if self.optimize_graph(sub):
                     rewritten[label] = sub.to_graph()
                 else:

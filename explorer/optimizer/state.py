@@ -27,9 +27,12 @@ class GraphState(Knowledge):
     """One graph (main or body) being optimized. Patterns only read it and build nodes; the driver edits it."""
 
     def __init__(self, graph: onnx.GraphProto, ctx: Context, *, path: str = "", parent: GraphState | None = None,
-                 trust_shapes: bool = True, initializers: Iterable[onnx.TensorProto] | None = None) -> None:
-        """`initializers` replaces the graph's own (a copy of a graph may leave its weights in the original)."""
+                 trust_shapes: bool = True, initializers: Iterable[onnx.TensorProto] | None = None,
+                 owner: Node | None = None) -> None:
+        """`initializers` replaces the graph's own (a copy of a graph may leave its weights in the original);
+        `owner` is the node of `parent` whose body this graph is."""
         self.graph = graph
+        self.owner = owner
         self.ctx = ctx
         self.path = path
         self.prefix = f"{path}/" if path else ""

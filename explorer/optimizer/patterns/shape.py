@@ -23,8 +23,8 @@ def shape_dims(g: GraphState, node: Node) -> tuple | None:
 
 
 class StaticShapePattern(Pattern):
-    """Shape(x) -> constant, when every dim it returns is known (outside Loop/Scan bodies, whose shapes may
-    change from one iteration to the next)."""
+    """Shape(x) -> constant, when every dim it returns is known (inside a Loop/Scan body: known on every
+    iteration, see body_facts)."""
 
     op_types = ("Shape",)
     priority = SIMPLIFY
