@@ -4,18 +4,12 @@ initial shape, and outer values keep what the enclosing graph knows; shape arith
 body, checked against onnxruntime. A carried value that grows is left alone."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from test_optimizer_models import body, info, make, proven, tensor
+from test_optimizer_models import body, info, make, proven, real_model, tensor
 
 from explorer.optimizer import optimize
-
-ROOT = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
-SCAN_1 = ROOT / "onnxruntime__onnxruntime-qnn/onnxruntime/test/testdata/scan_1.onnx"
 
 SHAPE_OPS = {"Shape", "Gather", "Unsqueeze", "Concat", "Size"}
 
@@ -112,11 +106,11 @@ def test_an_assumption_given_up_for_one_state_keeps_the_others():
     proven(result, {"g0": np.ones((1, 3), np.float32), "h0": np.ones((2, 4), np.float32)})
 
 
-@pytest.mark.skipif(not SCAN_1.exists(), reason="../shared/models is not available")
 def test_scan_bodies_of_a_real_model_fuse_their_matmul_and_add():
     """scan_1 (a CNTK LSTM as four Scans): each body's MatMul + Add on the [1, 3] or [1, 2] slice and state
     becomes a Gemm once the body knows their shapes."""
-    result = optimize(SCAN_1)
+    path, _ = real_model("testdata/scan_1.onnx")
+    result = optimize(path)
     fused = [s for s in result.steps if s.pattern == "MatMulAdd"]
     assert len(fused) == 8 and all("/" in s.graph for s in fused)
     assert any("Input13165_subgraph has shape [1, 3]" in s.facts for s in fused)

@@ -1,18 +1,34 @@
 """Small model builders and judges shared by the optimizer tests (no tests here)."""
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx
+import pytest
 from onnx import helper, numpy_helper
 
 from explorer.optimizer import OptimizationResult, optimize
 from explorer.optimizer.verify import Equivalence, verify
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from real_models import manifest_entries, manifest_feeds  # noqa: E402
+
 OPSET = 18
+SHARED_MODELS = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
+
+
+def real_model(suffix: str) -> tuple[Path, dict[str, Any] | None]:
+    """The path and recorded feeds of the real model whose file name ends with `suffix`; skips the calling test
+    when ../shared/models is not available."""
+    for entry in manifest_entries(SHARED_MODELS):
+        if entry["file"].endswith(suffix):
+            return SHARED_MODELS / entry["file"], manifest_feeds(entry)
+    pytest.skip("../shared/models is not available")
 
 
 def tensor(name: str, value: Any, dtype: Any = np.float32) -> onnx.TensorProto:
