@@ -13,6 +13,7 @@ from .cse import CommonSubexpressionPattern
 from .fold import ConstantFoldingPattern
 from .fusion import MatMulAddPattern
 from .gather import GatherConcatPattern, GatherGatherPattern
+from .gemm import FlatMatMulPattern, GemmBiasPattern
 from .hoist import LoopInvariantHoistingPattern
 from .identity import DeadNodePattern, IdentityRemovalPattern
 from .neutral import NEUTRAL_PATTERNS
@@ -21,6 +22,7 @@ from .reshape import NoOpReshapePattern, ReshapeReshapePattern
 from .rnn import RnnZeroStatePattern
 from .scatter import ScatterNDBoxPattern
 from .shape import KnownValuePattern, ShapeGatherPattern, StaticShapePattern
+from .slices import SliceSlicePattern
 from .transpose import IdentityTransposePattern, TransposeTransposePattern
 
 PATTERN_CLASSES: tuple[type[Pattern], ...] = (
@@ -32,12 +34,13 @@ PATTERN_CLASSES: tuple[type[Pattern], ...] = (
     # simplifications
     GatherConcatPattern, GatherGatherPattern, ShapeGatherPattern, StaticShapePattern, KnownValuePattern, RnnZeroStatePattern, TransposeTransposePattern,
     ReshapeReshapePattern, UnsqueezeUnsqueezePattern, SliceSqueezePattern, CastCastPattern, ConcatConcatPattern, SliceConcatPattern,
+    SliceSlicePattern,
     IfConstantPattern,
     ScatterNDBoxPattern, ConstantFoldingPattern,
     # structure
     CommonSubexpressionPattern, LoopInvariantHoistingPattern,
     # fusions
-    MatMulAddPattern, BatchNormFoldPattern,
+    MatMulAddPattern, BatchNormFoldPattern, GemmBiasPattern, FlatMatMulPattern,
 )
 
 

@@ -1,0 +1,175 @@
+"""Gemm rewrites that remove nodes: an Add after a Gemm moved into its bias, and the Reshape pair a MatMul or Gemm
+on N-D input is wrapped in (flatten to 2-D, multiply, restore) dropped where MatMul's own broadcasting does it."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import onnx
+
+from ..ir import Built, Node
+from ..pattern import FUSION, MatchResult, Pattern
+from ..state import GraphState
+from .common import dims_text, same_dim, shape_fact
+from .fusion import GEMM_TYPES
+
+
+def _gemm(g: GraphState, gemm: Node, inputs: list[str], output: str) -> onnx.NodeProto:
+    """A copy of `gemm` reading `inputs` into `output`, with beta = 1 (the new C is already scaled)."""
+    new = gemm.copy()
+    new.name = ""
+    del new.input[:]
+    new.input.extend(inputs)
+    new.output[0] = output
+    for att in new.attribute:
+        if att.name == "beta":
+            att.f = 1.0
+    return new
+
+
+def _bias(g: GraphState, gemm: Node) -> np.ndarray | None:
+    """beta * C of a Gemm as a float64 array (0 when it has no C), None when C is not constant."""
+    if len(gemm.input) < 3 or not gemm.input[2]:
+        return np.zeros(())
+    c = g.constant(gemm.input[2])
+    return None if c is None else float(g.attribute(gemm, "beta", 1.0)) * c.astype(np.float64)
+
+
+def _fits(shape: tuple | None, target: tuple) -> bool:
+    """True when a tensor of `shape` broadcasts to `target` (the Gemm's (M, N)) without growing it."""
+    if shape is None or len(shape) > len(target):
+        return False
+    return all(d == 1 or same_dim(d, t) for d, t in zip(shape, target[len(target) - len(shape):]))
+
+
+class GemmBiasPattern(Pattern):
+    """Add(Gemm(A, B, C), Y) -> Gemm(A, B, Y) when the Gemm has no C; -> Gemm(A, B, beta*C + Y) when Y is constant;
+    -> Gemm(A, B, Gemm(A2, B2, beta*C + beta2*C2)) when Y = Gemm(A2, B2, C2) with constant biases. Needs float or
+    double, each Gemm read only by the Add, and Y (or the new C) broadcasting to the (M, N) result."""
+
+    op_types = ("Add",)
+    priority = FUSION
+
+    def _plan(self, g: GraphState, node: Node) -> tuple[Node, str, Node | None] | str | None:
+        """(gemm, other operand, inner Gemm or None), or a reason to decline, or None when no Gemm feeds it."""
+        why = None
+        for k in (0, 1):
+            gemm = g.producer_op(node.input[k], "Gemm")
+            if gemm is None:
+                continue
+            other = node.input[1 - k]
+            target = g.shape(gemm.output[0])
+            if g.is_used_more_than_once(gemm.output[0]):
+                why = "the Gemm result is also read elsewhere"
+            elif g.elem_type(gemm.output[0]) not in GEMM_TYPES:
+                why = "element type is not float or double"
+            elif target is None or len(target) != 2 or not _fits(g.shape(other), target):
+                why = f"the added tensor may not broadcast to the Gemm's {dims_text(target or ())}"
+            elif len(gemm.input) < 3 or not gemm.input[2]:
+                return gemm, other, None
+            elif _bias(g, gemm) is None:
+                why = "the Gemm's C is not constant"
+            elif g.constant(other) is not None:
+                return gemm, other, None
+            else:
+                inner = g.producer_op(other, "Gemm")
+                outer_bias, inner_bias = _bias(g, gemm), _bias(g, inner) if inner is not None else None
+                if inner is None or g.is_used_more_than_once(other) or outer_bias is None or inner_bias is None:
+                    why = "the added tensor is neither constant nor a Gemm with a constant C read only here"
+                elif not _fits(np.broadcast_shapes(outer_bias.shape, inner_bias.shape), target):
+                    why = "the summed biases do not broadcast to the result"
+                else:
+                    return gemm, other, inner
+        return why
+
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
+        plan = self._plan(g, node)
+        if plan is None or isinstance(plan, str):
+            return self.decline(g, node, plan) if plan else None
+        gemm, other, inner = plan
+        self.because(g, node, shape_fact(g, gemm.output[0]))
+        self.because(g, node, shape_fact(g, other))
+        return self.result([gemm, inner, node])
+
+    def apply(self, g: GraphState, gemm: Node, inner: Node | None, node: Node) -> Sequence[Built]:
+        plan = self._plan(g, node)
+        assert isinstance(plan, tuple)  # match() declined otherwise
+        _, other, _ = plan
+        a, b = gemm.input[0], gemm.input[1]
+        if len(gemm.input) < 3 or not gemm.input[2]:
+            return [_gemm(g, gemm, [a, b, other], node.output[0])]
+        dtype = g.constant(gemm.input[2]).dtype  # type: ignore[union-attr]
+        bias = _bias(g, gemm)
+        assert bias is not None
+        if inner is None:
+            summed = g.make_weight((bias + g.constant(other).astype(np.float64)).astype(dtype), "gemm_bias")  # type: ignore[union-attr]
+            return [_gemm(g, gemm, [a, b, summed], node.output[0])]
+        inner_bias = _bias(g, inner)
+        assert inner_bias is not None
+        summed = g.make_weight((bias + inner_bias).astype(dtype), "gemm_bias")
+        return [_gemm(g, inner, [inner.input[0], inner.input[1], summed], other),
+                _gemm(g, gemm, [a, b, other], node.output[0])]
+
+
+class FlatMatMulPattern(Pattern):
+    """Reshape(Gemm(Reshape(x, [P, K]), B, C), x.shape[:-1] + [N]) -> Add(MatMul(x, B), C), and without C or for a
+    MatMul -> MatMul(x, B): MatMul broadcasts over x's leading dims itself. Needs x's last dim K > 0 known and the
+    flattened x [?, K], B a 2-D [K, N] (a constant when the Gemm transposes it), the Gemm's transA = 0 and alpha = 1,
+    C the same for every row ([N] or [1, N]), each inner result read only by the next node, and the result's shape
+    known to be x's leading dims then N."""
+
+    op_types = ("Reshape",)
+    priority = FUSION
+
+    def _check(self, g: GraphState, flat: Node, mm: Node, node: Node) -> str | None:
+        if g.is_used_more_than_once(flat.output[0]) or g.is_used_more_than_once(mm.output[0]):
+            return f"the flattened input or the {mm.op_type} result is also read elsewhere"
+        x, flat_shape = g.shape(flat.input[0]), g.shape(flat.output[0])
+        if x is None or flat_shape is None or len(flat_shape) != 2 or not same_dim(flat_shape[1], x[-1] if x else None):
+            return "the inner Reshape does not flatten x to [?, last dim of x]"
+        if not isinstance(x[-1], int) or x[-1] <= 0:
+            return "the last dim of x is not a known positive size"
+        transposed = bool(g.attribute(mm, "transB", 0))
+        if mm.op_type == "Gemm" and (g.attribute(mm, "transA", 0) or g.attribute(mm, "alpha", 1.0) != 1.0):
+            return "the Gemm transposes A or scales A*B"
+        b = g.shape(mm.input[1])
+        if b is None or len(b) != 2 or (transposed and g.constant(mm.input[1]) is None):
+            return "B is not a 2-D matrix (a constant when transposed)"
+        k, n = (b[1], b[0]) if transposed else (b[0], b[1])
+        if not same_dim(k, x[-1]):
+            return f"B's rows {k} differ from x's last dim {x[-1]}"
+        has_c = len(mm.input) > 2 and bool(mm.input[2])
+        c = g.shape(mm.input[2]) if has_c else ()
+        if c is None or len(c) > 2 or (len(c) == 2 and c[0] != 1):
+            return "C may differ from row to row"
+        if has_c and g.attribute(mm, "beta", 1.0) != 1.0 and g.constant(mm.input[2]) is None:
+            return "the Gemm scales a C that is not constant"
+        out = g.shape(node.output[0])
+        if out is None or len(out) != len(x) or not all(same_dim(o, d) for o, d in zip(out, (*x[:-1], n))):
+            return f"the result {dims_text(out or ())} is not x's leading dims then {n}"
+        self.because(g, node, shape_fact(g, flat.input[0]))
+        self.because(g, node, shape_fact(g, node.output[0]))
+        return None
+
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
+        mm = g.producer_op(node.input[0], "Gemm", "MatMul")
+        flat = g.producer_op(mm.input[0], "Reshape") if mm is not None else None
+        if mm is None or flat is None:
+            return None
+        why = self._check(g, flat, mm, node)
+        return self.decline(g, node, why) if why else self.result([flat, mm, node])
+
+    def apply(self, g: GraphState, flat: Node, mm: Node, node: Node) -> Sequence[Built]:
+        x, b, out = flat.input[0], mm.input[1], node.output[0]
+        if g.attribute(mm, "transB", 0):
+            b = g.make_weight(np.ascontiguousarray(g.constant(b).T), "gemm_weight")  # type: ignore[union-attr]
+        if mm.op_type == "MatMul" or len(mm.input) < 3 or not mm.input[2]:
+            return [g.make_node("MatMul", [x, b], [out])]
+        c = mm.input[2]
+        beta = float(g.attribute(mm, "beta", 1.0))
+        if beta != 1.0:
+            value = g.constant(c)
+            assert value is not None  # _check declined otherwise
+            c = g.make_weight((beta * value.astype(np.float64)).astype(value.dtype), "gemm_bias")
+        product = g.unique_name("matmul")
+        return [g.make_node("MatMul", [x, b], [product]), g.make_node("Add", [product, c], [out])]
