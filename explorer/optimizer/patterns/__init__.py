@@ -8,7 +8,7 @@ from .axes import SliceSqueezePattern, SqueezeUnsqueezePattern, UnsqueezeUnsquee
 from .batchnorm import BatchNormFoldPattern
 from .cast import CastCastPattern, CastSameTypePattern
 from .concat import ConcatConcatPattern, ConcatSinglePattern, SliceConcatPattern
-from .control import IfConstantPattern
+from .control import IfConstantPattern, SingleTripLoopPattern
 from .cse import CommonSubexpressionPattern
 from .fold import ConstantFoldingPattern
 from .fusion import MatMulAddPattern
@@ -38,7 +38,7 @@ PATTERN_CLASSES: tuple[type[Pattern], ...] = (
     IfConstantPattern,
     ScatterNDBoxPattern, ConstantFoldingPattern,
     # structure
-    CommonSubexpressionPattern, LoopInvariantHoistingPattern,
+    CommonSubexpressionPattern, LoopInvariantHoistingPattern, SingleTripLoopPattern,
     # fusions
     MatMulAddPattern, BatchNormFoldPattern, GemmBiasPattern, FlatMatMulPattern,
 )
