@@ -131,6 +131,25 @@ POSITIVE = {
                           [info("x", shape=[5, 2])], [info("y", shape=[2, 2, 2])],
                           [tensor("i1", [4, 0, 3], np.int64), tensor("i2", [[2, -1], [0, 1]], np.int64)]),
                      ["Constant", "Gather"]),
+    "GemmBias": (relu_after(h.make_node("Add", ["g", "k"], ["a"]), [3, 4], h.make_node("Gemm", ["x", "b"], ["g"]),
+                            inits=[tensor("b", np.ones((4, 5)))], extra_inputs=[info("k", shape=[3, 5])]),
+                 ["Gemm", "Relu"]),
+    "FlatMatMul": (relu_after(h.make_node("Reshape", ["m", "back"], ["a"]), [2, 3, 4],
+                              h.make_node("Reshape", ["x", "flat"], ["f"]), h.make_node("MatMul", ["f", "b"], ["m"]),
+                              inits=[tensor("b", np.ones((4, 5))), tensor("flat", [-1, 4], np.int64),
+                                     tensor("back", [2, 3, 5], np.int64)]), ["MatMul", "Relu"]),
+    "SliceSlice": (relu_after(h.make_node("Slice", ["s", "st2", "en2", "ax"], ["a"]), [2, 10],
+                              h.make_node("Slice", ["x", "st1", "en1", "ax"], ["s"]),
+                              inits=[tensor(n, v, np.int64) for n, v in
+                                     [("st1", [2]), ("en1", [9]), ("st2", [1]), ("en2", [4]), ("ax", [1])]]),
+                   ["Constant", "Constant", "Constant", "Constant", "Slice", "Relu"]),
+    "SingleTripLoop": (make([h.make_node("Loop", ["one", "", "x"], ["y"], body=body(
+                                [h.make_node("Relu", ["h_in"], ["h_out"]),
+                                 h.make_node("Identity", ["cond_in"], ["cond_out"])],
+                                [info("i", T.INT64, []), info("cond_in", T.BOOL, []), info("h_in", shape=[3])],
+                                [info("cond_out", T.BOOL, []), info("h_out", shape=[3])]))],
+                            [info("x", shape=[3])], [info("y", shape=[3])], [tensor("one", 1, np.int64)]),
+                       ["Relu"]),
 }
 
 
