@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from test_optimizer_models import applied, body, info, make, ops, proven, real_model, tensor
+from test_optimizer_models import applied, body, declines, info, make, ops, proven, real_model, tensor
 
 from explorer.optimizer import optimize
 
@@ -46,3 +46,20 @@ def test_a_single_trip_loop_of_a_real_model_is_unrolled():
     result = optimize(path)
     assert applied(result)["SingleTripLoop"] == 1 and "Loop" not in ops(result.optimized)
     proven(result, recorded)
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_an_iteration_number_read_as_a_value_unrolls_only_when_declared_a_scalar(rank):
+    """onnxruntime passes the iteration number with one dim when the body declares it so, the spec a scalar."""
+    loop_body = body([h.make_node("Identity", ["iter"], ["it"]), h.make_node("Identity", ["cond_in"], ["cond_out"])],
+                     [info("iter", T.INT64, [1] * rank), info("cond_in", T.BOOL, [1] * rank)],
+                     [info("cond_out", T.BOOL, [1] * rank), info("it", T.INT64, None)])
+    model = make([h.make_node("Loop", ["one", ""], ["its"], body=loop_body)], [], [info("its", T.INT64, None)],
+                 [tensor("one", 1, np.int64)])
+    result = optimize(model)
+    assert ("Loop" in ops(result.optimized)) == bool(rank)
+    if rank:
+        assert declines(result, "SingleTripLoop") == [
+            "the body reads its iteration number or condition, declared not as scalars"]
+    else:
+        proven(result, {})

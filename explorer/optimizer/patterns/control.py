@@ -9,7 +9,7 @@ import onnx
 
 from ..ir import Built, Node
 from ..pattern import SIMPLIFY, STRUCTURE, MatchResult, Pattern
-from ..scope import graph_definitions, rename_in_graph
+from ..scope import graph_definitions, node_captures, rename_in_graph
 from ..state import GraphState
 from .branches import branch, decided
 from .common import axes_input, identity
@@ -69,11 +69,28 @@ def inline(g: GraphState, node: Node, body: onnx.GraphProto, bound: dict[str, st
     return made, [o.name for o in taken.output]
 
 
+def _rank_matters(body: onnx.GraphProto) -> bool:
+    """True when the body declares its iteration number or condition with a rank other than 0 (onnxruntime then
+    passes one element of rank 1, the spec a scalar) and reads it where the rank shows: anything but an If's
+    condition, or returned by the body (the condition may go back as the next condition)."""
+    for k, info in enumerate(body.input[:2]):
+        shape = info.type.tensor_type.shape if info.type.tensor_type.HasField("shape") else None
+        if shape is not None and len(shape.dim) == 0:
+            continue
+        returned = [o.name for o in body.output[1:]] if k == 1 else [o.name for o in body.output]
+        if info.name in returned or any(info.name in node_captures(n) for n in body.node):
+            return True
+        if any(info.name in n.input and n.op_type != "If" for n in body.node):
+            return True
+    return False
+
+
 class SingleTripLoopPattern(Pattern):
     """Loop(1, true, v...) -> its body run once in the graph: the iteration number a constant 0, the condition
     a constant true, each carried input its initial value; each final value is the body's result for it and
     each scan output that result with a leading axis of 1 (Unsqueeze). Needs a constant trip count of 1 and a
-    condition that is absent or a constant true."""
+    condition that is absent or a constant true, and a body that reads neither its iteration number nor its
+    condition where their rank shows unless it declares them scalars."""
 
     op_types = ("Loop",)
     priority = STRUCTURE
@@ -88,12 +105,15 @@ class SingleTripLoopPattern(Pattern):
         body = g.attribute(node, "body")
         if body is None or len(body.input) != len(node.input) or len(body.sparse_initializer):
             return self.decline(g, node, "its body does not match its inputs or has sparse initializers")
+        if _rank_matters(body):
+            return self.decline(g, node, "the body reads its iteration number or condition, declared not as scalars")
         self.because(g, node, f"{node.input[0]} = 1")
         return self.result([node])
 
     def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
         body = g.attribute(node, "body")
-        first, go = g.make_constant(np.array(0, dtype=np.int64), "iteration"), g.make_constant(np.array(True), "cond")
+        first = g.make_constant(np.array(0, dtype=np.int64), "iteration")
+        go = g.make_constant(np.array(True), "cond")
         bound = {body.input[0].name: first[1], body.input[1].name: go[1]}
         bound.update((inp.name, outer) for inp, outer in zip(body.input[2:], node.input[2:]))
         made, outputs = inline(g, node, body, bound)
