@@ -80,12 +80,7 @@ class SliceSlicePattern(ChainPattern):
         merged = self._merged(g, inner, node)
         assert not isinstance(merged, str)  # check() declined otherwise
         axes = sorted(merged)
-        made: list[Built] = []
-        names = [inner.input[0]]
-        for k in range(3):
-            constant, name = g.make_constant(np.array([merged[a][k] for a in axes], dtype=np.int64), "slice")
-            made.append(constant)
-            names.append(name)
-        constant, name = g.make_constant(np.array(axes, dtype=np.int64), "slice_axes")
-        names.insert(3, name)
-        return [*made, constant, g.make_node("Slice", names, [node.output[0]])]
+        columns = [[merged[a][k] for a in axes] for k in range(3)]
+        names = [g.make_weight(np.array(v, dtype=np.int64), label)
+                 for v, label in zip((columns[0], columns[1], axes, columns[2]), ("starts", "ends", "axes", "steps"))]
+        return [g.make_node("Slice", [inner.input[0], *names], [node.output[0]])]
