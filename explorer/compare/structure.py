@@ -2,7 +2,7 @@
 everything, an optimized model): the producer chains. Walking model A in document order (a node before its
 bodies), a node matches the first unmatched node of model B with the same op type whose inputs come from the
 counterparts of its own inputs' producers. Graph inputs match by name (else by position), constants by shape
-(a Constant node by its content, compared in float16), a body's formal inputs by position under matched
+(a Constant node by its content, compared in float16; a small integer initializer by its content too), a body's formal inputs by position under matched
 owners; nodes already paired by name seed the walk."""
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from ..graph import GraphIndex
 from ..model import Model
 
 Token = tuple
+INTEGER_TYPES = frozenset({onnx.TensorProto.INT64, onnx.TensorProto.INT32})
 Resolve = Callable[[str], str | None]  # a node path of A -> its counterpart in B (None when unknown)
 
 
@@ -43,7 +44,7 @@ class _Scopes:
             return ("feed", self.feeds.get(name, name))
         if found.kind == "input":
             return ("formal", resolve(graph.owner or ""), graph.attribute, found.index)
-        return ("const", tuple(found.tensor.dims) if found.tensor is not None else ())
+        return ("const", _initializer(found.tensor) if found.tensor is not None else ())
 
     def signature(self, path: str, resolve: Resolve) -> Token:
         node = self.index.nodes[path]
@@ -68,6 +69,14 @@ def _constant(proto: onnx.NodeProto) -> tuple[tuple[int, ...], int]:
             data = value.tobytes() if value.dtype.kind in "biu" else repr(value.tolist()).encode()
         return tuple(value.shape), hash(data)
     return (), 0
+
+
+def _initializer(tensor: onnx.TensorProto) -> tuple:
+    """An initializer's dims, with its contents when it is a small integer tensor (a node's parameters: axes,
+    starts, a target shape), whose values say what the node does; weights match by shape alone."""
+    if tensor.data_type in INTEGER_TYPES and int(np.prod(tensor.dims)) <= 64:
+        return tuple(tensor.dims), tuple(numpy_helper.to_array(tensor).reshape(-1).tolist())
+    return tuple(tensor.dims)
 
 
 def other_constant(a: Model, b: Model, node_a: str, node_b: str) -> bool:
