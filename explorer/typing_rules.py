@@ -2,13 +2,15 @@
 trip count is int64 and its cond bool, If's cond is bool and both branches give the same output types, every
 value is written by one node only (and never by a body node when an enclosing graph defined it before the body's node), a model-local function is called with at most the inputs it declares, scan
 axes lie within their rank. `violations(model)` lists each broken rule naming the node; `load` refuses such a
-model unless the caller asks for lenient mode, where each becomes a warning."""
+model unless the caller asks for lenient mode, where each becomes a warning. The schema's type constraints on
+inputs (type_constraints.py) are checked here too."""
 from __future__ import annotations
 
 import onnx
 
 from .graph import subgraph_attributes
 from .spec.bodies import body_signature
+from .type_constraints import constraint_violations
 
 BOOL, INT64 = onnx.TensorProto.BOOL, onnx.TensorProto.INT64
 
@@ -111,7 +113,8 @@ def _scan_axes(node: onnx.NodeProto, label: str, opset: int) -> list[str]:
 def violations(model: onnx.ModelProto) -> list[str]:
     """Every broken typing rule of the model, each naming its node and graph (an empty list for a valid model)."""
     functions = {(f.domain, f.name): f for f in model.functions}
-    opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
+    opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+    opset = opsets.get("", 0)
     found: list[str] = []
     # what a body may not write: the names its enclosing graphs define before its node, kept per enclosing graph
     # as (position of each name's definition, the node's position): linear in the model's size
@@ -124,6 +127,9 @@ def violations(model: onnx.ModelProto) -> list[str]:
         position = dict.fromkeys(writers, -1)
         for index, node in enumerate(graph.node):
             found += _check_node(node, types, where, functions, opset)
+            domain = "" if node.domain == "ai.onnx" else node.domain
+            if domain in opsets and (node.domain, node.op_type) not in functions:
+                found += constraint_violations(node, types, opsets[domain], _label(node, where))
             for name in node.output:
                 if not name:
                     continue

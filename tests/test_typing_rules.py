@@ -75,7 +75,28 @@ def branch_writing_an_outer_name() -> onnx.ModelProto:
     return h.make_model(graph, opset_imports=OPSET)
 
 
+def add_of_strings() -> onnx.ModelProto:
+    graph = h.make_graph([h.make_node("Add", ["a", "b"], ["y"], name="add")], "g",
+                         [vi("a", T.STRING, [1]), vi("b", T.STRING, [1])], [vi("y", T.STRING, [1])])
+    return h.make_model(graph, opset_imports=OPSET)
+
+
+def add_of_float_and_double_in_a_body() -> onnx.ModelProto:
+    """The body's Add reads a captured float and its own double: one type parameter bound to two types."""
+    body = h.make_graph([h.make_node("Cast", ["x"], ["d"], to=T.DOUBLE), h.make_node("Add", ["x", "d"], ["t"],
+                                                                                       name="mixed")],
+                        "t", [], [vi("t", shape=[1])])
+    graph = h.make_graph([h.make_node("If", ["c"], ["y"], then_branch=body, else_branch=body, name="if")], "g",
+                         [vi("c", T.BOOL, []), vi("x", shape=[1])], [vi("y", shape=[1])])
+    return h.make_model(graph, opset_imports=OPSET)
+
+
 INVALID = {
+    "add of strings": (add_of_strings, "input 'A' ('a') is tensor(string), which Add-14 does not take",
+                       {"a": np.array(["x"], object), "b": np.array(["y"], object)}),
+    "one type parameter, two types": (add_of_float_and_double_in_a_body,
+                                      "'x' is tensor(float) but 'd' is tensor(double); Add-14 wants one type for "
+                                      "both (T)", {"c": np.array(True), "x": np.ones(1, np.float32)}),
     "loop trip count float": (loop_with_float_trip_count, "trip count 'n' is float, the spec requires int64",
                               {"n": np.array(2.0, np.float32), "x": np.ones(1, np.float32)}),
     "if cond float": (if_with_float_cond, "cond 'c' is float, the spec requires bool",
