@@ -12,6 +12,7 @@ import onnx
 from .spec.schema import schema_at
 
 _VARIADIC = onnx.defs.OpSchema.FormalParameterOption.Variadic
+_ELEMENT_NAMES = {number: name.lower() for name, number in onnx.TensorProto.DataType.items() if number}
 
 
 @dataclass(frozen=True)
@@ -44,19 +45,19 @@ def _signature(op_type: str, opset: int, domain: str) -> _Signature | None:
                       bool(schema.inputs) and schema.inputs[-1].option == _VARIADIC)
 
 
-def type_text(tp: onnx.TypeProto) -> str | None:
+def schema_type_text(tp: onnx.TypeProto) -> str | None:
     """The type as schemas spell it ("tensor(float)", "seq(tensor(int64))"); None when not wholly known."""
     kind = tp.WhichOneof("value")
     if kind in ("tensor_type", "sparse_tensor_type"):
         elem = getattr(tp, kind).elem_type
-        if not elem:
+        if elem not in _ELEMENT_NAMES:  # unknown (0), or a number onnx does not define (reported elsewhere)
             return None
-        return f"{'tensor' if kind == 'tensor_type' else 'sparse_tensor'}({onnx.TensorProto.DataType.Name(elem).lower()})"
+        return f"{'tensor' if kind == 'tensor_type' else 'sparse_tensor'}({_ELEMENT_NAMES[elem]})"
     if kind in ("sequence_type", "optional_type"):
         inner = getattr(tp, kind)
         if not inner.HasField("elem_type"):
             return None
-        text = type_text(inner.elem_type)
+        text = schema_type_text(inner.elem_type)
         return None if text is None else f"{'seq' if kind == 'sequence_type' else 'optional'}({text})"
     return None
 
@@ -76,7 +77,7 @@ def constraint_violations(node: onnx.NodeProto, types: dict[str, onnx.TypeProto]
         if index >= len(signature.formals) and not signature.variadic_last:
             continue  # too many inputs: the kernel's own check names that
         formal = signature.formals[min(index, len(signature.formals) - 1)]
-        got = type_text(types[name])
+        got = schema_type_text(types[name])
         if got is None:
             continue
         if got not in formal.allowed:

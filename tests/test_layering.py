@@ -10,7 +10,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "explorer"
 
 # layer of each top-level part of the package; a module may import only its own layer or lower ones. `spec`
-# (ONNX operator knowledge several layers share) sits with the model's loading, which checks bodies against it,
+# (ONNX operator knowledge several layers share) sits with the model's loading, which checks nodes and bodies against it,
 # below the executor and the views; it reads only `graph` and `errors` (test_spec_is_below_executor_and_views).
 LAYERS = {
     "errors": 0, "limits": 0, "values": 0, "judge": 0, "judge_job": 0, "judge_worker": 0, "archive": 0,
