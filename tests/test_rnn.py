@@ -379,13 +379,22 @@ def test_invalid_attributes_name_the_node(op, attrs, opset, fragment):
     (lambda f: f.update(sequence_lens=np.array([1, 1, 1], np.int32)), "sequence_lens has shape (3,)"),
     (lambda f: f.update(initial_h=np.zeros((1, 3, 3), np.float32)), "input initial_h has shape (1, 3, 3)"),
     (lambda f: f.update(P=np.zeros((1, 3), np.float32)), "input P has shape (1, 3)"),
-    (lambda f: f.update(R=f["R"].astype(np.float64)), "input R is float64 but X is float32"),
 ])
 def test_invalid_inputs_name_the_node(change, fragment):
     feeds = make_feeds("LSTM", np.random.default_rng(0), 2, 2, 2, 3, 1, lens=[2, 1])
     change(feeds)
     model = build("LSTM", {"hidden_size": 3}, feeds, ["Y"])
     expect_error(model, feeds, fragment)
+
+
+def test_mixed_input_types_are_refused_at_load_and_named_by_the_kernel_in_lenient_mode():
+    feeds = make_feeds("LSTM", np.random.default_rng(0), 2, 2, 2, 3, 1, lens=[2, 1])
+    feeds["R"] = feeds["R"].astype(np.float64)
+    model = build("LSTM", {"hidden_size": 3}, feeds, ["Y"])
+    with pytest.raises(explorer.ModelError, match=r"'X' is tensor\(float\) but 'R' is tensor\(double\); LSTM-\d+ wants"):
+        explorer.load(model)
+    with pytest.raises(ExecutionError, match="input R is float64 but X is float32"):
+        explorer.run(explorer.load(model, lenient=True), feeds)
 
 
 def test_hidden_size_may_be_left_to_r():

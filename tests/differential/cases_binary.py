@@ -97,7 +97,7 @@ def cases() -> list[Case]:
     r = rng("Div", "trunc")
     found.append(Case("Div", 14, [np.array([7, -7, 7, -7, 0], np.int32), np.array([2, 2, -2, -2, 3], np.int32)]))
     found.append(Case("Add", 14, [values(r, (2,), np.int32), values(r, (2,), np.int64)],
-                      error="input types differ"))
+                      error="wants one type for both (T)"))
     found.append(Case("Equal", 19, [np.array(["a", "b", ""], dtype=object), np.array(["a", "c", ""], dtype=object)]))
     return found
 
