@@ -138,18 +138,21 @@ def proto_to_value(value: Any) -> Any:
 
 
 def validate_feeds(model: Model, feeds: dict[str, Any]) -> dict[str, Any]:
-    """Checks feeds against the declared inputs: missing, extra, wrong dtype or shape raise FeedError."""
+    """Checks feeds against the declared inputs: missing, extra, wrong dtype or shape raise FeedError. An
+    initializer may be fed only when it is also a graph input (overridable, as onnxruntime allows)."""
     if not isinstance(feeds, dict):
         raise FeedError(f"feeds must be a dict of input name -> value, got {type(feeds).__name__}")
     specs = {s.name: s for s in model.inputs}
-    optional = model.initializer_names
+    optional = model.initializer_names & {i.name for i in model.graph.input}  # overridable initializers
     missing = [name for name in specs if name not in feeds]
     if missing:
         described = "; ".join(f"{n!r}: {specs[n].describe()}" for n in missing)
         raise FeedError(f"missing input(s) {described}")
     extra = [name for name in feeds if name not in specs and name not in optional]
     if extra:
-        raise FeedError(f"unknown input(s) {extra}; the model's inputs are {list(specs)}")
+        fixed = [name for name in extra if name in model.initializer_names]
+        note = f" ({fixed} are initializers that are not graph inputs: a run cannot override them)" if fixed else ""
+        raise FeedError(f"unknown input(s) {extra}; the model's inputs are {list(specs)}{note}")
     checked: dict[str, Any] = {}
     for name, value in feeds.items():
         spec = specs.get(name)

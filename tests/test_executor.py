@@ -85,6 +85,24 @@ def test_bad_feeds_name_the_input_and_its_expected_type(feeds, message):
         explorer.run(_relu_model(), feeds)
 
 
+def test_only_initializers_that_are_graph_inputs_may_be_fed_as_onnxruntime_allows():
+    w = numpy_helper.from_array(np.array([1.0, 2.0, 3.0], np.float32), "w")
+    b = numpy_helper.from_array(np.array([10.0, 20.0, 30.0], np.float32), "b")
+    graph = h.make_graph([h.make_node("Add", ["x", "w"], ["t"]), h.make_node("Add", ["t", "b"], ["y"])], "g",
+                         [h.make_tensor_value_info("x", T.FLOAT, [3]), h.make_tensor_value_info("w", T.FLOAT, [3])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [3])], [w, b])
+    proto = h.make_model(graph, opset_imports=OPSET)
+    model = explorer.load(proto)
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    x, other = np.zeros(3, np.float32), np.full(3, 5.0, np.float32)
+    [theirs] = session.run(None, {"x": x, "w": other})  # w is a graph input: overridable
+    np.testing.assert_array_equal(explorer.run(model, {"x": x, "w": other}).outputs["y"], theirs)
+    with pytest.raises(Exception):  # noqa: B017 - b is not a graph input; onnxruntime refuses it, whatever its words
+        session.run(None, {"x": x, "b": other})
+    with pytest.raises(FeedError, match=r"\['b'\] are initializers that are not graph inputs"):
+        explorer.run(model, {"x": x, "b": other})
+
+
 def test_tensor_proto_and_list_feeds_are_accepted():
     model = _relu_model()
     proto_feed = numpy_helper.from_array(np.array([[-1, 2, -3]], np.float32))
