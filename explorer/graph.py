@@ -37,9 +37,8 @@ class GraphRef:
     def defined_names(self) -> set[str]:
         """Names this graph defines itself: formal inputs, initializers and node outputs."""
         g = self.proto
-        names = {i.name for i in g.input}
-        names.update(t.name for t in g.initializer)
-        names.update(t.values.name for t in g.sparse_initializer)
+        names = {*(i.name for i in g.input), *(t.name for t in g.initializer),
+                 *(t.values.name for t in g.sparse_initializer)}
         for node in g.node:
             names.update(o for o in node.output if o)
         return names

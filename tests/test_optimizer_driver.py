@@ -327,7 +327,7 @@ def test_work_list_rounds_rewrite_exactly_as_rounds_over_every_node(monkeypatch)
         state.changed_facts.clear()
         return set(state.live)
 
-    monkeypatch.setattr(driver, "_near_edits", every_node)
+    monkeypatch.setattr(driver, "near_edits", every_node)
     for (name, model), expected in zip(models, listed):
         assert _signature(optimize(model)) == expected, name
 

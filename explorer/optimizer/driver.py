@@ -26,11 +26,10 @@ from .pattern import MatchResult, Pattern
 from .record import ModelHeader, RewriteStep, free_inputs
 from .result import PatternStats
 from .state import GraphState
+from .worklist import near_edits
 
 MAX_ROUNDS = 50
 CONTEXT_NODES = 12  # nodes of context kept on each side of a rewrite for drawing it
-NEIGHBOURHOOD = 2  # producer -> reader steps from an edit within which nodes are matched again
-WIDE_EDITS = 8  # edits touching more than 1/WIDE_EDITS of the nodes make the next round visit every node
 
 
 class Driver:
@@ -82,7 +81,7 @@ class Driver:
             if self.stopped:
                 break
             state.refresh_facts()
-            near = _near_edits(state)
+            near = near_edits(state)
             if work is not None:
                 work |= near
             only_level = raised and not bodies_changed
@@ -250,36 +249,6 @@ class Driver:
         stat.removed += len(removed_paths)
         stat.added += len(added)
         stat.seconds += seconds
-
-
-def _near_edits(state: GraphState) -> set[Node]:
-    """The live nodes a match may have changed for since the driver last asked: within NEIGHBOURHOOD producer ->
-    reader steps of a node added or removed, or of a value whose facts the propagation changed."""
-    seeds = set(state.edited)
-    for name in state.changed_facts:
-        value = state.values.get(name)
-        if value is not None:
-            seeds.update(value.users())
-            if value.producer is not None:
-                seeds.add(value.producer)
-    state.edited.clear()
-    state.changed_facts.clear()
-    if len(seeds) * WIDE_EDITS > len(state.live):
-        return set(state.live)  # edits everywhere: every node, without walking their neighbourhoods
-    found = set(seeds)
-    frontier = seeds
-    for _ in range(NEIGHBOURHOOD):
-        reached: set[Node] = set()
-        for node in frontier:
-            for value in (*node.inputs, *node.outputs, *node.captures):
-                if value is not None:
-                    reached.update(value.readers)
-                    reached.update(value.capturers)
-                    if value.producer is not None:
-                        reached.add(value.producer)
-        frontier = reached - found
-        found |= frontier
-    return {node for node in found if state.is_alive(node)}
 
 
 def _context(state: GraphState, nodes: list[Node], outputs: Iterable[str], own: set[Node]) -> list[onnx.NodeProto]:

@@ -120,8 +120,7 @@ class GraphState(Knowledge):
 
     def defines(self, name: str) -> bool:
         """True when this graph itself defines `name` (input, initializer or node output)."""
-        return self.producer(name) is not None or name in self.inputs or name in self.initializers \
-            or name in self.sparse
+        return self.producer(name) is not None or any(name in d for d in (self.inputs, self.initializers, self.sparse))
 
     def outer(self, name: str) -> GraphState | None:
         """The enclosing graph that defines `name`, read here (graph.defining_scope, the model's scope rule):
