@@ -8,51 +8,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import onnx
 
 from ..errors import ExecutionError, where
 from ..spec.bodies import BodySignature, body_signature
+from .body_values import declared_rank, empty_stack, one_value, stack_outputs
 from .ops.base import Call, SpecialKernel
 
 if TYPE_CHECKING:
     from ..graph import NodeRef
     from ..trace import EventInfo
     from .program import Program
-
-
-def _scalar(value: Any, what: str, call: Call) -> Any:
-    array = np.asarray(value)
-    if array.size != 1:
-        raise ExecutionError(f"{where(call.path, call.op_type, call.iteration)}: {what} must hold one value, "
-                             f"got shape {array.shape}", node=call.path, op_type=call.op_type,
-                             iteration=call.iteration)
-    return array.reshape(()).item()
-
-
-def _empty_stack(program: Program, body_path: str, name: str, axis: int = 0) -> np.ndarray:
-    """A zero-iteration scan output: shape from the body output's declared type, 0 along the scan axis."""
-    tp = program.value_type(body_path, name)
-    dtype: np.dtype[Any] = np.dtype(np.float32)
-    dims: list[int] = []
-    if tp is not None and tp.HasField("tensor_type"):
-        if tp.tensor_type.elem_type:
-            dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tp.tensor_type.elem_type))
-        dims = [d.dim_value if d.HasField("dim_value") else 0 for d in tp.tensor_type.shape.dim]
-    axis = axis + len(dims) + 1 if axis < 0 else axis
-    return np.zeros(tuple(dims[:axis] + [0] + dims[axis:]), dtype=dtype)
-
-
-def _stack(elements: list[Any], axis: int, call: Call, name: str) -> np.ndarray:
-    size = sum(np.asarray(e).nbytes for e in elements)
-    call.engine.check_bytes(size, f"stacking scan output {name!r} ({len(elements)} iterations)", call.path,
-                            call.op_type, call.iteration)
-    try:
-        return np.stack([np.asarray(e) for e in elements], axis=axis)
-    except ValueError as exc:
-        shapes = sorted({np.shape(e) for e in elements})
-        raise ExecutionError(f"{where(call.path, call.op_type, call.iteration)}: scan output {name!r} changes "
-                             f"shape across iterations {shapes}: {exc}", node=call.path, op_type=call.op_type,
-                             iteration=call.iteration) from None
 
 
 def _signature(node: NodeRef, program: Program, attribute: str = "body") -> BodySignature:
@@ -82,7 +47,7 @@ def if_kernel(node: NodeRef, program: Program) -> SpecialKernel:
         _signature(node, program, branch)
 
     def run(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
-        branch = "then_branch" if _scalar(args[0], "cond", call) else "else_branch"
+        branch = "then_branch" if one_value(args[0], "cond", call) else "else_branch"
         body = program.graph(then_path if branch == "then_branch" else else_path)
         base = call.engine.body_frame(body, call.env, call.path, "If", call.iteration)
         outputs = call.engine.run_body(body, base, [], call.iteration)
@@ -93,16 +58,19 @@ def if_kernel(node: NodeRef, program: Program) -> SpecialKernel:
 
 def loop_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     body_path = f"{node.path}/body"
-    n_carried = len(_signature(node, program).carried)
+    signature = _signature(node, program)
+    n_carried = len(signature.carried)
+    iteration_shape = (1,) * declared_rank(program, body_path, signature.inputs[0])
+    cond_shape = (1,) * declared_rank(program, body_path, signature.inputs[1])
 
     def run(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
         body = program.graph(body_path)
         engine = call.engine
         trip = args[0] if len(args) > 0 else None
         cond = args[1] if len(args) > 1 else None
-        max_trip = int(_scalar(trip, "M (trip count)", call)) if trip is not None else None
-        keep_going = bool(_scalar(cond, "cond", call)) if cond is not None else True
-        cond_value = np.array(keep_going)
+        max_trip = int(one_value(trip, "M (trip count)", call)) if trip is not None else None
+        keep_going = bool(one_value(cond, "cond", call)) if cond is not None else True
+        cond_value = np.full(cond_shape, keep_going)
         carried = list(args[2:])
         n_scan = len(body.output_names) - 1 - n_carried
         scans: list[list[Any]] = [[] for _ in range(n_scan)]
@@ -117,18 +85,18 @@ def loop_kernel(node: NodeRef, program: Program) -> SpecialKernel:
                 break
             engine.check_iterations(i, call.path, "Loop", call.iteration)
             index = (*call.iteration, i)
-            inputs = [np.array(i, dtype=np.int64), cond_value, *carried]
+            inputs = [np.full(iteration_shape, i, dtype=np.int64), cond_value, *carried]
             outputs = engine.run_body(body, base, inputs, index)
             engine.record_iteration(call.path, index, dict(zip(body.input_names, inputs)),
                                     dict(zip(body.output_names, outputs)))
             cond_value = outputs[0]
-            keep_going = bool(_scalar(cond_value, "the body's cond output", call))
+            keep_going = bool(one_value(cond_value, "the body's cond output", call))
             carried = outputs[1:1 + n_carried]
             for store, element in zip(scans, outputs[1 + n_carried:]):
                 store.append(element)
             i += 1
         stacked = [
-            _stack(store, 0, call, name) if store else _empty_stack(program, body_path, name)
+            stack_outputs(store, 0, call, name) if store else empty_stack(program, body_path, name)
             for store, name in zip(scans, body.output_names[1 + n_carried:])
         ]
         return [*carried, *stacked], {"stop_reason": reason, "iterations": i}
@@ -186,14 +154,14 @@ def scan_kernel(node: NodeRef, program: Program) -> SpecialKernel:
         for j, (store, name) in enumerate(zip(elements, body.output_names[n:])):
             axis = out_axes[j]
             if not store:
-                results.append(_empty_stack(program, body_path, name, axis))
+                results.append(empty_stack(program, body_path, name, axis))
                 continue
             rank = np.ndim(store[0]) + 1
             if not -rank <= axis < rank:
                 raise ExecutionError(f"{where(call.path, 'Scan', call.iteration)}: scan_output_axes[{j}]={axis} is "
                                      f"out of range for rank {rank}", node=call.path, op_type="Scan",
                                      iteration=call.iteration)
-            results.append(_stack(store[::-1] if prepend[j] else store, axis % rank, call, name))
+            results.append(stack_outputs(store[::-1] if prepend[j] else store, axis % rank, call, name))
         return [*states, *results], {"iterations": length}
 
     return run
@@ -242,19 +210,19 @@ def _scan8(program: Program, body_path: str, signature: BodySignature) -> Specia
                 store.append(state)
             for j, store in enumerate(elements):
                 outputs_per_batch[j].append(store)
-        results = [_stack(s, 0, call, name) for s, name in zip(final_states, body.output_names[:n])]
+        results = [stack_outputs(s, 0, call, name) for s, name in zip(final_states, body.output_names[:n])]
         for j, per_batch in enumerate(outputs_per_batch):
             name = body.output_names[n + j]
             template = next((e for store in per_batch for e in store), None)
             if template is None:
-                empty = _empty_stack(program, body_path, name, 0)
+                empty = empty_stack(program, body_path, name, 0)
                 results.append(np.zeros((batch, max_len, *empty.shape[1:]), dtype=empty.dtype))
                 continue
             template = np.asarray(template)
             out = np.zeros((batch, max_len, *template.shape), dtype=template.dtype)
             for b, store in enumerate(per_batch):
                 if store:
-                    out[b, :len(store)] = _stack(store, 0, call, name)
+                    out[b, :len(store)] = stack_outputs(store, 0, call, name)
             results.append(out)
         return results, {"iterations": counter}
 
