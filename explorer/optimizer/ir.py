@@ -18,11 +18,17 @@ class Node(ProtoFields):
     """One node of a graph being optimized: its proto (whose fields it reads like a NodeProto), its place in the
     order, the values it reads and gives."""
 
-    __slots__ = ("_body", "_onnx", "captures", "inputs", "outputs", "pos", "proto")
+    # the proto never changes once in a graph: its most read fields are kept as plain attributes
+    __slots__ = ("_body", "_onnx", "captures", "input", "inputs", "name", "op_type", "output", "outputs", "pos",
+                 "proto")
 
     def __init__(self, proto: onnx.NodeProto, pos: tuple[float, int]) -> None:
         self.proto = proto
         self.pos = pos
+        self.op_type: str = proto.op_type
+        self.name: str = proto.name
+        self.input: tuple[str, ...] = tuple(proto.input)
+        self.output: tuple[str, ...] = tuple(proto.output)
         self._onnx = proto.domain in ONNX_DOMAINS  # the proto never changes once in a graph
         self._body = any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in proto.attribute)
         self.inputs: list[Value | None] = []
@@ -31,7 +37,7 @@ class Node(ProtoFields):
 
     def is_onnx(self, *op_types: str) -> bool:
         """True for an ONNX-domain node (of one of `op_types` when given)."""
-        return self._onnx and (not op_types or self.proto.op_type in op_types)
+        return self._onnx and (not op_types or self.op_type in op_types)
 
     def has_body(self) -> bool:
         return self._body

@@ -61,6 +61,7 @@ class Knowledge:
         self._kinds: dict[str, tuple[str, int]] = {}
         self._shapes: dict[str, tuple[Dim, ...] | None] = {}
         self._untyped: set[str] = set()
+        self.constant_dims: dict[str, np.ndarray] = {}  # small integer constants as dims (symbolic.known)
         self.facts = symbolic.Facts()
         self._facts_version = -1
         self._propagated: set[Node] = set()  # nodes the propagation has visited

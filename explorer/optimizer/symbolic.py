@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 Dim = int | str | None
 Shape = tuple[Dim, ...]
 MAX_VALUE_ELEMENTS = 64  # integer tensors up to this size have their contents tracked
+VALUE_TYPES = INT_TYPES | {None}  # element types whose contents the value rules compute (None: not known)
 
 
 @dataclass
@@ -110,13 +111,22 @@ def known(g: GraphState, facts: Facts, name: str) -> np.ndarray | None:
     if not name:
         return None
     found = facts.values.get(name)
+    if found is None:
+        found = g.constant_dims.get(name)
     if found is not None:
         return found
+    node = g.producer(name)
+    if node is not None and not node.is_onnx("Constant"):
+        return None  # computed here: only what the pass found
     kind = g.constant_kind(name)  # a big or float constant (a weight) is not read at all
     if kind is not None:
         value = g.constant(name) if kind[0] in "iub" and kind[1] <= MAX_VALUE_ELEMENTS else None
-        return None if value is None else np.array([int(v) for v in value.reshape(-1)],
-                                                   dtype=object).reshape(value.shape)
+        if value is None:
+            return None
+        dims = np.array([int(v) for v in value.reshape(-1)], dtype=object).reshape(value.shape)
+        dims.flags.writeable = False  # shared by every reader (a constant's value never changes)
+        g.constant_dims[name] = dims
+        return dims
     outer = g.outer(name)
     if outer is not None:  # a body reads what its enclosing graph knows
         return known(outer, outer.facts, name)
@@ -135,22 +145,28 @@ def _shape(g: GraphState, facts: Facts, name: str) -> Shape | None:
 
 def _node(g: GraphState, facts: Facts, node: Node) -> None:
     rule = VALUE_RULES.get(node.op_type)
-    args = [known(g, facts, n) for n in node.input]
+    args = None
     out = node.output[0] if node.output else ""
-    if rule is not None and out and g.elem_type(out) in INT_TYPES | {None}:
+    if rule is not None and out and g.elem_type(out) in VALUE_TYPES:
+        args = [known(g, facts, n) for n in node.input]
         value = rule(g, lambda name: _shape(g, facts, name), node, args)
         if value is not None and value.size <= MAX_VALUE_ELEMENTS:
             facts.values[out] = value
             facts.shapes[out] = tuple(value.shape)
-    declared = [g.declared_shape(o) if o else None for o in node.output]
-    if all(s is not None and all(isinstance(d, int) for d in s) for s in declared):
+    if all(o and _static(g.declared_shape(o)) for o in node.output):
         return  # every output shape is known already
+    if args is None:
+        args = [known(g, facts, n) for n in node.input]
     shapes = _shape_rule(g, facts, node, args)
     if shapes is None:
         shapes = _onnx_inference(g, facts, node, args)
     for name, shape in zip(node.output, shapes or ()):
         if name and shape is not None and name not in facts.shapes:
             facts.shapes[name] = _merge(shape, g.declared_shape(name))
+
+
+def _static(shape: Shape | None) -> bool:
+    return shape is not None and all(isinstance(d, int) for d in shape)
 
 
 def _merge(found: Shape, declared: Shape | None) -> Shape:
