@@ -4,6 +4,8 @@ weights. The skeleton moves the main graph's big initializers out, into graph in
 (all either pass needs of a weight); its inferred types are then copied into the real model."""
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -84,13 +86,19 @@ def _movable(tensor: onnx.TensorProto, ir_version: int, inputs: set[str]) -> boo
 def tensor_bytes(tensor: onnx.TensorProto) -> int | None:
     """The bytes a tensor's type and dims call for (None for an unknown type or negative dims), computed without
     touching its data (protobuf's ByteSize serializes the message to measure it)."""
-    if any(d < 0 for d in tensor.dims):
+    dims = tensor.dims
+    if any(d < 0 for d in dims):
         return None
     try:
-        itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type)).itemsize
+        itemsize = _itemsize(tensor.data_type)
     except (KeyError, TypeError, ValueError):
         return None
-    return int(np.prod(tensor.dims, dtype=object)) * itemsize if tensor.dims else itemsize
+    return math.prod(dims) * itemsize
+
+
+@functools.cache
+def _itemsize(data_type: int) -> int:
+    return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(data_type)).itemsize
 
 
 _PLAIN_FIELDS = frozenset({"name", "dims", "data_type", "raw_data", "doc_string"})
@@ -117,10 +125,12 @@ def model_bytes(proto: onnx.ModelProto) -> int:
 
 def _raw_size(tensor: onnx.TensorProto) -> int | None:
     """The raw data's size of a big tensor holding only raw data, else None."""
-    if {f.name for f, _ in tensor.ListFields()} - _PLAIN_FIELDS or tensor.data_type in _PACKED:
+    if tensor.data_type in _PACKED:
         return None
     size = tensor_bytes(tensor)
-    return size if size is not None and size >= BIG_TENSOR_BYTES else None
+    if size is None or size < BIG_TENSOR_BYTES or {f.name for f, _ in tensor.ListFields()} - _PLAIN_FIELDS:
+        return None
+    return size
 
 
 def _entry_bytes(tensor: onnx.TensorProto) -> int:

@@ -223,22 +223,21 @@ class Driver:
             if not state.visible(new):
                 raise RuntimeError(f"pattern {pattern.name} left {old!r} (now {new!r}) without a producer in graph "
                                    f"{state.path or 'main'!r}")
-        before = [n.proto for n in nodes + dead]
-        after = [n.proto for n in kept] + [n.proto for n in added]
+        before = nodes + dead
+        new_nodes = kept + added
         constants = {}
         types = {}
-        for name in sorted(free_inputs(before) | free_inputs(after)):
+        for name in sorted(free_inputs(before) | free_inputs(new_nodes)):
             value = state.constant(name)
             if value is not None:
                 constants[name] = value
             else:
                 types[name] = state.value_type(name)
         seconds = time.perf_counter() - start
-        new_nodes = kept + added
         self.steps.append(RewriteStep(
             index=len(self.steps), pattern=pattern.name, round=round_no, graph=state.path,
-            removed=removed_paths, added=[state.node_path(n) for n in added], before_nodes=before,
-            after_nodes=after, input_types=types, constants=constants, outputs=outputs,
+            removed=removed_paths, added=[state.node_path(n) for n in added], before_nodes=[n.proto for n in before],
+            after_nodes=[n.proto for n in new_nodes], input_types=types, constants=constants, outputs=outputs,
             output_types=[state.value_type(o) for o in live], header=self.header, seconds=seconds,
             context_before=context_before,
             context_after=_context(state, new_nodes, [new for _, new in outputs], set(new_nodes)),

@@ -12,6 +12,7 @@ import onnx
 from ..graph import ProtoFields
 
 ONNX_DOMAINS = ("", "ai.onnx")
+_BODY_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
 
 
 class Node(ProtoFields):
@@ -30,7 +31,8 @@ class Node(ProtoFields):
         self.input: tuple[str, ...] = tuple(proto.input)
         self.output: tuple[str, ...] = tuple(proto.output)
         self._onnx = proto.domain in ONNX_DOMAINS  # the proto never changes once in a graph
-        self._body = any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in proto.attribute)
+        attributes = proto.attribute
+        self._body = bool(attributes) and any(a.type in _BODY_TYPES for a in attributes)
         self.inputs: list[Value | None] = []
         self.outputs: list[Value | None] = []
         self.captures: list[Value] = []  # outer values its bodies read
@@ -50,7 +52,9 @@ class Node(ProtoFields):
 
     def needs(self) -> Iterator[Value]:
         """The values it reads, directly or through its bodies."""
-        yield from (v for v in self.inputs if v is not None)
+        for v in self.inputs:
+            if v is not None:
+                yield v
         yield from self.captures
 
     def __repr__(self) -> str:

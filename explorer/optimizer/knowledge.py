@@ -6,6 +6,7 @@ small integer tensors as known values), which patterns read through `shape`, `di
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -101,7 +102,7 @@ class Knowledge:
                 kind = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.data_type)).kind
             except (KeyError, TypeError, ValueError):
                 return None
-            known = kind, int(np.prod(tensor.dims, dtype=object)) if tensor.dims else 1
+            known = kind, math.prod(tensor.dims)
         else:
             value = cached if cached is not None else self.constant(name)
             known = None if value is None else (value.dtype.kind, int(value.size))

@@ -1,6 +1,7 @@
 """RewriteStep: one applied rewrite as data, and the small before/after models made from it."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,6 +10,7 @@ import onnx
 from onnx import helper
 
 from . import tensors
+from .ir import Node
 from .scope import node_captures, stable_topological
 
 
@@ -121,12 +123,14 @@ class RewriteStep:
                 f"added {', '.join(self.added) or '-'}")
 
 
-def free_inputs(nodes: list[onnx.NodeProto]) -> set[str]:
+def free_inputs(nodes: Sequence[onnx.NodeProto | Node]) -> set[str]:
     """Names the nodes read (inputs and body captures) that none of them produces."""
     produced = {o for n in nodes for o in n.output if o}
     read = {i for n in nodes for i in n.input if i}
     for n in nodes:
-        if len(n.attribute):
+        if isinstance(n, Node):
+            read.update(v.name for v in n.captures)
+        elif len(n.attribute):
             read.update(node_captures(n))
     return read - produced
 

@@ -1,6 +1,7 @@
-"""The graph one optimization works on: Nodes and Values linked producer -> readers (see ir.py), the structural
-queries patterns ask (producer, consumers, outputs, captures), the builders they use and the edits the driver
-makes (add, remove, rewire, reorder). What is known about a value (constant, type, shape) is in knowledge.py.
+"""The graph one optimization works on: its Nodes and Values linked producer -> readers with the structural
+queries patterns ask (links.py), the scope of names, the builders patterns use and the edits the driver makes
+(insert, remove, replace, rewire, reorder). What is known about a value (constant, type, shape) is in
+knowledge.py.
 
 Every node of a graph carries a unique name (the driver names them first), so a node's path is
 `<graph path>/<name>`. A name's value never changes while the optimizer runs: rewrites only add values, remove
@@ -18,12 +19,13 @@ from onnx import helper
 
 from ..graph import attribute, defining_scope
 from .context import Context
-from .ir import Node, Value
+from .ir import Node
 from .knowledge import Knowledge
-from .scope import node_captures, rename_node, repaired_order
+from .links import Links
+from .scope import rename_node, repaired_order
 
 
-class GraphState(Knowledge):
+class GraphState(Links, Knowledge):
     """One graph (main or body) being optimized. Patterns only read it and build nodes; the driver edits it."""
 
     def __init__(self, graph: onnx.GraphProto, ctx: Context, *, path: str = "", parent: GraphState | None = None,
@@ -31,23 +33,20 @@ class GraphState(Knowledge):
                  owner: Node | None = None) -> None:
         """`initializers` replaces the graph's own (a copy of a graph may leave its weights in the original);
         `owner` is the node of `parent` whose body this graph is."""
+        Links.__init__(self)
         self.graph = graph
         self.owner = owner
         self.ctx = ctx
         self.path = path
         self.prefix = f"{path}/" if path else ""
         self.parent = parent
-        self.values: dict[str, Value] = {}
-        self.live: dict[Node, None] = {}
-        self._by_name: dict[str, Node] = {}
         self._seq = itertools.count(1)
         self._rewired: dict[str, str] | None = None
         self._applying: set[Node] = set()
         self.version = 0  # grows with every edit: a match found at an older version is checked again
-        self.edited: list[Node] = []  # nodes added or dropped since the driver last took them (take_edited)
         for out in graph.output:
             self.value(out.name).is_output = True
-        super().__init__(graph, trust_shapes, graph.initializer if initializers is None else initializers)
+        Knowledge.__init__(self, graph, trust_shapes, graph.initializer if initializers is None else initializers)
         for index, proto in enumerate(graph.node):
             self._add(proto, (float(index), 0))
         self._order = list(self.live)
@@ -56,13 +55,6 @@ class GraphState(Knowledge):
         self._misplaced = True  # the first reorder checks the order the graph came with
 
     # ----------------------------------------------------------------------------------------------- queries
-    def value(self, name: str) -> Value:
-        """The Value named `name` in this graph (created on first use)."""
-        found = self.values.get(name)
-        if found is None:
-            found = self.values[name] = Value(name)
-        return found
-
     def node_path(self, node: Node) -> str:
         return self.prefix + node.name
 
@@ -71,52 +63,6 @@ class GraphState(Knowledge):
         if self._dirty:
             self.reorder()
         return list(self._order)
-
-    def is_alive(self, node: Node) -> bool:
-        return node in self.live
-
-    def producer(self, name: str) -> Node | None:
-        """The node of this graph producing `name` (None for inputs, initializers and outer values)."""
-        found = self.values.get(name)
-        return None if found is None else found.producer
-
-    def producer_op(self, name: str, *op_types: str) -> Node | None:
-        """The producer of `name` when it is an ONNX-domain node of one of `op_types`, else None."""
-        node = self.producer(name)
-        return node if node is not None and node.is_onnx(*op_types) else None
-
-    def consumers(self, name: str) -> list[Node]:
-        """Nodes of this graph reading `name`, directly or through one of their bodies."""
-        found = self.values.get(name)
-        return [] if found is None else found.users()
-
-    def read_outside(self, name: str, nodes: set[Node]) -> bool:
-        """True when something other than `nodes` reads `name` (a node, a body, the graph)."""
-        v = self.values.get(name)
-        if v is None:
-            return False
-        return v.is_output or bool(v.capturers) or any(n not in nodes for n in v.readers)
-
-    def is_output(self, name: str) -> bool:
-        found = self.values.get(name)
-        return found is not None and found.is_output
-
-    def is_captured(self, name: str) -> bool:
-        """True when a body of some node of this graph reads `name` from this scope."""
-        found = self.values.get(name)
-        return found is not None and bool(found.capturers)
-
-    def is_used(self, name: str) -> bool:
-        found = self.values.get(name)
-        return found is not None and found.is_used()
-
-    def is_dead(self, node: Node) -> bool:
-        """True when nothing reads any output of `node`."""
-        return not any(v is not None and v.is_used() for v in node.outputs)
-
-    def is_used_more_than_once(self, name: str) -> bool:
-        found = self.values.get(name)
-        return found is not None and found.use_count() > 1
 
     def defines(self, name: str) -> bool:
         """True when this graph itself defines `name` (input, initializer or node output)."""
@@ -166,42 +112,6 @@ class GraphState(Knowledge):
             self._rewired[old] = new
 
     # ----------------------------------------------------------------------------------------------- edits
-    def _add(self, proto: onnx.NodeProto, pos: tuple[float, int]) -> Node:
-        node = Node(proto, pos)
-        self.live[node] = None
-        self.edited.append(node)
-        self._by_name[proto.name] = node
-        for name in proto.output:
-            v = self.value(name) if name else None
-            if v is not None:
-                v.producer = node
-            node.outputs.append(v)
-        for name in proto.input:
-            v = self.value(name) if name else None
-            if v is not None:
-                v.readers[node] = None
-            node.inputs.append(v)
-        if node.has_body():
-            for name in node_captures(proto):
-                v = self.value(name)
-                v.capturers[node] = None
-                node.captures.append(v)
-        return node
-
-    def _drop(self, node: Node) -> None:
-        del self.live[node]
-        self.edited.append(node)
-        if self._by_name.get(node.name) is node:
-            del self._by_name[node.name]
-        for v in node.outputs:
-            if v is not None and v.producer is node:
-                v.producer = None
-        for v in node.inputs:
-            if v is not None:
-                v.readers.pop(node, None)
-        for v in node.captures:
-            v.capturers.pop(node, None)
-
     def remove(self, nodes: Iterable[Node]) -> None:
         for node in nodes:
             self._drop(node)
@@ -243,8 +153,11 @@ class GraphState(Knowledge):
             if p is not None and p is not node and p.pos >= where:
                 return True
         for out in node.outputs:
-            if out is not None and any(u.pos <= where for u in out.users() if u is not node):
-                return True
+            if out is not None:
+                for users in (out.readers, out.capturers):
+                    for user in users:
+                        if user.pos <= where and user is not node:
+                            return True
         return False
 
     def dead_producers(self, names: Iterable[str]) -> list[Node]:
