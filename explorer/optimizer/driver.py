@@ -152,26 +152,28 @@ class Driver:
         facts = self.ctx.facts
         clock = time.perf_counter
         dropped: set[Node] = set()
-        for node in state.nodes():
-            if work is not None and node not in work:
-                continue
+        tries: dict[str, list[tuple[Pattern, PatternStats]]] = {}  # operator -> patterns to try, their stats
+        nodes = state.nodes()
+        for node in nodes if work is None else [n for n in nodes if n in work]:
             op = node.op_type if node.is_onnx() else ""
+            candidates = tries.get(op)
+            if candidates is None:
+                candidates = tries[op] = [(p, stats[p.name]) for p in self._candidates(level, only_level, op)]
             key = (state.path, node.name)
-            for pattern in self._candidates(level, only_level, op):
+            for pattern, stat in candidates:
                 start = clock()
                 facts.pop(key, None)
                 result = pattern.match(state, node)
-                stat = stats[pattern.name]
                 stat.seconds += clock() - start
                 if result is None:
                     continue
                 stat.matches += 1
-                nodes = result.present()
-                if taken.intersection(nodes):
+                matched = result.present()
+                if taken.intersection(matched):
                     stat.dropped += 1
                     dropped.add(node)
                     continue
-                taken.update(nodes)
+                taken.update(matched)
                 found.append((result, node, state.version))
                 break
         applied = 0
@@ -228,9 +230,9 @@ class Driver:
         constants = {}
         types = {}
         for name in sorted(free_inputs(before) | free_inputs(new_nodes)):
-            value = state.constant(name)
-            if value is not None:
-                constants[name] = value
+            source = state.constant_source(name)
+            if source is not None:
+                constants[name] = source
             else:
                 types[name] = state.value_type(name)
         seconds = time.perf_counter() - start

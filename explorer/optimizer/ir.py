@@ -6,13 +6,16 @@ Nodes and Values compare by identity, which is what makes them usable as set mem
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+import numpy as np
 import onnx
 
-from ..graph import ProtoFields
+from ..graph import ProtoFields, attribute
 
 ONNX_DOMAINS = ("", "ai.onnx")
 _BODY_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+_UNREAD, _ABSENT = object(), object()
 
 
 class Node(ProtoFields):
@@ -20,8 +23,8 @@ class Node(ProtoFields):
     order, the values it reads and gives."""
 
     # the proto never changes once in a graph: its most read fields are kept as plain attributes
-    __slots__ = ("_body", "_onnx", "captures", "input", "inputs", "name", "op_type", "output", "outputs", "pos",
-                 "proto")
+    __slots__ = ("_body", "_onnx", "_settings", "captures", "input", "inputs", "name", "op_type", "output", "outputs",
+                 "pos", "proto")
 
     def __init__(self, proto: onnx.NodeProto, pos: tuple[float, int]) -> None:
         self.proto = proto
@@ -36,10 +39,24 @@ class Node(ProtoFields):
         self.inputs: list[Value | None] = []
         self.outputs: list[Value | None] = []
         self.captures: list[Value] = []  # outer values its bodies read
+        self._settings: dict[str, Any] | None = None  # attribute values read so far
 
     def is_onnx(self, *op_types: str) -> bool:
         """True for an ONNX-domain node (of one of `op_types` when given)."""
         return self._onnx and (not op_types or self.op_type in op_types)
+
+    def setting(self, name: str, default: Any = None) -> Any:
+        """The value of attribute `name` as graph.attribute reads it, or `default` when the node does not set it
+        (read from the proto once; a list comes as a fresh copy)."""
+        settings = self._settings
+        if settings is None:
+            settings = self._settings = {}
+        value = settings.get(name, _UNREAD)
+        if value is _UNREAD:
+            value = settings[name] = attribute(self.proto, name, _ABSENT)
+        if value is _ABSENT:
+            return default
+        return list(value) if isinstance(value, list) else value.copy() if isinstance(value, np.ndarray) else value
 
     def has_body(self) -> bool:
         return self._body

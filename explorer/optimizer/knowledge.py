@@ -131,6 +131,17 @@ class Knowledge:
             self._constants[name] = value
         return value
 
+    def constant_source(self, name: str) -> onnx.TensorProto | np.ndarray | None:
+        """A constant as a rewrite record keeps it: an initializer's proto (read, never copied out of the model)
+        or another constant's value (see `constant`); None when `name` is not a constant."""
+        if name and self.producer(name) is None and name not in self._constants:
+            if name in self.initializers:
+                return None if name in self.inputs else self.initializers[name]
+            outer = self.outer(name)
+            if outer is not None:
+                return outer.constant_source(name)
+        return self.constant(name)
+
     def make_constant(self, value: np.ndarray, prefix: str = "cst", name: str | None = None,
                       ) -> tuple[onnx.NodeProto, str]:
         """A new Constant node holding `value`, and the (fresh unless given) name of its output."""

@@ -33,8 +33,9 @@ class ModelHeader:
 class RewriteStep:
     """One applied rewrite. `removed`/`added` are node paths (graph path + node name); `outputs` pairs each value
     the rest of the graph read from the rewritten nodes with the value that replaces it; `input_types` and
-    `constants` are what the rewritten nodes read from outside. Node protos are shared with the optimizer, which
-    never changes a node in place, so they are exactly what the graph held."""
+    `constants` are what the rewritten nodes read from outside (a constant as an initializer's proto, shared with
+    the model, or as its value). Node protos are shared with the optimizer, which never changes a node in place,
+    so they are exactly what the graph held."""
 
     index: int
     pattern: str
@@ -45,7 +46,7 @@ class RewriteStep:
     before_nodes: list[onnx.NodeProto]
     after_nodes: list[onnx.NodeProto]
     input_types: dict[str, onnx.TypeProto | None]
-    constants: dict[str, np.ndarray]
+    constants: dict[str, onnx.TensorProto | np.ndarray]
     outputs: list[tuple[str, str]]
     output_types: list[onnx.TypeProto | None]
     header: ModelHeader
@@ -83,7 +84,7 @@ class RewriteStep:
         nodes = ordered(nodes)
         read = free_inputs(nodes) | {o.name for o in outputs}
         produced = {o for n in nodes for o in n.output if o}
-        inits = [tensors.to_tensor(v, k) for k, v in self.constants.items() if k in read and k not in produced]
+        inits = [_initializer(k, v) for k, v in self.constants.items() if k in read and k not in produced]
         graph = helper.make_graph(nodes, f"{self.pattern}_{self.index}_{side}", list(self.inputs), outputs, inits)
         return self.header.make_model(graph)
 
@@ -95,7 +96,7 @@ class RewriteStep:
         produced = {o for n in nodes for o in n.output if o}
         read = free_inputs(nodes)
         types = {k: v for k, v in self.input_types.items() if v is not None}
-        types.update({k: tensors.array_type(v) for k, v in self.constants.items()})
+        types.update({k: _constant_type(v) for k, v in self.constants.items()})
         inputs = [tensors.make_value_info(n, types.get(n)) for n in sorted(read - produced)]
         consumed = {i for n in nodes for i in n.input} | {c for n in nodes if len(n.attribute) for c in node_captures(n)}
         outputs = [tensors.make_value_info(o, None) for n in nodes for o in n.output if o and o not in consumed]
@@ -121,6 +122,23 @@ class RewriteStep:
         where = f" in {self.graph!r}" if self.graph else ""
         return (f"#{self.index} {self.pattern}{where} (round {self.round}): removed {', '.join(self.removed) or '-'}; "
                 f"added {', '.join(self.added) or '-'}")
+
+
+def _initializer(name: str, constant: onnx.TensorProto | np.ndarray) -> onnx.TensorProto:
+    if not isinstance(constant, onnx.TensorProto):
+        return tensors.to_tensor(constant, name)
+    if constant.name == name:
+        return constant
+    renamed = onnx.TensorProto()
+    renamed.CopyFrom(constant)
+    renamed.name = name
+    return renamed
+
+
+def _constant_type(constant: onnx.TensorProto | np.ndarray) -> onnx.TypeProto:
+    if isinstance(constant, onnx.TensorProto):
+        return helper.make_tensor_type_proto(constant.data_type, list(constant.dims))
+    return tensors.array_type(constant)
 
 
 def free_inputs(nodes: Sequence[onnx.NodeProto | Node]) -> set[str]:

@@ -80,7 +80,7 @@ class GraphState(Links, Knowledge):
 
     def attribute(self, node: Node | onnx.NodeProto, name: str, default: Any = None) -> Any:
         """An attribute's value, or `default` when the node does not set it."""
-        return attribute(node.proto if isinstance(node, Node) else node, name, default)
+        return node.setting(name, default) if isinstance(node, Node) else attribute(node, name, default)
 
     def opset(self, domain: str = "") -> int:
         return self.ctx.opsets.get(domain, 1)

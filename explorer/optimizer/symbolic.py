@@ -74,24 +74,27 @@ def _forward(g: GraphState, facts: Facts, seen: set[Node]) -> set[str]:
     changed: set[str] = set()
     nodes = g.nodes()
     seen.intersection_update(nodes)  # forget removed nodes
+    shapes, values = facts.shapes, facts.values
+    body = g.parent is not None
     for node in nodes:
         fresh = node not in seen
-        if not fresh and not any(n in changed for n in node.input):
+        if not fresh and (not changed or changed.isdisjoint(node.input)):
             continue
         seen.add(node)
-        if fresh and g.parent is not None:
+        outputs = node.output
+        if fresh and body:
             _captured(g, facts, node)
         if not node.is_onnx() or node.has_body() or node.op_type == "Constant":
             if fresh:
-                changed.update(o for o in node.output if o)
+                changed.update(o for o in outputs if o)
             continue
-        before = [(facts.shapes.pop(o, None), facts.values.pop(o, None)) for o in node.output]
+        before = [(shapes.pop(o, None), values.pop(o, None)) for o in outputs]
         try:
             _node(g, facts, node)
         except (ValueError, TypeError, IndexError, OverflowError, ZeroDivisionError):
             pass  # a malformed node teaches nothing; running it reports the problem
-        for name, (shape, value) in zip(node.output, before):
-            if name and (fresh or shape != facts.shapes.get(name) or not tensors.same(value, facts.values.get(name))):
+        for name, (shape, value) in zip(outputs, before):
+            if name and (fresh or shape != shapes.get(name) or not tensors.same(value, values.get(name))):
                 changed.add(name)
     return changed
 
