@@ -86,3 +86,34 @@ def outline(svg: ElementTree.Element, node_path: str) -> str | None:
             shape = next(e for e in group.iter() if e.tag in (f"{SVG}path", f"{SVG}polygon"))
             return shape.get("stroke")
     return None
+
+
+def stepper(at: AppTest) -> dict:
+    """The Step page canvas's stepper: `at` (the event shown), `last`, and `frames` (event -> marks, position
+    text and moves, see views.step_moves.frame) of the events it can show at once."""
+    args = diagram_args(at, state.W_STEP_DIAGRAM)["stepper"]
+    return {**args, "frames": {int(k): v for k, v in args["frames"].items()}}
+
+
+def move_target(at: AppTest, name: str) -> int | None:
+    """The event the Step page's move `name` ("next", "next_iteration", "level0+", ...) goes to; None when it
+    is disabled."""
+    shown = stepper(at)
+    [target] = [move[4] for move in shown["frames"][shown["at"]]["moves"] if move[0] == name]
+    return target
+
+
+def step_to(at: AppTest, index: int) -> AppTest:
+    """Moves the Step page's cursor as the canvas does (its slider or a move): the canvas tells the server the
+    event as its value, whose callback sets the cursor; AppTest cannot click inside a component, so this sets
+    the cursor and reruns."""
+    assert 0 <= index <= stepper(at)["last"]
+    at.session_state[state.CURSOR] = index
+    return at.run()
+
+
+def step_move(at: AppTest, name: str) -> AppTest:
+    """A click on the Step page's move `name` (it must be enabled)."""
+    target = move_target(at, name)
+    assert target is not None, f"the move {name!r} is disabled"
+    return step_to(at, target)

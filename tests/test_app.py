@@ -12,9 +12,13 @@ from app_support import (
     diagram_args,
     diagram_svg,
     figures,
+    move_target,
     outline,
     start,
+    step_move,
     step_state,
+    step_to,
+    stepper,
     texts,
     upload,
 )
@@ -160,13 +164,15 @@ def test_step_buttons_move_the_cursor_along_the_loops():
     at = start("nested_loops")
     at.switch_page(PAGES["step"]).run()
     assert "`Scan 'enc' · iteration 0 › Loop 'inner' · iteration 0 › Mod 'parity'`" in texts(at)
-    at.button(key=state.keyed("w_step", "next_iteration")).click().run()
+    step_move(at, "next_iteration")
     assert "Loop 'inner' · iteration 1 › Mod 'parity'`" in texts(at)
-    at.button(key=state.keyed("w_step", "next")).click().run()
+    step_move(at, "next")
     assert "Loop 'inner' · iteration 1 › Equal 'is_even'`" in texts(at)
-    at.button(key=state.keyed("w_step", "last")).click().run()
-    assert "`Scan 'enc'` ·" in texts(at) and at.session_state["cursor"] == at.session_state["w_cursor"]
-    at.slider(key="w_cursor").set_value(2).run()
+    step_move(at, "last")
+    assert "`Scan 'enc'` ·" in texts(at) and at.session_state["cursor"] == stepper(at)["at"] == 72
+    assert stepper(at)["frames"][72]["text"] == "Event 72 of 0–72"
+    assert move_target(at, "next") is None and move_target(at, "last") is None  # nothing after the last event
+    step_to(at, 2)
     assert "› If 'branch' · then_branch › Add 'add_x'`" in texts(at)
 
 
@@ -178,11 +184,11 @@ def test_cursor_moves_move_the_highlighted_node_in_the_diagram():
     assert step_state(at, "enc/body/inner/body/parity") == "current"
     assert step_state(at, "enc/body/inner/body/is_even") == "pending"
     assert step_state(at, "enc") == "running"
-    at.button(key=state.keyed("w_step", "next")).click().run()
+    step_move(at, "next")
     assert step_state(at, "enc/body/inner/body/is_even") == "current"
     assert step_state(at, "enc/body/inner/body/parity") == "executed"
     assert diagram_args(at, "w_step_diagram")["layout"] == layout
-    at.button(key=state.keyed("w_step", "last")).click().run()  # the Scan's own event comes last
+    step_move(at, "last")  # the Scan's own event comes last
     assert step_state(at, "enc") == "current"
     assert step_state(at, "enc/body/inner/body/parity") == "executed"
 
@@ -293,7 +299,7 @@ def test_first_nonfinite_jumps_to_the_node_that_made_it():
         trace = explorer.run(explorer.load(model), explorer.load(model).example_inputs(seed=0))
     expected = trace.first_nonfinite()
     assert expected is not None  # random inputs of seed 0 hold a negative value: log(sqrt(0)) = -inf
-    at.button(key=state.keyed("w_step", "nonfinite")).click().run()
+    step_move(at, "nonfinite")
     assert at.session_state["cursor"] == expected.index
     assert "Log 'log'" in texts(at) and "Inf " in texts(at)
 
@@ -445,7 +451,7 @@ def test_the_step_plots_its_values_on_request_and_keeps_the_choice_from_step_to_
     [(name, value)] = trace.events[0].outputs.items()
     np.testing.assert_allclose(array(figure.data[0].z), value, rtol=1e-6)
     assert figure.layout.title.text == name
-    at.button(key=state.keyed(state.K_STEP_MOVE, "next")).click().run()
+    step_move(at, "next")
     [(name, value)] = trace.events[1].outputs.items()
     assert [f.layout.title.text for f in figures(at)] == [name]  # still plotted at the next step
     at.toggle(key=state.W_STEP_INPUTS_IN_FULL).set_value(True).run()

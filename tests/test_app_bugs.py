@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_support import PAGES, assert_clean, start, step_state, texts, upload
+from app_support import PAGES, assert_clean, move_target, start, step_move, step_state, step_to, texts, upload
 from onnx import TensorProto as T
 from onnx import helper as h
 from streamlit.testing.v1 import AppTest
@@ -67,7 +67,7 @@ def test_every_page_takes_any_node_name():
 def test_one_event_numbering_on_the_step_page_and_in_tables():
     at = start("nested_loops")
     at.switch_page(PAGES["step"]).run()
-    at.slider(key=state.W_CURSOR).set_value(18).run()
+    step_to(at, 18)
     assert at.session_state[state.CURSOR] == 18 and "**Event 18** of 0–72" in texts(at)
     trace = explorer.run(explorer.load(sample_path("nested_loops")), sample_inputs("nested_loops"))
     assert "Mod 'parity'`" in texts(at)
@@ -81,16 +81,16 @@ def test_one_event_numbering_on_the_step_page_and_in_tables():
 def test_iterations_move_at_every_loop_level():
     at = start("nested_loops")
     at.switch_page(PAGES["step"]).run()
-    at.slider(key=state.W_CURSOR).set_value(28).run()  # parity at Scan step 1, Loop iteration 2
+    step_to(at, 28)  # parity at Scan step 1, Loop iteration 2
     assert "Scan 'enc' · iteration 1" in texts(at) and "Loop 'inner' · iteration 2" in texts(at)
-    at.button(key=state.keyed("w_iter", 0, 1)).click().run()  # next Scan step, same inner iteration
+    step_move(at, "level0+")  # next Scan step, same inner iteration
     assert at.session_state[state.CURSOR] == 46
-    at.button(key=state.keyed("w_iter", 1, -1)).click().run()
+    step_move(at, "level1-")
     assert at.session_state[state.CURSOR] == 41
-    at.button(key=state.keyed("w_iter", 0, -1)).click().run()
-    at.button(key=state.keyed("w_iter", 0, -1)).click().run()
+    step_move(at, "level0-")
+    step_move(at, "level0-")
     assert at.session_state[state.CURSOR] == 5  # (0, 1)
-    assert at.button(key=state.keyed("w_iter", 0, -1)).disabled
+    assert move_target(at, "level0-") is None
 
 
 def test_the_branch_not_taken_is_drawn_skipped_at_the_step():
@@ -101,7 +101,7 @@ def test_the_branch_not_taken_is_drawn_skipped_at_the_step():
     add = "enc/body/inner/body/branch/then_branch/add_x"
     later_add = next(e.index for e in trace.events_of(add) if any(
         x.index < e.index for x in trace.events_of(halve)))  # the else branch ran in an earlier iteration
-    at.slider(key=state.W_CURSOR).set_value(later_add).run()
+    step_to(at, later_add)
     assert step_state(at, add) == "current"
     assert step_state(at, halve) == "skipped"
 

@@ -2,7 +2,7 @@
 the step cursor and the selected node; opening such an address restores them."""
 from __future__ import annotations
 
-from app_support import APP, start
+from app_support import APP, start, step_to
 from streamlit.testing.v1 import AppTest
 
 from explorer.ui import state
@@ -25,7 +25,7 @@ def test_the_address_follows_the_state():
     at.number_input(key=state.W_SEED).set_value(7).run()
     at.selectbox(key=state.W_NODE_PICK).set_value(PARITY).run()
     at.switch_page(STEP).run()
-    at.slider(key=state.W_CURSOR).set_value(5).run()
+    step_to(at, 5)
     flat = {key: at.query_params[key] for key in at.query_params}
     flat = {k: v[0] if isinstance(v, list) else v for k, v in flat.items()}  # AppTest keeps lists of values
     assert flat["sample"] == "nested_loops" and flat["seed"] == "7" and flat["event"] == "5" and flat["node"] == PARITY

@@ -22,7 +22,7 @@ from ..views.dot_escape import parse_svg_id
 from ..views.heat import NodeValues
 from ..views.markup import md
 from ..views.render import GraphvizError, dot_available, render_svg
-from ..views.trace_marks import Marks, state_css
+from ..views.trace_marks import state_css
 from .state import K_LAYOUT_SENT, keyed
 
 _component = declare_component("explorer_diagram", path=str(Path(__file__).parent / "components" / "diagram"))
@@ -76,13 +76,16 @@ def _sent_key(key: str) -> str:
 
 def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]], None] | None = None,
          reveal: str | None = None, mark: bool = False, hits: Iterable[str] = (),
-         values: NodeValues | None = None, height: int = HEIGHT, marks: Marks | None = None,
-         step: int | None = None) -> None:
+         values: NodeValues | None = None, height: int = HEIGHT, marks: dict[str, Any] | None = None,
+         step: int | None = None, stepper: dict[str, Any] | None = None,
+         on_step: Callable[[int], None] | None = None) -> None:
     """Draws a drawing on the canvas. `on_click(kind, keys)` receives a clicked element's parsed id (see
     views.dot), e.g. ("node", (path,)) or ("graph", (body graph path,)); `reveal` is a node path whose box is
     zoomed to (outlined when `mark`); `hits` are node paths to highlight; `values` adds its legend. `marks`
-    (a trace position, see views.trace_marks) restyle the laid-out drawing in the browser: stepping to event
-    `step` keeps the layout and the zoom, and pans only when the current node leaves the view."""
+    (a trace position, see views.trace_marks.Marks.as_args) restyle the laid-out drawing in the browser:
+    stepping to event `step` keeps the layout and the zoom, and pans only when the current node leaves the view.
+    `stepper` puts the step moves and slider on the canvas (`at`, `last` and `frames`: event -> its frame, see
+    views.step_moves.frame): a move to an event it has the frame of shows at once, then `on_step(event)`."""
     target = drawing.box_for(reveal) if reveal else None
     boxes = sorted({box for box in (drawing.box_for(p) for p in hits) if box is not None})
     legend = {"title": values.title, "items": values.legend()} if values is not None else None
@@ -93,12 +96,16 @@ def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]
             st.session_state.pop(_sent_key(key), None)
         elif value.get("clicked") and on_click is not None:
             on_click(*parse_svg_id(value["clicked"]))
+        elif value.get("go") is not None and on_step is not None:
+            on_step(int(value["go"]))
 
+    if stepper is not None:  # the number of the canvas's last message seen: a rerun for an older move is not shown
+        stepper = {**stepper, "answered": (st.session_state.get(key) or {}).get("n")}
     _component(**_layout_args(drawing, key), focus=target, mark=mark, hits=boxes, legend=legend, height=height,
                colours={"selected": styles.SELECTION_COLOUR, "hit": styles.NODE_STATES["match"]["color"],
                         "badge": styles.LABEL_TINTS["iteration"]},
-               marks=marks.as_args() if marks is not None else None, state_css=_STATE_CSS if marks else None,
-               follow=marks is not None, step=step, key=key, on_change=changed, default=None)
+               marks=marks, state_css=_STATE_CSS if marks else None, follow=marks is not None, step=step,
+               stepper=stepper, key=key, on_change=changed, default=None)
 
 
 _STATE_CSS = state_css()

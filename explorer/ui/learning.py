@@ -41,17 +41,28 @@ def tour_panel() -> None:
                      on_click=lambda: positions.update({sample: len(tips)}))
 
 
-def branch_quiz(model: Model, trace: Trace, index: int) -> bool:
-    """Before the cursor enters an If branch: asks which one; True while the question is unanswered (moving on
-    is then held back)."""
+def fingerprint() -> tuple[bool, tuple[str, ...]]:
+    """What the questions asked so far depend on: whether learning mode is on, and what was answered."""
+    return enabled(), tuple(sorted(_answers())) if enabled() else ()
+
+
+def holds(model: Model, trace: Trace, index: int) -> bool:
+    """Whether moving on from event `index` is held back: in learning mode, before the cursor enters an If
+    branch, until the learner has predicted which one."""
+    question = learning.branch_question(model, trace, index) if enabled() else None
+    return question is not None and question.key not in _answers()
+
+
+def branch_quiz(model: Model, trace: Trace, index: int) -> None:
+    """Before the cursor enters an If branch: asks which one (see `holds`)."""
     question = learning.branch_question(model, trace, index) if enabled() else None
     if question is None:
-        return False
+        return
     answered = _answers().get(question.key)
     with st.container(border=True):
         if answered is not None:
             st.markdown(f"**{md(question.label)}**: you predicted the branch. {answered}")
-            return False
+            return
         choice = st.radio(f"Predict: which branch will **{md(question.label)}** take?", question.options, index=None,
                           horizontal=True, key=state.keyed(state.W_PREDICT, question.key))
 
@@ -60,7 +71,6 @@ def branch_quiz(model: Model, trace: Trace, index: int) -> bool:
             _answers()[question.key] = learning.feedback(picked == question.answer, question.answer)
 
         st.button("Check", key=state.keyed(state.W_CHECK, question.key), disabled=choice is None, on_click=check)
-    return True
 
 
 def carried_quiz(path: str, values: BodyValues, iterations: list[Iteration], position_key: str) -> int:

@@ -46,6 +46,7 @@ TOUR = "tour_positions"  # sample -> index of the tour tip shown (past the end: 
 URL_READ = "url_read"  # the address's state was read (once per session)
 COMPARED = "compared"  # the Compare page's latest comparison (run key, its key, Comparison): Graph page colours
 URL_PENDING = "url_pending"  # address parameters still to apply (inputs, cursor, node) once the model is active
+STEP_FRAMES = "step_frames"  # Step page: (what they depend on, {event: frame}) sent to the canvas, kept for reuse
 JOBS = "judge_jobs"  # {job key: JudgeJob}, oldest first: the session's questions to onnxruntime (ui/jobs.py)
 
 # ---- widget keys ---------------------------------------------------------------------------------------------
@@ -62,7 +63,6 @@ W_MAX_TENSOR_MB = "w_max_tensor_mb"
 W_MAX_EVENTS = "w_max_events"
 W_LENIENT = "w_lenient"
 W_NODE_PICK = "w_node_pick"
-W_CURSOR = "w_cursor"
 W_GRAPH_CLICK = "w_graph_click"
 W_LOOP = "w_loop"  # Loops page: selected Scan/Loop/If/SequenceMap path
 W_RNN = "w_rnn"  # Gates page: selected GRU/LSTM/RNN path
@@ -126,8 +126,6 @@ K_COMPARE_GATE = "w_compare_gate"  # Compare page: gate (per node)
 K_COMPARE_DIR = "w_compare_dir"  # Compare page: direction (per node)
 K_COMPARE_ITEM = "w_compare_item"  # Compare page: batch item (per node)
 K_COMPARE_GATE_PLOT = "compare_gate"  # Compare page: a gate heatmap of A, B or |A - B|
-K_ITERATION_MOVE = "w_iter"  # Step page: previous/next iteration of a loop level
-K_STEP_MOVE = "w_step"  # Step page: the toolbar's moves
 K_STEP_VALUE = "step"  # Step page: a value's table and plot (per side and position, kept from step to step)
 K_DRILL = "w_drill"  # Graph page: drill into a body
 K_FOLD = "w_fold"  # Graph page: expand or collapse a body

@@ -36,6 +36,25 @@ class Options:
     rankdir: str = "TB"
 
 
+def revealed(facts: ModelFacts, wanted: Iterable[str], group_scopes: bool = True
+             ) -> tuple[frozenset[str], frozenset[str]]:
+    """Bodies and scopes to open (under the default rule) so that the wanted nodes show: two drawings whose
+    revealed nodes open the same ones are the same drawing."""
+    index = facts.index
+    bodies: set[str] = set()
+    scopes: set[str] = set()
+    for start in wanted:
+        ref = index.nodes.get(start)
+        path: str | None = start
+        for graph in index.enclosing(ref.graph.path) if ref is not None else ():
+            if group_scopes and path is not None:
+                scopes.update(s.key for s in facts.tree(graph).chain(path))
+            if graph.path:
+                bodies.add(graph.path)
+            path = graph.owner  # the node owning this body, in the enclosing graph
+    return frozenset(bodies), frozenset(scopes)
+
+
 class Plan:
     """The resolved options of one drawing: which graph is at the top, what is drilled into, what is open."""
 
@@ -74,21 +93,8 @@ class Plan:
             marked |= self.o.overlay.removed | self.o.overlay.added
         return wanted | marked if len(marked) <= MAX_REVEALED_MARKS else wanted
 
-    def _reveal(self, wanted: Iterable[str]) -> tuple[set[str], set[str]]:
-        """Bodies and scopes to open (under the default rule) so that the wanted nodes show."""
-        index = self.facts.index
-        bodies: set[str] = set()
-        scopes: set[str] = set()
-        for start in wanted:
-            ref = index.nodes.get(start)
-            path: str | None = start
-            for graph in index.enclosing(ref.graph.path) if ref is not None else ():
-                if self.o.group_scopes and path is not None:
-                    scopes.update(s.key for s in self.facts.tree(graph).chain(path))
-                if graph.path:
-                    bodies.add(graph.path)
-                path = graph.owner  # the node owning this body, in the enclosing graph
-        return bodies, scopes
+    def _reveal(self, wanted: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
+        return revealed(self.facts, wanted, self.o.group_scopes)
 
     def _scope_rule(self, rule: Rule) -> Expansion:
         graphs = self.facts.index.graphs.values()

@@ -59,8 +59,7 @@ def test_step_to_an_iteration_inside_a_loop(page):
     open_page(page, "Step through")
     diagram(page).locator("#content svg").wait_for()
     assert "Loop 'inner' · iteration 0" in markdown_text(page)
-    page.get_by_role("button", name="next iteration").click()
-    settle(page)
+    next_iteration(page)
     text = markdown_text(page)
     assert "Scan 'enc' · iteration 0 › Loop 'inner' · iteration 1 › Mod 'parity'" in text
     # the canvas marks the current node as it appears on screen (views.styles: the "current" state's outline
@@ -73,6 +72,16 @@ def test_step_to_an_iteration_inside_a_loop(page):
     expect(canvas.locator("#badge")).to_have_css("color", "rgb(232, 89, 12)")  # styles.LABEL_TINTS["iteration"]
     no_exception(page)
     shot(page, "step_iteration")
+
+
+def next_iteration(page) -> None:
+    """A click on the canvas's "next iteration" move: the canvas shows the step at once (its position line),
+    then the server's rerun follows."""
+    canvas = diagram(page)
+    canvas.locator('#stepbar button[data-name="next_iteration"]').click()
+    expect(canvas.locator("#stepbar .position")).to_have_text("Event 5 of 0–72")
+    page.get_by_text("Loop 'inner' · iteration 1 › Mod 'parity'").wait_for()
+    settle(page)
 
 
 def current_outline(canvas, node: str):
@@ -90,8 +99,7 @@ def test_a_step_sends_the_canvas_only_its_marks_and_a_new_canvas_gets_the_drawin
     diagram(page).locator("#content svg").wait_for()
     assert any(b"<svg" in frame for frame in received)  # the page's first run sent the drawing
     received.clear()
-    page.get_by_role("button", name="next iteration").click()
-    settle(page)
+    next_iteration(page)
     expect(current_outline(diagram(page), "enc/body/inner/body/parity")).to_have_css("stroke", "rgb(232, 89, 12)")
     assert received and not any(b"<svg" in frame for frame in received)  # the step: marks only
     # a canvas made anew (here: reloaded) has lost the drawing: it asks for it and shows the step again

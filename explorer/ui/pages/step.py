@@ -7,12 +7,10 @@ from explorer.model import Model
 from explorer.trace import Event, Trace
 from explorer.ui import diagram, jobs, learning, panels, state, url, work
 from explorer.views import cursor as moves
+from explorer.views import step_moves as steps
 from explorer.views.markup import md, md_code
-from explorer.views.overlays import TraceOverlay
-from explorer.views.trace_marks import trace_marks
 
 WHOLE_MODEL_LIMIT = 150  # nodes: above this the diagram shows only the current node's surroundings by default
-VIEWS = {"around": "around the node", "graph": "its graph", "model": "whole model"}
 
 
 def _go(index: int | None) -> None:
@@ -32,73 +30,48 @@ def _clicked(kind: str, keys: tuple[str, ...]) -> None:
         state.set_cursor(next((e.index for e in runs if e.index > here), runs[0].index))
 
 
-def draw(model, trace, index: int) -> None:
-    """The diagram with the current node, its inputs and outputs, and what ran before it."""
-    event = trace.events[index]
+def _known_frames(context: tuple) -> dict[int, dict]:
+    """The frames computed for earlier steps on the same layout, run, selected node and learner's answers (a
+    step computes only the frames that came into its window)."""
+    kept = st.session_state.get(state.STEP_FRAMES)
+    if kept is None or kept[0] != context or len(kept[1]) > 500:
+        kept = st.session_state[state.STEP_FRAMES] = (context, {})
+    return kept[1]
+
+
+def draw(model: Model, trace: Trace, index: int, held: bool) -> None:
+    """The diagram with the current node, its inputs and outputs, and what ran before it, under the stepper's
+    moves and slider. The canvas also gets the frames of the events around this one drawn on the same layout:
+    a move to one of them shows at once, and the server follows."""
     default = "model" if len(model.index.nodes) <= WHOLE_MODEL_LIMIT else "around"
-    view = st.segmented_control("Draw", list(VIEWS), format_func=VIEWS.__getitem__, default=default,
+    view = st.segmented_control("Draw", list(steps.VIEWS), format_func=steps.VIEWS.__getitem__, default=default,
                                 key=state.W_STEP_VIEW) or default
-    focus = {"model": "", "graph": model.node(event.node).graph.path,
-             "around": moves.surroundings(model, event.node)}[view]
-    cursor = TraceOverlay.from_trace(trace, index)
+    focus, key = steps.drawing_key(model, trace, index, view)
     # drawn without the cursor, so every step in the same part of the model reuses one layout; the step's
     # states are marks the canvas applies to it
-    reveal = [p for p in (event.node, cursor.error) if p]
-    drawing = diagram.drawing(model, repr((focus, reveal)), focus=focus or None, reveal=reveal, edge_labels=None)
-    diagram.show(drawing, key=state.W_STEP_DIAGRAM, on_click=_clicked, reveal=event.node,
-                 marks=trace_marks(model, drawing, cursor), step=index)
-
-
-def iteration_moves(model, trace, index: int) -> None:
-    """Previous / next iteration of each loop around the current event, outermost first, in one row."""
-    event = trace.events[index]
-    levels = moves.loop_levels(model, event.node)[:len(event.iteration)]
-    if not levels:
-        return
-    columns = iter(st.columns([4, 1, 1] * len(levels) + [max(0, 3 - len(levels)) * 6 + 0.01],
-                              vertical_alignment="center"))
-    for level, (owner, _) in enumerate(levels):
-        next(columns).caption(f"{md(moves.node_label(owner))} · iteration {event.iteration[level]}")
-        for step, icon in ((-1, ":material/chevron_left:"), (+1, ":material/chevron_right:")):
-            target = moves.move_iteration(model, trace, index, level, step)
-            next(columns).button("", key=state.keyed(state.K_ITERATION_MOVE, level, step), icon=icon, width="stretch",
-                                 help=f"{'Previous' if step < 0 else 'Next'} iteration of {md(moves.node_label(owner))}",
-                                 disabled=target is None, on_click=_go, args=(target,))
-
-
-def toolbar(model: Model, trace: Trace, index: int, held: bool) -> None:
-    """The moves (first, back, next, last, by iteration, by node, to the first NaN/Inf) and the event slider."""
-    event = trace.events[index]
-    last = len(trace.events) - 1
-    selected = state.selected_node() or event.node
-    jumps = {  # key: (label, icon, target, help)
-        "first": ("", ":material/first_page:", 0, "First event"),
-        "back": ("", ":material/chevron_left:", index - 1 if index > 0 else None, "Previous event"),
-        "next": ("", ":material/chevron_right:", index + 1 if index < last and not held else None, "Next event"),
-        "last": ("", ":material/last_page:", None if held else last, "Last event"),
-        "prev_iteration": ("prev iteration", ":material/undo:", moves.previous_iteration(model, trace, index),
-                           "Same node, previous iteration of its innermost loop"),
-        "next_iteration": ("next iteration", ":material/redo:", moves.next_iteration(model, trace, index),
-                           "Same node, next iteration of its innermost loop"),
-        "next_run": ("next run of node", ":material/replay:", moves.next_execution(trace, index, selected),
-                     f"Next execution of the selected node {md_code(selected)}"),
-        "nonfinite": ("first NaN/Inf", ":material/warning:", moves.first_nonfinite(trace),
-                      "First event whose outputs hold NaN or Inf"),
-    }
-    for column, (name, (label, icon, target, help_text)) in zip(st.columns([1, 1, 1, 1, 2.6, 2.6, 2.6, 2.4]),
-                                                                 jumps.items()):
-        column.button(label, key=state.keyed(state.K_STEP_MOVE, name), icon=icon, help=help_text, width="stretch",
-                      disabled=target is None or target == index, on_click=_go, args=(target,))
-    if last > 0:
-        if st.session_state.get(state.W_CURSOR) != index:
-            st.session_state[state.W_CURSOR] = index
-        st.slider("Event", 0, last, key=state.W_CURSOR, label_visibility="collapsed",
-                  on_change=lambda: state.set_cursor(st.session_state[state.W_CURSOR]))
+    error = trace.error.node if trace.error else None
+    drawing = diagram.drawing(model, key, focus=focus or None, edge_labels=None,
+                              reveal=[p for p in (trace.events[index].node, error) if p])
+    selected = state.selected_node()
+    known = _known_frames((state.run_key(), key, selected, learning.fingerprint()))
+    if index not in known:
+        known[index] = steps.frame(model, trace, drawing, index, selected, held)
+    here = known[index]
+    frames = {index: here}
+    for other in steps.neighbours(trace, index, [move[4] for move in here["moves"]]):
+        if other not in known and steps.drawing_key(model, trace, other, view)[1] == key:
+            known[other] = steps.frame(model, trace, drawing, other, selected, learning.holds(model, trace, other))
+        if other in known:
+            frames[other] = known[other]
+    diagram.show(drawing, key=state.W_STEP_DIAGRAM, on_click=_clicked, reveal=trace.events[index].node,
+                 marks=here["marks"], step=index, on_step=_go,
+                 stepper={"at": index, "last": len(trace.events) - 1, "frames": frames})
 
 
 @st.fragment
 def stepper() -> None:
-    """A step reruns only this: the canvas first (its marks leave before the rest), then the controls and the
+    """A step reruns only this: the canvas first (its marks leave before the rest; its moves and slider are its
+    own, and it has shown the step already when the move was to a frame it had), then the position line and the
     values. Parts that come and go sit in fixed slots, so what follows them keeps its place from step to step:
     the canvas, tables and toggles are then updated in place instead of being made anew."""
     model, trace = state.active_model(), state.current_trace()
@@ -107,19 +80,15 @@ def stepper() -> None:
         return
     index = state.cursor(trace)
     event = trace.events[index]
-    quiz, controls, position = st.container(), st.container(), st.container()
+    quiz, position = st.container(), st.container()
     left, right = st.columns([2, 1])
     with left:
-        draw(model, trace, index)
+        draw(model, trace, index, learning.holds(model, trace, index))
     with quiz:
-        held = learning.branch_quiz(model, trace, index)  # learning mode: predict the branch before entering it
-    with controls:
-        toolbar(model, trace, index, held)
+        learning.branch_quiz(model, trace, index)  # learning mode: predict the branch before entering it
     with position:
         st.markdown(f"**Event {index}** of 0–{len(trace.events) - 1} · "
                     f"{md_code(moves.breadcrumb_text(model, event))} · {event.seconds * 1e3:.3f} ms")
-        with st.container():
-            iteration_moves(model, trace, index)
         if event.summarized:
             st.caption("Values past the trace memory budget are kept as summaries.")
     with right:

@@ -12,6 +12,8 @@ const legend = document.getElementById("legend");
 const MAP_WIDTH = 180, READABLE = 0.5;  // minimap width (px); the smallest zoom at which labels can be read
 const TOP = 42;  // px the controls take at the top of the canvas: a tall drawing's top starts below them
 
+import { makeStepper } from "./stepper.js";
+
 const send = (type, extra) => window.parent.postMessage({ isStreamlitMessage: true, type, ...extra }, "*");
 const panzoom = Panzoom(content, { canvas: true, origin: "0 0", maxScale: 6, minScale: 0.02, step: 0.25 });
 stage.addEventListener("wheel", (event) => { event.preventDefault(); autoView = null; panzoom.zoomWithWheel(event); },
@@ -158,7 +160,38 @@ async function layout(dot) {
   return graphviz.layout(dot, "svg", "dot");
 }
 
+function markDrawn() {  // what is on screen (for tests, benches)
+  document.body.dataset.drawn = args.layout + "|" + (args.step ?? "") + "|" + (args.focus || "");
+}
+
+function fitHeight() {
+  const height = args.height + 2 + (stepbar.style.display === "block" ? stepbar.offsetHeight + 4 : 0);
+  if (height !== frameHeight) send("streamlit:setFrameHeight", { height: (frameHeight = height) });
+}
+let frameHeight = null;
+
+// a step the canvas shows before the server's rerun: the same layout, that event's marks and box to follow
+function showStep(index, frame) {
+  args = { ...args, marks: frame.marks, focus: frame.focus, step: index };
+  if (args.focus && args.focus !== lastFocus && !visible(args.focus)) zoomTo(args.focus, true);
+  lastFocus = args.focus;
+  applyMarks();
+  fitHeight();
+  markDrawn();
+}
+const stepbar = document.getElementById("stepbar");
+const stepper = makeStepper(stepbar, showStep, (index) => {
+  const n = ++clicks;
+  send("streamlit:setComponentValue", { value: { go: index, n }, dataType: "json" });
+  return n;
+});
+
 async function draw() {
+  if (args.stepper) {
+    const { index, frame } = stepper.update(args.stepper);
+    document.body.dataset.answered = args.stepper.answered ?? "";  // the server's rerun reached the canvas
+    if (index !== args.step && frame) args = { ...args, marks: frame.marks, focus: frame.focus, step: index };
+  }
   document.body.style.setProperty("--selected", args.colours.selected);
   document.body.style.setProperty("--hit", args.colours.hit);
   document.body.style.setProperty("--badge", args.colours.badge);
@@ -216,8 +249,8 @@ async function draw() {
   applyMarks();
   showLegend();
   afterChange();
-  send("streamlit:setFrameHeight", { height: args.height + 2 });
-  document.body.dataset.drawn = args.layout + "|" + (args.step ?? "") + "|" + (args.focus || "");  // what is on screen (for tests, benches)
+  fitHeight();
+  markDrawn();
 }
 
 let down = null;
