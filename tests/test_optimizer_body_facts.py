@@ -118,3 +118,24 @@ def test_scan_bodies_of_a_real_model_fuse_their_matmul_and_add():
                     **{f"Constant{a}PastValue{b}": np.full((1, 2), 0.1, np.float32)
                        for a, b in [(13649, 16544), (13649, 16566), (14356, 16519), (14356, 16541),
                                     (15063, 16494), (15063, 16516), (15770, 16469), (15770, 16491)]}})
+
+
+def test_a_settled_body_is_optimized_again_when_what_it_knows_of_outer_values_grows():
+    """The Loop's carried `v` starts as ReduceProd([2, 3], keepdims) = [6], a value the propagation cannot
+    compute but constant folding can: once the outer graph folds it, the body learns v = [6] (returned
+    unchanged, so on every iteration) and its Mul by 2 becomes the constant [12]. The body was settled before
+    the fold with the same captured constants, so only outer facts tell it to look again."""
+    loop_body = body([h.make_node("Mul", ["v_in", "two"], ["m"]), h.make_node("Add", ["acc_in", "m"], ["acc_out"]),
+                      h.make_node("Identity", ["cond_in"], ["cond_out"])],
+                     [info("iter", T.INT64, []), info("cond_in", T.BOOL, []), info("v_in", T.INT64, None),
+                      info("acc_in", T.INT64, None)],
+                     [info("cond_out", T.BOOL, []), info("v_in", T.INT64, None), info("acc_out", T.INT64, None)])
+    model = make([h.make_node("ReduceProd", ["dims"], ["v0"], keepdims=1),
+                  h.make_node("Loop", ["trips", "", "v0", "acc0"], ["v", "acc"], body=loop_body)],
+                 [info("acc0", T.INT64, [1])], [info("v", T.INT64, None), info("acc", T.INT64, None)],
+                 [tensor("dims", [2, 3], np.int64), tensor("two", [2], np.int64), tensor("trips", 3, np.int64)])
+    result = optimize(model)
+    assert "ReduceProd" not in [n.op_type for n in result.optimized.graph.node]
+    assert "Mul" not in body_ops(result.optimized)
+    assert any("v_in = [6]" in f for s in result.steps for f in s.facts), [s.facts for s in result.steps]
+    proven(result, {"acc0": np.array([1], np.int64)})

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 import onnx
 
 from ..graph import subgraph_attributes
+from . import symbolic
 from .context import Context
 from .ir import Node
 from .pattern import MatchResult, Pattern
@@ -50,8 +51,8 @@ class Driver:
         self.found_by_check = 0  # rewrites only the closing round over every node found (0 unless a pattern
         # looks further than NEIGHBOURHOOD)
         self._dispatch: dict[tuple[int, bool, str], list[Pattern]] = {}
-        # body path -> (the body proto at its fixpoint, the outer constants it saw)
-        self._settled: dict[str, tuple[onnx.GraphProto, frozenset[str]]] = {}
+        # body path -> (the body proto at its fixpoint, what it knew of the outer values it reads)
+        self._settled: dict[str, tuple[onnx.GraphProto, tuple]] = {}
 
     def _candidates(self, level: int, only_level: bool, op_type: str) -> list[Pattern]:
         """Patterns to try on a node, lowest priority first: those up to `level`, or only those of `level`."""
@@ -108,13 +109,14 @@ class Driver:
 
     def _optimize_bodies(self, state: GraphState) -> bool:
         """Optimizes each body of the graph's nodes, unless it is settled: already at its fixpoint with the
-        same outer constants (the only outer facts that can enable a body rewrite, along with outer types).
-        A node whose bodies changed is replaced by a copy holding the new bodies."""
+        same facts about the outer values its node and bodies read (constness, shapes, known contents: the
+        outer facts a body rewrite can depend on, along with types, which a name keeps). A node whose bodies
+        changed is replaced by a copy holding the new bodies."""
         changed = False
         for node in state.nodes():
             if not node.captures and not node.has_body() or not state.is_alive(node):
                 continue
-            outer = frozenset(v.name for v in node.captures if state.is_constant(v.name))
+            outer = symbolic.outer_facts(state, [*filter(None, node.input), *(v.name for v in node.captures)])
             rewritten: dict[str, onnx.GraphProto] = {}
             for label, body in subgraph_attributes(node.proto):
                 path = f"{state.node_path(node)}/{label}"

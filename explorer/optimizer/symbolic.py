@@ -136,6 +136,17 @@ def known(g: GraphState, facts: Facts, name: str) -> np.ndarray | None:
     return None
 
 
+def outer_facts(g: GraphState, names: list[str]) -> tuple:
+    """What `g` knows of `names` that a body reading them may use (constness, shape, known contents), as a
+    hashable key: a body at its fixpoint under one key may rewrite further under another."""
+    key = []
+    for name in names:
+        value = known(g, g.facts, name)
+        contents = None if value is None else (value.shape, tuple(value.reshape(-1).tolist()))
+        key.append((name, g.is_constant(name), _shape(g, g.facts, name), contents))
+    return tuple(key)
+
+
 def _shape(g: GraphState, facts: Facts, name: str) -> Shape | None:
     found = facts.shapes.get(name)
     if found is not None:
