@@ -5,7 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper as h
-from test_optimizer_models import applied, declines, info, make, ops, proven, real_model, run_alone, tensor
+from test_optimizer_models import (
+    SHARED_MODELS,
+    applied,
+    bundled_model,
+    declines,
+    info,
+    make,
+    ops,
+    proven,
+    real_model,
+    run_alone,
+    tensor,
+)
 
 from explorer.optimizer import optimize
 
@@ -126,7 +138,75 @@ def test_a_bias_per_row_stays():
     assert declines(result, "FlatMatMul") == ["C may differ from row to row"]
 
 
+def tensordot(flatten: list, x_shape: list) -> object:
+    """Keras Dense on an N-D input as tf2onnx exports it (Tensordot): `flatten` takes x to x2 = [?, 4], then
+    MatMul, the restore to x's leading dims read from Shape(x), and the bias added after."""
+    return make([*flatten, h.make_node("MatMul", ["x2", "b"], ["y2"]),
+                 h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "free"], ["lead"]),
+                 h.make_node("Concat", ["lead", "n"], ["back"], axis=0),
+                 h.make_node("Reshape", ["y2", "back"], ["y"]), h.make_node("Add", ["y", "c"], ["out"])],
+                [info("x", shape=x_shape)], [info("out", shape=None)],
+                [w("b", 4, 5), w("c", 5), tensor("free", [0, 1], np.int64), tensor("n", [5], np.int64),
+                 tensor("one_flat", [1, -1, 0], np.int64), tensor("axis0", [0], np.int64)])
+
+
+def test_a_flatten_through_a_reshape_and_a_squeeze_goes_too():
+    """tf2onnx writes some Tensordot flattens as Reshape(x, [1, -1, 0]) then Squeeze(axis 0)."""
+    model = tensordot([h.make_node("Reshape", ["x", "one_flat"], ["x3"]),
+                       h.make_node("Squeeze", ["x3", "axis0"], ["x2"])], ["batch", 6, 4])
+    result = optimize(model)
+    assert applied(result)["FlatMatMul"] == 1
+    assert ops(result.optimized) == ["MatMul", "Add"]
+    assert "x has shape [batch, 6, 4]" in result.steps[[s.pattern for s in result.steps].index("FlatMatMul")].facts
+    proven(result, feeds(x=(3, 6, 4)))
+
+
+def test_a_flatten_whose_first_step_is_read_elsewhere_keeps_that_step():
+    """x3 is also an output: the Squeeze and the restore go, the MatMul reads x3 ([1, 6, 4], whose leading dims
+    are the result's too)."""
+    model = tensordot([h.make_node("Reshape", ["x", "one_flat"], ["x3"]),
+                       h.make_node("Squeeze", ["x3", "axis0"], ["x2"])], [1, 6, 4])
+    model.graph.output.append(info("x3", shape=None))
+    result = run_alone(model, "FlatMatMul")
+    assert [n.op_type for n in result.optimized.graph.node if n.op_type in ("Reshape", "Squeeze", "MatMul")] \
+        == ["Reshape", "MatMul"]
+    assert result.optimized.graph.node[0].output[0] == "x3"
+    proven(result, feeds(x=(1, 6, 4)))
+
+
 # ------------------------------------------------------------------------------------------------ real model
+def test_an_exported_attention_projection_on_3d_input_drops_its_reshapes():
+    """attention_mask1d_fp32 (onnxruntime's test data, a PyTorch 1.11 export of a BERT-style self-attention):
+    nn.Linear on [batch, sequence, 768] is exported as view(-1, 768) -> addmm -> view(batch, sequence, 2304),
+    i.e. Reshape -> Gemm -> Reshape; FlatMatMul makes it MatMul + Add on the 3-D input."""
+    result = optimize(bundled_model("attention_mask1d_fp32.onnx"))
+    assert applied(result)["FlatMatMul"] == 1
+    step = next(s for s in result.steps if s.pattern == "FlatMatMul")
+    assert "input has shape [batch, sequence, 768]" in step.facts
+    before, after = (sum(n.op_type != "Constant" for n in m.graph.node) for m in (result.original, result.optimized))
+    assert after < before
+    assert "Gemm" not in ops(result.optimized) and ops(result.optimized).count("MatMul") == 3
+    rng = np.random.default_rng(1)
+    proven(result, {"input": rng.standard_normal((2, 5, 768)).astype(np.float32),
+                    "weight": (rng.standard_normal((768, 2304)) / 30).astype(np.float32),
+                    "bias": rng.standard_normal(2304).astype(np.float32),
+                    "mask_index": np.array([5, 3], np.int32)})
+
+
+def test_magika_tensordot_dense_layers_become_matmuls_on_3d_input():
+    """magika's standard_v1 model (a Keras model exported by tf2onnx 1.14, 1.05 MB: too big to keep here; read
+    from ../shared/models when it is there): its three Dense layers on [batch, 1536, 257], [batch, 384, 512] and
+    [batch, 384, 256] are Tensordots (the third flattens through Reshape + Squeeze); all three go."""
+    path = SHARED_MODELS / "google__magika" / "python" / "magika" / "models" / "standard_v1" / "model.onnx"
+    if not path.exists():
+        pytest.skip(f"magika's standard_v1 model is not at {path}")
+    result = optimize(path)
+    assert applied(result)["FlatMatMul"] == 3
+    assert sum(n.op_type == "Reshape" for n in result.optimized.graph.node) == 3
+    rng = np.random.default_rng(2)
+    proven(result, {"bytes": rng.integers(0, 257, (2, 1536)).astype(np.float32)})  # byte values, 256 = padding
+
+
 def test_silero_vad_dynamo_export_chains_its_lstm_cell_gemms():
     """silero_vad_op18_ifless's two LSTM cells each add Gemm(x, W_ih, b_ih) and Gemm(h, W_hh, b_hh)."""
     path, recorded = real_model("silero_vad_op18_ifless.onnx")

@@ -20,6 +20,7 @@ from real_models import manifest_entries, manifest_feeds  # noqa: E402
 
 OPSET = 18
 SHARED_MODELS = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
+BUNDLED_MODELS = Path(__file__).resolve().parent / "data" / "real_models"
 
 
 def real_model(suffix: str) -> tuple[Path, dict[str, Any] | None]:
@@ -29,6 +30,11 @@ def real_model(suffix: str) -> tuple[Path, dict[str, Any] | None]:
         if entry["file"].endswith(suffix):
             return SHARED_MODELS / entry["file"], manifest_feeds(entry)
     pytest.skip("../shared/models is not available")
+
+
+def bundled_model(name: str) -> Path:
+    """A real model kept in tests/data/real_models (see its README for source and licence)."""
+    return BUNDLED_MODELS / name
 
 
 def tensor(name: str, value: Any, dtype: Any = np.float32) -> onnx.TensorProto:

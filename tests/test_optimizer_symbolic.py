@@ -3,12 +3,14 @@ past computed Reshapes and into bodies; and the rewrites that rest on it record 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from test_optimizer_models import body, info, make, proven, tensor
 
 from explorer.optimizer import GraphState, optimize
 from explorer.optimizer.context import Context
+from explorer.optimizer.symbolic_values import inferred_dim
 
 
 def state_of(model) -> GraphState:
@@ -33,7 +35,17 @@ def test_shape_arithmetic_gives_symbolic_expressions_and_known_dims():
     assert g.known_value("n1").item() == "(n+1)"
     assert list(g.known_value("target")) == ["(n+1)", 3, 4]
     assert g.shape("zeros") == ("(n+1)", 3, 4)
-    assert g.shape("y") == (None, 12)  # through Reshape's -1 with a symbolic dim, then Relu by onnx's inference
+    assert g.shape("y") == ("n", 12)  # Reshape's -1 is n once 12 cancels 3 * 4, then Relu by onnx's inference
+
+
+@pytest.mark.parametrize(("source", "target", "dim"), [
+    (("batch", 1), [-1, 1], "batch"), (("n", 3, 4), [-1, 12], "n"), ((2, 3, 4), [4, -1], 6),
+    (("b", "s", 8), ["b", -1, 8], "s"), (("b", "s", 8), ["b", -1, 2], None), (("b", "s", 8), [-1, 8], None), (("n", 4), [2, -1], None),
+    ((2, "n", 6), [-1, 4], None), ((None, 4), [-1, 4], None), (("n", 5), [-1, 3], None)])
+def test_a_reshape_minus_one_is_what_the_other_dims_leave(source, target, dim):
+    """What -1 stands for: the input's dims less those the other target dims cancel; undetermined (None)
+    when two symbols, a symbol times an int, an unknown dim or an uneven division remain."""
+    assert inferred_dim(source, target) == dim
 
 
 def test_static_shapes_flow_through_computed_reshapes():

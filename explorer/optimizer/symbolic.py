@@ -17,7 +17,7 @@ import onnx
 from onnx import helper, shape_inference
 
 from . import body_facts, tensors
-from .symbolic_values import INT_TYPES, VALUE_RULES, ints, product
+from .symbolic_values import INT_TYPES, VALUE_RULES, inferred_dim, ints
 
 if TYPE_CHECKING:
     from .ir import Node
@@ -201,12 +201,8 @@ def _shape_rule(g: GraphState, facts: Facts, node: Node, args: list) -> list[Sha
         if source is not None:
             target = [source[i] if d == 0 and i < len(source) else d for i, d in enumerate(target)]
         if -1 in target:
-            if source is None or not all(isinstance(d, int) for d in source) \
-                    or not all(isinstance(d, int) for d in target):
-                target = [None if d == -1 else d for d in target]
-            else:
-                rest = product([d for d in target if d != -1])
-                target = [product(source) // rest if d == -1 else d for d in target]
+            rest = None if source is None else inferred_dim(source, target)
+            target = [rest if d == -1 else d for d in target]
         return [tuple(target)]
     if op == "Expand" and len(args) > 1 and args[1] is not None:
         source = _shape(g, facts, node.input[0])

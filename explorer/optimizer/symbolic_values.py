@@ -27,6 +27,30 @@ def product(dims: Sequence[Dim]) -> int:
     return found
 
 
+def inferred_dim(source: Shape, target: Sequence[Dim]) -> Dim:
+    """The dim a Reshape's -1 stands for, from the input's dims and the other target dims: each of those
+    cancels an equal input dim (a symbol or an int), the ints left over must divide, and what remains is one
+    symbol or an int; None when that does not determine it."""
+    rest = list(source)
+    divisor = 1
+    for d in target:
+        if d == -1:
+            continue
+        if d is not None and d in rest:
+            rest.remove(d)
+        elif isinstance(d, int) and d > 0:
+            divisor *= d
+        else:
+            return None
+    symbols = [d for d in rest if not isinstance(d, int)]
+    count = product([d for d in rest if isinstance(d, int)])
+    if None in symbols or len(symbols) > 1 or count % divisor:
+        return None
+    if symbols:
+        return symbols[0] if count == divisor else None
+    return count // divisor
+
+
 def ints(value: np.ndarray | None) -> list[int] | None:
     if value is None or not all(isinstance(v, (int, np.integer, bool, np.bool_)) for v in value.reshape(-1)):
         return None

@@ -111,23 +111,39 @@ class GemmBiasPattern(Pattern):
                 _gemm(g, gemm, [a, b, other], node.output[0])]
 
 
+VIEWS = ("Reshape", "Squeeze", "Unsqueeze", "Flatten")  # change the shape, never the row-major order
+
+
+def _views(g: GraphState, name: str) -> list[Node]:
+    """The Reshape/Squeeze/Unsqueeze/Flatten nodes `name` comes out of, nearest first, each result read only by
+    the next."""
+    chain: list[Node] = []
+    node = g.producer_op(name, *VIEWS)
+    while node is not None and not g.is_used_more_than_once(node.output[0]):
+        chain.append(node)
+        node = g.producer_op(node.input[0], *VIEWS)
+    return chain
+
+
 class FlatMatMulPattern(Pattern):
-    """Reshape(Gemm(Reshape(x, [P, K]), B, C), x.shape[:-1] + [N]) -> Add(MatMul(x, B), C), and without C or for a
-    MatMul -> MatMul(x, B): MatMul broadcasts over x's leading dims itself. Needs x's last dim K > 0 known and the
-    flattened x [?, K], B a 2-D [K, N] (a constant when the Gemm transposes it), the Gemm's transA = 0 and alpha = 1,
-    C the same for every row ([N] or [1, N]), each inner result read only by the next node, and the result's shape
-    known to be x's leading dims then N."""
+    """Reshape(Gemm(flatten(x), B, C), x.shape[:-1] + [N]) -> Add(MatMul(x, B), C), and without C or for a
+    MatMul -> MatMul(x, B): MatMul broadcasts over x's leading dims itself. flatten is one or more
+    Reshape/Squeeze/Unsqueeze/Flatten (as tf2onnx's Tensordot and PyTorch's view(-1, K) export them) ending in
+    [?, K], K = x's last dim, known and > 0: they keep the row-major order, so its rows are x's rows. Needs B a
+    2-D [K, N] (a constant when the Gemm transposes it), the Gemm's transA = 0 and alpha = 1, C the same for every
+    row ([N] or [1, N]), each inner result read only by the next node, and the result's shape known to be x's
+    leading dims then N."""
 
     op_types = ("Reshape",)
     priority = FUSION
 
-    def _check(self, g: GraphState, flat: Node, mm: Node, node: Node) -> str | None:
-        if g.is_used_more_than_once(flat.output[0]) or g.is_used_more_than_once(mm.output[0]):
-            return f"the flattened input or the {mm.op_type} result is also read elsewhere"
-        x, flat_shape = g.shape(flat.input[0]), g.shape(flat.output[0])
-        if x is None or flat_shape is None or len(flat_shape) != 2 or not same_dim(flat_shape[1], x[-1] if x else None):
+    def _check(self, g: GraphState, x: str, flat: str, mm: Node, node: Node) -> str | None:
+        """Why MatMul(x, B) cannot replace the chain from x to the result (None when it can)."""
+        x_shape, flat_shape = g.shape(x), g.shape(flat)
+        if x_shape is None or flat_shape is None or len(flat_shape) != 2 or not x_shape \
+                or not same_dim(flat_shape[1], x_shape[-1]):
             return "the inner Reshape does not flatten x to [?, last dim of x]"
-        if not isinstance(x[-1], int) or x[-1] <= 0:
+        if not isinstance(x_shape[-1], int) or x_shape[-1] <= 0:
             return "the last dim of x is not a known positive size"
         transposed = bool(g.attribute(mm, "transB", 0))
         if mm.op_type == "Gemm" and (g.attribute(mm, "transA", 0) or g.attribute(mm, "alpha", 1.0) != 1.0):
@@ -136,8 +152,8 @@ class FlatMatMulPattern(Pattern):
         if b is None or len(b) != 2 or (transposed and g.constant(mm.input[1]) is None):
             return "B is not a 2-D matrix (a constant when transposed)"
         k, n = (b[1], b[0]) if transposed else (b[0], b[1])
-        if not same_dim(k, x[-1]):
-            return f"B's rows {k} differ from x's last dim {x[-1]}"
+        if not same_dim(k, x_shape[-1]):
+            return f"B's rows {k} differ from x's last dim {x_shape[-1]}"
         has_c = len(mm.input) > 2 and bool(mm.input[2])
         c = g.shape(mm.input[2]) if has_c else ()
         if c is None or len(c) > 2 or (len(c) == 2 and c[0] != 1):
@@ -145,22 +161,31 @@ class FlatMatMulPattern(Pattern):
         if has_c and g.attribute(mm, "beta", 1.0) != 1.0 and g.constant(mm.input[2]) is None:
             return "the Gemm scales a C that is not constant"
         out = g.shape(node.output[0])
-        if out is None or len(out) != len(x) or not all(same_dim(o, d) for o, d in zip(out, (*x[:-1], n))):
+        if out is None or len(out) != len(x_shape) or not all(same_dim(o, d) for o, d in zip(out, (*x_shape[:-1], n))):
             return f"the result {dims_text(out or ())} is not x's leading dims then {n}"
-        self.because(g, node, shape_fact(g, flat.input[0]))
-        self.because(g, node, shape_fact(g, node.output[0]))
         return None
 
     def match(self, g: GraphState, node: Node) -> MatchResult | None:
         mm = g.producer_op(node.input[0], "Gemm", "MatMul")
-        flat = g.producer_op(mm.input[0], "Reshape") if mm is not None else None
-        if mm is None or flat is None:
+        if mm is None or g.producer_op(mm.input[0], *VIEWS) is None:
             return None
-        why = self._check(g, flat, mm, node)
-        return self.decline(g, node, why) if why else self.result([flat, mm, node])
+        chain = _views(g, mm.input[0])
+        if not chain or g.is_used_more_than_once(mm.output[0]):
+            return self.decline(g, node, f"the flattened input or the {mm.op_type} result is also read elsewhere")
+        why = ""
+        for end in range(len(chain), 0, -1):  # the longest chain that can go first
+            x = chain[end - 1].input[0]
+            found = self._check(g, x, mm.input[0], mm, node)
+            if found is None:
+                self.because(g, node, shape_fact(g, x))
+                self.because(g, node, shape_fact(g, node.output[0]))
+                return self.result([*chain[:end], mm, node])
+            why = found  # the nearest flatten's reason is the one to tell
+        return self.decline(g, node, why)
 
-    def apply(self, g: GraphState, flat: Node, mm: Node, node: Node) -> Sequence[Built]:
-        x, b, out = flat.input[0], mm.input[1], node.output[0]
+    def apply(self, g: GraphState, *nodes: Node) -> Sequence[Built]:
+        *chain, mm, node = nodes
+        x, b, out = chain[-1].input[0], mm.input[1], node.output[0]
         if g.attribute(mm, "transB", 0):
             b = g.make_weight(np.ascontiguousarray(g.constant(b).T), "gemm_weight")  # type: ignore[union-attr]
         if mm.op_type == "MatMul" or len(mm.input) < 3 or not mm.input[2]:
