@@ -196,13 +196,17 @@ def test_an_exported_attention_projection_on_3d_input_drops_its_reshapes():
 def test_magika_tensordot_dense_layers_become_matmuls_on_3d_input():
     """magika's standard_v1 model (a Keras model exported by tf2onnx 1.14, 1.05 MB: too big to keep here; read
     from ../shared/models when it is there): its three Dense layers on [batch, 1536, 257], [batch, 384, 512] and
-    [batch, 384, 256] are Tensordots (the third flattens through Reshape + Squeeze); all three go."""
+    [batch, 384, 256] are Tensordots (the third flattens through Reshape + Squeeze); all three go, and the two
+    Reshapes left whose target is computed from Shape(x) get a constant target with -1 for the batch dim
+    (ComputedReshape): 88 nodes become 55."""
     path = SHARED_MODELS / "google__magika" / "python" / "magika" / "models" / "standard_v1" / "model.onnx"
     if not path.exists():
         pytest.skip(f"magika's standard_v1 model is not at {path}")
     result = optimize(path)
     assert applied(result)["FlatMatMul"] == 3
+    assert applied(result)["ComputedReshape"] == 2
     assert sum(n.op_type == "Reshape" for n in result.optimized.graph.node) == 3
+    assert sum(n.op_type != "Constant" for n in result.optimized.graph.node) == 55
     rng = np.random.default_rng(2)
     proven(result, {"bytes": rng.integers(0, 257, (2, 1536)).astype(np.float32)})  # byte values, 256 = padding
 

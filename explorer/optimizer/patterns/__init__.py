@@ -18,7 +18,7 @@ from .hoist import LoopInvariantHoistingPattern
 from .identity import DeadNodePattern, IdentityRemovalPattern
 from .neutral import NEUTRAL_PATTERNS
 from .noop import NoOpExpandPattern, NoOpSlicePattern, ReduceOverOnesPattern
-from .reshape import NoOpReshapePattern, ReshapeReshapePattern
+from .reshape import ComputedReshapePattern, NoOpReshapePattern, ReshapeReshapePattern
 from .rnn import RnnZeroStatePattern
 from .scatter import ScatterNDBoxPattern
 from .shape import KnownValuePattern, ShapeGatherPattern, StaticShapePattern
@@ -40,7 +40,7 @@ PATTERN_CLASSES: tuple[type[Pattern], ...] = (
     # structure
     CommonSubexpressionPattern, LoopInvariantHoistingPattern, SingleTripLoopPattern,
     # fusions
-    MatMulAddPattern, BatchNormFoldPattern, GemmBiasPattern, FlatMatMulPattern,
+    MatMulAddPattern, BatchNormFoldPattern, GemmBiasPattern, FlatMatMulPattern, ComputedReshapePattern,
 )
 
 

@@ -1,12 +1,15 @@
-"""Reshape rules: Reshape∘Reshape collapsed, Reshape to the same shape removed."""
+"""Reshape rules: Reshape∘Reshape collapsed, Reshape to the same shape removed, a computed target shape replaced
+by the constant the result's known shape gives."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ..ir import Built, Node
-from ..pattern import CLEANUP, SIMPLIFY, MatchResult, Pattern
+from ..pattern import CLEANUP, FUSION, SIMPLIFY, MatchResult, Pattern
 from ..state import GraphState
-from .common import ChainPattern, identity, int_constant, rewired, same_dim, shape_fact
+from .common import ChainPattern, dims_text, identity, int_constant, rewired, same_dim, shape_fact
 
 
 class ReshapeReshapePattern(ChainPattern):
@@ -61,3 +64,38 @@ class NoOpReshapePattern(Pattern):
 
     def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
         return [identity(g, node.input[0], node.output[0])]
+
+
+class ComputedReshapePattern(Pattern):
+    """Reshape(x, s) -> Reshape(x, c) when s is computed (Shape -> Gather -> Concat ...) but the result's shape is
+    known but for at most one dim: c is that shape with -1 for the dim not known, which x's element count fixes
+    as it fixed s's entry on every run where the original runs. Needs every known dim > 0 (0 in c would copy x's
+    dim), and s computed in this graph and read only here (its producer goes, so do the nodes computing it that
+nothing else reads)."""
+
+    op_types = ("Reshape",)
+    priority = FUSION  # after FlatMatMul, which drops a restore Reshape whose target tells x's leading dims
+
+    def match(self, g: GraphState, node: Node) -> MatchResult | None:
+        source = g.producer(node.input[1]) if len(node.input) > 1 else None
+        if source is None or g.is_constant(node.input[1]):
+            return None
+        if g.is_used_more_than_once(node.input[1]):
+            return self.decline(g, node, "the computed shape is also read elsewhere")
+        out = g.shape(node.output[0])
+        if out is None:
+            return self.decline(g, node, "the result's rank is unknown")
+        if sum(not isinstance(d, int) for d in out) > 1:
+            return self.decline(g, node, f"the result {dims_text(out)} has more than one dim not known")
+        if any(isinstance(d, int) and d <= 0 for d in out):
+            return self.decline(g, node, f"the result {dims_text(out)} has an empty dim")
+        self.because(g, node, shape_fact(g, node.output[0]))
+        return self.result([node])
+
+    def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
+        out = g.shape(node.output[0])
+        assert out is not None  # match declined otherwise
+        constant, target = g.make_constant(np.array([d if isinstance(d, int) else -1 for d in out], np.int64), "shape")
+        new = node.copy()
+        new.input[1] = target
+        return [constant, new]
