@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UnsupportedOperatorError
 from . import ops
 from .functions import calls_function, function_kernel
-from .ops.base import OpNode
 from .reference import reference_kernel
 
 if TYPE_CHECKING:
@@ -30,7 +29,7 @@ def build_kernel(node: NodeRef, program: Program) -> tuple[Callable[..., Any], b
     """(kernel, is_special) for one node."""
     if calls_function(node, program):
         return function_kernel(node, program), True
-    op = OpNode(node, program)
+    op = program.op_node(node)
     if op.domain == "":
         special = ops.SPECIAL.get(op.op_type)
         if special is not None:

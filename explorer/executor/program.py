@@ -13,6 +13,7 @@ from ..errors import ExecutionError, ModelError
 from ..graph import GraphIndex, GraphRef, NodeRef, free_names, node_ids
 from .guards import guard_for
 from .kernels import build_kernel
+from .ops.base import OpNode
 from .ops.constant import sparse_to_dense
 
 if TYPE_CHECKING:
@@ -52,6 +53,14 @@ class Program:
         self.opsets.setdefault("", 1)
         self.functions = model.functions
         self._graphs: dict[str, CompiledGraph] = {}
+        self._op: OpNode | None = None
+
+    def op_node(self, node: NodeRef) -> OpNode:
+        """The node as its kernel sees it (ops.base.OpNode: checked against its operator version when made), made
+        once per node: kernels.build_kernel and the kernel's factory ask for the same one."""
+        if self._op is None or self._op.node is not node:
+            self._op = OpNode(node, self)
+        return self._op
 
     def graph(self, path: str = "") -> CompiledGraph:
         compiled = self._graphs.get(path)

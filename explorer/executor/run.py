@@ -56,12 +56,12 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
     trace = Trace(model_source=model.source, model_sha256=model.sha256, feeds=feeds)
     start = time.perf_counter()
     try:
-        program = program_of(model)
-        main = program.graph("")
-        frame = dict(main.initializers)
-        frame.update(feeds)
         # NaN/Inf are recorded as data (trace.first_nonfinite), not warned; BLAS on one thread (executor/blas.py)
         with np.errstate(all="ignore"), single_threaded_blas(), _collector_paused():
+            program = program_of(model)
+            main = program.graph("")  # compiling builds several objects per node too
+            frame = dict(main.initializers)
+            frame.update(feeds)
             Engine(program, limits, trace).run_graph(main, frame, ())
         for name in main.output_names:
             if name not in frame:

@@ -10,6 +10,7 @@ import onnx
 from ..executor import run as _run  # noqa: F401 - importing it registers explorer's own kernels
 from ..executor.guards import guard_for
 from ..executor.kernels import build_kernel
+from ..executor.ops.base import OpNode
 from ..graph import GraphRef, NodeRef
 
 _NO_GRAPH = GraphRef(path="", proto=onnx.GraphProto())
@@ -21,7 +22,7 @@ class NotFoldable(Exception):
 
 class _FoldProgram:
     """What a kernel factory reads from the program: the opsets, the model-local functions (a folded node never
-    calls one) and the types of the node's inputs."""
+    calls one), the types of the node's inputs, and the node checked against its operator version."""
 
     def __init__(self, opsets: dict[str, int], types: Callable[[str], onnx.TypeProto | None]) -> None:
         self.opsets = dict(opsets)
@@ -31,6 +32,9 @@ class _FoldProgram:
 
     def value_type(self, graph_path: str, name: str) -> onnx.TypeProto | None:
         return self._types(name)
+
+    def op_node(self, node: NodeRef) -> OpNode:
+        return OpNode(node, self)  # type: ignore[arg-type]
 
 
 def evaluate(proto: onnx.NodeProto, opsets: dict[str, int], args: list[np.ndarray | None],

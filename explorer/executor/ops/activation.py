@@ -123,7 +123,7 @@ ACTIVATIONS: dict[str, Callable[[OpNode], Activation]] = {
 
 
 def activation_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    fn = ACTIVATIONS[node.op_type](OpNode(node, program))
+    fn = ACTIVATIONS[node.op_type](program.op_node(node))
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         return (as_array(fn(args[0])),)
@@ -137,7 +137,7 @@ def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
 
 def prelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
     """From version 7 the slope broadcasts to X (one way); before, a one-element slope is shared."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     one_way = op.version >= 7
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -162,7 +162,7 @@ def _type_range(dtype: np.dtype) -> tuple[np.generic, np.generic]:
 def clip_kernel(node: NodeRef, program: Program) -> PlainKernel:
     """Before version 11 the bounds are attributes (default: float's lowest and highest), from 11 optional scalar
     inputs (default: the type's lowest and highest); infinities are clipped to them, as the spec says."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     if op.version < 11:
         low = op.get_float("min", float(np.finfo(np.float32).min))
         high = op.get_float("max", float(np.finfo(np.float32).max))

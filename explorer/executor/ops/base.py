@@ -1,10 +1,11 @@
 """What every kernel needs: the operator version a node runs at, its attributes typed with that version's
 defaults, the error that names the node, and (for special kernels) the `Call` they are given.
 
-A kernel factory builds an `OpNode` once, reads everything it needs from it, and returns a plain closure:
+A kernel factory asks for its node's `OpNode` (made once per node), reads what it needs from it, and returns
+a plain closure:
 
     def relu(node, program):
-        op = OpNode(node, program)
+        op = program.op_node(node)
         alpha = op.get_float("alpha")           # the node's value, or the default of the version it runs at
         def run(args): ...
         return run
@@ -22,7 +23,7 @@ import onnx
 
 from ...errors import ExecutionError, UnsupportedOperatorError
 from ...graph import attribute_value
-from ...spec.schema import attribute_problem, schema_at
+from ...spec.schema import SchemaFacts, attribute_problem, schema_at, schema_facts
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -76,9 +77,6 @@ class Call:
     op_type: str
 
 
-_SINGLE = onnx.defs.OpSchema.FormalParameterOption.Single
-
-
 def as_array(value: Any) -> np.ndarray:
     """numpy ufuncs return scalars for 0-d inputs; ONNX values are arrays."""
     return value if type(value) is np.ndarray else np.asarray(value)
@@ -111,25 +109,24 @@ class OpNode:
         self.schema = schema_at(node.op_type, self.opset, self.domain)
         self.version: int = self.schema.since_version if self.schema is not None else self.opset
         self._set = {att.name: att for att in node.proto.attribute}
-        if self.schema is not None:
-            self._check()
+        facts = schema_facts(self.schema) if self.schema is not None else None
+        self._specs = facts.attributes if facts is not None else {}
+        if self.schema is not None and facts is not None:
+            self._check(self.schema, facts)
 
-    def _check(self) -> None:
-        schema, proto = self.schema, self.node.proto
-        assert schema is not None
-        name = f"{self.op_type}-{schema.since_version}"
+    def _check(self, schema: onnx.defs.OpSchema, facts: SchemaFacts) -> None:
+        proto = self.node.proto
         problem = attribute_problem(proto, schema, self.opset)
         if problem is not None:
             raise self.error(problem)
-        inputs = list(proto.input)
-        required = [formal.name for i, formal in enumerate(schema.inputs)
-                    if formal.option == _SINGLE and (i >= len(inputs) or not inputs[i])]
+        inputs = proto.input
+        required = [name for i, name in facts.required_inputs if i >= len(inputs) or not inputs[i]]
         if required:
-            raise self.error(f"the {' and '.join(required)} input is missing ({name} requires it)")
-        if self.input_count() > schema.max_input:
-            raise self.error(f"it has {self.input_count()} inputs; {name} takes at most {schema.max_input}")
-        if len(proto.output) > schema.max_output:
-            raise self.error(f"it has {len(proto.output)} outputs; {name} makes at most {schema.max_output}")
+            raise self.error(f"the {' and '.join(required)} input is missing ({facts.name} requires it)")
+        if self.input_count() > facts.max_input:
+            raise self.error(f"it has {self.input_count()} inputs; {facts.name} takes at most {facts.max_input}")
+        if len(proto.output) > facts.max_output:
+            raise self.error(f"it has {len(proto.output)} outputs; {facts.name} makes at most {facts.max_output}")
 
     def error(self, message: str) -> ExecutionError:
         """An ExecutionError naming this node: raise it for what the version does not allow."""
@@ -145,7 +142,7 @@ class OpNode:
         att = self._set.get(name)
         if att is not None:
             return attribute_value(att)
-        spec = self.schema.attributes.get(name) if self.schema is not None else None
+        spec = self._specs.get(name)
         if spec is not None and spec.default_value.type != onnx.AttributeProto.UNDEFINED:
             return attribute_value(spec.default_value)
         return default

@@ -76,7 +76,7 @@ def _legacy_broadcast(op: OpNode) -> Callable[[np.ndarray, np.ndarray], np.ndarr
 
 
 def binary_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
+    op = program.op_node(node)
     fn = ALL[op.op_type]
     legacy = _legacy_broadcast(op)
     same_types = op.op_type != "Pow" or op.version < 12
@@ -93,7 +93,7 @@ def binary_kernel(node: NodeRef, program: Program) -> PlainKernel:
 
 
 def mod_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
+    op = program.op_node(node)
     fmod = op.get_int("fmod")
     floor_for_floats = op.version >= 28  # before 28, floating-point inputs need fmod=1
 
@@ -109,7 +109,7 @@ def mod_kernel(node: NodeRef, program: Program) -> PlainKernel:
 
 
 def bit_shift_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
+    op = program.op_node(node)
     direction = op.get_str("direction")
     if direction not in ("LEFT", "RIGHT"):
         raise op.error(f"direction must be LEFT or RIGHT, got {direction!r}")

@@ -45,7 +45,7 @@ def _run_convert(op: OpNode, x: np.ndarray, target: np.dtype, saturate: bool, ro
 
 
 def cast_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
+    op = program.op_node(node)
     target = _target(op)
     saturate, round_mode = _converter(op)
 
@@ -56,7 +56,7 @@ def cast_kernel(node: NodeRef, program: Program) -> PlainKernel:
 
 
 def cast_like_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
+    op = program.op_node(node)
     saturate, round_mode = _converter(op)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -86,7 +86,7 @@ def _from_bits(pattern: np.ndarray, target: np.dtype) -> np.ndarray:
 
 
 def bit_cast_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
+    op = program.op_node(node)
     target = _target(op)
     if target == STRING:
         raise op.error("BitCast cannot produce strings")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import onnx
 
-from .base import KernelFactory, OpNode, PlainKernel
+from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -30,7 +30,7 @@ def sparse_to_dense(sparse: onnx.SparseTensorProto) -> np.ndarray:
 
 
 def constant_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
+    op = program.op_node(node)
     given = list(node.proto.attribute)
     if len(given) != 1:
         raise op.error(f"exactly one value attribute must be set, got {[att.name for att in given] or 'none'}")

@@ -7,7 +7,7 @@ import numpy as np
 import onnx
 
 from .axes import int_scalar, shape_of
-from .base import KernelFactory, OpNode, PlainKernel
+from .base import KernelFactory, PlainKernel
 from .pad import zero_of
 
 if TYPE_CHECKING:
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def constant_of_shape(node: NodeRef, program: Program) -> PlainKernel:
     """ConstantOfShape: `value` (a one-element tensor, default float32 0) repeated over the shape input."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     value = op.attr("value")
     fill = np.zeros((), dtype=np.float32) if value is None else np.asarray(value)
     if fill.size != 1:
@@ -37,7 +37,7 @@ _STASH: dict[int, np.dtype[Any]] = {int(onnx.TensorProto.FLOAT): np.dtype(np.flo
 def range_(node: NodeRef, program: Program) -> PlainKernel:
     """Range-11, 27: start + i * delta for i < max(ceil((limit - start) / delta), 0); integers exactly;
     float16/bfloat16 computed in float32 (27's stash_type: 1 float, the default, or 11 double)."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     stash = _STASH.get(op.get_int("stash_type", 1) if op.version >= 27 else 1)
     if stash is None:
         raise op.error(f"stash_type {op.attr('stash_type')} is not 1 (float) or 11 (double)")
@@ -68,7 +68,7 @@ def range_(node: NodeRef, program: Program) -> PlainKernel:
 def eye_like(node: NodeRef, program: Program) -> PlainKernel:
     """EyeLike: ones on the k-th diagonal of a 2-D tensor shaped like the input, in `dtype` (default: the
     input's type)."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     k = op.get_int("k", 0)
     dtype_code = op.attr("dtype")
     dtype = None if dtype_code is None else onnx.helper.tensor_dtype_to_np_dtype(int(dtype_code))
@@ -85,7 +85,7 @@ def eye_like(node: NodeRef, program: Program) -> PlainKernel:
 def trilu(node: NodeRef, program: Program) -> PlainKernel:
     """Trilu-14: keeps the upper (upper=1) or lower triangle of the last two axes from diagonal k, zeroes the
     rest."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     upper = op.get_int("upper") == 1
 
     def run(args: list[Any]) -> tuple[Any, ...]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .axes import axis_of, checked_indices
-from .base import KernelFactory, OpNode, PlainKernel
+from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def gather(node: NodeRef, program: Program) -> PlainKernel:
     """Gather: entries of `data` along `axis` at `indices` (any rank q): output rank q + r - 1."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     axis = op.get_int("axis")
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -54,7 +54,7 @@ def check_element_shapes(data: np.ndarray, indices: np.ndarray, axis: int) -> No
 
 def gather_elements(node: NodeRef, program: Program) -> PlainKernel:
     """GatherElements: output[i][j][k] = data[i][indices[i][j][k]][k] (for axis 1); output shaped as indices."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     axis = op.get_int("axis")
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -100,7 +100,7 @@ def nd_view(data: np.ndarray, batch_dims: int, k: int) -> np.ndarray:
 
 def gather_nd(node: NodeRef, program: Program) -> PlainKernel:
     """GatherND-11, 12 and 13 (batch_dims): slices of data addressed by the last axis of indices."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     batch_dims = op.get_int("batch_dims", 0) if op.version >= 12 else 0
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -114,7 +114,7 @@ def gather_nd(node: NodeRef, program: Program) -> PlainKernel:
 def compress(node: NodeRef, program: Program) -> PlainKernel:
     """Compress: the slices along `axis` (or elements of the flattened input) where condition is true; a
     condition shorter than the axis drops the rest, entries past the axis are ignored (as onnxruntime does)."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     axis = op.attr("axis")
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -133,7 +133,7 @@ def one_hot(node: NodeRef, program: Program) -> PlainKernel:
     """OneHot: a new axis of size depth, on_value where it equals the index, off_value elsewhere. From version
     11 negative indices count from depth; indices outside [-depth, depth-1] (version 9: [0, depth-1]) give a
     row of off_value."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     axis = op.get_int("axis")
     wrap = op.version >= 11
 
@@ -157,7 +157,7 @@ def one_hot(node: NodeRef, program: Program) -> PlainKernel:
 def non_zero(node: NodeRef, program: Program) -> PlainKernel:
     """NonZero: [rank, count] int64 coordinates of the non-zero elements in row-major order; a scalar counts as
     one-dimensional ([1, count]), as numpy.nonzero, which the spec follows, and onnxruntime treat it."""
-    OpNode(node, program)
+    program.op_node(node)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         x = args[0]

@@ -31,7 +31,7 @@ def _nchw(x: np.ndarray) -> tuple[int, int, int, int]:
 
 def depth_to_space(node: NodeRef, program: Program) -> PlainKernel:
     """DepthToSpace-1 (DCR), 11 and later (mode DCR: depth-column-row, or CRD: column-row-depth)."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     b, mode = _block_mode(op, op.version >= 11)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -51,7 +51,7 @@ def depth_to_space(node: NodeRef, program: Program) -> PlainKernel:
 
 def space_to_depth(node: NodeRef, program: Program) -> PlainKernel:
     """SpaceToDepth-1, 13 (DCR), 28 (mode DCR or CRD), the inverse of DepthToSpace in the same mode."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     b, mode = _block_mode(op, op.version >= 28)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -68,7 +68,7 @@ def space_to_depth(node: NodeRef, program: Program) -> PlainKernel:
 
 def reverse_sequence(node: NodeRef, program: Program) -> PlainKernel:
     """ReverseSequence: along time_axis, the first sequence_lens[i] elements of batch i reversed."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     time_axis, batch_axis = op.get_int("time_axis"), op.get_int("batch_axis")
     if {time_axis, batch_axis} != {0, 1}:
         raise op.error(f"time_axis={time_axis} and batch_axis={batch_axis} must be 0 and 1 (one each)")

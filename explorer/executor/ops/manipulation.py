@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .axes import axes_of, axis_of, int_list
-from .base import KernelFactory, OpNode, PlainKernel
+from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 def concat(node: NodeRef, program: Program) -> PlainKernel:
     """Concat: `axis` is optional (default 1) at version 1, required from 4."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     axis = op.get_int("axis", 1 if op.version < 4 else None)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -39,7 +39,7 @@ def concat(node: NodeRef, program: Program) -> PlainKernel:
 def split(node: NodeRef, program: Program) -> PlainKernel:
     """Split-1 (split attribute or second input), 2 and 11 (attribute), 13 (input), 18 (the input or
     num_outputs: equal parts, the last one smaller). Before 18, with neither, the parts are equal, one per output."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     axis = op.get_int("axis", 0)
     outputs = len(node.proto.output)
     fixed = op.get_ints("split") if op.version < 13 else None
@@ -84,7 +84,7 @@ def split(node: NodeRef, program: Program) -> PlainKernel:
 def slice_(node: NodeRef, program: Program) -> PlainKernel:
     """Slice-1 (starts/ends/axes attributes), 10 (inputs, with steps), 11, 13. Bounds are clamped as Python
     slices clamp them; the result is a view."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     if op.version < 10:
         starts, ends, axes = op.get_ints("starts"), op.get_ints("ends"), op.get_ints("axes")
 
@@ -130,7 +130,7 @@ def sliced(data: np.ndarray, starts: list[int] | None, ends: list[int] | None, a
 
 def tile(node: NodeRef, program: Program) -> PlainKernel:
     """Tile-1 (inputs tiles and axis: repeat along one axis), 6 and 13 (repeats, one per axis)."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     if op.version < 6:
         def run_axis(args: list[Any]) -> tuple[Any, ...]:
             data = args[0]

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import KernelFactory, OpNode, PlainKernel
+from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 def optional(node: NodeRef, program: Program) -> PlainKernel:
     """Optional: wraps its input, or makes an empty optional (of the `type` attribute) without one."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     if op.input_count() == 0 and not op.has("type"):
         raise op.error("an empty Optional needs its 'type' attribute")
 
@@ -26,7 +26,7 @@ def optional(node: NodeRef, program: Program) -> PlainKernel:
 
 def optional_has_element(node: NodeRef, program: Program) -> PlainKernel:
     """OptionalHasElement-15 (input required), 18 (input may be omitted, or a plain tensor or sequence)."""
-    OpNode(node, program)
+    program.op_node(node)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         value = args[0] if args else None
@@ -38,7 +38,7 @@ def optional_has_element(node: NodeRef, program: Program) -> PlainKernel:
 def optional_get_element(node: NodeRef, program: Program) -> PlainKernel:
     """OptionalGetElement: the optional's value; an empty optional is an error. From 18 a plain tensor or
     sequence passes through (explorer holds optionals unwrapped, so 15 accepts them too)."""
-    OpNode(node, program)
+    program.op_node(node)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         if args[0] is None:

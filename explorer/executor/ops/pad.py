@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .axes import axes_of, int_list
-from .base import KernelFactory, OpNode, PlainKernel
+from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -18,7 +18,7 @@ _NUMPY_MODE: dict[str, Literal["reflect", "edge", "wrap"]] = {"reflect": "reflec
 def pad(node: NodeRef, program: Program) -> PlainKernel:
     """Pad-1 (`paddings` attribute), 2 (`pads`, `value` attributes), 11 and 13 (pads and constant_value inputs),
     18 (axes input), 19 (wrap mode)."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     mode = op.get_str("mode", "constant")
     allowed = ("constant", "reflect", "edge", "wrap") if op.version >= 19 else ("constant", "reflect", "edge")
     if mode not in allowed:
@@ -86,7 +86,7 @@ def padded(data: np.ndarray, pads: list[int], axes: list[int] | None, mode: str,
 def center_crop_pad(node: NodeRef, program: Program) -> PlainKernel:
     """CenterCropPad-18: each of `axes` (default: all) cropped or zero-padded to `shape`, centred (an odd
     difference puts the extra element at the end when padding and at the start when cropping)."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     wanted_axes = op.get_ints("axes")
 
     def run(args: list[Any]) -> tuple[Any, ...]:

@@ -106,7 +106,7 @@ def _normalized(op: OpNode, axes: list[int], rank: int) -> Axes:
 
 
 def reduce_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
+    op = program.op_node(node)
     fn = REDUCTIONS[op.op_type]
     keep = bool(op.get_int("keepdims"))
     axes_from_input = op.schema is not None and "axes" not in op.schema.attributes
@@ -129,7 +129,7 @@ def reduce_kernel(node: NodeRef, program: Program) -> PlainKernel:
 
 def arg_kernel(node: NodeRef, program: Program) -> PlainKernel:
     """ArgMax/ArgMin: int64 indices of the first extreme along `axis`, or the last with select_last_index."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     pick = np.argmax if op.op_type == "ArgMax" else np.argmin
     axis, keep = op.get_int("axis"), bool(op.get_int("keepdims"))
     last = bool(op.get_int("select_last_index", 0))

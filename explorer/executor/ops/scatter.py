@@ -39,7 +39,7 @@ def _write(out: np.ndarray, index: tuple[Any, ...], updates: np.ndarray, reducti
 
 def scatter_elements(node: NodeRef, program: Program) -> PlainKernel:
     """ScatterElements-11, 13, 16 (reduction add/mul), 18 (max/min); Scatter-9/11 is it without reduction."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     axis = op.get_int("axis")
     reduction = _reduction(op)
 
@@ -61,7 +61,7 @@ def scatter_elements(node: NodeRef, program: Program) -> PlainKernel:
 def scatter_nd(node: NodeRef, program: Program) -> PlainKernel:
     """ScatterND-11, 13, 16 (reduction add/mul), 18 (max/min): updates written at the slices of data that
     the last axis of indices addresses."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     reduction = _reduction(op)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -85,7 +85,7 @@ def scatter_nd(node: NodeRef, program: Program) -> PlainKernel:
 def tensor_scatter(node: NodeRef, program: Program) -> PlainKernel:
     """TensorScatter-24 (a KV-cache write): update's positions along `axis` (not the batch axis 0) written into a
     copy of past_cache from write_indices[batch] on (default 0); mode 'circular' wraps around the cache."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     axis, mode = op.get_int("axis"), op.get_str("mode")
     if mode not in ("linear", "circular"):
         raise op.error(f"mode {mode!r} is not 'linear' or 'circular'")

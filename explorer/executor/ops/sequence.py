@@ -10,7 +10,7 @@ import onnx
 
 from ...values import POINTER_BYTES, TensorSequence, nbytes
 from .axes import axis_of, int_list, int_scalar
-from .base import KernelFactory, OpNode, PlainKernel
+from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -45,7 +45,7 @@ def _same_type(tensors: list[Any], reference: np.dtype | None) -> None:
 
 
 def sequence_empty(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
+    op = program.op_node(node)
     code = op.attr("dtype")
     if code is not None:
         onnx.helper.tensor_dtype_to_np_dtype(int(code))  # refuses unknown type codes at build time
@@ -57,7 +57,7 @@ def sequence_empty(node: NodeRef, program: Program) -> PlainKernel:
 
 
 def sequence_construct(node: NodeRef, program: Program) -> PlainKernel:
-    OpNode(node, program)
+    program.op_node(node)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         tensors = list(args)
@@ -69,7 +69,7 @@ def sequence_construct(node: NodeRef, program: Program) -> PlainKernel:
 
 def sequence_insert(node: NodeRef, program: Program) -> PlainKernel:
     """SequenceInsert: a new sequence with `tensor` at `position` (default: the end)."""
-    OpNode(node, program)
+    program.op_node(node)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         sequence, tensor = _sequence(args[0]), args[1]
@@ -82,7 +82,7 @@ def sequence_insert(node: NodeRef, program: Program) -> PlainKernel:
 
 
 def sequence_at(node: NodeRef, program: Program) -> PlainKernel:
-    OpNode(node, program)
+    program.op_node(node)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         sequence = _sequence(args[0])
@@ -93,7 +93,7 @@ def sequence_at(node: NodeRef, program: Program) -> PlainKernel:
 
 def sequence_erase(node: NodeRef, program: Program) -> PlainKernel:
     """SequenceErase: a new sequence without the element at `position` (default: the last)."""
-    OpNode(node, program)
+    program.op_node(node)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         sequence = _sequence(args[0])
@@ -107,7 +107,7 @@ def sequence_erase(node: NodeRef, program: Program) -> PlainKernel:
 
 
 def sequence_length(node: NodeRef, program: Program) -> PlainKernel:
-    OpNode(node, program)
+    program.op_node(node)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         return (np.array(len(_sequence(args[0])), dtype=np.int64),)
@@ -118,7 +118,7 @@ def sequence_length(node: NodeRef, program: Program) -> PlainKernel:
 def split_to_sequence(node: NodeRef, program: Program) -> PlainKernel:
     """SplitToSequence-11, 24: `split` a scalar (chunks of that size, the last smaller) or sizes; without it,
     chunks of 1, squeezed unless keepdims=1."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     axis, keepdims = op.get_int("axis"), op.get_int("keepdims") == 1
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -146,7 +146,7 @@ def split_to_sequence(node: NodeRef, program: Program) -> PlainKernel:
 def concat_from_sequence(node: NodeRef, program: Program) -> PlainKernel:
     """ConcatFromSequence: the elements joined along `axis`, or stacked on a new one (new_axis=1, axis in
     [-r-1, r])."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     axis, new_axis = op.get_int("axis"), op.get_int("new_axis") == 1
 
     def run(args: list[Any]) -> tuple[Any, ...]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .axes import axes_of, int_list, shape_of
-from .base import KernelFactory, OpNode, PlainKernel
+from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def reshape(node: NodeRef, program: Program) -> PlainKernel:
     """Reshape-1 (shape attribute), 5 (shape input), 14 (allowzero: a 0 is a real zero, not 'copy')."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     allowzero = op.version >= 14 and op.get_int("allowzero") == 1
     fixed = op.get_ints("shape") if op.version < 5 else None
     if op.version < 5 and fixed is None:
@@ -62,7 +62,7 @@ def target_shape(current: tuple[int, ...], shape: list[int], allowzero: bool) ->
 
 def shape(node: NodeRef, program: Program) -> PlainKernel:
     """Shape-1, 13; 15 adds start/end (clamped to the rank, negative counting from the back)."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     start = op.get_int("start", 0) if op.version >= 15 else 0
     end = op.attr("end") if op.version >= 15 else None
 
@@ -81,7 +81,7 @@ def _clamp(bound: int | None, rank: int) -> int:
 
 
 def size(node: NodeRef, program: Program) -> PlainKernel:
-    OpNode(node, program)
+    program.op_node(node)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         return (np.array(np.asarray(args[0]).size, dtype=np.int64),)
@@ -91,7 +91,7 @@ def size(node: NodeRef, program: Program) -> PlainKernel:
 
 def flatten(node: NodeRef, program: Program) -> PlainKernel:
     """Flatten: a 2-D view, dimensions before `axis` (in [-r, r]) times the ones from it."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     axis = op.get_int("axis")
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -107,7 +107,7 @@ def flatten(node: NodeRef, program: Program) -> PlainKernel:
 
 def squeeze(node: NodeRef, program: Program) -> PlainKernel:
     """Squeeze-1, 11 (axes attribute), 13 (optional axes input); no axes squeezes every dimension of size 1."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     fixed = op.get_ints("axes") if op.version < 13 else None
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -130,7 +130,7 @@ def squeeze(node: NodeRef, program: Program) -> PlainKernel:
 
 def unsqueeze(node: NodeRef, program: Program) -> PlainKernel:
     """Unsqueeze-1, 11 (axes attribute), 13 (axes input); axes index the output, of rank r + len(axes)."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     fixed = op.get_ints("axes") if op.version < 13 else None
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -146,7 +146,7 @@ def unsqueeze(node: NodeRef, program: Program) -> PlainKernel:
 
 def transpose(node: NodeRef, program: Program) -> PlainKernel:
     """Transpose: `perm` (default: the axes reversed) must be a permutation of the input's axes."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     perm = op.get_ints("perm")
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -162,7 +162,7 @@ def transpose(node: NodeRef, program: Program) -> PlainKernel:
 
 def expand(node: NodeRef, program: Program) -> PlainKernel:
     """Expand: the input broadcast with `shape` both ways (a dimension of 1 in `shape` keeps the input's)."""
-    OpNode(node, program)
+    program.op_node(node)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         data, dims = args[0], shape_of(args[1])

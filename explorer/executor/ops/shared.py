@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import OpNode, node_error
+from .base import node_error
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -18,7 +18,7 @@ refuse = node_error
 
 def node_attributes(node: NodeRef, program: Program) -> tuple[int, dict[str, Any]]:
     """(since_version, {attribute: value}) for a node: the node's value, else its version's default, else None."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     names = op.schema.attributes if op.schema is not None else {}
     return op.version, {name: op.attr(name) for name in names}
 

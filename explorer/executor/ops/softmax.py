@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import KernelFactory, OpNode, PlainKernel
+from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -41,7 +41,7 @@ FUNCTIONS: dict[str, Callable[[np.ndarray, int], np.ndarray]] = {
 
 
 def softmax_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
+    op = program.op_node(node)
     fn = FUNCTIONS[op.op_type]
     axis = op.get_int("axis")
     coerce_2d = op.version < 13

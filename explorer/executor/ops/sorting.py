@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .axes import axis_of, int_scalar
-from .base import KernelFactory, OpNode, PlainKernel
+from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def top_k(node: NodeRef, program: Program) -> PlainKernel:
     """TopK-1 (k attribute), 10 (K input), 11 and 24 (largest, sorted). Equal values keep their index order,
     as onnxruntime orders them; results are always sorted (sorted=0 leaves the order open)."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     axis = op.get_int("axis")
     fixed_k = op.get_int("k") if op.version < 10 else None
     largest = op.version < 11 or op.get_int("largest") == 1
@@ -42,7 +42,7 @@ def top_k(node: NodeRef, program: Program) -> PlainKernel:
 def unique(node: NodeRef, program: Program) -> PlainKernel:
     """Unique-11, 28: the unique values (or slices along `axis`), sorted ascending or in order of first
     occurrence (sorted=0); with the first index of each, the inverse indices and the counts."""
-    op = OpNode(node, program)
+    op = program.op_node(node)
     axis = op.attr("axis")
     is_sorted = op.get_int("sorted") == 1
 

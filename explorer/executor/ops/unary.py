@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import KernelFactory, OpNode, PlainKernel, as_array
+from .base import KernelFactory, PlainKernel, as_array
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -68,7 +68,7 @@ UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 
 
 def unary_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    OpNode(node, program)
+    program.op_node(node)
     fn = UNARY[node.op_type]
 
     def run(args: list[Any]) -> tuple[Any, ...]:
@@ -78,7 +78,7 @@ def unary_kernel(node: NodeRef, program: Program) -> PlainKernel:
 
 
 def is_inf_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
+    op = program.op_node(node)
     negative, positive = op.get_int("detect_negative"), op.get_int("detect_positive")
 
     def run(args: list[Any]) -> tuple[Any, ...]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import KernelFactory, OpNode, PlainKernel, as_array
+from .base import KernelFactory, PlainKernel, as_array
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -20,7 +20,7 @@ FOLDS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 
 
 def fold_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
+    op = program.op_node(node)
     fn = FOLDS[op.op_type]
     broadcast = op.version >= 8
     mean = op.op_type == "Mean"
@@ -41,7 +41,7 @@ def fold_kernel(node: NodeRef, program: Program) -> PlainKernel:
 
 
 def where_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
+    op = program.op_node(node)
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         condition, x, y = args
@@ -53,7 +53,7 @@ def where_kernel(node: NodeRef, program: Program) -> PlainKernel:
 
 
 def cumulative_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = OpNode(node, program)
+    op = program.op_node(node)
     exclusive, reverse = bool(op.get_int("exclusive")), bool(op.get_int("reverse"))
     product = op.op_type == "CumProd"
     accumulate = np.cumprod if product else np.cumsum

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import ExecutionError, where
 from ...spec.rnn import RnnConfig, config_from
-from ..ops.base import Call, OpNode, SpecialKernel
+from ..ops.base import Call, SpecialKernel
 from . import cells
 from .activations import ActivationFn, lane_activations
 from .inputs import RnnInputs, read_inputs
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 def rnn_kernel(node: NodeRef, program: Program) -> SpecialKernel:
-    op = OpNode(node, program)  # refuses what the operator version does not allow
+    op = program.op_node(node)  # refuses what the operator version does not allow
     config = config_from(node, op.version, {att.name: op.attr(att.name) for att in node.proto.attribute})
     activations = lane_activations(config.activations)
     n_outputs = len(node.proto.output)
