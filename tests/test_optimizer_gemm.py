@@ -6,9 +6,7 @@ import numpy as np
 import pytest
 from onnx import helper as h
 from test_optimizer_models import (
-    SHARED_MODELS,
     applied,
-    bundled_model,
     declines,
     info,
     make,
@@ -16,6 +14,7 @@ from test_optimizer_models import (
     proven,
     real_model,
     run_alone,
+    shared_file,
     tensor,
 )
 
@@ -176,10 +175,14 @@ def test_a_flatten_whose_first_step_is_read_elsewhere_keeps_that_step():
 
 # ------------------------------------------------------------------------------------------------ real model
 def test_an_exported_attention_projection_on_3d_input_drops_its_reshapes():
-    """attention_mask1d_fp32 (onnxruntime's test data, a PyTorch 1.11 export of a BERT-style self-attention):
-    nn.Linear on [batch, sequence, 768] is exported as view(-1, 768) -> addmm -> view(batch, sequence, 2304),
-    i.e. Reshape -> Gemm -> Reshape; FlatMatMul makes it MatMul + Add on the 3-D input."""
-    result = optimize(bundled_model("attention_mask1d_fp32.onnx"))
+    """onnxruntime's test data attention_mask1d_fp32.onnx (6 KB, MIT; onnxruntime/test/testdata/ since
+    microsoft/onnxruntime commit 75ca4a7ddb577b6fca38c0abfe604123a45eeee9, blob 1f448f44), a PyTorch 1.11 export of a
+    BERT-style self-attention: nn.Linear on [batch, sequence, 768] is exported as view(-1, 768) -> addmm ->
+    view(batch, sequence, 2304), i.e. Reshape -> Gemm -> Reshape; FlatMatMul makes it MatMul + Add on the 3-D
+    input."""
+    path = shared_file("onnxruntime__onnxruntime-qnn/onnxruntime/test/testdata/attention_mask1d_fp32.onnx",
+                       "microsoft/onnxruntime, onnxruntime/test/testdata/attention_mask1d_fp32.onnx, MIT")
+    result = optimize(path)
     assert applied(result)["FlatMatMul"] == 1
     step = next(s for s in result.steps if s.pattern == "FlatMatMul")
     assert "input has shape [batch, sequence, 768]" in step.facts
@@ -194,14 +197,14 @@ def test_an_exported_attention_projection_on_3d_input_drops_its_reshapes():
 
 
 def test_magika_tensordot_dense_layers_become_matmuls_on_3d_input():
-    """magika's standard_v1 model (a Keras model exported by tf2onnx 1.14, 1.05 MB: too big to keep here; read
-    from ../shared/models when it is there): its three Dense layers on [batch, 1536, 257], [batch, 384, 512] and
-    [batch, 384, 256] are Tensordots (the third flattens through Reshape + Squeeze); all three go, and the two
+    """magika's standard_v1 model (google/magika, python/magika/models/standard_v1/model.onnx at commit
+    535cafd4cdd848a6a235004e66f0b85234d26f4d, also in the magika 0.5.1 wheel; Apache-2.0; 1.05 MB), a Keras model
+    exported by tf2onnx 1.14: its three Dense layers on [batch, 1536, 257], [batch, 384, 512] and
+    [batch, 384, 256] are Tensordots (the second flattens through Reshape + Squeeze); all three go, and the two
     Reshapes left whose target is computed from Shape(x) get a constant target with -1 for the batch dim
     (ComputedReshape): 88 nodes become 55."""
-    path = SHARED_MODELS / "google__magika" / "python" / "magika" / "models" / "standard_v1" / "model.onnx"
-    if not path.exists():
-        pytest.skip(f"magika's standard_v1 model is not at {path}")
+    path = shared_file("google__magika/python/magika/models/standard_v1/model.onnx",
+                       "google/magika or the magika 0.5.1 wheel, python/magika/models/standard_v1/model.onnx, Apache-2.0")
     result = optimize(path)
     assert applied(result)["FlatMatMul"] == 3
     assert applied(result)["ComputedReshape"] == 2

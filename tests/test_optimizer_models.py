@@ -20,7 +20,6 @@ from real_models import manifest_entries, manifest_feeds  # noqa: E402
 
 OPSET = 18
 SHARED_MODELS = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
-BUNDLED_MODELS = Path(__file__).resolve().parent / "data" / "real_models"
 
 
 def real_model(suffix: str) -> tuple[Path, dict[str, Any] | None]:
@@ -32,9 +31,13 @@ def real_model(suffix: str) -> tuple[Path, dict[str, Any] | None]:
     pytest.skip("../shared/models is not available")
 
 
-def bundled_model(name: str) -> Path:
-    """A real model kept in tests/data/real_models (see its README for source and licence)."""
-    return BUNDLED_MODELS / name
+def shared_file(path: str, source: str) -> Path:
+    """A real model file at `path` under ../shared/models, listed in its manifest or not; skips the calling test,
+    naming where the file comes from (`source`), when it is not there."""
+    found = SHARED_MODELS / path
+    if not found.is_file():
+        pytest.skip(f"../shared/models/{path} is not there (source: {source})")
+    return found
 
 
 def tensor(name: str, value: Any, dtype: Any = np.float32) -> onnx.TensorProto:
