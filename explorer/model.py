@@ -87,7 +87,11 @@ class Model:
         if "ai.onnx" in self.opsets and "" not in self.opsets:
             self.opsets[""] = self.opsets["ai.onnx"]
         self.functions = {(f.domain, f.name): f for f in proto.functions}
-        self.index = GraphIndex(proto.graph, self.functions)
+
+    @cached_property
+    def index(self) -> GraphIndex:
+        """Every graph and node by static path (built on first use: optimizing a model needs none)."""
+        return GraphIndex(self.proto.graph, self.functions)
 
     @cached_property
     def sha256(self) -> str:

@@ -13,6 +13,7 @@ from .spec.bodies import body_signature
 from .type_constraints import constraint_violations
 
 BOOL, INT64 = onnx.TensorProto.BOOL, onnx.TensorProto.INT64
+_CHECKED = frozenset({"Loop", "If", "Scan"})  # the operators _check_node has rules for (besides function calls)
 
 
 def _types(graph: onnx.GraphProto, outer: dict[str, onnx.TypeProto]) -> dict[str, onnx.TypeProto]:
@@ -126,7 +127,8 @@ def violations(model: onnx.ModelProto) -> list[str]:
         writers.update({t.name: "an initializer" for t in graph.initializer})
         position = dict.fromkeys(writers, -1)
         for index, node in enumerate(graph.node):
-            found += _check_node(node, types, where, functions, opset)
+            if node.op_type in _CHECKED or (node.domain, node.op_type) in functions:
+                found += _check_node(node, types, where, functions, opset)
             domain = "" if node.domain == "ai.onnx" else node.domain
             if domain in opsets and (node.domain, node.op_type) not in functions:
                 found += constraint_violations(node, types, opsets[domain], _label(node, where))
@@ -135,7 +137,7 @@ def violations(model: onnx.ModelProto) -> list[str]:
                     continue
                 if name in writers:
                     found.append(f"{_label(node, where)}: writes {name!r}, which {writers[name]} already defines")
-                elif any(defined.get(name, cutoff) < cutoff for defined, cutoff in enclosing):
+                elif enclosing and any(defined.get(name, cutoff) < cutoff for defined, cutoff in enclosing):
                     found.append(f"{_label(node, where)}: writes {name!r}, which an enclosing graph defines before "
                                  "this body (names are single-assignment across nested graphs)")
                 writers[name] = f"node {node.name or node.op_type!r}"

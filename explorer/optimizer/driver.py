@@ -77,7 +77,7 @@ class Driver:
             if self.stopped:
                 break
             state.refresh_facts()  # what bodies may read of this graph
-            bodies_changed = self._optimize_bodies(state)
+            bodies_changed = state.holders > 0 and self._optimize_bodies(state)
             changed |= bodies_changed
             if self.stopped:
                 break

@@ -17,6 +17,7 @@ class Links:
         self.live: dict[Node, None] = {}  # an ordered set
         self._by_name: dict[str, Node] = {}
         self.edited: list[Node] = []  # nodes added or dropped since the driver last took them (near_edits)
+        self.holders = 0  # live nodes with bodies
 
     def value(self, name: str) -> Value:
         """The Value named `name` in this graph (created on first use)."""
@@ -48,7 +49,7 @@ class Links:
         v = self.values.get(name)
         if v is None:
             return False
-        return v.is_output or bool(v.capturers) or any(n not in nodes for n in v.readers)
+        return v.is_output or bool(v.capturers) or not nodes.issuperset(v.readers)
 
     def is_output(self, name: str) -> bool:
         found = self.values.get(name)
@@ -90,6 +91,7 @@ class Links:
             if v is not None:
                 v.readers[node] = None
         if node.has_body():
+            self.holders += 1
             for name in node_captures(proto):
                 v = self.value(name)
                 v.capturers[node] = None
@@ -122,5 +124,7 @@ class Links:
         for v in node.inputs:
             if v is not None:
                 v.readers.pop(node, None)
+        if node.has_body():
+            self.holders -= 1
         for v in node.captures:
             v.capturers.pop(node, None)

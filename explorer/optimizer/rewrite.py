@@ -44,6 +44,8 @@ def _named(graph: onnx.GraphProto) -> onnx.GraphProto:
 
 
 def _has_ids(graph: onnx.GraphProto) -> bool:
+    if not all(node.name for node in graph.node):
+        return False  # an unnamed node's id is never its name
     return all(node.name == node_id and all(_has_ids(body) for _, body in subgraph_attributes(node))
                for node, node_id in zip(graph.node, node_ids(graph)))
 

@@ -52,9 +52,11 @@ def rename_node(node: onnx.NodeProto, mapping: dict[str, str]) -> None:
         if name in mapping:
             node.input[i] = mapping[name]
     for att in node.attribute:
-        bodies = [att.g] if att.type == onnx.AttributeProto.GRAPH else list(att.graphs)
-        for body in bodies:
-            _rename_free(body, mapping)
+        if att.type == onnx.AttributeProto.GRAPH:
+            _rename_free(att.g, mapping)
+        elif att.graphs:
+            for body in att.graphs:
+                _rename_free(body, mapping)
 
 
 def _rename_free(graph: onnx.GraphProto, mapping: dict[str, str]) -> None:
@@ -126,5 +128,6 @@ def all_names(graph: onnx.GraphProto, names: set[str]) -> None:
         names.add(node.name)
         names.update(node.input)
         names.update(node.output)
-        for _, body in subgraph_attributes(node):
-            all_names(body, names)
+        if len(node.attribute):
+            for _, body in subgraph_attributes(node):
+                all_names(body, names)
