@@ -1,16 +1,14 @@
 """`explorer.run`: validate feeds, run the main graph, return the trace (partial on failure)."""
 from __future__ import annotations
 
-import gc
 import time
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import onnx
 
+from ..collector import collector_paused
 from ..errors import ExecutionError
 from ..feeds import validate_feeds
 from ..limits import Limits
@@ -31,20 +29,6 @@ def program_of(model: Model) -> Program:
     return program
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused for the duration (restored as it was on exit): a run allocates
-    several objects per node, which would trigger collections scanning every object the process holds, the
-    growing trace included (pauses of ~10 ms in a 20 ms run). A run creates no reference cycles to collect."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | None = None, *,
         limits: Limits | None = None) -> Trace:
     """Executes the model in NumPy, recording every node execution. `feeds=None` uses `model.example_inputs()`.
@@ -57,7 +41,7 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
     start = time.perf_counter()
     try:
         # NaN/Inf are recorded as data (trace.first_nonfinite), not warned; BLAS on one thread (executor/blas.py)
-        with np.errstate(all="ignore"), single_threaded_blas(), _collector_paused():
+        with np.errstate(all="ignore"), single_threaded_blas(), collector_paused():
             program = program_of(model)
             main = program.graph("")  # compiling builds several objects per node too
             frame = dict(main.initializers)

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 import onnx
 
+from ..collector import collector_paused
 from ..graph import node_ids, subgraph_attributes
 from ..model import GivenModel, Model, load, value_info_names
 from ..model_inference import copy_fields, model_bytes
@@ -56,6 +57,12 @@ def optimize(model: Model | str | bytes | onnx.ModelProto, *, patterns: Iterable
     """Rewrites a model with the selected patterns (default: all) until nothing matches. `stop_after=N` applies
     only the first N rewrites (bisection); `exclude` drops patterns by name. The input is never modified.
     `lenient` loads a path, bytes or proto in lenient mode (a Model keeps the mode it was loaded in)."""
+    with collector_paused():
+        return _optimize(model, patterns, exclude, stop_after, max_rounds, lenient)
+
+
+def _optimize(model: Model | str | bytes | onnx.ModelProto, patterns: Iterable[str | Pattern] | None,
+              exclude: Iterable[str], stop_after: int | None, max_rounds: int, lenient: bool) -> OptimizationResult:
     from .patterns import select_patterns
 
     start = time.perf_counter()

@@ -1,0 +1,21 @@
+"""Pausing Python's cyclic garbage collector around work that allocates many objects per node of a big model."""
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused for the duration (restored as it was on exit). Work that
+    allocates several objects per node would otherwise trigger collections that scan every object the process
+    holds, over and over (in a run, pauses of ~10 ms in a 20 ms run; in optimizing 14,000 nodes, a sixth of the
+    time). Cycles made meanwhile are collected after, by the collector's next pass."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
