@@ -39,13 +39,32 @@ def _known_frames(context: tuple) -> dict[int, dict]:
     return kept[1]
 
 
+def default_view(model: Model) -> str:
+    return "model" if len(model.index.nodes) <= WHOLE_MODEL_LIMIT else "around"
+
+
+def options() -> None:
+    """How much of the model to draw, and whether to table the inputs and plot the values: chosen rarely, so
+    outside the stepper (a step does not send them again); a change reruns the page."""
+    model = state.active_model()
+    if model is None:
+        return
+    left, right = st.columns([2, 1], vertical_alignment="bottom")
+    left.segmented_control("Draw", list(steps.VIEWS), format_func=steps.VIEWS.__getitem__,
+                           default=default_view(model), key=state.W_STEP_VIEW)
+    full_inputs, plots = right.columns(2)
+    full_inputs.toggle("Inputs in full", key=state.W_STEP_INPUTS_IN_FULL,
+                       help="Each step shows what the node wrote as tables, and what it read as statistics; tables "
+                            "of the inputs make stepping slower")
+    plots.toggle("Plots", key=state.W_STEP_PLOTS,
+                 help="Plot the values shown as tables (heatmap, bars or line); plots make stepping slower")
+
+
 def draw(model: Model, trace: Trace, index: int, held: bool) -> None:
     """The diagram with the current node, its inputs and outputs, and what ran before it, under the stepper's
     moves and slider. The canvas also gets the frames of the events around this one drawn on the same layout:
     a move to one of them shows at once, and the server follows."""
-    default = "model" if len(model.index.nodes) <= WHOLE_MODEL_LIMIT else "around"
-    view = st.segmented_control("Draw", list(steps.VIEWS), format_func=steps.VIEWS.__getitem__, default=default,
-                                key=state.W_STEP_VIEW) or default
+    view = st.session_state.get(state.W_STEP_VIEW) or default_view(model)
     focus, key = steps.drawing_key(model, trace, index, view)
     # drawn without the cursor, so every step in the same part of the model reuses one layout; the step's
     # states are marks the canvas applies to it
@@ -98,13 +117,9 @@ def stepper() -> None:
 
 def values_panel(event: Event) -> None:
     """What the current node read and wrote: statistics of each value, tables of its outputs (and of its inputs
-    on request), plots on request."""
-    full_inputs, plots = st.columns(2)
-    inputs_in_full = full_inputs.toggle("Inputs in full", key=state.W_STEP_INPUTS_IN_FULL,
-                                        help="Each step shows what the node wrote as tables, and what it read as "
-                                             "statistics; tables of the inputs make stepping slower")
-    plotted = plots.toggle("Plots", key=state.W_STEP_PLOTS,
-                           help="Plot the values shown as tables (heatmap, bars or line); plots make stepping slower")
+    on request), plots on request (see `options`)."""
+    inputs_in_full = bool(st.session_state.get(state.W_STEP_INPUTS_IN_FULL))
+    plotted = bool(st.session_state.get(state.W_STEP_PLOTS))
     for title, values, side in (("Inputs", event.inputs, "in"), ("Outputs", event.outputs, "out")):
         st.markdown(f"##### {title}")
         if not values:
@@ -134,4 +149,5 @@ def output_check() -> None:
 st.title("Step through")
 learning.tour_panel()
 output_check()
+options()
 stepper()
