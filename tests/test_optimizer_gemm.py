@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper as h
+from registry_models import wheel_member
 from test_optimizer_models import (
     applied,
     declines,
@@ -197,14 +198,12 @@ def test_an_exported_attention_projection_on_3d_input_drops_its_reshapes():
 
 
 def test_magika_tensordot_dense_layers_become_matmuls_on_3d_input():
-    """magika's standard_v1 model (google/magika, python/magika/models/standard_v1/model.onnx at commit
-    535cafd4cdd848a6a235004e66f0b85234d26f4d, also in the magika 0.5.1 wheel; Apache-2.0; 1.05 MB), a Keras model
-    exported by tf2onnx 1.14: its three Dense layers on [batch, 1536, 257], [batch, 384, 512] and
-    [batch, 384, 256] are Tensordots (the second flattens through Reshape + Squeeze); all three go, and the two
-    Reshapes left whose target is computed from Shape(x) get a constant target with -1 for the batch dim
-    (ComputedReshape): 88 nodes become 55."""
-    path = shared_file("google__magika/python/magika/models/standard_v1/model.onnx",
-                       "google/magika or the magika 0.5.1 wheel, python/magika/models/standard_v1/model.onnx, Apache-2.0")
+    """magika's standard_v1 model (in the magika 0.5.1 wheel on PyPI, Apache-2.0, 1.05 MB), a Keras model exported
+    by tf2onnx 1.14: its three Dense layers on [batch, 1536, 257], [batch, 384, 512] and [batch, 384, 256] are
+    Tensordots (the second flattens through Reshape + Squeeze); all three go, and the two Reshapes left whose
+    target is computed from Shape(x) get a constant target with -1 for the batch dim (ComputedReshape): 88 nodes
+    become 55."""
+    path = wheel_member("magika==0.5.1", "magika/models/standard_v1/model.onnx", "Apache-2.0")
     result = optimize(path)
     assert applied(result)["FlatMatMul"] == 3
     assert applied(result)["ComputedReshape"] == 2
