@@ -240,11 +240,12 @@ class Knowledge:
         """Dims of a tensor value as declared, inferred at load or inferred for a new node (int known, str
         symbolic, None unknown); None when its rank is unknown or when shapes cannot be trusted here (inside a
         Loop body), except for constants."""
-        if name in self._shapes:
-            return self._shapes[name]
+        found = self._shapes.get(name)
+        if found is not None:
+            return found
         value = self.constant(name)
         if value is not None:
-            found: tuple[Dim, ...] | None = tuple(value.shape)
+            found = tuple(value.shape)
         elif not self.trust_shapes:
             return None
         else:

@@ -114,8 +114,9 @@ def name_nodes(graph: onnx.GraphProto) -> None:
     """Gives every node (bodies too) its static id as name, so node paths survive the rewrites."""
     for node, node_id in zip(graph.node, node_ids(graph)):
         node.name = node_id
-        for _, body in subgraph_attributes(node):
-            name_nodes(body)
+        if len(node.attribute):
+            for _, body in subgraph_attributes(node):
+                name_nodes(body)
 
 
 def all_names(graph: onnx.GraphProto, names: set[str]) -> None:

@@ -20,8 +20,9 @@ def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     """A graph and every body nested in it."""
     yield graph
     for node in graph.node:
-        for _, body in subgraph_attributes(node):
-            yield from graphs(body)
+        if len(node.attribute):
+            for _, body in subgraph_attributes(node):
+                yield from graphs(body)
 
 
 def size_limit(original_bytes: int) -> int:

@@ -167,7 +167,10 @@ def _node(g: GraphState, facts: Facts, node: Node) -> None:
         if value is not None and value.size <= MAX_VALUE_ELEMENTS:
             facts.values[out] = value
             facts.shapes[out] = tuple(value.shape)
-    if all(o and _static(g.declared_shape(o)) for o in node.output):
+    for o in node.output:
+        if not o or not _static(g.declared_shape(o)):
+            break
+    else:
         return  # every output shape is known already
     if args is None:
         args = [known(g, facts, n) for n in node.input]

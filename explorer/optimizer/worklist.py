@@ -13,15 +13,17 @@ def near_edits(state: GraphState) -> set[Node]:
     """The live nodes a match may have changed for since the driver last asked: within NEIGHBOURHOOD producer ->
     reader steps of a node added or removed, or of a value whose facts the propagation changed."""
     seeds = set(state.edited)
-    for name in state.changed_facts:
-        value = state.values.get(name)
-        if value is not None:
-            seeds.update(value.users())
-            if value.producer is not None:
-                seeds.add(value.producer)
+    wide = len(state.live) // WIDE_EDITS  # more seeds than this: every node
+    if len(seeds) <= wide:
+        for name in state.changed_facts:
+            value = state.values.get(name)
+            if value is not None:
+                seeds.update(value.users())
+                if value.producer is not None:
+                    seeds.add(value.producer)
     state.edited.clear()
     state.changed_facts.clear()
-    if len(seeds) * WIDE_EDITS > len(state.live):
+    if len(seeds) > wide:
         return set(state.live)  # edits everywhere: every node, without walking their neighbourhoods
     found = set(seeds)
     frontier = seeds
