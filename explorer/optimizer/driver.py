@@ -129,6 +129,7 @@ class Driver:
                     rewritten[label] = sub.to_graph()
                 else:
                     self._settled[path] = (body, outer)
+                sub.unlink()
                 if self.stopped:
                     break
             if rewritten:

@@ -98,6 +98,14 @@ class Links:
                 node.captures.append(v)
         return node
 
+    def unlink(self) -> None:
+        """Breaks the links from this graph's Values to its Nodes (each refers to the other), so that both are
+        freed with the graph rather than by the garbage collector, which the optimizer pauses."""
+        for v in self.values.values():
+            v.producer = None
+            v.readers.clear()
+            v.capturers.clear()
+
     def _values_of(self, names: tuple[str, ...]) -> list[Value | None]:
         """The Values of `names` (created on first use), None for an empty name (an omitted optional one)."""
         values = self.values

@@ -82,6 +82,7 @@ def _optimize(model: Model | str | bytes | onnx.ModelProto, patterns: Iterable[s
     driver.optimize_graph(main)
     optimized = _without_graph(original)
     main.to_graph(optimized.graph)
+    main.unlink()
     moved = fit_size(optimized, size_limit(given.bytes), set(given.value_info), named)
     return OptimizationResult(original, optimized, driver.steps, list(driver.stats.values()), ctx.declined,
                               driver.stopped, driver.rounds, time.perf_counter() - start, chosen,
