@@ -5,7 +5,8 @@ Per model and tool: non-Constant nodes after (bodies included), file size, secon
 original through onnxruntime and explorer on the same feeds. Each tool runs in a child process with a time
 limit, so a tool that crashes or hangs costs only its own cell. Needs the `bench` extra (pip install
 ".[bench]"). Run: python bench/bench_optimizer_compare.py [--only SUBSTRING] [--timeout SECONDS] [--json OUT]
-[--tools explorer --saved OUT] [--repeat N]. Cells read `nodes wall-seconds/CPU-seconds`. Each row is appended
+[--tools explorer --saved OUT] [--repeat N]. Cells read `nodes wall-seconds/CPU-seconds`; the seconds include
+importing the tool in the child (shown apart at the end: onnxsim's import brings in torch). Each row is appended
 to OUT (JSON lines) as soon as its model is done, so a partial run keeps what it measured; `--tools explorer
 --saved OUT` reruns only explorer and takes the other tools' cells from a saved run; `--repeat N` runs the
 tools N times each, taking turns, and keeps the median times (for a busy machine).
@@ -65,33 +66,35 @@ def real_nodes(graph: onnx.GraphProto) -> int:
     return count
 
 
-def _optimize(tool: str, model: onnx.ModelProto) -> onnx.ModelProto:
+def _optimizer(tool: str) -> Callable[[onnx.ModelProto], onnx.ModelProto]:
+    """The tool's optimizing function, its module imported."""
     if tool == "explorer":
         from explorer.optimizer import optimize
 
-        return optimize(model).optimized
+        return lambda model: optimize(model).optimized
     if tool == "onnxsim":
         import onnxsim
 
-        simplified, _ = onnxsim.simplify(model, check_n=0)
-        return simplified
+        return lambda model: onnxsim.simplify(model, check_n=0)[0]
     if tool == "onnxscript":
         import onnxscript.optimizer
 
-        return onnxscript.optimizer.optimize(model)
+        return onnxscript.optimizer.optimize
     import onnxoptimizer
 
-    return onnxoptimizer.optimize(model)
+    return onnxoptimizer.optimize
 
 
 def _child(tool: str, source: str, out: str, queue: Any) -> None:
     try:
         model = onnx.load(source)
         start, cpu = time.perf_counter(), time.process_time()
-        optimized = _optimize(tool, model)
+        optimizer = _optimizer(tool)
+        imported = time.perf_counter() - start
+        optimized = optimizer(model)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         onnx.save(optimized, out)
-        queue.put({"seconds": seconds, "cpu": cpu})
+        queue.put({"seconds": seconds, "cpu": cpu, "import": imported})
     except BaseException as exc:  # noqa: BLE001 - any failure of a tool is a result of the bench
         queue.put({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:120]})
 
@@ -120,7 +123,7 @@ def repeated(tools: list[str], source: Path, prefix: Path, timeout: float, repea
     for tool, cells in runs.items():
         ok = [c for c in cells if "error" not in c]
         found[tool] = cells[-1] if len(ok) < len(cells) else {
-            "seconds": float(np.median([c["seconds"] for c in ok])), "cpu": float(np.median([c["cpu"] for c in ok]))}
+            key: float(np.median([c[key] for c in ok])) for key in ("seconds", "cpu", "import")}
     return found
 
 
@@ -229,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
             with out_file.open("a") as fh:
                 fh.write(json.dumps(row) + "\n")
     print(summary(rows))
+    print(imports(rows))
     return 0
 
 
@@ -250,6 +254,17 @@ def _cell(got: dict[str, Any]) -> str:
 def _sound(got: dict[str, Any]) -> bool:
     """A result that ran and agrees with the original wherever a judge could tell."""
     return "error" not in got and "DIFF" not in got["equivalent"].values()
+
+
+def imports(rows: list[dict]) -> str:
+    """Per tool, the median wall seconds its child spent importing the tool's module, included in every time above
+    (onnxsim's import brings in torch)."""
+    found = []
+    for tool in TOOLS:
+        times = [r[tool]["import"] for r in rows if "import" in r[tool]]
+        if times:
+            found.append(f"{tool} {float(np.median(times)):.2f} s")
+    return "importing the tool, included in each time above (median): " + (", ".join(found) or "-")
 
 
 def summary(rows: list[dict]) -> str:
