@@ -42,6 +42,15 @@ def test_collapsed_bodies_stand_for_their_nodes(nested):
     assert inside.root == LOOP_BODY and inside.box_for("relu") is None  # outside the focus
 
 
+def test_shown_lists_the_nodes_with_a_box_of_their_own(nested):
+    expanded = model_to_dot(nested)
+    assert set(expanded.shown) == {ref.path for ref in nested.nodes()}
+    collapsed = model_to_dot(nested, expand="none")
+    main = [ref.path for ref in nested.nodes() if ref.graph.path == ""]
+    assert list(collapsed.shown) == main  # the bodies' nodes hide in their owner's box
+    assert {box(path) for path in collapsed.shown} <= set(parse_dot(collapsed.dot).nodes)
+
+
 def test_scopes_hiding_a_node_are_named_by_their_box():
     model = explorer.load(scoped_model())
     collapsed = model_to_dot(model, scopes="none")

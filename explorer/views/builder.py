@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from ..model import Model
 from . import styles
@@ -39,6 +40,11 @@ class Drawing:
     def shows(self, path: str) -> bool:
         """Whether a node has a box of its own (not hidden in a scope box or a collapsed body)."""
         return self.nodes.get(path) == svg_id("node", path)
+
+    @cached_property
+    def shown(self) -> tuple[str, ...]:
+        """The nodes with a box of their own, in drawing order (worked out once: a page asks at every rerun)."""
+        return tuple(path for path in self.nodes if self.shows(path))
 
     def box_for(self, path: str) -> str | None:
         """The id of the box standing for a node, or None when the drawing does not cover it."""

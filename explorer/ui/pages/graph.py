@@ -127,7 +127,7 @@ def draw(model, trace) -> None:
                               expand=rule, cursor=cursor, values=values, edge_labels=None, max_boxes=OVERVIEW_BOXES)
     with pick_column:
         widgets.node_selector(model, "Inspect a node (or click one in the diagram)",
-                              drawn=(p for p in drawing.nodes if drawing.shows(p)))
+                              drawn=drawing.shown)
     diagram.show(drawing, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, reveal=path, mark=True,
                  hits=hits, values=values, height=HEIGHT)
     with part_column:
