@@ -69,16 +69,23 @@ def step_times(page, address: str) -> list[tuple[float, float]]:
     return times
 
 
-def overview_seconds(browser, address: str) -> float:
+RUN_SHOWN = ("() => [...document.querySelectorAll('[data-testid=stButtonGroup] button')]"
+             ".some(b => b.textContent.includes('time spent') && !b.disabled)")  # "Colour by" needs the run
+
+
+def overview_seconds(browser, address: str) -> tuple[float, float]:
+    """Seconds from opening `address` until the overview is drawn, and until the page shows the model's run."""
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     start = time.perf_counter()
     page.goto(address)
     page.frame_locator(DIAGRAM_FRAME).first.locator("#content svg").wait_for(timeout=600_000)
     seconds = time.perf_counter() - start
-    page.wait_for_selector("[data-test-script-state=notRunning]", timeout=600_000)  # the run after the drawing
+    page.wait_for_function(RUN_SHOWN, timeout=600_000)  # the run after the drawing
+    page.wait_for_selector("[data-test-script-state=notRunning]", timeout=600_000)
+    run_shown = time.perf_counter() - start
     context.close()
-    return seconds
+    return seconds, run_shown
 
 
 def overview_times(browser, base: str) -> None:
@@ -87,7 +94,7 @@ def overview_times(browser, base: str) -> None:
     import onnx
     from dot_support import synthetic_model
 
-    cold, warm = [], []
+    cold, warm, runs = [], [], []
     with tempfile.TemporaryDirectory() as folder:
         for attempt in range(REPEATS):
             model = synthetic_model(20_000)
@@ -95,12 +102,15 @@ def overview_times(browser, base: str) -> None:
             path = Path(folder) / f"synthetic_20k_{attempt}.onnx"
             onnx.save(model, path)
             address = base + "?" + urllib.parse.urlencode({"model": str(path)})
-            cold.append(overview_seconds(browser, address))
-            warm.append(overview_seconds(browser, address))
+            drawn, run_shown = overview_seconds(browser, address)
+            cold.append(drawn)
+            runs.append(run_shown)
+            warm.append(overview_seconds(browser, address)[0])
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     print(f"20,000-node model, address -> overview drawn (median of {REPEATS}): cold {statistics.median(cold):.2f} s "
           f"(load, layout; {', '.join(f'{t:.2f}' for t in cold)}), warm {statistics.median(warm):.2f} s "
-          f"({', '.join(f'{t:.2f}' for t in warm)}); goal <= 3 s; load average {load}")
+          f"({', '.join(f'{t:.2f}' for t in warm)}); goal <= 3 s; the run shown after a cold opening at "
+          f"{statistics.median(runs):.2f} s; load average {load}")
 
 
 def report(label: str, times: list[tuple[float, float]], goal_ms: float) -> None:

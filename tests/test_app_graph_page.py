@@ -104,3 +104,33 @@ def test_a_big_model_opens_to_the_top_level_of_its_hierarchy(tmp_path):
     assert diagram_args(at, state.W_GRAPH_CLICK)["focus"] == "node:/model/block.7/Loop"  # opened to show it
     assert at.selectbox(key=state.W_NODE_PICK).value == "/model/block.7/Loop"
     assert not at.exception
+
+
+def test_a_big_model_is_drawn_before_its_first_run_which_the_next_rerun_makes(tmp_path):
+    import onnx
+    from dot_support import synthetic_model
+
+    from explorer.views.heat import time_spent
+
+    path = tmp_path / "big.onnx"
+    proto = synthetic_model(2_200)
+    proto.doc_string = "not run by any other test"  # a model of its own: no run of it is done yet in this process
+    onnx.save(proto, path)
+    model = explorer.load(path)
+    assert len(model.index.nodes) > state.PUT_OFF_NODES
+    at = start("tiny_mlp")
+    at.radio(key=state.W_SOURCE).set_value("Local path").run()
+    at.text_input(key=state.W_PATH).input(str(path)).run()
+    first = diagram_args(at, state.W_GRAPH_CLICK)
+    assert first["report"] is True and first["svg"]  # the overview, and the canvas asked to say when it is drawn
+    assert at.button_group(key=state.W_COLOUR).disabled  # no run yet: nothing to colour by
+    at.run()  # the canvas's report (or any click) reruns the page, which runs the model
+    after = diagram_args(at, state.W_GRAPH_CLICK)
+    assert after["report"] is False and after["layout"] == first["layout"]  # the same drawing, not laid out anew
+    assert not at.button_group(key=state.W_COLOUR).disabled
+    at.button_group(key=state.W_COLOUR).set_value("time").run()
+    legend = diagram_args(at, state.W_GRAPH_CLICK)["legend"]
+    assert legend["title"] == time_spent(explorer.run(model)).title  # coloured by the recorded run
+    at.run()
+    assert diagram_args(at, state.W_GRAPH_CLICK)["report"] is False  # put off once per run, not at every rerun
+    assert not at.exception

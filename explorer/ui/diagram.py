@@ -78,14 +78,15 @@ def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]
          reveal: str | None = None, mark: bool = False, hits: Iterable[str] = (),
          values: NodeValues | None = None, height: int = HEIGHT, marks: dict[str, Any] | None = None,
          step: int | None = None, stepper: dict[str, Any] | None = None,
-         on_step: Callable[[int], None] | None = None) -> None:
+         on_step: Callable[[int], None] | None = None, report: bool = False) -> None:
     """Draws a drawing on the canvas. `on_click(kind, keys)` receives a clicked element's parsed id (see
     views.dot), e.g. ("node", (path,)) or ("graph", (body graph path,)); `reveal` is a node path whose box is
     zoomed to (outlined when `mark`); `hits` are node paths to highlight; `values` adds its legend. `marks`
     (a trace position, see views.trace_marks.Marks.as_args) restyle the laid-out drawing in the browser:
     stepping to event `step` keeps the layout and the zoom, and pans only when the current node leaves the view.
     `stepper` puts the step moves and slider on the canvas (`at`, `last` and `frames`: event -> its frame, see
-    views.step_moves.frame): a move to an event it has the frame of shows at once, then `on_step(event)`."""
+    views.step_moves.frame): a move to an event it has the frame of shows at once, then `on_step(event)`.
+    `report`: the canvas tells the server (a rerun) when it has drawn the layout."""
     target = drawing.box_for(reveal) if reveal else None
     boxes = sorted({box for box in (drawing.box_for(p) for p in hits) if box is not None})
     legend = {"title": values.title, "items": values.legend()} if values is not None else None
@@ -105,7 +106,7 @@ def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]
                colours={"selected": styles.SELECTION_COLOUR, "hit": styles.NODE_STATES["match"]["color"],
                         "badge": styles.LABEL_TINTS["iteration"]},
                marks=marks, state_css=_STATE_CSS if marks else None, follow=marks is not None, step=step,
-               stepper=stepper, key=key, on_change=changed, default=None)
+               stepper=stepper, report=report, key=key, on_change=changed, default=None)
 
 
 _STATE_CSS = state_css()

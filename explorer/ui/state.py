@@ -48,6 +48,9 @@ COMPARED = "compared"  # the Compare page's latest comparison (run key, its key,
 URL_PENDING = "url_pending"  # address parameters still to apply (inputs, cursor, node) once the model is active
 STEP_FRAMES = "step_frames"  # Step page: (what they depend on, {event: frame}) sent to the canvas, kept for reuse
 JOBS = "judge_jobs"  # {job key: JudgeJob}, oldest first: the session's questions to onnxruntime (ui/jobs.py)
+RUN_PUT_OFF = "run_put_off"  # this script run leaves the run to the next one (see put_off_run)
+RUN_WAITED = "run_waited"  # run key of the run a page has put off once already
+PUT_OFF_NODES = 2_000  # a model this big is drawn before its first run (see put_off_run)
 
 # ---- widget keys ---------------------------------------------------------------------------------------------
 W_SOURCE = "w_source"
@@ -167,6 +170,7 @@ def init() -> None:
                                 GRAPH_PATH: "", EXPANDED: {}}
     for key, value in defaults.items():
         st.session_state.setdefault(key, value)
+    st.session_state[RUN_PUT_OFF] = False
 
 
 def request_model(candidate: ModelSource | None) -> None:
@@ -205,10 +209,10 @@ def load_error() -> str | None:
 
 def current_run() -> RunOutcome | None:
     """The run of the active model on the requested feeds (cached: redone only when model, feeds or limits
-    change). None when there is no model or no feeds yet."""
+    change). None when there is no model or no feeds yet, or when this script run put the run off."""
     model = active_model()
     request: RunRequest | None = st.session_state.get(RUN_REQUEST)
-    if model is None or request is None:
+    if model is None or request is None or st.session_state.get(RUN_PUT_OFF):
         return None
     with st.spinner(f"Running {model.source} on {request.label}…"):
         return run_cached(model.sha256, request.feeds_key, _limits_key(request), model, request.make_feeds)
@@ -224,6 +228,19 @@ def run_ready() -> bool:
     model = active_model()
     request: RunRequest | None = st.session_state.get(RUN_REQUEST)
     return model is None or request is None or run_finished(model.sha256, request.feeds_key, _limits_key(request))
+
+
+def put_off_run(model: Model) -> bool:
+    """Whether this script run leaves the current run to the next one, once per run: a page showing a model of
+    over PUT_OFF_NODES nodes puts its first run (a second of the server's time at 20,000 nodes) after its
+    drawing, so that the browser gets the drawing without waiting, nor waits for the canvas's files. The next
+    rerun runs it (the canvas reports its drawing: see ui/diagram.py's `report`; or any click does)."""
+    key = run_key()
+    if len(model.index.nodes) <= PUT_OFF_NODES or key is None or run_ready() or st.session_state.get(RUN_WAITED) == key:
+        return False
+    st.session_state[RUN_WAITED] = key
+    st.session_state[RUN_PUT_OFF] = True
+    return True
 
 
 def current_trace() -> Trace | None:

@@ -85,9 +85,9 @@ def navigator(model, focus: str) -> None:
                  on_change=lambda: set_focus(st.session_state[state.keyed(state.W_PART, focus)]))
 
 
-def draw(model, trace) -> None:
+def draw(model, trace, report: bool = False) -> None:
     """Breadcrumbs and controls (with the hierarchy navigator) across the page, the diagram across the whole
-    width, the inspector under it."""
+    width, the inspector under it. `report`: the canvas reruns the page once its drawing is on screen."""
     focus = st.session_state[state.GRAPH_PATH]
     try:
         crumbs = breadcrumb(model, focus)
@@ -129,7 +129,7 @@ def draw(model, trace) -> None:
         widgets.node_selector(model, "Inspect a node (or click one in the diagram)",
                               drawn=drawing.shown)
     diagram.show(drawing, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, reveal=path, mark=True,
-                 hits=hits, values=values, height=HEIGHT)
+                 hits=hits, values=values, height=HEIGHT, report=report)
     with part_column:
         navigator(model, focus)
     if path is None:
@@ -149,7 +149,9 @@ if model is None:
     st.info("Choose a model in the sidebar.")
 elif state.run_ready():
     draw(model, state.current_trace())
-else:  # a big model: its drawing is on screen while it runs, then the page shows what the run adds
+elif state.put_off_run(model):
+    draw(model, None, report=True)  # the overview first: its canvas's report of the drawing reruns the page to run
+else:  # a run not done yet: the drawing is on screen while it runs, then the page shows what the run adds
     draw(model, None)
     if state.current_run() is not None and state.run_ready():
         st.rerun()

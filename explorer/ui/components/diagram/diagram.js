@@ -251,7 +251,14 @@ async function draw() {
   afterChange();
   fitHeight();
   markDrawn();
+  if (args.report && reported !== args.layout) {  // the server waits for this drawing to be painted (diagram.py)
+    reported = args.layout;
+    const n = ++clicks;
+    requestAnimationFrame(() => requestAnimationFrame(() =>
+      send("streamlit:setComponentValue", { value: { drawn: args.layout, n }, dataType: "json" })));
+  }
 }
+let reported = null;  // the layout whose drawing was reported
 
 let down = null;
 stage.addEventListener("pointerdown", (e) => { down = { x: e.clientX, y: e.clientY }; autoView = null; });
