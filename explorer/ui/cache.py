@@ -150,6 +150,11 @@ def run_finished(model_key: str, feeds_key: str, limits: tuple[int, ...]) -> boo
     return (model_key, feeds_key, limits) in _FINISHED
 
 
+def forget_finished_runs() -> None:
+    """Clears what run_finished knows; call it with st.cache_resource.clear(), whose runs it describes."""
+    _FINISHED.clear()
+
+
 @st.cache_resource(max_entries=8, show_spinner=False)
 def run_cached(model_key: str, feeds_key: str, limits: tuple[int, ...], _model: Model,
                _make_feeds: Callable[[], dict[str, Any]]) -> RunOutcome:
