@@ -2,6 +2,8 @@
 // when the server has no `dot`) under @panzoom/panzoom, with zoom buttons, a minimap and a legend floating in its
 // corners, highlighted search hits, and zoom-to-node for the selected or current node. Speaks Streamlit's
 // component protocol.
+import { makeStepper } from "./stepper.js";
+
 const stage = document.getElementById("stage");
 const content = document.getElementById("content");
 const minimap = document.getElementById("minimap");
@@ -11,8 +13,6 @@ const statusLine = document.getElementById("status");
 const legend = document.getElementById("legend");
 const MAP_WIDTH = 180, READABLE = 0.5;  // minimap width (px); the smallest zoom at which labels can be read
 const TOP = 42;  // px the controls take at the top of the canvas: a tall drawing's top starts below them
-
-import { makeStepper } from "./stepper.js";
 
 const send = (type, extra) => window.parent.postMessage({ isStreamlitMessage: true, type, ...extra }, "*");
 const panzoom = Panzoom(content, { canvas: true, origin: "0 0", maxScale: 6, minScale: 0.02, step: 0.25 });
@@ -188,6 +188,7 @@ const stepper = makeStepper(stepbar, showStep, (index) => {
 
 async function draw() {
   if (args.stepper) {
+    clicks = Math.max(clicks, args.stepper.answered ?? 0);  // a canvas made anew numbers on from the last message
     const { index, frame } = stepper.update(args.stepper);
     document.body.dataset.answered = args.stepper.answered ?? "";  // the server's rerun reached the canvas
     if (index !== args.step && frame) args = { ...args, marks: frame.marks, focus: frame.focus, step: index };
