@@ -15,11 +15,13 @@ const MAP_WIDTH = 180, READABLE = 0.5;  // minimap width (px); the smallest zoom
 const TOP = 42;  // px the controls take at the top of the canvas: a tall drawing's top starts below them
 
 const send = (type, extra) => window.parent.postMessage({ isStreamlitMessage: true, type, ...extra }, "*");
+// the canvas's value for the server, numbered (see `answered` in draw); returns its number
+const tell = (value) => { send("streamlit:setComponentValue", { value: { ...value, n: ++clicks }, dataType: "json" }); return clicks; };
 const panzoom = Panzoom(content, { canvas: true, origin: "0 0", maxScale: 6, minScale: 0.02, step: 0.25 });
 stage.addEventListener("wheel", (event) => { event.preventDefault(); autoView = null; panzoom.zoomWithWheel(event); },
                        { passive: false });
 
-let shownKey = null, size = { w: 1, h: 1 }, args = {}, lastFocus = null, clicks = 0, graphviz = null;
+let shownKey = null, size = { w: 1, h: 1 }, args = {}, lastFocus = null, clicks = 0, graphviz = null, frameHeight = null;
 let allScale = 1;  // the zoom showing the whole drawing
 let autoView = null;  // the view chosen for the user (re-applied when the canvas is resized) until they move it
 
@@ -163,12 +165,10 @@ async function layout(dot) {
 function markDrawn() {  // what is on screen (for tests, benches)
   document.body.dataset.drawn = args.layout + "|" + (args.step ?? "") + "|" + (args.focus || "");
 }
-
 function fitHeight() {
   const height = args.height + 2 + (stepbar.style.display === "block" ? stepbar.offsetHeight + 4 : 0);
   if (height !== frameHeight) send("streamlit:setFrameHeight", { height: (frameHeight = height) });
 }
-let frameHeight = null;
 
 // a step the canvas shows before the server's rerun: the same layout, that event's marks and box to follow
 function showStep(index, frame) {
@@ -180,11 +180,7 @@ function showStep(index, frame) {
   markDrawn();
 }
 const stepbar = document.getElementById("stepbar");
-const stepper = makeStepper(stepbar, showStep, (index) => {
-  const n = ++clicks;
-  send("streamlit:setComponentValue", { value: { go: index, n }, dataType: "json" });
-  return n;
-});
+const stepper = makeStepper(stepbar, showStep, (index) => tell({ go: index }));
 
 async function draw() {
   if (args.stepper) {
@@ -193,16 +189,14 @@ async function draw() {
     document.body.dataset.answered = args.stepper.answered ?? "";  // the server's rerun reached the canvas
     if (index !== args.step && frame) args = { ...args, marks: frame.marks, focus: frame.focus, step: index };
   }
-  document.body.style.setProperty("--selected", args.colours.selected);
-  document.body.style.setProperty("--hit", args.colours.hit);
-  document.body.style.setProperty("--badge", args.colours.badge);
+  for (const name of ["selected", "hit", "badge"]) document.body.style.setProperty("--" + name, args.colours[name]);
   if (args.state_css && stateStyle.textContent !== args.state_css) stateStyle.textContent = args.state_css;
   stage.style.height = args.height + "px";
   legend.style.maxHeight = Math.round(args.height * 0.4) + "px";
   if (args.layout !== shownKey) {
     let svg = args.svg || svgCache.get(args.layout);
     if (!svg && !args.dot) {  // a step sends only the layout's name; this canvas was re-created and lost it
-      send("streamlit:setComponentValue", { value: { missing: args.layout, n: ++clicks }, dataType: "json" });
+      tell({ missing: args.layout });
       return;
     }
     if (!svg) svg = await layout(args.dot);
@@ -254,9 +248,8 @@ async function draw() {
   markDrawn();
   if (args.report && reported !== args.layout) {  // the server waits for this drawing to be painted (diagram.py)
     reported = args.layout;
-    const n = ++clicks;
-    requestAnimationFrame(() => requestAnimationFrame(() =>
-      send("streamlit:setComponentValue", { value: { drawn: args.layout, n }, dataType: "json" })));
+    const layout = args.layout;
+    requestAnimationFrame(() => requestAnimationFrame(() => tell({ drawn: layout })));
   }
 }
 let reported = null;  // the layout whose drawing was reported
@@ -266,7 +259,7 @@ stage.addEventListener("pointerdown", (e) => { down = { x: e.clientX, y: e.clien
 content.addEventListener("click", (event) => {
   if (down && Math.hypot(event.clientX - down.x, event.clientY - down.y) > 5) return;  // a drag, not a click
   const target = event.target.closest("g.node, g.cluster");
-  if (target && target.id) send("streamlit:setComponentValue", { value: { clicked: target.id, n: ++clicks }, dataType: "json" });
+  if (target && target.id) tell({ clicked: target.id });
 });
 document.getElementById("controls").addEventListener("click", (event) => {
   const act = event.target.dataset.act;
