@@ -11,11 +11,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+sys.path.insert(0, str(ROOT / "tests"))
 from app_server import CHROMIUM, DIAGRAM_FRAME, VIEWPORT, free_port, launch, settle, start_server, stop_server
+from app_support import move_target, step_to
 from streamlit.testing.v1 import AppTest
 
 from explorer.samples import DEFAULT_SAMPLE, list_samples
-from explorer.ui import state
 
 STEPS = 12
 GOAL_MS = 300
@@ -26,14 +27,13 @@ def cursor_steps(sample: str) -> list[float]:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     at.selectbox(key="w_sample").set_value(sample).run()
     at.switch_page("explorer/ui/pages/step.py").run()
-    times = []
-    step_next, step_first = state.keyed("w_step", "next"), state.keyed("w_step", "first")
-    if at.button(key=step_next).disabled and at.button(key=step_first).disabled:
+    times: list[float] = []
+    if move_target(at, "next") is None:
         return times  # a single event: nothing to step to
     for _ in range(STEPS):
-        name = step_first if at.button(key=step_next).disabled else step_next
+        target = move_target(at, "next")
         start = time.perf_counter()
-        at.button(key=name).click().run()
+        step_to(at, 0 if target is None else target)  # as the canvas's move tells the server
         times.append(time.perf_counter() - start)
         assert not at.exception, [e.value for e in at.exception]
     return times
