@@ -269,14 +269,18 @@ def test_body_input_shadows_the_main_graph_value_for_a_nested_if():
     np.testing.assert_array_equal(trace.outputs["final"], [-16.0, 48.0])  # by hand: -(2v), then doubled 3 times
 
 
+@pytest.mark.parametrize("opset", [9, 11, 13, 16, 19, 21])  # Loop-1, -11, -13, -16, -19, -21
 @pytest.mark.parametrize("iteration_shape", [[], [1]])
-def test_iteration_number_has_the_rank_the_body_declares(iteration_shape):
+def test_iteration_number_has_the_rank_the_body_declares(iteration_shape, opset):
     """onnxruntime feeds the iteration number with the rank of the body's declared input: a body declaring it
-    [1] stacks it as [trip, 1], one declaring a scalar as [trip]."""
-    body = graph([node("Identity", ["c"], ["c_out"]), node("Identity", ["i"], ["i_seen"])], "count",
-                 [vi("i", I64, iteration_shape), vi("c", B, [])], [vi("c_out", B, []), vi("i_seen", I64, None)])
-    main = graph([node("Loop", ["M", ""], ["seen"], name="loop", body=body)], "count",
-                 [vi("M", I64, [])], [vi("seen", I64, None)])
-    trace = cf.run_both(cf.model(main), {"M": np.array(3, np.int64)})
+    [1] stacks it as [trip, 1], one declaring a scalar as [trip] (one carried value: Loop-1 needs one)."""
+    body = graph([node("Identity", ["c"], ["c_out"]), node("Identity", ["x"], ["x_out"]),
+                  node("Identity", ["i"], ["i_seen"])], "count",
+                 [vi("i", I64, iteration_shape), vi("c", B, []), vi("x", F, [2])],
+                 [vi("c_out", B, []), vi("x_out", F, [2]), vi("i_seen", I64, None)])
+    main = graph([node("Loop", ["M", "", "x0"], ["x_final", "seen"], name="loop", body=body)], "count",
+                 [vi("M", I64, []), vi("x0", F, [2])], [vi("x_final", F, [2]), vi("seen", I64, None)])
+    feeds = {"M": np.array(3, np.int64), "x0": np.zeros(2, np.float32)}
+    trace = cf.run_both(cf.model(main, opset), feeds)
     assert trace.outputs["seen"].shape == (3, *iteration_shape)
     np.testing.assert_array_equal(trace.outputs["seen"].reshape(-1), [0, 1, 2])
