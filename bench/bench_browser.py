@@ -69,6 +69,10 @@ def step_times(page, address: str) -> list[tuple[float, float]]:
     return times
 
 
+# the canvas holds its drawing; polled at every animation frame (a locator's wait_for looks only every 500 ms
+# once the canvas's frame has been missing for a while, which would round every opening up by up to 0.5 s)
+OVERVIEW_DRAWN = (f"() => [...document.querySelectorAll({DIAGRAM_FRAME!r})]"
+                  ".some(f => f.contentDocument?.querySelector('#content svg'))")
 RUN_SHOWN = ("() => [...document.querySelectorAll('[data-testid=stButtonGroup] button')]"
              ".some(b => b.textContent.includes('time spent') && !b.disabled)")  # "Colour by" needs the run
 
@@ -79,7 +83,7 @@ def overview_seconds(browser, address: str) -> tuple[float, float]:
     page = context.new_page()
     start = time.perf_counter()
     page.goto(address)
-    page.frame_locator(DIAGRAM_FRAME).first.locator("#content svg").wait_for(timeout=600_000)
+    page.wait_for_function(OVERVIEW_DRAWN, timeout=600_000)  # looked for at every frame the page paints
     seconds = time.perf_counter() - start
     page.wait_for_function(RUN_SHOWN, timeout=600_000)  # the run after the drawing
     page.wait_for_selector("[data-test-script-state=notRunning]", timeout=600_000)

@@ -2,7 +2,7 @@
 `..` and symlinks out of the folder refused; offsets and lengths checked against the file)."""
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 import onnx
@@ -12,34 +12,11 @@ from .errors import ModelError
 from .model_guards import external_int
 
 
-def _all_tensors(proto: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
-    """Initializers and tensor attributes of every graph (nested too) and of every local function."""
-
-    def from_nodes(nodes) -> Iterator[onnx.TensorProto]:
-        for node in nodes:
-            for att in node.attribute:
-                if att.HasField("t"):
-                    yield att.t
-                yield from att.tensors
-                if att.HasField("g"):
-                    yield from from_graph(att.g)
-                for g in att.graphs:
-                    yield from from_graph(g)
-
-    def from_graph(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
-        yield from graph.initializer
-        yield from (s.values for s in graph.sparse_initializer)
-        yield from from_nodes(graph.node)
-
-    yield from from_graph(proto.graph)
-    for function in proto.functions:
-        yield from from_nodes(function.node)
-
-
-def load_external_data(proto: onnx.ModelProto, base_dir: Path | None, label: str) -> None:
-    """Reads external tensors, refusing any location that escapes the model's folder (and any tensor with a
-    negative dim, which numpy would read as "infer this one")."""
-    for tensor in _all_tensors(proto):
+def load_external_data(tensors: Iterable[onnx.TensorProto], base_dir: Path | None, label: str) -> None:
+    """Reads the external data of `tensors` (every tensor of the model: model_guards.Survey.tensors), refusing any
+    location that escapes the model's folder (and any tensor with a negative dim, which numpy would read as "infer
+    this one")."""
+    for tensor in tensors:
         if any(d < 0 for d in tensor.dims):
             raise ModelError(f"tensor {tensor.name!r} of {label} has negative dims {list(tensor.dims)}")
         if not external_data_helper.uses_external_data(tensor):

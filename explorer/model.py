@@ -13,11 +13,11 @@ import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
 
-from . import model_guards
+from .collector import collector_paused
 from .errors import ModelError
 from .external_data import load_external_data
 from .graph import GraphIndex, GraphRef, NodeRef, subgraph_attributes
-from .model_guards import check_depth, check_domains, check_sparse, sparse_tensors
+from .model_guards import check_domains, check_sparse, inference_too_costly, survey
 from .model_inference import check_and_infer, model_bytes
 from .typing_rules import violations
 
@@ -91,7 +91,8 @@ class Model:
     @cached_property
     def index(self) -> GraphIndex:
         """Every graph and node by static path (built on first use: optimizing a model needs none)."""
-        return GraphIndex(self.proto.graph, self.functions)
+        with collector_paused():
+            return GraphIndex(self.proto.graph, self.functions)
 
     @cached_property
     def sha256(self) -> str:
@@ -148,7 +149,8 @@ def load(source: str | os.PathLike | bytes | onnx.ModelProto, *, base_dir: str |
     including a model that breaks the spec's typing rules (see typing_rules.py); `lenient=True` loads such a
     model anyway, each broken rule a warning that starts with "lenient mode"."""
     try:
-        return _load(source, base_dir, label, lenient)
+        with collector_paused():  # parsing and checking make objects per node: no collection meanwhile
+            return _load(source, base_dir, label, lenient)
     except RecursionError:
         raise ModelError(f"{label or 'the model'} is nested too deeply to load") from None
     except MemoryError:
@@ -181,13 +183,13 @@ def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | o
         raise ModelError(f"cannot load a model from a {type(source).__name__}; give a path, bytes or a ModelProto")
 
     _validate_header(proto, label)
-    check_depth(proto, label)
-    load_external_data(proto, Path(base_dir) if base_dir is not None else None, label)
-    for sparse in sparse_tensors(proto):
+    found = survey(proto, label)
+    load_external_data(found.tensors, Path(base_dir) if base_dir is not None else None, label)
+    for sparse in found.sparse:
         check_sparse(sparse)
-    check_domains(proto, KNOWN_DOMAINS)
-    given = GivenModel(model_bytes(proto), value_info_names(proto.graph))
-    skipped = model_guards.inference_too_costly(proto)
+    check_domains(proto, found.foreign, KNOWN_DOMAINS)
+    given = GivenModel(model_bytes(proto), frozenset(found.value_info))
+    skipped = inference_too_costly(found)
     warnings += [skipped] if skipped else []
     proto = check_and_infer(proto, warnings, _first_line, infer=not skipped)
     broken = violations(proto)

@@ -67,9 +67,9 @@ def schema_type_text(tp: onnx.TypeProto) -> str | None:
     return None
 
 
-def constraint_violations(node: onnx.NodeProto, types: dict[str, onnx.TypeProto], opset: int,
-                          label: str) -> list[str]:
-    """Why the node's input types break its schema's type constraints at `opset` (empty when they do not)."""
+def constraint_violations(node: onnx.NodeProto, types: dict[str, onnx.TypeProto], opset: int) -> list[str]:
+    """Why the node's input types break its schema's type constraints at `opset` (empty when they do not), each
+    for the caller to prefix with the node's name."""
     domain = "" if node.domain == "ai.onnx" else node.domain
     signature = _signature(node.op_type, opset, domain)
     if signature is None or not signature.formals:
@@ -89,11 +89,11 @@ def constraint_violations(node: onnx.NodeProto, types: dict[str, onnx.TypeProto]
             continue
         if got not in formal.allowed:
             allowed = ", ".join(sorted(formal.allowed))
-            found.append(f"{label}: input {formal.name!r} ({name!r}) is {got}, which {signature.label} does not "
+            found.append(f"input {formal.name!r} ({name!r}) is {got}, which {signature.label} does not "
                          f"take (it takes {allowed})")
         elif formal.type_param is not None and formal.shares_type:
             first = bound.setdefault(formal.type_param, (name, got))
             if first[1] != got:
-                found.append(f"{label}: {first[0]!r} is {first[1]} but {name!r} is {got}; {signature.label} "
+                found.append(f"{first[0]!r} is {first[1]} but {name!r} is {got}; {signature.label} "
                              f"wants one type for both ({formal.type_param})")
     return found

@@ -111,6 +111,11 @@ def _scan_axes(node: onnx.NodeProto, label: str, opset: int) -> list[str]:
     return found
 
 
+def _writer(writer: str | onnx.NodeProto) -> str:
+    """What wrote a value first: "a graph input", "an initializer" or the node, named."""
+    return writer if isinstance(writer, str) else f"node {writer.name or writer.op_type!r}"
+
+
 def violations(model: onnx.ModelProto) -> list[str]:
     """Every broken typing rule of the model, each naming its node and graph (an empty list for a valid model)."""
     functions = {(f.domain, f.name): f for f in model.functions}
@@ -123,26 +128,32 @@ def violations(model: onnx.ModelProto) -> list[str]:
         (model.graph, "the main graph", _types(model.graph, {}), ())]
     while stack:
         graph, where, types, enclosing = stack.pop()
-        writers: dict[str, str] = {info.name: "a graph input" for info in graph.input}
+        writers: dict[str, str | onnx.NodeProto] = {info.name: "a graph input" for info in graph.input}
         writers.update({t.name: "an initializer" for t in graph.initializer})
         position = dict.fromkeys(writers, -1)
         for index, node in enumerate(graph.node):
-            if node.op_type in _CHECKED or (node.domain, node.op_type) in functions:
+            op_type, domain = node.op_type, node.domain
+            local = bool(functions) and (domain, op_type) in functions
+            if op_type in _CHECKED or local:
                 found += _check_node(node, types, where, functions, opset)
-            domain = "" if node.domain == "ai.onnx" else node.domain
-            if domain in opsets and (node.domain, node.op_type) not in functions:
-                found += constraint_violations(node, types, opsets[domain], _label(node, where))
+            schema_domain = "" if domain == "ai.onnx" else domain
+            if schema_domain in opsets and not local and any(name in types for name in node.input):
+                found += [f"{_label(node, where)}: {problem}"
+                          for problem in constraint_violations(node, types, opsets[schema_domain])]
             for name in node.output:
                 if not name:
                     continue
                 if name in writers:
-                    found.append(f"{_label(node, where)}: writes {name!r}, which {writers[name]} already defines")
+                    found.append(f"{_label(node, where)}: writes {name!r}, which {_writer(writers[name])} already "
+                                 "defines")
                 elif enclosing and any(defined.get(name, cutoff) < cutoff for defined, cutoff in enclosing):
                     found.append(f"{_label(node, where)}: writes {name!r}, which an enclosing graph defines before "
                                  "this body (names are single-assignment across nested graphs)")
-                writers[name] = f"node {node.name or node.op_type!r}"
+                writers[name] = node
                 position.setdefault(name, index)
+            if not node.attribute:
+                continue
             for attribute, body in subgraph_attributes(node):
-                stack.append((body, f"{where} > {node.name or node.op_type}.{attribute}", _types(body, types),
+                stack.append((body, f"{where} > {node.name or op_type}.{attribute}", _types(body, types),
                               (*enclosing, (position, index))))
     return found

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 from typing import Any
 
+from ..collector import collector_paused
 from ..model import Model
 from .builder import Drawing, build
 from .draw_plan import Options
@@ -64,4 +65,5 @@ def model_to_dot(model: Model, options: Options | None = None, **choices: Any) -
     for name in _SETS:
         if name in choices:
             choices[name] = frozenset(choices[name])
-    return build(model, replace(options or Options(), **choices))
+    with collector_paused():  # a drawing of a big model makes objects per node: no collection meanwhile
+        return build(model, replace(options or Options(), **choices))
