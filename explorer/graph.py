@@ -193,23 +193,27 @@ class GraphIndex:
         self.graphs: dict[str, GraphRef] = {}
         self.nodes: dict[str, NodeRef] = {}
         self.functions = dict(functions or {})
-        self._definitions: dict[str, dict[str, Definition]] = {}
+        self._definitions: dict[str, tuple[dict[str, int], dict[str, Definition]]] = {}
+        self._ids: dict[str, list[str]] = {}  # graph path -> the id of each of its nodes
+        self._captures: dict[str, list[str]] = {}
         self._types: dict[str, dict[str, onnx.TypeProto]] = {}
         self._walk(GraphRef(path="", proto=main), ())
 
     def _walk(self, graph: GraphRef, calling: tuple[tuple[str, str], ...]) -> None:
         self.graphs[graph.path] = graph
-        for index, (node_id, node) in enumerate(zip(node_ids(graph.proto), graph.proto.node)):
-            path = graph.prefix + node_id
+        ids = self._ids[graph.path] = node_ids(graph.proto)
+        prefix, depth, functions = graph.prefix, graph.depth + 1, self.functions
+        for index, (node_id, node) in enumerate(zip(ids, graph.proto.node)):
+            path = prefix + node_id
             bodies = [
-                (GraphRef(path=f"{path}/{att}", proto=g, owner=path, attribute=att, depth=graph.depth + 1), calling)
+                (GraphRef(path=f"{path}/{att}", proto=g, owner=path, attribute=att, depth=depth), calling)
                 for att, g in subgraph_attributes(node)
-            ]
-            key = (node.domain, node.op_type)
-            if key in self.functions and key not in calling:  # a recursive call is left unexpanded
+            ] if node.attribute else []
+            key = (node.domain, node.op_type) if functions else None
+            if key in functions and key not in calling:  # a recursive call is left unexpanded
                 body = function_body(self.functions[key], node)
                 bodies.append((GraphRef(path=f"{path}/{FUNCTION_BODY}", proto=body, owner=path,
-                                        attribute=FUNCTION_BODY, depth=graph.depth + 1), (*calling, key)))
+                                        attribute=FUNCTION_BODY, depth=depth), (*calling, key)))
             self.nodes[path] = NodeRef(path=path, proto=node, graph=graph, index=index,
                                        subgraphs=tuple(b for b, _ in bodies))
             for child, stack in bodies:
@@ -226,10 +230,21 @@ class GraphIndex:
             yield graph
             graph = self.parent(graph)
 
-    def definitions(self, graph_path: str) -> dict[str, Definition]:
-        """value name -> its Definition, for the names one graph defines itself."""
-        found = self._definitions.get(graph_path)
-        if found is None:
+    def definition(self, graph_path: str, name: str) -> Definition | None:
+        """Where one graph itself defines `name` (None when it does not): its last writer among the node outputs,
+        else an input or initializer (in the main graph an initializer also listed as an input stays one)."""
+        writers, found = self._defined(graph_path)
+        if name in writers:
+            graph = self.graphs[graph_path]
+            return Definition(graph, "node", node=graph.prefix + self._ids[graph_path][writers[name]])
+        return found.get(name)
+
+    def _defined(self, graph_path: str) -> tuple[dict[str, int], dict[str, Definition]]:
+        """What one graph defines: node outputs (name -> the writing node's position, the last one winning) and
+        its inputs and initializers (as Definitions); worked out on first use, node by node without making a
+        Definition for each value (a 20,000-node graph's drawing asks about a few dozen)."""
+        known = self._definitions.get(graph_path)
+        if known is None:
             graph = self.graphs[graph_path]
             g = graph.proto
             found = {t.name: Definition(graph, "initializer", tensor=t) for t in g.initializer}
@@ -237,21 +252,24 @@ class GraphIndex:
             for i, value in enumerate(g.input):
                 if value.name not in found or graph.path:
                     found[value.name] = Definition(graph, "input", index=i)
-            for node_id, node in zip(node_ids(g), g.node):
-                found.update((name, Definition(graph, "node", node=graph.prefix + node_id)) for name in node.output if name)
-            self._definitions[graph_path] = found
-        return found
+            writers = {name: index for index, node in enumerate(g.node) for name in node.output if name}
+            known = self._definitions[graph_path] = (writers, found)
+        return known
+
+    def _defines(self, graph: GraphRef, name: str) -> bool:
+        writers, found = self._defined(graph.path)
+        return name in writers or name in found
 
     def resolve(self, name: str, graph_path: str) -> Definition | None:
         """Where `name`, read in the graph at `graph_path`, is defined (inner definitions shadow outer ones)."""
-        graph = defining_scope(self.graphs[graph_path], name, lambda g, n: n in self.definitions(g.path), self.parent)
-        return None if graph is None else self.definitions(graph.path)[name]
+        graph = defining_scope(self.graphs[graph_path], name, self._defines, self.parent)
+        return None if graph is None else self.definition(graph.path, name)
 
     def value_type(self, name: str, graph_path: str) -> onnx.TypeProto | None:
         """The type declared (or inferred) for `name` as read in the graph at `graph_path`: from the graph that
         declares it, looking outward no further than the graph that defines it; None when nothing declares it."""
         graph = defining_scope(self.graphs[graph_path], name,
-                               lambda g, n: n in self._declared(g) or n in self.definitions(g.path), self.parent)
+                               lambda g, n: n in self._declared(g) or self._defines(g, n), self.parent)
         return None if graph is None else self._declared(graph).get(name)
 
     def _declared(self, graph: GraphRef) -> dict[str, onnx.TypeProto]:
@@ -283,8 +301,11 @@ class GraphIndex:
         return out
 
     def captures(self, graph_path: str) -> list[str]:
-        """Outer-scope names a body graph (and its nested bodies) reads."""
-        return free_names(self.graphs[graph_path].proto)
+        """Outer-scope names a body graph (and its nested bodies) reads (worked out once per body)."""
+        found = self._captures.get(graph_path)
+        if found is None:
+            found = self._captures[graph_path] = free_names(self.graphs[graph_path].proto)
+        return found
 
     def iter_nodes(self) -> Iterator[NodeRef]:
         return iter(self.nodes.values())

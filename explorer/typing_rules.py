@@ -131,13 +131,14 @@ def violations(model: onnx.ModelProto) -> list[str]:
         writers: dict[str, str | onnx.NodeProto] = {info.name: "a graph input" for info in graph.input}
         writers.update({t.name: "an initializer" for t in graph.initializer})
         position = dict.fromkeys(writers, -1)
+        typed = types.keys()
         for index, node in enumerate(graph.node):
             op_type, domain = node.op_type, node.domain
             local = bool(functions) and (domain, op_type) in functions
             if op_type in _CHECKED or local:
                 found += _check_node(node, types, where, functions, opset)
             schema_domain = "" if domain == "ai.onnx" else domain
-            if schema_domain in opsets and not local and any(name in types for name in node.input):
+            if schema_domain in opsets and not local and not typed.isdisjoint(node.input):
                 found += [f"{_label(node, where)}: {problem}"
                           for problem in constraint_violations(node, types, opsets[schema_domain])]
             for name in node.output:

@@ -123,6 +123,8 @@ def test_a_big_model_is_drawn_before_its_first_run_which_the_next_rerun_makes(tm
     at.text_input(key=state.W_PATH).input(str(path)).run()
     first = diagram_args(at, state.W_GRAPH_CLICK)
     assert first["report"] is True and first["svg"]  # the overview, and the canvas asked to say when it is drawn
+    # the canvas went ahead of its drawing (its frame loads while the server draws), once: the rerun drew
+    assert [m for m, _ in at.session_state[state.K_FIRST_SHOWN]] == [model.sha256]
     assert at.button_group(key=state.W_COLOUR).disabled  # no run yet: nothing to colour by
     at.run()  # the canvas's report (or any click) reruns the page, which runs the model
     after = diagram_args(at, state.W_GRAPH_CLICK)
@@ -133,4 +135,5 @@ def test_a_big_model_is_drawn_before_its_first_run_which_the_next_rerun_makes(tm
     assert legend["title"] == time_spent(explorer.run(model)).title  # coloured by the recorded run
     at.run()
     assert diagram_args(at, state.W_GRAPH_CLICK)["report"] is False  # put off once per run, not at every rerun
+    assert len(at.session_state[state.K_FIRST_SHOWN]) == 1  # only the first drawing before the run went ahead
     assert not at.exception

@@ -23,7 +23,7 @@ from ..views.heat import NodeValues
 from ..views.markup import md
 from ..views.render import GraphvizError, dot_available, render_svg
 from ..views.trace_marks import state_css
-from .state import K_LAYOUT_SENT, keyed
+from .state import K_FIRST_SHOWN, K_LAYOUT_SENT, keyed
 
 _component = declare_component("explorer_diagram", path=str(Path(__file__).parent / "components" / "diagram"))
 HEIGHT = 640
@@ -34,15 +34,35 @@ def _svg(dot_text: str) -> str:
     return render_svg(dot_text, timeout=120)
 
 
+_DRAWN: set[tuple[str, str]] = set()  # (model key, drawing key) of the drawings _drawing made in this process
+
+
 @st.cache_resource(max_entries=48, show_spinner=False)
 def _drawing(model_key: str, key: str, _model: Model, _options: dict[str, Any]) -> Drawing:
-    return model_to_dot(_model, **_options)
+    drawing = model_to_dot(_model, **_options)
+    _DRAWN.add((model_key, key))
+    return drawing
 
 
 def drawing(model: Model, key: str, **options: Any) -> Drawing:
     """`model_to_dot(model, **options)`, cached by the model and `key`, which must tell apart every choice of
     options the caller makes (a 20,000-node model takes seconds to draw, and a page reruns on every click)."""
     return _drawing(model.sha256, key, model, options)
+
+
+def show_first(model: Model, key: str, *, canvas: str, height: int = HEIGHT) -> bool:
+    """Whether the canvas under the key `canvas` was just sent without a drawing, for the caller to rerun the
+    script (which then draws): so when `drawing(model, key, ...)` is not made yet, once per session and drawing.
+    The browser loads the canvas's frame and files while the server draws, instead of after (a 20,000-node
+    model's overview takes the server most of a second, the frame a third of one). Call it where `show` is
+    called, before drawing, so that the canvas keeps its place (and its frame) in the rerun."""
+    wanted = (model.sha256, key)
+    shown: set[tuple[str, str]] = st.session_state.setdefault(K_FIRST_SHOWN, set())
+    if wanted in _DRAWN or wanted in shown:
+        return False
+    shown.add(wanted)
+    _component(pending=True, height=height, key=canvas, default=None)
+    return True
 
 
 def laid_out(drawing: Drawing) -> dict[str, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from typing import Any
+from typing import Any, NoReturn
 
 import streamlit as st
 
@@ -143,6 +143,7 @@ K_SCAN_SERIES_PLOT = "scan_series"  # Loops page: a scan output's series plot
 K_SCAN_PLOT = "scan"  # Loops page: a scan value's plot
 K_VALUE_TABLE = "value_table"  # a value's table beside its plot (per plot key)
 K_LAYOUT_SENT = "layout_sent"  # a diagram canvas: the layout last sent to it (per canvas key)
+K_FIRST_SHOWN = "canvas_first_shown"  # diagram canvases sent before their drawing: {(model key, drawing key)}
 K_JOB_CANCEL = "w_job_cancel"  # a running onnxruntime job's Cancel button (per job)
 K_JOB_AGAIN = "w_job_again"  # a cancelled job's "ask again" button (per job)
 
@@ -241,6 +242,13 @@ def put_off_run(model: Model) -> bool:
     st.session_state[RUN_WAITED] = key
     st.session_state[RUN_PUT_OFF] = True
     return True
+
+
+def rerun_run_still_put_off() -> NoReturn:
+    """Ends this script run and reruns the script with the model's run still put off (see put_off_run): for a
+    page that sent its canvas ahead of the drawing (ui/diagram.py's `show_first`)."""
+    st.session_state.pop(RUN_WAITED, None)
+    st.rerun()
 
 
 def current_trace() -> Trace | None:

@@ -44,7 +44,8 @@ class Drawing:
     @cached_property
     def shown(self) -> tuple[str, ...]:
         """The nodes with a box of their own, in drawing order (worked out once: a page asks at every rerun)."""
-        return tuple(path for path in self.nodes if self.shows(path))
+        own = svg_id("node", "")  # the prefix of an op node's own box: most nodes of an overview stand in a scope box
+        return tuple(path for path, box in self.nodes.items() if box.startswith(own) and box == svg_id("node", path))
 
     def box_for(self, path: str) -> str | None:
         """The id of the box standing for a node, or None when the drawing does not cover it."""

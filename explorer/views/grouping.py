@@ -64,6 +64,10 @@ class _Raw:
     nodes: list[tuple[int, str]] = field(default_factory=list)
 
 
+def _first(member: tuple[int, str | Scope]) -> int:
+    return member[0]
+
+
 class ScopeTree:
     """The scopes of one graph: `members` (top-level node paths and scopes in graph order), `scopes` by key,
     `scope_of` node path -> innermost scope (absent for top-level nodes)."""
@@ -74,22 +78,33 @@ class ScopeTree:
         self.scope_of: dict[str, Scope] = {}
         root = _Raw((), -1)
         names = [node.name for node in graph.proto.node]
+        raws: dict[str, _Raw] = {}  # a name's scope path as written (all but its last part) -> its raw scope
+        prefix = graph.prefix
         for index, (node_id, name) in enumerate(zip(node_ids(graph.proto), names)):
-            raw = root
-            for part in scope_parts(name):
-                raw = raw.children.setdefault(part, _Raw(raw.parts + (part,), index))
-            raw.nodes.append((index, graph.prefix + node_id))
+            head = name.rpartition("/")[0]
+            raw = raws.get(head)
+            if raw is None:
+                raw = root
+                for part in scope_parts(name):
+                    child = raw.children.get(part)
+                    if child is None:
+                        child = raw.children[part] = _Raw(raw.parts + (part,), index)
+                    raw = child
+                raws[head] = raw
+            raw.nodes.append((index, prefix + node_id))
         self._prefix = graph.prefix
         self.members: list[str | Scope] = [m for _, m in self._build(root)]
         self._finish(self.members, None, 0)
 
     def _build(self, raw: _Raw) -> list[tuple[int, str | Scope]]:
         """Ordered members of a raw scope, after dissolving single-node scopes and merging chains."""
+        if not raw.children:
+            return self._blocks(list(raw.nodes))
         members: list[tuple[int, str | Scope]] = list(raw.nodes)
         for child in raw.children.values():
             built = self._build(child)
             scopes = [m for _, m in built if isinstance(m, Scope)]
-            size = sum(m.size if isinstance(m, Scope) else 1 for _, m in built)
+            size = len(built) - len(scopes) + sum(m.size for m in scopes)
             if size <= 1:
                 members.extend(built)
             elif len(built) == 1 and scopes:
@@ -99,7 +114,8 @@ class ScopeTree:
             else:
                 key = self._prefix + "/" + "/".join(child.parts)
                 members.append((child.first, Scope(key, child.parts[-1], [m for _, m in built], size)))
-        members.sort(key=lambda pair: pair[0])
+        if raw.nodes:  # children come in the order of their first node: only the node list interleaves
+            members.sort(key=_first)
         return self._blocks(members)
 
     def _blocks(self, members: list[tuple[int, str | Scope]], limit: int = BLOCK_LIMIT) -> list[tuple[int, str | Scope]]:

@@ -123,6 +123,8 @@ def draw(model, trace, report: bool = False) -> None:
     cursor = TraceOverlay.from_trace(trace) if trace is not None and failed else None
     key = repr((hits, path, focus, rule, (state.run_key(), colour) if values else None,
                 state.run_key() if cursor else None))
+    if report and diagram.show_first(model, key, canvas=state.W_GRAPH_CLICK, height=HEIGHT):
+        state.rerun_run_still_put_off()  # the canvas's frame loads while the rerun draws
     drawing = diagram.drawing(model, key, highlight=hits, reveal=[path] if path else [], focus=focus or None,
                               expand=rule, cursor=cursor, values=values, edge_labels=None, max_boxes=OVERVIEW_BOXES)
     with pick_column:

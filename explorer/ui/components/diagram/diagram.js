@@ -183,6 +183,12 @@ const stepbar = document.getElementById("stepbar");
 const stepper = makeStepper(stepbar, showStep, (index) => tell({ go: index }));
 
 async function draw() {
+  if (args.pending) {  // sent ahead of its drawing (diagram.py's show_first): the drawing follows
+    stage.style.height = args.height + "px";
+    statusLine.textContent = "drawing…";
+    fitHeight();
+    return;
+  }
   if (args.stepper) {
     clicks = Math.max(clicks, args.stepper.answered ?? 0);  // a canvas made anew numbers on from the last message
     const { index, frame } = stepper.update(args.stepper);
