@@ -17,7 +17,7 @@ import onnx
 from onnx import helper, shape_inference
 
 from . import body_facts, tensors
-from .symbolic_values import INT_TYPES, VALUE_RULES, inferred_dim, ints
+from .symbolic_values import INT_TYPES, VALUE_RULES, inferred_dim, ints, range_length
 
 if TYPE_CHECKING:
     from .ir import Node
@@ -198,15 +198,19 @@ def _shape_rule(g: GraphState, facts: Facts, node: Node, args: list) -> list[Sha
     op = node.op_type
     if op == "ConstantOfShape" and args and args[0] is not None:
         return [tuple(None if d is None else d for d in args[0].reshape(-1))]
-    if op == "Reshape" and len(args) > 1 and args[1] is not None and not g.attribute(node, "allowzero", 0):
+    if op == "Reshape" and len(args) > 1 and args[1] is not None:
         source = _shape(g, facts, node.input[0])
         target = list(args[1].reshape(-1))
-        if source is not None:
+        if source is not None and not g.attribute(node, "allowzero", 0):  # with allowzero=1, 0 is a size
             target = [source[i] if d == 0 and i < len(source) else d for i, d in enumerate(target)]
         if -1 in target:
             rest = None if source is None else inferred_dim(source, target)
             target = [rest if d == -1 else d for d in target]
         return [tuple(target)]
+    if op == "Range" and len(args) == 3 and all(a is not None and a.size == 1 for a in args) \
+            and args[2].item() == 1:
+        length = range_length(args[0].item(), args[1].item())
+        return None if length is None else [(length,)]
     if op == "Expand" and len(args) > 1 and args[1] is not None:
         source = _shape(g, facts, node.input[0])
         if source is None:

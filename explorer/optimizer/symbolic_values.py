@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import onnx
 
+from .dim_algebra import combine, linear
+
 if TYPE_CHECKING:
     from .ir import Node
     from .state import GraphState
@@ -126,9 +128,26 @@ def _arith(fn: Callable[[int, int], int | None], symbol: str) -> Callable[..., n
             elif x is None or y is None:
                 out.reshape(-1)[i] = None
             else:
-                out.reshape(-1)[i] = f"({x}{symbol}{y})"
+                x, y = (int(v) if isinstance(v, np.integer) else v for v in (x, y))
+                out.reshape(-1)[i] = combine(x, y, symbol) if symbol in "+-*" else f"({x}{symbol}{y})"
         return out
     return rule
+
+
+def range_length(start: Dim, limit: Dim) -> Dim:
+    """The length of Range(start, limit, 1), max(limit - start, 0): an int, or a dim that cannot be negative (a
+    sum of symbols, each a size, plus a constant >= 0); None otherwise."""
+    if start is None or limit is None:
+        return None
+    if isinstance(start, int) and isinstance(limit, int):
+        return max(limit - start, 0)
+    length = combine(limit, start, "-")
+    if isinstance(length, int):
+        return max(length, 0)
+    form = linear(length)
+    if form is None or form[1] < 0 or any(c < 0 for c in form[0].values()):
+        return None
+    return length
 
 
 def _size(g: GraphState, shape_of: ShapeOf, node: Node, args: list) -> np.ndarray | None:

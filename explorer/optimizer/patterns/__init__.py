@@ -16,6 +16,7 @@ from .gather import GatherConcatPattern, GatherGatherPattern
 from .gemm import FlatMatMulPattern, GemmBiasPattern
 from .hoist import LoopInvariantHoistingPattern
 from .identity import DeadNodePattern, IdentityRemovalPattern
+from .logic import NotNotPattern
 from .neutral import NEUTRAL_PATTERNS
 from .noop import NoOpExpandPattern, NoOpSlicePattern, ReduceOverOnesPattern
 from .reshape import ComputedReshapePattern, NoOpReshapePattern, ReshapeReshapePattern
@@ -29,7 +30,7 @@ PATTERN_CLASSES: tuple[type[Pattern], ...] = (
     # cleanups
     DeadNodePattern, IdentityRemovalPattern, *NEUTRAL_PATTERNS,
     IdentityTransposePattern, NoOpReshapePattern, NoOpExpandPattern, NoOpSlicePattern, ReduceOverOnesPattern,
-    CastSameTypePattern,
+    CastSameTypePattern, NotNotPattern,
     ConcatSinglePattern, SqueezeUnsqueezePattern,
     # simplifications
     GatherConcatPattern, GatherGatherPattern, ShapeGatherPattern, StaticShapePattern, KnownValuePattern, RnnZeroStatePattern, TransposeTransposePattern,

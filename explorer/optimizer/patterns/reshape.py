@@ -37,7 +37,8 @@ class ReshapeReshapePattern(ChainPattern):
 
 class NoOpReshapePattern(Pattern):
     """Reshape(x, s) -> x when s gives x's own shape: every entry is the same known dim, a 0 copying it, or a
-    single -1 standing for the only remaining dim (x must have no zero-sized dim)."""
+    single -1 standing for the only remaining dim (x must have no zero-sized dim); s is a constant or a computed
+    shape whose entries the shape propagation knows (such as [batch, 16] built from x.size(0))."""
 
     op_types = ("Reshape",)
     priority = CLEANUP
@@ -45,8 +46,9 @@ class NoOpReshapePattern(Pattern):
     def match(self, g: GraphState, node: Node) -> MatchResult | None:
         if len(node.input) < 2:
             return None
-        shape = int_constant(g, node.input[1])
-        if shape is None:
+        constant = int_constant(g, node.input[1])
+        shape = g.known_value(node.input[1]) if constant is None else constant
+        if shape is None or any(d is None for d in shape.reshape(-1)):
             return None
         dims = g.shape(node.input[0])
         if dims is None:
@@ -60,6 +62,8 @@ class NoOpReshapePattern(Pattern):
             if not ok:
                 return None
         self.because(g, node, shape_fact(g, node.input[0]))
+        if constant is None:
+            self.because(g, node, f"{node.input[1]} = {dims_text(target)}")
         return self.result([node])
 
     def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
@@ -68,10 +72,11 @@ class NoOpReshapePattern(Pattern):
 
 class ComputedReshapePattern(Pattern):
     """Reshape(x, s) -> Reshape(x, c) when s is computed (Shape -> Gather -> Concat ...) but the result's shape is
-    known but for at most one dim: c is that shape with -1 for the dim not known, which x's element count fixes
-    as it fixed s's entry on every run where the original runs. Needs every known dim > 0 (0 in c would copy x's
-    dim), and s computed in this graph and read only here (its producer goes, so do the nodes computing it that
-nothing else reads)."""
+    known but for copies of x's own dims and at most one other dim: c is that shape with 0 for a dim that is x's
+    dim at the same position (copied, as allowzero=0 reads 0) and -1 for the one not known, which x's element count
+    fixes as it fixed s's entry on every run where the original runs (-1 only when nothing is copied, as a copied
+    dim may be 0). Needs every known dim > 0, and s computed in this graph and read only here (its producer goes,
+    so do the nodes computing it that nothing else reads)."""
 
     op_types = ("Reshape",)
     priority = FUSION  # after FlatMatMul, which drops a restore Reshape whose target tells x's leading dims
@@ -85,17 +90,30 @@ nothing else reads)."""
         out = g.shape(node.output[0])
         if out is None:
             return self.decline(g, node, "the result's rank is unknown")
-        if sum(not isinstance(d, int) for d in out) > 1:
+        target = self._target(g, node, out)
+        if target.count(-1) > 1:
             return self.decline(g, node, f"the result {dims_text(out)} has more than one dim not known")
+        if -1 in target and 0 in target:
+            return self.decline(g, node, f"the result {dims_text(out)} has a dim not known beside copied dims")
         if any(isinstance(d, int) and d <= 0 for d in out):
             return self.decline(g, node, f"the result {dims_text(out)} has an empty dim")
         self.because(g, node, shape_fact(g, node.output[0]))
+        if 0 in target:
+            self.because(g, node, shape_fact(g, node.input[0]))
         return self.result([node])
+
+    @staticmethod
+    def _target(g: GraphState, node: Node, out: tuple) -> list[int]:
+        """The constant target: known dims, 0 for x's own dim at the same position, -1 for the others."""
+        source = g.shape(node.input[0]) or ()
+        copies = not g.attribute(node, "allowzero", 0)
+        return [d if isinstance(d, int) else 0 if copies and k < len(source) and same_dim(d, source[k]) else -1
+                for k, d in enumerate(out)]
 
     def apply(self, g: GraphState, node: Node) -> Sequence[Built]:
         out = g.shape(node.output[0])
         assert out is not None  # match declined otherwise
-        constant, target = g.make_constant(np.array([d if isinstance(d, int) else -1 for d in out], np.int64), "shape")
+        constant, target = g.make_constant(np.array(self._target(g, node, out), np.int64), "shape")
         new = node.copy()
         new.input[1] = target
         return [constant, new]
