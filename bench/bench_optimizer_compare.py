@@ -1,5 +1,6 @@
 """Explorer's optimizer side by side with onnxsim, onnxscript and onnxoptimizer on the real models of
-../shared/models (those onnxruntime runs, see models/manifest.json) and a 14,000-node synthetic graph.
+../shared/models (those onnxruntime runs, see models/manifest.json), the PyTorch exports kept in tests/models
+(named by their folder, e.g. torch_exports/...) and a 14,000-node synthetic graph.
 
 Per model and tool: non-Constant nodes after (bodies included), file size, seconds, and equivalence with the
 original through onnxruntime and explorer on the same feeds. Each tool runs in a child process with a time
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 import onnx
 from real_models import SHARED as ROOT
-from real_models import manifest_entries, manifest_feeds
+from real_models import manifest_entries, manifest_feeds, project_models
 
 TOOLS = ("explorer", "onnxsim", "onnxscript", "onnxoptimizer")
 SYNTHETIC = "synthetic_14k"
@@ -194,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args.models)
     models: list[tuple[str, Path, dict | None]] = [
         (e["file"], root / e["file"], manifest_feeds(e)) for e in manifest_entries(root) if args.only in e["file"]]
+    models += [(name, path, feeds) for name, path, feeds in project_models() if args.only in name]
     if args.only in SYNTHETIC:
         synthetic_model(work / f"{SYNTHETIC}.onnx")
         models.append((SYNTHETIC, work / f"{SYNTHETIC}.onnx", None))

@@ -35,6 +35,30 @@ def manifest_entries(root: Path = SHARED) -> list[dict]:
     return found
 
 
+PROJECT_MODELS = Path(__file__).resolve().parents[1] / "tests" / "models"
+
+
+def project_models(root: Path = PROJECT_MODELS) -> list[tuple[str, Path, dict[str, np.ndarray]]]:
+    """The real exports kept in the repository, as (name, path, feeds): each folder's feeds.json gives, per
+    file, every input as a `value` or a seeded random `shape` (integers in [0, `high`)), with its `dtype`."""
+    rng = np.random.default_rng(0)
+    found = []
+    for listing in sorted(root.glob("*/feeds.json")):
+        for file, inputs in json.loads(listing.read_text()).items():
+            feeds = {}
+            for name, spec in inputs.items():
+                dtype = np.dtype(spec["dtype"])
+                if "value" in spec:
+                    value = np.array(spec["value"])
+                elif "high" in spec:
+                    value = rng.integers(0, spec["high"], spec["shape"])
+                else:
+                    value = rng.standard_normal(spec["shape"])
+                feeds[name] = value.astype(dtype)
+            found.append((f"{listing.parent.name}/{file}", listing.parent / file, feeds))
+    return found
+
+
 def manifest_feeds(entry: dict) -> dict[str, np.ndarray]:
     """Seeded random feeds of the shapes onnxruntime accepted for a manifest entry (silero-vad gets a sample rate
     it supports)."""

@@ -1,0 +1,173 @@
+"""The recipe of the PyTorch exports in this folder, made by torch.onnx.export: loops as users write them
+(TorchScript exporter, dynamo=False, of torch.jit.script'ed modules; and the dynamo exporter, dynamo=True, of
+torch._higher_order_ops.while_loop), whose Loop bodies reshape with the inputs' own sizes (x.size(0),
+view(b, -1), new_zeros(b, h)); and a GPT-2 attention block with past keys and values (both exporters), whose
+position ids are arange(past, past + seq). Produced with torch 2.13.0+cpu and onnx 1.23.2; run from this folder:
+python export_models.py (CI has no torch: the .onnx files are committed)."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import torch
+from torch._higher_order_ops.while_loop import while_loop
+
+
+class GreedyRnnDecoder(torch.nn.Module):
+    """Feeds its own output back for `steps` steps: y.view(x.size(0), -1) in, h = tanh(W y + U h)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ih, self.hh, self.out = torch.nn.Linear(8, 16), torch.nn.Linear(16, 16), torch.nn.Linear(16, 8)
+
+    def forward(self, x: torch.Tensor, steps: int) -> torch.Tensor:
+        h = x.new_zeros(x.size(0), 16)
+        outs = []
+        y = x
+        for _ in range(steps):
+            h = torch.tanh(self.ih(y.view(x.size(0), -1)) + self.hh(h))
+            y = self.out(h).view(-1, 8)
+            outs.append(y.unsqueeze(1))
+        return torch.cat(outs, 1)
+
+
+class TimeStepRnn(torch.nn.Module):
+    """An Elman RNN as a loop over the time steps of x [batch, time, 3, 4], each step flattened to [batch, 12]."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ih, self.hh = torch.nn.Linear(12, 16), torch.nn.Linear(16, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t = x.size(0), x.size(1)
+        h = x.new_zeros(b, 16)
+        outs = []
+        for i in range(t):
+            xt = x[:, i].reshape(b, -1)
+            h = torch.tanh(self.ih(xt) + self.hh(h.view(b, 16)))
+            outs.append(h.view(b, 1, -1))
+        return torch.cat(outs, 1).flatten(1)
+
+
+class GreedyTokenDecoder(torch.nn.Module):
+    """Embeds the last token, runs a cell, appends the argmax, until every sequence emitted token 9 or
+    `max_len` tokens were made."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb, self.cell = torch.nn.Embedding(10, 8), torch.nn.Linear(24, 16)
+        self.out = torch.nn.Linear(16, 10)
+
+    def forward(self, h: torch.Tensor, max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+        b = h.size(0)
+        tok = torch.zeros(b, dtype=torch.long)
+        toks = torch.zeros(b, 0, dtype=torch.long)
+        done = torch.zeros(b, dtype=torch.bool)
+        i = 0
+        while i < max_len and not bool(done.all()):
+            e = self.emb(tok.view(-1, 1)).view(b, -1)
+            h = torch.tanh(self.cell(torch.cat([e, h.view(h.size(0), -1)], 1)))
+            tok = self.out(h).argmax(-1)
+            toks = torch.cat([toks, tok.view(b, 1)], 1)
+            done = done | (tok == 9)
+            i += 1
+        return toks, h
+
+
+class WhileLoopCell(torch.nn.Module):
+    """torch._higher_order_ops.while_loop: n steps of h = tanh(W h.reshape(h.shape[0], -1) + c)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        def cond(i: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+            return i < n
+
+        def body(i: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            b = h.shape[0]
+            return i + 1, torch.tanh(self.lin(h.reshape(b, -1)).view(b, 8))
+
+        return while_loop(cond, body, (torch.zeros((), dtype=torch.int64), x))[1]
+
+
+class Conv1D(torch.nn.Module):
+    """GPT-2's linear layer (transformers' Conv1D): addmm on the input viewed as rows, viewed back."""
+
+    def __init__(self, nf: int, nx: int) -> None:
+        super().__init__()
+        self.nf = nf
+        self.weight = torch.nn.Parameter(torch.randn(nx, nf) * 0.1)
+        self.bias = torch.nn.Parameter(torch.randn(nf) * 0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        size_out = x.size()[:-1] + (self.nf,)
+        x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return x.view(size_out)
+
+
+class GptAttentionWithPast(torch.nn.Module):
+    """Embeddings and one GPT-2 attention layer with past keys and values, written as transformers' GPT-2 is:
+    position ids arange(past_length, seq + past_length), split_heads by view(x.size()[:-1] + (heads, -)),
+    the causal mask sliced at [ns - nd:ns, :ns], merge_heads by view(a.size()[:-2] + (a.size(-2) * a.size(-1),))."""
+
+    def __init__(self, d: int = 16, heads: int = 2, context: int = 64, vocab: int = 20) -> None:
+        super().__init__()
+        self.heads, self.d = heads, d
+        self.wte, self.wpe = torch.nn.Embedding(vocab, d), torch.nn.Embedding(context, d)
+        self.ln = torch.nn.LayerNorm(d)
+        self.c_attn, self.c_proj = Conv1D(3 * d, d), Conv1D(d, d)
+        mask = torch.tril(torch.ones(context, context, dtype=torch.bool)).view(1, 1, context, context)
+        self.register_buffer("bias", mask)
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        return x.view(x.size()[:-1] + (self.heads, x.size(-1) // self.heads)).permute(0, 2, 1, 3)
+
+    def forward(self, input_ids: torch.Tensor, past_key: torch.Tensor,
+                past_value: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        input_shape = input_ids.size()
+        input_ids = input_ids.view(-1, input_shape[-1])
+        past_length = past_key.size(-2)
+        position_ids = torch.arange(past_length, input_shape[-1] + past_length, dtype=torch.long)
+        position_ids = position_ids.unsqueeze(0).view(-1, input_shape[-1])
+        h = self.wte(input_ids) + self.wpe(position_ids)
+        q, k, v = self.c_attn(self.ln(h)).split(self.d, dim=2)
+        q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)
+        k = torch.cat((past_key, k), dim=-2)
+        v = torch.cat((past_value, v), dim=-2)
+        w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(v.size(-1))
+        nd, ns = w.size(-2), w.size(-1)
+        w = torch.where(self.bias[:, :, ns - nd:ns, :ns], w, torch.tensor(-1e4))
+        a = torch.matmul(torch.softmax(w, dim=-1), v).permute(0, 2, 1, 3).contiguous()
+        a = a.view(a.size()[:-2] + (a.size(-2) * a.size(-1),))
+        return h + self.c_proj(a), k, v
+
+
+def main() -> None:
+    warnings.filterwarnings("ignore")
+    torch.manual_seed(0)
+    script = {"opset_version": 17, "dynamo": False}
+    torch.onnx.export(torch.jit.script(GreedyRnnDecoder()), (torch.randn(2, 8), 4), "ts_rnn_decoder.onnx",
+                      input_names=["x", "steps"], dynamic_axes={"x": {0: "batch"}}, **script)
+    torch.onnx.export(torch.jit.script(TimeStepRnn()), (torch.randn(2, 5, 3, 4),), "ts_time_loop.onnx",
+                      input_names=["x"], dynamic_axes={"x": {0: "batch", 1: "time"}}, **script)
+    torch.onnx.export(torch.jit.script(GreedyTokenDecoder()), (torch.randn(2, 16), 6), "ts_greedy_tokens.onnx",
+                      input_names=["h", "max_len"], dynamic_axes={"h": {0: "batch"}}, **script)
+    torch.onnx.export(WhileLoopCell().eval(), (torch.randn(2, 8), torch.tensor(3)), "dynamo_while_loop.onnx",
+                      dynamo=True, dynamic_shapes={"x": {0: torch.export.Dim("batch")}, "n": None},
+                      external_data=False)
+    gpt = GptAttentionWithPast().eval()
+    args = (torch.randint(0, 20, (2, 3)), torch.randn(2, 2, 4, 8), torch.randn(2, 2, 4, 8))
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "past_key": {0: "batch", 2: "past"},
+            "past_value": {0: "batch", 2: "past"}}
+    torch.onnx.export(gpt, args, "ts_gpt_attention_past.onnx", input_names=list(axes),
+                      output_names=["out", "present_key", "present_value"], dynamic_axes=axes, **script)
+    batch, seq, past = torch.export.Dim("batch"), torch.export.Dim("seq", max=32), torch.export.Dim("past", max=32)
+    torch.onnx.export(gpt, args, "dynamo_gpt_attention_past.onnx", dynamo=True, external_data=False,
+                      dynamic_shapes={"input_ids": {0: batch, 1: seq}, "past_key": {0: batch, 2: past},
+                                      "past_value": {0: batch, 2: past}})
+
+
+if __name__ == "__main__":
+    main()
