@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper as h
+from onnx import numpy_helper
 from registry_models import wheel_member
 from test_optimizer_models import (
     applied,
@@ -122,6 +123,35 @@ def test_symbolic_leading_dims_restored_from_the_input_shape_fire():
     result = optimize(model)
     assert ops(result.optimized) == ["MatMul", "Add"]
     proven(result, feeds(x=(2, 7, 4)))
+
+
+def merge_heads(x_shape: list, lead_source: str = "x") -> object:
+    """GPT-2's merge_heads then Conv1D, as traced: x [batch, seq, 2, 8] viewed to [-1, 16] (the [batch, seq, 16]
+    view folded in), a Gemm, then a view to Concat(Shape(lead_source)[:2], [5])."""
+    return make([h.make_node("Shape", [lead_source], ["s"]), h.make_node("Slice", ["s", "zero", "two"], ["lead"]),
+                 h.make_node("Concat", ["lead", "n"], ["back"], axis=0),
+                 h.make_node("Reshape", ["x", "flat"], ["x2"]), h.make_node("Gemm", ["x2", "b", "c"], ["y2"]),
+                 h.make_node("Reshape", ["y2", "back"], ["y"])],
+                [info("x", shape=x_shape), info("v", shape=["p", "q", 16])], [info("y", shape=None)],
+                [w("b", 16, 5), w("c", 5), tensor("flat", [-1, 16], np.int64), tensor("zero", [0], np.int64),
+                 tensor("two", [2], np.int64), tensor("n", [5], np.int64)])
+
+
+def test_a_flatten_that_also_merges_dims_regroups_x_first():
+    """x's last dim (8) is not the flattened K (16), but the result [batch, seq, 5] keeps x's first two dims:
+    x is reshaped to [0, 0, 16] and multiplied, and the Shape -> Slice -> Concat of the restore target goes."""
+    result = optimize(merge_heads(["batch", "seq", 2, 8]))
+    assert ops(result.optimized) == ["Constant", "Reshape", "MatMul", "Add"]
+    assert list(numpy_helper.to_array(result.optimized.graph.node[0].attribute[0].t)) == [0, 0, 16]
+    proven(result, feeds(x=(3, 4, 2, 8), v=(1, 1, 16)))
+    proven(result, feeds(x=(0, 4, 2, 8), v=(1, 1, 16)))
+
+
+def test_a_flatten_that_merges_dims_into_leading_dims_of_another_value_stays():
+    """The result's leading dims come from another input v [p, q, 16]: nothing says they are x's own."""
+    result = run_alone(merge_heads(["batch", "seq", 2, 8], lead_source="v"), "FlatMatMul")
+    assert ops(result.optimized) == ["Shape", "Slice", "Concat", "Reshape", "Gemm", "Reshape"]
+    assert declines(result, "FlatMatMul") == ["the inner Reshape does not flatten x to [?, last dim of x]"]
 
 
 def test_a_restore_to_another_shape_stays():

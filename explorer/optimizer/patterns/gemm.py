@@ -132,14 +132,40 @@ class FlatMatMulPattern(Pattern):
     [?, K], K = x's last dim, known and > 0: they keep the row-major order, so its rows are x's rows. Needs B a
     2-D [K, N] (a constant when the Gemm transposes it), the Gemm's transA = 0 and alpha = 1, C the same for every
     row ([N] or [1, N]), each inner result read only by the next node, and the result's shape known to be x's
-    leading dims then N."""
+    leading dims then N. When x's last dim is not K (GPT-2's merge_heads view folded into the flatten) but the
+    result's leading dims are known ints or x's own dims at the same positions and the restore target is
+    computed, x is first reshaped to those dims then K (0 copying x's dims), and the computation of the old
+    target goes."""
 
     op_types = ("Reshape",)
     priority = FUSION
 
-    def _check(self, g: GraphState, x: str, flat: str, mm: Node, node: Node) -> str | None:
-        """Why MatMul(x, B) cannot replace the chain from x to the result (None when it can)."""
+    @staticmethod
+    def _regroup(g: GraphState, x: str, flat: str, node: Node) -> list[int] | None:
+        """The target that reshapes x to the result's leading dims then K (0 for a dim copied from x), or None."""
+        x_shape, flat_shape, out = g.shape(x), g.shape(flat), g.shape(node.output[0])
+        if x_shape is None or flat_shape is None or out is None or len(flat_shape) != 2 or len(out) < 2 \
+                or not isinstance(flat_shape[1], int) or flat_shape[1] <= 0 or g.is_constant(node.input[1]):
+            return None
+        target = []
+        for k, d in enumerate(out[:-1]):
+            if isinstance(d, int) and d > 0:
+                target.append(d)
+            elif k < len(x_shape) and same_dim(d, x_shape[k]):
+                target.append(0)
+            else:
+                return None
+        return [*target, flat_shape[1]]
+
+    def _check(self, g: GraphState, x: str, flat: str, mm: Node, node: Node, regroup: bool = False) -> str | None:
+        """Why MatMul(x, B) cannot replace the chain from x to the result (None when it can); with `regroup`,
+        MatMul(Reshape(x, _regroup(...)), B)."""
         x_shape, flat_shape = g.shape(x), g.shape(flat)
+        if regroup:
+            target, out = self._regroup(g, x, flat, node), g.shape(node.output[0])
+            if target is None or out is None or flat_shape is None:
+                return "the result's leading dims are neither known nor x's own"
+            x_shape = (*out[:-1], flat_shape[1])
         if x_shape is None or flat_shape is None or len(flat_shape) != 2 or not x_shape \
                 or not same_dim(flat_shape[1], x_shape[-1]):
             return "the inner Reshape does not flatten x to [?, last dim of x]"
@@ -181,15 +207,28 @@ class FlatMatMulPattern(Pattern):
                 self.because(g, node, shape_fact(g, node.output[0]))
                 return self.result([*chain[:end], mm, node])
             why = found  # the nearest flatten's reason is the one to tell
+        x = chain[-1].input[0]
+        if self._check(g, x, mm.input[0], mm, node, regroup=True) is None:
+            self.because(g, node, shape_fact(g, x))
+            self.because(g, node, shape_fact(g, node.output[0]))
+            return self.result([*chain, mm, node])
         return self.decline(g, node, why)
 
     def apply(self, g: GraphState, *nodes: Node) -> Sequence[Built]:
         *chain, mm, node = nodes
         x, b, out = chain[-1].input[0], mm.input[1], node.output[0]
+        built: list[Built] = []
+        if self._check(g, x, mm.input[0], mm, node) is not None:  # matched by regrouping x
+            target = self._regroup(g, x, mm.input[0], node)
+            assert target is not None
+            constant, shape = g.make_constant(np.array(target, np.int64), "shape")
+            regrouped = g.unique_name("regrouped")
+            built = [constant, g.make_node("Reshape", [x, shape], [regrouped])]
+            x = regrouped
         if g.attribute(mm, "transB", 0):
             b = g.make_weight(np.ascontiguousarray(g.constant(b).T), "gemm_weight")  # type: ignore[union-attr]
         if mm.op_type == "MatMul" or len(mm.input) < 3 or not mm.input[2]:
-            return [g.make_node("MatMul", [x, b], [out])]
+            return [*built, g.make_node("MatMul", [x, b], [out])]
         c = mm.input[2]
         beta = float(g.attribute(mm, "beta", 1.0))
         if beta != 1.0:
@@ -197,4 +236,4 @@ class FlatMatMulPattern(Pattern):
             assert value is not None  # _check declined otherwise
             c = g.make_weight((beta * value.astype(np.float64)).astype(value.dtype), "gemm_bias")
         product = g.unique_name("matmul")
-        return [g.make_node("MatMul", [x, b], [product]), g.make_node("Add", [product, c], [out])]
+        return [*built, g.make_node("MatMul", [x, b], [product]), g.make_node("Add", [product, c], [out])]
