@@ -1,6 +1,6 @@
-"""Real PyTorch exports (tests/models/torch_exports, recipe in export_models.py there): loops that reshape with
-their inputs' own sizes, whose shape arithmetic the optimizer folds inside the Loop bodies from what each body
-knows of its carried values and of outer values; and a GPT-2 attention block with past keys and values, whose
+"""Real PyTorch exports (tests/models/torch_exports, recipe in export_models.py there): loops and a torch.cond
+that reshape with their inputs' own sizes, whose shape arithmetic the optimizer folds inside the bodies from what
+each body knows of its carried values and of outer values; and a GPT-2 attention block with past keys and values, whose
 position ids arange(past, past + seq) have length seq once the propagation cancels past. The optimizer ends with
 no more nodes than onnxsim, onnxscript or onnxoptimizer (their counts measured once with the `bench` extra's
 versions, as CI has none of them), and the optimized model equals the original under onnxruntime and
@@ -32,6 +32,7 @@ CASES = {
     "ts_time_loop.onnx": (33, 17, {"onnxsim": 30, "onnxscript": 23, "onnxoptimizer": 32}),
     "ts_greedy_tokens.onnx": (57, 35, {"onnxsim": 52, "onnxscript": 46, "onnxoptimizer": 55}),
     "dynamo_while_loop.onnx": (7, 6, {"onnxsim": 7, "onnxscript": 7, "onnxoptimizer": 7}),
+    "dynamo_cond.onnx": (8, 7, {"onnxsim": 8, "onnxscript": 8, "onnxoptimizer": 8}),
     "ts_gpt_attention_past.onnx": (137, 43, {"onnxsim": 86, "onnxscript": 112, "onnxoptimizer": 123}),
     "dynamo_gpt_attention_past.onnx": (44, 38, {"onnxsim": 44, "onnxscript": 44, "onnxoptimizer": 47}),
 }
@@ -98,6 +99,17 @@ def test_dynamo_while_loop_body_drops_its_allowzero_reshape(results):
     result = results["dynamo_while_loop.onnx"]
     assert [s.facts for s in body_steps(result, "NoOpReshape")] == [
         ["x_while_loop_body_graph_0__subgraph_in has shape [batch, 8]"]]
+
+
+def test_dynamo_cond_branch_drops_its_reshape_to_the_input_shape(results):
+    """torch.cond's branch x.reshape(x.shape[0], -1) on x [batch, 8]: the branch reads x's shape from the outer
+    graph; both branches stay equivalent (a positive and a negative sum pick each)."""
+    result = results["dynamo_cond.onnx"]
+    assert [(s.graph, s.facts) for s in result.steps if s.pattern == "NoOpReshape"] == [
+        ("node_cond__0/then_branch", ["x has shape [batch, 8]"])]
+    x = np.abs(np.random.default_rng(2).standard_normal((4, 8))).astype(np.float32)
+    proven(result, {"x": x})
+    proven(result, {"x": -x})
 
 
 def test_gpt_position_ids_keep_the_batch_and_the_heads_fold(results):

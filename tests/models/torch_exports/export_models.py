@@ -1,6 +1,6 @@
 """The recipe of the PyTorch exports in this folder, made by torch.onnx.export: loops as users write them
 (TorchScript exporter, dynamo=False, of torch.jit.script'ed modules; and the dynamo exporter, dynamo=True, of
-torch._higher_order_ops.while_loop), whose Loop bodies reshape with the inputs' own sizes (x.size(0),
+torch._higher_order_ops.while_loop and torch.cond), whose bodies reshape with the inputs' own sizes (x.size(0),
 view(b, -1), new_zeros(b, h)); and a GPT-2 attention block with past keys and values (both exporters), whose
 position ids are arange(past, past + seq). Produced with torch 2.13.0+cpu and onnx 1.23.2; run from this folder:
 python export_models.py (CI has no torch: the .onnx files are committed)."""
@@ -92,6 +92,24 @@ class WhileLoopCell(torch.nn.Module):
         return while_loop(cond, body, (torch.zeros((), dtype=torch.int64), x))[1]
 
 
+class CondReshape(torch.nn.Module):
+    """torch.cond on the data: one branch a Linear on x.reshape(x.shape[0], -1) viewed to [b, 2, 4], the other
+    x.reshape(x.size(0), 2, 4) * 2."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        def positive(x: torch.Tensor) -> torch.Tensor:
+            return self.lin(x.reshape(x.shape[0], -1)).view(x.shape[0], 2, 4)
+
+        def other(x: torch.Tensor) -> torch.Tensor:
+            return x.reshape(x.size(0), 2, 4) * 2
+
+        return torch.cond(x.sum() > 0, positive, other, (x,))
+
+
 class Conv1D(torch.nn.Module):
     """GPT-2's linear layer (transformers' Conv1D): addmm on the input viewed as rows, viewed back."""
 
@@ -167,6 +185,8 @@ def main() -> None:
     torch.onnx.export(gpt, args, "dynamo_gpt_attention_past.onnx", dynamo=True, external_data=False,
                       dynamic_shapes={"input_ids": {0: batch, 1: seq}, "past_key": {0: batch, 2: past},
                                       "past_value": {0: batch, 2: past}})
+    torch.onnx.export(CondReshape().eval(), (torch.randn(3, 8),), "dynamo_cond.onnx", dynamo=True,
+                      dynamic_shapes={"x": {0: torch.export.Dim("batch")}}, external_data=False)
 
 
 if __name__ == "__main__":
