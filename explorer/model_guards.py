@@ -62,11 +62,12 @@ def survey(proto: onnx.ModelProto, label: str) -> Survey:
                 if att.HasField("sparse_tensor"):
                     found.sparse.append(att.sparse_tensor)
                 found.sparse.extend(att.sparse_tensors)
-                bodies = ([att.g] if att.HasField("g") else []) + list(att.graphs)
+                bodies = ([(att.name, att.g)] if att.HasField("g") else [])
+                bodies += [(f"{att.name}[{i}]", g) for i, g in enumerate(att.graphs)]
                 if where:
                     found.bodies += len(bodies)
-                inner = f"{where} > {node.name or node.op_type}.{att.name}" if where and bodies else ""
-                stack.extend((body, depth + 1, inner) for body in bodies)
+                owner = f"{where} > {node.name or node.op_type}" if where else ""
+                stack.extend((body, depth + 1, owner and f"{owner}.{name}") for name, body in bodies)
     return found
 
 
