@@ -1,8 +1,14 @@
 """explorer: `streamlit run app.py` — pick a model and inputs in the sidebar, then look at the run page by page."""
+import sys
+
 import streamlit as st
 
 from explorer.ui import state, url, widgets
 
+# The server answers the browser's requests (Streamlit's scripts, the canvas's files) from a thread that waits for
+# the interpreter while a script computes: at Python's default switch interval (5 ms) each file waits several
+# intervals behind a model being loaded or drawn, and a big model's page fetches dozens of them meanwhile
+sys.setswitchinterval(0.001)
 st.set_page_config(page_title="explorer · ONNX", page_icon=":material/account_tree:", layout="wide")
 state.init()
 url.restore()

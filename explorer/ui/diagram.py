@@ -50,18 +50,18 @@ def drawing(model: Model, key: str, **options: Any) -> Drawing:
     return _drawing(model.sha256, key, model, options)
 
 
-def show_first(model: Model, key: str, *, canvas: str, height: int = HEIGHT) -> bool:
-    """Whether the canvas under the key `canvas` was just sent without a drawing, for the caller to rerun the
-    script (which then draws): so when `drawing(model, key, ...)` is not made yet, once per session and drawing.
-    The browser loads the canvas's frame and files while the server draws, instead of after (a 20,000-node
-    model's overview takes the server most of a second, the frame a third of one). Call it where `show` is
-    called, before drawing, so that the canvas keeps its place (and its frame) in the rerun."""
+def show_ahead(model: Model, key: str, *, canvas: str, height: int = HEIGHT) -> bool:
+    """Whether the canvas under the key `canvas` was just sent without a drawing: so when `drawing(model, key,
+    ...)` is not made yet, once per session and drawing. The browser then loads the canvas's frame and files while
+    the server makes the drawing (a 20,000-node model's overview takes the server most of a second, the frame a
+    third of one), and the canvas, once loaded, asks for a rerun, which shows the drawing (`show` with the same
+    `canvas` key: the same frame). Call it where `show` is called, instead of it in this script run."""
     wanted = (model.sha256, key)
     shown: set[tuple[str, str]] = st.session_state.setdefault(K_FIRST_SHOWN, set())
     if wanted in _DRAWN or wanted in shown:
         return False
     shown.add(wanted)
-    _component(pending=True, height=height, key=canvas, default=None)
+    _component(pending=hashlib.sha1(repr(wanted).encode("utf-8")).hexdigest(), height=height, key=canvas, default=None)
     return True
 
 

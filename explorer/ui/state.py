@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from typing import Any, NoReturn
+from typing import Any
 
 import streamlit as st
 
@@ -244,11 +244,10 @@ def put_off_run(model: Model) -> bool:
     return True
 
 
-def rerun_run_still_put_off() -> NoReturn:
-    """Ends this script run and reruns the script with the model's run still put off (see put_off_run): for a
-    page that sent its canvas ahead of the drawing (ui/diagram.py's `show_first`)."""
+def put_off_again() -> None:
+    """The next script run puts the model's run off too (see put_off_run): for a page whose canvas went ahead of
+    its drawing (ui/diagram.py's `show_ahead`) and asks for the rerun that shows it."""
     st.session_state.pop(RUN_WAITED, None)
-    st.rerun()
 
 
 def current_trace() -> Trace | None:

@@ -131,3 +131,29 @@ def test_garbage_upload_shows_the_error_and_keeps_the_model(page):
     diagram(page).locator("#content svg").wait_for()  # the previous model is still drawn
     no_exception(page)
     shot(page, "garbage_upload")
+
+
+def test_a_big_model_shows_its_overview_then_its_run(browser, server, tmp_path):
+    """A model of over 2,000 nodes opened from its address: the canvas goes ahead of the overview, asks for it once
+    loaded and shows it; then the canvas's report runs the model (Colour by turns on). A canvas that never asked
+    would stay at "drawing…"."""
+    import urllib.parse
+
+    import onnx
+    from dot_support import synthetic_model
+
+    proto = synthetic_model(2_200)
+    proto.doc_string = "a model no other browser test opens"
+    onnx.save(proto, tmp_path / "big.onnx")
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    try:
+        page.goto(server + "?" + urllib.parse.urlencode({"model": str(tmp_path / "big.onnx")}))
+        diagram(page).locator('#content g.node[id^="scope:"]').first.wait_for(timeout=120_000)
+        page.wait_for_function(  # the run followed the drawing: "Colour by" time spent needs it
+            "() => [...document.querySelectorAll('[data-testid=stButtonGroup] button')]"
+            ".some(b => b.textContent.includes('time spent') && !b.disabled)", timeout=120_000)
+        settle(page)
+        assert diagram(page).locator("#status").inner_text() != "drawing…"
+        no_exception(page)
+    finally:
+        page.context.close()

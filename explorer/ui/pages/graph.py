@@ -123,15 +123,17 @@ def draw(model, trace, report: bool = False) -> None:
     cursor = TraceOverlay.from_trace(trace) if trace is not None and failed else None
     key = repr((hits, path, focus, rule, (state.run_key(), colour) if values else None,
                 state.run_key() if cursor else None))
-    if report and diagram.show_first(model, key, canvas=state.W_GRAPH_CLICK, height=HEIGHT):
-        state.rerun_run_still_put_off()  # the canvas's frame loads while the rerun draws
+    ahead = report and diagram.show_ahead(model, key, canvas=state.W_GRAPH_CLICK, height=HEIGHT)
+    if ahead:  # its frame loads while the drawing is made; the rerun it asks for once loaded shows the drawing
+        state.put_off_again()
     drawing = diagram.drawing(model, key, highlight=hits, reveal=[path] if path else [], focus=focus or None,
                               expand=rule, cursor=cursor, values=values, edge_labels=None, max_boxes=OVERVIEW_BOXES)
     with pick_column:
         widgets.node_selector(model, "Inspect a node (or click one in the diagram)",
                               drawn=drawing.shown)
-    diagram.show(drawing, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, reveal=path, mark=True,
-                 hits=hits, values=values, height=HEIGHT, report=report)
+    if not ahead:
+        diagram.show(drawing, key=state.W_GRAPH_CLICK, on_click=on_diagram_click, reveal=path, mark=True,
+                     hits=hits, values=values, height=HEIGHT, report=report)
     with part_column:
         navigator(model, focus)
     if path is None:

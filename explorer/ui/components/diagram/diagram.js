@@ -183,10 +183,11 @@ const stepbar = document.getElementById("stepbar");
 const stepper = makeStepper(stepbar, showStep, (index) => tell({ go: index }));
 
 async function draw() {
-  if (args.pending) {  // sent ahead of its drawing (diagram.py's show_first): the drawing follows
+  if (args.pending) {  // sent ahead of its drawing (diagram.py's show_ahead): loaded, it asks for the drawing
     stage.style.height = args.height + "px";
     statusLine.textContent = "drawing…";
     fitHeight();
+    if (asked !== args.pending) tell({ ready: (asked = args.pending) });
     return;
   }
   if (args.stepper) {
@@ -259,6 +260,7 @@ async function draw() {
   }
 }
 let reported = null;  // the layout whose drawing was reported
+let asked = null;  // the drawing (its name) this canvas was sent ahead of and asked for
 
 let down = null;
 stage.addEventListener("pointerdown", (e) => { down = { x: e.clientX, y: e.clientY }; autoView = null; });
