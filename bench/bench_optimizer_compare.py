@@ -4,19 +4,25 @@
 
 Per model and tool: non-Constant nodes after (bodies included), file size, seconds, and equivalence with the
 original through onnxruntime and explorer on the same feeds. Each tool runs in a child process with a time
-limit, so a tool that crashes or hangs costs only its own cell. Needs the `bench` extra (pip install
-".[bench]"). Run: python bench/bench_optimizer_compare.py [--only SUBSTRING] [--timeout SECONDS] [--json OUT]
-[--tools explorer --saved OUT] [--repeat N]. Cells read `nodes wall-seconds/CPU-seconds`; the seconds include
-importing the tool in the child (shown apart at the end: onnxsim's import brings in torch). Each row is appended
-to OUT (JSON lines) as soon as its model is done, so a partial run keeps what it measured; `--tools explorer
---saved OUT` reruns only explorer and takes the other tools' cells from a saved run; `--repeat N` runs the
-tools N times each, taking turns, and keeps the median times (for a busy machine).
+limit, so a tool that crashes or hangs costs only its own cell. Every child is a fresh interpreter (spawned, not
+forked: nothing the bench imported is inherited) that loads the model, then imports its tool, then optimizes; the
+two are timed apart, so each tool is measured the same way, with and without its import (onnxsim's brings in
+torch). Needs the `bench` extra (pip install ".[bench]"). Run: python bench/bench_optimizer_compare.py
+[--only SUBSTRING] [--timeout SECONDS] [--json OUT] [--tools explorer --saved OUT] [--repeat N] [--commands N].
+Cells read `nodes seconds-with-import/seconds-of-work`. Each row is appended to OUT (JSON lines) as soon as its
+model is done, so a partial run keeps what it measured; `--tools explorer --saved OUT` reruns only explorer and
+takes the other tools' cells from a saved run; `--repeat N` runs the tools N times each, taking turns, and keeps
+the median times (for a busy machine); `--commands N` also times, N times each taking turns, each tool's command
+line as a user runs it in a fresh process (`python -m explorer optimize --no-verify`, `onnxsim IN OUT 0
+--no-certify`) on every model.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import multiprocessing as mp
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -91,19 +97,26 @@ def _child(tool: str, source: str, out: str, queue: Any) -> None:
         model = onnx.load(source)
         start, cpu = time.perf_counter(), time.process_time()
         optimizer = _optimizer(tool)
-        imported = time.perf_counter() - start
+        imported, imported_cpu = time.perf_counter() - start, time.process_time() - cpu
         optimized = optimizer(model)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         onnx.save(optimized, out)
-        queue.put({"seconds": seconds, "cpu": cpu, "import": imported})
+        queue.put({"seconds": seconds, "cpu": cpu, "import": imported, "work": seconds - imported,
+                   "work_cpu": cpu - imported_cpu})
     except BaseException as exc:  # noqa: BLE001 - any failure of a tool is a result of the bench
         queue.put({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:120]})
 
 
+# A fresh interpreter per run: a forked child would inherit the modules the bench itself imported (explorer's,
+# for the equivalence checks), so one tool's import would be timed and another's not.
+_SPAWN = mp.get_context("spawn")
+TIMES = ("seconds", "cpu", "import", "work", "work_cpu")
+
+
 def run_tool(tool: str, source: Path, out: Path, timeout: float) -> dict[str, Any]:
-    """Runs one tool on one model in a child process; {seconds} or {error}."""
-    queue: Any = mp.get_context("fork").Queue()
-    proc = mp.get_context("fork").Process(target=_child, args=(tool, str(source), str(out), queue))
+    """Runs one tool on one model in a fresh child process; {seconds, cpu, import, work, work_cpu} or {error}."""
+    queue: Any = _SPAWN.Queue()
+    proc = _SPAWN.Process(target=_child, args=(tool, str(source), str(out), queue))
     proc.start()
     proc.join(timeout)
     if proc.is_alive():
@@ -115,7 +128,7 @@ def run_tool(tool: str, source: Path, out: Path, timeout: float) -> dict[str, An
 
 def repeated(tools: list[str], source: Path, prefix: Path, timeout: float, repeat: int) -> dict[str, dict[str, Any]]:
     """Each tool run `repeat` times on one model, the tools taking turns (so a change in the machine's load falls
-    on all of them): the last run's cell with the median wall and CPU seconds (CPU: every thread of the child)."""
+    on all of them): the last run's cell with the median of each time (CPU: every thread of the child)."""
     runs: dict[str, list[dict[str, Any]]] = {tool: [] for tool in tools}
     for _ in range(max(1, repeat)):
         for tool in tools:
@@ -124,8 +137,38 @@ def repeated(tools: list[str], source: Path, prefix: Path, timeout: float, repea
     for tool, cells in runs.items():
         ok = [c for c in cells if "error" not in c]
         found[tool] = cells[-1] if len(ok) < len(cells) else {
-            key: float(np.median([c[key] for c in ok])) for key in ("seconds", "cpu", "import")}
+            key: float(np.median([c[key] for c in ok])) for key in TIMES}
     return found
+
+
+# Each tool's command line as a user runs it: a fresh process that reads the model and writes the optimized one,
+# without checking the result (explorer's equivalence proof, onnxsim's check_n runs and Z3 certificate).
+COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
+    "explorer": lambda source, out: [sys.executable, "-m", "explorer", "optimize", str(source), "-o", str(out),
+                                     "--no-verify"],
+    "onnxsim": lambda source, out: [sys.executable, "-m", "onnxsim", str(source), str(out), "0", "--no-certify"],
+}
+
+
+def command_seconds(tools: list[str], source: Path, prefix: Path, timeout: float, repeat: int) -> dict[str, Any]:
+    """Per tool with a command line: the median wall seconds of `repeat` runs of it (taking turns), or an error."""
+    runs: dict[str, list[float]] = {tool: [] for tool in tools if tool in COMMANDS}
+    errors: dict[str, str] = {}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]),
+                                                                      os.environ.get("PYTHONPATH", "")]))}
+    for _ in range(max(1, repeat)):
+        for tool in runs:
+            start = time.perf_counter()
+            try:
+                done = subprocess.run(COMMANDS[tool](source, Path(f"{prefix}{tool}_cli.onnx")), env=env,
+                                      capture_output=True, timeout=timeout, check=False)
+            except subprocess.TimeoutExpired:
+                errors[tool] = f"timeout after {timeout:.0f} s"
+                continue
+            if done.returncode:
+                errors[tool] = f"exit code {done.returncode}"
+            runs[tool].append(time.perf_counter() - start)
+    return {tool: errors.get(tool) or float(np.median(times)) for tool, times in runs.items()}
 
 
 def equivalence(original: Path, optimized: Path, feeds: list[dict[str, np.ndarray] | None]) -> dict[str, str]:
@@ -190,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default=str(ROOT), help="the models directory (holding manifest.json)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="runs of each tool per model, the tools taking turns (median seconds; on a busy machine)")
+    parser.add_argument("--commands", type=int, default=0, metavar="N",
+                        help="also time each tool's command line in a fresh process, N runs each (median)")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="optcompare_"))
     root = Path(args.models)
@@ -208,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     if out_file:
         out_file.write_text("")
     rows = []
+    print(load_average("at the start"))
     print(f"{'model':46s} {'nodes':>5s} " + " ".join(f"{t[:10]:>22s}" for t in TOOLS))
     for k, (name, path, feeds) in enumerate(models):
         original = onnx.load(str(path))
@@ -228,14 +274,24 @@ def main(argv: list[str] | None = None) -> int:
                 got["equivalent"] = equivalence(path, out, feed_sets(name, feeds))
             row[tool] = got
             cells.append(_cell(got))
+        if args.commands:
+            row["commands"] = command_seconds(run, path, work / f"{k}_", args.timeout, args.commands)
         rows.append(row)
         print(f"{name[-46:]:46s} {row['nodes']:5d} " + " ".join(f"{c:>22s}" for c in cells), flush=True)
         if out_file:
             with out_file.open("a") as fh:
                 fh.write(json.dumps(row) + "\n")
     print(summary(rows))
-    print(imports(rows))
+    print(times(rows))
+    if args.commands:
+        print(commands(rows))
+    print(load_average("at the end"))
     return 0
+
+
+def load_average(when: str) -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {when}: {one:.2f} {five:.2f} {fifteen:.2f} (1, 5, 15 minutes)"
 
 
 def load_rows(path: Path) -> dict[str, dict]:
@@ -250,7 +306,8 @@ def _cell(got: dict[str, Any]) -> str:
         return "error"
     eq = got["equivalent"]
     mark = "" if "DIFF" not in eq.values() else " DIFF"
-    return f"{got['nodes']} {got['seconds']:.2f}s/{got.get('cpu', 0):.1f}c{mark}"
+    work = got.get("work")
+    return f"{got['nodes']} {got['seconds']:.2f}/{'-' if work is None else f'{work:.2f}'}s{mark}"
 
 
 def _sound(got: dict[str, Any]) -> bool:
@@ -258,15 +315,39 @@ def _sound(got: dict[str, Any]) -> bool:
     return "error" not in got and "DIFF" not in got["equivalent"].values()
 
 
-def imports(rows: list[dict]) -> str:
-    """Per tool, the median wall seconds its child spent importing the tool's module, included in every time above
-    (onnxsim's import brings in torch)."""
-    found = []
+def times(rows: list[dict]) -> str:
+    """Per tool, seconds summed over the models where it and onnxsim both ran, with its import and of the work
+    alone, each with its ratio to onnxsim's; then the median import seconds."""
+    lines = [f"{'seconds':14s} {'models':>6s} {'with import':>11s} {'vs onnxsim':>10s} {'work alone':>10s} "
+             f"{'vs onnxsim':>10s} {'import (median)':>15s}"]
     for tool in TOOLS:
-        times = [r[tool]["import"] for r in rows if "import" in r[tool]]
-        if times:
-            found.append(f"{tool} {float(np.median(times)):.2f} s")
-    return "importing the tool, included in each time above (median): " + (", ".join(found) or "-")
+        both = [r for r in rows if "work" in r[tool] and "work" in r["onnxsim"]]
+        if not both:
+            continue
+        total = {key: sum(r[tool][key] for r in both) for key in ("seconds", "work")}
+        base = {key: sum(r["onnxsim"][key] for r in both) for key in ("seconds", "work")}
+        ratio = {key: total[key] / base[key] if base[key] else float("nan") for key in total}
+        imported = float(np.median([r[tool]["import"] for r in both]))
+        lines.append(f"{tool:14s} {len(both):6d} {total['seconds']:11.2f} {ratio['seconds']:9.2f}x "
+                     f"{total['work']:10.2f} {ratio['work']:9.2f}x {imported:15.2f}")
+    return "\n".join(lines)
+
+
+def commands(rows: list[dict]) -> str:
+    """Per model, each tool's command line in a fresh process (median wall seconds), its ratio to onnxsim's."""
+    lines = ["as a user runs each command (fresh process, median wall seconds):"]
+    for row in rows:
+        found = row.get("commands", {})
+        base = found.get("onnxsim")
+        cells = []
+        for tool, got in found.items():
+            if isinstance(got, str):
+                cells.append(f"{tool} {got}")
+            else:
+                ratio = f" ({got / base:.2f}x onnxsim)" if isinstance(base, float) and tool != "onnxsim" else ""
+                cells.append(f"{tool} {got:.2f} s{ratio}")
+        lines.append(f"  {row['model'][-46:]}: " + ", ".join(cells))
+    return "\n".join(lines)
 
 
 def summary(rows: list[dict]) -> str:
