@@ -142,15 +142,16 @@ class Model:
 
 
 def load(source: str | os.PathLike | bytes | onnx.ModelProto, *, base_dir: str | os.PathLike | None = None,
-         label: str | None = None, lenient: bool = False) -> Model:
+         label: str | None = None, lenient: bool = False, check: bool = True) -> Model:
     """Loads a model from a path, bytes or a ModelProto (never modified). External data is read only from
     files inside the model's folder (`base_dir` for bytes/protos). `label` names the model in messages (e.g. an
     uploaded file's name; default: the path, `<bytes>` or `<ModelProto>`). Raises ModelError on bad input,
     including a model that breaks the spec's typing rules (see typing_rules.py); `lenient=True` loads such a
-    model anyway, each broken rule a warning that starts with "lenient mode"."""
+    model anyway, each broken rule a warning that starts with "lenient mode". `check=False` skips onnx's checker,
+    whose complaints are only warnings (for callers that do not show them, such as the optimizer)."""
     try:
         with collector_paused():  # parsing and checking make objects per node: no collection meanwhile
-            return _load(source, base_dir, label, lenient)
+            return _load(source, base_dir, label, lenient, check)
     except RecursionError:
         raise ModelError(f"{label or 'the model'} is nested too deeply to load") from None
     except MemoryError:
@@ -158,7 +159,7 @@ def load(source: str | os.PathLike | bytes | onnx.ModelProto, *, base_dir: str |
 
 
 def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | os.PathLike | None,
-          label: str | None, lenient: bool) -> Model:
+          label: str | None, lenient: bool, check: bool = True) -> Model:
     warnings: list[str] = []
     if isinstance(source, onnx.ModelProto):
         proto = onnx.ModelProto()
@@ -191,7 +192,7 @@ def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | o
     given = GivenModel(model_bytes(proto), frozenset(found.value_info))
     skipped = inference_too_costly(found)
     warnings += [skipped] if skipped else []
-    proto = check_and_infer(proto, warnings, _first_line, infer=not skipped)
+    proto = check_and_infer(proto, warnings, _first_line, infer=not skipped, check=check)
     broken = violations(proto)
     if broken and not lenient:
         more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""

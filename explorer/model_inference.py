@@ -16,14 +16,15 @@ BIG_TENSOR_BYTES = 1 << 16  # smaller initializers stay (shape tensors, whose va
 
 
 def check_and_infer(proto: onnx.ModelProto, warnings: list[str], first_line: Callable[[Exception], str], *,
-                    infer: bool = True) -> onnx.ModelProto:
+                    infer: bool = True, check: bool = True) -> onnx.ModelProto:
     """The model with inferred shapes (`proto` itself, completed; as it is without `infer`); checker complaints
-    and an inference failure are appended to `warnings`."""
+    (unless `check` is False) and an inference failure are appended to `warnings`."""
     skeleton, moved = _skeleton(proto)
-    try:
-        onnx.checker.check_model(skeleton)
-    except Exception as exc:  # noqa: BLE001 - the checker rejects models that runtimes still run
-        warnings.append(f"onnx checker: {first_line(exc)}")
+    if check:
+        try:
+            onnx.checker.check_model(skeleton)
+        except Exception as exc:  # noqa: BLE001 - the checker rejects models that runtimes still run
+            warnings.append(f"onnx checker: {first_line(exc)}")
     if not infer:
         return proto
     try:

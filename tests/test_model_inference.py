@@ -63,3 +63,13 @@ def test_model_bytes_is_the_serialized_size_without_serializing_the_weights():
                                       [h.make_tensor_value_info("x", T.FLOAT, [2])],
                                       [h.make_tensor_value_info("y", T.FLOAT, [2])]))
     assert model_bytes(small) == len(small.SerializeToString())
+
+
+def test_without_the_checker_the_same_types_and_no_checker_warning():
+    weight = numpy_helper.from_array(np.ones((128, 256), np.float32), "w")
+    weight.raw_data = weight.raw_data[:-4]
+    checked, unchecked = explorer.load(weighted_model(weight)), explorer.load(weighted_model(weight), check=False)
+    assert not any(w.startswith("onnx checker:") for w in unchecked.warnings)
+    assert [w for w in checked.warnings if not w.startswith("onnx checker:")] == unchecked.warnings
+    assert list(unchecked.graph.value_info) == list(checked.graph.value_info)
+    assert any(v.name == "r" for v in unchecked.graph.value_info)
