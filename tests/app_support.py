@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import base64
 import json
+from html.parser import HTMLParser
 from pathlib import Path
 from xml.etree import ElementTree
 
 import numpy as np
+import pandas as pd
 import plotly.io
 from streamlit.testing.v1 import AppTest
 
@@ -42,6 +44,82 @@ def assert_clean(at: AppTest) -> None:
 def texts(at: AppTest) -> str:
     """The page's markdown, captions and info boxes, one per line."""
     return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info])
+
+
+def html_text(at: AppTest) -> str:
+    """The page's HTML blocks (st.html: the values of a step and of the node inspector), one per line."""
+    return "\n".join(block.proto.body for block in at.html)
+
+
+class _Tables(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[list[list[tuple[str, str | None]]]] = []
+        self.cell: list[str] | None = None
+        self.tip: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self.cell, self.tip = [], dict(attrs).get("title")
+
+    def handle_data(self, data: str) -> None:
+        if self.cell is not None:
+            self.cell.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self.cell is not None:
+            self.tables[-1][-1].append(("".join(self.cell), self.tip))
+            self.cell = None
+
+
+def value_tables(at: AppTest, tips: bool = False) -> list[pd.DataFrame]:
+    """The value tables of the page's HTML blocks, as shown (row labels as the index, column labels as the
+    columns, the cells' texts; with `tips`, each cell's tooltip instead: its full precision, None when the
+    text is the value already)."""
+    parser = _Tables()
+    parser.feed(html_text(at))
+    frames = []
+    for rows in parser.tables:
+        head, body = rows[0], rows[1:]
+        frames.append(pd.DataFrame([[tip if tips else text for text, tip in row[1:]] for row in body],
+                                   index=[row[0][0] for row in body], columns=[text for text, _ in head[1:]]))
+    return frames
+
+
+class _Shown(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+        self.text: list[str] = []
+        self.styling = False
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        self.tags.add(tag)
+        self.styling = tag == "style"
+
+    def handle_endtag(self, tag: str) -> None:
+        self.styling = False
+
+    def handle_data(self, data: str) -> None:
+        if not self.styling:
+            self.text.append(data)
+
+
+def html_shown(at: AppTest) -> tuple[set[str], str]:
+    """The tags the page's HTML blocks use, and the text a reader sees of them."""
+    parser = _Shown()
+    parser.feed(html_text(at))
+    return parser.tags, "".join(parser.text)
+
+
+def position(at: AppTest) -> str:
+    """The Step page canvas's position line at the event it shows."""
+    shown = stepper(at)
+    return shown["frames"][shown["at"]]["text"]
 
 
 def figures(at: AppTest) -> list:

@@ -12,8 +12,11 @@ from app_support import (
     diagram_args,
     diagram_svg,
     figures,
+    html_shown,
+    html_text,
     move_target,
     outline,
+    position,
     start,
     step_move,
     step_state,
@@ -21,6 +24,7 @@ from app_support import (
     stepper,
     texts,
     upload,
+    value_tables,
 )
 from markdown_text import rendered, shown
 from onnx import TensorProto, helper
@@ -43,7 +47,7 @@ def test_opens_on_the_default_sample_with_a_recorded_run():
     assert list_samples()[DEFAULT_SAMPLE] in texts(at)  # the sample's description is shown
     at.switch_page(PAGES["step"]).run()
     assert_clean(at)
-    assert "**Event 0** of 0–" in texts(at)
+    assert position(at).startswith("Event 0 of 0–")
 
 
 @pytest.mark.parametrize("sample", SAMPLES)
@@ -64,7 +68,7 @@ def test_garbage_upload_shows_an_error_and_keeps_the_previous_model():
     assert "Still showing tiny_mlp" in shown(at.error[0].value)
     assert at.session_state["active_model"].label == "tiny_mlp"
     at.switch_page(PAGES["step"]).run()  # the previous model and its run stay usable
-    assert "**Event 0** of 0–" in texts(at)
+    assert position(at).startswith("Event 0 of 0–")
     at.file_uploader(key="w_upload").clear().run()
     assert not at.error
 
@@ -98,7 +102,7 @@ def test_a_failing_run_keeps_its_partial_trace():
     assert len(at.error) == 1
     assert "ExecutionError" in error and "bad_reshape" in error and "holds 2 events" in error
     at.switch_page(PAGES["step"]).run()
-    assert "**Event 0** of 0–1" in texts(at) and "Relu 'first'" in texts(at)
+    assert position(at).startswith("Event 0 of 0–1 · ") and "Relu 'first'" in position(at)
 
 
 def test_a_loop_limit_is_reported_with_the_partial_trace():
@@ -140,7 +144,7 @@ def test_inputs_from_npz_and_from_edited_tables():
     at.file_uploader(key="w_npz").upload("feeds.npz", buf.getvalue()).run()
     assert_clean(at)
     at.switch_page(PAGES["step"]).run()
-    assert "min 0.25 · max 0.25" in texts(at)  # the first event reads the uploaded input
+    assert "min 0.25 · max 0.25" in html_text(at)  # the first event reads the uploaded input
     at.file_uploader(key="w_npz").upload("bad.npz", b"not a zip").run()
     assert any("not a readable .npz" in shown(e.value) for e in at.error)
     at.radio(key="w_input_mode").set_value("Edit values").run()
@@ -163,17 +167,17 @@ def test_symbolic_dims_change_the_run():
 def test_step_buttons_move_the_cursor_along_the_loops():
     at = start("nested_loops")
     at.switch_page(PAGES["step"]).run()
-    assert "`Scan 'enc' · iteration 0 › Loop 'inner' · iteration 0 › Mod 'parity'`" in texts(at)
+    assert " · Scan 'enc' · iteration 0 › Loop 'inner' · iteration 0 › Mod 'parity' · " in position(at)
     step_move(at, "next_iteration")
-    assert "Loop 'inner' · iteration 1 › Mod 'parity'`" in texts(at)
+    assert "Loop 'inner' · iteration 1 › Mod 'parity' · " in position(at)
     step_move(at, "next")
-    assert "Loop 'inner' · iteration 1 › Equal 'is_even'`" in texts(at)
+    assert "Loop 'inner' · iteration 1 › Equal 'is_even' · " in position(at)
     step_move(at, "last")
-    assert "`Scan 'enc'` ·" in texts(at) and at.session_state["cursor"] == stepper(at)["at"] == 72
-    assert stepper(at)["frames"][72]["text"] == "Event 72 of 0–72"
+    assert at.session_state["cursor"] == stepper(at)["at"] == 72
+    assert position(at).startswith("Event 72 of 0–72 · Scan 'enc' · ") and position(at).endswith(" ms")
     assert move_target(at, "next") is None and move_target(at, "last") is None  # nothing after the last event
     step_to(at, 2)
-    assert "› If 'branch' · then_branch › Add 'add_x'`" in texts(at)
+    assert "› If 'branch' · then_branch › Add 'add_x' · " in position(at)
 
 
 def test_cursor_moves_move_the_highlighted_node_in_the_diagram():
@@ -202,7 +206,7 @@ def test_selecting_a_node_fills_the_inspector():
     frames = [f.value for f in at.dataframe]
     assert any("x_t" in f.to_string() and "tensor(float32) [3]" in f.to_string() for f in frames)
     at.selectbox(key=state.keyed("w_exec", "enc/body/inner/body/branch/then_branch/add_x")).set_value(3).run()
-    assert any("acc_then" in shown(m.value) for m in at.markdown)
+    assert "<b>acc_then</b>" in html_text(at)
 
 
 def test_gates_page_draws_a_heatmap_per_gate_and_the_exported_report():
@@ -301,7 +305,7 @@ def test_first_nonfinite_jumps_to_the_node_that_made_it():
     assert expected is not None  # random inputs of seed 0 hold a negative value: log(sqrt(0)) = -inf
     step_move(at, "nonfinite")
     assert at.session_state["cursor"] == expected.index
-    assert "Log 'log'" in texts(at) and "Inf " in texts(at)
+    assert "Log 'log'" in position(at) and "Inf " in html_text(at)
 
 
 def test_drill_into_a_body_and_back_with_the_breadcrumbs():
@@ -416,11 +420,13 @@ def test_model_controlled_names_are_shown_as_text_never_as_markdown_or_html():
     at.switch_page(PAGES["step"]).run()
     sources += rendered_texts(at)
     assert not at.exception
+    tags, html_seen = html_shown(at)  # the step's values: the names as text, no tag of theirs
+    assert tags <= {"style", "div", "h5", "p", "b", "code", "span", "table", "thead", "tbody", "tr", "th", "td"}
     for source in sources:
         html = rendered(source)
         assert "<img" not in html and "<a " not in html, source
         assert ":red[" not in source and "$x$" not in source, source
-    seen = "\n".join(shown(source) for source in sources)
+    seen = "\n".join(shown(source) for source in sources) + html_seen
     for name in [*HOSTILE_NAMES.values(), "![f](http://host/f.png).onnx"]:
         assert name in seen, name
 
@@ -430,13 +436,15 @@ def test_the_step_shows_its_outputs_in_full_and_its_inputs_in_full_on_request():
     at.switch_page(PAGES["step"]).run()
     feeds = at.session_state["run_request"].make_feeds()  # what the app runs the sample on
     event = explorer.run(explorer.load(sample_path("tiny_mlp")), feeds).events[0]
-    tables = len(at.dataframe)
+    tables = len(value_tables(at))
     assert tables == sum(np.ndim(v) > 0 for v in event.outputs.values())  # only the outputs are tabled
+    [output] = event.outputs.values()
+    np.testing.assert_allclose(value_tables(at)[-1].to_numpy().astype(float), output.reshape(-1, output.shape[-1]), rtol=1e-5)
     for name in event.inputs:
-        assert f"**{name}**" in texts(at)  # the inputs' statistics all the same
+        assert f"<b>{name}</b>" in html_text(at)  # the inputs' statistics all the same
     at.toggle(key=state.W_STEP_INPUTS_IN_FULL).set_value(True).run()
     assert_clean(at)
-    assert len(at.dataframe) == tables + sum(np.ndim(v) > 0 for v in event.inputs.values())
+    assert len(value_tables(at)) == tables + sum(np.ndim(v) > 0 for v in event.inputs.values())
 
 
 def test_the_step_plots_its_values_on_request_and_keeps_the_choice_from_step_to_step():

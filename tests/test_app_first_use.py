@@ -8,14 +8,13 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from app_support import PAGES, start, texts, upload
+from app_support import PAGES, html_text, start, texts, upload
 from markdown_text import shown
 from onnx import TensorProto, helper, numpy_helper
 from streamlit.testing.v1 import AppTest
 
 import explorer
 from explorer.samples import sample_inputs
-from explorer.views.markup import md
 
 
 def choose(at: AppTest, sample: str) -> AppTest:
@@ -140,7 +139,7 @@ def test_unnamed_dynamic_axes_get_their_own_size_inputs():
     next(n for n in at.sidebar.number_input if n.label == "Size of `x` axis 2").set_value(576).run()
     assert at.session_state["run_request"].make_feeds()["x"].shape == (1, 2, 576)
     at.switch_page(PAGES["step"]).run()
-    assert "float32[1, 2, 576]" in texts(at) and not at.error
+    assert "float32[1, 2, 576]" in html_text(at) and not at.error
 
 
 def test_waiting_for_an_npz_says_what_is_missing():
@@ -188,7 +187,7 @@ def test_a_test_data_sets_input_files_run_the_model_it_ships_with():
     assert not at.exception and not at.error
     for name, value in expected.items():
         stats = f"min {value.min():.4g} · max {value.max():.4g} · mean {value.mean():.4g}"
-        assert f"**{md(name)}** · `float32{list(value.shape)}` · {stats}" in texts(at)
+        assert f"<b>{name}</b> · <code>float32{list(value.shape)}</code> · {stats}" in html_text(at)
     at.file_uploader(key="w_npz").set_value([("input_0.pb", b"not a tensor", "application/octet-stream")]).run()
     [error] = at.error
     assert "input_0.pb is not a serialized TensorProto for input 'X'" in shown(error.value)

@@ -9,12 +9,15 @@ import explorer
 from explorer.samples import sample_inputs, sample_path
 from explorer.ui import state
 from explorer.views import step_moves
+from explorer.views.cursor import breadcrumb_text
 
 
 def test_a_frame_shown_before_the_server_answers_is_what_the_server_shows_at_that_event():
     at = start("nested_loops")
     at.switch_page(PAGES["step"]).run()
     shown = stepper(at)
+    model = explorer.load(sample_path("nested_loops"))
+    trace = explorer.run(model, sample_inputs("nested_loops"))
     layout = diagram_args(at, state.W_STEP_DIAGRAM)["layout"]
     # the whole model is one drawing: the events just ahead and the targets of every move are all sent
     assert set(range(1, step_moves.AHEAD + 1)) <= set(shown["frames"]) and 72 in shown["frames"]
@@ -25,7 +28,8 @@ def test_a_frame_shown_before_the_server_answers_is_what_the_server_shows_at_tha
         assert args["layout"] == layout and args["step"] == index
         assert args["marks"] == frame["marks"] and args["focus"] == frame["focus"]
         assert stepper(at)["frames"][index] == frame
-        assert frame["text"] == f"Event {index} of 0–72"
+        where = breadcrumb_text(model, trace.events[index])  # the position line: event, where it ran, its time
+        assert frame["text"].startswith(f"Event {index} of 0–72 · {where} · ") and frame["text"].endswith(" ms")
 
 
 def test_only_events_drawn_on_the_same_layout_get_a_frame():

@@ -11,10 +11,10 @@ import streamlit as st
 from ..model import Model
 from ..trace import Trace
 from ..views import inspector as views_inspector
+from ..views import value_html
 from ..views.markup import md, md_code
 from ..views.plots import value_figure
-from ..views.styles import tinted
-from ..views.tables import short_text, value_grid, value_stats
+from ..views.tables import value_grid
 from . import state, widgets
 
 
@@ -45,26 +45,18 @@ def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
 
 
 def value_panel(name: str, value: Any, key: str, full: bool = True, plot: bool = True) -> None:
-    """A value's statistics, and when `full` the value as a table when small and (when `plot`) a plot; scalars
-    inline. `key` names its table and plot: a key kept for the next value updates them in place."""
-    stats = value_stats(value)
-    scalar = isinstance(value, np.ndarray) and value.ndim == 0
-    parts = [f"**{md(name)}**", md_code(stats["type"]) + (f" = {md_code(short_text(value))}" if scalar else "")]
-    if not scalar and stats["min"] is not None:
-        parts.append(f"min {stats['min']:.4g} · max {stats['max']:.4g} · mean {stats['mean']:.4g}")
-    if stats["NaN"] or stats["Inf"]:
-        parts.append(tinted(f"NaN {stats['NaN']} · Inf {stats['Inf']}", "bad"))
-    elif not scalar and (stats["dtype"] or "").startswith(("float", "bfloat", "complex")):
-        parts.append(tinted("NaN 0 · Inf 0", "quiet"))
-    st.markdown(" · ".join(parts))
-    if scalar or not full:
+    """A value's statistics, and when `full` the value as a table when small (views.value_html) and (when `plot`)
+    a plot; scalars inline. `key` names its plot: a key kept for the next value updates it in place."""
+    st.html(value_html.wrapped([value_html.value_block(name, value, full)]))
+    if full:
+        plot_panel(name, value, key, plot)
+
+
+def plot_panel(name: str, value: Any, key: str, plot: bool = True) -> None:
+    """A value's plot when `plot` and it is worth one (not a scalar, nor a table of a few cells in one row)."""
+    if not plot or (isinstance(value, np.ndarray) and value.ndim == 0):
         return
     grid = value_grid(value)
-    if grid is not None:
-        st.dataframe(pd.DataFrame(grid.cells, index=grid.rows, columns=grid.columns),
-                     key=state.keyed(state.K_VALUE_TABLE, key), height=min(38 + 35 * len(grid.rows), 250))
-        if value.ndim >= 2:
-            st.caption(grid.caption)
-    figure = value_figure(value, name) if plot else None
+    figure = value_figure(value, name)
     if figure is not None and (grid is None or len(grid.rows) > 1 or len(grid.columns) > 4):
         st.plotly_chart(figure, key=key, width="stretch")

@@ -81,12 +81,20 @@ def drawing_key(model: Model, trace: Trace, index: int, view: str) -> tuple[str,
 
 def frame(model: Model, trace: Trace, drawing: Drawing, index: int, selected: str | None,
           held: bool = False) -> dict[str, Any]:
-    """What the canvas shows at event `index` on `drawing`: marks, the box to follow, the position line and the
-    moves from there (the page's position line says more: where the event ran, its time)."""
+    """What the canvas shows at event `index` on `drawing`: marks, the box to follow, the position line (see
+    `position_text`) and the moves from there."""
     marks = trace_marks(model, drawing, TraceOverlay.from_trace(trace, index))
     return {"marks": marks.as_args(), "focus": drawing.box_for(trace.events[index].node),
-            "text": f"Event {index} of 0–{len(trace.events) - 1}",
+            "text": position_text(model, trace, index),
             "moves": [m.as_args() for m in moves_at(model, trace, index, selected, held)]}
+
+
+def position_text(model: Model, trace: Trace, index: int) -> str:
+    """Where the cursor stands: "Event i of 0–last", where the event ran (its node inside every enclosing
+    loop iteration and branch) and its time."""
+    event = trace.events[index]
+    return (f"Event {index} of 0–{len(trace.events) - 1} · {moves.breadcrumb_text(model, event)} · "
+            f"{event.seconds * 1e3:.3f} ms")
 
 
 def neighbours(trace: Trace, index: int, targets: Iterable[int | None]) -> list[int]:

@@ -121,6 +121,10 @@ SEQUENTIAL_SCALE = "Viridis"
 
 # Streamlit's colour directives for verdicts in the app's text: good, bad, unsure, and quiet (nothing to see).
 TONES: dict[str, str] = {"good": "green", "bad": "red", "unsure": "orange", "quiet": "gray"}
+# the same tones where the app writes HTML (Streamlit's red and gray), and the lines of its value tables
+TONE_HEX: dict[str, str] = {"good": "#21c354", "bad": "#ff4b4b", "unsure": "#ffa421", "quiet": "#808495"}
+TABLE_COLOURS: dict[str, str] = {"border": "rgba(128, 128, 128, .3)", "rule": "rgba(128, 128, 128, .15)",
+                                 "head": "#f8f9fa"}
 
 # Highlight drawn in the browser around the selected or searched element.
 SELECTION_COLOUR = "#1c7ed6"

@@ -6,9 +6,9 @@ import streamlit as st
 from explorer.model import Model
 from explorer.trace import Event, Trace
 from explorer.ui import diagram, jobs, learning, panels, state, url, work
-from explorer.views import cursor as moves
 from explorer.views import step_moves as steps
-from explorer.views.markup import md, md_code
+from explorer.views import value_html
+from explorer.views.markup import md
 
 WHOLE_MODEL_LIMIT = 150  # nodes: above this the diagram shows only the current node's surroundings by default
 
@@ -89,44 +89,42 @@ def draw(model: Model, trace: Trace, index: int, held: bool) -> None:
 
 @st.fragment
 def stepper() -> None:
-    """A step reruns only this: the canvas first (its marks leave before the rest; its moves and slider are its
-    own, and it has shown the step already when the move was to a frame it had), then the position line and the
-    values. Parts that come and go sit in fixed slots, so what follows them keeps its place from step to step:
-    the canvas, tables and toggles are then updated in place instead of being made anew."""
+    """A step reruns only this: the canvas first (its marks, position line, moves and slider leave before the
+    rest; it has shown the step already when the move was to a frame it had), then the values. Parts that come and go sit in fixed slots, so what follows them keeps its place from step to step:
+    the canvas and the values are then updated in place instead of being made anew."""
     model, trace = state.active_model(), state.current_trace()
     if model is None or trace is None or not trace.events:
         st.info("No recorded events: choose a model and inputs in the sidebar.")
         return
     index = state.cursor(trace)
-    event = trace.events[index]
-    quiz, position = st.container(), st.container()
+    quiz = st.container()
     left, right = st.columns([2, 1])
     with left:
         draw(model, trace, index, learning.holds(model, trace, index))
     with quiz:
         learning.branch_quiz(model, trace, index)  # learning mode: predict the branch before entering it
-    with position:
-        st.markdown(f"**Event {index}** of 0–{len(trace.events) - 1} · "
-                    f"{md_code(moves.breadcrumb_text(model, event))} · {event.seconds * 1e3:.3f} ms")
-        if event.summarized:
-            st.caption("Values past the trace memory budget are kept as summaries.")
     with right:
-        values_panel(event)
+        values_panel(trace.events[index])
     url.publish(model)  # a fragment rerun moves the cursor without running the whole app
 
 
 def values_panel(event: Event) -> None:
     """What the current node read and wrote: statistics of each value, tables of its outputs (and of its inputs
-    on request), plots on request (see `options`)."""
+    on request), as one HTML element the browser swaps at each step; plots on request (see `options`)."""
     inputs_in_full = bool(st.session_state.get(state.W_STEP_INPUTS_IN_FULL))
     plotted = bool(st.session_state.get(state.W_STEP_PLOTS))
+    parts = ['<p class="caption">Values past the trace memory budget are kept as summaries.</p>'
+             if event.summarized else ""]
     for title, values, side in (("Inputs", event.inputs, "in"), ("Outputs", event.outputs, "out")):
-        st.markdown(f"##### {title}")
-        if not values:
-            st.caption("none")
-        for position, (name, value) in enumerate(values.items()):
-            panels.value_panel(name, value, key=state.keyed(state.K_STEP_VALUE, side, position),
-                               full=side == "out" or inputs_in_full, plot=plotted)
+        full = side == "out" or inputs_in_full
+        for position, (name, value, html) in enumerate(value_html.section(title, values, full)):
+            parts.append(html)
+            if plotted and full and name:
+                st.html(value_html.wrapped(parts))
+                parts = []
+                panels.plot_panel(name, value, state.keyed(state.K_STEP_VALUE, side, position - 1))
+    if any(parts):
+        st.html(value_html.wrapped(parts))
 
 
 def output_check() -> None:

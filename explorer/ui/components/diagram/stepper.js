@@ -8,14 +8,14 @@ export function makeStepper(bar, show, tell) {
   const top = document.createElement("div"), bottom = document.createElement("div");
   top.className = bottom.className = "row";
   const buttons = document.createElement("span"), slider = document.createElement("input");
-  const position = document.createElement("span"), levels = document.createElement("span");
+  const position = document.createElement("div"), levels = document.createElement("span");
   slider.type = "range";
   slider.min = 0;
   slider.setAttribute("aria-label", "Event");
   position.className = "position";
   top.append(buttons, slider);
-  bottom.append(position, levels);
-  bar.append(top, bottom);
+  bottom.append(levels);
+  bar.append(top, position, bottom);
 
   function button([name, icon, label, help, target]) {
     const b = document.createElement("button");

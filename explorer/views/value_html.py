@@ -1,0 +1,99 @@
+"""What a step's node read and wrote as one static HTML block: each value's statistics line and, when asked, its
+table (NaN and Inf spelt out, the axes of rank >= 3 tables named, each cell's full precision in its tooltip).
+The Step page shows a step's values in one element, which the browser replaces at each step far faster than
+an interactive data grid per value."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from html import escape
+from typing import Any
+
+import numpy as np
+
+from .styles import TABLE_COLOURS, TONE_HEX
+from .tables import short_text, value_grid, value_stats
+
+_LINES = TABLE_COLOURS
+STYLE = f"""<style>
+.xv h5 {{ margin: 0.6rem 0 0.2rem; font-size: 1rem; }}
+.xv p {{ margin: 0.2rem 0; }}
+.xv .none, .xv .caption {{ color: {TONE_HEX["quiet"]}; font-size: 0.85rem; margin: 0.1rem 0 0.4rem; }}
+.xv code {{ font-size: 0.85em; }}
+.xv .grid {{ max-height: 250px; overflow: auto; border: 1px solid {_LINES["border"]}; border-radius: 0.4rem; }}
+.xv table {{ border-collapse: collapse; font-size: 0.8rem; font-variant-numeric: tabular-nums; }}
+.xv th, .xv td {{ padding: 0.1rem 0.5rem; border-bottom: 1px solid {_LINES["rule"]}; text-align: right;
+                 white-space: nowrap; }}
+.xv th {{ position: sticky; top: 0; background: {_LINES["head"]}; color: {TONE_HEX["quiet"]}; font-weight: normal; }}
+.xv tbody th {{ position: sticky; left: 0; }}
+</style>"""
+
+
+def _tinted(text: str, tone: str) -> str:
+    return f'<span style="color: {TONE_HEX[tone]}">{text}</span>'
+
+
+def stats_line(name: str, value: Any) -> str:
+    """The value's name, type (and a scalar's value), min/max/mean and its NaN/Inf counts, as HTML."""
+    stats = value_stats(value)
+    scalar = isinstance(value, np.ndarray) and value.ndim == 0
+    parts = [f"<b>{escape(name)}</b>",
+             f"<code>{escape(stats['type'])}</code>" + (f" = <code>{escape(short_text(value))}</code>" if scalar else "")]
+    if not scalar and stats["min"] is not None:
+        parts.append(f"min {stats['min']:.4g} · max {stats['max']:.4g} · mean {stats['mean']:.4g}")
+    if stats["NaN"] or stats["Inf"]:
+        parts.append(_tinted(f"NaN {stats['NaN']} · Inf {stats['Inf']}", "bad"))
+    elif not scalar and (stats["dtype"] or "").startswith(("float", "bfloat", "complex")):
+        parts.append(_tinted("NaN 0 · Inf 0", "quiet"))
+    return "<p>" + " · ".join(parts) + "</p>"
+
+
+def full_text(item: np.floating | np.complexfloating) -> str:
+    """A float at full precision: the shortest text that reads back as the same number of its type."""
+    return str(item)
+
+
+def _rounded(text: str, item: Any) -> bool:
+    """Whether a cell's text shows a finite float (or complex) number rounded."""
+    if not isinstance(item, (np.floating, np.complexfloating)) or not np.isfinite(item):
+        return False
+    return bool(type(item)(text) != item)  # read back in the value's own precision
+
+
+def value_table(value: Any) -> str:
+    """A small tensor as an HTML table under a caption naming its axes (rank >= 2); "" when it is no small
+    tensor or a scalar. A cell whose text is rounded has its full precision as its tooltip."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return ""
+    grid = value_grid(value)
+    if grid is None:
+        return ""
+    flat = value.reshape(len(grid.rows), len(grid.columns))
+    head = "".join(f"<th>{escape(c)}</th>" for c in grid.columns)
+    rows = []
+    for label, texts, items in zip(grid.rows, grid.cells, flat):
+        cells = []
+        for text, item in zip(texts, items):
+            tip = f' title="{escape(full_text(item))}"' if _rounded(text, item) else ""
+            cells.append(f"<td{tip}>{escape(text)}</td>")
+        rows.append(f"<tr><th>{escape(label)}</th>{''.join(cells)}</tr>")
+    table = (f'<div class="grid"><table><thead><tr><th></th>{head}</tr></thead>'
+             f"<tbody>{''.join(rows)}</tbody></table></div>")
+    caption = f'<p class="caption">{escape(grid.caption)}</p>' if value.ndim >= 2 else ""
+    return table + caption
+
+
+def value_block(name: str, value: Any, full: bool) -> str:
+    """A value's statistics line, and when `full` its table."""
+    return stats_line(name, value) + (value_table(value) if full else "")
+
+
+def section(title: str, values: dict[str, Any], full: bool) -> Iterable[tuple[str, Any, str]]:
+    """A heading then (name, value, HTML) per value: what the Step page shows of a node's inputs or outputs."""
+    yield "", None, f"<h5>{escape(title)}</h5>" + ("" if values else '<p class="none">none</p>')
+    for name, value in values.items():
+        yield name, value, value_block(name, value, full)
+
+
+def wrapped(parts: Iterable[str]) -> str:
+    """HTML parts as one styled block."""
+    return STYLE + '<div class="xv">' + "".join(parts) + "</div>"
