@@ -235,7 +235,8 @@ def put_off_run(model: Model) -> bool:
     """Whether this script run leaves the current run to the next one, once per run: a page showing a model of
     over PUT_OFF_NODES nodes puts its first run (a second of the server's time at 20,000 nodes) after its
     drawing, so that the browser gets the drawing without waiting, nor waits for the canvas's files. The next
-    rerun runs it (the canvas reports its drawing: see ui/diagram.py's `report`; or any click does)."""
+    rerun runs it (the canvas reports its drawing: see ui/diagram.py's `report`; or any click does), unless the
+    page's canvas went ahead of its drawing (`put_off_again`): then the rerun it asks for shows the drawing first."""
     key = run_key()
     if len(model.index.nodes) <= PUT_OFF_NODES or key is None or run_ready() or st.session_state.get(RUN_WAITED) == key:
         return False
