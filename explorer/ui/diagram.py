@@ -23,7 +23,7 @@ from ..views.heat import NodeValues
 from ..views.markup import md
 from ..views.render import GraphvizError, dot_available, render_svg
 from ..views.trace_marks import state_css
-from .state import K_FIRST_SHOWN, K_LAYOUT_SENT, keyed
+from .state import K_FIRST_SHOWN, K_FRAMES_SENT, K_LAYOUT_SENT, keyed
 
 _component = declare_component("explorer_diagram", path=str(Path(__file__).parent / "components" / "diagram"))
 HEIGHT = 640
@@ -94,6 +94,19 @@ def _sent_key(key: str) -> str:
     return keyed(K_LAYOUT_SENT, key)
 
 
+def _unsent_frames(key: str, stepper: dict[str, Any], fresh: bool) -> dict[int, Any]:
+    """The stepper's frames the canvas under `key` was not sent yet, and always the current one (the canvas
+    keeps those of the same `set`; a step sends only those that came into its window). All of them when the
+    canvas may be new (`fresh`: its layout was sent in this run) or the set is another."""
+    record = keyed(K_FRAMES_SENT, key)
+    name, sent = st.session_state.get(record) or (None, frozenset())
+    if fresh or name != stepper["set"]:
+        sent = frozenset()
+    frames = {i: frame for i, frame in stepper["frames"].items() if i not in sent or i == stepper["at"]}
+    st.session_state[record] = (stepper["set"], sent | frames.keys())
+    return frames
+
+
 def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]], None] | None = None,
          reveal: str | None = None, mark: bool = False, hits: Iterable[str] = (),
          values: NodeValues | None = None, height: int = HEIGHT, marks: dict[str, Any] | None = None,
@@ -104,8 +117,9 @@ def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]
     zoomed to (outlined when `mark`); `hits` are node paths to highlight; `values` adds its legend. `marks`
     (a trace position, see views.trace_marks.Marks.as_args) restyle the laid-out drawing in the browser:
     stepping to event `step` keeps the layout and the zoom, and pans only when the current node leaves the view.
-    `stepper` puts the step moves and slider on the canvas (`at`, `last` and `frames`: event -> its frame, see
-    views.step_moves.frame): a move to an event it has the frame of shows at once, then `on_step(event)`.
+    `stepper` puts the step moves and slider on the canvas (`at`, `last`, `frames`: event -> its frame, see
+    views.step_moves.frame, and `set`: a name for the frames, which stay valid while it is the same): a move to
+    an event it has the frame of shows at once, then `on_step(event)`; it is sent only the frames it lacks.
     `report`: the canvas tells the server (a rerun) when it has drawn the layout."""
     target = drawing.box_for(reveal) if reveal else None
     boxes = sorted({box for box in (drawing.box_for(p) for p in hits) if box is not None})
@@ -120,9 +134,11 @@ def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]
         elif value.get("go") is not None and on_step is not None:
             on_step(int(value["go"]))
 
+    layout = _layout_args(drawing, key)
     if stepper is not None:  # the number of the canvas's last message seen: a rerun for an older move is not shown
-        stepper = {**stepper, "answered": (st.session_state.get(key) or {}).get("n")}
-    _component(**_layout_args(drawing, key), focus=target, mark=mark, hits=boxes, legend=legend, height=height,
+        stepper = {**stepper, "answered": (st.session_state.get(key) or {}).get("n"),
+                   "frames": _unsent_frames(key, stepper, fresh=len(layout) > 1)}
+    _component(**layout, focus=target, mark=mark, hits=boxes, legend=legend, height=height,
                colours={"selected": styles.SELECTION_COLOUR, "hit": styles.NODE_STATES["match"]["color"],
                         "badge": styles.LABEL_TINTS["iteration"]},
                marks=marks, state_css=_STATE_CSS if marks else None, follow=marks is not None, step=step,

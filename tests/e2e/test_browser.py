@@ -97,6 +97,9 @@ def test_a_step_sends_the_canvas_only_its_marks_and_a_new_canvas_gets_the_drawin
     next_iteration(page)
     expect(current_outline(diagram(page), "enc/body/inner/body/parity")).to_have_css("stroke", "rgb(232, 89, 12)")
     assert received and not any(b"<svg" in frame for frame in received)  # the step: marks only
+    step = b"".join(f if isinstance(f, bytes) else f.encode() for f in received)
+    # and of the frames around event 5 only those the canvas lacks: 17 came into its window, 3 it has had
+    assert b"Event 17 of 0" in step and b"Event 5 of 0" in step and b"Event 3 of 0" not in step
     # a canvas made anew (here: reloaded) has lost the drawing: it asks for it and shows the step again
     page.frame_locator(DIAGRAM_FRAME).first.locator("body").evaluate("() => location.reload()")
     expect(current_outline(diagram(page), "enc/body/inner/body/parity")).to_have_css("stroke", "rgb(232, 89, 12)")

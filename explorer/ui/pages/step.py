@@ -30,13 +30,14 @@ def _clicked(kind: str, keys: tuple[str, ...]) -> None:
         state.set_cursor(next((e.index for e in runs if e.index > here), runs[0].index))
 
 
-def _known_frames(context: tuple) -> dict[int, dict]:
+def _known_frames(context: tuple) -> tuple[str, dict[int, dict]]:
     """The frames computed for earlier steps on the same layout, run, selected node and learner's answers (a
-    step computes only the frames that came into its window)."""
+    step computes only the frames that came into its window), and a name for them that changes when they do."""
     kept = st.session_state.get(state.STEP_FRAMES)
     if kept is None or kept[0] != context or len(kept[1]) > 500:
-        kept = st.session_state[state.STEP_FRAMES] = (context, {})
-    return kept[1]
+        generation = kept[2] + 1 if kept is not None else 0
+        kept = st.session_state[state.STEP_FRAMES] = (context, {}, generation)
+    return str(kept[2]), kept[1]
 
 
 def default_view(model: Model) -> str:
@@ -72,7 +73,7 @@ def draw(model: Model, trace: Trace, index: int, held: bool) -> None:
     drawing = diagram.drawing(model, key, focus=focus or None, edge_labels=None,
                               reveal=[p for p in (trace.events[index].node, error) if p])
     selected = state.selected_node()
-    known = _known_frames((state.run_key(), key, selected, learning.fingerprint()))
+    name, known = _known_frames((state.run_key(), key, selected, learning.fingerprint()))
     if index not in known:
         known[index] = steps.frame(model, trace, drawing, index, selected, held)
     here = known[index]
@@ -84,7 +85,7 @@ def draw(model: Model, trace: Trace, index: int, held: bool) -> None:
             frames[other] = known[other]
     diagram.show(drawing, key=state.W_STEP_DIAGRAM, on_click=_clicked, reveal=trace.events[index].node,
                  marks=here["marks"], step=index, on_step=_go,
-                 stepper={"at": index, "last": len(trace.events) - 1, "frames": frames})
+                 stepper={"at": index, "last": len(trace.events) - 1, "frames": frames, "set": name})
 
 
 @st.fragment

@@ -69,11 +69,13 @@ export function makeStepper(bar, show, tell) {
     if (b && !b.disabled) { event.preventDefault(); go(Number(b.dataset.go)); }
   });
 
-  // The server's args.stepper: {at, last, frames, answered: the number of the last message it has seen}.
+  // The server's args.stepper: {at, last, frames, set, answered: the number of the last message it has seen}. It
+  // sends only the frames this canvas lacks: those of the same set are kept.
   // Returns the event to show and its frame: the server's, or (while it has not seen the last move) the one shown.
   function update(stepper) {
     const stale = asked !== null && (stepper.answered ?? -1) < asked.n;
-    data = stale ? { ...stepper, frames: { ...data.frames, ...stepper.frames } } : stepper;
+    const kept = data && (stale || data.set === stepper.set) ? data.frames : {};
+    data = { ...stepper, frames: { ...kept, ...stepper.frames } };
     if (!stale) asked = null;
     shown = stale ? shown : stepper.at;
     slider.max = stepper.last;
