@@ -2,6 +2,7 @@
 // when the server has no `dot`) under @panzoom/panzoom, with zoom buttons, a minimap and a legend floating in its
 // corners, highlighted search hits, and zoom-to-node for the selected or current node. Speaks Streamlit's
 // component protocol.
+import { showLegend } from "./legend.js";
 import { makeStepper } from "./stepper.js";
 
 const stage = document.getElementById("stage");
@@ -129,24 +130,6 @@ function visible(id) {  // whether an element lies wholly inside the stage at th
   return r.left >= s.left && r.right <= s.right && r.top >= s.top && r.bottom <= s.bottom;
 }
 
-function showLegend() {
-  const items = (args.legend && args.legend.items) || [];
-  legend.style.display = items.length ? "block" : "none";
-  legend.replaceChildren();
-  if (!items.length) return;
-  const title = document.createElement("div");
-  title.textContent = args.legend.title;
-  title.style.fontWeight = "bold";
-  legend.append(title);
-  for (const [colour, text] of items) {
-    const row = document.createElement("div"), chip = document.createElement("span");
-    chip.className = "chip";
-    chip.style.background = colour;
-    row.append(chip, document.createTextNode(text));
-    legend.append(row);
-  }
-}
-
 function remember(name, svg) {
   svgCache.delete(name);
   svgCache.set(name, svg);
@@ -249,7 +232,7 @@ async function draw() {
   }
   mark();
   applyMarks();
-  showLegend();
+  showLegend(legend, args.legend);
   afterChange();
   fitHeight();
   markDrawn();
