@@ -16,7 +16,8 @@ from google.protobuf.message import DecodeError
 from .collector import collector_paused
 from .errors import ModelError
 from .external_data import load_external_data
-from .graph import GraphIndex, GraphRef, NodeRef, subgraph_attributes
+from .graph import GraphRef, NodeRef, subgraph_attributes
+from .graph_index import GraphIndex
 from .model_guards import check_domains, check_sparse, inference_too_costly, survey
 from .model_inference import check_and_infer, model_bytes
 from .typing_rules import violations

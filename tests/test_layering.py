@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "explorer"
 # below the executor and the views; it reads only `graph` and `errors` (test_spec_is_below_executor_and_views).
 LAYERS = {
     "errors": 0, "collector": 0, "limits": 0, "values": 0, "judge": 0, "judge_job": 0, "judge_worker": 0, "archive": 0,
-    "graph": 1, "spec": 1, "function_bodies": 1, "model": 1, "model_guards": 1, "model_inference": 1,
+    "graph": 1, "graph_index": 1, "spec": 1, "function_bodies": 1, "model": 1, "model_guards": 1, "model_inference": 1,
     "external_data": 1, "typing_rules": 1, "type_constraints": 1, "feeds": 1, "inputs": 1, "samples": 1,
     "trace": 2, "trace_file": 2,
     "executor": 3, "compare": 3,

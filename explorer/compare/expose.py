@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ..graph import FUNCTION_BODY, GraphIndex
+from ..graph_index import FUNCTION_BODY, GraphIndex
 from ..model import Model
 from .recording import Key, Produced
 

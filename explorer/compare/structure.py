@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from ..graph import GraphIndex
+from ..graph_index import GraphIndex
 from ..model import Model
 
 Token = tuple

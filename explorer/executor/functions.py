@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedOperatorError
-from ..graph import FUNCTION_BODY
+from ..graph_index import FUNCTION_BODY
 from .ops.base import Call, SpecialKernel
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ import onnx
 from onnx import numpy_helper
 
 from ..errors import ExecutionError, ModelError
-from ..graph import GraphIndex, GraphRef, NodeRef, free_names, node_ids
+from ..graph import GraphRef, NodeRef, free_names, node_ids
+from ..graph_index import GraphIndex
 from .guards import guard_for
 from .kernels import build_kernel
 from .ops.base import OpNode

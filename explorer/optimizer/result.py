@@ -8,7 +8,7 @@ from typing import Any
 
 import onnx
 
-from ..graph import GraphIndex
+from ..graph_index import GraphIndex
 from .pattern import Pattern
 from .record import RewriteStep
 

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 import onnx
 
-from ..graph import GraphIndex, subgraph_attributes
+from ..graph import subgraph_attributes
+from ..graph_index import GraphIndex
 from ..model_inference import model_bytes
 
 SIZE_MARGIN = 0.10  # of the original model's bytes

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from weakref import WeakKeyDictionary
 
-from ..graph import Definition, GraphRef
+from ..graph import GraphRef
+from ..graph_index import Definition
 from ..model import Model
 from .grouping import Scope, ScopeTree
 from .labels import type_text
