@@ -187,7 +187,7 @@ def test_a_test_data_sets_input_files_run_the_model_it_ships_with():
     assert not at.exception and not at.error
     for name, value in expected.items():
         stats = f"min {value.min():.4g} · max {value.max():.4g} · mean {value.mean():.4g}"
-        assert f"<b>{name}</b> · <code>float32{list(value.shape)}</code> · {stats}" in html_text(at)
+        assert f'<b>{name}</b> · <code>float32{list(value.shape)}</code> · <span class="part">{stats}</span>' in html_text(at)
     at.file_uploader(key="w_npz").set_value([("input_0.pb", b"not a tensor", "application/octet-stream")]).run()
     [error] = at.error
     assert "input_0.pb is not a serialized TensorProto for input 'X'" in shown(error.value)

@@ -25,11 +25,12 @@ STYLE = f"""<style>
                  white-space: nowrap; }}
 .xv th {{ position: sticky; top: 0; background: {_LINES["head"]}; color: {TONE_HEX["quiet"]}; font-weight: normal; }}
 .xv tbody th {{ position: sticky; left: 0; }}
+.xv .part {{ white-space: nowrap; }}
 </style>"""
 
 
 def _tinted(text: str, tone: str) -> str:
-    return f'<span style="color: {TONE_HEX[tone]}">{text}</span>'
+    return f'<span class="part" style="color: {TONE_HEX[tone]}">{text}</span>'
 
 
 def stats_line(name: str, value: Any) -> str:
@@ -39,7 +40,7 @@ def stats_line(name: str, value: Any) -> str:
     parts = [f"<b>{escape(name)}</b>",
              f"<code>{escape(stats['type'])}</code>" + (f" = <code>{escape(short_text(value))}</code>" if scalar else "")]
     if not scalar and stats["min"] is not None:
-        parts.append(f"min {stats['min']:.4g} · max {stats['max']:.4g} · mean {stats['mean']:.4g}")
+        parts.append(f'<span class="part">min {stats["min"]:.4g} · max {stats["max"]:.4g} · mean {stats["mean"]:.4g}</span>')
     if stats["NaN"] or stats["Inf"]:
         parts.append(_tinted(f"NaN {stats['NaN']} · Inf {stats['Inf']}", "bad"))
     elif not scalar and (stats["dtype"] or "").startswith(("float", "bfloat", "complex")):
