@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
+from .cell_gates import CellLayout, gather_gates
 from .values import has_nonfinite
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ class Trace:
         self.recorded_bytes: int = 0
         self.budget_exceeded_at: int | None = None  # index of the first event whose values are summaries
         self.error: RunError | None = None  # set when the run failed; the trace is then partial
+        self.cells: dict[str, CellLayout] = {}  # recurrent cells written as loops, scans or unrolled, by path
         self._by_node: dict[str, list[int]] | None = None
         self._by_node_len = -1
 
@@ -168,8 +170,13 @@ class Trace:
         return event.info["branch"]
 
     def gates(self, node_path: str, iteration: tuple[int, ...] = ()) -> dict[str, np.ndarray]:
-        """Gate activations of a GRU/LSTM/RNN execution: arrays [seq_length, num_directions, batch, hidden],
-        plus `mask` [seq_length, num_directions, batch] marking valid steps."""
+        """Gate activations of a GRU/LSTM/RNN execution, or of a recurrent cell written as a loop, a scan or an
+        unrolled graph (`node_path`: the cell's path, see `explorer.recurrent_cells`): arrays
+        [seq_length, num_directions, batch, hidden], plus `mask` [seq_length, num_directions, batch] marking
+        valid steps."""
+        layout = self.cells.get(node_path)
+        if layout is not None:
+            return gather_gates(self, layout, tuple(iteration))
         event = self.event(node_path, iteration)
         if "gates" not in event.info:
             raise KeyError(f"node {node_path!r} ({event.op_type}) records no gates")

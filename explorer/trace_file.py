@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .archive import check_declared_sizes, open_zip, read_npy
+from .cell_gates import CellLayout
 from .errors import TraceFileError
 from .limits import Limits
 from .trace import FORMAT_VERSION, Event, Iteration, RunError, Trace
@@ -45,6 +46,7 @@ def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
             [it.node, list(it.index), codec.encode(it.inputs), codec.encode(it.outputs), codec.encode(it.info)]
             for it in trace.iteration_records
         ],
+        "cells": {path: layout.to_dict() for path, layout in trace.cells.items()},
     }
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
         zf.writestr("meta.json", json.dumps(meta))
@@ -104,6 +106,7 @@ def _build(meta: dict[str, Any], dec: _Decoder) -> Trace:
         Iteration(str(node), tuple(int(k) for k in idx), dec.decode(ins), dec.decode(outs), dec.decode(info))
         for node, idx, ins, outs, info in meta["iterations"]
     ]
+    trace.cells = {str(path): CellLayout.from_dict(layout) for path, layout in meta.get("cells", {}).items()}
     return trace
 
 

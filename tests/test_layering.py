@@ -16,7 +16,7 @@ LAYERS = {
     "errors": 0, "collector": 0, "limits": 0, "values": 0, "judge": 0, "judge_job": 0, "judge_worker": 0, "archive": 0,
     "graph": 1, "graph_index": 1, "spec": 1, "function_bodies": 1, "model": 1, "model_guards": 1, "model_inference": 1,
     "external_data": 1, "typing_rules": 1, "type_constraints": 1, "feeds": 1, "inputs": 1, "samples": 1,
-    "trace": 2, "trace_file": 2,
+    "trace": 2, "trace_file": 2, "cell_gates": 2, "cells": 2,
     "executor": 3, "compare": 3,
     "optimizer": 4, "rnn_report": 4,
     "views": 5,

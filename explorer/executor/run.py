@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from ..cells import recurrent_cells
 from ..collector import collector_paused
 from ..errors import ExecutionError
 from ..feeds import validate_feeds
@@ -38,6 +39,7 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
     limits = limits or Limits()
     feeds = model.example_inputs() if feeds is None else validate_feeds(model, feeds)
     trace = Trace(model_source=model.source, model_sha256=model.sha256, feeds=feeds)
+    trace.cells = {cell.path: cell.layout for cell in recurrent_cells(model) if cell.layout is not None}
     start = time.perf_counter()
     try:
         # NaN/Inf are recorded as data (trace.first_nonfinite), not warned; BLAS on one thread (executor/blas.py)

@@ -1,0 +1,150 @@
+"""Where the gates of a recurrent cell that an exporter wrote as a loop, a scan or an unrolled graph lie in a
+recorded run, and how they are gathered into the arrays `Trace.gates` gives for the GRU/LSTM/RNN operators:
+gate -> [seq, num_directions, batch, hidden], time first, plus `mask` [seq, num_directions, batch].
+
+A loop-form direction names the Loop or Scan node whose iterations are its time steps and, per gate, the body
+node and value holding it at each step; an unrolled direction names them step by step. Steps where a mask keeps
+the state (Keras's masking) are NaN in every series and False in `mask`, as steps past `sequence_lens` are for
+the operators."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .trace import Event, Trace
+
+
+@dataclass(frozen=True)
+class Source:
+    """One value a step writes: the node's path and the value's name."""
+
+    node: str
+    value: str
+
+
+@dataclass(frozen=True)
+class DirectionSteps:
+    """One direction of a cell: its series per step. `loop`: the Loop/Scan whose iterations are the steps, with
+    `series` naming the body value of each gate; else (`loop` None) `steps` lists the series of each step in
+    processing order. `reverse`: step t reads position seq-1-t of the input."""
+
+    loop: str | None
+    reverse: bool
+    series: Mapping[str, Source]
+    steps: tuple[Mapping[str, Source], ...] = ()
+    mask: Source | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        def pairs(series: Mapping[str, Source]) -> dict[str, list[str]]:
+            return {k: [s.node, s.value] for k, s in series.items()}
+
+        return {"loop": self.loop, "reverse": self.reverse, "series": pairs(self.series),
+                "steps": [pairs(s) for s in self.steps],
+                "mask": None if self.mask is None else [self.mask.node, self.mask.value]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DirectionSteps:
+        def series(raw: Mapping[str, Sequence[str]]) -> dict[str, Source]:
+            return {str(k): Source(str(v[0]), str(v[1])) for k, v in raw.items()}
+
+        mask = data.get("mask")
+        return cls(data.get("loop"), bool(data.get("reverse")), series(data.get("series", {})),
+                   tuple(series(s) for s in data.get("steps", [])),
+                   None if not mask else Source(str(mask[0]), str(mask[1])))
+
+
+@dataclass(frozen=True)
+class CellLayout:
+    """How to gather one cell's gates from a trace: its kind (GRU, LSTM, RNN, recurrence), form (loop, scan,
+    unrolled) and directions (forward first)."""
+
+    kind: str
+    form: str
+    directions: tuple[DirectionSteps, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "form": self.form, "directions": [d.to_dict() for d in self.directions]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CellLayout:
+        return cls(str(data["kind"]), str(data["form"]),
+                   tuple(DirectionSteps.from_dict(d) for d in data.get("directions", [])))
+
+
+def gather_gates(trace: Trace, layout: CellLayout, iteration: tuple[int, ...] = ()) -> dict[str, np.ndarray]:
+    """The cell's series at one execution (`iteration`: where its loops ran), as `Trace.gates` gives them.
+    KeyError when the run did not reach the cell or its values were kept as summaries only."""
+    per_direction = [_direction(trace, d, iteration) for d in layout.directions]
+    names = [name for name in per_direction[0][0] if all(name in s for s, _ in per_direction)]
+    lengths = {next(iter(s.values())).shape[:2] for s, _ in per_direction if s}
+    if len(lengths) != 1:
+        raise KeyError("the directions of this cell ran different numbers of steps or batch items")
+    mask = np.stack([m for _, m in per_direction], axis=1)
+    out: dict[str, np.ndarray] = {}
+    for name in names:
+        stacked = np.stack([s[name] for s, _ in per_direction], axis=1)
+        if not mask.all() and np.issubdtype(stacked.dtype, np.floating):
+            stacked = np.where(mask[..., None], stacked, np.nan)
+        out[name] = stacked
+    out["mask"] = mask
+    return out
+
+
+def _direction(trace: Trace, steps: DirectionSteps,
+               iteration: tuple[int, ...]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """One direction's series [seq, batch, units] in input-position order, and its mask [seq, batch]."""
+    wanted = dict(steps.series)
+    if steps.mask is not None:
+        wanted["mask"] = steps.mask
+    values: dict[str, list[Any]] = {name: [] for name in wanted}
+    if steps.loop is not None:
+        loop = trace.event(steps.loop, iteration)
+        depth = len(iteration) + 1
+        where = {(s.node, s.value): name for name, s in wanted.items()}
+        by_node = {s.node for s in wanted.values()}
+        for event in trace.children(loop):
+            if event.node in by_node and len(event.iteration) == depth:
+                _collect(event, where, values)
+    else:
+        for step in steps.steps:
+            for name, source in step.items():
+                if name in values:
+                    values[name].append(trace.event(source.node, iteration).outputs.get(source.value))
+            if steps.mask is not None:
+                values["mask"].append(trace.event(steps.mask.node, iteration).outputs.get(steps.mask.value))
+    series = {name: _stack(name, v) for name, v in values.items() if name != "mask"}
+    if not series or not all(len(v) for v in values.values()):
+        raise KeyError(f"the run holds no steps of this cell{f' at iteration {iteration}' if iteration else ''}")
+    seq, batch = next(iter(series.values())).shape[:2]
+    mask: np.ndarray = np.ones((seq, batch), bool)
+    if steps.mask is not None:
+        raw = _stack("mask", values["mask"])
+        if raw.shape[:2] == (seq, batch):
+            mask = np.asarray(raw.astype(bool).any(axis=2))
+    if steps.reverse:
+        series = {name: v[::-1] for name, v in series.items()}
+        mask = mask[::-1]
+    return series, np.ascontiguousarray(mask)
+
+
+def _collect(event: Event, where: Mapping[tuple[str, str], str], values: dict[str, list[Any]]) -> None:
+    for value_name, value in event.outputs.items():
+        name = where.get((event.node, value_name))
+        if name is not None:
+            values[name].append(value)
+
+
+def _stack(name: str, values: list[Any]) -> np.ndarray:
+    """Per-step values as [seq, batch, units]: a value of rank >= 2 is [batch, ...], a vector one batch item."""
+    rows = []
+    for value in values:
+        if not isinstance(value, np.ndarray):
+            raise KeyError(f"series {name!r} was kept as a summary only (the trace memory budget was spent)")
+        rows.append(value.reshape(1, -1) if value.ndim < 2 else value.reshape(value.shape[0], -1))
+    if len({r.shape for r in rows}) != 1:
+        raise KeyError(f"series {name!r} changes shape from step to step")
+    return np.stack(rows)

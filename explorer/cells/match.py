@@ -1,0 +1,176 @@
+"""Which cell updates a carried state, read from the dataflow alone (names play no part):
+- LSTM: C' = f (.) C + i (.) g and H' = o (.) act(C');
+- GRU: H' = (1 - z) (.) h~ + z (.) H in any of its spellings, h~ = act(x.W + r (.) (H.R + b)) (reset after the
+  recurrent product, PyTorch and Keras reset_after=True) or act(x.W + (r (.) H).R + b) (reset before it);
+- RNN: H' = act(x.W + H.R + b);
+- a state updated through a learned product of itself that is none of these: a "recurrence".
+A mask that keeps the state at some steps (Where(mask, H', H)) is looked through and noted."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .dataflow import ACTIVATION_OPS, PRODUCT_OPS, SIGMOID_OPS, GraphDataflow, Poly
+
+
+@dataclass
+class Match:
+    """What updates one carried state (two for an LSTM): series letter -> value name in the graph."""
+
+    kind: str
+    series: dict[str, str]
+    states: tuple[str, ...]  # the state inputs the cell consumes (H, and C for an LSTM)
+    reset_after: bool | None = None
+    gate_activation: str = "Sigmoid"
+    activation: str = "Tanh"
+    mask: str | None = None  # the condition under which the state takes its new value
+    products: list[str] = field(default_factory=list)  # the nodes' paths of the learned products of the state
+
+
+def unmask(flow: GraphDataflow, new: str, old: str) -> tuple[str, str | None]:
+    """`new` with a Where(mask, updated, old) looked through: (updated, mask), else (new, None)."""
+    name = flow.strip(new)
+    node = flow.producer.get(name)
+    if node is not None and node.op_type == "Where" and len(node.proto.input) == 3:
+        cond, a, b = node.proto.input
+        if flow.strip(b) == old:
+            return a, cond
+    return new, None
+
+
+def _is(flow: GraphDataflow, value: str, ops: frozenset[str] | set[str]) -> bool:
+    node = flow.activation_node(value)
+    return node is not None and node.op_type in ops
+
+
+def _act(flow: GraphDataflow, value: str) -> str:
+    node = flow.activation_node(value)
+    return node.op_type if node is not None else ""
+
+
+def _products_of(flow: GraphDataflow, value: str, state: str) -> list[str]:
+    """The learned products that read `state` (through views and elementwise ops) on the way to `value`."""
+    found = []
+    for name in flow.cone(value):
+        node = flow.producer.get(name)
+        if node is not None and node.op_type in PRODUCT_OPS and node.proto.input and \
+                state in flow.cone(node.proto.input[0]):
+            found.append(node.path)
+    return sorted(set(found))
+
+
+def match_lstm(flow: GraphDataflow, h_in: str, h_out: str, c_in: str, c_out: str) -> Match | None:
+    c_new, c_mask = unmask(flow, c_out, c_in)
+    h_new, h_mask = unmask(flow, h_out, h_in)
+    pc = flow.expand(c_new)
+    if len(pc) != 2 or any(c != 1.0 or len(t) != 2 for t, c in pc.items()):
+        return None
+    with_c = [t for t in pc if c_in in t]
+    if len(with_c) != 1:
+        return None
+    f = next(a for a in with_c[0] if a != c_in) if with_c[0].count(c_in) == 1 else None
+    other = next(t for t in pc if t is not with_c[0])
+    if f is None or c_in in other:
+        return None
+    i, g = other if _is(flow, other[0], SIGMOID_OPS) and not _is(flow, other[1], SIGMOID_OPS) else other[::-1]
+    ph = flow.expand(h_new)
+    if len(ph) != 1:
+        return None
+    (term, coefficient), = ph.items()
+    if coefficient != 1.0 or len(term) != 2:
+        return None
+    c_key = flow.strip(c_new)
+    o = next((a for a, b in (term, term[::-1]) if _applied_to(flow, b, c_key)), None)
+    if o is None or not all(_is(flow, v, SIGMOID_OPS) for v in (f, i, o)) or not _is(flow, g, ACTIVATION_OPS):
+        return None
+    if h_in not in flow.cone(i) and h_in not in flow.cone(g):
+        return None  # the gates must read the state: else it is not recurrent
+    series = {"i": i, "o": o, "f": f, "c": g, "C": c_out, "H": h_out}
+    return Match("LSTM", series, (h_in, c_in), None, _act(flow, i), _act(flow, g), h_mask or c_mask,
+                 _products_of(flow, i, h_in))
+
+
+def _applied_to(flow: GraphDataflow, value: str, target: str) -> bool:
+    """Whether `value` is an activation applied to `target` (looked through views)."""
+    node = flow.activation_node(value)
+    return node is not None and node.op_type in ACTIVATION_OPS and bool(node.proto.input) and \
+        flow.strip(node.proto.input[0]) == target
+
+
+def match_gru(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
+    h_new, mask = unmask(flow, h_out, h_in)
+    p = flow.expand(h_new)
+    z, n = _interpolation(p, h_in)
+    if z is None or n is None or not _is(flow, z, SIGMOID_OPS):
+        return None
+    candidate = flow.activation_node(n)
+    if candidate is None or candidate.op_type not in ACTIVATION_OPS or not candidate.proto.input:
+        return None
+    pre = candidate.proto.input[0]
+    r, reset_after = _reset_gate(flow, pre, h_in, z)
+    if r is None:
+        return None
+    series = {"z": z, "r": r, "h": n, "H": h_out}
+    return Match("GRU", series, (h_in,), reset_after, _act(flow, z), candidate.op_type, mask,
+                 _products_of(flow, h_new, h_in))
+
+
+def _interpolation(p: Poly, h_in: str) -> tuple[str | None, str | None]:
+    """(z, n) when p = z*h_in + n - z*n, the GRU's (1 - z) n + z h."""
+    if len(p) != 3:
+        return None, None
+    with_h = [t for t in p if h_in in t]
+    if len(with_h) != 1 or len(with_h[0]) != 2 or p[with_h[0]] != 1.0 or with_h[0].count(h_in) != 1:
+        return None, None
+    z = next(a for a in with_h[0] if a != h_in)
+    singles = [t for t in p if len(t) == 1 and t != (h_in,)]
+    if len(singles) != 1 or p[singles[0]] != 1.0:
+        return None, None
+    n = singles[0][0]
+    pair = tuple(sorted((n, z)))
+    return (z, n) if p.get(pair) == -1.0 else (None, None)
+
+
+def _reset_gate(flow: GraphDataflow, pre: str, h_in: str, z: str) -> tuple[str | None, bool | None]:
+    """The reset gate inside the candidate's pre-activation, and whether it is applied after the recurrent
+    product (r (.) (H.R + b)) rather than to the state before it ((r (.) H).R)."""
+    for term in flow.expand(pre):
+        if len(term) == 2:
+            for r, rest in (term, term[::-1]):
+                if r != z and _is(flow, r, SIGMOID_OPS) and not _is(flow, rest, SIGMOID_OPS) and h_in in flow.cone(rest):
+                    return r, True
+    for name in flow.cone(pre):
+        node = flow.producer.get(name)
+        if node is None or node.op_type != "Mul" or len(node.proto.input) != 2:
+            continue
+        a, b = (flow.strip(i) for i in node.proto.input)
+        for r, state in ((a, b), (b, a)):
+            if state == h_in and r != z and _is(flow, r, SIGMOID_OPS):
+                return r, False
+    return None, None
+
+
+def match_rnn(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
+    h_new, mask = unmask(flow, h_out, h_in)
+    node = flow.producer.get(flow.strip(h_new))
+    if node is None or node.op_type not in ACTIVATION_OPS or not node.proto.input:
+        return None
+    pre = node.proto.input[0]
+    products = _products_of(flow, pre, h_in)
+    if not products or not any(h_in in flow.cone(t[0]) for t in flow.expand(pre) if len(t) == 1):
+        return None
+    return Match("RNN", {"a": pre, "H": h_out}, (h_in,), None, "", node.op_type, mask, products)
+
+
+def match_recurrence(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
+    """A state updated through a learned product of itself (a cell explorer does not know by name)."""
+    h_new, mask = unmask(flow, h_out, h_in)
+    products = _products_of(flow, h_new, h_in)
+    if not products:
+        return None
+    return Match("recurrence", {"H": h_out}, (h_in,), None, "", "", mask, products)
+
+
+def match_state(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
+    """The cell updating one carried state (GRU, RNN, recurrence), None when none does."""
+    return match_gru(flow, h_in, h_out) or match_rnn(flow, h_in, h_out) or match_recurrence(flow, h_in, h_out)
+

@@ -1,0 +1,135 @@
+"""Recurrent cells written as loops and scans: found by their dataflow, their gates gathered per time step as
+`Trace.gates` gives them for the operators, judged by Keras's equations in float64 NumPy (tests/cell_models.py)
+and by onnxruntime's outputs; loops that are not cells are not called cells."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from cell_models import keras_loop, keras_reference
+from onnx import TensorProto, helper
+
+import explorer
+from explorer.cells import recurrent_cells
+
+TORCH_EXPORTS = Path(__file__).parent / "models" / "torch_exports"
+
+CASES = [(kind, opts) for kind in ("GRU", "LSTM", "RNN") for opts in (
+    {}, {"reset_after": False}, {"masked": True}, {"go_backwards": True}, {"scan": True},
+    {"scan": True, "masked": True}, {"hard_sigmoid": True}) if kind == "GRU" or "reset_after" not in opts]
+
+
+def _feeds(masked: bool) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    x = np.random.default_rng(1).standard_normal((2, 5, 3)).astype(np.float32)
+    if not masked:
+        return {"X": x}, None
+    mask = np.ones((2, 5), bool)
+    mask[1, 3:] = False  # padding at the end
+    mask[0, 1] = False  # and a step skipped inside the sequence
+    return {"X": x, "M": mask}, mask
+
+
+@pytest.mark.parametrize("kind,opts", CASES, ids=lambda v: v if isinstance(v, str) else "-".join(v) or "plain")
+def test_loop_cell_gates_follow_keras_equations(kind, opts):
+    proto, weights = keras_loop(kind, **opts)
+    feeds, mask = _feeds(opts.get("masked", False))
+    model = explorer.load(proto)
+    cells = recurrent_cells(model)
+    assert [(c.kind, c.form) for c in cells] == [(kind, "scan" if opts.get("scan") else "loop")]
+    cell = cells[0]
+    assert cell.path == ("rnn_scan" if opts.get("scan") else "while_loop")
+    assert cell.hidden_size == 4 and cell.num_directions == 1 and cell.framework == "Keras"
+    assert cell.masked == bool(opts.get("masked"))
+    if kind == "GRU":
+        assert cell.reset_after == opts.get("reset_after", True)
+    if kind != "RNN":
+        assert cell.gate_activation == ("HardSigmoid" if opts.get("hard_sigmoid") else "Sigmoid")
+        assert cell.weights[0].order == {"GRU": ("z", "r", "h"), "LSTM": ("i", "f", "c", "o")}[kind]
+    trace = explorer.run(model, feeds)
+    (expected_y,) = ort.InferenceSession(proto.SerializeToString()).run(None, feeds)
+    np.testing.assert_allclose(trace.outputs["Y"], expected_y, atol=1e-5)
+    gates = trace.gates(cell.path)
+    reference = keras_reference(kind, weights, feeds["X"], mask, reset_after=opts.get("reset_after", True),
+                                go_backwards=opts.get("go_backwards", False),
+                                hard_sigmoid=opts.get("hard_sigmoid", False))
+    assert set(gates) == set(reference) | {"mask"}
+    for name, expected in reference.items():
+        assert gates[name].shape == (5, 1, 2, 4), name
+        np.testing.assert_array_equal(np.isnan(gates[name][:, 0]), np.isnan(expected), err_msg=name)
+        np.testing.assert_allclose(gates[name][:, 0], expected, atol=1e-5, err_msg=name)
+    expected_mask = np.ones((5, 2), bool) if mask is None else mask.T
+    np.testing.assert_array_equal(gates["mask"][:, 0], expected_mask)
+
+
+def test_cell_layout_survives_save_and_load(tmp_path):
+    proto, _ = keras_loop("LSTM", masked=True)
+    feeds, _ = _feeds(True)
+    trace = explorer.run(explorer.load(proto), feeds)
+    trace.save(tmp_path / "trace.npz")
+    loaded = explorer.Trace.load(tmp_path / "trace.npz")
+    assert loaded.cells == trace.cells
+    for name, values in trace.gates("while_loop").items():
+        np.testing.assert_array_equal(loaded.gates("while_loop")[name], values)
+
+
+def test_planted_gate_order_is_read_from_the_graph():
+    proto, _ = keras_loop("GRU", order="rzh")
+    cell = recurrent_cells(explorer.load(proto))[0]
+    assert cell.kind == "GRU" and cell.weights[0].order == ("r", "z", "h")
+
+
+def test_elman_loop_of_a_torchscript_export():
+    model = explorer.load(TORCH_EXPORTS / "ts_time_loop.onnx")
+    (cell,) = recurrent_cells(model)
+    assert (cell.path, cell.kind, cell.form, cell.hidden_size, cell.framework) == ("/Loop", "RNN", "loop", 16,
+                                                                                  "PyTorch")
+    x = np.random.default_rng(0).standard_normal((2, 5, 3, 4)).astype(np.float32)
+    trace = explorer.run(model, {"x": x})
+    gates = trace.gates("/Loop")
+    weights = {t.name: onnx.numpy_helper.to_array(t) for t in model.proto.graph.initializer}
+    h = np.zeros((2, 16))
+    for t in range(5):
+        a = x[:, t].reshape(2, -1) @ weights["ih.weight"].T + weights["ih.bias"] + h @ weights["hh.weight"].T \
+            + weights["hh.bias"]
+        h = np.tanh(a)
+        np.testing.assert_allclose(gates["a"][t, 0], a, atol=1e-5)
+        np.testing.assert_allclose(gates["H"][t, 0], h, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["ts_rnn_decoder", "ts_greedy_tokens", "dynamo_while_loop"])
+def test_loops_that_do_not_run_over_time_are_not_cells(name):
+    """A decoder feeding its output back and a search loop carry states through learned products, but read no
+    sequence step by step: they are not recurrent cells over time."""
+    assert recurrent_cells(explorer.load(TORCH_EXPORTS / f"{name}.onnx")) == []
+
+
+def _map_loop() -> onnx.ModelProto:
+    """TimeDistributed(Dense): a loop over time steps with no state; and a counter doubling a value."""
+    body = helper.make_graph(
+        [helper.make_node("Gather", ["X", "i"], ["x_t"], axis=1),
+         helper.make_node("MatMul", ["x_t", "W"], ["y_t"]),
+         helper.make_node("Mul", ["acc", "two"], ["acc_next"]),
+         helper.make_node("Identity", ["cond"], ["cond_out"])],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("acc", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_next", TensorProto.FLOAT, []),
+         helper.make_tensor_value_info("y_t", TensorProto.FLOAT, None)])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["T", "", "one"], ["acc", "ys"], body=body)], "map",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 4, 3]),
+         helper.make_tensor_value_info("T", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("ys", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("acc", TensorProto.FLOAT, [])],
+        [onnx.numpy_helper.from_array(np.ones((3, 5), np.float32), "W"),
+         onnx.numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+         onnx.numpy_helper.from_array(np.array(1.0, np.float32), "one")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_time_distributed_map_and_counter_are_not_cells():
+    assert recurrent_cells(explorer.load(_map_loop())) == []
