@@ -1,4 +1,5 @@
 """explorer: load any ONNX model, run it in a recording NumPy step-through executor, and look at everything."""
+from .cells import RecurrentCell, recurrent_cells
 from .compare import compare
 from .errors import (
     CompareError,
@@ -20,7 +21,7 @@ from .views.render import render, write_diagram
 
 __all__ = [
     "CompareError", "Event", "ExecutionError", "ExplorerError", "FeedError", "Iteration", "LimitExceeded", "Limits", "Model",
-    "ModelError", "Trace", "UnsupportedOperatorError", "ValueSummary", "compare", "load", "model_to_dot", "optimize", "render",
+    "ModelError", "RecurrentCell", "Trace", "UnsupportedOperatorError", "ValueSummary", "compare", "load", "model_to_dot", "optimize", "recurrent_cells", "render",
     "run", "write_diagram",
 ]
 __version__ = "0.1.0"
