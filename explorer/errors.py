@@ -1,6 +1,7 @@
 """The error family of explorer. Every error that comes from running a node names where it happened."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -55,13 +56,36 @@ class LimitExceeded(ExecutionError):
         self.limit = limit
 
 
+SUMMARY_LENGTH = 400  # characters a summarized cause keeps at most, in whole sentences
+_SENTENCE_END = re.compile(r"[.!?;](?=\s)")
+
+
+def summarize(text: str, limit: int = SUMMARY_LENGTH) -> str:
+    """A cause (another library's message, often several lines: a list, a traceback, a dump of the node) as one
+    line that never stops mid-sentence: its lines joined, whitespace collapsed; when longer than `limit`, its
+    whole sentences up to `limit`, else its first sentence up to `limit` words, followed by how much was left."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    ends = [m.end() for m in _SENTENCE_END.finditer(flat, 0, limit + 1)]
+    kept = flat[:ends[-1]] if ends else flat[:flat.rfind(" ", 0, limit)].rstrip(",;:")
+    if not kept:
+        kept = flat[:limit]
+    return f"{kept} (and {len(flat) - len(kept):,} more characters)"
+
+
+def cause_text(exc: BaseException) -> str:
+    """An exception's message summarized (`summarize`); its type's name when it has none."""
+    return summarize(str(exc)) or type(exc).__name__
+
+
 def failure_text(exc: BaseException) -> str:
-    """The message of an explorer error; for anything else (a defect in explorer), its type and first line, so
-    a caller that must not crash (the app) can still say what happened."""
+    """The message of an explorer error; for anything else (a defect in explorer), its type and its message
+    summarized, so a caller that must not crash (the app) can still say what happened."""
     if isinstance(exc, ExplorerError):
         return str(exc)
-    lines = str(exc).strip().splitlines()
-    return f"unexpected {type(exc).__name__}" + (f": {lines[0]}" if lines else "")
+    text = summarize(str(exc))
+    return f"unexpected {type(exc).__name__}" + (f": {text}" if text else "")
 
 
 def where(node: str | None, op_type: str | None, iteration: tuple[int, ...]) -> str:

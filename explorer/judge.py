@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol
 
-from .errors import ExplorerError
+from .errors import ExplorerError, summarize
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_BYTES = 4 << 30  # on top of the child's own footprint and of the model's size
@@ -75,7 +75,7 @@ class Judge:
         if reply["kind"] == "ok":
             return dict(reply["outputs"])
         prefix = {"refused": "onnxruntime refused: ", "memory": "onnxruntime reached its memory cap: "}
-        raise NoVerdict(reply["kind"], prefix.get(reply["kind"], "") + reply["message"])
+        raise NoVerdict(reply["kind"], prefix.get(reply["kind"], "") + summarize(reply["message"]))
 
     def cancel(self) -> None:
         """Ends the call under way, if any (its caller gets NoVerdict('cancelled'))."""

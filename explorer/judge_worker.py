@@ -70,7 +70,7 @@ def _serve(request: dict) -> dict:
     except MemoryError:
         return {"kind": "memory", "message": "the memory cap was reached while loading the model"}
     except Exception as exc:  # noqa: BLE001 - whatever onnxruntime refuses is the message
-        return {"kind": "refused", "message": _first_line(exc)}
+        return {"kind": "refused", "message": _message(exc)}
     names = request.get("outputs") or [o.name for o in session.get_outputs()]
     # an initializer that is also a graph input (IR >= 4) is an input with a default: a feed overrides it
     wanted = {i.name for i in [*session.get_inputs(), *session.get_overridable_initializers()]}
@@ -80,15 +80,15 @@ def _serve(request: dict) -> dict:
     except MemoryError:
         return {"kind": "memory", "message": "the memory cap was reached while running"}
     except Exception as exc:  # noqa: BLE001
-        text = _first_line(exc)
+        text = _message(exc)
         kind = "memory" if "allocat" in text.lower() or "bad_alloc" in text else "refused"
         return {"kind": kind, "message": text}
     return {"kind": "ok", "outputs": dict(zip(names, results))}
 
 
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
+def _message(exc: BaseException) -> str:
+    """The whole message (the parent summarizes it: explorer.errors.summarize)."""
+    return str(exc).strip() or type(exc).__name__
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ import onnx
 from google.protobuf.message import DecodeError
 
 from .collector import collector_paused
-from .errors import ModelError
+from .errors import ModelError, cause_text
 from .external_data import load_external_data
 from .graph import GraphRef, NodeRef, subgraph_attributes
 from .graph_index import GraphIndex
@@ -193,7 +193,7 @@ def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | o
     given = GivenModel(model_bytes(proto), frozenset(found.value_info))
     skipped = inference_too_costly(found)
     warnings += [skipped] if skipped else []
-    proto = check_and_infer(proto, warnings, _first_line, infer=not skipped, check=check)
+    proto = check_and_infer(proto, warnings, cause_text, infer=not skipped, check=check)
     broken = violations(proto)
     if broken and not lenient:
         more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
@@ -210,11 +210,6 @@ def value_info_names(graph: onnx.GraphProto) -> frozenset[str]:
         for _, body in subgraph_attributes(node):
             found |= value_info_names(body)
     return frozenset(found)
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
 
 
 def _parse(data: bytes, label: str) -> onnx.ModelProto:

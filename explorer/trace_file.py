@@ -13,7 +13,7 @@ import numpy as np
 
 from .archive import check_declared_sizes, open_zip, read_npy
 from .cell_gates import CellLayout
-from .errors import TraceFileError
+from .errors import TraceFileError, cause_text
 from .limits import Limits
 from .trace import FORMAT_VERSION, Event, Iteration, RunError, Trace
 from .values import SequenceSummary, TensorSequence, ValueSummary
@@ -84,7 +84,7 @@ def load_trace(path: str | os.PathLike[str], limits: Limits | None = None) -> Tr
     except TraceFileError as exc:
         raise TraceFileError(f"{what}: {exc}") from None
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError) as exc:
-        raise TraceFileError(f"{what} is malformed ({type(exc).__name__}: {str(exc)[:200]})") from None
+        raise TraceFileError(f"{what} is malformed ({type(exc).__name__}: {cause_text(exc)})") from None
 
 
 def _build(meta: dict[str, Any], dec: _Decoder) -> Trace:

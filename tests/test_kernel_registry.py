@@ -25,23 +25,24 @@ def test_every_family_module_is_in_families():
 
 
 def test_no_op_is_claimed_twice():
-    owner: dict[str, str] = {}
+    owner: dict[tuple[str, str], str] = {}
     for family in ops.FAMILIES:
         for op in family.KERNELS:
-            assert op not in owner, f"{op} is claimed by {owner.get(op)} and {family.__name__}"
-            owner[op] = family.__name__
+            key = (ops.family_domain(family), op)
+            assert key not in owner, f"{key} is claimed by {owner.get(key)} and {family.__name__}"
+            owner[key] = family.__name__
     assert not set(owner) & set(ops.SPECIAL), "an op is both special and owned by a family"
     assert set(owner) == set(ops.KERNELS)
 
 
 def test_no_owned_op_is_also_in_the_fallback():
-    owned = {("", op) for op in [*ops.KERNELS, *ops.SPECIAL]}
+    owned = {*ops.KERNELS, *ops.SPECIAL}
     assert not owned & ops.REFERENCE_FALLBACK, sorted(owned & ops.REFERENCE_FALLBACK)
 
 
 def test_every_operator_onnx_defines_has_a_kernel_or_is_listed():
     defined = {(s.domain, s.name) for s in onnx.defs.get_all_schemas_with_history()}
-    routed = {("", op) for op in [*ops.KERNELS, *ops.SPECIAL]} | ops.REFERENCE_FALLBACK
+    routed = {*ops.KERNELS, *ops.SPECIAL} | ops.REFERENCE_FALLBACK
     assert defined - routed == set()
     assert ops.REFERENCE_FALLBACK <= defined, sorted(ops.REFERENCE_FALLBACK - defined)
 
@@ -59,7 +60,7 @@ Y = h.make_tensor_value_info("y", T.FLOAT, None)
 
 def test_an_op_without_kernel_names_node_and_op(monkeypatch):
     monkeypatch.setattr(ops, "REFERENCE_FALLBACK", ops.REFERENCE_FALLBACK - {("", "Tan")})
-    monkeypatch.setattr(ops, "KERNELS", {k: v for k, v in ops.KERNELS.items() if k != "Tan"})
+    monkeypatch.setattr(ops, "KERNELS", {k: v for k, v in ops.KERNELS.items() if k != ("", "Tan")})
     with pytest.raises(explorer.UnsupportedOperatorError, match=r"node 'n': operator 'Tan' .*no kernel") as info:
         explorer.run(_one_node("Tan", [X], [Y], 17), {"x": np.zeros((2, 3), np.float32)})
     assert info.value.node == "n" and info.value.op_type == "Tan"

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ..errors import ExecutionError, ExplorerError, LimitExceeded, where
+from ..errors import ExecutionError, ExplorerError, LimitExceeded, cause_text, where
 from ..trace import Event, EventInfo, Iteration, IterationInfo, Trace
 from ..values import describe, nbytes, summarize
 from .ops.base import Call
@@ -198,6 +198,6 @@ class Engine:
 
     def _kernel_error(self, step: Step, args: list[Any], iteration: tuple[int, ...], exc: Exception) -> ExecutionError:
         shapes = ", ".join(f"{name or '<none>'}: {describe(value)}" for name, value in zip(step.inputs, args))
-        kind = "ran out of memory" if isinstance(exc, MemoryError) else f"failed: {type(exc).__name__}: {exc}"
+        kind = "ran out of memory" if isinstance(exc, MemoryError) else f"failed: {type(exc).__name__}: {cause_text(exc)}"
         return ExecutionError(f"{where(step.path, step.op_type, iteration)} {kind} (inputs: {shapes or 'none'})",
                               node=step.path, op_type=step.op_type, iteration=iteration)

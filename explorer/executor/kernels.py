@@ -30,16 +30,17 @@ def build_kernel(node: NodeRef, program: Program) -> tuple[Callable[..., Any], b
     if calls_function(node, program):
         return function_kernel(node, program), True
     op = program.op_node(node)
-    if op.domain == "":
-        special = ops.SPECIAL.get(op.op_type)
-        if special is not None:
-            return special(node, program), True
-        own = ops.KERNELS.get(op.op_type)
-        if own is not None:
-            return own(node, program), False
-    if (op.domain, op.op_type) in ops.REFERENCE_FALLBACK:
+    key = (op.domain, op.op_type)
+    special = ops.SPECIAL.get(key)
+    if special is not None:
+        return special(node, program), True
+    own = ops.KERNELS.get(key)
+    if own is not None:
+        return own(node, program), False
+    if key in ops.REFERENCE_FALLBACK:
         return reference_kernel(node, program), False
-    known = "" if op.schema is not None else ", which onnx does not define"
+    known = "" if op.schema is not None else (", which onnxruntime does not define" if op.domain == "com.microsoft"
+                                              else ", which onnx does not define")
     raise UnsupportedOperatorError(
         f"node {node.path!r}: operator {op.op_type!r} (domain {op.domain or 'ai.onnx'!r}, opset {op.opset}{known}) "
         "has no kernel in explorer", node=node.path, op_type=op.op_type)

@@ -11,7 +11,7 @@ from onnx.reference import ReferenceEvaluator, op_run
 from onnx.reference.ops import load_op
 from onnx.reference.ops._op import OpRunBinaryNumpy
 
-from ..errors import UnsupportedOperatorError
+from ..errors import UnsupportedOperatorError, cause_text
 
 if TYPE_CHECKING:
     from ..graph import NodeRef
@@ -150,7 +150,7 @@ def _load_reference_class(proto: onnx.NodeProto, domain: str, version: int, node
     except Exception as exc:  # noqa: BLE001 - whatever the loader raises means: no kernel for this node
         raise UnsupportedOperatorError(
             f"node {node.path!r}: operator {proto.op_type!r} (domain {domain or 'ai.onnx'!r}, opset {version}) "
-            f"is not supported: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+            f"is not supported: {cause_text(exc)}",
             node=node.path, op_type=proto.op_type,
         ) from None
     raise UnsupportedOperatorError(

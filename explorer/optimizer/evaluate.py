@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import onnx
 
+from ..errors import cause_text
 from ..executor import run as _run  # noqa: F401 - importing it registers explorer's own kernels
 from ..executor.guards import guard_for
 from ..executor.kernels import build_kernel
@@ -45,7 +46,7 @@ def evaluate(proto: onnx.NodeProto, opsets: dict[str, int], args: list[np.ndarra
     try:
         fn, special = build_kernel(ref, _FoldProgram(opsets, types))  # type: ignore[arg-type]
     except Exception as exc:  # noqa: BLE001 - whatever stops the kernel from being built: no folding
-        raise NotFoldable(f"no kernel: {_first_line(exc)}") from None
+        raise NotFoldable(f"no kernel: {cause_text(exc)}") from None
     if special:
         raise NotFoldable("its kernel runs bodies or recurrent cells")
     guard = guard_for(proto)
@@ -59,15 +60,10 @@ def evaluate(proto: onnx.NodeProto, opsets: dict[str, int], args: list[np.ndarra
     try:
         outputs = fn(args)
     except Exception as exc:  # noqa: BLE001 - whatever the kernel refuses, the node stays
-        raise NotFoldable(f"evaluation failed: {type(exc).__name__}: {_first_line(exc)}") from None
+        raise NotFoldable(f"evaluation failed: {type(exc).__name__}: {cause_text(exc)}") from None
     arrays = []
     for value in outputs:
         if not isinstance(value, np.ndarray) and not np.isscalar(value):
             raise NotFoldable("a result is not a tensor")
         arrays.append(np.asarray(value))
     return arrays
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc)
-    return text.splitlines()[0] if text else type(exc).__name__

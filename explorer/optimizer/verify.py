@@ -10,7 +10,7 @@ from typing import Any
 import onnx
 
 from ..compare.stats import OutputDiff, compare_values
-from ..errors import ExecutionError, ExplorerError, LimitExceeded
+from ..errors import ExecutionError, ExplorerError, LimitExceeded, summarize
 from ..executor import run
 from ..judge import NoVerdict, run_onnxruntime, skipped_because_of_limit
 from ..model import Model, load
@@ -82,8 +82,8 @@ class Equivalence:
 
 
 def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    text = summarize(str(exc))
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _outputs(judge: str, model: Model, feeds: dict[str, Any]) -> dict[str, Any]:

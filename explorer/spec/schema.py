@@ -1,5 +1,6 @@
-"""An operator's schema at a model's opset, and what a node's attributes may not be at that version: the check
-the executor's kernels (executor/ops/base.py's OpNode) and the views' readers of a node share."""
+"""An operator's schema at a model's opset (onnx's, or onnxruntime's for com.microsoft: spec/contrib.py), and what
+a node's attributes may not be at that version: the check the executor's kernels (executor/ops/base.py's OpNode)
+and the views' readers of a node share."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,12 +8,17 @@ from functools import cache
 
 import onnx
 
+from .contrib import CONTRIB_DOMAIN, contrib_schema
+
 _SINGLE = onnx.defs.OpSchema.FormalParameterOption.Single
 
 
 @cache
 def schema_at(op_type: str, opset: int, domain: str) -> onnx.defs.OpSchema | None:
-    """The schema an operator has in an opset (None for operators onnx does not define)."""
+    """The schema an operator has in an opset (None for operators neither onnx nor, in com.microsoft,
+    onnxruntime defines)."""
+    if domain == CONTRIB_DOMAIN:
+        return contrib_schema(op_type, opset)
     try:
         return onnx.defs.get_schema(op_type, opset, domain)
     except onnx.defs.SchemaError:
@@ -34,7 +40,8 @@ class SchemaFacts:
 
 @cache
 def _facts(op_type: str, domain: str, since_version: int) -> SchemaFacts:
-    schema = onnx.defs.get_schema(op_type, since_version, domain)
+    schema = schema_at(op_type, since_version, domain)
+    assert schema is not None, f"{domain}.{op_type}-{since_version} has no schema"
     attributes = dict(schema.attributes)
     return SchemaFacts(
         f"{op_type}-{since_version}", attributes,

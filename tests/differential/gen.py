@@ -9,6 +9,9 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from explorer.spec.contrib import CONTRIB_DOMAIN, contrib_versions
+from explorer.spec.schema import schema_at
+
 FLOATS = (np.float32, np.float64, np.float16)
 SIGNED = (np.int8, np.int16, np.int32, np.int64)
 UNSIGNED = (np.uint8, np.uint16, np.uint32, np.uint64)
@@ -69,7 +72,8 @@ def schema_types(op: str, version: int, param: str = "T", domain: str = "",
     """The numpy dtypes the schema of `op` at `version` allows for type parameter `param` (tensor types only;
     complex left out, and unless `exotic`, the types numpy holds through ml_dtypes: bfloat16, float8, float4, the
     4- and 2-bit integers)."""
-    schema = onnx.defs.get_schema(op, version, domain)
+    schema = schema_at(op, version, domain)
+    assert schema is not None, f"{domain}.{op}-{version} has no schema"
     constraint = next(c for c in schema.type_constraints if c.type_param_str == param)
     found = []
     for text in constraint.allowed_type_strs:
@@ -90,7 +94,9 @@ def schema_types(op: str, version: int, param: str = "T", domain: str = "",
 
 @cache
 def since_versions(op: str, domain: str = "") -> tuple[int, ...]:
-    """Every since_version of an operator in onnx.defs."""
+    """Every since_version of an operator in onnx.defs (in onnxruntime's schemas for com.microsoft)."""
+    if domain == CONTRIB_DOMAIN:
+        return contrib_versions(op)
     return tuple(sorted({s.since_version for s in onnx.defs.get_all_schemas_with_history()
                          if s.name == op and s.domain == domain}))
 

@@ -22,6 +22,7 @@ import onnxruntime as ort
 from onnx import helper, numpy_helper
 
 import explorer
+from explorer.spec.schema import schema_at
 
 IR_VERSION = 10  # onnxruntime 1.32 loads it at every opset the cases use
 NOT_IMPLEMENTED = "NOT_IMPLEMENTED"
@@ -76,7 +77,9 @@ def _value_type(value: Any) -> onnx.TypeProto:
 
 def _defined_at(case: Case, version: int) -> dict[str, Any]:
     """The case's attributes that the judging version defines (e.g. without version 1's consumed_inputs)."""
-    known = onnx.defs.get_schema(case.op, version, case.domain).attributes
+    schema = schema_at(case.op, version, case.domain)
+    assert schema is not None, f"{case.domain}.{case.op}-{version} has no schema"
+    known = schema.attributes
     return {name: value for name, value in case.attrs.items() if name in known}
 
 

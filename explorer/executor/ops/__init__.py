@@ -1,10 +1,13 @@
 """explorer's operator kernels, in explicit tables (read by executor/kernels.py's `build_kernel`):
 
-- `FAMILIES`: one module per operator family; each defines `KERNELS: dict[str, KernelFactory]` (op_type of the
-  default domain -> `factory(node, program) -> fn(args: list[Any]) -> tuple of outputs`). Nothing registers itself
-  by being imported: a family module missing here, or two families claiming one op, fails a test.
-- `SPECIAL`: kernels that run bodies or record more than values: `fn(args, call) -> (outputs, info)`. Calls of
-  model-local functions are special too; they are found in the model (executor/functions.py), not here.
+- `FAMILIES`: one module per operator family; each defines `KERNELS: dict[str, KernelFactory]` (op_type ->
+  `factory(node, program) -> fn(args: list[Any]) -> tuple of outputs`) for the operators of its `DOMAIN` (the
+  default domain "" when the module sets none). Nothing registers itself by being imported: a family module
+  missing here, or two families claiming one (domain, op), fails a test.
+- `KERNELS`: every family's kernels, by (domain, op_type).
+- `SPECIAL`: kernels that run bodies or record more than values: `fn(args, call) -> (outputs, info)`, by (domain,
+  op_type). Calls of model-local functions are special too; they are found in the model (executor/functions.py),
+  not here.
 - `REFERENCE_FALLBACK`: the (domain, op_type) pairs still run by onnx.reference, listed one by one.
 
 To add a kernel: write its factory in its family's module (ops.base.OpNode gives the version and attributes),
@@ -28,26 +31,28 @@ FAMILY_NAMES = (
 """The family modules (explorer.executor.ops.<name>), each with its `KERNELS` table."""
 FAMILIES: tuple[ModuleType, ...] = tuple(import_module(f"{__name__}.{name}") for name in FAMILY_NAMES)
 
-SPECIAL: dict[str, KernelFactory] = {
-    "If": control_flow.if_kernel,
-    "Loop": control_flow.loop_kernel,
-    "Scan": control_flow.scan_kernel,
-    "SequenceMap": control_flow.sequence_map_kernel,
-    "GRU": rnn.rnn_kernel,
-    "LSTM": rnn.rnn_kernel,
-    "RNN": rnn.rnn_kernel,
+SPECIAL: dict[tuple[str, str], KernelFactory] = {
+    ("", "If"): control_flow.if_kernel,
+    ("", "Loop"): control_flow.loop_kernel,
+    ("", "Scan"): control_flow.scan_kernel,
+    ("", "SequenceMap"): control_flow.sequence_map_kernel,
+    ("", "GRU"): rnn.rnn_kernel,
+    ("", "LSTM"): rnn.rnn_kernel,
+    ("", "RNN"): rnn.rnn_kernel,
 }
 
 
-def _gather(families: tuple[ModuleType, ...]) -> dict[str, KernelFactory]:
-    kernels: dict[str, KernelFactory] = {}
-    for family in families:
-        kernels.update(family.KERNELS)
-    return kernels
+def family_domain(family: ModuleType) -> str:
+    """The domain of a family's operators ("" for the default domain)."""
+    return str(getattr(family, "DOMAIN", ""))
 
 
-KERNELS: dict[str, KernelFactory] = _gather(FAMILIES)
-"""Every own kernel of the default domain, op_type -> factory."""
+def _gather(families: tuple[ModuleType, ...]) -> dict[tuple[str, str], KernelFactory]:
+    return {(family_domain(family), op): factory for family in families for op, factory in family.KERNELS.items()}
+
+
+KERNELS: dict[tuple[str, str], KernelFactory] = _gather(FAMILIES)
+"""Every own kernel, (domain, op_type) -> factory."""
 
 
 def _ops(domain: str, names: str) -> set[tuple[str, str]]:
