@@ -109,6 +109,12 @@ def _direction(trace: Trace, steps: DirectionSteps,
         for event in trace.children(loop):
             if event.node in by_node and len(event.iteration) == depth:
                 _collect(event, where, values)
+        formal = {name: s.value for name, s in wanted.items() if s.node == steps.loop}
+        if formal:  # body inputs (a Scan's slices): each iteration's record holds them
+            for record in trace.iterations(steps.loop):
+                if record.index[:-1] == tuple(iteration):
+                    for name, value_name in formal.items():
+                        values[name].append(record.inputs.get(value_name))
     else:
         for step in steps.steps:
             for name, source in step.items():

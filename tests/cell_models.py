@@ -46,10 +46,11 @@ def keras_weights(kind: str, inp: int, units: int, seed: int, reset_after: bool 
 
 def keras_loop(kind: str, inp: int = 3, units: int = 4, *, reset_after: bool = True, masked: bool = False,
                go_backwards: bool = False, scan: bool = False, order: str = "", seed: int = 0,
-               hard_sigmoid: bool = False) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+               hard_sigmoid: bool = False, wrong_bias: bool = False) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     """A Keras GRU/LSTM/SimpleRNN layer (return_sequences=True) as tf2onnx writes it: X [batch, time, inp]
     (and a bool mask [batch, time] when `masked`) -> Y [batch, time, units]. `order`: the gate order the graph
-    cuts the fused projection in (Keras's own when empty: zrh, ifco)."""
+    cuts the fused projection in (Keras's own when empty: zrh, ifco). `wrong_bias`: a GRU with reset_after takes Keras's
+    input bias for its recurrent one and the other way round (an exporter's wrong bias split)."""
     w = keras_weights(kind, inp, units, seed, reset_after)
     g = Builder("")
     k, r, b = g.const("kernel", w["kernel"]), g.const("recurrent_kernel", w["recurrent_kernel"]), w["bias"]
@@ -69,7 +70,8 @@ def keras_loop(kind: str, inp: int = 3, units: int = 4, *, reset_after: bool = T
     if kind == "GRU":
         names = list(order or "zrh")
         if reset_after:
-            bx, bh = g.const("input_bias", b[0]), g.const("recurrent_bias", b[1])
+            halves = (b[1], b[0]) if wrong_bias else (b[0], b[1])
+            bx, bh = g.const("input_bias", halves[0]), g.const("recurrent_bias", halves[1])
             mx = body.op("Add", body.op("MatMul", x_t, k), bx)
             mh = body.op("Add", body.op("MatMul", "h", r), bh)
             xs = dict(zip(names, body.op("Split", mx, axis=-1, outputs=3, num_outputs=3)))

@@ -14,6 +14,7 @@ from onnx import TensorProto, helper
 
 import explorer
 from explorer.cells import recurrent_cells
+from explorer.compare.cell_check import check_cell
 
 TORCH_EXPORTS = Path(__file__).parent / "models" / "torch_exports"
 
@@ -133,3 +134,36 @@ def _map_loop() -> onnx.ModelProto:
 
 def test_time_distributed_map_and_counter_are_not_cells():
     assert recurrent_cells(explorer.load(_map_loop())) == []
+
+
+@pytest.mark.parametrize("kind,opts", [(k, o) for k, o in CASES if k != "RNN" or not o.get("hard_sigmoid")],
+                         ids=lambda v: v if isinstance(v, str) else "-".join(v) or "plain")
+def test_framework_equations_agree_with_a_faithful_export(kind, opts):
+    proto, _ = keras_loop(kind, **opts)
+    feeds, _ = _feeds(opts.get("masked", False))
+    model = explorer.load(proto)
+    check = check_cell(model, explorer.run(model, feeds), recurrent_cells(model)[0].path)
+    assert check.against == "Keras" and check.notes == [] and check.divergence is None
+
+
+@pytest.mark.parametrize("kind,opts,gate", [
+    ("GRU", {"order": "rzh"}, "z"), ("GRU", {"order": "rzh", "reset_after": False}, "z"),
+    ("LSTM", {"order": "icfo"}, "f"), ("LSTM", {"order": "ifoc", "scan": True}, "c"),
+    ("GRU", {"wrong_bias": True}, "h")])
+def test_framework_equations_find_a_planted_gate_order_or_bias_split(kind, opts, gate):
+    """The graph cuts the fused projection in another order than Keras stores it, or swaps Keras's input and
+    recurrent biases (found against the Keras layer's own weights, given as reference values): the first step
+    departs, at the gate that is wrong."""
+    proto, weights = keras_loop(kind, **opts)
+    feeds, _ = _feeds(False)
+    model = explorer.load(proto)
+    path = recurrent_cells(model)[0].path
+    trace = explorer.run(model, feeds)
+    reference = {f"gru/{name}": value for name, value in weights.items()}
+    assert check_cell(model, trace, path, reference=reference).weights_from == "the Keras layer's weights"
+    divergence = check_cell(model, trace, path, reference=reference).divergence
+    assert divergence is not None
+    assert (divergence.step, divergence.gate, divergence.direction) == (0, gate, 0)
+    errors = np.abs(trace.gates(path)[gate][0, 0] - check_cell(model, trace, path).theirs[gate][0, 0])
+    assert (divergence.batch_item, divergence.unit) == np.unravel_index(np.argmax(errors > 1e-5 + 1e-4 * np.abs(
+        check_cell(model, trace, path).theirs[gate][0, 0])), errors.shape)

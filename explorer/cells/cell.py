@@ -28,6 +28,7 @@ class Weights:
     recurrent_transposed: bool = False
     order: tuple[str, ...] = ()
     recurrent_order: tuple[str, ...] = ()
+    candidate: Source | None = None  # GRU resetting before the product: the candidate's own recurrent kernel
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ def _products(flow: GraphDataflow, match: Match, reads: str) -> list[str]:
 
 
 def _weight(flow: GraphDataflow, path: str | None) -> tuple[Source | None, bool, Source | None]:
-    """The weight a product applies (its second input), whether it is stored [out, in], and a bias the product
-    adds itself (Gemm's C) or that is added to its result by the next Add."""
+    """The weight a product applies (its second input), whether it is stored [out, in], and the bias the product
+    adds itself (Gemm's C, Conv's B) or that an Add on its result (or on a sum of it with other products) adds."""
     if path is None:
         return None, False, None
     node = flow.index.nodes[path]
@@ -36,23 +36,43 @@ def _weight(flow: GraphDataflow, path: str | None) -> tuple[Source | None, bool,
     transposed = node.op_type == "Gemm" and any(a.name == "transB" and a.i for a in node.proto.attribute)
     if node.op_type in ("Conv", "Gemm") and len(inputs) > 2 and inputs[2]:
         return weight, transposed, Source(path, inputs[2])
-    for consumer in flow.consumers.get(node.proto.output[0], []):
-        if consumer.op_type == "Add" and len(consumer.proto.input) == 2:
-            other = next(i for i in consumer.proto.input if i != node.proto.output[0])
-            if flow.is_outer(other) or flow.constant(other) is not None:
-                return weight, transposed, Source(consumer.path, other)
+    value = node.proto.output[0]
+    for _ in range(4):
+        adds = [c for c in flow.consumers.get(value, []) if c.op_type == "Add" and len(c.proto.input) == 2]
+        if len(adds) != 1:
+            break
+        other = next((i for i in adds[0].proto.input if i != value), value)
+        if flow.is_outer(other) or flow.constant(other) is not None:
+            return weight, transposed, Source(adds[0].path, other)
+        value = adds[0].proto.output[0]
     return weight, transposed, None
 
 
 def cell_weights(flow: GraphDataflow, match: Match, x_value: str) -> Weights:
     x_products = [p for p in _products(flow, match, x_value) if p not in match.products]
-    recurrent = match.products[0] if match.products else None
+    recurrent, candidate = _recurrent_products(flow, match)
     kernel, transposed, kernel_bias = _weight(flow, x_products[0] if x_products else None)
     recurrent_weight, recurrent_transposed, recurrent_bias = _weight(flow, recurrent)
+    candidate_weight = _weight(flow, candidate)[0]
+    if recurrent_bias == kernel_bias:
+        recurrent_bias = None  # one bias added to the sum of both products
     order = _order(flow, match, x_products[0] if x_products else None)
     recurrent_order = _order(flow, match, recurrent)
     return Weights(flow.graph.path, kernel, recurrent_weight, kernel_bias, recurrent_bias, transposed,
-                   recurrent_transposed, order, recurrent_order)
+                   recurrent_transposed, order, recurrent_order, candidate_weight)
+
+
+def _recurrent_products(flow: GraphDataflow, match: Match) -> tuple[str | None, str | None]:
+    """The product of the state with the recurrent kernel and, for a GRU that resets the state before its
+    candidate's product, that second product (of r (.) H)."""
+    if not match.products:
+        return None, None
+    reset = match.series.get("r")
+    if match.kind != "GRU" or match.reset_after or reset is None:
+        return match.products[0], None
+    on_reset = [p for p in match.products if reset in flow.cone(flow.index.nodes[p].proto.input[0])]
+    plain = [p for p in match.products if p not in on_reset]
+    return (plain[0] if plain else None), (on_reset[0] if on_reset else None)
 
 
 def _order(flow: GraphDataflow, match: Match, product: str | None) -> tuple[str, ...]:

@@ -7,6 +7,7 @@ Only the default activations (sigmoid and tanh; an RNN's tanh or relu), no clip,
 these are what PyTorch has."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,8 +42,16 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(x, -700.0, 700.0)))
 
 
+def hard_sigmoid(x: np.ndarray) -> np.ndarray:
+    """Keras 3's hard_sigmoid: relu6(x + 3) / 6."""
+    return np.clip(x / 6.0 + 0.5, 0.0, 1.0)
+
+
+GATE_FUNCTIONS = {"Sigmoid": _sigmoid, "HardSigmoid": hard_sigmoid}
+
+
 def _step(op: str, cw: CellWeights, x: np.ndarray, h: np.ndarray, c: np.ndarray | None, lbr: bool,
-          relu: bool) -> dict[str, np.ndarray]:
+          relu: bool, gate: Callable[[np.ndarray], np.ndarray] = _sigmoid) -> dict[str, np.ndarray]:
     """One time step for one direction: x [batch, input], h and c [batch, hidden] -> gates, H (and C)."""
     def lin(gate: str) -> tuple[np.ndarray, np.ndarray]:
         return (x @ cw.block(cw.w, gate).T + cw.block(cw.b_ih, gate),
@@ -50,7 +59,7 @@ def _step(op: str, cw: CellWeights, x: np.ndarray, h: np.ndarray, c: np.ndarray 
 
     if op == "GRU":
         (xz, hz), (xr, hr), (xh, hh) = lin("z"), lin("r"), lin("h")
-        z, r = _sigmoid(xz + hz), _sigmoid(xr + hr)
+        z, r = gate(xz + hz), gate(xr + hr)
         if lbr:
             n = np.tanh(xh + r * hh)
         else:
@@ -58,7 +67,7 @@ def _step(op: str, cw: CellWeights, x: np.ndarray, h: np.ndarray, c: np.ndarray 
         return {"z": z, "r": r, "h": n, "H": (1.0 - z) * n + z * h}
     if op == "LSTM":
         pre = {gate: np.add(*lin(gate)) for gate in "ifco"}
-        i, f, g, o = _sigmoid(pre["i"]), _sigmoid(pre["f"]), np.tanh(pre["c"]), _sigmoid(pre["o"])
+        i, f, g, o = gate(pre["i"]), gate(pre["f"]), np.tanh(pre["c"]), gate(pre["o"])
         cell = f * c + i * g
         return {"i": i, "f": f, "c": g, "o": o, "C": cell, "H": o * np.tanh(cell)}
     a = np.add(*lin("a"))
@@ -67,11 +76,14 @@ def _step(op: str, cw: CellWeights, x: np.ndarray, h: np.ndarray, c: np.ndarray 
 
 def run_cell(op: str, weights: list[CellWeights], x: np.ndarray, h0: np.ndarray | None = None,
              c0: np.ndarray | None = None, *, reverse: list[bool], lbr: bool = True, relu: bool = False,
-             lens: np.ndarray | None = None, teacher_h: np.ndarray | None = None) -> dict[str, np.ndarray]:
+             lens: np.ndarray | None = None, teacher_h: np.ndarray | None = None,
+             gate: Callable[[np.ndarray], np.ndarray] = _sigmoid,
+             mask: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Every gate at every step, as explorer records them: [seq, num_directions, batch, hidden], NaN past each
     sequence length. x is [seq, batch, input]; h0/c0 [num_directions, batch, hidden]. With `teacher_h`
     ([seq, num_directions, batch, hidden], e.g. another runtime's Y), each step starts from that H of the
-    previous step instead of its own."""
+    previous step instead of its own. `mask` ([seq, num_directions, batch], e.g. Keras's masking) marks the steps
+    that update the state; the others keep it and are NaN, as steps past a sequence length are."""
     seq, batch, _ = x.shape
     hidden = weights[0].r.shape[-1]
     x = x.astype(np.float64)
@@ -85,8 +97,8 @@ def run_cell(op: str, weights: list[CellWeights], x: np.ndarray, h0: np.ndarray 
         for t in steps:
             if teacher_h is not None and previous is not None:
                 h = np.where(np.isnan(teacher_h[previous, d]), h, teacher_h[previous, d].astype(np.float64))
-            out = _step(op, cw, x[t], h, c, lbr, relu)
-            valid = (t < lengths)[:, None]
+            out = _step(op, cw, x[t], h, c, lbr, relu, gate)
+            valid = ((t < lengths) if mask is None else (t < lengths) & mask[t, d])[:, None]
             for name, value in out.items():
                 series.setdefault(name, np.full((seq, len(weights), batch, hidden), np.nan))[t, d] = \
                     np.where(valid, value, np.nan)

@@ -25,12 +25,14 @@ class GateDivergence:
     departing: tuple[str, ...]  # every gate departing at that step
     max_abs: float  # the largest error among them at that step
     against: str
+    batch_item: int = 0  # where the first departing gate departs first at that step
+    unit: int = 0
 
     def describe(self) -> str:
         where = f" at iteration {self.iteration}" if self.iteration else ""
         return (f"{self.op_type} {self.node!r}{where}: gate {self.gate} departs first from {self.against}, at time "
-                f"step {self.step} (direction {self.direction}); departing there: {', '.join(self.departing)} "
-                f"(max abs diff {self.max_abs:.3g})")
+                f"step {self.step} (direction {self.direction}), unit {self.unit} of batch item {self.batch_item}; "
+                f"departing there: {', '.join(self.departing)} (max abs diff {self.max_abs:.3g})")
 
 
 def first_departure(op_type: str, node: str, iteration: tuple[int, ...], ours: dict[str, np.ndarray],
@@ -50,7 +52,10 @@ def first_departure(op_type: str, node: str, iteration: tuple[int, ...], ours: d
             departing = tuple(g for g in names if errors[g][2][t, d].any())
             if departing:
                 worst = max(float(errors[g][0][t, d].max()) for g in departing)
-                return GateDivergence(node, op_type, iteration, d, t, departing[0], departing, worst, against)
+                item, unit = np.unravel_index(int(np.argmax(errors[departing[0]][2][t, d])),
+                                              np.shape(errors[departing[0]][2][t, d]))
+                return GateDivergence(node, op_type, iteration, d, t, departing[0], departing, worst, against,
+                                      int(item), int(unit))
     return None
 
 

@@ -211,8 +211,8 @@ def status_banner() -> None:
 
 
 # ---- nodes ---------------------------------------------------------------------------------------------------
-def page_subject(choices_of: Callable[[Model], dict[str, str]], kind: str, key: str,
-                 label: str) -> tuple[Model, Trace, str] | None:
+def page_subject(choices_of: Callable[[Model], dict[str, str]], kind: str, key: str, label: str,
+                 ran: Callable[[Model, Trace, str], bool] | None = None) -> tuple[Model, Trace, str] | None:
     """The model, its trace and the node a per-node page (Loops, Gates) shows, chosen among `choices_of(model)`;
     None (after saying why) when there is nothing to show."""
     model, trace = state.active_model(), state.current_trace()
@@ -226,7 +226,8 @@ def page_subject(choices_of: Callable[[Model], dict[str, str]], kind: str, key: 
                 else "No run yet: give the model's inputs in the sidebar.")
     else:
         failed_in = trace.error.node or "" if trace.error else ""
-        idle = {path for path in choices if not trace.events_of(path) and not failed_in.startswith(f"{path}/")}
+        idle = {path for path in choices if not (ran(model, trace, path) if ran else trace.events_of(path))
+                and not failed_in.startswith(f"{path}/")}
         if st.session_state.get(key) not in choices:  # start on one that ran (e.g. the If branch taken)
             st.session_state[key] = next((path for path in choices if path not in idle), next(iter(choices)))
         return model, trace, chosen(st.selectbox(

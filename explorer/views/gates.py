@@ -7,10 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from ..cells import RecurrentCell, find_cell, recurrent_cells
 from ..model import Model
 from ..rnn_report import RnnReport
-from ..rnn_report import recurrent_nodes as recurrent_refs
-from ..spec.rnn import rnn_config
+from ..spec.rnn import CELLS, rnn_config
+from ..trace import Event, Trace
+from .names import short_name
 
 # An RNN records the pre-activation `a` (unbounded) and H = f(a): its saturation is measured on H.
 _MEASURED_ON = {"a": "H"}
@@ -18,8 +20,36 @@ SATURATION_MARGIN = 0.05  # a unit within 5 % of the activation's range from a b
 
 
 def recurrent_nodes(model: Model) -> dict[str, str]:
-    """path -> `Op · path` of every GRU/LSTM/RNN, nested ones included."""
-    return {ref.path: f"{ref.op_type} · {ref.path}" for ref in recurrent_refs(model)}
+    """path -> label of every recurrent cell, whatever its form: `GRU · path` for an operator, the cell's
+    description and its loop's name for one written as a loop, scan or unrolled graph."""
+    return {cell.path: cell_label(cell) for cell in recurrent_cells(model)}
+
+
+def cell_label(cell: RecurrentCell) -> str:
+    if cell.form == "op":
+        return f"{cell.kind} · {cell.path}"
+    return f"{cell.describe()} · {short_name(cell.path)}"
+
+
+def executions(trace: Trace, cell: RecurrentCell) -> list[Event]:
+    """The events at whose iteration tuples the cell ran: the operator's or its (forward) loop's executions;
+    for an unrolled cell its first step's."""
+    if cell.form == "op":
+        return [e for e in trace.events_of(cell.path) if "gates" in e.info]
+    anchor = cell.loops[0] if cell.loops else cell.gate_nodes[0].get("H", "")
+    return trace.events_of(anchor)
+
+
+def cell_ran(model: Model, trace: Trace, path: str) -> bool:
+    return bool(executions(trace, find_cell(model, path)))
+
+
+def direction_names(model: Model, path: str, count: int) -> list[str]:
+    cell = find_cell(model, path)
+    if cell.form != "op":
+        return list(cell.directions)
+    direction = next((a.s.decode() for a in model.node(path).proto.attribute if a.name == "direction"), "forward")
+    return ["forward", "reverse"] if count == 2 else [direction]
 
 
 def _bounds(name: str, alpha: float | None) -> tuple[float, float] | None:
@@ -36,12 +66,26 @@ def _bounds(name: str, alpha: float | None) -> tuple[float, float] | None:
 def gate_bounds(model: Model, path: str, direction: int) -> dict[str, tuple[float, float] | None]:
     """recorded series -> (low, high) of the activation that produced it in that direction, None when unbounded
     (an RNN's is its H, the activation of the recorded pre-activation `a`)."""
+    cell = find_cell(model, path)
+    if cell.form != "op":
+        return _cell_bounds(cell)
     node = model.node(path)
     config = rnn_config(node, model.opsets.get("", 1))
     activations = config.activations[direction]
-    cell = config.cell
+    spec = config.cell
     return {_MEASURED_ON.get(gate, gate): _bounds(activations[which].name, activations[which].alpha)
-            for gate, which in zip(cell.recorded, cell.gate_activation)}
+            for gate, which in zip(spec.recorded, spec.gate_activation)}
+
+
+def _cell_bounds(cell: RecurrentCell) -> dict[str, tuple[float, float] | None]:
+    """The bounds of a loop-form cell's series, from the activations its graph applies."""
+    if cell.kind not in CELLS:
+        return {}
+    spec = CELLS[cell.kind]
+    names = (cell.gate_activation, cell.activation)
+    alpha = 1.0 if cell.activation == "ScaledTanh" else None
+    return {_MEASURED_ON.get(gate, gate): _bounds(names[which] if cell.kind != "RNN" else cell.activation, alpha)
+            for gate, which in zip(spec.recorded, spec.gate_activation)}
 
 
 def saturation(values: np.ndarray, bounds: tuple[float, float], margin: float = SATURATION_MARGIN) -> np.ndarray:

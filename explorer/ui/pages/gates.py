@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from explorer.cells import find_cell
 from explorer.rnn_report import rnn_report
 from explorer.ui import state, widgets
 from explorer.views import gates
@@ -12,25 +13,28 @@ from explorer.views.markup import md
 from explorer.views.plots import lines_figure, saturation_figure, time_heatmap
 
 
-def direction_names(model, path: str, count: int) -> list[str]:
-    node = model.node(path)
-    direction = next((a.s.decode() for a in node.proto.attribute if a.name == "direction"), "forward")
-    return ["forward", "reverse"] if count == 2 else [direction]
-
-
 def show(model, trace, path: str) -> None:
-    runs = [e for e in trace.events_of(path) if "gates" in e.info]
+    cell = find_cell(model, path)
+    runs = gates.executions(trace, cell)
     if not runs:
-        st.info("This node did not run in the recorded trace.")
+        st.info("This cell did not run in the recorded trace.")
         return
     event = widgets.pick_execution(runs, state.keyed(state.K_RNN_EXEC, path))
-    recorded = event.info["gates"]
-    if event.summarized:
+    if cell.form != "op":
+        st.caption(f"{md(cell.describe())}: the {cell.form} at `{md(path)}`, its gates gathered step by step "
+                   f"from the nodes that compute them ({md(', '.join(sorted(cell.gate_nodes[0])))}).")
+    try:
+        recorded = trace.gates(path, event.iteration)
+    except KeyError as exc:
+        recorded = None
+        reason = str(exc.args[0]) if exc.args else ""
+    if recorded is None or event.summarized:
         st.warning("The trace memory budget was spent before this execution, so only summaries of its gates were "
-                   "kept. Raise the trace memory limit in the sidebar and run again to see them.")
+                   "kept. Raise the trace memory limit in the sidebar and run again to see them."
+                   if event.summarized or "summary" in reason else f"No gates to show: {md(reason)}.")
         return
     seq, directions, batch, hidden = recorded["H"].shape
-    names = direction_names(model, path, directions)
+    names = gates.direction_names(model, path, directions)
     left, right = st.columns(2)
     direction: int = widgets.chosen(left.radio("Direction", range(directions), format_func=names.__getitem__,
                                           horizontal=True, key=state.keyed(state.K_RNN_DIR, path)))
@@ -105,6 +109,7 @@ def exported_report(model, trace, path: str) -> None:
 
 
 st.title("Gates")
-subject = widgets.page_subject(gates.recurrent_nodes, "GRU, LSTM or RNN", state.W_RNN, "Recurrent node")
+subject = widgets.page_subject(gates.recurrent_nodes, "GRU, LSTM or RNN", state.W_RNN, "Recurrent cell",
+                               ran=gates.cell_ran)
 if subject is not None:
     show(*subject)
