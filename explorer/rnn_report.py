@@ -37,6 +37,11 @@ class WeightBlock:
     pytorch: str  # e.g. "weight_ih_l0[128:256] (W_iz)"; "" where PyTorch has no such parameter
     keras: str  # e.g. "kernel[:, 0:128]"; "" where Keras has no such weight
     values: np.ndarray | None  # the block itself, when known (a constant of the model, or from a trace)
+    position: str = ""  # where the block sits when not in an ONNX W/R/B/P input, e.g. "kernel_1[:, 4:8]"
+
+    @property
+    def where(self) -> str:
+        return self.position or f"{self.tensor}[{self.direction}, {self.index[0]}:{self.index[1]}]"
 
 
 @dataclass(frozen=True)
@@ -77,7 +82,7 @@ class RnnReport:
         for b in self.blocks:
             names = [n for n in (b.pytorch and f"PyTorch {b.pytorch}", b.keras and f"Keras {b.keras}") if n]
             stats = "" if b.values is None else f"  mean |x| {np.abs(b.values).mean():.4g}"
-            out.append(f"  {b.onnx:5} {b.tensor}[{b.direction}, {b.index[0]}:{b.index[1]}]  "
+            out.append(f"  {b.onnx:5} {b.where}  "
                        f"{' · '.join(names)}{stats}")
         return out
 
@@ -88,16 +93,22 @@ def recurrent_nodes(model: Model) -> list[NodeRef]:
 
 
 def rnn_reports(model: Model, trace: Trace | None = None) -> list[RnnReport]:
-    return [rnn_report(model, ref.path, trace) for ref in recurrent_nodes(model)]
+    """The report of every recurrent cell, whatever its form."""
+    from .cells import recurrent_cells
+
+    return [rnn_report(model, cell.path, trace) for cell in recurrent_cells(model)]
 
 
 def rnn_report(model: Model, path: str, trace: Trace | None = None) -> RnnReport:
-    """The report of the GRU/LSTM/RNN node at `path`. Weights computed at run time (PyTorch exports build W,
-    R and B with Concat/Slice) get their values from the node's first execution in `trace`, when given."""
-    node = model.node(path)
-    if node.op_type not in CELLS:
-        raise ValueError(f"node {path!r} is a {node.op_type}, not a GRU, LSTM or RNN")
-    origin = _origin(model.proto.producer_name)
+    """The report of the GRU/LSTM/RNN node at `path`, or of a cell written as a loop, scan or unrolled graph
+    (cell_report.py). Weights computed at run time (PyTorch exports build W, R and B with Concat/Slice) get
+    their values from the node's first execution in `trace`, when given."""
+    node = model.index.nodes.get(path)
+    if node is None or node.op_type not in CELLS:
+        from .cell_report import cell_report
+
+        return cell_report(model, path, trace)
+    origin = origin_of(model.proto.producer_name)
     inputs = list(node.proto.input) + [""] * 8
     constants = {name: _constant(model, node, name) for name in inputs[:8] if name}
     executions = trace.events_of(path) if trace is not None else []
@@ -125,7 +136,7 @@ def rnn_report(model: Model, path: str, trace: Trace | None = None) -> RnnReport
     return report
 
 
-def _origin(producer: str) -> str:
+def origin_of(producer: str) -> str:
     name = producer.lower()
     if "pytorch" in name or "torch" in name:
         return "PyTorch"

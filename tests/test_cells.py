@@ -15,6 +15,7 @@ from onnx import TensorProto, helper
 import explorer
 from explorer.cells import recurrent_cells
 from explorer.compare.cell_check import check_cell
+from explorer.rnn_report import rnn_report
 
 TORCH_EXPORTS = Path(__file__).parent / "models" / "torch_exports"
 
@@ -167,3 +168,29 @@ def test_framework_equations_find_a_planted_gate_order_or_bias_split(kind, opts,
     errors = np.abs(trace.gates(path)[gate][0, 0] - check_cell(model, trace, path).theirs[gate][0, 0])
     assert (divergence.batch_item, divergence.unit) == np.unravel_index(np.argmax(errors > 1e-5 + 1e-4 * np.abs(
         check_cell(model, trace, path).theirs[gate][0, 0])), errors.shape)
+
+
+def test_report_names_each_gate_block_as_keras_stores_it():
+    proto, weights = keras_loop("GRU")
+    model = explorer.load(proto)
+    trace = explorer.run(model, _feeds(False)[0])
+    report = rnn_report(model, "while_loop", trace)
+    rows = {(b.onnx, b.where): b.keras for b in report.blocks}
+    assert rows[("Wz", "kernel[:, 0:4]")] == "kernel[:, 0:4]"
+    assert rows[("Rh", "recurrent_kernel[:, 8:12]")] == "recurrent_kernel[:, 8:12]"
+    assert rows[("Rbr", "recurrent_bias[4:8]")] == "bias[1, 4:8]"
+    block = next(b for b in report.blocks if b.onnx == "Wr")
+    np.testing.assert_array_equal(block.values, weights["kernel"][:, 4:8])
+    assert not [f for f in report.findings if f.level == "error"]
+    assert any("agree with every recorded gate" in f.message for f in report.findings)
+
+
+def test_report_flags_a_gate_order_keras_does_not_store():
+    proto, _ = keras_loop("GRU", order="rzh")
+    model = explorer.load(proto)
+    report = rnn_report(model, "while_loop", explorer.run(model, _feeds(False)[0]))
+    errors = [f.message for f in report.findings if f.level == "error"]
+    assert any("cuts its fused input product as [r, z, h]" in m for m in errors)
+    assert any("gate z departs first from Keras, at time step 0" in m for m in errors)
+    # the graph's first block is what Keras stores as r: named so
+    assert next(b for b in report.blocks if b.where == "kernel[:, 0:4]").keras == "kernel[:, 4:8]"

@@ -138,6 +138,6 @@ def hidden_norm(h: np.ndarray) -> np.ndarray:
 
 def weight_rows(report: RnnReport) -> list[dict[str, Any]]:
     """One row per gate block of W, R, B, P: its ONNX name, where it sits, its PyTorch and Keras names."""
-    return [{"ONNX": b.onnx, "slice": f"{b.tensor}[{b.direction}, {b.index[0]}:{b.index[1]}]",
+    return [{"ONNX": b.onnx, "slice": b.where,
              "PyTorch": b.pytorch, "Keras": b.keras,
              "mean |x|": None if b.values is None else float(np.abs(b.values).mean())} for b in report.blocks]
