@@ -1,7 +1,31 @@
-"""Bounds that keep a run from taking a laptop down."""
+"""Bounds that keep a run from taking a laptop down, and the cores it may use."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
+
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""Environment variables that cap BLAS threads; process pools (Dask's workers, for one) set them to 1."""
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS and Windows have no affinity call
+        return os.cpu_count() or 1
+
+
+def default_threads() -> int:
+    """BLAS threads for a run: the available cores, at most what an OPENBLAS/OMP/MKL_NUM_THREADS variable allows
+    (a worker of a process pool that sets them to 1 then runs on one thread, so the pool does not oversubscribe
+    the machine)."""
+    threads = available_cores()
+    for name in THREAD_VARIABLES:
+        text = os.environ.get(name, "").strip()
+        if text.isdigit() and int(text) > 0:
+            threads = min(threads, int(text))
+    return threads
 
 
 @dataclass(frozen=True)
@@ -11,15 +35,19 @@ class Limits:
     this are kept as summaries (shape, dtype, min, max, mean, NaN/Inf counts); max_input_bytes: what an
     external input (an .npz or .pb of feeds, a trace file) may inflate to, checked before it is read;
     max_events: node executions in one run (each event costs about a kilobyte of records even when its values
-    are summaries, so loops nested in loops, each within max_iterations, stay bounded too)."""
+    are summaries, so loops nested in loops, each within max_iterations, stay bounded too); threads: the BLAS
+    threads of the run's matrix products (default: `default_threads()`; 1 inside a worker of a process pool)."""
 
     max_iterations: int = 100_000
     max_tensor_bytes: int = 1 << 30
     trace_budget_bytes: int = 512 << 20
     max_input_bytes: int = 2 << 30
     max_events: int = 1_000_000
+    threads: int = field(default_factory=default_threads)
 
     def __post_init__(self) -> None:
         for name in ("max_iterations", "max_tensor_bytes", "trace_budget_bytes", "max_input_bytes", "max_events"):
             if getattr(self, name) < 0:
                 raise ValueError(f"Limits.{name} must be >= 0")
+        if self.threads < 1:
+            raise ValueError("Limits.threads must be >= 1")

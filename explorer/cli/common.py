@@ -51,6 +51,14 @@ def count(text: str) -> int:
     return value
 
 
+def positive(text: str) -> int:
+    """An argument that must be a whole number >= 1."""
+    value = count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
 def seed(text: str) -> int:
     """A random seed: a whole number from 0 to 2**32 - 1."""
     value = count(text)
@@ -94,13 +102,16 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-input-mb", type=count, default=default.max_input_bytes // MB, metavar="MB",
                    help="refuse an inputs or trace file that would inflate past this "
                         f"(default {default.max_input_bytes // MB})")
+    p.add_argument("--threads", type=positive, default=default.threads, metavar="N",
+                   help="threads of the run's matrix products (default: the available cores, here "
+                        f"{default.threads}; 1 where OMP_NUM_THREADS or OPENBLAS_NUM_THREADS is 1)")
 
 
 def limits_from(args: argparse.Namespace) -> Limits:
     """The Limits the options of `add_limit_options` ask for."""
     return Limits(max_iterations=args.max_iterations, max_tensor_bytes=args.max_tensor_mb * MB,
                   trace_budget_bytes=args.trace_mb * MB, max_events=args.max_events,
-                  max_input_bytes=args.max_input_mb * MB)
+                  max_input_bytes=args.max_input_mb * MB, threads=args.threads)
 
 
 def parse_dim(text: str) -> tuple[str, int]:

@@ -1,10 +1,10 @@
-"""BLAS runs single-threaded while explorer runs a model.
+"""The BLAS threads of a run: numpy's BLAS libraries use `Limits.threads` threads while explorer runs a model.
 
-explorer's kernels make many small and mid-sized matrix products, one node at a time. Multi-threaded OpenBLAS
-spins its worker threads between calls; on a machine whose cores are busy (another program, onnxruntime's own
-thread pool, a browser) those spinning threads make a product of milliseconds take tens of milliseconds:
-ResNet-50 ran 2.8 s with two BLAS threads and 0.9 s with one, on the same loaded 2-core machine. One thread
-costs at most the parallel speed-up of the largest products on an idle machine."""
+By default that is the available cores (limits.default_threads), so the large products of convolutions,
+Gemm, MatMul and the recurrent cells use the user's machine. BLAS itself runs small products on one thread.
+On a machine whose cores are busy, multi-threaded OpenBLAS spins its worker threads between calls and a product
+of milliseconds can take tens of milliseconds: there (and inside a worker of a process pool) ask for one thread.
+The previous count is restored when the run ends."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -24,16 +24,26 @@ def _blas_libraries() -> list[Any]:
 
 
 @contextmanager
-def single_threaded_blas() -> Iterator[None]:
-    """A context in which the BLAS libraries numpy loaded use one thread (restored on exit)."""
+def blas_threads(threads: int) -> Iterator[None]:
+    """A context in which the BLAS libraries numpy loaded use `threads` threads (restored on exit).
+
+    OpenBLAS's thread pool is process-wide: threadpoolctl lets one Python thread at a time set it (the others'
+    calls do nothing) and the context gives that control back when it ends, so the next run sets its count from
+    whatever thread it runs in (the app runs each script run in a thread of its own). While another thread holds
+    the control (a run in another thread, a `threadpool_limits` block), a run keeps the count that thread set."""
+    libraries = _blas_libraries()
     changed = []
-    for lib in _blas_libraries():
-        threads = lib.get_num_threads()
-        if threads != 1:
-            lib.set_num_threads(1)
-            changed.append((lib, threads))
+    for lib in libraries:
+        before = lib.get_num_threads()
+        if before != threads:
+            lib.set_num_threads(threads)
+            changed.append((lib, before))
     try:
         yield
     finally:
-        for lib, threads in changed:
-            lib.set_num_threads(threads)
+        for lib, before in changed:
+            lib.set_num_threads(before)
+        for lib in libraries:
+            release = getattr(lib, "clear_controlling_thread", None)  # threadpoolctl >= 3.6 for OpenBLAS
+            if release is not None:
+                release()

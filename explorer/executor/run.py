@@ -1,6 +1,7 @@
 """`explorer.run`: validate feeds, run the main graph, return the trace (partial on failure)."""
 from __future__ import annotations
 
+import dataclasses
 import time
 import weakref
 from typing import Any
@@ -15,7 +16,7 @@ from ..feeds import validate_feeds
 from ..limits import Limits
 from ..model import Model, load
 from ..trace import RunError, Trace
-from .blas import single_threaded_blas
+from .blas import blas_threads
 from .engine import Engine
 from .program import Program
 
@@ -31,19 +32,22 @@ def program_of(model: Model) -> Program:
 
 
 def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | None = None, *,
-        limits: Limits | None = None) -> Trace:
+        limits: Limits | None = None, threads: int | None = None) -> Trace:
     """Executes the model in NumPy, recording every node execution. `feeds=None` uses `model.example_inputs()`.
+    `threads` (else `limits.threads`, by default the available cores) is how many threads BLAS uses.
     Raises FeedError for bad feeds, ExecutionError (with `.trace`, the partial trace) when a node fails."""
     if not isinstance(model, Model):
         model = load(model)
     limits = limits or Limits()
+    if threads is not None:
+        limits = dataclasses.replace(limits, threads=threads)
     feeds = model.example_inputs() if feeds is None else validate_feeds(model, feeds)
     trace = Trace(model_source=model.source, model_sha256=model.sha256, feeds=feeds)
     trace.cells = {cell.path: cell.layout for cell in recurrent_cells(model) if cell.layout is not None}
     start = time.perf_counter()
     try:
-        # NaN/Inf are recorded as data (trace.first_nonfinite), not warned; BLAS on one thread (executor/blas.py)
-        with np.errstate(all="ignore"), single_threaded_blas(), collector_paused():
+        # NaN/Inf are recorded as data (trace.first_nonfinite), not warned
+        with np.errstate(all="ignore"), blas_threads(limits.threads), collector_paused():
             program = program_of(model)
             main = program.graph("")  # compiling builds several objects per node too
             frame = dict(main.initializers)

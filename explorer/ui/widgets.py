@@ -107,8 +107,12 @@ def limits_picker() -> Limits:
                                  help="A node whose output would be bigger stops the run before it is allocated")
         events = st.number_input("Max node executions", 1, 10**9, default.max_events, key=state.W_MAX_EVENTS,
                                  help="The run stops after this many recorded node executions")
+        threads = st.number_input("Threads", 1, 1024, default.threads, key=state.W_THREADS,
+                                  help="Threads of the run's matrix products (convolutions, MatMul, Gemm, "
+                                       f"recurrent cells); the default is this machine's {default.threads} "
+                                       "available cores")
     return Limits(max_iterations=int(iterations), max_tensor_bytes=int(tensor) << 20,
-                  trace_budget_bytes=int(budget) << 20, max_events=int(events))
+                  trace_budget_bytes=int(budget) << 20, max_events=int(events), threads=int(threads))
 
 
 def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:

@@ -5,8 +5,7 @@ Every per-step value is laid out [gate, lane, hidden, batch]: the recurrent prod
 a step as one contiguous block and every elementwise operation runs on a contiguous array (for small arrays
 numpy's strided loops cost two to three times more). A step costs a fixed number of NumPy calls whatever the
 number of directions: on the small cells of real models (hidden sizes of 4 to 64) the calls, not the
-arithmetic, are the time. The recurrent product is one stacked matmul over gates and lanes (BLAS runs
-single-threaded during a run: executor/blas.py)."""
+arithmetic, are the time. The recurrent product is one stacked matmul over gates and lanes."""
 from __future__ import annotations
 
 from dataclasses import dataclass
