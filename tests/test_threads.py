@@ -27,7 +27,7 @@ def blas_threads() -> set[int]:
 def seen(monkeypatch) -> list[set[int]]:
     """The BLAS thread counts each MatMul execution runs with (a spy around explorer's MatMul kernel)."""
     counts: list[set[int]] = []
-    make = ops.KERNELS["MatMul"]
+    make = ops.KERNELS[("", "MatMul")]
 
     def spying(node, program):
         kernel = make(node, program)
@@ -38,7 +38,7 @@ def seen(monkeypatch) -> list[set[int]]:
 
         return run
 
-    monkeypatch.setitem(ops.KERNELS, "MatMul", spying)
+    monkeypatch.setitem(ops.KERNELS, ("", "MatMul"), spying)
     return counts
 
 
