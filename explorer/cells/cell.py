@@ -53,6 +53,7 @@ class RecurrentCell:
     inputs: tuple[Source, ...] = ()  # per direction: the per-step input the cell reads (x_t)
     initial: tuple[dict[str, str], ...] = ()  # per direction: state letter (H, C) -> the outer value starting it
     loops: tuple[str, ...] = ()  # per direction: the Loop/Scan node running it (loop and scan forms)
+    states: tuple[dict[str, str], ...] = ()  # per direction: state letter (H, C) -> the body input carrying it
     layout: CellLayout | None = field(default=None, repr=False)  # how its gates are gathered from a trace
 
     @property
@@ -60,18 +61,22 @@ class RecurrentCell:
         return ("forward", "reverse") if self.num_directions == 2 else (
             ("reverse",) if self.layout is not None and self.layout.directions[0].reverse else ("forward",))
 
-    def describe(self) -> str:
-        """One line: what the cell is, e.g. 'GRU · Keras loop, reset_after=True, hidden 3'."""
-        parts = [f"{self.kind} · {self.framework + ' ' if self.framework != 'unknown' else ''}{self.form}"]
+    def details(self) -> list[str]:
+        """What sets the cell apart: reset_after (or linear_before_reset), masking, hard gates, its size."""
+        parts = []
         if self.kind == "GRU" and self.reset_after is not None:
             parts.append(f"reset_after={self.reset_after}" if self.framework == "Keras"
                          else f"linear_before_reset={int(self.reset_after)}")
-        if self.num_directions == 2:
-            parts.append("bidirectional")
         if self.masked:
             parts.append("masked")
         if self.gate_activation not in ("Sigmoid", ""):
             parts.append(f"gates {self.gate_activation}")
         if self.hidden_size is not None:
             parts.append(f"{'units' if self.conv else 'hidden'} {self.hidden_size}")
-        return ", ".join(parts)
+        return parts
+
+    def describe(self) -> str:
+        """One line: what the cell is, e.g. 'GRU · Keras loop, reset_after=True, hidden 3'."""
+        framework = f"{self.framework} " if self.framework != "unknown" else ""
+        bidirectional = ["bidirectional"] if self.num_directions == 2 else []
+        return ", ".join([f"{self.kind} · {framework}{self.form}", *bidirectional, *self.details()])

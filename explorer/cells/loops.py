@@ -118,5 +118,6 @@ def _cell(directions: list[LoopCell], framework: str, shared_loop: bool) -> Recu
         conv=any(first.flow.index.nodes[p].op_type == "Conv" for p in match.products),
         weights=weights, inputs=tuple(d.source(d.read.value) for d in directions),
         initial=tuple(d.initial for d in directions), loops=tuple(d.node.path for d in directions),
+        states=tuple(dict(zip("HC", d.match.states)) for d in directions),
         layout=layout)
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..cells import RecurrentCell, recurrent_cells
 from ..graph import CONTROL_FLOW_OPS
 from ..model import Model
 from ..spec.bodies import body_signature
 from ..trace import Event, Iteration, Trace
 from .cursor import ITERATING_OPS, ancestors
+from .names import short_name, shortened
 from .tables import short_text
 
 MAX_SHOWN = 1000  # iterations in the table and plots (a browser draws a 100,000-row loop for many seconds)
@@ -50,8 +52,28 @@ def executions(model: Model, trace: Trace, path: str) -> list[Execution]:
 
 
 def control_flow_nodes(model: Model) -> dict[str, str]:
-    """path -> `Op 'path'` label of every If/Loop/Scan/SequenceMap, nested ones included."""
-    return {ref.path: f"{ref.op_type} · {ref.path}" for ref in model.nodes() if ref.op_type in CONTROL_FLOW_OPS}
+    """path -> `Op · path` label of every If/Loop/Scan/SequenceMap, nested ones included; a loop that is a
+    recurrent cell says which (`Loop · path · GRU cell`), its path shortened to its last parts."""
+    cells = cell_loops(model)
+    return {ref.path: f"{ref.op_type} · {short_name(ref.path, 60)}"
+            + (f" · {cells[ref.path].kind} cell" if ref.path in cells else "")
+            for ref in model.nodes() if ref.op_type in CONTROL_FLOW_OPS}
+
+
+def cell_loops(model: Model) -> dict[str, RecurrentCell]:
+    """Loop/Scan path -> the recurrent cell it runs (each direction's loop of a bidirectional cell)."""
+    return {loop: cell for cell in recurrent_cells(model) for loop in cell.loops}
+
+
+def cell_sentence(cell: RecurrentCell, loop: str) -> str:
+    """What a cell's loop is, e.g. 'a GRU cell, Keras reset_after=True, hidden 3'."""
+    what = "a recurrence (a state updated through a learned product of itself)" if cell.kind == "recurrence" \
+        else f"a {cell.kind} cell"
+    framework = f"{cell.framework} " if cell.framework != "unknown" else ""
+    details = f", {framework}{', '.join(cell.details())}" if cell.details() or framework else ""
+    if cell.num_directions == 2:
+        details += f", the {'reverse' if cell.loops.index(loop) else 'forward'} direction of a bidirectional pair"
+    return what + details
 
 
 def body_values(model: Model, path: str) -> BodyValues:
@@ -74,18 +96,27 @@ def iterations_of(trace: Trace, run: Event | Execution) -> list[Iteration]:
             and len(it.index) == depth + 1]
 
 
+def iteration_columns(values: BodyValues) -> dict[str, tuple[str, str]]:
+    """column label -> (body value, "inputs" or "outputs") of the iteration table: inputs as `→ name`, outputs
+    as `name →`, exporter names shortened to the part that differs (the full name is the column's help)."""
+    inputs = [*values.counters, *(i for i, _ in values.carried), *values.scan_in]
+    outputs = ([values.cond_out] if values.cond_out else []) + [o for _, o in values.carried] + values.scan_out
+    short = shortened(inputs + outputs)
+    columns = {f"→ {short[name]}": (name, "inputs") for name in inputs}
+    columns.update((f"{short[name]} →", (name, "outputs")) for name in outputs)
+    return columns
+
+
 def iteration_rows(values: BodyValues, iterations: list[Iteration]) -> list[dict[str, Any]]:
     """One row per iteration: its index, then every body input and output, shortly described."""
+    columns = iteration_columns(values)
     rows = []
     for it in iterations:
         row: dict[str, Any] = {"iteration": it.index[-1]}
         if "batch" in it.info:
             row["batch"], row["t"] = it.info["batch"], it.info.get("t")
-        for name in [*values.counters, *(i for i, _ in values.carried), *values.scan_in]:
-            row[f"→ {name}"] = short_text(it.inputs.get(name))
-        outputs = [values.cond_out] if values.cond_out else []
-        for name in [*outputs, *(o for _, o in values.carried), *values.scan_out]:
-            row[f"{name} →"] = short_text(it.outputs.get(name))
+        for label, (name, side) in columns.items():
+            row[label] = short_text(getattr(it, side).get(name))
         rows.append(row)
     return rows
 

@@ -6,9 +6,11 @@ import streamlit as st
 
 from explorer.ui import diagram, learning, panels, state, widgets
 from explorer.views import loops
+from explorer.views.cell_equations import cell_equations
 from explorer.views.dot import model_to_dot
 from explorer.views.learning import loop_mode_code
 from explorer.views.markup import md, md_code
+from explorer.views.names import shortened
 from explorer.views.overlays import TraceOverlay
 from explorer.views.plots import series_figure
 from explorer.views.pseudocode import pseudocode
@@ -46,6 +48,10 @@ def iterating(model, trace, path: str) -> None:
     if not runs:
         st.info("This node did not run in the recorded trace.")
         return
+    cell = loops.cell_loops(model).get(path)
+    if cell is not None:
+        st.info(f"This {model.node(path).op_type} is {md(loops.cell_sentence(cell, path))}: its gates over time are "
+                f"on the Gates page.")
     run = widgets.pick_execution(runs, state.keyed(state.K_LOOP_EXEC, path))
     body = loops.body_values(model, path)
     iterations = loops.iterations_of(trace, run)
@@ -61,7 +67,9 @@ def iterating(model, trace, path: str) -> None:
     shown = iterations[:loops.MAX_SHOWN]
     if len(shown) < count and not learning.enabled():
         st.caption(f"The table and the plots show the first {len(shown)} iterations; the slider reaches all {count}.")
-    st.dataframe(pd.DataFrame(loops.iteration_rows(body, shown)), hide_index=True)
+    st.dataframe(pd.DataFrame(loops.iteration_rows(body, shown)), hide_index=True,
+                 column_config={label: st.column_config.Column(help=name)
+                                for label, (name, _) in loops.iteration_columns(body).items()})
     position = len(iterations) - 1 if learning.enabled() else 0
     if len(iterations) > 1 and not learning.enabled():
         position = st.slider("Iteration", 0, len(iterations) - 1, key=state.keyed(state.K_LOOP_ITERATION, path, run.iteration))
@@ -72,6 +80,9 @@ def iterating(model, trace, path: str) -> None:
         opset = model.opsets.get("", 21)
         code.markdown(f"##### The spec's pseudo-code, filled in at iteration {chosen.index[-1]}")
         code.code(pseudocode(node, trace, chosen.index, opset), language="c", wrap_lines=True)
+        if cell is not None:
+            code.markdown(f"##### The {cell.kind} cell's equations at iteration {chosen.index[-1]}")
+            code.code(cell_equations(cell, trace, path, chosen.index), language="c", wrap_lines=True)
         mode = loop_mode_code(node.proto, opset)
         if mode is not None:
             code.markdown(f"##### Its C-style equivalent in the spec: {mode[0]}")
@@ -82,14 +93,15 @@ def iterating(model, trace, path: str) -> None:
         overlay = TraceOverlay.from_trace(trace, ran[-1].index) if ran else None
         diagram.show(model_to_dot(model, focus=f"{path}/body", cursor=overlay), key=state.keyed(state.K_LOOP_DIAGRAM, path))
     carried = loops.carried_series(body, shown)
+    short = shortened([*carried, *body.scan_in, *body.scan_out])
     if carried:
         st.markdown("##### Loop-carried values (before the first iteration, then after each)")
         columns = st.columns(min(len(carried), 2))
         for k, (name, values) in enumerate(carried.items()):
-            figure = series_figure(values, name, x=["init", *range(len(shown))])
+            figure = series_figure(values, short[name], x=["init", *range(len(shown))])
             with columns[k % len(columns)]:
                 if figure is None:
-                    st.caption(f"{md_code(name)}: not numeric")
+                    st.caption(f"{md_code(short[name])}: not numeric", help=name)
                 else:
                     st.plotly_chart(figure, key=state.keyed(state.K_CARRIED_PLOT, path, name), width="stretch")
     scans = [(name, "inputs", "slice read") for name in body.scan_in]
@@ -99,11 +111,11 @@ def iterating(model, trace, path: str) -> None:
         for name, side, what in scans:
             across, here = st.columns(2)
             with across:
-                figure = series_figure(loops.per_iteration(shown, name, side), f"{name} ({what})")
+                figure = series_figure(loops.per_iteration(shown, name, side), f"{short[name]} ({what})")
                 if figure is not None:
                     st.plotly_chart(figure, key=state.keyed(state.K_SCAN_SERIES_PLOT, path, name), width="stretch")
             with here:
-                panels.value_panel(f"{name} ({what})", getattr(chosen, side).get(name),
+                panels.value_panel(f"{short[name]} ({what})", getattr(chosen, side).get(name),
                                     key=state.keyed(state.K_SCAN_PLOT, path, name, position))
 
 

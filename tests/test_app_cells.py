@@ -1,0 +1,44 @@
+"""The app on recurrent cells written as loops: the Gates page lists them with their form and draws their gates
+(the values Keras's equations give), the exported-RNN report names Keras's weights, and the Loops page says what
+the loop is and fills the cell's equations in with an iteration's values."""
+from __future__ import annotations
+
+import numpy as np
+from app_support import PAGES, array, assert_clean, figures, start, texts, upload
+from cell_models import keras_loop, keras_reference
+
+import explorer
+from explorer.ui import state
+
+
+def _opened(kind: str, **opts):
+    proto, weights = keras_loop(kind, **opts)
+    at = upload(start(), f"keras_{kind.lower()}.onnx", proto.SerializeToString())
+    assert_clean(at)
+    return at, weights
+
+
+def test_gates_page_shows_a_keras_gru_loop():
+    at, weights = _opened("GRU")
+    at.switch_page(PAGES["gates"]).run()
+    assert_clean(at)
+    assert at.selectbox(key=state.W_RNN).value == "while_loop"
+    assert "GRU · Keras loop, reset_after=True, hidden 4" in at.selectbox(key=state.W_RNN).format_func("while_loop")
+    heatmaps = {f.layout.title.text: f.data[0] for f in figures(at) if f.data[0].type == "heatmap"}
+    assert set(heatmaps) == {f"{g} [forward, batch 0]" for g in ("z", "r", "h", "H")}
+    x = explorer.load(keras_loop("GRU")[0]).example_inputs()["X"]  # the app's first inputs: seed 0
+    expected = keras_reference("GRU", weights, x)["z"][:, 0, :]  # [time, unit] of batch item 0
+    np.testing.assert_allclose(array(heatmaps["z [forward, batch 0]"].z), expected.T, atol=1e-5)
+    [table] = [f.value for f in at.dataframe if "Keras" in f.value.columns]
+    assert table.set_index("slice").loc["kernel[:, 0:4]", "Keras"] == "kernel[:, 0:4]"
+    assert "agree with every recorded gate" in texts(at)
+
+
+def test_loops_page_says_which_cell_the_loop_is_and_fills_its_equations():
+    at, _ = _opened("LSTM", masked=False)
+    at.switch_page(PAGES["loops"]).run()
+    assert_clean(at)
+    assert "This Loop is a LSTM cell, Keras hidden 4" in texts(at)
+    code = "\n".join(c.value for c in at.code)
+    assert "C  = f ⊙ C_prev + i ⊙ c~" in code and "H  = o ⊙ tanh(C)" in code
+    assert "// LSTM cell, iteration 0, batch item 0" in code
