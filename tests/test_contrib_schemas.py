@@ -11,6 +11,7 @@ from onnxruntime.capi import onnxruntime_pybind11_state as ort_c
 
 import explorer
 from explorer.spec.contrib import CONTRIB_DOMAIN, _table, contrib_doc, contrib_operators, contrib_schema
+from explorer.spec.schema import schema_at
 
 
 def _model(op, inputs, **attrs):
@@ -27,6 +28,7 @@ def test_the_table_is_the_installed_onnxruntimes():
                     "installed (python tools/contrib_schemas.py writes it anew)")
     theirs = {s.name: s for s in ort_c.get_all_operator_schema() if s.domain == CONTRIB_DOMAIN}
     assert set(contrib_operators()) == set(theirs)
+    assert contrib_operators("") == ("LayerNormalization", "SimplifiedLayerNormalization")
     for name, schema in theirs.items():
         ours = contrib_schema(name, schema.since_version)
         assert ours is not None and ours.since_version == schema.since_version
@@ -41,6 +43,13 @@ def test_defaults_come_from_onnxruntime():
     assert schema is not None
     assert schema.attributes["epsilon"].default_value.f == pytest.approx(1e-12)
     assert contrib_schema("SkipLayerNormalization", 0) is None and contrib_schema("NoSuchOp", 1) is None
+
+
+def test_the_default_domains_layer_norms_before_onnx_defines_them_are_onnxruntimes():
+    assert schema_at("LayerNormalization", 16, "").since_version == 1
+    assert schema_at("LayerNormalization", 17, "").since_version == 17
+    assert schema_at("SimplifiedLayerNormalization", 21, "").attributes["stash_type"].default_value.i == 1
+    assert schema_at("Affine", 21, "") is None  # onnxruntime's other old ones are not taken
 
 
 def test_an_attribute_the_schema_lacks_is_refused_naming_it():

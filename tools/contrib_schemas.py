@@ -1,6 +1,7 @@
-"""Writes explorer/spec/contrib_schemas.json: onnxruntime's com.microsoft operator schemas (attributes with their
-types and defaults, inputs, outputs, type constraints, the doc text), read from the installed onnxruntime, with
-onnxruntime's licence (MIT) that the doc text comes under.
+"""Writes explorer/spec/contrib_schemas.json: onnxruntime's com.microsoft operator schemas, and the layer norms it
+defines in the default domain where onnx has none (LayerNormalization before opset 17, SimplifiedLayerNormalization),
+with their attributes (types, defaults), inputs, outputs, type constraints and doc text, read from the installed
+onnxruntime, with onnxruntime's licence (MIT) that the doc text comes under.
 
 explorer never imports onnxruntime in its own process (it runs it in a child, explorer/judge.py); the schemas
 its kernels check nodes against and the inspector shows are this file. Run again after upgrading onnxruntime:
@@ -18,6 +19,7 @@ import onnxruntime
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_c
 
 DOMAIN = "com.microsoft"
+DEFAULT_DOMAIN_OWN = ("LayerNormalization", "SimplifiedLayerNormalization")  # onnxruntime's, in the default domain
 TARGET = Path(__file__).resolve().parent.parent / "explorer" / "spec" / "contrib_schemas.json"
 
 
@@ -57,13 +59,18 @@ def _schema(schema: Any) -> dict[str, Any]:
 
 
 def main() -> None:
-    schemas = sorted((s for s in ort_c.get_all_operator_schema() if s.domain == DOMAIN),
-                     key=lambda s: (s.name, s.since_version))
+    onnx_defines = {(s.domain, s.name, s.since_version) for s in onnx.defs.get_all_schemas_with_history()}
+    schemas = sorted((s for s in ort_c.get_all_operator_schema()
+                      if s.domain == DOMAIN or (s.domain == "" and s.name in DEFAULT_DOMAIN_OWN
+                                                and ("", s.name, s.since_version) not in onnx_defines)),
+                     key=lambda s: (s.domain, s.name, s.since_version))
+    operators: dict[str, dict[str, Any]] = {"": {}, DOMAIN: {}}
+    for s in schemas:
+        operators[s.domain][f"{s.name}-{s.since_version}"] = _schema(s)
     licence = (Path(onnxruntime.__file__).parent / "LICENSE").read_text().strip()
-    table = {"onnxruntime": onnxruntime.__version__, "domain": DOMAIN, "licence": licence,
-             "operators": {f"{s.name}-{s.since_version}": _schema(s) for s in schemas}}
+    table = {"onnxruntime": onnxruntime.__version__, "licence": licence, "operators": operators}
     TARGET.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n")
-    print(f"{len(schemas)} schemas of {DOMAIN} from onnxruntime {onnxruntime.__version__} -> {TARGET}")
+    print(f"{len(schemas)} schemas from onnxruntime {onnxruntime.__version__} -> {TARGET}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
-"""onnxruntime's com.microsoft operators (contrib_schemas.json, written from onnxruntime by tools/contrib_schemas.py):
-each as an onnx OpSchema, so nodes of that domain are checked like the default domain's (attributes, their types
-and defaults, input counts, type constraints), and each operator's doc with its place in onnxruntime's
-ContribOperators.md."""
+"""onnxruntime's own operators (contrib_schemas.json, written from onnxruntime by tools/contrib_schemas.py): the
+com.microsoft domain, and the layer norms onnxruntime defines in the default domain where onnx has none
+(LayerNormalization before opset 17, SimplifiedLayerNormalization). Each is an onnx OpSchema, so their nodes are
+checked like onnx's (attributes, their types and defaults, input counts, type constraints), with its doc and its
+place in onnxruntime's ContribOperators.md."""
 from __future__ import annotations
 
 import json
@@ -14,6 +15,7 @@ import onnx
 
 CONTRIB_DOMAIN = "com.microsoft"
 DOC_URL = "https://github.com/microsoft/onnxruntime/blob/main/docs/ContribOperators.md#com.microsoft.{op}"
+ONNXRUNTIME_OPERATORS = "https://github.com/microsoft/onnxruntime/blob/main/docs/OperatorKernels.md"
 _OpSchema = onnx.defs.OpSchema
 _OPTIONS = {"single": _OpSchema.FormalParameterOption.Single, "optional": _OpSchema.FormalParameterOption.Optional,
             "variadic": _OpSchema.FormalParameterOption.Variadic}
@@ -26,30 +28,30 @@ def _table() -> dict[str, Any]:
 
 
 @cache
-def _versions() -> dict[str, tuple[int, ...]]:
-    """op_type -> its since_versions, ascending."""
+def _versions(domain: str) -> dict[str, tuple[int, ...]]:
+    """op_type -> its since_versions in `domain`, ascending."""
     found: dict[str, list[int]] = {}
-    for key in _table()["operators"]:
+    for key in _table()["operators"].get(domain, {}):
         name, version = key.rsplit("-", 1)
         found.setdefault(name, []).append(int(version))
     return {name: tuple(sorted(versions)) for name, versions in found.items()}
 
 
-def contrib_versions(op_type: str) -> tuple[int, ...]:
-    """The since_versions onnxruntime defines a com.microsoft operator at (none when it does not)."""
-    return _versions().get(op_type, ())
+def contrib_versions(op_type: str, domain: str = CONTRIB_DOMAIN) -> tuple[int, ...]:
+    """The since_versions onnxruntime defines an operator of its own at (none when it does not)."""
+    return _versions(domain).get(op_type, ())
 
 
-def contrib_operators() -> tuple[str, ...]:
-    """Every com.microsoft operator onnxruntime defines."""
-    return tuple(sorted(_versions()))
+def contrib_operators(domain: str = CONTRIB_DOMAIN) -> tuple[str, ...]:
+    """Every operator onnxruntime defines of its own in `domain`."""
+    return tuple(sorted(_versions(domain)))
 
 
-def _entry(op_type: str, opset: int) -> tuple[int, dict[str, Any]] | None:
-    versions = [v for v in _versions().get(op_type, ()) if v <= opset]
+def _entry(op_type: str, opset: int, domain: str) -> tuple[int, dict[str, Any]] | None:
+    versions = [v for v in contrib_versions(op_type, domain) if v <= opset]
     if not versions:
         return None
-    return versions[-1], _table()["operators"][f"{op_type}-{versions[-1]}"]
+    return versions[-1], _table()["operators"][domain][f"{op_type}-{versions[-1]}"]
 
 
 def _attribute(name: str, spec: dict[str, Any]) -> _OpSchema.Attribute:
@@ -67,14 +69,14 @@ def _formal(spec: dict[str, Any]) -> _OpSchema.FormalParameter:
 
 
 @cache
-def contrib_schema(op_type: str, opset: int) -> onnx.defs.OpSchema | None:
-    """The schema a com.microsoft operator has at an opset of that domain (None when onnxruntime defines no such
-    operator, or only at later versions)."""
-    found = _entry(op_type, opset)
+def contrib_schema(op_type: str, opset: int, domain: str = CONTRIB_DOMAIN) -> onnx.defs.OpSchema | None:
+    """The schema an operator of onnxruntime's own has at an opset of its domain (None when onnxruntime defines no
+    such operator, or only at later versions)."""
+    found = _entry(op_type, opset, domain)
     if found is None:
         return None
     version, spec = found
-    return _OpSchema(op_type, CONTRIB_DOMAIN, version, doc=spec["doc"],
+    return _OpSchema(op_type, domain, version, doc=spec["doc"],
                      inputs=[_formal(f) for f in spec["inputs"]], outputs=[_formal(f) for f in spec["outputs"]],
                      type_constraints=[tuple(c) for c in spec["type_constraints"]],
                      attributes=[_attribute(name, a) for name, a in spec["attributes"].items()])
@@ -93,12 +95,13 @@ class OperatorDoc:
     source: str  # "onnxruntime 1.32.0": where the schemas were read from
 
 
-def contrib_doc(op_type: str, opset: int = 1) -> OperatorDoc | None:
-    """onnxruntime's doc of a com.microsoft operator at an opset of that domain; None when it defines none."""
-    found = _entry(op_type, opset)
+def contrib_doc(op_type: str, opset: int = 1, domain: str = CONTRIB_DOMAIN) -> OperatorDoc | None:
+    """onnxruntime's doc of an operator of its own at an opset of its domain; None when it defines none."""
+    found = _entry(op_type, opset, domain)
     if found is None:
         return None
     version, spec = found
-    return OperatorDoc(op_type, CONTRIB_DOMAIN, version, spec["doc"], DOC_URL.format(op=op_type),
+    url = DOC_URL.format(op=op_type) if domain == CONTRIB_DOMAIN else ONNXRUNTIME_OPERATORS
+    return OperatorDoc(op_type, domain, version, spec["doc"], url,
                        {name: a["description"] for name, a in spec["attributes"].items()},
                        f"onnxruntime {_table()['onnxruntime']}")

@@ -15,14 +15,14 @@ _SINGLE = onnx.defs.OpSchema.FormalParameterOption.Single
 
 @cache
 def schema_at(op_type: str, opset: int, domain: str) -> onnx.defs.OpSchema | None:
-    """The schema an operator has in an opset (None for operators neither onnx nor, in com.microsoft,
-    onnxruntime defines)."""
+    """The schema an operator has in an opset: onnx's, else onnxruntime's own (com.microsoft, and the layer norms
+    onnxruntime defines in the default domain where onnx has none); None when neither defines it."""
     if domain == CONTRIB_DOMAIN:
         return contrib_schema(op_type, opset)
     try:
         return onnx.defs.get_schema(op_type, opset, domain)
     except onnx.defs.SchemaError:
-        return None
+        return contrib_schema(op_type, opset, domain) if domain == "" else None
 
 
 @dataclass(frozen=True)

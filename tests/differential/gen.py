@@ -94,11 +94,12 @@ def schema_types(op: str, version: int, param: str = "T", domain: str = "",
 
 @cache
 def since_versions(op: str, domain: str = "") -> tuple[int, ...]:
-    """Every since_version of an operator in onnx.defs (in onnxruntime's schemas for com.microsoft)."""
+    """Every since_version of an operator in onnx.defs and among onnxruntime's own schemas (com.microsoft, and
+    the layer norms it defines in the default domain where onnx has none)."""
     if domain == CONTRIB_DOMAIN:
         return contrib_versions(op)
     return tuple(sorted({s.since_version for s in onnx.defs.get_all_schemas_with_history()
-                         if s.name == op and s.domain == domain}))
+                         if s.name == op and s.domain == domain} | set(contrib_versions(op, domain))))
 
 
 def float16_at_opset1(op: str, version: int, dtype: object) -> dict:

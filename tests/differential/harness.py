@@ -174,6 +174,19 @@ _EXOTIC = {onnx.TensorProto.BFLOAT16, onnx.TensorProto.FLOAT8E4M3FN, onnx.Tensor
            onnx.TensorProto.UINT2}
 
 
+def _typed_by_schema(node: onnx.NodeProto, types: dict[str, int]) -> dict[str, int]:
+    """A node's outputs typed as the first input bound to the same type parameter of its schema."""
+    schema = schema_at(node.op_type, 1, node.domain)
+    if schema is None:
+        return {}
+    bound = {}
+    for formal, name in zip(schema.inputs, node.input):
+        if name and types.get(name):
+            bound.setdefault(formal.type_str, types[name])
+    return {name: bound[formal.type_str] for formal, name in zip(schema.outputs, node.output)
+            if formal.type_str in bound}
+
+
 def _exotic_outputs_as_float(model: onnx.ModelProto) -> onnx.ModelProto:
     """The model with each output of an ml_dtypes type (as shape inference types it) cast to float32."""
     try:
@@ -182,6 +195,11 @@ def _exotic_outputs_as_float(model: onnx.ModelProto) -> onnx.ModelProto:
         return model
     types = {v.name: v.type.tensor_type.elem_type for v in inferred.graph.value_info}
     types.update({v.name: v.type.tensor_type.elem_type for v in inferred.graph.output})
+    types.update({v.name: v.type.tensor_type.elem_type for v in model.graph.input})
+    types.update({v.name: v.data_type for v in model.graph.initializer})
+    for node in model.graph.node:  # onnx does not infer com.microsoft nodes: their schemas' type parameters do
+        if node.domain == "com.microsoft":
+            types.update({k: v for k, v in _typed_by_schema(node, types).items() if not types.get(k)})
     graph = model.graph
     for output in graph.output:
         if types.get(output.name) in _EXOTIC:
@@ -250,7 +268,8 @@ def _judged_in_float32(case: Case, got: list[Any]) -> list[Any] | str:
             return value
         return value.astype(np.float32)
     inputs = [widened(v, k == 0) for k, v in enumerate(case.inputs)]
-    result = run_onnxruntime([Case(case.op, case.version, inputs, case.attrs, outputs=case.outputs)])[0]
+    result = run_onnxruntime([Case(case.op, case.version, inputs, case.attrs, outputs=case.outputs,
+                                   domain=case.domain)])[0]
     if isinstance(result, str):
         return result
     return [np.asarray(w).astype(g.dtype) for w, g in zip(result, got)]

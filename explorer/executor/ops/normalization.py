@@ -1,5 +1,5 @@
 """Normalizations: BatchNormalization (1, 6, 7, 9, 14, 15), InstanceNormalization (1, 6, 22), LayerNormalization
-(17), RMSNormalization (23), GroupNormalization (18, 21), LRN (1, 13), LpNormalization (1, 22), MeanVarianceNormalization (9, 13) and
+(17, and onnxruntime's own 1 before it), onnxruntime's SimplifiedLayerNormalization (1), RMSNormalization (23), GroupNormalization (18, 21), LRN (1, 13), LpNormalization (1, 22), MeanVarianceNormalization (9, 13) and
 Dropout (1, 6, 7, 10, 12, 13, 22). Half precision is computed in float32."""
 from __future__ import annotations
 
@@ -107,13 +107,13 @@ def layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
         x, scale = args[0], args[1]
         bias = args[2] if len(args) > 2 else None
         axes = _trailing_axes(axis, x)
-        xw = x.astype(stash)
+        xw = x.astype(np.promote_types(stash, compute_dtype(x.dtype)))  # double stays double, as in onnxruntime
         mean = xw.mean(axis=axes, keepdims=True)
         inv_std = 1.0 / np.sqrt(((xw - mean) ** 2).mean(axis=axes, keepdims=True) + epsilon)
         y = (xw - mean) * inv_std * scale
         if bias is not None:
             y = y + bias
-        return y.astype(x.dtype, copy=False), mean.astype(xw.dtype), inv_std.astype(xw.dtype)
+        return y.astype(x.dtype, copy=False), mean.astype(stash), inv_std.astype(stash)
 
     return run
 
@@ -128,6 +128,21 @@ def rms_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
         normalized = (xw / np.sqrt(mean_square + epsilon)).astype(x.dtype)  # stage one ends in X's type
         work = compute_dtype(scale.dtype)
         return ((normalized.astype(work) * scale.astype(work)).astype(scale.dtype),)
+
+    return run
+
+
+def simplified_layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    """onnxruntime's RMS normalization over the axes from `axis`, in float32 (float64 for double), with inv_std_var
+    in the stash type."""
+    axis, epsilon, stash = _over_trailing_axes(node, program)
+
+    def run(args: list[Any]) -> tuple[Any, ...]:
+        x, scale = args[:2]
+        xw = x.astype(np.promote_types(stash, compute_dtype(x.dtype)))
+        inv_std = 1.0 / np.sqrt(np.mean(xw * xw, axis=_trailing_axes(axis, x), keepdims=True) + epsilon)
+        y = xw * inv_std * scale.astype(xw.dtype)
+        return y.astype(scale.dtype, copy=False), inv_std.astype(stash)
 
     return run
 
@@ -250,4 +265,5 @@ KERNELS: dict[str, KernelFactory] = {
     "LRN": lrn_kernel,
     "MeanVarianceNormalization": mean_variance_normalization_kernel,
     "RMSNormalization": rms_normalization_kernel,
+    "SimplifiedLayerNormalization": simplified_layer_normalization_kernel,
 }
