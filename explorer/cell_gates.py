@@ -20,10 +20,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Source:
-    """One value a step writes: the node's path and the value's name."""
+    """One value a step writes: the node's path and the value's name; `perm`, when given, brings the value to the
+    layout its cell's other series share (a ConvLSTM's states kept channels-last, its gates channels-first)."""
 
     node: str
     value: str
+    perm: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -39,8 +41,8 @@ class DirectionSteps:
     mask: Source | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        def pairs(series: Mapping[str, Source]) -> dict[str, list[str]]:
-            return {k: [s.node, s.value] for k, s in series.items()}
+        def pairs(series: Mapping[str, Source]) -> dict[str, list[Any]]:
+            return {k: [s.node, s.value, list(s.perm)] for k, s in series.items()}
 
         return {"loop": self.loop, "reverse": self.reverse, "series": pairs(self.series),
                 "steps": [pairs(s) for s in self.steps],
@@ -48,8 +50,9 @@ class DirectionSteps:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> DirectionSteps:
-        def series(raw: Mapping[str, Sequence[str]]) -> dict[str, Source]:
-            return {str(k): Source(str(v[0]), str(v[1])) for k, v in raw.items()}
+        def series(raw: Mapping[str, Sequence[Any]]) -> dict[str, Source]:
+            return {str(k): Source(str(v[0]), str(v[1]), tuple(int(p) for p in (v[2] if len(v) > 2 else ())))
+                    for k, v in raw.items()}
 
         mask = data.get("mask")
         return cls(data.get("loop"), bool(data.get("reverse")), series(data.get("series", {})),
@@ -122,7 +125,8 @@ def _direction(trace: Trace, steps: DirectionSteps,
                     values[name].append(trace.event(source.node, iteration).outputs.get(source.value))
             if steps.mask is not None:
                 values["mask"].append(trace.event(steps.mask.node, iteration).outputs.get(steps.mask.value))
-    series = {name: _stack(name, v) for name, v in values.items() if name != "mask"}
+    perms = {name: source.perm for name, source in wanted.items()}
+    series = {name: _stack(name, v, perms[name]) for name, v in values.items() if name != "mask"}
     if not series or not all(len(v) for v in values.values()):
         raise KeyError(f"the run holds no steps of this cell{f' at iteration {iteration}' if iteration else ''}")
     seq, batch = next(iter(series.values())).shape[:2]
@@ -144,12 +148,14 @@ def _collect(event: Event, where: Mapping[tuple[str, str], str], values: dict[st
             values[name].append(value)
 
 
-def _stack(name: str, values: list[Any]) -> np.ndarray:
+def _stack(name: str, values: list[Any], perm: tuple[int, ...] = ()) -> np.ndarray:
     """Per-step values as [seq, batch, units]: a value of rank >= 2 is [batch, ...], a vector one batch item."""
     rows = []
     for value in values:
         if not isinstance(value, np.ndarray):
             raise KeyError(f"series {name!r} was kept as a summary only (the trace memory budget was spent)")
+        if perm and value.ndim == len(perm):
+            value = value.transpose(perm)
         rows.append(value.reshape(1, -1) if value.ndim < 2 else value.reshape(value.shape[0], -1))
     if len({r.shape for r in rows}) != 1:
         raise KeyError(f"series {name!r} changes shape from step to step")

@@ -14,7 +14,7 @@ from ..graph import GraphRef, NodeRef, node_ids
 from ..graph_index import GraphIndex
 
 # Reads that change a value's shape or type but not its elements' meaning.
-VIEW_OPS = frozenset({"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Cast", "Expand"})
+VIEW_OPS = frozenset({"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Cast", "Expand", "Transpose"})
 SIGMOID_OPS = frozenset({"Sigmoid", "HardSigmoid"})
 TANH_OPS = frozenset({"Tanh", "Softsign", "ScaledTanh"})
 ACTIVATION_OPS = SIGMOID_OPS | TANH_OPS | {"Relu", "LeakyRelu", "Elu", "Selu", "Softplus", "ThresholdedRelu"}
@@ -36,6 +36,7 @@ class GraphDataflow:
     graph: GraphRef
     producer: dict[str, NodeRef] = field(default_factory=dict)
     consumers: dict[str, list[NodeRef]] = field(default_factory=dict)
+    variant: set[str] = field(default_factory=set)  # a body's inputs that change from step to step
 
     @classmethod
     def of(cls, index: GraphIndex, graph_path: str) -> GraphDataflow:
@@ -50,10 +51,6 @@ class GraphDataflow:
                 if name:
                     view.consumers.setdefault(name, []).append(node)
         return view
-
-    def op(self, name: str) -> str:
-        node = self.producer.get(name)
-        return node.op_type if node is not None else ""
 
     def constant(self, name: str) -> np.ndarray | None:
         """The value of `name` when an initializer or a Constant node in scope defines it (loop-invariant)."""
@@ -76,6 +73,11 @@ class GraphDataflow:
         found = self.index.resolve(name, self.graph.path)
         return found is not None and found.graph is not self.graph
 
+    def invariant(self, name: str) -> bool:
+        """Whether `name` is the same at every step: a capture, a constant, or computed from neither the step's
+        reads nor the state (a body input carried through unchanged, as tf2onnx carries weights, included)."""
+        return self.is_outer(name) or self.constant(name) is not None or not self.variant & self.cone(name)
+
     def strip(self, name: str) -> str:
         """The value `name` is a view of (through Identity, Reshape, Squeeze, Cast...)."""
         for _ in range(MAX_DEPTH):
@@ -85,17 +87,16 @@ class GraphDataflow:
             name = node.proto.input[0]
         return name
 
-    def source_op(self, name: str) -> str:
-        """The op that computed `name`, looking through views and through the part picked of a fused value."""
+    def transposed_by(self, name: str) -> tuple[int, ...]:
+        """The permutation of the Transpose `name` was produced by (through Identity), () when none."""
         for _ in range(MAX_DEPTH):
-            name = self.strip(name)
             node = self.producer.get(name)
-            if node is None:
-                return ""
-            if node.op_type not in PART_OPS:
-                return node.op_type
+            if node is None or node.op_type not in ("Identity", "Transpose"):
+                return ()
+            if node.op_type == "Transpose":
+                return tuple(int(i) for a in node.proto.attribute if a.name == "perm" for i in a.ints)
             name = node.proto.input[0]
-        return ""
+        return ()
 
     def activation_node(self, name: str) -> NodeRef | None:
         """The activation node that computed `name` (through views and parts), None when none did."""
@@ -128,16 +129,6 @@ class GraphDataflow:
             for body in node.subgraphs:
                 todo.extend(self.index.captures(body.path))
         return seen
-
-    def reaches(self, name: str, target: str, stop: Iterable[str] = ()) -> bool:
-        return target in self.cone(name, stop)
-
-    def products_between(self, name: str, source: str) -> list[NodeRef]:
-        """The learned products (MatMul, Gemm, Conv...) on the way from `source` to `name`."""
-        cone = self.cone(name)
-        return [self.producer[v] for v in cone
-                if v in self.producer and self.producer[v].op_type in PRODUCT_OPS
-                and any(source in self.cone(i) for i in self.producer[v].proto.input[:1] if i)]
 
     # ---- polynomials -------------------------------------------------------------------------------------
     def expand(self, name: str, depth: int = MAX_DEPTH) -> Poly:

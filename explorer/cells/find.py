@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import weakref
 
+from ..errors import ExplorerError
+from ..graph import NodeRef
 from ..model import Model
-from ..spec.rnn import CELLS
+from ..spec.rnn import CELLS, rnn_config
 from .cell import RecurrentCell
 from .dataflow import Flows
 from .loops import loop_cells
@@ -32,7 +34,7 @@ def recurrent_cells(model: Model) -> list[RecurrentCell]:
         nodes = list(model.nodes())
         framework = framework_of(model)
         flows = Flows(model.index)
-        operators = [_operator_cell(n.path, n.op_type, framework) for n in nodes
+        operators = [_operator_cell(model, n, framework) for n in nodes
                      if n.op_type in CELLS and n.domain in ("", "ai.onnx")]
         found = operators + loop_cells(flows, nodes, model.opsets, framework) + unrolled_cells(flows, framework)
         order = {n.path: i for i, n in enumerate(nodes)}
@@ -49,6 +51,20 @@ def find_cell(model: Model, path: str) -> RecurrentCell:
     raise KeyError(f"no recurrent cell at {path!r}")
 
 
-def _operator_cell(path: str, op_type: str, framework: str) -> RecurrentCell:
-    return RecurrentCell(path=path, kind=op_type, form="op", hidden_size=None, num_directions=1,
-                         gate_nodes=({letter: path for letter in CELLS[op_type].computed},), framework=framework)
+def _operator_cell(model: Model, node: NodeRef, framework: str) -> RecurrentCell:
+    """A GRU/LSTM/RNN operator as a cell: its directions and hidden size from its attributes (else R's shape)."""
+    try:
+        config = rnn_config(node, model.opsets.get("", 1))
+        directions, hidden = config.num_directions, config.hidden_size
+        reset_after = config.linear_before_reset if node.op_type == "GRU" else None
+    except ExplorerError:
+        directions, hidden, reset_after = 1, None, None
+    if hidden is None and len(node.proto.input) > 2:
+        declared = model.index.value_type(node.proto.input[2], node.graph.path)
+        dims = declared.tensor_type.shape.dim if declared is not None and declared.HasField("tensor_type") else []
+        hidden = dims[-1].dim_value if len(dims) == 3 and dims[-1].HasField("dim_value") else None
+    return RecurrentCell(path=node.path, kind=node.op_type, form="op", hidden_size=hidden,
+                         num_directions=directions,
+                         gate_nodes=tuple({letter: node.path for letter in CELLS[node.op_type].computed}
+                                          for _ in range(directions)),
+                         framework=framework, reset_after=reset_after)

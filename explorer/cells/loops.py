@@ -28,7 +28,15 @@ class LoopCell:
         return DirectionSteps(self.node.path, self.read.reverse, series, mask=mask)
 
     def source(self, value: str) -> Source:
-        return Source(self.writer(value), value)
+        """Where a series is written; a ConvLSTM's gates, computed channels-first, are brought to the layout of
+        the state they update (the Transpose its H is written through: Keras's channels-last)."""
+        state_layout = self.flow.transposed_by(self.match.series["H"]) if self.conv else ()
+        perm = state_layout if state_layout and not self.flow.transposed_by(value) else ()
+        return Source(self.writer(value), value, perm)
+
+    @property
+    def conv(self) -> bool:
+        return any(self.flow.index.nodes[p].op_type == "Conv" for p in self.match.products)
 
     def writer(self, value: str) -> str:
         node = self.flow.producer.get(value)
@@ -52,6 +60,9 @@ def loop_cells(flows: Flows, nodes: list[NodeRef], opsets: dict[str, int], frame
 
 
 def _cells_of(flows: Flows, node: NodeRef, signature: BodySignature, flow: GraphDataflow) -> list[LoopCell]:
+    flow.variant = {s.name for s in (signature.counter, signature.cond_in) if s is not None}
+    flow.variant.update(c.input.name for c in signature.carried if flow.strip(c.output.name) != c.input.name)
+    flow.variant.update(s.name for s in signature.scan_inputs)
     reads = step_reads(flows, flow, signature, node.graph.path)
     if not reads:
         return []  # not a loop over time: a decoder, a counter, a search
@@ -115,7 +126,7 @@ def _cell(directions: list[LoopCell], framework: str, shared_loop: bool) -> Recu
         gate_nodes=tuple({k: s.node for k, s in d.steps().series.items()} for d in directions),
         framework=framework, reset_after=match.reset_after, gate_activation=match.gate_activation,
         activation=match.activation, masked=match.mask is not None,
-        conv=any(first.flow.index.nodes[p].op_type == "Conv" for p in match.products),
+        conv=first.conv,
         weights=weights, inputs=tuple(d.source(d.read.value) for d in directions),
         initial=tuple(d.initial for d in directions), loops=tuple(d.node.path for d in directions),
         states=tuple(dict(zip("HC", d.match.states)) for d in directions),

@@ -27,14 +27,90 @@ class Match:
 
 
 def unmask(flow: GraphDataflow, new: str, old: str) -> tuple[str, str | None]:
-    """`new` with a Where(mask, updated, old) looked through: (updated, mask), else (new, None)."""
-    name = flow.strip(new)
-    node = flow.producer.get(name)
-    if node is not None and node.op_type == "Where" and len(node.proto.input) == 3:
+    """`new` with a mask that keeps the old state looked through: Where(mask, updated, old), or its arithmetic
+    spelling Cast(mask) * updated + Cast(Not(mask)) * old (tf2onnx's SelectV2). (updated, mask), else
+    (new, None)."""
+    node = flow.producer.get(flow.strip(new))
+    if node is None:
+        return new, None
+    if node.op_type == "Where" and len(node.proto.input) == 3:
         cond, a, b = node.proto.input
         if flow.strip(b) == old:
             return a, cond
+    if node.op_type != "Add" or len(node.proto.input) != 2:
+        return new, None
+    products = [_operands(flow, i) for i in node.proto.input]
+    for keep, take in (products, products[::-1]):
+        mask = next((_negated(flow, w) for s, w in (keep, keep[::-1]) if s == old and _negated(flow, w)), None)
+        if mask is not None:
+            updated = next((u for u, w in (take, take[::-1]) if w == mask), None)
+            if updated is not None:
+                return updated, mask
     return new, None
+
+
+def _operands(flow: GraphDataflow, name: str) -> tuple[str, str]:
+    """The two operands of a Mul (looked through views), or ("", "")."""
+    node = flow.producer.get(flow.strip(name))
+    if node is None or node.op_type != "Mul" or len(node.proto.input) != 2:
+        return "", ""
+    return flow.strip(node.proto.input[0]), flow.strip(node.proto.input[1])
+
+
+def _negated(flow: GraphDataflow, name: str) -> str | None:
+    """The mask `name` is the negation of (Not(mask), looked through views), else None."""
+    node = flow.producer.get(name)
+    return flow.strip(node.proto.input[0]) if node is not None and node.op_type == "Not" else None
+
+
+def is_gate(flow: GraphDataflow, value: str) -> bool:
+    """Whether `value` is a gate: a sigmoid, or a hard sigmoid written out (Clip(x + 3, 0, 6) / 6, Keras 3)."""
+    return gate_activation(flow, value) != ""
+
+
+def gate_activation(flow: GraphDataflow, value: str) -> str:
+    """"Sigmoid" or "HardSigmoid" for a gate value, "" for anything else."""
+    node = flow.activation_node(value)
+    if node is not None:
+        return node.op_type if node.op_type in SIGMOID_OPS else ""
+    poly = flow.expand(value)
+    if len(poly) == 1:
+        ((term, scale),) = poly.items()
+        clip = flow.producer.get(term[0]) if len(term) == 1 else None
+        if clip is not None and clip.op_type == "Clip" and len(clip.proto.input) == 3:
+            low, high = (flow.constant(i) for i in clip.proto.input[1:])
+            if low is not None and high is not None and float(low) == 0.0 and abs(float(high) * scale - 1) < 1e-6:
+                return "HardSigmoid"
+    return ""
+
+
+def scaled(flow: GraphDataflow, atom: str, scale: float) -> str | None:
+    """The value that is `scale` times `atom` in the graph (the atom itself for 1): a Mul by a constant or a
+    Div by one on it."""
+    if scale == 1.0:
+        return atom
+    for node in flow.consumers.get(atom, []):
+        if node.op_type in ("Mul", "Div") and len(node.proto.output) == 1:
+            poly = flow.expand(node.proto.output[0])
+            if poly == {(atom,): scale}:
+                return node.proto.output[0]
+    return None
+
+
+def expand_gates(flow: GraphDataflow, value: str) -> Poly:
+    """`value` as a polynomial whose coefficients a scaled gate has absorbed: a hard sigmoid written as
+    Clip(x + 3, 0, 6) / 6 expands to (1/6) * Clip(...), which reads back as the gate value itself."""
+    out: Poly = {}
+    for term, coefficient in flow.expand(value).items():
+        size = abs(coefficient)
+        if term and size != 1.0:
+            for k, atom in enumerate(term):
+                found = scaled(flow, atom, size)
+                if found is not None:
+                    term, coefficient = tuple(sorted(term[:k] + (found,) + term[k + 1:])), coefficient / size
+                    break
+        out[term] = out.get(term, 0.0) + coefficient
+    return out
 
 
 def _is(flow: GraphDataflow, value: str, ops: frozenset[str] | set[str]) -> bool:
@@ -61,7 +137,7 @@ def _products_of(flow: GraphDataflow, value: str, state: str) -> list[str]:
 def match_lstm(flow: GraphDataflow, h_in: str, h_out: str, c_in: str, c_out: str) -> Match | None:
     c_new, c_mask = unmask(flow, c_out, c_in)
     h_new, h_mask = unmask(flow, h_out, h_in)
-    pc = flow.expand(c_new)
+    pc = expand_gates(flow, c_new)
     if len(pc) != 2 or any(c != 1.0 or len(t) != 2 for t, c in pc.items()):
         return None
     with_c = [t for t in pc if c_in in t]
@@ -71,8 +147,8 @@ def match_lstm(flow: GraphDataflow, h_in: str, h_out: str, c_in: str, c_out: str
     other = next(t for t in pc if t is not with_c[0])
     if f is None or c_in in other:
         return None
-    i, g = other if _is(flow, other[0], SIGMOID_OPS) and not _is(flow, other[1], SIGMOID_OPS) else other[::-1]
-    ph = flow.expand(h_new)
+    i, g = other if is_gate(flow, other[0]) and not is_gate(flow, other[1]) else other[::-1]
+    ph = expand_gates(flow, h_new)
     if len(ph) != 1:
         return None
     (term, coefficient), = ph.items()
@@ -80,12 +156,12 @@ def match_lstm(flow: GraphDataflow, h_in: str, h_out: str, c_in: str, c_out: str
         return None
     c_key = flow.strip(c_new)
     o = next((a for a, b in (term, term[::-1]) if _applied_to(flow, b, c_key)), None)
-    if o is None or not all(_is(flow, v, SIGMOID_OPS) for v in (f, i, o)) or not _is(flow, g, ACTIVATION_OPS):
+    if o is None or not all(is_gate(flow, v) for v in (f, i, o)) or not _is(flow, g, ACTIVATION_OPS):
         return None
     if h_in not in flow.cone(i) and h_in not in flow.cone(g):
         return None  # the gates must read the state: else it is not recurrent
     series = {"i": i, "o": o, "f": f, "c": g, "C": c_out, "H": h_out}
-    return Match("LSTM", series, (h_in, c_in), None, _act(flow, i), _act(flow, g), h_mask or c_mask,
+    return Match("LSTM", series, (h_in, c_in), None, gate_activation(flow, i), _act(flow, g), h_mask or c_mask,
                  _products_of(flow, i, h_in))
 
 
@@ -98,9 +174,9 @@ def _applied_to(flow: GraphDataflow, value: str, target: str) -> bool:
 
 def match_gru(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
     h_new, mask = unmask(flow, h_out, h_in)
-    p = flow.expand(h_new)
+    p = expand_gates(flow, h_new)
     z, n = _interpolation(p, h_in)
-    if z is None or n is None or not _is(flow, z, SIGMOID_OPS):
+    if z is None or n is None or not is_gate(flow, z):
         return None
     candidate = flow.activation_node(n)
     if candidate is None or candidate.op_type not in ACTIVATION_OPS or not candidate.proto.input:
@@ -110,7 +186,7 @@ def match_gru(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
     if r is None:
         return None
     series = {"z": z, "r": r, "h": n, "H": h_out}
-    return Match("GRU", series, (h_in,), reset_after, _act(flow, z), candidate.op_type, mask,
+    return Match("GRU", series, (h_in,), reset_after, gate_activation(flow, z), candidate.op_type, mask,
                  _products_of(flow, h_new, h_in))
 
 
@@ -133,10 +209,10 @@ def _interpolation(p: Poly, h_in: str) -> tuple[str | None, str | None]:
 def _reset_gate(flow: GraphDataflow, pre: str, h_in: str, z: str) -> tuple[str | None, bool | None]:
     """The reset gate inside the candidate's pre-activation, and whether it is applied after the recurrent
     product (r (.) (H.R + b)) rather than to the state before it ((r (.) H).R)."""
-    for term in flow.expand(pre):
+    for term in expand_gates(flow, pre):
         if len(term) == 2:
             for r, rest in (term, term[::-1]):
-                if r != z and _is(flow, r, SIGMOID_OPS) and not _is(flow, rest, SIGMOID_OPS) and h_in in flow.cone(rest):
+                if r != z and is_gate(flow, r) and not is_gate(flow, rest) and h_in in flow.cone(rest):
                     return r, True
     for name in flow.cone(pre):
         node = flow.producer.get(name)
@@ -144,7 +220,7 @@ def _reset_gate(flow: GraphDataflow, pre: str, h_in: str, z: str) -> tuple[str |
             continue
         a, b = (flow.strip(i) for i in node.proto.input)
         for r, state in ((a, b), (b, a)):
-            if state == h_in and r != z and _is(flow, r, SIGMOID_OPS):
+            if state == h_in and r != z and is_gate(flow, r):
                 return r, False
     return None, None
 

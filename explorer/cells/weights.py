@@ -42,7 +42,7 @@ def _weight(flow: GraphDataflow, path: str | None) -> tuple[Source | None, bool,
         if len(adds) != 1:
             break
         other = next((i for i in adds[0].proto.input if i != value), value)
-        if flow.is_outer(other) or flow.constant(other) is not None:
+        if flow.invariant(other):
             return weight, transposed, Source(adds[0].path, other)
         value = adds[0].proto.output[0]
     return weight, transposed, None
