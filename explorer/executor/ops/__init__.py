@@ -23,7 +23,8 @@ from .. import control_flow, rnn
 from .base import KernelFactory
 
 FAMILY_NAMES = (
-    "activation", "attention", "binary", "cast", "constant", "contrib_activation", "contrib_normalization", "conv", "detection", "generate",
+    "activation", "attention", "binary", "cast", "constant", "contrib_activation", "contrib_fused", "contrib_normalization",
+    "conv", "detection", "generate",
     "indexing", "layout",
     "linalg", "manipulation", "normalization", "optional", "pad", "passthrough", "patches", "pool", "quantize",
     "reduction", "resize", "sampling", "scatter", "sequence", "shape", "signal", "softmax", "sorting", "unary",
