@@ -66,6 +66,11 @@ def _prelu() -> list[Case]:
                           "reason": "onnxruntime implements PRelu from 7; a same-shaped or one-element slope is alike"}
             for slope in (values(r, (2, 3, 4), dtype), values(r, (1,), dtype)):
                 found.append(Case("PRelu", version, [x, slope], dtype_sweep=True, **legacy))
+            if version < 7:  # a slope per channel: (C,) over (N, C, ...), as PyTorch's opset-6 exports meant it
+                per_channel = values(r, (3,), dtype)
+                found.append(Case("PRelu", version, [x, per_channel], dtype_sweep=True, **{
+                    **legacy, "judge_version": None, "expected": [np.where(x < 0, x * per_channel[:, None], x)],
+                    "reason": "onnxruntime implements PRelu from 7; the per-channel slope by hand"}))
             if version >= 7:
                 for slope_shape in ((4,), (3, 1), (1, 3, 1)):
                     found.append(Case("PRelu", version, [x, values(r, slope_shape, dtype)], dtype_sweep=True))

@@ -53,7 +53,8 @@ def _attributes(op: str, version: int) -> set[str]:
 
 
 def _legacy_axis_cases(op: str, fn, dtype: type = np.float32) -> list[Case]:
-    """broadcast=1 with axis: B lines up with A's axes from `axis` (the spec's own examples)."""
+    """broadcast=1 with axis: B lines up with A's axes from `axis` (the spec's own examples), dims of 1 in B
+    expanded as the opset-6 exporters meant them (PyTorch's outputs and onnx.reference agree)."""
     found = []
     for version in (v for v in since_versions(op) if v < 7):
         allowed = schema_types(op, version)
@@ -67,6 +68,13 @@ def _legacy_axis_cases(op: str, fn, dtype: type = np.float32) -> list[Case]:
         found.append(Case(op, version, [a, c], {"broadcast": 1, "axis": 0},
                           expected=[fn(a, c.reshape(2, 1, 1, 1))],
                           reason=f"onnxruntime implements {op} from 7, which has no axis"))
+        for attrs, dims, shaped in (({"axis": 0}, (2, 1), (2, 1, 1, 1)), ({"axis": 1}, (1, 4, 1), (1, 4, 1)),
+                                    ({}, (4, 1), (4, 1)), ({"axis": -2}, (1, 5), (1, 5))):
+            d = values(r, dims, dtype, 1, 4)
+            found.append(Case(op, version, [a, d], {"broadcast": 1, **attrs}, expected=[fn(a, d.reshape(shaped))],
+                              reason=f"onnxruntime implements {op} from 7; the spec's size-1 expansion by hand"))
+        found.append(Case(op, version, [a, values(r, (3, 2), dtype)], {"broadcast": 1, "axis": 1},
+                          error="does not match A"))
         found.append(Case(op, version, [a, a], {"broadcast": 0}, judge_version=7,
                           reason="equal shapes without broadcast compute the same at 7"))
         found.append(Case(op, version, [a, b], {"broadcast": 0}, error="broadcast is 0"))

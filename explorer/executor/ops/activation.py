@@ -136,7 +136,9 @@ def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
 
 
 def prelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    """From version 7 the slope broadcasts to X (one way); before, a one-element slope is shared."""
+    """From version 7 the slope broadcasts to X (one way). Before, a one-element slope is shared and a slope of
+    shape (C,) is per channel over X (N, C, ...), as the opset-6 exporters meant it; other slopes broadcast as
+    numpy's rule would."""
     op = program.op_node(node)
     one_way = op.version >= 7
 
@@ -146,11 +148,22 @@ def prelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
             raise op.error(f"input types differ ({x.dtype} and {slope.dtype})")
         if one_way and not _broadcasts_to(slope.shape, x.shape):
             raise op.error(f"slope of shape {slope.shape} does not broadcast to X {x.shape}")
-        if not one_way and slope.size == 1:
-            slope = slope.reshape(())
+        if not one_way:
+            slope = _legacy_slope(slope, x.shape)
+            if not _broadcasts_to(slope.shape, x.shape):
+                raise op.error(f"slope of shape {slope.shape} is neither one value, per channel of X {x.shape} "
+                               "nor broadcastable to it")
         return (as_array(np.where(x < 0, x * slope, x)),)
 
     return run
+
+
+def _legacy_slope(slope: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    if slope.size == 1:
+        return slope.reshape(())
+    if slope.ndim == 1 and len(shape) >= 2 and slope.shape[0] == shape[1]:
+        return slope.reshape(slope.shape + (1,) * (len(shape) - 2))
+    return slope
 
 
 @cache

@@ -1,7 +1,9 @@
 """Elementwise binary operators: arithmetic, comparisons, logic and bitwise operators, with the spec's type rules.
 
 Since version 7 inputs broadcast both ways (numpy's rule). Versions 1 and 6 broadcast only with `broadcast=1`:
-B matches a contiguous run of A's axes starting at `axis` (the trailing ones when `axis` is not set).
+B matches a contiguous run of A's axes starting at `axis` (the trailing ones when `axis` is not set), each of its
+dims equal to A's or 1 (as the opset-6 exporters wrote them: Add of (2, 3) and (2, 1) with axis=0); the result
+has A's shape.
 """
 from __future__ import annotations
 
@@ -68,7 +70,8 @@ def _legacy_broadcast(op: OpNode) -> Callable[[np.ndarray, np.ndarray], np.ndarr
         if b.size == 1:
             return b.reshape(())
         start = a.ndim - b.ndim if axis is None else (axis + a.ndim if axis < 0 else axis)
-        if start < 0 or a.shape[start:start + b.ndim] != b.shape:
+        matched = a.shape[start:start + b.ndim] if start >= 0 else ()
+        if len(matched) != b.ndim or any(db not in (da, 1) for da, db in zip(matched, b.shape)):
             raise op.error(f"B of shape {b.shape} does not match A {a.shape} from axis {start}")
         return b.reshape(b.shape + (1,) * (a.ndim - start - b.ndim))
 
