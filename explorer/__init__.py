@@ -8,12 +8,14 @@ from .errors import (
     FeedError,
     LimitExceeded,
     ModelError,
+    SweepError,
     UnsupportedOperatorError,
 )
 from .executor import run
 from .limits import Limits
 from .model import Model, load
 from .optimizer import optimize
+from .sweep import sweep
 from .trace import Event, Iteration, Trace
 from .values import ValueSummary
 from .views.dot import model_to_dot
@@ -21,7 +23,7 @@ from .views.render import render, write_diagram
 
 __all__ = [
     "CompareError", "Event", "ExecutionError", "ExplorerError", "FeedError", "Iteration", "LimitExceeded", "Limits", "Model",
-    "ModelError", "RecurrentCell", "Trace", "UnsupportedOperatorError", "ValueSummary", "compare", "load", "model_to_dot", "optimize", "recurrent_cells", "render",
-    "run", "write_diagram",
+    "ModelError", "RecurrentCell", "SweepError", "Trace", "UnsupportedOperatorError", "ValueSummary", "compare", "load",
+    "model_to_dot", "optimize", "recurrent_cells", "render", "run", "sweep", "write_diagram",
 ]
 __version__ = "0.1.0"

@@ -100,3 +100,7 @@ def where(node: str | None, op_type: str | None, iteration: tuple[int, ...]) -> 
 
 class CompareError(ExplorerError):
     """Two sides cannot be compared as given (e.g. onnxruntime on both sides, or no model to run it on)."""
+
+
+class SweepError(ExplorerError):
+    """A sweep cannot run as asked: its inputs or reference are not usable, or no Dask cluster can be had."""

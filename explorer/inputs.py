@@ -82,13 +82,37 @@ def feeds_from_input_protos(model: Model, files: dict[str, bytes], limits: Limit
         raise FeedError(f"{numbered[beyond[0]]} is input {beyond[0]}, but the model takes {len(model.inputs)} "
                         f"input(s): {[s.name for s in model.inputs]}")
     max_bytes = (limits or Limits()).max_tensor_bytes
-    return {model.inputs[i].name: _read_input_proto(model.inputs[i], numbered[i], files[numbered[i]], max_bytes)
+    return {model.inputs[i].name: _read_value_proto(model.inputs[i], numbered[i], files[numbered[i]], max_bytes)
             for i in sorted(numbered)}
 
 
-def _read_input_proto(spec: ValueSpec, file_name: str, data: bytes, max_bytes: int) -> Any:
+_OUTPUT_FILE = re.compile(r"output_(\d+)\.pb")
+
+
+def outputs_from_test_data(model: Model, folder: str | Path, limits: Limits | None = None) -> dict[str, Any]:
+    """The reference outputs of an ONNX test data set: output_<i>.pb is the model's i-th output, keyed by its
+    name. FeedError when the folder holds none, an i beyond the model's outputs, or a file that is not that
+    proto."""
+    folder = Path(folder)
+    numbered = {int(m.group(1)): path for path in folder.glob("output_*.pb")
+                if (m := _OUTPUT_FILE.fullmatch(path.name))}
+    if not numbered:
+        raise FeedError(f"{str(folder)!r} holds no output_<i>.pb files (an ONNX test data set's reference outputs)")
+    beyond = sorted(i for i in numbered if i >= len(model.outputs))
+    if beyond:
+        raise FeedError(f"{numbered[beyond[0]].name} is output {beyond[0]}, but the model has "
+                        f"{len(model.outputs)} output(s): {[s.name for s in model.outputs]}")
+    limits = limits or Limits()
+    if sum(path.stat().st_size for path in numbered.values()) > limits.max_input_bytes:
+        raise FeedError(f"the output_<i>.pb files of {str(folder)!r} hold more than {limits.max_input_bytes} bytes "
+                        "(the limit for external inputs)")
+    return {model.outputs[i].name: _read_value_proto(model.outputs[i], numbered[i].name, numbered[i].read_bytes(),
+                                                     limits.max_tensor_bytes, "output") for i in sorted(numbered)}
+
+
+def _read_value_proto(spec: ValueSpec, file_name: str, data: bytes, max_bytes: int, role: str = "input") -> Any:
     proto = _PROTO_OF_KIND.get(spec.kind, onnx.TensorProto)()
-    what = f"{file_name} is not a serialized {type(proto).__name__} for input {spec.name!r} ({spec.describe()})"
+    what = f"{file_name} is not a serialized {type(proto).__name__} for {role} {spec.name!r} ({spec.describe()})"
     try:
         proto.ParseFromString(data)
     except Exception as exc:  # noqa: BLE001 - any parse failure is a bad file

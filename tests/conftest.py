@@ -33,3 +33,16 @@ def fresh_caches():
     st.cache_data.clear()
     st.cache_resource.clear()
     forget_finished_runs()
+
+
+@pytest.fixture(scope="session")
+def sweep_scheduler():
+    """The address of a local Dask cluster of two worker processes, configured as a sweep configures its own,
+    shared by the sweep tests of this process (its start-up is the cost)."""
+    from explorer.sweep.cluster import local_cluster
+
+    cluster = local_cluster(2)
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()

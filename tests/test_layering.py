@@ -18,7 +18,7 @@ LAYERS = {
     "external_data": 1, "typing_rules": 1, "type_constraints": 1, "feeds": 1, "inputs": 1, "samples": 1,
     "trace": 2, "trace_file": 2, "cell_gates": 2, "cells": 2,
     "executor": 3, "compare": 3,
-    "optimizer": 4, "rnn_report": 4, "cell_report": 4,
+    "optimizer": 4, "rnn_report": 4, "cell_report": 4, "sweep": 4,
     "views": 5,
     "ui": 6,
     "cli": 7, "__init__": 7, "__main__": 7,

@@ -7,10 +7,10 @@ import sys
 from typing import NoReturn
 
 from ..errors import ExplorerError, failure_text
-from . import optimizing, reports, running  # noqa: F401 - each registers its commands
+from . import optimizing, reports, running, sweeping  # noqa: F401 - each registers its commands
 from .registry import COMMANDS
 
-ORDER = ("run", "compare", "samples", "optimize", "render", "rnn")
+ORDER = ("run", "compare", "sweep", "samples", "optimize", "render", "rnn")
 
 
 class _Parser(argparse.ArgumentParser):
