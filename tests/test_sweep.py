@@ -15,6 +15,7 @@ from sweep_models import ACC, PART_AT, KillOn, planted_pair, save_test_data_set
 import explorer
 from explorer.errors import FeedError, SweepError
 from explorer.inputs import feeds_from_npz
+from explorer.sweep import plan
 from explorer.sweep.writer import csv_path
 
 distributed = pytest.importorskip("distributed")
@@ -137,3 +138,9 @@ def test_an_input_that_kills_its_worker_twice_gets_an_error_row(scheduler, pair)
     assert rows[killer]["message"] == f"input {killer!r} killed its worker 2 times (the worker process died while " \
                                       "running it)"
     assert rows["T=2 seed 0"]["differs"] is False and rows[f"T={PART_AT + 2} seed 0"]["differs"] is True
+
+
+def test_each_input_runs_on_one_blas_thread_whatever_the_limits_say(pair):
+    a, b = pair
+    ready = plan(a, b, {"T": [2]}, limits=explorer.Limits(max_iterations=50, threads=2))
+    assert ready.job.limits == explorer.Limits(max_iterations=50, threads=1)

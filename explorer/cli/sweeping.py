@@ -60,7 +60,7 @@ def _configure_sweep(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top", type=count, default=20, help="rows of the printed summary, worst first (default 20)")
     p.add_argument("--judge-timeout", type=seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"wall-clock limit of each onnxruntime call (default {DEFAULT_TIMEOUT_S:g})")
-    add_limit_options(p)
+    add_limit_options(p)  # but --threads: each input runs on one BLAS thread, the cluster has a worker per core
 
 
 @command("sweep", "compare a model with its reference over many inputs (a grid of dims and seeds, or a folder) on "

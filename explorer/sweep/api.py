@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +113,8 @@ def plan(model: Model | str | os.PathLike, against: Any = ONNXRUNTIME, inputs: I
     items = _items(inputs, seeds, references)
     if kind == "reference" and any(item.path is None for item in items):
         raise SweepError("reference values from a folder need inputs from files (--inputs): random inputs have none")
-    job = Job(ref, kind, other, limits or Limits(), rtol, atol, timeout)
+    # one BLAS thread per input: the cluster runs one input per worker thread, a worker per core by default
+    job = Job(ref, kind, other, replace(limits or Limits(), threads=1), rtol, atol, timeout)
     dims = list(inputs) if isinstance(inputs, Mapping) else symbolic_dims(loaded)
     return Plan(job, items, data, other_data, dims, [o.name for o in loaded.outputs])
 

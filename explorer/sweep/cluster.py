@@ -1,11 +1,13 @@
 """Running a sweep's items on Dask: a local cluster of worker processes started for the sweep (the default), or
 an existing cluster reached at its scheduler's address. Only items go out and rows come back: workers make or
-read each input's arrays themselves. At most as many items are in flight as the cluster has worker threads, so
-a worker that dies takes only the item it was running with it: the scheduler gives that item to another worker,
-and an item that killed its worker twice comes back as an "error" row naming it (the local cluster allows one
-retry; an existing cluster applies its own `distributed.scheduler.allowed-failures`)."""
+read each input's arrays themselves. A few more items than the cluster has worker threads are in flight: the
+scheduler queues them and gives each worker one at a time (worker-saturation 1), so a worker that dies takes
+only the item it was running with it. The scheduler gives that item to another worker, and an item that killed
+its worker twice comes back as an "error" row naming it (the local cluster allows one retry; an existing cluster
+applies its own `distributed.scheduler.allowed-failures` and `worker-saturation`)."""
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import queue
@@ -112,14 +114,13 @@ class Sweep:
         idle_since: float | None = None
         try:
             while True:
-                while len(running) < _capacity(client):
-                    item = next(waiting, None)
-                    if item is None:
-                        break
-                    future = client.submit(run_item, self.job, item, *data, key=f"explorer-sweep-{token}-{item.index}",
-                                           pure=False)
-                    running[future] = item
-                    future.add_done_callback(finished.put)
+                batch = list(itertools.islice(waiting, max(0, _capacity(client) - len(running))))
+                if batch:  # in one message: the scheduler sees the whole group at once (see _capacity)
+                    futures = client.map(run_item, batch, job=self.job, model_data=data[0], other_data=data[1],
+                                         key=[f"explorer-sweep-{token}-{item.index}" for item in batch], pure=False)
+                    for future, item in zip(futures, batch):
+                        running[future] = item
+                        future.add_done_callback(finished.put)
                 if not running or self._cancelled.is_set():
                     return
                 try:
@@ -157,8 +158,10 @@ class Sweep:
 
 
 def _capacity(client: Any) -> int:
-    """Items in flight: one per worker thread the cluster has now (at least one, waiting for a worker)."""
-    return max(1, sum(client.nthreads().values()))
+    """Items in flight: two per worker thread the cluster has now, and one more. Past twice its threads the
+    scheduler holds such a group of tasks in its own queue (they are "root-ish") and sends a worker the next one
+    as soon as a thread frees: workers never wait on the client, and a worker holds only what it runs."""
+    return 2 * sum(client.nthreads().values()) + 1
 
 
 def _allowed_failures(dask_scheduler: Any) -> int:

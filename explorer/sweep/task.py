@@ -119,7 +119,7 @@ def dims_of(model: Model, feeds: dict[str, Any]) -> dict[str, int]:
     return found
 
 
-def run_item(job: Job, item: Item, model_data: bytes | None = None, other_data: bytes | None = None) -> dict[str, Any]:
+def run_item(item: Item, job: Job, model_data: bytes | None = None, other_data: bytes | None = None) -> dict[str, Any]:
     """The row of one input (never raises: a failure is an "error" row with explorer's message)."""
     start = time.perf_counter()
     dims = item.dims_dict
