@@ -100,7 +100,7 @@ def gather_gates(trace: Trace, layout: CellLayout, iteration: tuple[int, ...] = 
 def _direction(trace: Trace, steps: DirectionSteps,
                iteration: tuple[int, ...]) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """One direction's series [seq, batch, units] in input-position order, and its mask [seq, batch]."""
-    wanted = dict(steps.series)
+    wanted = dict(steps.series if steps.loop is not None or not steps.steps else steps.steps[0])
     if steps.mask is not None:
         wanted["mask"] = steps.mask
     values: dict[str, list[Any]] = {name: [] for name in wanted}
@@ -156,6 +156,8 @@ def _stack(name: str, values: list[Any], perm: tuple[int, ...] = ()) -> np.ndarr
             raise KeyError(f"series {name!r} was kept as a summary only (the trace memory budget was spent)")
         if perm and value.ndim == len(perm):
             value = value.transpose(perm)
+        elif value.ndim == 3 and value.shape[0] == 1:
+            value = value[0]  # [1, batch, hidden]: one direction of one layer, as PyTorch's exports hold states
         rows.append(value.reshape(1, -1) if value.ndim < 2 else value.reshape(value.shape[0], -1))
     if len({r.shape for r in rows}) != 1:
         raise KeyError(f"series {name!r} changes shape from step to step")

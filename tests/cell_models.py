@@ -200,3 +200,36 @@ def keras_reference(kind: str, w: dict[str, np.ndarray], x: np.ndarray, mask: np
         if "C" in new:
             c = np.where(valid[:, None], new["C"], c)
     return out
+
+
+def unrolled_rnn(steps: int = 4, inp: int = 3, units: int = 4, seed: int = 0) -> tuple[onnx.ModelProto, dict]:
+    """An RNN unrolled as dynamo writes nn.RNN: X [time, batch, inp] projected once (X.W + b), each step's slice
+    of the projection added to H_prev.R + b_hh, the first step's zero state folded into the constant b_hh;
+    a second chain runs over the projection reversed (a Slice with negative steps): the reverse direction."""
+    rng = np.random.default_rng(seed)
+    w = {name: rng.standard_normal(shape).astype(np.float32) * 0.5 for name, shape in (
+        ("W", (inp, units)), ("R", (units, units)), ("b", (units,)), ("b_hh", (units,)),
+        ("W_rev", (inp, units)), ("R_rev", (units, units)), ("b_rev", (units,)), ("b_hh_rev", (units,)))}
+    g = Builder("")
+    for name, value in w.items():
+        g.const(name, value)
+    g.const("zero_axis", np.array([0]))
+    outputs = []
+    for suffix in ("", "_rev"):
+        projected = g.op("Add", g.op("MatMul", "X", f"W{suffix}"), f"b{suffix}")
+        if suffix:
+            projected = g.op("Slice", projected, g.const("flip_start", np.array([-1])),
+                             g.const("flip_end", np.array([-(2 ** 62)])), "zero_axis", g.const("flip_step", np.array([-1])))
+        h = None
+        for t in range(steps):
+            x_t = g.op("Squeeze", g.op("Slice", projected, g.const(f"s{t}", np.array([t])),
+                                       g.const(f"e{t}", np.array([t + 1])), "zero_axis"), "zero_axis")
+            recurrent = f"b_hh{suffix}" if h is None else g.op("Add", g.op("MatMul", h, f"R{suffix}"), f"b_hh{suffix}")
+            h = g.op("Tanh", g.op("Add", recurrent, x_t))
+            outputs.append(h)
+    g.nodes.append(helper.make_node("Concat", outputs, ["Y"], axis=0))
+    model = helper.make_model(helper.make_graph(
+        g.nodes, "unrolled", [helper.make_tensor_value_info("X", F, [steps, 2, inp])],
+        [helper.make_tensor_value_info("Y", F, None)], g.inits),
+        opset_imports=[helper.make_opsetid("", 18)], producer_name="pytorch")
+    return model, w

@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from cell_models import keras_loop, keras_reference
+from cell_models import keras_loop, keras_reference, unrolled_rnn
 from onnx import TensorProto, helper
 
 import explorer
@@ -194,3 +194,20 @@ def test_report_flags_a_gate_order_keras_does_not_store():
     assert any("gate z departs first from Keras, at time step 0" in m for m in errors)
     # the graph's first block is what Keras stores as r: named so
     assert next(b for b in report.blocks if b.where == "kernel[:, 0:4]").keras == "kernel[:, 4:8]"
+
+
+def test_unrolled_rnn_is_one_bidirectional_cell_with_its_steps_in_time_order():
+    proto, w = unrolled_rnn()
+    model = explorer.load(proto)
+    (cell,) = recurrent_cells(model)
+    assert (cell.kind, cell.form, cell.num_directions, cell.hidden_size) == ("RNN", "unrolled", 2, 4)
+    assert cell.path.startswith("unrolled:")
+    x = np.random.default_rng(2).standard_normal((4, 2, 3)).astype(np.float32)
+    gates = explorer.run(model, {"X": x}).gates(cell.path)
+    for d, (suffix, steps) in enumerate((("", range(4)), ("_rev", range(3, -1, -1)))):
+        h = np.zeros((2, 4))
+        for t in steps:
+            a = x[t] @ w[f"W{suffix}"] + w[f"b{suffix}"] + h @ w[f"R{suffix}"] + w[f"b_hh{suffix}"]
+            h = np.tanh(a)
+            np.testing.assert_allclose(gates["a"][t, d], a, atol=1e-5)
+            np.testing.assert_allclose(gates["H"][t, d], h, atol=1e-5)

@@ -126,10 +126,10 @@ def _act(flow: GraphDataflow, value: str) -> str:
 def _products_of(flow: GraphDataflow, value: str, state: str) -> list[str]:
     """The learned products that read `state` (through views and elementwise ops) on the way to `value`."""
     found = []
-    for name in flow.cone(value):
+    for name in flow.cone(value, stop={state}):
         node = flow.producer.get(name)
         if node is not None and node.op_type in PRODUCT_OPS and node.proto.input and \
-                state in flow.cone(node.proto.input[0]):
+                state in flow.cone(node.proto.input[0], stop={state}):
             found.append(node.path)
     return sorted(set(found))
 
@@ -158,7 +158,7 @@ def match_lstm(flow: GraphDataflow, h_in: str, h_out: str, c_in: str, c_out: str
     o = next((a for a, b in (term, term[::-1]) if _applied_to(flow, b, c_key)), None)
     if o is None or not all(is_gate(flow, v) for v in (f, i, o)) or not _is(flow, g, ACTIVATION_OPS):
         return None
-    if h_in not in flow.cone(i) and h_in not in flow.cone(g):
+    if h_in not in flow.cone(i, stop={h_in}) and h_in not in flow.cone(g, stop={h_in}):
         return None  # the gates must read the state: else it is not recurrent
     series = {"i": i, "o": o, "f": f, "c": g, "C": c_out, "H": h_out}
     return Match("LSTM", series, (h_in, c_in), None, gate_activation(flow, i), _act(flow, g), h_mask or c_mask,
@@ -212,9 +212,9 @@ def _reset_gate(flow: GraphDataflow, pre: str, h_in: str, z: str) -> tuple[str |
     for term in expand_gates(flow, pre):
         if len(term) == 2:
             for r, rest in (term, term[::-1]):
-                if r != z and is_gate(flow, r) and not is_gate(flow, rest) and h_in in flow.cone(rest):
+                if r != z and is_gate(flow, r) and not is_gate(flow, rest) and h_in in flow.cone(rest, stop={h_in}):
                     return r, True
-    for name in flow.cone(pre):
+    for name in flow.cone(pre, stop={h_in}):
         node = flow.producer.get(name)
         if node is None or node.op_type != "Mul" or len(node.proto.input) != 2:
             continue
@@ -232,7 +232,7 @@ def match_rnn(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
         return None
     pre = node.proto.input[0]
     products = _products_of(flow, pre, h_in)
-    if not products or not any(h_in in flow.cone(t[0]) for t in flow.expand(pre) if len(t) == 1):
+    if not products or not any(h_in in flow.cone(t[0], stop={h_in}) for t in flow.expand(pre) if len(t) == 1):
         return None
     return Match("RNN", {"a": pre, "H": h_out}, (h_in,), None, "", node.op_type, mask, products)
 

@@ -1,9 +1,205 @@
-"""Cells unrolled by the exporter: the same cell written once per time step with shared weights."""
+"""Cells unrolled by the exporter (dynamo writes nn.RNN so): the same cell once per time step, its recurrent
+products sharing one weight. Each product's data input is the state of the step before; following the cell
+update from one product to the state the next product reads links the steps into a chain, one chain per layer
+and direction. A first step whose initial state was folded away (zeros) joins its chain when it applies the
+same activation to the same kind of pre-activation."""
 from __future__ import annotations
 
-from .cell import RecurrentCell
-from .dataflow import Flows
+from collections.abc import Iterator
+
+from ..cell_gates import CellLayout, DirectionSteps, Source
+from ..graph import NodeRef
+from .cell import RecurrentCell, Weights
+from .dataflow import ACTIVATION_OPS, PART_OPS, VIEW_OPS, Flows, GraphDataflow
+from .match import Match, match_lstm, match_state
+from .weights import hidden_size
+
+FORWARD_OPS = frozenset({"Add", "Sub", "Mul", "Div", "Neg", "Where", "Concat"}) | ACTIVATION_OPS | PART_OPS | VIEW_OPS
+REACH = 12  # how far past a recurrent product the state it updates may lie
 
 
 def unrolled_cells(flows: Flows, framework: str) -> list[RecurrentCell]:
-    return []
+    """Every unrolled cell of the main graph, in the order of its first step."""
+    flow = flows.of("")
+    groups: dict[str, list[NodeRef]] = {}
+    for node in dict.fromkeys(flow.producer.values()):
+        if node.op_type in ("MatMul", "Gemm") and len(node.proto.input) > 1 and \
+                flow.constant(node.proto.input[1]) is not None:
+            groups.setdefault(node.proto.input[1], []).append(node)
+    links: dict[str, tuple[Match, str]] = {}
+    for products in groups.values():
+        if len(products) < 2:
+            continue  # a recurrent weight is applied once per step: an input projection only once
+        for product in products:
+            state = flow.strip(product.proto.input[0])
+            link = _link(flow, state, product)
+            if link is not None:
+                links[state] = link
+    return _cells(flow, [chain for chain in _chains(flow, links) if len(chain) >= 2], framework)
+
+
+def _forward(flow: GraphDataflow, start: str) -> Iterator[str]:
+    """Values computed from `start` through elementwise operations, nearest first."""
+    seen, frontier = {start}, [start]
+    for _ in range(REACH):
+        following: list[str] = []
+        for value in frontier:
+            for node in flow.consumers.get(value, []):
+                if node.op_type in FORWARD_OPS:
+                    for out in node.proto.output:
+                        if out and out not in seen:
+                            seen.add(out)
+                            following.append(out)
+                            yield out
+        frontier = following
+
+
+def _link(flow: GraphDataflow, state: str, product: NodeRef) -> tuple[Match, str] | None:
+    """The cell update taking `state` (read by the recurrent `product`) to the next step's state."""
+    for candidate in _forward(flow, product.proto.output[0]):
+        match = _lstm_from_h(flow, state, candidate) or match_state(flow, state, candidate)
+        if match is not None and match.kind != "recurrence":
+            return match, candidate
+    return None
+
+
+def _lstm_from_h(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
+    """An LSTM step ending at `h_out` = o * act(C'), its previous cell state found in C' = f * C + i * g."""
+    terms = flow.expand(h_out)
+    if len(terms) != 1:
+        return None
+    for atom in next(iter(terms)):
+        activation = flow.activation_node(atom)
+        if activation is None or not activation.proto.input:
+            continue
+        c_new = flow.strip(activation.proto.input[0])
+        for term in flow.expand(c_new):
+            for c_in in term:
+                if flow.activation_node(c_in) is None:
+                    match = match_lstm(flow, h_in, h_out, c_in, c_new)
+                    if match is not None:
+                        return match
+    return None
+
+
+def _chains(flow: GraphDataflow, links: dict[str, tuple[Match, str]]) -> list[list[tuple[Match, str]]]:
+    """Links strung into chains of steps, from a state no link produces; a folded first step put in front."""
+    produced = {out for _, out in links.values()}
+    chains = []
+    for start in links:
+        if start in produced:
+            continue
+        chain: list[tuple[Match, str]] = []
+        state = start
+        while state in links and len(chain) <= len(links):
+            match, state = links[state]
+            chain.append((match, state))
+        first = _folded_first_step(flow, start, chain[0][0])
+        chains.append(([first] if first is not None else []) + chain)
+    return chains
+
+
+def _folded_first_step(flow: GraphDataflow, state: str, next_step: Match) -> tuple[Match, str] | None:
+    """The first step of an RNN whose zero initial state was folded away: `state` is the same activation of a
+    pre-activation the next step's resembles (without its recurrent product)."""
+    if next_step.kind != "RNN":
+        return None
+    node = flow.producer.get(state)
+    if node is None or node.op_type != next_step.activation or not node.proto.input:
+        return None
+    return Match("RNN", {"a": node.proto.input[0], "H": state}, ("",), None, "", node.op_type), state
+
+
+def _upward(flow: GraphDataflow, start: str, stop: set[str]) -> Iterator[NodeRef]:
+    """The nodes `start` is computed by and from, nearest first, not looking past `stop`."""
+    seen, frontier = set(), [start]
+    for _ in range(REACH):
+        following: list[str] = []
+        for name in frontier:
+            node = flow.producer.get(name)
+            if node is None or name in stop or name in seen:
+                continue
+            seen.add(name)
+            yield node
+            following.extend(i for i in node.proto.input if i)
+        frontier = following
+
+
+def _step_index(flow: GraphDataflow, match: Match) -> tuple[int | None, bool, str]:
+    """The time step a step reads (the constant index of the nearest Slice or Gather picking its input), whether
+    the sequence it picks from was reversed first (a Slice with negative steps), and that sequence."""
+    pre = match.series.get("a") or next(iter(match.series.values()))
+    for node in _upward(flow, pre, set(match.states)):
+        if node.op_type in ("Slice", "Gather") and len(node.proto.input) > 1 and not _negative(flow, node):
+            index = flow.constant(node.proto.input[1])
+            if index is not None and index.size == 1:
+                data = flow.producer.get(flow.strip(node.proto.input[0]))
+                flipped = data is not None and data.op_type == "Slice" and _negative(flow, data)
+                sequence = flow.strip(data.proto.input[0]) if flipped and data is not None else \
+                    flow.strip(node.proto.input[0])
+                return int(index.reshape(-1)[0]), flipped, _projected(flow, sequence)
+    return None, False, ""
+
+
+def _negative(flow: GraphDataflow, node: NodeRef) -> bool:
+    steps = flow.constant(node.proto.input[4]) if len(node.proto.input) > 4 and node.proto.input[4] else None
+    return steps is not None and steps.size > 0 and bool((steps < 0).all())
+
+
+def _projected(flow: GraphDataflow, sequence: str) -> str:
+    """The input sequence a projected one was computed from (x of x.W + b: the nearest product with a constant
+    weight above it), else the sequence itself."""
+    for node in _upward(flow, sequence, set()):
+        if node.op_type in ("MatMul", "Gemm") and flow.constant(node.proto.input[1]) is not None:
+            return flow.strip(node.proto.input[0])
+    return sequence
+
+
+def _direction(flow: GraphDataflow, chain: list[tuple[Match, str]]) -> tuple[DirectionSteps, str]:
+    """One chain as a direction of a cell, and the sequence it reads."""
+    read = [_step_index(flow, m) for m, _ in chain]
+    indices = [i for i, _, _ in read]
+    flipped = read[0][1]
+    descending = None not in indices and len(indices) > 1 and indices[0] > indices[-1]  # type: ignore[operator]
+
+    def source(value: str) -> Source:
+        writer = flow.producer.get(value)
+        return Source(writer.path if writer is not None else "", value)
+
+    steps = tuple({k: source(v) for k, v in m.series.items()} for m, _ in chain)
+    return DirectionSteps(None, flipped != descending, {}, steps), read[0][2]
+
+
+def _cells(flow: GraphDataflow, chains: list[list[tuple[Match, str]]], framework: str) -> list[RecurrentCell]:
+    """Chains as cells: a forward and a reversed chain of one kind over the same sequence are one cell."""
+    directions = [_direction(flow, chain) for chain in chains]
+    cells, taken = [], set()
+    for i, (steps, sequence) in enumerate(directions):
+        if i in taken:
+            continue
+        partner = next((j for j, (other, seq) in enumerate(directions) if j != i and j not in taken and seq
+                        and seq == sequence and other.reverse != steps.reverse
+                        and chains[j][-1][0].kind == chains[i][-1][0].kind), None)
+        members = [i] if partner is None else sorted([i, partner], key=lambda k: directions[k][0].reverse)
+        taken.update(members)
+        cells.append(_cell(flow, [chains[k] for k in members], [directions[k][0] for k in members], framework))
+    return cells
+
+
+def _cell(flow: GraphDataflow, chains: list[list[tuple[Match, str]]], directions: list[DirectionSteps],
+          framework: str) -> RecurrentCell:
+    last, _ = chains[0][-1]
+    first_steps = directions[0].steps[0]
+    weights = []
+    for chain in chains:
+        recurrent = next((flow.index.nodes[p] for m, _ in chain for p in m.products), None)
+        transposed = recurrent is not None and recurrent.op_type == "Gemm" and \
+            any(a.name == "transB" and a.i for a in recurrent.proto.attribute)
+        weights.append(Weights("", recurrent=None if recurrent is None else
+                               Source(recurrent.path, recurrent.proto.input[1]), recurrent_transposed=transposed))
+    return RecurrentCell(
+        path=f"unrolled:{first_steps['H'].node}", kind=last.kind, form="unrolled",
+        hidden_size=hidden_size(flow, last, weights[0]), num_directions=len(chains),
+        gate_nodes=tuple({k: s.node for k, s in d.steps[0].items()} for d in directions), framework=framework,
+        reset_after=last.reset_after, gate_activation=last.gate_activation, activation=last.activation,
+        weights=tuple(weights), layout=CellLayout(last.kind, "unrolled", tuple(directions)))

@@ -86,6 +86,8 @@ def _not_recomputable(cell: RecurrentCell) -> str:
         return "a recurrence of no known kind has no framework equations"
     if cell.form == "op":
         return "an operator's gates are checked against its weights by check_gates"
+    if cell.form == "unrolled":
+        return "its steps read an input projection computed for the whole sequence at once, not x itself"
     if cell.conv:
         return "its gates are convolutions (ConvLSTM): the equations here are matrix products"
     if cell.kind != "RNN" and cell.gate_activation not in GATE_FUNCTIONS:
