@@ -51,6 +51,7 @@ class Case:
     error: str | None = None  # explorer must refuse the node (at load or run) with an error containing this
     dtype_sweep: bool = False  # generated across the schema's types: not judged where onnxruntime lacks the type
     float32_judge: bool = False  # where onnxruntime lacks the type: judged on the values as float32, cast back
+    output_types: list[Any] | None = None  # each output's dtype, where onnxruntime cannot infer it (None: untyped)
 
     def __post_init__(self) -> None:
         if (self.expected is not None or self.judge_version is not None) and not self.reason:
@@ -109,7 +110,10 @@ def build_model(cases: list[Case], version: int | None = None) -> tuple[onnx.Mod
         outs = [f"c{k}_o{j}" for j in range(case.outputs)]
         attrs = case.attrs if version is None else _defined_at(case, version)
         nodes.append(helper.make_node(case.op, names, outs, name=f"c{k}", domain=case.domain, **attrs))
-        outputs += [helper.make_value_info(name, onnx.TypeProto()) for name in outs]
+        types = case.output_types or [None] * len(outs)
+        outputs += [helper.make_value_info(name, onnx.TypeProto()) if t is None else
+                    helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(t)), None)
+                    for name, t in zip(outs, types)]
     opset = version or first.version
     imports = [helper.make_opsetid(first.domain, opset)]
     if first.domain:
