@@ -62,13 +62,21 @@ class Judge:
     def run(self, model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
             timeout: float | None = None) -> dict[str, Any]:
         """onnxruntime's outputs (by name; `outputs` picks them) for a Model, ModelProto or serialized bytes."""
+        return self._ask(model, dict(feeds), outputs, timeout)
+
+    def load(self, model: Any, *, timeout: float | None = None) -> None:
+        """Loads the model as a user does (an InferenceSession with onnxruntime's default options: its own type
+        and shape inference in every body, its graph rewrites); NoVerdict when it cannot."""
+        self._ask(model, None, None, timeout)
+
+    def _ask(self, model: Any, feeds: dict[str, Any] | None, outputs: Sequence[str] | None,
+             timeout: float | None) -> dict[str, Any]:
         if importlib.util.find_spec("onnxruntime") is None:
             raise NoVerdict("missing", "onnxruntime is not installed (pip install onnxruntime)")
         data = _model_bytes(model)
         limit = self.timeout if timeout is None else timeout
         memory = None if self.memory_bytes is None else self.memory_bytes + 3 * len(data)
-        request = {"model": data, "feeds": dict(feeds), "outputs": list(outputs) if outputs else None,
-                   "memory": memory}
+        request = {"model": data, "feeds": feeds, "outputs": list(outputs) if outputs else None, "memory": memory}
         with self._lock:
             self._cancelled = False
             reply = self._exchange(request, limit)
@@ -76,6 +84,12 @@ class Judge:
             return dict(reply["outputs"])
         prefix = {"refused": "onnxruntime refused: ", "memory": "onnxruntime reached its memory cap: "}
         raise NoVerdict(reply["kind"], prefix.get(reply["kind"], "") + summarize(reply["message"]))
+
+    @property
+    def process_id(self) -> int | None:
+        """The child process's id while it lives (None before the first call, after close)."""
+        process = self._process
+        return process.pid if process is not None and process.poll() is None else None
 
     def cancel(self) -> None:
         """Ends the call under way, if any (its caller gets NoVerdict('cancelled'))."""
@@ -173,10 +187,12 @@ def shared_judge() -> Judge:
 
 
 class Runs(Protocol):
-    """What `run_onnxruntime` asks of a judge."""
+    """What `run_onnxruntime` and `load_in_onnxruntime` ask of a judge."""
 
     def run(self, model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
             timeout: float | None = None) -> dict[str, Any]: ...
+
+    def load(self, model: Any, *, timeout: float | None = None) -> None: ...
 
 
 _current: ContextVar[Runs | None] = ContextVar("explorer_judge", default=None)
@@ -198,3 +214,10 @@ def run_onnxruntime(model: Any, feeds: dict[str, Any], outputs: Sequence[str] | 
     NoVerdict when it gives none."""
     judge = _current.get() or shared_judge()
     return judge.run(model, feeds, outputs, timeout=timeout)
+
+
+def load_in_onnxruntime(model: Any, *, timeout: float | None = None) -> None:
+    """Loads the model in onnxruntime as a user does (see Judge.load), with the judge in use; NoVerdict when it
+    cannot (kind 'refused' when onnxruntime rejects it)."""
+    judge = _current.get() or shared_judge()
+    judge.load(model, timeout=timeout)

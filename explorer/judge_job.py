@@ -70,6 +70,12 @@ class JudgeJob(Generic[T]):
             raise NoVerdict("cancelled", "onnxruntime was stopped on request")
         return self.judge.run(model, feeds, outputs, timeout=timeout)
 
+    def load(self, model: Any, *, timeout: float | None = None) -> None:
+        """The judge the work's onnxruntime load checks reach (see judge.using_judge)."""
+        if self._cancelled.is_set():
+            raise NoVerdict("cancelled", "onnxruntime was stopped on request")
+        self.judge.load(model, timeout=timeout)
+
     def _main(self) -> None:
         try:
             with using_judge(self):

@@ -19,7 +19,7 @@ from .external_data import load_external_data
 from .graph import GraphRef, NodeRef, subgraph_attributes
 from .graph_index import GraphIndex
 from .model_guards import check_domains, check_sparse, inference_too_costly, survey
-from .model_inference import check_and_infer, model_bytes
+from .model_inference import check_and_infer, copy_fields, model_bytes
 from .typing_rules import violations
 
 # Domains explorer can run natively (onnx.reference covers them); others need a model-local function.
@@ -68,10 +68,12 @@ def value_spec(info: onnx.ValueInfoProto) -> ValueSpec:
 @dataclass(frozen=True)
 class GivenModel:
     """What the model was before loading added inferred value_info: its bytes and its declared value_info names
-    (the optimizer keeps its output within a margin of that size)."""
+    (the optimizer keeps its output within a margin of that size), and its main graph without initializers
+    (which loading leaves as they are) when inference changed it."""
 
     bytes: int
     value_info: frozenset[str]
+    graph: onnx.GraphProto | None = None
 
 
 class Model:
@@ -103,6 +105,19 @@ class Model:
     @property
     def graph(self) -> onnx.GraphProto:
         return self.proto.graph
+
+    def as_given(self) -> onnx.ModelProto:
+        """The model exactly as its source has it, without the types loading inferred (what onnxruntime is
+        handed: an inferred type onnx got wrong would make it refuse a model that runs); `proto` itself when
+        loading added nothing."""
+        shell = self.given.graph if self.given is not None else None
+        if shell is None:
+            return self.proto
+        model = onnx.ModelProto()
+        copy_fields(self.proto, model, skip="graph")
+        copy_fields(shell, model.graph)
+        model.graph.initializer.extend(self.proto.graph.initializer)
+        return model
 
     def nodes(self) -> Iterator[NodeRef]:
         """Every node of every graph (nested bodies included), depth-first, with its static path."""
@@ -190,10 +205,15 @@ def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | o
     for sparse in found.sparse:
         check_sparse(sparse)
     check_domains(proto, found.foreign, KNOWN_DOMAINS)
-    given = GivenModel(model_bytes(proto), frozenset(found.value_info))
     skipped = inference_too_costly(found)
     warnings += [skipped] if skipped else []
-    proto = check_and_infer(proto, warnings, cause_text, infer=not skipped, check=check)
+    shell = None
+    if not skipped:
+        shell = onnx.GraphProto()
+        copy_fields(proto.graph, shell, skip="initializer")
+    given = GivenModel(model_bytes(proto), frozenset(found.value_info), shell)
+    proto = check_and_infer(proto, warnings, cause_text, infer=not skipped, check=check,
+                            data_prop=found.shared_name is None)
     broken = violations(proto)
     if broken and not lenient:
         more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""

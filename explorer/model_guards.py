@@ -29,6 +29,9 @@ class Survey:
     value_info: set[str] = field(default_factory=set)  # names with a value_info entry (main graph and its bodies)
     nodes: int = 0  # in the main graph and its bodies
     bodies: int = 0  # graphs nested in the main graph
+    # a name some node output defines in two graphs of the main graph (e.g. both branches of an If, as optimum's
+    # merged decoders have): onnx's data propagation keeps one value per name across graphs and mixes them up
+    shared_name: str | None = None
 
 
 def survey(proto: onnx.ModelProto, label: str) -> Survey:
@@ -38,6 +41,7 @@ def survey(proto: onnx.ModelProto, label: str) -> Survey:
     # (a graph, or a local function's nodes; nesting depth; where it is in the main graph, "" in a function)
     stack: list[tuple[onnx.GraphProto | onnx.FunctionProto, int, str]] = [(proto.graph, 0, "the main graph")]
     stack += [(function, 0, "") for function in proto.functions]
+    defined: set[str] = set()
     while stack:
         graph, depth, where = stack.pop()
         if depth > MAX_GRAPH_DEPTH:
@@ -50,6 +54,8 @@ def survey(proto: onnx.ModelProto, label: str) -> Survey:
         if where:
             found.value_info.update(info.name for info in graph.value_info)
             found.nodes += len(graph.node)
+            if found.shared_name is None:
+                found.shared_name = _redefined(graph, defined)
         for node in graph.node:
             if where and node.domain not in ("", "ai.onnx"):
                 found.foreign.append((node, where))
@@ -69,6 +75,17 @@ def survey(proto: onnx.ModelProto, label: str) -> Survey:
                 owner = f"{where} > {node.name or node.op_type}" if where else ""
                 stack.extend((body, depth + 1, owner and f"{owner}.{name}") for name, body in bodies)
     return found
+
+
+def _redefined(graph: onnx.GraphProto, defined: set[str]) -> str | None:
+    """The first node output of `graph` already in `defined` (names other graphs define), else None; adds the
+    graph's node outputs to `defined`."""
+    for node in graph.node:
+        for name in node.output:
+            if name in defined:
+                return name
+            defined.add(name)
+    return None
 
 
 def inference_too_costly(found: Survey) -> str | None:

@@ -16,9 +16,10 @@ BIG_TENSOR_BYTES = 1 << 16  # smaller initializers stay (shape tensors, whose va
 
 
 def check_and_infer(proto: onnx.ModelProto, warnings: list[str], first_line: Callable[[Exception], str], *,
-                    infer: bool = True, check: bool = True) -> onnx.ModelProto:
+                    infer: bool = True, check: bool = True, data_prop: bool = True) -> onnx.ModelProto:
     """The model with inferred shapes (`proto` itself, completed; as it is without `infer`); checker complaints
-    (unless `check` is False) and an inference failure are appended to `warnings`."""
+    (unless `check` is False) and an inference failure are appended to `warnings`. `data_prop` lets inference
+    compute the values of shape tensors (off where onnx would mix up values of the same name in two graphs)."""
     skeleton, moved = _skeleton(proto)
     if check:
         try:
@@ -28,7 +29,8 @@ def check_and_infer(proto: onnx.ModelProto, warnings: list[str], first_line: Cal
     if not infer:
         return proto
     try:
-        inferred = onnx.shape_inference.infer_shapes(skeleton, check_type=False, strict_mode=False, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(skeleton, check_type=False, strict_mode=False,
+                                                 data_prop=data_prop)
     except Exception as exc:  # noqa: BLE001 - inference failing is a warning, the model may still run
         warnings.append(f"shape inference failed: {first_line(exc)}")
         return proto

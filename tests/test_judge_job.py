@@ -8,14 +8,16 @@ import time
 import numpy as np
 from onnx import TensorProto as T
 
-from explorer.judge import NoVerdict, run_onnxruntime
+from explorer.judge import NoVerdict, run_onnxruntime, shared_judge
 from explorer.judge_job import JudgeJob
 from tests.test_judge import _div, _endless_loop
 
 
 def judge_children() -> list[int]:
-    """Process ids of this process's live judge_worker children."""
+    """Process ids of this process's live judge_worker children but the shared judge's (which the optimizer's
+    load checks keep for the process)."""
     found = []
+    shared = shared_judge().process_id
     for pid in os.listdir("/proc"):
         try:
             with open(f"/proc/{pid}/stat") as f:
@@ -24,7 +26,7 @@ def judge_children() -> list[int]:
                 command = f.read()
         except (OSError, ValueError, IndexError):
             continue
-        if parent == os.getpid() and b"judge_worker" in command:
+        if parent == os.getpid() and b"judge_worker" in command and int(pid) != shared:
             found.append(int(pid))
     return found
 

@@ -58,4 +58,5 @@ def _optimize(args: argparse.Namespace) -> int:
         with open(args.report, "w") as f:
             json.dump(report, f, indent=1, default=str)
         print(f"report written to {args.report}")
-    return 1 if verdict is not None and verdict.status == "different" else 0
+    failed = result.onnxruntime is not None and result.onnxruntime.status == "refused"
+    return 1 if failed or verdict is not None and verdict.status == "different" else 0

@@ -25,7 +25,7 @@ def onnxruntime_recording(model: Model, feeds: dict[str, Any], like: Recording, 
                            "such bound")
         return recording
     try:
-        recording.outputs = run_onnxruntime(model, feeds, timeout=timeout)
+        recording.outputs = run_onnxruntime(model.as_given(), feeds, timeout=timeout)
     except NoVerdict as exc:
         recording.error = str(exc)
         return recording

@@ -4,6 +4,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
+RewriteKey = tuple[str, str, tuple[str, ...]]  # (graph path, pattern, names of the nodes a match holds)
+
 
 @dataclass
 class Context:
@@ -17,6 +19,8 @@ class Context:
     facts: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (graph, node) -> facts a match used
     # (graph, condition) -> its value and why, for rank checks decided by a branch (a value never changes)
     conditions: dict[tuple[str, str], tuple[bool, str] | None] = field(default_factory=dict)
+    # rewrites not to apply, each with why: (graph, pattern, names of the nodes it matched) -> the reason
+    refused: dict[RewriteKey, str] = field(default_factory=dict)
     _counters: dict[str, itertools.count] = field(default_factory=dict)
 
     def fresh(self, prefix: str) -> str:

@@ -153,6 +153,7 @@ class Driver:
         taken: set[Node] = set()
         stats = self.stats
         facts = self.ctx.facts
+        refused = self.ctx.refused
         clock = time.perf_counter
         dropped: set[Node] = set()
         tries: dict[str, list[tuple[Pattern, PatternStats]]] = {}  # operator -> patterns to try, their stats
@@ -172,6 +173,9 @@ class Driver:
                     continue
                 stat.matches += 1
                 matched = result.present()
+                if refused and (why := refused.get((state.path, pattern.name, tuple(n.name for n in matched)))):
+                    pattern.decline(state, node, why)
+                    continue
                 if taken.intersection(matched):
                     stat.dropped += 1
                     dropped.add(node)
@@ -241,7 +245,8 @@ class Driver:
         seconds = time.perf_counter() - start
         self.steps.append(RewriteStep(
             index=len(self.steps), pattern=pattern.name, round=round_no, graph=state.path,
-            removed=removed_paths, added=[state.node_path(n) for n in added], before_nodes=[n.proto for n in before],
+            removed=removed_paths, added=[state.node_path(n) for n in added], matched=tuple(n.name for n in nodes),
+            before_nodes=[n.proto for n in before],
             after_nodes=[n.proto for n in new_nodes], input_types=types, constants=constants, outputs=outputs,
             output_types=[state.value_type(o) for o in live], header=self.header, seconds=seconds,
             context_before=context_before,

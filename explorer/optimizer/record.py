@@ -43,6 +43,7 @@ class RewriteStep:
     graph: str
     removed: list[str]
     added: list[str]
+    matched: tuple[str, ...]  # names of the nodes the pattern matched (in `graph`): the rewrite's key with those
     before_nodes: list[onnx.NodeProto]
     after_nodes: list[onnx.NodeProto]
     input_types: dict[str, onnx.TypeProto | None]
@@ -117,6 +118,11 @@ class RewriteStep:
 
     def _path(self, node: onnx.NodeProto) -> str:
         return f"{self.graph}/{node.name}" if self.graph else node.name
+
+    @property
+    def key(self) -> tuple[str, str, tuple[str, ...]]:
+        """What names this rewrite in a rerun of the same optimization: (graph, pattern, matched nodes)."""
+        return self.graph, self.pattern, self.matched
 
     def describe(self) -> str:
         where = f" in {self.graph!r}" if self.graph else ""

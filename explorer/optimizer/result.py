@@ -9,6 +9,8 @@ from typing import Any
 import onnx
 
 from ..graph_index import GraphIndex
+from ..model import Model
+from .context import RewriteKey
 from .pattern import Pattern
 from .record import RewriteStep
 
@@ -38,6 +40,32 @@ class Decline:
     reason: str
 
 
+@dataclass(frozen=True)
+class OnnxruntimeCheck:
+    """Whether onnxruntime loads the optimized model as a user loads it (its own type and shape inference in
+    every body): status 'loads', 'refused' (the original loads: the optimization failed), 'original refused'
+    (onnxruntime refuses the original too) or 'not checked' (the detail says why). `refused` lists the rewrites
+    left out because onnxruntime refused their result, `value_info_dropped` whether the types the optimizer
+    inferred were left out for the same reason."""
+
+    status: str
+    detail: str = ""
+    refused: tuple[str, ...] = ()  # each rewrite left out, described with onnxruntime's reason
+    value_info_dropped: bool = False
+    seconds: float = 0.0
+
+    def lines(self) -> list[str]:
+        head = {"loads": "onnxruntime loads the optimized model",
+                "refused": "onnxruntime refuses the optimized model (the original loads): the optimization failed",
+                "original refused": "onnxruntime refuses the original model too: the optimized one is not checked",
+                "not checked": "onnxruntime was not asked whether it loads the optimized model"}[self.status]
+        out = [head + (f": {self.detail}" if self.detail else "") + f" ({self.seconds:.2f} s)"]
+        out += [f"  not applied, onnxruntime refuses its result: {r}" for r in self.refused]
+        if self.value_info_dropped:
+            out.append("  the value types the optimizer inferred are left out: onnxruntime refused them")
+        return out
+
+
 @dataclass
 class OptimizationResult:
     """The original (as given: its node paths are GraphIndex's, which the rewrites' paths use) and optimized
@@ -56,6 +84,19 @@ class OptimizationResult:
     # node path in the rewrites -> its GraphIndex path in `optimized`, where they differ (the names the optimizer
     # gave were dropped to keep the file small, so GraphIndex names those nodes by position)
     moved: dict[str, str] = field(default_factory=dict)
+    model: Model | None = field(default=None, repr=False)  # the loaded original (as_given: the user's file)
+    refused: dict[RewriteKey, str] = field(default_factory=dict)  # rewrites not applied, each with why
+    onnxruntime: OnnxruntimeCheck | None = None  # whether onnxruntime loads `optimized` (None: not asked yet)
+    inferred_value_info_dropped: bool = False  # value_info the original did not declare were left out of optimized
+
+    def original_as_given(self) -> onnx.ModelProto:
+        """The original exactly as the user's file has it (what onnxruntime judges), without loading's types."""
+        return self.model.as_given() if self.model is not None else self.original
+
+    def declared_value_info(self) -> set[str]:
+        """Names the original itself gives value_info entries (the optimizer's other entries are inferred)."""
+        given = self.model.given if self.model is not None else None
+        return set(given.value_info) if given is not None else set()
 
     @property
     def patterns(self) -> list[str]:
@@ -118,6 +159,8 @@ class OptimizationResult:
         lines.append("-" * len(head))
         lines.append(f"{len(self.steps)} rewrites in {self.rounds} rounds, {self.seconds:.3f} s; "
                      f"nodes {before} -> {after}{' (stopped early)' if self.stopped else ''}")
+        if self.onnxruntime is not None:
+            lines.extend(self.onnxruntime.lines())
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -128,4 +171,5 @@ class OptimizationResult:
             "stats": [asdict(s) for s in self.stats],
             "steps": [s.to_dict() for s in self.steps],
             "declined": [asdict(d) for d in self.declined],
+            "onnxruntime": None if self.onnxruntime is None else asdict(self.onnxruntime),
         }

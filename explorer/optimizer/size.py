@@ -30,17 +30,22 @@ def size_limit(original_bytes: int) -> int:
     return int(original_bytes * (1 + SIZE_MARGIN))
 
 
+def drop_value_info(model: onnx.ModelProto, declared: set[str]) -> None:
+    """Removes, in place, the value_info entries whose names are not in `declared` (those the original had)."""
+    for graph in graphs(model.graph):
+        kept = [info for info in graph.value_info if info.name in declared]
+        if len(kept) != len(graph.value_info):
+            del graph.value_info[:]
+            graph.value_info.extend(kept)
+
+
 def fit_size(model: onnx.ModelProto, limit: int, declared: set[str], named: set[str]) -> dict[str, str]:
     """Trims `model` in place toward `limit` bytes: first the value_info entries not in `declared` (those the
     original had), then the node names not in `named` (names nodes had in the original). Returns, for the nodes
     whose paths that changed, path before -> path after (GraphIndex's, which names unnamed nodes by position)."""
     if model_bytes(model) <= limit:
         return {}
-    for graph in graphs(model.graph):
-        kept = [info for info in graph.value_info if info.name in declared]
-        if len(kept) != len(graph.value_info):
-            del graph.value_info[:]
-            graph.value_info.extend(kept)
+    drop_value_info(model, declared)
     if model_bytes(model) <= limit:
         return {}
     before = list(GraphIndex(model.graph).nodes)

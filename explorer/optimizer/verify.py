@@ -15,7 +15,7 @@ from ..executor import run
 from ..judge import NoVerdict, run_onnxruntime, skipped_because_of_limit
 from ..model import Model, load
 from .record import RewriteStep
-from .rewrite import OptimizationResult, optimize
+from .rewrite import OptimizationResult, first_rewrites
 
 JUDGES = ("explorer", "onnxruntime")
 RTOL, ATOL = 1e-4, 1e-5
@@ -37,8 +37,9 @@ class JudgeReport:
 
 @dataclass
 class Equivalence:
-    """The verdict on two models run on the same feeds: 'equivalent', 'different' or 'inconclusive' (no judge
-    could run the original). `culprit` is the first rewrite that breaks equivalence, when bisection ran."""
+    """The verdict on two models run on the same feeds: 'equivalent', 'different', 'explorer only' (explorer
+    finds them equivalent, onnxruntime, asked too, could not run the original) or 'inconclusive' (no judge could
+    run the original). `culprit` is the first rewrite that breaks equivalence, when bisection ran."""
 
     reports: list[JudgeReport]
     culprit: RewriteStep | None = None
@@ -49,7 +50,15 @@ class Equivalence:
         judged = [r for r in self.reports if r.unavailable is None]
         if not judged:
             return "inconclusive"
-        return "equivalent" if all(r.ok for r in judged) else "different"
+        if not all(r.ok for r in judged):
+            return "different"
+        return "explorer only" if any(r.judge == "onnxruntime" for r in self.reports if r not in judged) \
+            else "equivalent"
+
+    @property
+    def failed_in_onnxruntime(self) -> bool:
+        """onnxruntime ran the original but refuses (or fails on) the optimized model: the optimization failed."""
+        return any(r.judge == "onnxruntime" and r.error is not None for r in self.reports)
 
     @property
     def ok(self) -> bool:
@@ -64,9 +73,15 @@ class Equivalence:
                 out.append(f"{report.judge}: optimized model failed: {report.error}")
             for d in report.diffs:
                 out.append(f"{report.judge}: {d.line()}")
-        out.append(f"equivalence: {self.status}")
+        status = self.status
+        if status == "explorer only":
+            status += " (onnxruntime gave no verdict on the original; explorer finds the models equivalent)"
+        elif self.failed_in_onnxruntime:
+            status += " (onnxruntime runs the original, not the optimized model: the optimization failed)"
+        out.append(f"equivalence: {status}")
         if self.culprit is not None:
-            out.append(f"first failing rewrite: {self.culprit.describe()}")
+            which = "rewrite whose result onnxruntime refuses" if self.failed_in_onnxruntime else "failing rewrite"
+            out.append(f"first {which}: {self.culprit.describe()}")
             if self.culprit_check is not None:
                 out.append(f"  alone: {self.culprit_check.status} {self.culprit_check.detail}".rstrip())
         return out
@@ -97,14 +112,15 @@ def _outputs(judge: str, model: Model, feeds: dict[str, Any]) -> dict[str, Any]:
     if fixed and model.proto.ir_version < 4:
         raise NoVerdict("skipped", f"onnxruntime holds the initializers of an IR {model.proto.ir_version} model as "
                                    f"constants: it cannot be fed {', '.join(map(repr, fixed))}")
-    return run_onnxruntime(model, feeds)
+    return run_onnxruntime(model.as_given(), feeds)  # the model as its file has it, not loading's inferences
 
 
 def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | onnx.ModelProto | str,
                    feeds: dict[str, Any] | None = None, *, seed: int = 0, judges: Iterable[str] = JUDGES,
                    rtol: float = RTOL, atol: float = ATOL, lenient: bool = False) -> Equivalence:
     """Runs both models on the same feeds (the user's, else random ones from the original's declared inputs)
-    with each judge, and compares every output of the original with the optimized model's output of that name
+    with each judge (onnxruntime gets each model exactly as given: a path's file, a proto as it is, a Model as
+    its source has it), and compares every output of the original with the optimized model's output of that name
     (or, for outputs whose names differ, of the same position). `lenient` loads paths and protos in lenient
     mode (models that break the spec's typing rules)."""
     before = original if isinstance(original, Model) else load(original, lenient=lenient)
@@ -220,7 +236,7 @@ def verify(result: OptimizationResult, feeds: dict[str, Any] | None = None, *, s
     """The whole-model proof for an optimization; when the models differ and `bisect`, the first failing rewrite
     is found by re-running the optimization with stop_after (log2(#rewrites) runs) and checked alone."""
     judges = tuple(judges)
-    verdict = compare_models(result.original, result.optimized, feeds, seed=seed, judges=judges,
+    verdict = compare_models(result.model or result.original, result.optimized, feeds, seed=seed, judges=judges,
                              lenient=result.lenient)
     if verdict.status == "different" and bisect and result.steps:
         culprit = find_culprit(result, feeds, seed=seed, judges=judges)
@@ -234,7 +250,7 @@ def find_culprit(result: OptimizationResult, feeds: dict[str, Any] | None = None
                  judges: Iterable[str] = JUDGES) -> RewriteStep | None:
     """The first rewrite after which the model stops being equivalent to the original (bisection over
     stop_after), or None when the fully optimized model is equivalent."""
-    original = load(result.original, lenient=result.lenient)
+    original = result.model or load(result.original, lenient=result.lenient)
     feeds = original.example_inputs(seed=seed) if feeds is None else feeds
     judges = tuple(judges)
 
@@ -242,8 +258,7 @@ def find_culprit(result: OptimizationResult, feeds: dict[str, Any] | None = None
         return compare_models(original, optimized, feeds, judges=judges, lenient=result.lenient).status == "different"
 
     def breaks(count: int) -> bool:
-        return differs(optimize(result.original, patterns=result.selected, stop_after=count,
-                                lenient=result.lenient).optimized)
+        return differs(first_rewrites(result, count).optimized)
 
     low, high = 0, len(result.steps)
     if not differs(result.optimized):

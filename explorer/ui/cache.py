@@ -17,7 +17,7 @@ from ..errors import ExecutionError, ExplorerError, FeedError, failure_text
 from ..executor import run
 from ..limits import Limits
 from ..model import Model, load
-from ..optimizer import OptimizationResult, optimize
+from ..optimizer import OptimizationResult, first_rewrites, optimize
 from ..samples import sample_inputs, sample_path
 from ..trace import Trace
 from ..views.heat import OVERLAYS, NodeValues
@@ -188,9 +188,12 @@ def feed_error(message: str) -> Callable[[], dict[str, Any]]:
 @st.cache_resource(max_entries=16, show_spinner=False)
 def optimize_cached(model_key: str, patterns: tuple[str, ...], stop_after: int | None,
               _model: Model) -> OptimizationResult:
-    """Raises ExplorerError (whatever went wrong) for the page to show."""
+    """Raises ExplorerError (whatever went wrong) for the page to show. The first `stop_after` rewrites are
+    those of the whole optimization (the same rewrites left out)."""
     try:
-        return optimize(_model, patterns=patterns, stop_after=stop_after)
+        if stop_after is not None:
+            return first_rewrites(optimize_cached(model_key, patterns, None, _model), stop_after)
+        return optimize(_model, patterns=patterns)
     except ExplorerError:
         raise
     except Exception as exc:  # the page shows it; the model stays

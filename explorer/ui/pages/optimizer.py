@@ -16,7 +16,11 @@ from explorer.views.styles import tinted
 
 WHOLE_MODEL_LIMIT = 5000  # nodes: bigger models are drawn on request
 STATUS = {"equivalent": tinted("**equivalent**", "good"), "different": tinted("**different**", "bad"),
+          "explorer only": tinted("**equivalent by explorer only**", "unsure") + " (onnxruntime gave no verdict)",
           "inconclusive": tinted("**inconclusive**", "unsure")}
+LOADS = {"loads": tinted("**loads it**", "good"), "refused": tinted("**refuses it**", "bad"),
+         "original refused": tinted("**refuses the original too**", "unsure"),
+         "not checked": tinted("**was not asked**", "unsure")}
 CHECKING = {"running": "checking in the background…",
             "cancelled": tinted("**not checked**", "unsure") + " (cancelled)",
             "failed": tinted("**the proof failed**", "bad")}
@@ -94,6 +98,10 @@ else:
     before_count, after_count = result.node_counts()
     st.markdown(f"**{len(result.steps)} rewrites** in {result.rounds} rounds · nodes {before_count} → "
                 f"{after_count} · {result.seconds * 1e3:.0f} ms" + (" · stopped early" if result.stopped else ""))
+    if result.onnxruntime is not None:
+        st.markdown(f"Optimized model in onnxruntime: {LOADS[result.onnxruntime.status]}")
+        if result.onnxruntime.status != "loads" or len(result.onnxruntime.lines()) > 1:
+            st.code("\n".join(result.onnxruntime.lines()), language=None)
     key, job = work.equivalence(model, chosen, None, result)
     verdict = job.result if job.state == "done" else None
     st.markdown(f"Fully optimized model: {STATUS[verdict.status] if verdict is not None else CHECKING[job.state]}")
