@@ -8,7 +8,7 @@ the state (Keras's masking) are NaN in every series and False in `mask`, as step
 the operators."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -78,10 +78,19 @@ class CellLayout:
                    tuple(DirectionSteps.from_dict(d) for d in data.get("directions", [])))
 
 
+StepValues = Callable[[DirectionSteps, Mapping[str, Source], tuple[int, ...]], dict[str, list[Any]]]
+
+
 def gather_gates(trace: Trace, layout: CellLayout, iteration: tuple[int, ...] = ()) -> dict[str, np.ndarray]:
     """The cell's series at one execution (`iteration`: where its loops ran), as `Trace.gates` gives them.
     KeyError when the run did not reach the cell or its values were kept as summaries only."""
-    per_direction = [_direction(trace, d, iteration) for d in layout.directions]
+    return gather(lambda steps, wanted, at: _from_trace(trace, steps, wanted, at), layout, iteration)
+
+
+def gather(values_of: StepValues, layout: CellLayout, iteration: tuple[int, ...] = ()) -> dict[str, np.ndarray]:
+    """The cell's series from any side's per-step values: `values_of(direction, wanted, iteration)` gives, for
+    each wanted series, its value at every step of the direction in processing order."""
+    per_direction = [_direction(values_of, d, iteration) for d in layout.directions]
     names = [name for name in per_direction[0][0] if all(name in s for s, _ in per_direction)]
     lengths = {next(iter(s.values())).shape[:2] for s, _ in per_direction if s}
     if len(lengths) != 1:
@@ -97,34 +106,19 @@ def gather_gates(trace: Trace, layout: CellLayout, iteration: tuple[int, ...] = 
     return out
 
 
-def _direction(trace: Trace, steps: DirectionSteps,
-               iteration: tuple[int, ...]) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """One direction's series [seq, batch, units] in input-position order, and its mask [seq, batch]."""
+def wanted_series(steps: DirectionSteps) -> dict[str, Source]:
+    """The series a direction records (its gates, states and mask), each where a step writes it."""
     wanted = dict(steps.series if steps.loop is not None or not steps.steps else steps.steps[0])
     if steps.mask is not None:
         wanted["mask"] = steps.mask
-    values: dict[str, list[Any]] = {name: [] for name in wanted}
-    if steps.loop is not None:
-        loop = trace.event(steps.loop, iteration)
-        depth = len(iteration) + 1
-        where = {(s.node, s.value): name for name, s in wanted.items()}
-        by_node = {s.node for s in wanted.values()}
-        for event in trace.children(loop):
-            if event.node in by_node and len(event.iteration) == depth:
-                _collect(event, where, values)
-        formal = {name: s.value for name, s in wanted.items() if s.node == steps.loop}
-        if formal:  # body inputs (a Scan's slices): each iteration's record holds them
-            for record in trace.iterations(steps.loop):
-                if record.index[:-1] == tuple(iteration):
-                    for name, value_name in formal.items():
-                        values[name].append(record.inputs.get(value_name))
-    else:
-        for step in steps.steps:
-            for name, source in step.items():
-                if name in values:
-                    values[name].append(trace.event(source.node, iteration).outputs.get(source.value))
-            if steps.mask is not None:
-                values["mask"].append(trace.event(steps.mask.node, iteration).outputs.get(steps.mask.value))
+    return wanted
+
+
+def _direction(values_of: StepValues, steps: DirectionSteps,
+               iteration: tuple[int, ...]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """One direction's series [seq, batch, units] in input-position order, and its mask [seq, batch]."""
+    wanted = wanted_series(steps)
+    values = values_of(steps, wanted, iteration)
     perms = {name: source.perm for name, source in wanted.items()}
     series = {name: _stack(name, v, perms[name]) for name, v in values.items() if name != "mask"}
     if not series or not all(len(v) for v in values.values()):
@@ -139,6 +133,33 @@ def _direction(trace: Trace, steps: DirectionSteps,
         series = {name: v[::-1] for name, v in series.items()}
         mask = mask[::-1]
     return series, np.ascontiguousarray(mask)
+
+
+def _from_trace(trace: Trace, steps: DirectionSteps, wanted: Mapping[str, Source],
+                iteration: tuple[int, ...]) -> dict[str, list[Any]]:
+    values: dict[str, list[Any]] = {name: [] for name in wanted}
+    if steps.loop is None:
+        for step in steps.steps:
+            for name, source in step.items():
+                if name in values:
+                    values[name].append(trace.event(source.node, iteration).outputs.get(source.value))
+            if steps.mask is not None:
+                values["mask"].append(trace.event(steps.mask.node, iteration).outputs.get(steps.mask.value))
+        return values
+    loop = trace.event(steps.loop, iteration)
+    depth = len(iteration) + 1
+    where = {(s.node, s.value): name for name, s in wanted.items()}
+    by_node = {s.node for s in wanted.values()}
+    for event in trace.children(loop):
+        if event.node in by_node and len(event.iteration) == depth:
+            _collect(event, where, values)
+    formal = {name: s.value for name, s in wanted.items() if s.node == steps.loop}
+    if formal:  # body inputs (a Scan's slices): each iteration's record holds them
+        for record in trace.iterations(steps.loop):
+            if record.index[:-1] == tuple(iteration):
+                for name, value_name in formal.items():
+                    values[name].append(record.inputs.get(value_name))
+    return values
 
 
 def _collect(event: Event, where: Mapping[tuple[str, str], str], values: dict[str, list[Any]]) -> None:

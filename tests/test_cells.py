@@ -211,3 +211,32 @@ def test_unrolled_rnn_is_one_bidirectional_cell_with_its_steps_in_time_order():
             h = np.tanh(a)
             np.testing.assert_allclose(gates["a"][t, d], a, atol=1e-5)
             np.testing.assert_allclose(gates["H"][t, d], h, atol=1e-5)
+
+
+@pytest.mark.parametrize("opts", [{}, {"masked": True}, {"scan": True}, {"go_backwards": True}],
+                         ids=lambda o: "-".join(o) or "plain")
+def test_compare_aligns_loop_cell_gates_with_onnxruntime_and_another_run(opts):
+    proto, _ = keras_loop("GRU", **opts)
+    model = explorer.load(proto)
+    feeds, _ = _feeds(opts.get("masked", False))
+    path = recurrent_cells(model)[0].path
+    for other in ("onnxruntime", model):
+        result = explorer.compare(model, other, feeds)
+        assert any(path in checked for checked in result.gates_checked)
+        assert result.gates == []
+
+
+def test_compare_finds_where_a_loop_cell_departs():
+    """B cuts the fused projection in another gate order: its gates depart from A's at the first step."""
+    feeds, _ = _feeds(False)
+    a, b = (explorer.load(keras_loop("GRU", order=order)[0]) for order in ("zrh", "rzh"))
+    (departure,) = explorer.compare(a, b, feeds).gates
+    assert (departure.node, departure.step, departure.gate, departure.against) == ("while_loop", 0, "z", "B")
+
+
+def test_compare_with_the_keras_layers_weights_finds_swapped_biases():
+    proto, weights = keras_loop("GRU", wrong_bias=True)
+    feeds, _ = _feeds(False)
+    reference = {f"gru/{name}": value for name, value in weights.items()}
+    (departure,) = explorer.compare(explorer.load(proto), reference, feeds).gates
+    assert (departure.step, departure.gate, departure.against) == (0, "h", "Keras")

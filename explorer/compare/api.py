@@ -14,6 +14,7 @@ from ..spec.rnn import CELLS
 from ..trace import Trace
 from .align import Pair, align
 from .both_gates import layout0
+from .cell_sides import cell_departures
 from .framework import check_gates
 from .gates import GateDivergence, first_departure, reverse_directions
 from .measure import ValueComparison, measure
@@ -89,6 +90,9 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
             result.notes.append(f"{len(uncovered)} value(s) of A have no {rec_b.kind} counterpart")
     result.gates, result.gates_checked = _gates(pairs, rec_a, rec_b, result.values, rtol, atol,
                                                       result.notes)
+    cell_gates, cells_checked = cell_departures(rec_a, rec_b, rtol, atol, result.notes)
+    result.gates += cell_gates
+    result.gates_checked += cells_checked
     return result
 
 

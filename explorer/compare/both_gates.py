@@ -7,8 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..cells import find_cell
 from ..graph import attribute
 from ..model import Model
+from .cell_sides import theirs_of
 from .framework import check_gates
 from .report import Comparison
 
@@ -28,9 +30,17 @@ def layout0(model: Model, node: str, y: np.ndarray) -> np.ndarray:
 
 
 def gates_of_both(comparison: Comparison, node: str, iteration: tuple[int, ...] = ()) -> BothGates:
+    """The gates of one recurrent execution (`node`: an operator's path or a cell's) on both sides."""
     a, b = comparison.a, comparison.b
     if a is None or a.trace is None or a.model is None or b is None:
         raise KeyError("side A is not a recorded run of a model: no gates")
+    if node in a.trace.cells:
+        cell = find_cell(a.model, node)
+        found = theirs_of(a, b, cell, iteration, comparison.rtol, comparison.atol)
+        if found is None:
+            raise KeyError(f"B has no gates of {node!r}")
+        ours = {k: v for k, v in a.trace.gates(node, iteration).items() if k != "mask"}
+        return BothGates(ours, found[0], found[1])
     ours = {k: v for k, v in a.trace.gates(node, iteration).items() if k != "mask"}
     v = next((v for v in comparison.values if v.node == node and v.name == _y_name(a.model, node)), None)
     if b.kind == "explorer" and b.trace is not None and v is not None:

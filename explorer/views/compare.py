@@ -8,10 +8,13 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from ..cells import recurrent_cells
 from ..compare import Comparison, ValueComparison
+from ..compare.cell_sides import executions
 from ..compare.recording import Recording
 from ..trace import Event
 from ..values import describe
+from .gates import cell_label
 from .heat import NodeValues
 from .plots import lines_figure
 
@@ -105,9 +108,16 @@ def recurrent_runs(comparison: Comparison) -> dict[str, str]:
     a = comparison.a
     if a is None or a.trace is None:
         return {}
-    return {f"{e.node}\x1f{','.join(map(str, e.iteration))}":
+    runs = {f"{e.node}\x1f{','.join(map(str, e.iteration))}":
             f"{e.op_type} · {e.node}" + (f" · iteration {e.iteration}" if e.iteration else "")
             for e in a.trace.events if "gates" in e.info and not e.summarized}
+    if a.model is not None:
+        for cell in recurrent_cells(a.model):
+            if cell.form != "op":
+                for iteration in executions(a, cell):
+                    runs[f"{cell.path}\x1f{','.join(map(str, iteration))}"] = \
+                        cell_label(cell) + (f" · iteration {iteration}" if iteration else "")
+    return runs
 
 
 def parse_run(key: str) -> tuple[str, tuple[int, ...]]:
