@@ -23,7 +23,7 @@ from .. import control_flow, rnn
 from .base import KernelFactory
 
 FAMILY_NAMES = (
-    "activation", "attention", "binary", "cast", "constant", "contrib_activation", "contrib_attention", "contrib_fused", "contrib_normalization",
+    "activation", "attention", "binary", "cast", "constant", "contrib_activation", "contrib_attention", "contrib_fused", "contrib_gqa", "contrib_normalization",
     "conv", "detection", "generate",
     "indexing", "layout",
     "linalg", "manipulation", "normalization", "optional", "pad", "passthrough", "patches", "pool", "quantize",

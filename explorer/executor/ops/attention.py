@@ -149,18 +149,26 @@ def rotary_embedding_kernel(node: NodeRef, program: Program) -> PlainKernel:
         if cos.shape[-1] != half or sin.shape[-1] != half or dim % 2 or dim > seq.shape[3]:
             raise ValueError(f"the caches' last axis ({cos.shape[-1]}, {sin.shape[-1]}) must be half the rotated "
                              f"size {dim} (even, at most the head size {seq.shape[3]})")
-        work = compute_dtype(x.dtype)
-        cos, sin = cos.astype(work)[:, :, None, :], sin.astype(work)[:, :, None, :]
-        rotated = seq[..., :dim].astype(work)
-        first, second = (rotated[..., 0::2], rotated[..., 1::2]) if interleaved else \
-            (rotated[..., :half], rotated[..., half:])
-        real, imaginary = cos * first - sin * second, sin * first + cos * second
-        joined = np.stack([real, imaginary], axis=-1).reshape(rotated.shape) if interleaved else \
-            np.concatenate([real, imaginary], axis=-1)
-        out = np.concatenate([joined.astype(x.dtype), seq[..., dim:]], axis=-1)
+        out = rotate(seq, cos, sin, interleaved, dim)
         return (out.transpose(0, 2, 1, 3) if x.ndim == 4 else out.reshape(x.shape),)
 
     return run
+
+
+def rotate(seq: np.ndarray, cos: np.ndarray, sin: np.ndarray, interleaved: bool, dim: int) -> np.ndarray:
+    """The first `dim` features of each head of `seq` (batch, sequence, heads, size) rotated by the angles whose
+    cosines and sines (batch or 1, sequence, dim / 2) are given: as pairs of neighbours when `interleaved`, else the
+    first half against the second; the other features as they are. Computed in float32 for half precision."""
+    work = compute_dtype(seq.dtype)
+    half = dim // 2
+    cos, sin = cos.astype(work)[:, :, None, :], sin.astype(work)[:, :, None, :]
+    rotated = seq[..., :dim].astype(work)
+    first, second = (rotated[..., 0::2], rotated[..., 1::2]) if interleaved else \
+        (rotated[..., :half], rotated[..., half:])
+    real, imaginary = cos * first - sin * second, sin * first + cos * second
+    joined = np.stack([real, imaginary], axis=-1).reshape(rotated.shape) if interleaved else \
+        np.concatenate([real, imaginary], axis=-1)
+    return np.concatenate([joined.astype(seq.dtype), seq[..., dim:]], axis=-1)
 
 
 KERNELS: dict[str, KernelFactory] = {"Attention": attention_kernel, "RotaryEmbedding": rotary_embedding_kernel}
