@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 import onnx
 import onnx.numpy_helper
 
+from .weights import tensor_value
+
 CONTROL_FLOW_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 
 
@@ -127,7 +129,7 @@ def attribute_value(att: onnx.AttributeProto) -> Any:
     """An attribute's value: ints as int, lists as list, strings as str, tensors as arrays."""
     value = onnx.helper.get_attribute_value(att)
     if isinstance(value, onnx.TensorProto):
-        return onnx.numpy_helper.to_array(value)
+        return tensor_value(value)
     if isinstance(value, bytes):
         return value.decode("utf-8")
     return list(value) if isinstance(value, (list, tuple)) else value

@@ -24,6 +24,8 @@ from contextvars import ContextVar
 from typing import Any, Protocol
 
 from .errors import ExplorerError, summarize
+from .model_files import runtime_copy
+from .model_inference import model_bytes
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_BYTES = 4 << 30  # on top of the child's own footprint and of the model's size
@@ -61,7 +63,8 @@ class Judge:
 
     def run(self, model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
             timeout: float | None = None) -> dict[str, Any]:
-        """onnxruntime's outputs (by name; `outputs` picks them) for a Model, ModelProto or serialized bytes."""
+        """onnxruntime's outputs (by name; `outputs` picks them) for a Model, ModelProto or serialized bytes,
+        given to onnxruntime as a path (model_files.runtime_copy: its weights read from where they lie)."""
         return self._ask(model, dict(feeds), outputs, timeout)
 
     def load(self, model: Any, *, timeout: float | None = None) -> None:
@@ -73,11 +76,12 @@ class Judge:
              timeout: float | None) -> dict[str, Any]:
         if importlib.util.find_spec("onnxruntime") is None:
             raise NoVerdict("missing", "onnxruntime is not installed (pip install onnxruntime)")
-        data = _model_bytes(model)
         limit = self.timeout if timeout is None else timeout
-        memory = None if self.memory_bytes is None else self.memory_bytes + 3 * len(data)
-        request = {"model": data, "feeds": feeds, "outputs": list(outputs) if outputs else None, "memory": memory}
-        with self._lock:
+        size = len(model) if isinstance(model, (bytes, bytearray)) else model_bytes(getattr(model, "proto", model))
+        memory = None if self.memory_bytes is None else self.memory_bytes + 3 * size
+        with runtime_copy(model) as path, self._lock:
+            request = {"model": str(path), "feeds": feeds, "outputs": list(outputs) if outputs else None,
+                       "memory": memory}
             self._cancelled = False
             reply = self._exchange(request, limit)
         if reply["kind"] == "ok":
@@ -163,13 +167,6 @@ class Judge:
         if process is not None and process.poll() is None:
             process.kill()
             process.wait()
-
-
-def _model_bytes(model: Any) -> bytes:
-    if isinstance(model, (bytes, bytearray)):
-        return bytes(model)
-    proto = getattr(model, "proto", model)
-    return proto.SerializeToString()
 
 
 _shared: Judge | None = None

@@ -51,7 +51,7 @@ def _cap_memory(extra: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
-def _session(ort, model: bytes, as_written: bool = True):
+def _session(ort, model: str, as_written: bool = True):
     options = ort.SessionOptions()
     options.log_severity_level = 3
     if as_written:  # a judge runs the graph as written: onnxruntime's own rewrites (e.g. Cast fusion) could hide a

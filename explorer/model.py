@@ -1,4 +1,5 @@
-"""Loading a model: parse, guard external data, checker complaints as warnings, shape inference, node paths."""
+"""Loading a model: parse (model_source.py), map its weights (external_data.py), checker complaints as warnings,
+shape inference, node paths."""
 from __future__ import annotations
 
 import hashlib
@@ -11,20 +12,20 @@ from typing import Any
 
 import numpy as np
 import onnx
-from google.protobuf.message import DecodeError
 
 from .collector import collector_paused
 from .errors import ModelError, cause_text
-from .external_data import load_external_data
+from .external_data import map_external_data
 from .graph import GraphRef, NodeRef, subgraph_attributes
 from .graph_index import GraphIndex
 from .model_guards import check_domains, check_sparse, inference_too_costly, survey
 from .model_inference import check_and_infer, copy_fields, model_bytes
+from .model_source import parse_model
 from .typing_rules import violations
+from .weights import WeightSource
 
 # Domains explorer can run natively (onnx.reference covers them); others need a model-local function.
 KNOWN_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview"})
-MAX_MODEL_BYTES = 2 * 1024**3
 
 
 @dataclass(frozen=True)
@@ -67,22 +68,28 @@ def value_spec(info: onnx.ValueInfoProto) -> ValueSpec:
 
 @dataclass(frozen=True)
 class GivenModel:
-    """What the model was before loading added inferred value_info: its bytes and its declared value_info names
-    (the optimizer keeps its output within a margin of that size), and its main graph without initializers
-    (which loading leaves as they are) when inference changed it."""
+    """What the model was before loading added inferred value_info: its bytes (its weights included, wherever
+    they are) and its declared value_info names (the optimizer keeps its output within a margin of that size),
+    its main graph without initializers (which loading leaves as they are) when inference changed it, and whether
+    it kept weights in external data files."""
 
     bytes: int
     value_info: frozenset[str]
     graph: onnx.GraphProto | None = None
+    external: bool = False
 
 
 class Model:
-    """A loaded ONNX model: the (shape-inferred) proto, warnings, and every node of every graph by static path."""
+    """A loaded ONNX model: the (shape-inferred) proto, warnings, and every node of every graph by static path.
+    Its big weights are not in the proto: `weights` holds the sources they are read from (weights.py)."""
 
     def __init__(self, proto: onnx.ModelProto, *, source: str = "<memory>", warnings: list[str] | None = None,
-                 lenient: bool = False, given: GivenModel | None = None):
+                 lenient: bool = False, given: GivenModel | None = None, weights: tuple[WeightSource, ...] = (),
+                 path: Path | None = None):
         self.proto = proto
         self.given = given  # the model as given, before shape inference (None when built from a proto directly)
+        self.weights = weights  # kept alive as long as the model
+        self.path = path  # the file it was loaded from, if any
         self.source = source
         self.lenient = lenient  # loaded in lenient mode: models derived from it (optimized, rewritten) are too
         self.warnings: list[str] = list(warnings or [])
@@ -99,7 +106,9 @@ class Model:
 
     @cached_property
     def sha256(self) -> str:
-        """Content hash of the (shape-inferred) model, computed on first use (serializing a big model costs)."""
+        """The (shape-inferred) model's key, computed on first use: sha256 of its proto, where each mapped tensor
+        names its weight source by a token of the source's content (bytes) or identity (a file's path, size and
+        modification time)."""
         return hashlib.sha256(self.proto.SerializeToString(deterministic=True)).hexdigest()
 
     @property
@@ -177,31 +186,12 @@ def load(source: str | os.PathLike | bytes | onnx.ModelProto, *, base_dir: str |
 def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | os.PathLike | None,
           label: str | None, lenient: bool, check: bool = True) -> Model:
     warnings: list[str] = []
-    if isinstance(source, onnx.ModelProto):
-        proto = onnx.ModelProto()
-        proto.CopyFrom(source)
-        label = label or "<ModelProto>"
-    elif isinstance(source, (bytes, bytearray, memoryview)):
-        label = label or "<bytes>"
-        proto = _parse(bytes(source), label)
-    elif isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.exists():
-            raise ModelError(f"{str(path)!r} does not exist")
-        if not path.is_file():
-            raise ModelError(f"{str(path)!r} is not a file")
-        size = path.stat().st_size
-        if size > MAX_MODEL_BYTES:
-            raise ModelError(f"{str(path)!r} is {size} bytes; protobuf models are limited to 2 GiB")
-        label = label or str(path)
-        proto = _parse(path.read_bytes(), label)
-        base_dir = path.resolve().parent if base_dir is None else base_dir
-    else:
-        raise ModelError(f"cannot load a model from a {type(source).__name__}; give a path, bytes or a ModelProto")
-
+    parsed = parse_model(source, base_dir, label)
+    proto, label = parsed.proto, parsed.label
     _validate_header(proto, label)
     found = survey(proto, label)
-    load_external_data(found.tensors, Path(base_dir) if base_dir is not None else None, label)
+    mapped = map_external_data(found.tensors, parsed.base_dir, label, stripped=parsed.stripped,
+                               trusted=parsed.trusted)
     for sparse in found.sparse:
         check_sparse(sparse)
     check_domains(proto, found.foreign, KNOWN_DOMAINS)
@@ -211,7 +201,7 @@ def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | o
     if not skipped:
         shell = onnx.GraphProto()
         copy_fields(proto.graph, shell, skip="initializer")
-    given = GivenModel(model_bytes(proto), frozenset(found.value_info), shell)
+    given = GivenModel(model_bytes(proto), frozenset(found.value_info), shell, mapped.external)
     proto = check_and_infer(proto, warnings, cause_text, infer=not skipped, check=check,
                             data_prop=found.shared_name is None)
     broken = violations(proto)
@@ -220,7 +210,8 @@ def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | o
         raise ModelError(f"{label} breaks the spec's typing rules: {broken[0]}{more}; onnxruntime refuses such a "
                          "model (load it with lenient=True, or --lenient, to run it anyway)")
     warnings += [f"lenient mode: {problem}" for problem in broken]
-    return Model(proto, source=label, warnings=warnings, lenient=lenient, given=given)
+    return Model(proto, source=label, warnings=warnings, lenient=lenient, given=given,
+                 weights=tuple(mapped.sources), path=parsed.path)
 
 
 def value_info_names(graph: onnx.GraphProto) -> frozenset[str]:
@@ -232,15 +223,6 @@ def value_info_names(graph: onnx.GraphProto) -> frozenset[str]:
     return frozenset(found)
 
 
-def _parse(data: bytes, label: str) -> onnx.ModelProto:
-    if not data:
-        raise ModelError(f"{label} is empty: not an ONNX model")
-    proto = onnx.ModelProto()
-    try:
-        proto.ParseFromString(data)
-    except (DecodeError, RuntimeError, ValueError) as exc:
-        raise ModelError(f"{label} is not an ONNX model (truncated or garbage bytes: {exc})") from None
-    return proto
 
 
 def _validate_header(proto: onnx.ModelProto, label: str) -> None:

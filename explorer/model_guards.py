@@ -10,6 +10,7 @@ import onnx
 
 from .errors import ModelError
 from .limits import Limits
+from .weights import tensor_value
 
 MAX_GRAPH_DEPTH = 24  # bodies inside bodies (real models nest a few levels; protobuf stops near 30)
 # onnx's shape inference re-reads the enclosing scopes for every body: its time grows as nodes x bodies (a
@@ -23,7 +24,7 @@ class Survey:
     local functions' nodes with theirs (reading protobuf fields costs as much as the checks themselves: a
     20,000-node model walked once per check took 0.3 s)."""
 
-    tensors: list[onnx.TensorProto] = field(default_factory=list)  # initializers, tensor attributes, sparse values
+    tensors: list[onnx.TensorProto] = field(default_factory=list)  # initializers, tensor attributes, sparse parts
     sparse: list[onnx.SparseTensorProto] = field(default_factory=list)  # sparse initializers and attributes
     foreign: list[tuple[onnx.NodeProto, str]] = field(default_factory=list)  # nodes of a domain not ai.onnx, where
     value_info: set[str] = field(default_factory=set)  # names with a value_info entry (main graph and its bodies)
@@ -48,9 +49,7 @@ def survey(proto: onnx.ModelProto, label: str) -> Survey:
             raise ModelError(f"{label} nests bodies more than {MAX_GRAPH_DEPTH} levels deep")
         if isinstance(graph, onnx.GraphProto):
             found.tensors.extend(graph.initializer)
-            for sparse in graph.sparse_initializer:
-                found.sparse.append(sparse)
-                found.tensors.append(sparse.values)
+            found.sparse.extend(graph.sparse_initializer)
         if where:
             found.value_info.update(info.name for info in graph.value_info)
             found.nodes += len(graph.node)
@@ -74,6 +73,7 @@ def survey(proto: onnx.ModelProto, label: str) -> Survey:
                     found.bodies += len(bodies)
                 owner = f"{where} > {node.name or node.op_type}" if where else ""
                 stack.extend((body, depth + 1, owner and f"{owner}.{name}") for name, body in bodies)
+    found.tensors.extend(tensor for sparse in found.sparse for tensor in (sparse.values, sparse.indices))
     return found
 
 
@@ -113,8 +113,8 @@ def check_sparse(sparse: onnx.SparseTensorProto, limits: Limits | None = None) -
         raise ModelError(f"sparse tensor {name!r} has dims {dims}: {dense * itemsize} bytes dense, beyond "
                          f"Limits.max_tensor_bytes={max_bytes}")
     try:
-        values = onnx.numpy_helper.to_array(sparse.values)
-        indices = onnx.numpy_helper.to_array(sparse.indices)
+        values = tensor_value(sparse.values)
+        indices = tensor_value(sparse.indices)
     except Exception as exc:  # noqa: BLE001 - any malformed part is the model's fault
         raise ModelError(f"sparse tensor {name!r} is malformed: {exc}") from None
     if values.ndim != 1:

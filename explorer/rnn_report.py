@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from onnx import numpy_helper
 
 from .errors import ExecutionError
 from .graph import NodeRef
@@ -23,6 +22,7 @@ from .spec.rnn import (
     rnn_config,
 )
 from .trace import Trace
+from .weights import tensor_value
 
 
 @dataclass(frozen=True)
@@ -151,10 +151,10 @@ def _constant(model: Model, node: NodeRef, name: str) -> np.ndarray | None:
     if found is None:
         return None
     if found.tensor is not None:
-        return numpy_helper.to_array(found.tensor)
+        return tensor_value(found.tensor)
     producer = model.index.nodes[found.node].proto if found.node is not None else None
     if producer is not None and producer.op_type == "Constant":
-        return next((numpy_helper.to_array(a.t) for a in producer.attribute if a.name == "value"), None)
+        return next((tensor_value(a.t) for a in producer.attribute if a.name == "value"), None)
     return None
 
 

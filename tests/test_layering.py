@@ -13,9 +13,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "explorer"
 # (ONNX operator knowledge several layers share) sits with the model's loading, which checks nodes and bodies against it,
 # below the executor and the views; it reads only `graph` and `errors` (test_spec_is_below_executor_and_views).
 LAYERS = {
-    "errors": 0, "collector": 0, "limits": 0, "values": 0, "judge": 0, "judge_job": 0, "judge_worker": 0, "archive": 0,
+    "errors": 0, "collector": 0, "limits": 0, "values": 0, "judge_worker": 0, "archive": 0,
     "graph": 1, "graph_index": 1, "spec": 1, "function_bodies": 1, "model": 1, "model_guards": 1, "model_inference": 1,
     "external_data": 1, "typing_rules": 1, "type_constraints": 1, "feeds": 1, "inputs": 1, "samples": 1,
+    "weights": 1, "wire": 1, "model_source": 1, "model_files": 1, "judge": 1, "judge_job": 1,
     "trace": 2, "trace_file": 2, "cell_gates": 2, "cells": 2,
     "executor": 3, "compare": 3,
     "optimizer": 4, "rnn_report": 4, "cell_report": 4, "sweep": 4,
@@ -110,6 +111,7 @@ def _runtime_imports(path: Path) -> set[str]:
 
 KERNEL_FAMILIES = sorted(p for p in (PACKAGE / "executor" / "ops").glob("*.py") if p.name != "__init__.py")
 KERNELS_MAY_USE = ("explorer.errors", "explorer.limits", "explorer.values", "explorer.graph", "explorer.spec",
+                   "explorer.weights",
                    "explorer.executor.ops")
 
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
 from ..graph import GraphRef, NodeRef, node_ids
 from ..graph_index import GraphIndex
+from ..weights import tensor_value
 
 # Reads that change a value's shape or type but not its elements' meaning.
 VIEW_OPS = frozenset({"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Cast", "Expand", "Transpose"})
@@ -58,12 +58,12 @@ class GraphDataflow:
         if found is None:
             return None
         if found.tensor is not None:
-            return numpy_helper.to_array(found.tensor)
+            return tensor_value(found.tensor)
         node = self.index.nodes.get(found.node) if found.node is not None else None
         if node is not None and node.op_type == "Constant":
             for att in node.proto.attribute:
                 if att.name == "value":
-                    return numpy_helper.to_array(att.t)
+                    return tensor_value(att.t)
                 if att.name in ("value_float", "value_int"):
                     return np.array(onnx.helper.get_attribute_value(att))
         return None

@@ -44,9 +44,8 @@ def _optimize(args: argparse.Namespace) -> int:
                       stop_after=args.stop_after)
     print(result.stats_table())
     if args.output:
-        with open(args.output, "wb") as f:
-            f.write(result.optimized.SerializeToString())
-        print(f"optimized model written to {args.output}")
+        written = result.save(args.output)
+        print(f"optimized model written to {' and '.join(str(path) for path in written)}")
     verdict = None
     if not args.no_verify:
         verdict = verify(result, load_feeds(args.inputs, model), seed=args.seed, bisect=args.stop_after is None)

@@ -10,10 +10,10 @@ from collections.abc import Callable
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
 from ..graph_index import GraphIndex
 from ..model import Model
+from ..weights import tensor_value
 
 Token = tuple
 INTEGER_TYPES = frozenset({onnx.TensorProto.INT64, onnx.TensorProto.INT32})
@@ -60,7 +60,7 @@ def _constant(proto: onnx.NodeProto) -> tuple[tuple[int, ...], int]:
     for att in proto.attribute:
         if att.name in ("sparse_value",):
             return (), 0
-        value = np.asarray(numpy_helper.to_array(att.t) if att.type == onnx.AttributeProto.TENSOR
+        value = np.asarray(tensor_value(att.t) if att.type == onnx.AttributeProto.TENSOR
                            else onnx.helper.get_attribute_value(att))
         if value.dtype.kind in "fV":
             with np.errstate(over="ignore"):
@@ -75,7 +75,7 @@ def _initializer(tensor: onnx.TensorProto) -> tuple:
     """An initializer's dims, with its contents when it is a small integer tensor (a node's parameters: axes,
     starts, a target shape), whose values say what the node does; weights match by shape alone."""
     if tensor.data_type in INTEGER_TYPES and int(np.prod(tensor.dims)) <= 64:
-        return tuple(tensor.dims), tuple(numpy_helper.to_array(tensor).reshape(-1).tolist())
+        return tuple(tensor.dims), tuple(tensor_value(tensor).reshape(-1).tolist())
     return tuple(tensor.dims)
 
 

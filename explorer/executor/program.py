@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
 from ..errors import ExecutionError, ModelError
 from ..graph import GraphRef, NodeRef, free_names, node_ids
 from ..graph_index import GraphIndex
+from ..weights import tensor_value
 from .guards import guard_for
 from .kernels import build_kernel
 from .ops.base import OpNode
@@ -104,8 +104,11 @@ class Program:
 
 
 def _to_array(tensor: onnx.TensorProto, where: str) -> np.ndarray:
+    """An initializer's value (a mapped one read where it lies, copied only when it is not aligned)."""
     try:
-        return numpy_helper.to_array(tensor)
+        return tensor_value(tensor, aligned=True)
+    except ModelError:
+        raise
     except Exception as exc:  # noqa: BLE001 - a malformed tensor is a model error, whatever onnx raises
         raise ModelError(f"initializer {tensor.name!r} in graph {where or 'main'!r} cannot be read: {exc}") from None
 

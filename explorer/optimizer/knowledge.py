@@ -14,6 +14,7 @@ import numpy as np
 import onnx
 from onnx import helper, shape_inference
 
+from ..weights import tensor_value
 from . import symbolic, tensors
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class Knowledge:
                 value = tensors.constant_value(node.proto)
         elif name in self.initializers:
             if name not in self.inputs:  # an initializer that is also an input may be fed: not a constant
-                value = onnx.numpy_helper.to_array(self.initializers[name])
+                value = tensor_value(self.initializers[name])
         elif (outer := self.outer(name)) is not None:
             value = outer.constant(name)
         if value is not None:

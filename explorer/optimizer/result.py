@@ -1,15 +1,18 @@
 """What one optimization returns: the original and optimized models, every rewrite, statistics and declines."""
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import onnx
 
 from ..graph_index import GraphIndex
 from ..model import Model
+from ..model_files import save_model
 from .context import RewriteKey
 from .pattern import Pattern
 from .record import RewriteStep
@@ -97,6 +100,12 @@ class OptimizationResult:
         """Names the original itself gives value_info entries (the optimizer's other entries are inferred)."""
         given = self.model.given if self.model is not None else None
         return set(given.value_info) if given is not None else set()
+
+    def save(self, path: str | os.PathLike) -> list[Path]:
+        """Writes the optimized model to `path`, with its weights in an external data file beside it when the
+        original had external data or the result is over 2 GiB; the files written."""
+        given = self.model.given if self.model is not None else None
+        return save_model(self.optimized, path, external=True if given is not None and given.external else None)
 
     @property
     def patterns(self) -> list[str]:

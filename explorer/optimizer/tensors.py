@@ -5,6 +5,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from ..weights import tensor_value
+
 # Operators whose result is not a function of their inputs: never folded, merged or moved.
 NONDETERMINISTIC = frozenset({
     "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli",
@@ -24,7 +26,7 @@ def constant_value(node: onnx.NodeProto) -> np.ndarray | None:
             return None
         name = att.name
         if name == "value":
-            return numpy_helper.to_array(att.t)
+            return tensor_value(att.t)
         if name == "value_float":
             return np.array(att.f, dtype=np.float32)
         if name == "value_floats":

@@ -10,12 +10,12 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
 from ..graph import GraphRef
 from ..model import Model, value_spec
 from ..trace import Trace
 from ..values import describe
+from ..weights import tensor_value
 from .cursor import node_label
 from .tables import short_text
 
@@ -61,9 +61,9 @@ def format_attribute(attribute: onnx.AttributeProto) -> str:
     if kind == onnx.AttributeProto.GRAPHS:
         return ", ".join(f"graph {g.name!r} ({len(g.node)} nodes)" for g in attribute.graphs)
     if kind == onnx.AttributeProto.TENSOR:
-        return _tensor_text(numpy_helper.to_array(attribute.t))
+        return _tensor_text(tensor_value(attribute.t))
     if kind == onnx.AttributeProto.TENSORS:
-        return "; ".join(_tensor_text(numpy_helper.to_array(t)) for t in attribute.tensors)
+        return "; ".join(_tensor_text(tensor_value(t)) for t in attribute.tensors)
     value = onnx.helper.get_attribute_value(attribute)
     if isinstance(value, bytes):
         return value.decode("utf-8", "backslashreplace")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
+from ..weights import tensor_value
 from .dot_escape import shorten, visible
 
 MAX_ATTRIBUTES = 4
@@ -61,7 +61,7 @@ def _small_tensor_text(tensor: onnx.TensorProto) -> str:
     count = int(np.prod(tensor.dims)) if tensor.dims else 1
     if count <= 4 and tensor.data_type not in (onnx.TensorProto.UNDEFINED,):
         try:
-            array = numpy_helper.to_array(tensor)
+            array = tensor_value(tensor)
         except Exception:  # noqa: BLE001 - exotic or malformed tensors still get a type text
             return f"⟨{tensor_type_text(tensor)}⟩"
         values = array.ravel().tolist()

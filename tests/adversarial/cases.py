@@ -163,6 +163,39 @@ def external_data_range_past_the_file() -> str:
 
 
 @case("ModelError")
+def external_data_length_of_3_gb_in_a_small_file() -> str:
+    folder = Path(tmp("w.bin", bytes(4096))).parent
+    return str(explorer.load(m.external_model("w.bin", length=str(3 << 30), dims=(3 << 28,)), base_dir=folder))
+
+
+@case("ModelError")
+def external_data_offset_past_the_end_of_its_file() -> str:
+    folder = Path(tmp("w.bin", bytes(4096))).parent
+    return str(explorer.load(m.external_model("w.bin", offset=str(1 << 40), length="4096", dims=(1024,)),
+                             base_dir=folder))
+
+
+@case("ModelError")
+def external_data_file_truncated_before_its_tensor_ends() -> str:
+    folder = Path(tmp("w.bin", bytes(3000))).parent  # a [1024] float32 tensor needs 4096 bytes
+    return str(explorer.load(m.external_model("w.bin", length=None, dims=(1024,)), base_dir=folder))
+
+
+@case("ModelError")
+def external_data_length_unlike_its_dims() -> str:
+    folder = Path(tmp("w.bin", bytes(1 << 20))).parent
+    return str(explorer.load(m.external_model("w.bin", length=str(1 << 20), dims=(1024,)), base_dir=folder))
+
+
+@case("ModelError")
+def model_file_truncated_inside_a_weight() -> str:
+    weight = onnx.numpy_helper.from_array(np.ones((1024, 2048), np.float32), "w")  # 8 MiB: mapped, not parsed
+    data = m.model([h.make_node("Identity", ["w"], ["y"])], [], [m.vi("y", shape=[1024, 2048])],
+                   [weight]).SerializeToString()
+    return str(explorer.load(tmp("cut.onnx", data[:len(data) // 2])))
+
+
+@case("ModelError")
 def external_data_without_a_folder() -> str:
     return str(explorer.load(m.external_model("w.bin")))
 

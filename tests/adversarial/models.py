@@ -96,11 +96,13 @@ def sparse_model(indices, dims, values=(1.0, 2.0)) -> onnx.ModelProto:
     return h.make_model(graph, opset_imports=OPSET)
 
 
-def external_model(location: str, offset: str = "0", length: str = "16") -> onnx.ModelProto:
-    tensor = onnx.TensorProto(name="w", data_type=T.FLOAT, dims=[4], data_location=T.EXTERNAL)
+def external_model(location: str, offset: str = "0", length: str | None = "16",
+                   dims: tuple[int, ...] = (4,)) -> onnx.ModelProto:
+    tensor = onnx.TensorProto(name="w", data_type=T.FLOAT, dims=list(dims), data_location=T.EXTERNAL)
     for key, value in (("location", location), ("offset", offset), ("length", length)):
-        tensor.external_data.add(key=key, value=value)
-    return model([h.make_node("Identity", ["w"], ["y"])], [], [vi("y", shape=[4])], [tensor])
+        if value is not None:
+            tensor.external_data.add(key=key, value=value)
+    return model([h.make_node("Identity", ["w"], ["y"])], [], [vi("y", shape=list(dims))], [tensor])
 
 
 def named(name: str) -> onnx.ModelProto:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import onnx
 
+from ...weights import tensor_value
 from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
@@ -19,8 +20,8 @@ LISTS = {"value_floats": np.float32, "value_ints": np.int64, "value_strings": ob
 
 def sparse_to_dense(sparse: onnx.SparseTensorProto) -> np.ndarray:
     """A sparse tensor as a dense array (zeros where it holds no value)."""
-    values = onnx.numpy_helper.to_array(sparse.values)
-    indices = onnx.numpy_helper.to_array(sparse.indices)
+    values = tensor_value(sparse.values)
+    indices = tensor_value(sparse.indices)
     dense = np.zeros(tuple(sparse.dims), dtype=values.dtype)
     if indices.ndim == 1:
         dense.reshape(-1)[indices] = values
@@ -44,6 +45,8 @@ def constant_kernel(node: NodeRef, program: Program) -> PlainKernel:
         value = np.array(items, dtype=LISTS[att.name])
     else:
         value = np.asarray(op.attr(att.name))
+        if not value.flags.aligned:  # a mapped tensor's bytes where BLAS cannot read them as they are
+            value = value.copy()
 
     def run(args: list[Any]) -> tuple[Any, ...]:
         return (value,)

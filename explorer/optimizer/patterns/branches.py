@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
+from ...weights import tensor_value
 from ..ir import ONNX_DOMAINS, Node
 from ..scope import graph_definitions
 from ..state import GraphState
@@ -116,7 +117,7 @@ def _axes_count(g: GraphState, body: onnx.GraphProto, node: onnx.NodeProto,
             value = constant_value(source) if source.op_type == "Constant" else None
         else:
             local = next((t for t in body.initializer if t.name == node.input[1]), None)
-            value = onnx.numpy_helper.to_array(local) if local is not None else g.constant(node.input[1])
+            value = tensor_value(local) if local is not None else g.constant(node.input[1])
         return None if value is None else int(np.asarray(value).size)
     for att in node.attribute:
         if att.name == "axes":

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import onnx
 
+from ...weights import tensor_value
 from ..ir import Built, Node
 from ..pattern import SIMPLIFY, STRUCTURE, MatchResult, Pattern
 from ..scope import graph_definitions, node_captures, rename_in_graph
@@ -59,7 +60,7 @@ def inline(g: GraphState, node: Node, body: onnx.GraphProto, bound: dict[str, st
             g.set_type(info.name, info.type)
     made: list[Built] = []
     for tensor in taken.initializer:
-        constant, _ = g.make_constant(onnx.numpy_helper.to_array(tensor), name=tensor.name)
+        constant, _ = g.make_constant(tensor_value(tensor), name=tensor.name)
         made.append(constant)
     for inner in taken.node:
         copy = onnx.NodeProto()

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import onnx
 
+from ...weights import tensor_value
 from ..ir import Built, Node
 from ..pattern import STRUCTURE, MatchResult, Pattern
 from ..scope import graph_definitions, node_captures, rename_node
@@ -66,7 +67,7 @@ class LoopInvariantHoistingPattern(Pattern):
         for inner in hoisted:
             for name in inner.input:
                 if name in inits and name not in constants:
-                    constant, constants[name] = g.make_constant(onnx.numpy_helper.to_array(inits[name]), name)
+                    constant, constants[name] = g.make_constant(tensor_value(inits[name]), name)
                     outside.append(constant)
             copy = onnx.NodeProto()
             copy.CopyFrom(inner)

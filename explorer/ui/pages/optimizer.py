@@ -3,11 +3,14 @@ the rewrites with the equivalence proof at that point, downloads of the optimize
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from explorer.errors import ExplorerError
+from explorer.model_files import needs_external, serialize_model
 from explorer.ui import diagram, jobs, state, work
 from explorer.views import rewrites
 from explorer.views.dot import model_to_dot
@@ -37,6 +40,26 @@ def proof(key: str, job, label: str, shown: str | None = None) -> None:
     if verdict is not None:
         st.markdown(f"{label}: {STATUS[verdict.status]}")
         st.code("\n".join(verdict.lines()), language=None)
+
+
+def save_result(model, result, column) -> None:
+    """A download of the optimized model; one with external data (the original had some, or it is over 2 GiB)
+    is saved to a local path instead, its weights in `<name>.data` beside it."""
+    name = f"{model.source.rsplit('/', 1)[-1].removesuffix('.onnx')}.optimized.onnx"
+    if not (result.external or needs_external(result.optimized)):
+        column.download_button("Download the optimized model", lambda: serialize_model(result.optimized),
+                               file_name=name, mime="application/octet-stream", width="stretch")
+        return
+    folder = model.path.parent if model.path is not None else Path.cwd()
+    target = column.text_input("Save the optimized model (with its external data) to", str(folder / name),
+                               key=state.W_OPTIMIZED_PATH)
+    if column.button("Save", key=state.W_OPTIMIZED_SAVE, width="stretch"):
+        try:
+            written = result.save(os.path.expanduser(target))
+        except (ExplorerError, OSError) as exc:
+            column.error(f"Not saved: {md(exc)}", icon=":material/error:")
+        else:
+            column.success(md("Saved " + " and ".join(str(path) for path in written)))
 
 
 def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> None:
@@ -117,9 +140,7 @@ else:
     report = {"model": model.source, **result.to_dict(),
               "equivalence": None if verdict is None else verdict.to_dict()}
     left, right = st.columns(2)
-    left.download_button("Download the optimized model", result.optimized.SerializeToString(),
-                         file_name=f"{model.source.rsplit('/', 1)[-1].removesuffix('.onnx')}.optimized.onnx",
-                         mime="application/octet-stream", width="stretch")
+    save_result(model, result, left)
     right.download_button("Download the report (JSON)", json.dumps(report, indent=1, default=str),
                           file_name="optimization_report.json", mime="application/json", width="stretch")
     if not result.steps:
