@@ -23,13 +23,14 @@ from .. import control_flow, rnn
 from .base import KernelFactory
 
 FAMILY_NAMES = (
-    "activation", "attention", "binary", "cast", "constant", "contrib_activation", "contrib_attention", "contrib_fused", "contrib_gqa", "contrib_normalization",
-    "conv", "detection", "generate",
-    "indexing", "layout",
+    "activation", "attention", "binary", "cast", "constant", "conv", "detection", "generate", "indexing", "layout",
     "linalg", "manipulation", "normalization", "optional", "pad", "passthrough", "patches", "pool", "quantize",
     "reduction", "resize", "sampling", "scatter", "sequence", "shape", "signal", "softmax", "sorting", "unary",
     "variadic",
     "strings",
+    # onnxruntime's own operators (com.microsoft)
+    "contrib_activation", "contrib_attention", "contrib_fused", "contrib_gqa", "contrib_normalization",
+    "contrib_quantize",
 )
 """The family modules (explorer.executor.ops.<name>), each with its `KERNELS` table."""
 FAMILIES: tuple[ModuleType, ...] = tuple(import_module(f"{__name__}.{name}") for name in FAMILY_NAMES)

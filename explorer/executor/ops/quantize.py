@@ -125,21 +125,22 @@ def dequantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
+def dynamic_quantize(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(y, scale, zero point) of DynamicQuantizeLinear: uint8 over the range of x widened to include 0."""
+    x = x.astype(np.float32, copy=False)
+    low = min(0.0, float(x.min(initial=0.0)))
+    high = max(0.0, float(x.max(initial=0.0)))
+    scale = np.float32((high - low) / 255.0)
+    if scale == 0:
+        return np.zeros(x.shape, np.uint8), np.array(scale), np.array(0, np.uint8)
+    zero = saturate_cast(np.rint(np.float32(-low) / scale), np.dtype(np.uint8))
+    y = saturate_cast(np.rint(x / scale) + float(zero), np.dtype(np.uint8))
+    return y, np.array(scale, np.float32), np.array(zero, np.uint8)
+
+
 def dynamic_quantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
     node_attributes(node, program)
-
-    def run(args: list[Any]) -> tuple[Any, ...]:
-        x = args[0].astype(np.float32, copy=False)
-        low = min(0.0, float(x.min(initial=0.0)))
-        high = max(0.0, float(x.max(initial=0.0)))
-        scale = np.float32((high - low) / 255.0)
-        if scale == 0:
-            return np.zeros(x.shape, np.uint8), np.array(scale), np.array(0, np.uint8)
-        zero = saturate_cast(np.rint(np.float32(-low) / scale), np.dtype(np.uint8))
-        y = saturate_cast(np.rint(x / scale) + float(zero), np.dtype(np.uint8))
-        return y, np.array(scale, np.float32), np.array(zero, np.uint8)
-
-    return run
+    return lambda args: dynamic_quantize(args[0])
 
 
 def qlinear_conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
