@@ -18,7 +18,7 @@ import pytest
 import explorer
 
 MODELS = Path(__file__).parent / "models"
-FOLDERS = ("keras_exports",)
+FOLDERS = ("keras_exports", "torch_cells")
 FILES = [path for folder in FOLDERS for path in sorted((MODELS / folder).glob("*.onnx"))]
 LETTERS = {"GRU": {"z", "r", "h", "H"}, "LSTM": {"i", "o", "f", "c", "C", "H"}, "RNN": {"a", "H"}}
 FRAMEWORK_TOLERANCE = {"keras_lstm_fp16.onnx": 5e-3}  # float16 weights and arithmetic inside the graph

@@ -1,13 +1,15 @@
 """What the export recipes under tests/models write besides the models, in one place: each folder's feeds.json
 (the exact inputs, one line per model, as bench/real_models.py::project_models reads them) and the
-reference/<model>.npz files; the closeness check every recipe applies. Needs only NumPy (the recipes run in the
-exporters' venvs)."""
+reference/<model>.npz files; the closeness check every recipe applies; the summary of what an exporter wrote, for
+the READMEs' tables. Needs only NumPy and onnx (the recipes run in the exporters' venvs)."""
 from __future__ import annotations
 
+import collections
 import json
 from pathlib import Path
 
 import numpy as np
+import onnx
 
 
 def shortest(value: np.ndarray) -> object:
@@ -50,3 +52,21 @@ def check_close(what: str, got: np.ndarray, expected: np.ndarray, atol: float = 
     error = float(np.nanmax(np.abs(got - expected), initial=0.0))
     if not error <= atol:
         raise SystemExit(f"{what}: max error {error:.3g} > {atol}")
+
+
+def describe(proto: onnx.ModelProto) -> str:
+    """What the exporter wrote: the control-flow and recurrent nodes by path, with node counts."""
+    found = []
+    for node in proto.graph.node:
+        if node.op_type in ("Loop", "Scan"):
+            body = next(a.g for a in node.attribute if a.name == "body")
+            kinds = collections.Counter(n.op_type for n in body.node if n.op_type in ("LSTM", "GRU", "RNN"))
+            inner = "".join(f", a {k} op inside" for k in kinds)
+            found.append(f"{node.op_type} `{node.name}` (body {len(body.node)} nodes{inner})")
+        elif node.op_type in ("LSTM", "GRU", "RNN"):
+            direction_attr = next((a.s.decode() for a in node.attribute if a.name == "direction"), "forward")
+            found.append(f"{node.op_type} op `{node.name}` ({direction_attr})")
+    if not found:
+        kinds = collections.Counter(n.op_type for n in proto.graph.node)
+        found.append("unrolled: " + ", ".join(f"{k} x{v}" for k, v in sorted(kinds.items())))
+    return f"{'; '.join(found)}; {len(proto.graph.node)} nodes in the main graph"

@@ -23,7 +23,6 @@ Run from this folder with the TensorFlow venv: python export_models.py; then, wi
 onnxconverter-common (the PyTorch venv), python fp16_models.py. CI has no TensorFlow: the files are committed."""
 from __future__ import annotations
 
-import collections
 import os
 import sys
 from collections.abc import Callable
@@ -40,17 +39,13 @@ import tf2onnx  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from recipe_files import check_close, save_reference, update_feeds  # noqa: E402
+from cell_steps import Step, layer_gates, run_direction, sigmoid  # noqa: E402
+from recipe_files import check_close, describe, save_reference, update_feeds  # noqa: E402
 
 L = keras.layers
-Step = Callable[[np.ndarray, tuple[np.ndarray, ...]], tuple[dict[str, np.ndarray], tuple[np.ndarray, ...]]]
 
 
 # ---- Keras's equations in float64 -------------------------------------------------------------------------------
-def sigmoid(v: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-v))
-
-
 def hard_sigmoid(v: np.ndarray) -> np.ndarray:
     """Keras 3's hard_sigmoid: x/6 + 1/2 clipped to [0, 1]."""
     return np.clip(v / 6.0 + 0.5, 0.0, 1.0)
@@ -134,27 +129,6 @@ def conv_lstm_step(w: dict[str, np.ndarray]) -> Step:
     return step
 
 
-def run_direction(step: Step, x: np.ndarray, mask: np.ndarray, state: tuple[np.ndarray, ...], reverse: bool,
-                  zero_masked: bool) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """One direction over x [batch, seq, ...]: its gates [seq, batch, units] by input position (NaN where the mask
-    keeps the state) and its output sequence [batch, seq, ...] as Keras returns it (a masked step repeats the
-    previous output, or is zero under Bidirectional)."""
-    batch, seq = x.shape[:2]
-    gates: dict[str, np.ndarray] = {}
-    outputs = np.zeros(state[0].shape[:1] + (seq,) + state[0].shape[1:])
-    previous = np.zeros_like(state[0])
-    for t in (range(seq - 1, -1, -1) if reverse else range(seq)):
-        values, new_state = step(x[:, t], state)
-        valid = mask[:, t].reshape((batch,) + (1,) * (state[0].ndim - 1))
-        for name, value in values.items():
-            gates.setdefault(name, np.full((seq,) + value.shape, np.nan))[t] = np.where(
-                mask[:, t, None], value, np.nan)
-        state = tuple(np.where(valid, n, s) for n, s in zip(new_state, state))
-        previous = np.where(valid, new_state[0], 0.0 if zero_masked else previous)
-        outputs[:, t] = previous
-    return gates, outputs
-
-
 ROUTES = {"keras": "from_keras", "function": "from_function"}
 
 
@@ -198,15 +172,15 @@ def recurrent(layer_name: str, kind: str, **options: object) -> Callable:
     def recompute(model: keras.Model, x: np.ndarray) -> tuple[dict, np.ndarray]:
         weights = weights_of(model)
         mask = np.ones(x.shape[:2], bool) if not options.get("masking") else np.any(x != 0.0, axis=-1)
-        gates, out = cell_layer(layer_name, kind, layer_weights(weights, layer_name), x.astype(np.float64), mask,
+        gates, out = cell_layer(kind, layer_weights(weights, layer_name), x.astype(np.float64), mask,
                                 **options)
-        return {layer_name: gates}, out
+        return {layer_name: layer_gates([gates])}, out
     return recompute
 
 
-def cell_layer(layer: str, kind: str, w: dict[str, np.ndarray], x: np.ndarray, mask: np.ndarray,
+def cell_layer(kind: str, w: dict[str, np.ndarray], x: np.ndarray, mask: np.ndarray,
                reverse: bool = False, zero_masked: bool = False, **options: object) -> tuple[dict, np.ndarray]:
-    """One direction of one recurrent layer: gates {letter: [seq, 1, batch, units]} plus mask, and its output."""
+    """One direction of one recurrent layer: (its gates {letter: [seq, batch, units]}, the mask), and its output."""
     batch = x.shape[0]
     if kind == "GRU":
         gate = ACTIVATIONS[str(options.get("recurrent_activation", "sigmoid"))]
@@ -222,13 +196,7 @@ def cell_layer(layer: str, kind: str, w: dict[str, np.ndarray], x: np.ndarray, m
     else:
         shape = (batch, w["recurrent_kernel"].shape[0])
     gates, out = run_direction(step, x, mask, (np.zeros(shape),) * state, reverse, zero_masked)
-    stacked = {n: v[:, None] for n, v in gates.items()}
-    stacked["mask"] = mask.T[:, None, :].copy()
-    return stacked, out
-
-
-def merge_directions(forward: dict, backward: dict) -> dict:
-    return {n: np.concatenate([forward[n], backward[n]], axis=1) for n in forward}
+    return (gates, mask), out
 
 
 def embedding_bigru(model: keras.Model, x: np.ndarray) -> tuple[dict, np.ndarray]:
@@ -236,29 +204,29 @@ def embedding_bigru(model: keras.Model, x: np.ndarray) -> tuple[dict, np.ndarray
     weights = weights_of(model)
     emb = weights["embedding/embeddings"][x]
     mask = x != 0
-    fw, out_f = cell_layer("", "GRU", layer_weights(weights, "bidirectional/forward_gru"), emb, mask,
+    fw, out_f = cell_layer("GRU", layer_weights(weights, "bidirectional/forward_gru"), emb, mask,
                            zero_masked=True)
-    bw, out_b = cell_layer("", "GRU", layer_weights(weights, "bidirectional/backward_gru"), emb, mask,
+    bw, out_b = cell_layer("GRU", layer_weights(weights, "bidirectional/backward_gru"), emb, mask,
                            reverse=True, zero_masked=True)
-    return {"bidirectional": merge_directions(fw, bw)}, np.concatenate([out_f, out_b], axis=-1)
+    return {"bidirectional": layer_gates([fw, bw])}, np.concatenate([out_f, out_b], axis=-1)
 
 
 def bilstm(model: keras.Model, x: np.ndarray) -> tuple[dict, np.ndarray]:
     weights = weights_of(model)
     mask = np.ones(x.shape[:2], bool)
-    fw, out_f = cell_layer("", "LSTM", layer_weights(weights, "bidirectional/forward_lstm"), x.astype(np.float64),
+    fw, out_f = cell_layer("LSTM", layer_weights(weights, "bidirectional/forward_lstm"), x.astype(np.float64),
                            mask)
-    bw, out_b = cell_layer("", "LSTM", layer_weights(weights, "bidirectional/backward_lstm"), x.astype(np.float64),
+    bw, out_b = cell_layer("LSTM", layer_weights(weights, "bidirectional/backward_lstm"), x.astype(np.float64),
                            mask, reverse=True)
-    return {"bidirectional": merge_directions(fw, bw)}, np.concatenate([out_f, out_b], axis=-1)
+    return {"bidirectional": layer_gates([fw, bw])}, np.concatenate([out_f, out_b], axis=-1)
 
 
 def stacked_lstm(model: keras.Model, x: np.ndarray) -> tuple[dict, np.ndarray]:
     weights = weights_of(model)
     mask = np.ones(x.shape[:2], bool)
-    first, out1 = cell_layer("", "LSTM", layer_weights(weights, "lstm"), x.astype(np.float64), mask)
-    second, out2 = cell_layer("", "LSTM", layer_weights(weights, "lstm_1"), out1, mask)
-    return {"lstm": first, "lstm_1": second}, out2
+    first, out1 = cell_layer("LSTM", layer_weights(weights, "lstm"), x.astype(np.float64), mask)
+    second, out2 = cell_layer("LSTM", layer_weights(weights, "lstm_1"), out1, mask)
+    return {"lstm": layer_gates([first]), "lstm_1": layer_gates([second])}, out2
 
 
 def sequential(*layers: keras.layers.Layer) -> keras.Sequential:
@@ -365,21 +333,6 @@ def convert(export: Export) -> tuple[onnx.ModelProto, np.ndarray]:
         functional = keras.Model(model.inputs, model.outputs, name=model.name)
         proto, _ = tf2onnx.convert.from_keras(functional, input_signature=signature, opset=export.opset)
     return proto, np.asarray(traced(export.inputs))
-
-
-def describe(proto: onnx.ModelProto) -> str:
-    """What the exporter wrote: the control-flow and recurrent nodes by path, with node counts."""
-    found = []
-    for node in proto.graph.node:
-        if node.op_type in ("Loop", "Scan"):
-            body = next(a.g for a in node.attribute if a.name == "body")
-            found.append(f"{node.op_type} `{node.name}` (body {len(body.node)} nodes)")
-        elif node.op_type in ("LSTM", "GRU", "RNN"):
-            found.append(f"{node.op_type} op `{node.name}`")
-    kinds = collections.Counter(n.op_type for n in proto.graph.node)
-    if not found:
-        found.append("unrolled: " + ", ".join(f"{k} x{v}" for k, v in sorted(kinds.items()) if v > 1))
-    return f"{'; '.join(found)}; {len(proto.graph.node)} nodes in the main graph"
 
 
 def write(name: str, proto: onnx.ModelProto, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray],
