@@ -16,6 +16,7 @@ import explorer
 from explorer.cells import recurrent_cells
 from explorer.compare.cell_check import check_cell
 from explorer.rnn_report import rnn_report
+from explorer.views.names import shortened
 
 TORCH_EXPORTS = Path(__file__).parent / "models" / "torch_exports"
 
@@ -240,3 +241,15 @@ def test_compare_with_the_keras_layers_weights_finds_swapped_biases():
     reference = {f"gru/{name}": value for name, value in weights.items()}
     (departure,) = explorer.compare(explorer.load(proto), reference, feeds).gates
     assert (departure.step, departure.gate, departure.against) == (0, "h", "Keras")
+
+
+def test_exporter_names_are_shortened_to_the_part_that_differs():
+    names = ["sequential_6_1_gru_2_1_while_placeholder_2:0", "sequential_6_1_gru_2_1_while_placeholder_3:0",
+             "sequential_6_1_gru_2_1_while_maximum_iterations:0", "sequential_6_1/gru_2_1/while/Identity_2:0",
+             "sequential_6_1/gru_2_1/while/Identity_3:0", "cond:0"]
+    assert shortened(names) == {
+        names[0]: "placeholder_2", names[1]: "placeholder_3", names[2]: "maximum_iterations",
+        names[3]: "Identity_2", names[4]: "Identity_3", "cond:0": "cond:0"}
+    # what two names share at both ends goes, what tells them apart stays
+    assert shortened(["a_long_prefix_of_it/x_1:0", "another_long_prefix/x_1:0"]) == {
+        "a_long_prefix_of_it/x_1:0": "a_long_prefix_of_it", "another_long_prefix/x_1:0": "another_long_prefix"}

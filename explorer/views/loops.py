@@ -107,6 +107,13 @@ def iteration_columns(values: BodyValues) -> dict[str, tuple[str, str]]:
     return columns
 
 
+def loop_names(model: Model, path: str) -> list[str]:
+    """The names a loop's pseudo-code shows: its node's inputs and outputs and its body's."""
+    node = model.node(path)
+    body = model.index.graphs[f"{path}/body"].proto
+    return [*node.proto.input, *node.proto.output, *(i.name for i in body.input), *(o.name for o in body.output)]
+
+
 def iteration_rows(values: BodyValues, iterations: list[Iteration]) -> list[dict[str, Any]]:
     """One row per iteration: its index, then every body input and output, shortly described."""
     columns = iteration_columns(values)

@@ -3,8 +3,8 @@ among its siblings reads `placeholder_2`; a long node path keeps its last parts.
 for hover text."""
 from __future__ import annotations
 
-import os
 import re
+from collections.abc import Callable
 
 SEPARATORS = "/_.:"
 _CUT = re.compile(r"[/_.:]")
@@ -12,27 +12,36 @@ SHORT_ENOUGH = 24
 
 
 def shortened(names: list[str]) -> dict[str, str]:
-    """name -> its shortest distinct form: the prefix and suffix all of them share cut off at a separator, when the
-    names are long enough for it to matter (each form keeps at least one character of its own)."""
+    """name -> its short form: a long name loses the longest prefix (cut at a separator) that a fifth of the long
+    names share with it, and the suffix most of them share (tf2onnx's body inputs their `..._while_`, its body
+    outputs their `.../while/`, all of them `:0`); names that would then read alike keep their full form."""
     distinct = list(dict.fromkeys(names))
-    if len(distinct) < 2 or max(len(n) for n in distinct) <= SHORT_ENOUGH:
-        return {n: n for n in distinct}
-    prefix = _at_separator(os.path.commonprefix(distinct), from_end=False)
-    reversed_names = [n[::-1] for n in distinct]
-    suffix = _at_separator(os.path.commonprefix(reversed_names), from_end=True)[::-1]
-    out = {}
-    for name in distinct:
-        core = name[len(prefix):len(name) - len(suffix)] if len(prefix) + len(suffix) < len(name) else name
-        out[name] = core.strip(SEPARATORS) or name
-    if len(set(out.values())) < len(out):
-        return {n: n for n in distinct}
+    long = [n for n in distinct if len(n) > SHORT_ENOUGH]
+    quorum = max(2, -(-len(long) // 5))
+    most = max(2, -(-len(long) * 3 // 5))  # a suffix is cut only when most share it (":0"), not a "_2:0"
+    out = {n: n for n in distinct}
+    reversed_long = [n[::-1] for n in long]
+    for name in long:
+        suffix = _shared(name[::-1], reversed_long, most, lambda rest: any(c.isalpha() for c in rest))[::-1]
+        kept = name[:len(name) - len(suffix)]
+        prefix = _shared(kept, long, quorum, lambda rest: rest[:1].isalpha())
+        out[name] = kept[len(prefix):].strip(SEPARATORS) or name
+    owners: dict[str, list[str]] = {}
+    for name, short in out.items():
+        owners.setdefault(short, []).append(name)
+    for same in owners.values():
+        if len(same) > 1:
+            out.update((name, name) for name in same)
     return out
 
 
-def _at_separator(shared: str, from_end: bool) -> str:
-    """The shared part cut back to its last separator (so no name is cut inside a word)."""
-    cuts = [m.end() for m in _CUT.finditer(shared)]
-    return shared[:cuts[-1]] if cuts else ""
+def _shared(name: str, names: list[str], quorum: int, leaves: Callable[[str], bool]) -> str:
+    """The longest prefix of `name`, ending at a separator, that at least `quorum` of `names` start with and
+    whose rest `leaves` accepts (a word, not a bare number)."""
+    for cut in sorted((m.end() for m in _CUT.finditer(name)), reverse=True):
+        if cut < len(name) and leaves(name[cut:]) and sum(n.startswith(name[:cut]) for n in names) >= quorum:
+            return name[:cut]
+    return ""
 
 
 def short_name(path: str, limit: int = 40) -> str:
@@ -46,3 +55,13 @@ def short_name(path: str, limit: int = 40) -> str:
             break
         kept = f"{part}/{kept}"
     return f"…/{kept}" if len(kept) < len(path) else f"…{path[-(limit - 1):]}"
+
+
+def shorten_text(text: str, names: list[str]) -> str:
+    """`text` with every long name among `names` replaced by its short form (longest names first, so no name is
+    replaced inside a longer one)."""
+    short = shortened(names)
+    for name in sorted(short, key=len, reverse=True):
+        if short[name] != name:
+            text = text.replace(name, short[name])
+    return text

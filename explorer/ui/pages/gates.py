@@ -9,7 +9,7 @@ from explorer.cells import find_cell
 from explorer.rnn_report import rnn_report
 from explorer.ui import state, widgets
 from explorer.views import gates
-from explorer.views.markup import md
+from explorer.views.markup import md, md_code
 from explorer.views.plots import lines_figure, saturation_figure, time_heatmap
 
 
@@ -21,8 +21,8 @@ def show(model, trace, path: str) -> None:
         return
     event = widgets.pick_execution(runs, state.keyed(state.K_RNN_EXEC, path))
     if cell.form != "op":
-        st.caption(f"{md(cell.describe())}: the {cell.form} at `{md(path)}`, its gates gathered step by step "
-                   f"from the nodes that compute them ({md(', '.join(sorted(cell.gate_nodes[0])))}).")
+        st.caption(f"{md(cell.describe())}: the {cell.form} at {md_code(path)}, its gates gathered step by step "
+                   f"from the nodes that compute them.")
     try:
         recorded = trace.gates(path, event.iteration)
     except KeyError as exc:

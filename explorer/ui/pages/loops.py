@@ -10,7 +10,7 @@ from explorer.views.cell_equations import cell_equations
 from explorer.views.dot import model_to_dot
 from explorer.views.learning import loop_mode_code
 from explorer.views.markup import md, md_code
-from explorer.views.names import shortened
+from explorer.views.names import shorten_text, shortened
 from explorer.views.overlays import TraceOverlay
 from explorer.views.plots import series_figure
 from explorer.views.pseudocode import pseudocode
@@ -79,7 +79,8 @@ def iterating(model, trace, path: str) -> None:
     if node.op_type in ("Loop", "Scan"):
         opset = model.opsets.get("", 21)
         code.markdown(f"##### The spec's pseudo-code, filled in at iteration {chosen.index[-1]}")
-        code.code(pseudocode(node, trace, chosen.index, opset), language="c", wrap_lines=True)
+        code.code(shorten_text(pseudocode(node, trace, chosen.index, opset), loops.loop_names(model, path)),
+                  language="c", wrap_lines=True)
         if cell is not None:
             code.markdown(f"##### The {cell.kind} cell's equations at iteration {chosen.index[-1]}")
             code.code(cell_equations(cell, trace, path, chosen.index), language="c", wrap_lines=True)
