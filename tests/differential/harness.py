@@ -13,7 +13,7 @@ to float32 inside it (exact for all of them); explorer's outputs of those types 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -48,13 +48,15 @@ class Case:
     reason: str = ""  # why onnxruntime is not the judge (with expected or judge_version)
     expected: list[Any] | None = None  # the spec's values
     judge_version: int | None = None  # onnxruntime at this version of the op, which the spec says is the same
+    judge_attrs: dict[str, Any] | None = None  # onnxruntime given these attributes, which mean the case's to it
     error: str | None = None  # explorer must refuse the node (at load or run) with an error containing this
     dtype_sweep: bool = False  # generated across the schema's types: not judged where onnxruntime lacks the type
     float32_judge: bool = False  # where onnxruntime lacks the type: judged on the values as float32, cast back
     output_types: list[Any] | None = None  # each output's dtype, where onnxruntime cannot infer it (None: untyped)
 
     def __post_init__(self) -> None:
-        if (self.expected is not None or self.judge_version is not None) and not self.reason:
+        if (self.expected is not None or self.judge_version is not None or self.judge_attrs is not None) \
+                and not self.reason:
             raise ValueError(f"{self.op}-{self.version}: a case judged without onnxruntime needs a reason")
 
     @property
@@ -129,16 +131,10 @@ def run_explorer(cases: list[Case]) -> list[list[Any] | Exception]:
     model, feeds = build_model(cases)
     try:
         outputs = explorer.run(model, feeds).outputs
-    except explorer.ExplorerError:
+    except explorer.ExplorerError as exc:
         if len(cases) == 1:
-            raise
-        results: list[list[Any] | Exception] = []
-        for case in cases:
-            try:
-                results.append(run_explorer([case])[0])
-            except explorer.ExplorerError as exc:
-                results.append(exc)
-        return results
+            return [exc]
+        return [run_explorer([case])[0] for case in cases]
     return [[outputs[f"c{k}_o{j}"] for j in range(case.outputs)] for k, case in enumerate(cases)]
 
 
@@ -284,7 +280,8 @@ def check(cases: list[Case]) -> int:
     judged = 0
     mine = run_explorer(cases)
     by_ort = [i for i, c in enumerate(cases) if c.expected is None and c.judge_version is None and c.error is None]
-    ort_results = dict(zip(by_ort, run_onnxruntime([cases[i] for i in by_ort]))) if by_ort else {}
+    judged_as = [c if c.judge_attrs is None else replace(c, attrs=c.judge_attrs) for c in cases]
+    ort_results = dict(zip(by_ort, run_onnxruntime([judged_as[i] for i in by_ort]))) if by_ort else {}
     for version in {c.judge_version for c in cases if c.judge_version is not None}:
         picked = [i for i, c in enumerate(cases) if c.judge_version == version]
         ort_results.update(zip(picked, run_onnxruntime([cases[i] for i in picked], version)))
