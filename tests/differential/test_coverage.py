@@ -1,5 +1,5 @@
 """Every own kernel is checked at every version of its operator, with every attribute of that version set at
-least once; a version the schema marks deprecated has a case showing it refused."""
+least once; a version the schema marks deprecated may instead have a case showing it refused."""
 from __future__ import annotations
 
 import pytest
@@ -23,9 +23,8 @@ def test_every_version_and_attribute_has_a_case(domain, op):
     missing_versions, missing_attributes = [], []
     for version in since_versions(op, domain):
         schema = schema_at(op, version, domain)
-        if schema is not None and schema.deprecated:
-            if not any(c.op == op and c.domain == domain and c.version == version and c.error for c in all_cases()):
-                missing_versions.append(version)
+        if schema is not None and schema.deprecated and any(
+                c.op == op and c.domain == domain and c.version == version and c.error for c in all_cases()):
             continue
         at = [c for c in judged if c.version == version]
         if not at:
