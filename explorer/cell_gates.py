@@ -26,6 +26,7 @@ class Source:
     node: str
     value: str
     perm: tuple[int, ...] = ()
+    gate: str = ""  # a GRU/LSTM/RNN operator's own recorded series of one step (the value is then unused)
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class DirectionSteps:
 
     def to_dict(self) -> dict[str, Any]:
         def pairs(series: Mapping[str, Source]) -> dict[str, list[Any]]:
-            return {k: [s.node, s.value, list(s.perm)] for k, s in series.items()}
+            return {k: [s.node, s.value, list(s.perm), s.gate] for k, s in series.items()}
 
         return {"loop": self.loop, "reverse": self.reverse, "series": pairs(self.series),
                 "steps": [pairs(s) for s in self.steps],
@@ -51,8 +52,8 @@ class DirectionSteps:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> DirectionSteps:
         def series(raw: Mapping[str, Sequence[Any]]) -> dict[str, Source]:
-            return {str(k): Source(str(v[0]), str(v[1]), tuple(int(p) for p in (v[2] if len(v) > 2 else ())))
-                    for k, v in raw.items()}
+            return {str(k): Source(str(v[0]), str(v[1]), tuple(int(p) for p in (v[2] if len(v) > 2 else ())),
+                                   str(v[3]) if len(v) > 3 else "") for k, v in raw.items()}
 
         mask = data.get("mask")
         return cls(data.get("loop"), bool(data.get("reverse")), series(data.get("series", {})),
@@ -148,7 +149,7 @@ def _from_trace(trace: Trace, steps: DirectionSteps, wanted: Mapping[str, Source
         return values
     loop = trace.event(steps.loop, iteration)
     depth = len(iteration) + 1
-    where = {(s.node, s.value): name for name, s in wanted.items()}
+    where = {(s.node, f"#{s.gate}" if s.gate else s.value): name for name, s in wanted.items()}
     by_node = {s.node for s in wanted.values()}
     for event in trace.children(loop):
         if event.node in by_node and len(event.iteration) == depth:
@@ -167,6 +168,10 @@ def _collect(event: Event, where: Mapping[tuple[str, str], str], values: dict[st
         name = where.get((event.node, value_name))
         if name is not None:
             values[name].append(value)
+    for gate, series in event.info.get("gates", {}).items():
+        name = where.get((event.node, f"#{gate}"))
+        if name is not None:  # an operator's one step: [1, directions, batch, hidden]
+            values[name].append(series[0, 0] if isinstance(series, np.ndarray) else series)
 
 
 def _stack(name: str, values: list[Any], perm: tuple[int, ...] = ()) -> np.ndarray:

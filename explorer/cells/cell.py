@@ -55,6 +55,7 @@ class RecurrentCell:
     loops: tuple[str, ...] = ()  # per direction: the Loop/Scan node running it (loop and scan forms)
     states: tuple[dict[str, str], ...] = ()  # per direction: state letter (H, C) -> the body input carrying it
     layout: CellLayout | None = field(default=None, repr=False)  # how its gates are gathered from a trace
+    operator: str = ""  # a GRU/LSTM/RNN operator over one step inside the loop computes the update (its path)
 
     @property
     def directions(self) -> tuple[str, ...]:

@@ -131,16 +131,17 @@ class GraphDataflow:
         return seen
 
     # ---- polynomials -------------------------------------------------------------------------------------
-    def expand(self, name: str, depth: int = MAX_DEPTH) -> Poly:
-        """`name` as a sum of products of atoms (values that are not Add, Sub, Mul, Neg or a scalar constant)."""
+    def expand(self, name: str, depth: int = MAX_DEPTH, atoms: frozenset[str] = frozenset()) -> Poly:
+        """`name` as a sum of products of atoms (values that are not Add, Sub, Mul, Neg or a scalar constant,
+        and the `atoms` given, e.g. the state a step starts from)."""
         name = self.strip(name)
         scalar = self._scalar(name)
         if scalar is not None:
             return {(): scalar}
         node = self.producer.get(name)
-        if node is None or depth == 0 or node.op_type not in ("Add", "Sub", "Mul", "Neg", "Div"):
+        if node is None or depth == 0 or name in atoms or node.op_type not in ("Add", "Sub", "Mul", "Neg", "Div"):
             return {(name,): 1.0}
-        args = [self.expand(i, depth - 1) for i in node.proto.input]
+        args = [self.expand(i, depth - 1, atoms) for i in node.proto.input]
         op = node.op_type
         if op == "Neg":
             return _scale(args[0], -1.0)

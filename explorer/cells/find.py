@@ -36,7 +36,9 @@ def recurrent_cells(model: Model) -> list[RecurrentCell]:
         flows = Flows(model.index)
         operators = [_operator_cell(model, n, framework) for n in nodes
                      if n.op_type in CELLS and n.domain in ("", "ai.onnx")]
-        found = operators + loop_cells(flows, nodes, model.opsets, framework) + unrolled_cells(flows, framework)
+        loops = loop_cells(flows, nodes, model.opsets, framework)
+        inside = {cell.operator for cell in loops}  # an operator over one step is its loop's cell
+        found = [c for c in operators if c.path not in inside] + loops + unrolled_cells(flows, framework)
         order = {n.path: i for i, n in enumerate(nodes)}
         found.sort(key=lambda c: order.get(c.path.split("#")[0], order.get(c.gate_nodes[0].get("H", ""), 0)))
         _FOUND[model] = found

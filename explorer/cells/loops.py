@@ -8,11 +8,11 @@ from itertools import permutations
 from ..cell_gates import CellLayout, DirectionSteps, Source
 from ..graph import NodeRef
 from ..spec.bodies import BodySignature, body_signature
-from .cell import RecurrentCell
+from .cell import RecurrentCell, Weights
 from .dataflow import Flows, GraphDataflow
-from .match import Match, match_lstm, match_state
+from .match import Match, match_lstm, match_state, operator_steps
 from .steps import StepRead, step_reads
-from .weights import cell_weights, hidden_size
+from .weights import cell_weights, hidden_size, operator_hidden
 
 
 class LoopCell:
@@ -23,6 +23,9 @@ class LoopCell:
         self.node, self.form, self.flow, self.match, self.read, self.initial = node, form, flow, match, read, initial
 
     def steps(self) -> DirectionSteps:
+        if self.match.operator:
+            return DirectionSteps(self.node.path, self.read.reverse,
+                                  {k: Source(self.match.operator, "", gate=k) for k in self.match.series})
         series = {k: self.source(v) for k, v in self.match.series.items()}
         mask = None if self.match.mask is None else self.source(self.match.mask)
         return DirectionSteps(self.node.path, self.read.reverse, series, mask=mask)
@@ -76,6 +79,8 @@ def _cells_of(flows: Flows, node: NodeRef, signature: BodySignature, flow: Graph
         if match is not None:
             matches.append((match, {"H": h0, "C": c0}))
             used.update((h_in, c_in))
+    for match, initial in operator_steps(flow, states, used):
+        matches.append((match, initial))
     for h_in, h_out, h0 in states:
         if h_in in used:
             continue
@@ -86,7 +91,7 @@ def _cells_of(flows: Flows, node: NodeRef, signature: BodySignature, flow: Graph
     form = "scan" if node.op_type == "Scan" else "loop"
     cells = []
     for match, initial in matches:
-        cone = flow.cone(match.series["H"])
+        cone = flow.cone(flow.index.nodes[match.operator].proto.input[0] if match.operator else match.series["H"])
         mask_cone = flow.cone(match.mask) if match.mask else set()
         read = next((r for r in reads if r.value in cone and r.value not in mask_cone), None)
         if read is not None:
@@ -118,10 +123,12 @@ def _cell(directions: list[LoopCell], framework: str, shared_loop: bool) -> Recu
     match = first.match
     path = first.node.path + (f"#{match.series['H']}" if shared_loop else "")
     layout = CellLayout(match.kind, first.form, tuple(d.steps() for d in directions))
-    weights = tuple(cell_weights(d.flow, d.match, d.read.value) for d in directions)
+    weights = tuple(Weights(d.flow.graph.path) if match.operator else cell_weights(d.flow, d.match, d.read.value)
+                    for d in directions)
     return RecurrentCell(
         path=path, kind=match.kind, form=first.form,
-        hidden_size=hidden_size(first.flow, match, weights[0]),
+        hidden_size=operator_hidden(first.flow, match.operator) if match.operator else
+        hidden_size(first.flow, match, weights[0]),
         num_directions=len(directions),
         gate_nodes=tuple({k: s.node for k, s in d.steps().series.items()} for d in directions),
         framework=framework, reset_after=match.reset_after, gate_activation=match.gate_activation,
@@ -130,5 +137,5 @@ def _cell(directions: list[LoopCell], framework: str, shared_loop: bool) -> Recu
         weights=weights, inputs=tuple(d.source(d.read.value) for d in directions),
         initial=tuple(d.initial for d in directions), loops=tuple(d.node.path for d in directions),
         states=tuple(dict(zip("HC", d.match.states)) for d in directions),
-        layout=layout)
+        layout=layout, operator=match.operator)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..spec.rnn import CELLS
 from .dataflow import ACTIVATION_OPS, PRODUCT_OPS, SIGMOID_OPS, GraphDataflow, Poly
 
 
@@ -24,6 +25,7 @@ class Match:
     activation: str = "Tanh"
     mask: str | None = None  # the condition under which the state takes its new value
     products: list[str] = field(default_factory=list)  # the nodes' paths of the learned products of the state
+    operator: str = ""  # a GRU/LSTM/RNN operator over one step computes the update (its path)
 
 
 def unmask(flow: GraphDataflow, new: str, old: str) -> tuple[str, str | None]:
@@ -97,11 +99,11 @@ def scaled(flow: GraphDataflow, atom: str, scale: float) -> str | None:
     return None
 
 
-def expand_gates(flow: GraphDataflow, value: str) -> Poly:
+def expand_gates(flow: GraphDataflow, value: str, states: frozenset[str] = frozenset()) -> Poly:
     """`value` as a polynomial whose coefficients a scaled gate has absorbed: a hard sigmoid written as
     Clip(x + 3, 0, 6) / 6 expands to (1/6) * Clip(...), which reads back as the gate value itself."""
     out: Poly = {}
-    for term, coefficient in flow.expand(value).items():
+    for term, coefficient in flow.expand(value, atoms=states).items():
         size = abs(coefficient)
         if term and size != 1.0:
             for k, atom in enumerate(term):
@@ -137,7 +139,7 @@ def _products_of(flow: GraphDataflow, value: str, state: str) -> list[str]:
 def match_lstm(flow: GraphDataflow, h_in: str, h_out: str, c_in: str, c_out: str) -> Match | None:
     c_new, c_mask = unmask(flow, c_out, c_in)
     h_new, h_mask = unmask(flow, h_out, h_in)
-    pc = expand_gates(flow, c_new)
+    pc = expand_gates(flow, c_new, frozenset((h_in, c_in)))
     if len(pc) != 2 or any(c != 1.0 or len(t) != 2 for t, c in pc.items()):
         return None
     with_c = [t for t in pc if c_in in t]
@@ -148,7 +150,7 @@ def match_lstm(flow: GraphDataflow, h_in: str, h_out: str, c_in: str, c_out: str
     if f is None or c_in in other:
         return None
     i, g = other if is_gate(flow, other[0]) and not is_gate(flow, other[1]) else other[::-1]
-    ph = expand_gates(flow, h_new)
+    ph = expand_gates(flow, h_new, frozenset((h_in, c_in)))
     if len(ph) != 1:
         return None
     (term, coefficient), = ph.items()
@@ -174,7 +176,7 @@ def _applied_to(flow: GraphDataflow, value: str, target: str) -> bool:
 
 def match_gru(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
     h_new, mask = unmask(flow, h_out, h_in)
-    p = expand_gates(flow, h_new)
+    p = expand_gates(flow, h_new, frozenset((h_in,)))
     z, n = _interpolation(p, h_in)
     if z is None or n is None or not is_gate(flow, z):
         return None
@@ -209,7 +211,7 @@ def _interpolation(p: Poly, h_in: str) -> tuple[str | None, str | None]:
 def _reset_gate(flow: GraphDataflow, pre: str, h_in: str, z: str) -> tuple[str | None, bool | None]:
     """The reset gate inside the candidate's pre-activation, and whether it is applied after the recurrent
     product (r (.) (H.R + b)) rather than to the state before it ((r (.) H).R)."""
-    for term in expand_gates(flow, pre):
+    for term in expand_gates(flow, pre, frozenset((h_in,))):
         if len(term) == 2:
             for r, rest in (term, term[::-1]):
                 if r != z and is_gate(flow, r) and not is_gate(flow, rest) and h_in in flow.cone(rest, stop={h_in}):
@@ -232,7 +234,8 @@ def match_rnn(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
         return None
     pre = node.proto.input[0]
     products = _products_of(flow, pre, h_in)
-    if not products or not any(h_in in flow.cone(t[0], stop={h_in}) for t in flow.expand(pre) if len(t) == 1):
+    terms = flow.expand(pre, atoms=frozenset((h_in,)))
+    if not products or not any(h_in in flow.cone(t[0], stop={h_in}) for t in terms if len(t) == 1):
         return None
     return Match("RNN", {"a": pre, "H": h_out}, (h_in,), None, "", node.op_type, mask, products)
 
@@ -250,3 +253,30 @@ def match_state(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
     """The cell updating one carried state (GRU, RNN, recurrence), None when none does."""
     return match_gru(flow, h_in, h_out) or match_rnn(flow, h_in, h_out) or match_recurrence(flow, h_in, h_out)
 
+
+
+def operator_steps(flow: GraphDataflow, states: list[tuple[str, str, str]],
+                   used: set[str]) -> list[tuple[Match, dict[str, str]]]:
+    """Carried states a GRU/LSTM/RNN operator over one step updates (TorchScript's LSTMCell in a loop): the
+    operator starts from the state (initial_h, initial_c) and its Y_h (Y_c) is carried on."""
+    found = []
+    for node in dict.fromkeys(flow.producer.values()):
+        if node.op_type not in CELLS or node.domain not in ("", "ai.onnx"):
+            continue
+        inputs = list(node.proto.input) + [""] * 8
+        outputs = list(node.proto.output) + [""] * 3
+        carried = {letter: next(((h_in, h0) for h_in, h_out, h0 in states if h_in not in used
+                                 and flow.strip(inputs[position]) == h_in and flow.strip(h_out) == outputs[out]), None)
+                   for letter, position, out in (("H", 5, 1), ("C", 6, 2))}
+        if carried["H"] is None:
+            continue
+        kind = node.op_type
+        names = {"H": carried["H"][0]}
+        initial = {"H": carried["H"][1]}
+        if kind == "LSTM" and carried["C"] is not None:
+            names["C"], initial["C"] = carried["C"]
+        series = {letter: node.path for letter in CELLS[kind].computed}
+        used.update(names.values())
+        found.append((Match(kind, series, tuple(names.values()), None, "Sigmoid", "Tanh", operator=node.path),
+                      initial))
+    return found

@@ -30,9 +30,10 @@ def unrolled_cells(flows: Flows, framework: str) -> list[RecurrentCell]:
     for products in groups.values():
         if len(products) < 2:
             continue  # a recurrent weight is applied once per step: an input projection only once
+        states = {flow.strip(p.proto.input[0]) for p in products}
         for product in products:
             state = flow.strip(product.proto.input[0])
-            link = _link(flow, state, product)
+            link = _link(flow, state, product, states)
             if link is not None:
                 links[state] = link
     return _cells(flow, [chain for chain in _chains(flow, links) if len(chain) >= 2], framework)
@@ -54,18 +55,27 @@ def _forward(flow: GraphDataflow, start: str) -> Iterator[str]:
         frontier = following
 
 
-def _link(flow: GraphDataflow, state: str, product: NodeRef) -> tuple[Match, str] | None:
-    """The cell update taking `state` (read by the recurrent `product`) to the next step's state."""
-    for candidate in _forward(flow, product.proto.output[0]):
+PREFERENCE = {"LSTM": 0, "GRU": 1, "RNN": 2}
+
+
+def _link(flow: GraphDataflow, state: str, product: NodeRef, states: set[str]) -> tuple[Match, str] | None:
+    """The cell update taking `state` (read by the recurrent `product`) to the next step's state: the update
+    whose result the next step's product reads, else the most specific (an RNN's activation of a gate is no
+    step of its own)."""
+    found = []
+    for order, candidate in enumerate(_forward(flow, product.proto.output[0])):
         match = _lstm_from_h(flow, state, candidate) or match_state(flow, state, candidate)
-        if match is not None and match.kind != "recurrence":
-            return match, candidate
-    return None
+        if match is not None and match.kind in PREFERENCE:
+            found.append((candidate not in states, PREFERENCE[match.kind], order, match, candidate))
+    if not found:
+        return None
+    *_, match, candidate = min(found, key=lambda f: f[:3])
+    return match, candidate
 
 
 def _lstm_from_h(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
     """An LSTM step ending at `h_out` = o * act(C'), its previous cell state found in C' = f * C + i * g."""
-    terms = flow.expand(h_out)
+    terms = flow.expand(h_out, atoms=frozenset((h_in,)))
     if len(terms) != 1:
         return None
     for atom in next(iter(terms)):
@@ -73,7 +83,7 @@ def _lstm_from_h(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
         if activation is None or not activation.proto.input:
             continue
         c_new = flow.strip(activation.proto.input[0])
-        for term in flow.expand(c_new):
+        for term in flow.expand(c_new, atoms=frozenset((h_in,))):
             for c_in in term:
                 if flow.activation_node(c_in) is None:
                     match = match_lstm(flow, h_in, h_out, c_in, c_new)

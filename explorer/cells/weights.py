@@ -135,3 +135,13 @@ def _shape(flow: GraphDataflow, name: str) -> tuple[int | None, ...] | None:
     if declared is None or not declared.HasField("tensor_type") or not declared.tensor_type.HasField("shape"):
         return None
     return tuple(d.dim_value if d.HasField("dim_value") else None for d in declared.tensor_type.shape.dim)
+
+
+def operator_hidden(flow: GraphDataflow, path: str) -> int | None:
+    """A GRU/LSTM/RNN operator's hidden size: its attribute, else the last dim of R."""
+    node = flow.index.nodes[path]
+    size = next((a.i for a in node.proto.attribute if a.name == "hidden_size"), None)
+    if size:
+        return int(size)
+    shape = _shape(flow, node.proto.input[2]) if len(node.proto.input) > 2 else None
+    return shape[-1] if shape and len(shape) == 3 else None

@@ -86,6 +86,8 @@ def _not_recomputable(cell: RecurrentCell) -> str:
         return "a recurrence of no known kind has no framework equations"
     if cell.form == "op":
         return "an operator's gates are checked against its weights by check_gates"
+    if cell.operator:
+        return f"a {cell.kind} operator over one step computes it: check_gates checks {cell.operator!r} at each step"
     if cell.form == "unrolled":
         return "its steps read an input projection computed for the whole sequence at once, not x itself"
     if cell.conv:
