@@ -51,6 +51,8 @@ class RecurrentCell:
     conv: bool = False  # the products are convolutions (ConvLSTM): units are positions x channels
     weights: tuple[Weights, ...] = ()  # per direction
     inputs: tuple[Source, ...] = ()  # per direction: the per-step input the cell reads (x_t)
+    step_inputs: tuple[tuple[Source, ...], ...] = ()  # unrolled: per direction, each step's input (x_t, or its
+    # projection x_t.W + b when the exporter projected the whole sequence at once: the direction's kernel is None)
     initial: tuple[dict[str, str], ...] = ()  # per direction: state letter (H, C) -> the outer value starting it
     loops: tuple[str, ...] = ()  # per direction: the Loop/Scan node running it (loop and scan forms)
     states: tuple[dict[str, str], ...] = ()  # per direction: state letter (H, C) -> the body input carrying it

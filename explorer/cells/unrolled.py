@@ -12,7 +12,7 @@ from ..graph import NodeRef
 from .cell import RecurrentCell, Weights
 from .dataflow import ACTIVATION_OPS, PART_OPS, VIEW_OPS, Flows, GraphDataflow
 from .match import Match, match_lstm, match_state
-from .weights import hidden_size
+from .weights import applied_weight, hidden_size
 
 FORWARD_OPS = frozenset({"Add", "Sub", "Mul", "Div", "Neg", "Where", "Concat"}) | ACTIVATION_OPS | PART_OPS | VIEW_OPS
 REACH = 12  # how far past a recurrent product the state it updates may lie
@@ -196,20 +196,51 @@ def _cells(flow: GraphDataflow, chains: list[list[tuple[Match, str]]], framework
     return cells
 
 
+def _step_input(flow: GraphDataflow, match: Match) -> tuple[Source | None, NodeRef | None]:
+    """What a step reads: x_t with the product applying the kernel to it, or (no such product: the exporter
+    projected the whole sequence at once) the step's slice of that projection, with no product."""
+    pre = match.series.get("a") or next((n.proto.input[0] for n in (flow.activation_node(match.series[g])
+                                                                     for g in ("z", "i") if g in match.series)
+                                         if n is not None), "")
+    stops = set(match.states) - {""}
+    for node in _upward(flow, pre, stops):
+        if node.op_type in ("MatMul", "Gemm") and flow.constant(node.proto.input[1]) is not None and \
+                not stops & flow.cone(node.proto.input[0], stop=stops):
+            data = flow.strip(node.proto.input[0])
+            writer = flow.producer.get(data)
+            if writer is not None and writer.op_type in ("Gather", "Slice", "Squeeze"):
+                return Source(writer.path, data), node
+            break
+    for term in flow.expand(pre, atoms=frozenset(stops)):
+        if len(term) == 1 and flow.constant(term[0]) is None and not stops & flow.cone(term[0], stop=stops):
+            writer = flow.producer.get(term[0])
+            return (Source(writer.path, term[0]) if writer is not None else None), None
+    return None, None
+
+
+def _weights(flow: GraphDataflow, chain: list[tuple[Match, str]]) -> tuple[Weights, tuple[Source, ...]]:
+    """A direction's recurrent kernel and, when each step multiplies its own x_t, its kernel and bias; with the
+    input of each step."""
+    recurrent = next((flow.index.nodes[p] for m, _ in chain for p in m.products), None)
+    read = [_step_input(flow, m) for m, _ in chain]
+    inputs = tuple(source for source, _ in read if source is not None)
+    kernel_node = read[-1][1]
+    kernel, transposed, kernel_bias = applied_weight(flow, kernel_node.path if kernel_node is not None else None)
+    recurrent_weight, recurrent_transposed, recurrent_bias = applied_weight(flow, recurrent.path if recurrent else None)
+    if len(inputs) != len(chain) or any((k is None) != (kernel_node is None) for _, k in read):
+        inputs = ()
+    return Weights("", kernel, recurrent_weight, kernel_bias, recurrent_bias, transposed, recurrent_transposed), inputs
+
+
 def _cell(flow: GraphDataflow, chains: list[list[tuple[Match, str]]], directions: list[DirectionSteps],
           framework: str) -> RecurrentCell:
     last, _ = chains[0][-1]
     first_steps = directions[0].steps[0]
-    weights = []
-    for chain in chains:
-        recurrent = next((flow.index.nodes[p] for m, _ in chain for p in m.products), None)
-        transposed = recurrent is not None and recurrent.op_type == "Gemm" and \
-            any(a.name == "transB" and a.i for a in recurrent.proto.attribute)
-        weights.append(Weights("", recurrent=None if recurrent is None else
-                               Source(recurrent.path, recurrent.proto.input[1]), recurrent_transposed=transposed))
+    weights, inputs = zip(*(_weights(flow, chain) for chain in chains))
     return RecurrentCell(
         path=f"unrolled:{first_steps['H'].node}", kind=last.kind, form="unrolled",
         hidden_size=hidden_size(flow, last, weights[0]), num_directions=len(chains),
         gate_nodes=tuple({k: s.node for k, s in d.steps[0].items()} for d in directions), framework=framework,
         reset_after=last.reset_after, gate_activation=last.gate_activation, activation=last.activation,
-        weights=tuple(weights), layout=CellLayout(last.kind, "unrolled", tuple(directions)))
+        weights=tuple(weights), layout=CellLayout(last.kind, "unrolled", tuple(directions)),
+        step_inputs=tuple(inputs) if all(inputs) else ())

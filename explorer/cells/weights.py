@@ -25,7 +25,7 @@ def _products(flow: GraphDataflow, match: Match, reads: str) -> list[str]:
     return sorted(set(found))
 
 
-def _weight(flow: GraphDataflow, path: str | None) -> tuple[Source | None, bool, Source | None]:
+def applied_weight(flow: GraphDataflow, path: str | None) -> tuple[Source | None, bool, Source | None]:
     """The weight a product applies (its second input), whether it is stored [out, in], and the bias the product
     adds itself (Gemm's C, Conv's B) or that an Add on its result (or on a sum of it with other products) adds."""
     if path is None:
@@ -51,9 +51,9 @@ def _weight(flow: GraphDataflow, path: str | None) -> tuple[Source | None, bool,
 def cell_weights(flow: GraphDataflow, match: Match, x_value: str) -> Weights:
     x_products = [p for p in _products(flow, match, x_value) if p not in match.products]
     recurrent, candidate = _recurrent_products(flow, match)
-    kernel, transposed, kernel_bias = _weight(flow, x_products[0] if x_products else None)
-    recurrent_weight, recurrent_transposed, recurrent_bias = _weight(flow, recurrent)
-    candidate_weight = _weight(flow, candidate)[0]
+    kernel, transposed, kernel_bias = applied_weight(flow, x_products[0] if x_products else None)
+    recurrent_weight, recurrent_transposed, recurrent_bias = applied_weight(flow, recurrent)
+    candidate_weight = applied_weight(flow, candidate)[0]
     if recurrent_bias == kernel_bias:
         recurrent_bias = None  # one bias added to the sum of both products
     order = _order(flow, match, x_products[0] if x_products else None)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..cell_gates import DirectionSteps, Source, gather_gates
+from ..cell_gates import CellLayout, DirectionSteps, Source, gather_gates
 from ..cells import RecurrentCell, find_cell
 from ..model import Model
 from ..trace import Trace
@@ -41,6 +41,8 @@ def check_cell(model: Model, trace: Trace, path: str, iteration: tuple[int, ...]
     mask = ours.pop("mask")
     try:
         weights = [_framework_weights(trace, cell, d, iteration, chosen) for d in range(cell.num_directions)]
+        for d in range(cell.num_directions):
+            _step_inputs(trace, cell, d, iteration)
     except KeyError as exc:
         check.notes.append(f"not recomputed: {exc.args[0] if exc.args else exc}")
         return check
@@ -51,11 +53,18 @@ def check_cell(model: Model, trace: Trace, path: str, iteration: tuple[int, ...]
             weights, check.weights_from = from_torch, "the PyTorch module's parameters"
         elif from_keras is not None:
             weights, check.weights_from = from_keras, "the Keras layer's weights"
-    x, h0, c0 = _step_inputs(trace, cell, iteration)
     reverse = [s.reverse for s in cell.layout.directions] if cell.layout else [False]
     lbr = True if chosen == "PyTorch" or cell.reset_after is None else cell.reset_after
-    theirs = run_cell(cell.kind, weights, x, h0, c0, reverse=reverse, lbr=lbr, relu=cell.activation == "Relu",
-                      teacher_h=ours["H"], gate=GATE_FUNCTIONS.get(cell.gate_activation, GATE_FUNCTIONS["Sigmoid"]), mask=mask)
+    gate = GATE_FUNCTIONS.get(cell.gate_activation, GATE_FUNCTIONS["Sigmoid"])
+    directions = []
+    for d, cell_weights in enumerate(weights):
+        x, h0, c0 = _step_inputs(trace, cell, d, iteration)
+        if x.shape[-1] != cell_weights.w.shape[-1]:
+            raise KeyError(f"the step input holds {x.shape[-1]} values, the kernel takes {cell_weights.w.shape[-1]}")
+        directions.append(run_cell(cell.kind, [cell_weights], x, h0, c0, reverse=[reverse[d]], lbr=lbr,
+                                   relu=cell.activation == "Relu", teacher_h=ours["H"][:, d:d + 1], gate=gate,
+                                   mask=mask[:, d:d + 1]))
+    theirs = {name: np.concatenate([s[name] for s in directions], axis=1) for name in directions[0]}
     check.theirs = theirs
     check.divergence = first_departure(cell.kind, path, tuple(iteration), ours, theirs, reverse, against, rtol, atol)
     return check
@@ -88,8 +97,8 @@ def _not_recomputable(cell: RecurrentCell) -> str:
         return "an operator's gates are checked against its weights by check_gates"
     if cell.operator:
         return f"a {cell.kind} operator over one step computes it: check_gates checks {cell.operator!r} at each step"
-    if cell.form == "unrolled":
-        return "its steps read an input projection computed for the whole sequence at once, not x itself"
+    if cell.form == "unrolled" and not cell.step_inputs:
+        return "the input each step reads is not found"
     if cell.conv:
         return "its gates are convolutions (ConvLSTM): the equations here are matrix products"
     if cell.kind != "RNN" and cell.gate_activation not in GATE_FUNCTIONS:
@@ -124,11 +133,17 @@ def _rows(value: np.ndarray, transposed: bool) -> np.ndarray:
 def _framework_weights(trace: Trace, cell: RecurrentCell, direction: int, iteration: tuple[int, ...],
                        framework: str) -> CellWeights:
     w = cell.weights[direction]
-    kernel = _read(trace, cell, direction, w.kernel, iteration)
     recurrent = _read(trace, cell, direction, w.recurrent, iteration)
-    if kernel is None or recurrent is None or kernel.ndim != 2 or recurrent.ndim != 2:
-        raise KeyError("the kernel or the recurrent kernel is not a matrix the graph multiplies by")
-    rows, recurrent_rows = _rows(kernel, w.transposed), _rows(recurrent, w.recurrent_transposed)
+    if recurrent is None or recurrent.ndim != 2:
+        raise KeyError("the recurrent kernel is not a matrix the graph multiplies by")
+    recurrent_rows = _rows(recurrent, w.recurrent_transposed)
+    if w.kernel is None and cell.step_inputs:  # each step reads its slice of x.W + b: the identity applies it
+        rows = np.eye(recurrent_rows.shape[0])
+    else:
+        kernel = _read(trace, cell, direction, w.kernel, iteration)
+        if kernel is None or kernel.ndim != 2:
+            raise KeyError("the kernel is not a matrix the graph multiplies by")
+        rows = _rows(kernel, w.transposed)
     if w.candidate is not None:  # reset before the product: the candidate's block is a product of its own
         candidate = _read(trace, cell, direction, w.candidate, iteration)
         if candidate is None:
@@ -147,23 +162,22 @@ def _framework_weights(trace: Trace, cell: RecurrentCell, direction: int, iterat
                        zeros if b_hh is None else b_hh.reshape(-1), order)
 
 
-def _step_inputs(trace: Trace, cell: RecurrentCell,
+def _step_inputs(trace: Trace, cell: RecurrentCell, direction: int,
                  iteration: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """The step inputs x [seq, batch, in] in input order, and the initial states [directions, batch, hidden]."""
+    """One direction's step inputs x [seq, batch, in] in input order, and its initial states [1, batch, hidden]
+    (None: zeros)."""
     assert cell.layout is not None
-    first = cell.layout.directions[0]
-    steps = DirectionSteps(first.loop, first.reverse, {"x": cell.inputs[0], "H": first.series["H"]},
-                           tuple({"x": cell.inputs[0], "H": s["H"]} for s in first.steps))
-    layout = type(cell.layout)(cell.kind, cell.form, (steps,))
-    x = gather_gates(trace, layout, iteration)["x"][:, 0]
-    states: dict[str, list[np.ndarray]] = {"H": [], "C": []}
-    for d, initial in enumerate(cell.initial):
-        event = trace.event(cell.loops[d], iteration) if cell.loops else None
-        for letter in states:
-            name = initial.get(letter)
-            value = None if event is None or not name else event.inputs.get(name)
-            if isinstance(value, np.ndarray):
-                states[letter].append(value.reshape(x.shape[1], -1).astype(np.float64))
-    h0 = np.stack(states["H"]) if len(states["H"]) == cell.num_directions else None
-    c0 = np.stack(states["C"]) if len(states["C"]) == cell.num_directions else None
-    return x, h0, c0
+    steps = cell.layout.directions[direction]
+    if cell.step_inputs:
+        reads = DirectionSteps(None, steps.reverse, {}, tuple({"x": s} for s in cell.step_inputs[direction]))
+    else:
+        reads = DirectionSteps(steps.loop, steps.reverse, {"x": cell.inputs[direction]})
+    x = gather_gates(trace, CellLayout(cell.kind, cell.form, (reads,)), iteration)["x"][:, 0]
+    states: dict[str, np.ndarray | None] = {"H": None, "C": None}
+    event = trace.event(cell.loops[direction], iteration) if cell.loops else None
+    for letter in states:
+        name = cell.initial[direction].get(letter) if cell.initial else None
+        value = None if event is None or not name else event.inputs.get(name)
+        if isinstance(value, np.ndarray):
+            states[letter] = value.reshape(1, x.shape[1], -1).astype(np.float64)
+    return x, states["H"], states["C"]
