@@ -32,7 +32,7 @@ FAMILY_NAMES = (
     "contrib_activation", "contrib_attention", "contrib_fused", "contrib_gqa", "contrib_normalization",
     "contrib_quantize",
     # ai.onnx.ml
-    "ml_trees",
+    "ml_linear", "ml_svm", "ml_trees",
 )
 """The family modules (explorer.executor.ops.<name>), each with its `KERNELS` table."""
 FAMILIES: tuple[ModuleType, ...] = tuple(import_module(f"{__name__}.{name}") for name in FAMILY_NAMES)
@@ -76,8 +76,7 @@ REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
     """)
     | _ops("ai.onnx.ml", """
         ArrayFeatureExtractor Binarizer CastMap CategoryMapper DictVectorizer FeatureVectorizer Imputer
-        LabelEncoder LinearClassifier LinearRegressor Normalizer OneHotEncoder SVMClassifier SVMRegressor Scaler
-        ZipMap
+        LabelEncoder Normalizer OneHotEncoder Scaler ZipMap
     """)
     | _ops("ai.onnx.preview.training", "Adagrad Adam Gradient Momentum")
     | _ops("ai.onnx.preview", "FlexAttention")

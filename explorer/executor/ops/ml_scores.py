@@ -74,6 +74,36 @@ def two_columns(score: np.ndarray, post: str, second: int) -> np.ndarray:
     return np.stack([F32(1) - s if second in (0, 1) else -s, s], axis=-1)
 
 
+def feature_rows(op: Any, x: np.ndarray) -> np.ndarray:
+    """X as float32 rows [N, F] (one row when X is [F]), as onnxruntime casts the inputs of its linear and SVM
+    kernels."""
+    if x.ndim not in (1, 2):
+        raise op.error(f"X must be [N, F] (or one row [F]), got shape {x.shape}")
+    return (x.reshape(1, -1) if x.ndim == 1 else x).astype(F32, copy=False)
+
+
+def coefficient_rows(op: Any, coefficients: np.ndarray, rows: int, features: int) -> np.ndarray:
+    """The coefficients as [rows, features], refused when their count does not fit X's features."""
+    if coefficients.size != rows * features:
+        raise op.error(f"{coefficients.size} coefficients do not make {rows} rows of X's {features} features")
+    return coefficients.reshape(rows, features)
+
+
+def floats_attr(op: Any, name: str) -> np.ndarray:
+    """A FLOATS attribute as float32 (empty when not set)."""
+    return np.asarray(op.attr(name) or [], dtype=F32)
+
+
+def batched_scores(scores: np.ndarray, post: str, second: int = -1) -> np.ndarray:
+    """onnxruntime's scores update of linear and SVM models: rows of two or more scores transformed; one score
+    per row only PROBIT transforms, or is made two columns by `second` (see two_columns)."""
+    if scores.shape[1] > 1:
+        return transform(scores, post)
+    if second >= 0:
+        return two_columns(scores[:, 0], post, second)
+    return probit(scores) if post == "PROBIT" else scores
+
+
 def refuse_deprecated(op: Any) -> None:
     """Refuses a node whose operator the model's opset marks deprecated (as onnxruntime does)."""
     if op.schema is not None and op.schema.deprecated:
