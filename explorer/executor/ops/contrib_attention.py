@@ -1,5 +1,6 @@
-"""onnxruntime's Attention (BERT's and GPT-2's fused self-attention, Q/K/V projected by one weight) and
-MultiHeadAttention (Q, K, V given, self or cross attention), as its CPU kernels compute them (com.microsoft).
+"""onnxruntime's Attention (BERT's and GPT-2's fused self-attention, Q/K/V projected by one weight), QAttention (the
+same on a quantized input and weights) and MultiHeadAttention (Q, K, V given, self or cross attention), as its CPU
+kernels compute them (com.microsoft).
 
 Scores are Q·Kᵀ × scale (1/sqrt(head size) by default) plus the attention bias and the mask, softmaxed over the
 keys in float32, times V. The mask is additive: a key a mask excludes gets `mask_filter_value` (-10000); a key
@@ -8,11 +9,13 @@ padding), (2B) ends then starts (left padding too), (B, T) and (B, S, T) of 0/1.
 stacked `past`, MultiHeadAttention's past_key/past_value) are prepended; present holds them with the new ones."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .base import KernelFactory, OpNode, PlainKernel
+from .contrib_quantize import integer_product_to_float
 from .shared import compute_dtype
 
 if TYPE_CHECKING:
@@ -91,48 +94,84 @@ def _scale(op: OpNode, head_size: int) -> float:
     return scale if scale else 1.0 / float(np.sqrt(np.float32(head_size)))
 
 
-def attention_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
-    _unsupported(op, ("do_rotary",))
-    shared_buffer = bool(op.attr("past_present_share_buffer"))
+def _projected_attention(op: OpNode, sizes: list[int] | None) -> Callable[..., tuple[Any, ...]]:
+    """Attention's computation from the projected Q|K|V (B, S, q + k + v hidden): heads split, the past prepended,
+    masked attention; returns (output, present) in `dtype`, present only when the node asks for it."""
     heads, causal = op.get_int("num_heads"), bool(op.get_int("unidirectional"))
     filter_value = float(op.attr("mask_filter_value", -10000.0))
-    sizes = op.get_ints("qkv_hidden_sizes")
-    wants_present = len(node.proto.output) > 1 and bool(node.proto.output[1])
+    wants_present = len(op.node.proto.output) > 1 and bool(op.node.proto.output[1])
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
-        x, weights, bias, mask, past, attention_bias = (list(args) + [None] * 6)[:6]
-        if (len(args) > 6 and args[6] is not None) or (shared_buffer and past is not None):
-            raise ValueError("a past shared with present (past_present_share_buffer=1, past_sequence_length) is not "
-                             "supported by explorer")
-        if x.ndim != 3 or weights.ndim != 2 or weights.shape[0] != x.shape[2]:
-            raise ValueError(f"input {x.shape} must be (batch, sequence, input_hidden) and weights {weights.shape} "
-                             "(input_hidden, q + k + v hidden)")
-        hidden = sizes or [weights.shape[1] // 3] * 3
-        if sum(hidden) != weights.shape[1] or any(size % heads for size in hidden):
-            raise ValueError(f"weights {weights.shape} do not split into Q, K, V hidden sizes {hidden} that "
-                             f"num_heads={heads} divides")
-        work = compute_dtype(x.dtype)
-        projected = np.matmul(x.astype(work), weights.astype(work))
-        if bias is not None:
-            projected = projected + bias.astype(work)
+    def compute(projected: np.ndarray, mask: np.ndarray | None, past: np.ndarray | None,
+                attention_bias: np.ndarray | None, dtype: np.dtype) -> tuple[Any, ...]:
+        hidden = sizes or [projected.shape[2] // 3] * 3
+        if sum(hidden) != projected.shape[2] or any(size % heads for size in hidden):
+            raise ValueError(f"weights of {projected.shape[2]} columns do not split into Q, K, V hidden sizes "
+                             f"{hidden} that num_heads={heads} divides")
         q, k, v = (split_heads(part, heads, name) for part, name in
                    zip(np.split(projected, np.cumsum(hidden)[:2], axis=-1), "QKV"))
         past_length = 0
         if past is not None:
-            if past.ndim != 5 or past.shape[:3] != (2, x.shape[0], heads) or past.shape[4] != k.shape[3]:
+            if past.ndim != 5 or past.shape[:3] != (2, projected.shape[0], heads) or past.shape[4] != k.shape[3]:
                 raise ValueError(f"past {past.shape} must be (2, batch, num_heads, past_sequence, head_size)")
             past_length = past.shape[3]
-            k = np.concatenate([past[0].astype(work), k], axis=2)
-            v = np.concatenate([past[1].astype(work), v], axis=2)
-        batch, seq = x.shape[:2]
+            k = np.concatenate([past[0].astype(k.dtype), k], axis=2)
+            v = np.concatenate([past[1].astype(v.dtype), v], axis=2)
+        batch, seq = projected.shape[:2]
         additive = padding_mask(mask, batch, seq, k.shape[2], past_length, causal, filter_value)
         y, _ = attend(q, k, v, _scale(op, q.shape[3]), attention_bias, additive)
         if not wants_present:
-            return (merge_heads(y).astype(x.dtype),)
+            return (merge_heads(y).astype(dtype),)
         if k.shape != v.shape:
             raise ValueError(f"present stacks K and V, which differ in hidden size ({hidden[1]} and {hidden[2]})")
-        return merge_heads(y).astype(x.dtype), np.stack([k, v]).astype(x.dtype)
+        return merge_heads(y).astype(dtype), np.stack([k, v]).astype(dtype)
+
+    return compute
+
+
+def _shared_buffer(op: OpNode, args: list[Any], past: np.ndarray | None, position: int) -> None:
+    if (len(args) > position and args[position] is not None) or (op.attr("past_present_share_buffer")
+                                                                  and past is not None):
+        raise ValueError("a past shared with present (past_present_share_buffer=1, past_sequence_length) is not "
+                         "supported by explorer")
+
+
+def _input_and_weights(x: np.ndarray, weights: np.ndarray) -> None:
+    if x.ndim != 3 or weights.ndim != 2 or weights.shape[0] != x.shape[2]:
+        raise ValueError(f"input {x.shape} must be (batch, sequence, input_hidden) and weights {weights.shape} "
+                         "(input_hidden, q + k + v hidden)")
+
+
+def attention_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    op = program.op_node(node)
+    _unsupported(op, ("do_rotary",))
+    compute = _projected_attention(op, op.get_ints("qkv_hidden_sizes"))
+
+    def run(args: list[Any]) -> tuple[Any, ...]:
+        x, weights, bias, mask, past, attention_bias = (list(args) + [None] * 6)[:6]
+        _shared_buffer(op, args, past, 6)
+        _input_and_weights(x, weights)
+        work = compute_dtype(x.dtype)
+        projected = np.matmul(x.astype(work), weights.astype(work))
+        if bias is not None:
+            projected = projected + bias.astype(work)
+        return compute(projected, mask, past, attention_bias, x.dtype)
+
+    return run
+
+
+def qattention_kernel(node: NodeRef, program: Program) -> PlainKernel:
+    """Attention on a quantized input and weights: the projection is the exact integer product times
+    input_scale · weight_scale (per column of the weights or per tensor), plus the bias, in float32."""
+    op = program.op_node(node)
+    _unsupported(op, ("do_rotary",))
+    compute = _projected_attention(op, None)
+
+    def run(args: list[Any]) -> tuple[Any, ...]:
+        x, weights, bias, x_scale, w_scale, mask, x_zero, w_zero, past = (list(args) + [None] * 9)[:9]
+        _shared_buffer(op, args, past, 9)
+        _input_and_weights(x, weights)
+        projected = integer_product_to_float(x, x_scale, x_zero, weights, w_scale, w_zero, bias)
+        return compute(projected.astype(np.float32), mask, past, None, bias.dtype)
 
     return run
 
@@ -202,4 +241,5 @@ def multi_head_attention_kernel(node: NodeRef, program: Program) -> PlainKernel:
 KERNELS: dict[str, KernelFactory] = {
     "Attention": attention_kernel,
     "MultiHeadAttention": multi_head_attention_kernel,
+    "QAttention": qattention_kernel,
 }
