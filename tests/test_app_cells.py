@@ -3,12 +3,17 @@
 the loop is and fills the cell's equations in with an iteration's values."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 from app_support import PAGES, array, assert_clean, figures, start, texts, upload
 from cell_models import keras_loop, keras_reference
 
 import explorer
+from explorer.cells import recurrent_cells
 from explorer.ui import state
+from explorer.views import gates
 
 
 def _opened(kind: str, **opts):
@@ -42,3 +47,35 @@ def test_loops_page_says_which_cell_the_loop_is_and_fills_its_equations():
     code = "\n".join(c.value for c in at.code)
     assert "C  = f ⊙ C_prev + i ⊙ c~" in code and "H  = o ⊙ tanh(C)" in code
     assert "// LSTM cell, iteration 0, batch item 0" in code
+
+
+EXPORTS = Path(__file__).parent / "models"
+CELL_EXPORTS = ["keras_exports/keras_lstm_masking.onnx", "keras_exports/keras_convlstm2d.onnx",
+                "torch_cells/ts_lstmcell_loop.onnx", "torch_cells/dynamo_rnn_2layer_bidirectional.onnx",
+                "torch_cells/dynamo_scan_gru.onnx"]
+
+
+@pytest.mark.parametrize("name", CELL_EXPORTS)
+def test_gates_and_loops_pages_on_real_exports(name):
+    """Every form on both pages: a masked Keras LSTM loop, a ConvLSTM, TorchScript's LSTM operator inside a
+    loop, dynamo's unrolled two-layer bidirectional RNN and its scan over a GRU cell."""
+    at = start()
+    at.radio(key=state.W_SOURCE).set_value("Local path").run()
+    at.text_input(key=state.W_PATH).input(str(EXPORTS / name)).run()
+    model = explorer.load(EXPORTS / name)
+    cells = recurrent_cells(model)
+    at.switch_page(PAGES["gates"]).run()
+    assert_clean(at)
+    assert list(at.selectbox(key=state.W_RNN).options) == [gates.cell_label(c) for c in cells]
+    for cell in cells:
+        at.selectbox(key=state.W_RNN).set_value(cell.path).run()
+        assert_clean(at)
+        titles = {f.layout.title.text for f in figures(at) if f.data and f.data[0].type == "heatmap"}
+        assert "H [forward, batch 0]" in titles, (cell.path, titles)
+    if any(c.loops for c in cells):
+        at.switch_page(PAGES["loops"]).run()
+        assert_clean(at)
+        loop = next(c for c in cells if c.loops).loops[0]
+        at.selectbox(key="w_loop").set_value(loop).run()
+        assert_clean(at)
+        assert "cell's equations at iteration 0" in "\n".join(m.value for m in at.markdown)
