@@ -4,12 +4,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
 
 from .cell_gates import CellLayout, gather_gates
-from .values import has_nonfinite
+from .values import NamedValues, has_nonfinite
 
 if TYPE_CHECKING:
     from .limits import Limits
@@ -63,20 +64,71 @@ class RunError:
         return cls(text("message") or "", text("kind") or "ExecutionError", text("node"), text("op_type"), steps)
 
 
-@dataclass(slots=True)
-class Event:
-    """One node execution. `iteration` has one index per enclosing Scan/Loop/SequenceMap, outermost first.
-    `info` holds what special kernels report (If branch, Loop stop reason, RNN gates, child event range)."""
+@dataclass(frozen=True, slots=True)
+class EventSite:
+    """A node as its events record it: its path, its op type and the names its recorded inputs and outputs go by
+    (distinct and named: an omitted optional is not recorded, an input read twice is recorded once). Made once
+    per node; every execution of the node shares it."""
 
-    index: int
     node: str
     op_type: str
-    iteration: tuple[int, ...]
-    inputs: dict[str, Any]
-    outputs: dict[str, Any]
-    seconds: float
-    info: EventInfo = field(default_factory=lambda: EventInfo())
-    summarized: bool = False
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+
+NO_INFO: EventInfo = cast(EventInfo, MappingProxyType({}))
+"""The info of an event that reports nothing besides its values (read-only, shared)."""
+
+
+class Event:
+    """One node execution. `iteration` has one index per enclosing Scan/Loop/SequenceMap, outermost first.
+    `inputs` and `outputs` map the site's names to the values recorded (`input_values`, `output_values`: one
+    record object per execution, no dict). `info` holds what special kernels report (If branch, Loop stop reason,
+    RNN gates, child event range)."""
+
+    __slots__ = ("index", "site", "iteration", "input_values", "output_values", "seconds", "info", "summarized")
+
+    def __init__(self, index: int, site: EventSite, iteration: tuple[int, ...], input_values: tuple[Any, ...],
+                 output_values: tuple[Any, ...], seconds: float, info: EventInfo = NO_INFO,
+                 summarized: bool = False) -> None:
+        self.index = index
+        self.site = site
+        self.iteration = iteration
+        self.input_values = input_values
+        self.output_values = output_values
+        self.seconds = seconds
+        self.info = info
+        self.summarized = summarized
+
+    @classmethod
+    def of(cls, index: int, node: str, op_type: str, iteration: tuple[int, ...], inputs: Mapping[str, Any],
+           outputs: Mapping[str, Any], seconds: float, info: EventInfo | None = None,
+           summarized: bool = False) -> Event:
+        """An event from its values by name (a trace file's, a failed node's)."""
+        site = EventSite(node, op_type, tuple(inputs), tuple(outputs))
+        return cls(index, site, iteration, tuple(inputs.values()), tuple(outputs.values()), seconds,
+                   info or NO_INFO, summarized)
+
+    @property
+    def node(self) -> str:
+        return self.site.node
+
+    @property
+    def op_type(self) -> str:
+        return self.site.op_type
+
+    @property
+    def inputs(self) -> NamedValues:
+        return NamedValues(self.site.inputs, self.input_values)
+
+    @property
+    def outputs(self) -> NamedValues:
+        return NamedValues(self.site.outputs, self.output_values)
+
+    def __repr__(self) -> str:
+        return (f"Event({self.index}, {self.node!r}, {self.op_type}, iteration={self.iteration}, "
+                f"inputs={list(self.site.inputs)}, outputs={list(self.site.outputs)}"
+                + (", summarized" if self.summarized else "") + ")")
 
 
 @dataclass(slots=True)

@@ -38,8 +38,8 @@ def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
         "feeds": codec.encode(trace.feeds),
         "outputs": codec.encode(trace.outputs),
         "events": [
-            [e.node, e.op_type, list(e.iteration), codec.encode(e.inputs), codec.encode(e.outputs),
-             e.seconds, codec.encode(e.info), e.summarized]
+            [e.node, e.op_type, list(e.iteration), codec.encode(dict(e.inputs)), codec.encode(dict(e.outputs)),
+             e.seconds, codec.encode(dict(e.info)), e.summarized]
             for e in trace.events
         ],
         "iterations": [
@@ -98,8 +98,8 @@ def _build(meta: dict[str, Any], dec: _Decoder) -> Trace:
     trace.error = RunError.from_dict(error) if isinstance(error, dict) else None
     trace.outputs = dec.decode(meta["outputs"])
     trace.events = [
-        Event(i, str(node), str(op), tuple(int(k) for k in it), dec.decode(ins), dec.decode(outs), float(secs),
-              dec.decode(info), bool(summ))
+        Event.of(i, str(node), str(op), tuple(int(k) for k in it), dec.decode(ins), dec.decode(outs), float(secs),
+                 dec.decode(info), bool(summ))
         for i, (node, op, it, ins, outs, secs, info, summ) in enumerate(meta["events"])
     ]
     trace.iteration_records = [

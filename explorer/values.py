@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Iterator
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, ValuesView
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +59,55 @@ class TensorSequence(list[Any]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return list, (list(self),)
+
+
+class NamedValues(Mapping[str, Any]):
+    """The values of one event or iteration by name, read-only: a tuple of names shared by every execution of
+    the node (or body) and the tuple of values the execution recorded, so recording makes no dict."""
+
+    __slots__ = ("_names", "_values")
+
+    def __init__(self, names: tuple[str, ...], values: tuple[Any, ...]) -> None:
+        self._names = names  # distinct, non-empty, as long as `values`
+        self._values = values
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self._values[self._names.index(name)]
+        except ValueError:
+            raise KeyError(name) from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def values(self) -> ValuesView[Any]:
+        return _Values(self)
+
+    def items(self) -> ItemsView[str, Any]:
+        return _Items(self)
+
+    def __repr__(self) -> str:
+        return repr(dict(zip(self._names, self._values)))
+
+
+class _Values(ValuesView[Any]):
+    _mapping: NamedValues
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._mapping._values)
+
+
+class _Items(ItemsView[str, Any]):
+    _mapping: NamedValues
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:
+        return zip(self._mapping._names, self._mapping._values)
 
 
 def elements_bytes(value: list[Any]) -> int:

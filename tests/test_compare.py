@@ -15,6 +15,7 @@ from tests.compare_models import (
     fp_pair,
     loop_in_scan,
     loop_in_scan_feeds,
+    plant_output,
     renamed,
     rnn_feeds,
     torch_parameters,
@@ -79,7 +80,7 @@ def test_onnxruntime_reports_a_body_value_that_departs_at_one_iteration(pair):
     clean = pair[0]
     trace = explorer.run(clean, loop_in_scan_feeds())
     event = trace.event(PLANTED_NODE, (2, 1))
-    event.outputs["leak"] = event.outputs["leak"] + np.float32(1e-2)
+    plant_output(event, "leak", event.outputs["leak"] + np.float32(1e-2))
     result = compare(trace, "onnxruntime", model=clean)
     assert (result.first.node, result.first.iteration) == (PLANTED_NODE, (2, 1))
     assert result.first.max_abs == pytest.approx(1e-2, rel=1e-3)
@@ -179,7 +180,7 @@ def test_onnxruntime_gates_from_its_hidden_states():
     model = explorer.load(exported_rnn("GRU", params, linear_before_reset=0))
     trace = explorer.run(model, rnn_feeds())
     event = trace.event("rnn")
-    event.outputs["Y"] = event.outputs["Y"].copy()
+    plant_output(event, "Y", event.outputs["Y"].copy())
     event.outputs["Y"][2] += 0.05
     result = compare(trace, "onnxruntime", model=model)
     assert (result.first.node, result.first.name) == ("rnn", "Y")
@@ -212,7 +213,7 @@ def test_onnxruntime_through_if_branches_in_a_loop_in_a_scan():
     assert clean.first is None and not clean.unaligned
     assert [e.iteration for e in clean.value(halve).errors] == [e.iteration for e in trace.events_of(halve)]
     event = trace.event(halve, (2, 1))
-    event.outputs["acc_else"] = event.outputs["acc_else"] * np.float32(1.5)
+    plant_output(event, "acc_else", event.outputs["acc_else"] * np.float32(1.5))
     found = compare(trace, "onnxruntime", model=model).first
     assert (found.node, found.iteration, found.name) == (halve, (2, 1), "acc_else")
 
@@ -226,7 +227,7 @@ def test_a_gate_departing_from_onnxruntime_is_named():
     gates = event.info["gates"]
     gates["z"] = gates["z"].copy()
     gates["z"][3] += 0.05
-    event.outputs["Y"] = event.outputs["Y"].copy()
+    plant_output(event, "Y", event.outputs["Y"].copy())
     event.outputs["Y"][3] += 0.01
     (gate,) = compare(trace, "onnxruntime", model=model).gates
     assert (gate.against, gate.step, gate.gate) == ("onnxruntime", 3, "z")

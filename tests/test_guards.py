@@ -10,7 +10,8 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from explorer.executor.guards import guard_for
+import explorer
+from explorer.executor.guards import guard_for, quick_guard_for
 
 F = np.float32
 rng = np.random.default_rng(0)
@@ -100,3 +101,23 @@ def test_a_batch_first_recurrent_node_counts_steps_from_axis_1():
     node = h.make_node("LSTM", ["x", "w", "r"], ["y"], hidden_size=4, direction="bidirectional", layout=1)
     # Y: [batch 2, steps 5, directions 2, hidden 4] float32
     assert guard_for(node)([x(2, 5, 3), x(2, 16, 3), x(2, 16, 4)]) == 2 * 5 * 2 * 4 * 4
+
+
+@pytest.mark.parametrize("shapes", [[(3, 1), (1, 4)], [(5,), (5,)], [(2, 1, 3), (4, 1), (1,)], [(0, 3), (3,)]])
+def test_the_quick_bound_of_elementwise_ops_covers_the_output(shapes):
+    args = [x(*shape) for shape in shapes]
+    node = h.make_node("Add" if len(args) == 2 else "Sum", [f"in{k}" for k in range(len(args))], ["y"])
+    real = int(np.prod(np.broadcast_shapes(*shapes))) * 4
+    assert guard_for(node)(args) >= real and quick_guard_for(node)(args) >= real
+
+
+def test_a_bound_over_the_limit_refuses_only_when_the_estimate_is_over_it_too():
+    graph = h.make_graph([h.make_node("Add", ["a", "b"], ["y"], name="add")], "g",
+                         [h.make_tensor_value_info(n, T.FLOAT, [None, None]) for n in "ab"],
+                         [h.make_tensor_value_info("y", T.FLOAT, None)])
+    model = explorer.load(h.make_model(graph, opset_imports=[h.make_opsetid("", 21)]))
+    limits = explorer.Limits(max_tensor_bytes=100_000)  # the bound of two [100, 100] inputs is 400 MB
+    same = {"a": x(100, 100), "b": x(100, 100)}
+    np.testing.assert_array_equal(explorer.run(model, same, limits=limits).outputs["y"], same["a"] + same["b"])
+    with pytest.raises(explorer.LimitExceeded, match="its output would take 160000 bytes"):
+        explorer.run(model, {"a": x(200, 1), "b": x(1, 200)}, limits=limits)

@@ -1,6 +1,7 @@
 """Trace queries and the exact save/load round trip."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import ml_dtypes
@@ -24,7 +25,7 @@ def assert_same(a, b, where="value"):
             np.testing.assert_array_equal(a, b)  # NaN-aware, exact
         else:
             assert a.tobytes() == b.tobytes() if a.dtype.kind != "O" else a.tolist() == b.tolist(), where
-    elif isinstance(a, dict):
+    elif isinstance(a, Mapping):
         assert list(a) == list(b), f"{where}: keys {list(a)} != {list(b)}"
         for key in a:
             assert_same(a[key], b[key], f"{where}[{key!r}]")
@@ -87,10 +88,10 @@ def test_every_value_kind_round_trips(tmp_path):
         "complex": np.array([1 + 2j], np.complex64),
     }
     summary = ValueSummary((2, 3), "float32", -1.0, 2.0, 0.5, 1, 0)
-    trace.events.append(Event(0, 'n"odd\n', "Custom", (1, 2), {"in": values["f32"]}, values, 0.25,
-                              {"branch": "then_branch", "children": (0, 0), "gates": {"z": values["f32"]},
-                               "nested": {"tuple": (1, "a")}, "nan": float("nan")}, False))
-    trace.events.append(Event(1, "late", "Relu", (), {"x": summary}, {"y": summary}, 0.0, {}, True))
+    trace.events.append(Event.of(0, 'n"odd\n', "Custom", (1, 2), {"in": values["f32"]}, values, 0.25,
+                                 {"branch": "then_branch", "children": (0, 0), "gates": {"z": values["f32"]},
+                                  "nested": {"tuple": (1, "a")}, "nan": float("nan")}, False))
+    trace.events.append(Event.of(1, "late", "Relu", (), {"x": summary}, {"y": summary}, 0.0, {}, True))
     trace.iteration_records.append(Iteration("loop", (3,), {"i": np.array(3)}, {"seq": values["seq"]}, {"t": 1}))
     trace.outputs = {"out": values["bf16"]}
     trace.error = RunError("boom", "ExecutionError", "late", "Relu", (3,))
@@ -154,3 +155,22 @@ def test_queries_raise_clear_key_errors():
         trace.gates("relu")
     with pytest.raises(KeyError, match="no recorded value"):
         trace.value("nope")
+
+
+def test_an_event_records_each_named_input_once_and_no_omitted_one():
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    nodes = [h.make_node("Add", ["x", "x"], ["y"], name="twice"), h.make_node("Clip", ["y", "", "hi"], ["z"], name="gap")]
+    graph = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [3])],
+                         [h.make_tensor_value_info("z", T.FLOAT, [3])],
+                         [h.make_tensor("hi", T.FLOAT, [], [1.0])])
+    trace = explorer.run(explorer.load(h.make_model(graph, opset_imports=[h.make_opsetid("", 21)])),
+                         {"x": np.array([-1, 0.25, 2], np.float32)})
+    twice, gap = trace.events
+    assert list(twice.inputs) == ["x"] and list(twice.outputs) == ["y"] and len(twice.inputs) == 1
+    assert dict(gap.inputs).keys() == {"y", "hi"} and "" not in gap.inputs
+    np.testing.assert_array_equal(gap.outputs["z"], [-2, 0.5, 1])
+    assert [name for name, _ in gap.inputs.items()] == ["y", "hi"] and len(list(gap.inputs.values())) == 2
+    with pytest.raises(KeyError):
+        gap.inputs[""]

@@ -5,6 +5,7 @@ loop-carried value that ends the loop when false, even when the `cond` input is 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,7 +47,7 @@ def if_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     for branch in ("then_branch", "else_branch"):
         _signature(node, program, branch)
 
-    def run(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
+    def run(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
         branch = "then_branch" if one_value(args[0], "cond", call) else "else_branch"
         body = program.graph(then_path if branch == "then_branch" else else_path)
         base = call.engine.body_frame(body, call.env, call.path, "If", call.iteration)
@@ -63,7 +64,7 @@ def loop_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     iteration_shape = (1,) * declared_rank(program, body_path, signature.inputs[0])
     cond_shape = (1,) * declared_rank(program, body_path, signature.inputs[1])
 
-    def run(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
+    def run(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
         body = program.graph(body_path)
         engine = call.engine
         trip = args[0] if len(args) > 0 else None
@@ -115,7 +116,7 @@ def scan_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     out_axes = [s.axis for s in signature.scan_outputs]
     prepend = [s.reverse for s in signature.scan_outputs]
 
-    def run(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
+    def run(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
         body = program.graph(body_path)
         n = len(args) - m
         states, scan_inputs = list(args[:n]), args[n:]
@@ -172,7 +173,7 @@ def _scan8(program: Program, body_path: str, signature: BodySignature) -> Specia
     m = len(signature.scan_inputs)
     reverse = [s.reverse for s in signature.scan_inputs]
 
-    def run(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
+    def run(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
         body = program.graph(body_path)
         lens, rest = args[0], args[1:]
         n = len(rest) - m
@@ -233,7 +234,7 @@ def sequence_map_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     body_path = f"{node.path}/body"
     _signature(node, program)
 
-    def run(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
+    def run(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
         body = program.graph(body_path)
         first = args[0]
         if not isinstance(first, list):

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ..errors import ExecutionError, ExplorerError, LimitExceeded, cause_text, where
-from ..trace import Event, EventInfo, Iteration, IterationInfo, Trace
+from ..trace import Event, EventInfo, EventSite, Iteration, IterationInfo, Trace
 from ..values import describe, nbytes, summarize
+from .guards import product_bound2
 from .ops.base import Call
 from .program import CompiledGraph, Program, Step
 
@@ -33,6 +35,7 @@ class Engine:
                    iteration: tuple[int, ...]) -> dict[str, Any]:
         """The part of a body's frame that is the same for every iteration: initializers and captures."""
         frame = dict(graph.initializers)
+        frame[""] = None
         for name in graph.captures:
             try:
                 frame[name] = outer[name]
@@ -54,89 +57,137 @@ class Engine:
 
     def run_graph(self, graph: CompiledGraph, frame: dict[str, Any], iteration: tuple[int, ...]) -> None:
         """Runs the steps of one graph execution on `frame`, recording one Event per node (the hot loop: what
-        can be decided per node is decided once, in the Step; only what depends on the values happens here)."""
-        trace = self.trace
-        events = trace.events
+        can be decided per node is decided once, in the Step; only what depends on the values happens here).
+        `frame[""]` is None: an omitted optional input reads it."""
+        events = self.trace.events
+        append = events.append
         max_bytes, max_events = self.limits.max_tensor_bytes, self.limits.max_events
         perf, ndarray = _perf, np.ndarray
-        for step in graph.steps:
-            if len(events) >= max_events:
-                self.check_events(step.path, step.op_type, iteration)
-            names, guard, single = step.inputs, step.guard, step.single_output
-            args = [frame[name] if name else None for name in names] if step.has_gaps else [
-                frame[name] for name in names]
-            if guard is not None:
+        budget = self._budget
+        try:
+            for step, fn, special, fetch, first, guard, single, site, pick in graph.plan:
+                index = len(events)
+                if index >= max_events:
+                    self.check_events(step.path, step.op_type, iteration)
+                args = fetch(frame) if fetch is not None else (frame[first],) if first is not None else ()
+                if guard is not None:
+                    try:
+                        if guard is product_bound2:  # most nodes of many models: inline, no call
+                            a, b = args
+                            size = a.size * b.size * (a.itemsize if a.itemsize > b.itemsize else b.itemsize)
+                        else:
+                            size = guard(args)
+                    except Exception:  # noqa: BLE001 - malformed inputs: let the kernel report them itself
+                        size = 0
+                    if size > max_bytes:
+                        self._check_guard(step, args, size, iteration)
+                if special:
+                    self._budget = budget
+                    try:
+                        self._run_special(step, args, frame, iteration)
+                    finally:
+                        budget = self._budget
+                    continue
+                start = perf()
                 try:
-                    size = guard(args)
-                except Exception:  # noqa: BLE001 - malformed inputs: let the kernel report them itself
-                    size = 0
-                if size > max_bytes:
-                    self.check_bytes(size, "its output", step.path, step.op_type, iteration)
-            first_child = len(events)
-            start = perf()
-            try:
-                if step.special:
-                    outputs, info = step.fn(args, Call(self, frame, iteration, step.path, step.op_type))
-                    if first_child != len(events):
-                        info["children"] = (first_child, len(events))
+                    outputs = fn(args)
+                except ExplorerError as exc:
+                    self._record_failure(step, args, iteration, exc, index, start)
+                    raise
+                except Exception as exc:
+                    error = self._kernel_error(step, args, iteration, exc)
+                    self._record_failure(step, args, iteration, error, index, start)
+                    raise error from exc
+                seconds = perf() - start
+                if single is not None and len(outputs) == 1:  # most nodes: one output
+                    value = frame[single] = outputs[0]
+                    size = value.nbytes if type(value) is ndarray else nbytes(value)
                 else:
-                    outputs, info = step.fn(args), {}
-            except ExplorerError as exc:
-                self._record_failure(step, args, iteration, exc, first_child, start)
-                raise
-            except Exception as exc:
-                error = self._kernel_error(step, args, iteration, exc)
-                self._record_failure(step, args, iteration, error, first_child, start)
-                raise error from exc
-            seconds = perf() - start
-            if len(outputs) < step.required_outputs:
-                raise ExecutionError(
-                    f"{where(step.path, step.op_type, iteration)} returned {len(outputs)} outputs for "
-                    f"{len(step.outputs)} declared", node=step.path, op_type=step.op_type, iteration=iteration)
-            if single is not None:  # most nodes: one output, every input given
-                value = frame[single] = outputs[0]
-                produced = {single: value}
-                recorded = dict(zip(names, args))
-                size = value.nbytes if type(value) is ndarray else nbytes(value)
-            else:
-                produced = dict(zip(step.outputs, outputs))
-                recorded = dict(zip(names, args))
-                if step.has_gaps:
-                    produced.pop("", None)
-                    recorded.pop("", None)
-                frame.update(produced)
-                size = 0
-                for value in produced.values():
-                    size += value.nbytes if type(value) is ndarray else nbytes(value)
-            if size > max_bytes:
-                self._too_big(step, produced, iteration)
-            if step.special:
-                gates = info.get("gates")
-                if gates is not None:
-                    size += nbytes(gates)  # recorded gate activations count toward the trace budget too
-            self._budget -= size
-            if self._budget < 0:
-                self._summarize_event(produced, recorded, info)
-                events.append(Event(len(events), step.path, step.op_type, iteration, recorded, produced, seconds,
-                                    info, True))
-            else:
-                trace.recorded_bytes += size
-                events.append(Event(len(events), step.path, step.op_type, iteration, recorded, produced, seconds,
-                                    info))
+                    outputs, size = self._store(step, outputs, frame, iteration)
+                if size > max_bytes:
+                    self._too_big(step, outputs, iteration)
+                budget -= size
+                recorded = args if pick is None else pick(args)
+                if budget < 0:
+                    append(self._summarized(Event(index, site, iteration, recorded, outputs, seconds), size, budget))
+                else:
+                    append(Event(index, site, iteration, recorded, outputs, seconds))
+        finally:
+            self._budget = budget
+            if self.trace.budget_exceeded_at is None:
+                self.trace.recorded_bytes = self.limits.trace_budget_bytes - budget
 
-    def _summarize_event(self, produced: dict[str, Any], recorded: dict[str, Any], info: EventInfo) -> None:
-        """Past the trace budget an event keeps summaries of its values (in place of the values)."""
-        trace = self.trace
-        if trace.budget_exceeded_at is None:
-            trace.budget_exceeded_at = len(trace.events)
-        for values in (produced, recorded):
-            for k, v in values.items():
-                values[k] = summarize(v)
+    def _check_guard(self, step: Step, args: tuple[Any, ...], size: int, iteration: tuple[int, ...]) -> None:
+        """A step's guard said `size` bytes, beyond Limits.max_tensor_bytes: LimitExceeded, once the estimate
+        behind a bound says so too."""
+        if step.exact_guard is not None:
+            try:
+                size = step.exact_guard(args)
+            except Exception:  # noqa: BLE001 - malformed inputs: let the kernel report them itself
+                return
+        self.check_bytes(size, "its output", step.path, step.op_type, iteration)
+
+    def _run_special(self, step: Step, args: tuple[Any, ...], frame: dict[str, Any],
+                     iteration: tuple[int, ...]) -> None:
+        """Runs and records a special kernel (control flow, recurrent cells, function calls): its bodies' events
+        come before its own, which names their range in `info["children"]`."""
+        events = self.trace.events
+        first_child = len(events)
+        start = _perf()
+        try:
+            outputs, info = step.fn(args, Call(self, frame, iteration, step.path, step.op_type))
+        except ExplorerError as exc:
+            self._record_failure(step, args, iteration, exc, first_child, start)
+            raise
+        except Exception as exc:
+            error = self._kernel_error(step, args, iteration, exc)
+            self._record_failure(step, args, iteration, error, first_child, start)
+            raise error from exc
+        seconds = _perf() - start
+        if first_child != len(events):
+            info["children"] = (first_child, len(events))
+        values, size = self._store(step, outputs, frame, iteration)
+        if size > self.limits.max_tensor_bytes:
+            self._too_big(step, values, iteration)
         gates = info.get("gates")
         if gates is not None:
-            info["gates"] = {k: summarize(v) for k, v in gates.items()}
+            size += nbytes(gates)  # recorded gate activations count toward the trace budget too
+        self._budget -= size
+        recorded = args if step.pick_inputs is None else step.pick_inputs(args)
+        event = Event(len(events), step.site, iteration, recorded, values, seconds, info)
+        events.append(self._summarized(event, size, self._budget) if self._budget < 0 else event)
 
-    def _record_failure(self, step: Step, args: list[Any], iteration: tuple[int, ...], exc: ExplorerError,
+    def _store(self, step: Step, outputs: Sequence[Any], frame: dict[str, Any],
+               iteration: tuple[int, ...]) -> tuple[tuple[Any, ...], int]:
+        """The named outputs (in the site's order) written to the frame, and their bytes; ExecutionError when the
+        kernel returned fewer than the node declares."""
+        if len(outputs) < step.required_outputs:
+            raise ExecutionError(
+                f"{where(step.path, step.op_type, iteration)} returned {len(outputs)} outputs for "
+                f"{len(step.outputs)} declared", node=step.path, op_type=step.op_type, iteration=iteration)
+        values = tuple([value for name, value in zip(step.outputs, outputs) if name])
+        size = 0
+        for name, value in zip(step.site.outputs, values):
+            frame[name] = value
+            size += nbytes(value)
+        return values, size
+
+    def _summarized(self, event: Event, size: int, budget: int) -> Event:
+        """Past the trace budget (`budget`, what is left after this event's `size`, is below 0) an event keeps
+        summaries of its values in place of the values; the trace's recorded bytes stop at the event before."""
+        trace = self.trace
+        if trace.budget_exceeded_at is None:
+            trace.budget_exceeded_at = event.index
+            trace.recorded_bytes = self.limits.trace_budget_bytes - (budget + size)
+        event.input_values = tuple([summarize(v) for v in event.input_values])
+        event.output_values = tuple([summarize(v) for v in event.output_values])
+        gates = event.info.get("gates")
+        if gates is not None:
+            event.info["gates"] = {k: summarize(v) for k, v in gates.items()}
+        event.summarized = True
+        return event
+
+    def _record_failure(self, step: Step, args: Sequence[Any], iteration: tuple[int, ...], exc: ExplorerError,
                         first_child: int, start: float) -> None:
         """The node that failed (or a loop a limit stopped, with why) is the partial trace's last event: no
         outputs, `info["error"]` the message. Failures deeper inside its bodies are recorded by their own node."""
@@ -144,14 +195,16 @@ class Engine:
             return
         info = cast(EventInfo, dict(exc.info) if isinstance(exc, ExecutionError) else {})
         info["error"] = str(exc)
-        if first_child != len(self.trace.events):
-            info["children"] = (first_child, len(self.trace.events))
-        recorded = {name: value for name, value in zip(step.inputs, args) if name}
-        self.trace.events.append(Event(len(self.trace.events), step.path, step.op_type, iteration, recorded, {},
-                                       _perf() - start, info))
+        events = self.trace.events
+        if first_child != len(events):
+            info["children"] = (first_child, len(events))
+        site = EventSite(step.path, step.op_type, step.site.inputs, ())
+        recorded = tuple(args) if step.pick_inputs is None else step.pick_inputs(tuple(args))
+        events.append(Event(len(events), site, iteration, recorded, (), _perf() - start, info))
 
-    def _too_big(self, step: Step, produced: dict[str, Any], iteration: tuple[int, ...]) -> None:
-        for name, value in produced.items():
+    def _too_big(self, step: Step, values: Sequence[Any], iteration: tuple[int, ...]) -> None:
+        """Raises LimitExceeded naming the first output (of the site's, in order) beyond Limits.max_tensor_bytes."""
+        for name, value in zip(step.site.outputs, values):
             if nbytes(value) > self.limits.max_tensor_bytes:
                 raise LimitExceeded(
                     f"{where(step.path, step.op_type, iteration)} produced {name!r} ({describe(value)}, "
@@ -196,7 +249,7 @@ class Engine:
                 f"Limits.max_tensor_bytes={self.limits.max_tensor_bytes}",
                 limit="max_tensor_bytes", node=node, op_type=op_type, iteration=iteration)
 
-    def _kernel_error(self, step: Step, args: list[Any], iteration: tuple[int, ...], exc: Exception) -> ExecutionError:
+    def _kernel_error(self, step: Step, args: Sequence[Any], iteration: tuple[int, ...], exc: Exception) -> ExecutionError:
         shapes = ", ".join(f"{name or '<none>'}: {describe(value)}" for name, value in zip(step.inputs, args))
         kind = "ran out of memory" if isinstance(exc, MemoryError) else f"failed: {type(exc).__name__}: {cause_text(exc)}"
         return ExecutionError(f"{where(step.path, step.op_type, iteration)} {kind} (inputs: {shapes or 'none'})",

@@ -2,6 +2,7 @@
 every node inside is recorded and control flow inside uses explorer's own kernels."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedOperatorError
@@ -27,7 +28,7 @@ def function_kernel(node: NodeRef, program: Program) -> SpecialKernel:
             "recursive functions", node=node.path, op_type=node.op_type)
     name = f"{node.domain}.{node.op_type}" if node.domain else node.op_type
 
-    def run(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
+    def run(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
         body = program.graph(body_path)
         inputs = list(args) + [None] * (len(body.input_names) - len(args))
         base = call.engine.body_frame(body, call.env, call.path, call.op_type, call.iteration)

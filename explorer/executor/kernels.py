@@ -6,7 +6,7 @@
 4. onnx.reference for the rare operators listed in `ops.REFERENCE_FALLBACK`;
 5. anything else is an UnsupportedOperatorError naming the node and the operator.
 
-Plain kernels are `fn(args: list[Any]) -> tuple of outputs`; special kernels are `fn(args, call) -> (outputs, info)`.
+Plain kernels are `fn(args: Sequence[Any]) -> tuple of outputs`; special kernels are `fn(args, call) -> (outputs, info)`.
 Every node is checked against its operator version first (ops.base.OpNode): attributes and input counts the
 version does not define are refused with an error naming the node.
 """

@@ -1,8 +1,9 @@
 """A model compiled for execution: per graph, its nodes in a valid order with their kernels built once."""
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -11,8 +12,9 @@ import onnx
 from ..errors import ExecutionError, ModelError
 from ..graph import GraphRef, NodeRef, free_names, node_ids
 from ..graph_index import GraphIndex
+from ..trace import EventSite
 from ..weights import tensor_value
-from .guards import guard_for
+from .guards import guard_for, quick_guard_for
 from .kernels import build_kernel
 from .ops.base import OpNode
 from .ops.constant import sparse_to_dense
@@ -23,16 +25,29 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class Step:
+    """One node compiled for the engine's loop: everything that can be decided once per node is decided here."""
+
     path: str
     op_type: str
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     fn: Callable[..., Any]  # PlainKernel, or SpecialKernel when `special`
     special: bool
-    guard: Callable[[list[Any]], int] | None
+    guard: Callable[[Sequence[Any]], int] | None  # the output's bytes (or a cheap bound of them) from the inputs
+    site: EventSite  # what its events record: path, op type, the distinct names of its values
     required_outputs: int = 0  # declared non-empty outputs the kernel must return
-    has_gaps: bool = False  # an input or output name is "" (an omitted optional)
     single_output: str | None = None  # the output's name when the node has exactly one and no gaps
+    pick_inputs: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None  # args -> recorded inputs, when they
+    # differ (an omitted optional, an input read twice)
+    fetch: Callable[[dict[str, Any]], tuple[Any, ...]] | None = None  # frame -> args, for two inputs or more
+    exact_guard: Callable[[Sequence[Any]], int] | None = None  # when `guard` is a bound: the estimate behind it
+
+
+Plan = tuple[Step, Callable[..., Any], bool, "Callable[[dict[str, Any]], tuple[Any, ...]] | None", "str | None",
+             "Callable[[Sequence[Any]], int] | None", "str | None", EventSite,
+             "Callable[[tuple[Any, ...]], tuple[Any, ...]] | None"]
+"""What the engine's loop unpacks per step: (step, fn, special, fetch, the single input's name, guard, the single
+output's name, site, pick_inputs)."""
 
 
 @dataclass
@@ -43,6 +58,11 @@ class CompiledGraph:
     initializers: dict[str, Any]
     captures: list[str]
     steps: list[Step]
+    plan: list[Plan] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.plan = [(s, s.fn, s.special, s.fetch, s.inputs[0] if len(s.inputs) == 1 else None, s.guard,
+                      s.single_output, s.site, s.pick_inputs) for s in self.steps]
 
 
 class Program:
@@ -87,12 +107,7 @@ class Program:
         steps = []
         for ref in ordered:
             fn, special = build_kernel(ref, self)
-            inputs, outputs = tuple(ref.proto.input), tuple(ref.proto.output)
-            required = max((k + 1 for k, name in enumerate(outputs) if name), default=0)
-            gaps = "" in inputs or "" in outputs
-            single = outputs[0] if len(outputs) == 1 and not gaps else None
-            steps.append(Step(ref.path, ref.op_type, inputs, outputs, fn, special, guard_for(ref.proto),
-                              required, gaps, single))
+            steps.append(_step(ref, fn, special))
         return CompiledGraph(
             path=graph.path,
             input_names=[i.name for i in proto.input],
@@ -101,6 +116,41 @@ class Program:
             captures=captures,
             steps=steps,
         )
+
+
+def _step(ref: NodeRef, fn: Callable[..., Any], special: bool) -> Step:
+    inputs, outputs = tuple(ref.proto.input), tuple(ref.proto.output)
+    recorded = _distinct_named(inputs)
+    site = EventSite(ref.path, ref.op_type, tuple(inputs[k] for k in recorded), tuple(o for o in outputs if o))
+    required = max((k + 1 for k, name in enumerate(outputs) if name), default=0)
+    single = outputs[0] if len(outputs) == 1 and outputs[0] else None
+    pick = None if recorded == list(range(len(inputs))) else _picker(recorded)
+    fetch = itemgetter(*inputs) if len(inputs) > 1 else None
+    guard, quick = guard_for(ref.proto), quick_guard_for(ref.proto)
+    if quick is not None:
+        guard, exact = quick, guard
+    else:
+        exact = None
+    return Step(ref.path, ref.op_type, inputs, outputs, fn, special, guard, site, required, single, pick, fetch,
+                exact)
+
+
+def _distinct_named(names: tuple[str, ...]) -> list[int]:
+    """Positions of the first occurrence of each non-empty name."""
+    seen: set[str] = set()
+    kept = []
+    for k, name in enumerate(names):
+        if name and name not in seen:
+            seen.add(name)
+            kept.append(k)
+    return kept
+
+
+def _picker(positions: list[int]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    def pick(args: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple([args[k] for k in positions])
+
+    return pick
 
 
 def _to_array(tensor: onnx.TensorProto, where: str) -> np.ndarray:

@@ -2,7 +2,7 @@
 in `ops.REFERENCE_FALLBACK`, and nothing else."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -65,7 +65,7 @@ def reference_kernel(node: NodeRef, program: Program, proto: onnx.NodeProto | No
             f"node {node.path!r} ({proto.op_type}) needs an outer context, which explorer does not give "
             "onnx.reference kernels", node=node.path, op_type=proto.op_type,
         )
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         return _normalize(inst.run(*args))
 
     return _fast_path(inst) or run
@@ -86,7 +86,7 @@ def _fast_path(inst: op_run.OpRun) -> PlainKernel | None:
     if isinstance(inst, OpRunBinaryNumpy):
         ufunc, name = inst.numpy_fct, type(inst).__name__
 
-        def binary(args: list[Any]) -> tuple[Any, ...]:
+        def binary(args: Sequence[Any]) -> tuple[Any, ...]:
             a, b = args
             result = ufunc(a, b)
             if type(result) is not np.ndarray:
@@ -98,7 +98,7 @@ def _fast_path(inst: op_run.OpRun) -> PlainKernel | None:
         return binary
     impl: Callable[..., tuple[Any, ...]] = inst._run
 
-    def call(args: list[Any]) -> tuple[Any, ...]:
+    def call(args: Sequence[Any]) -> tuple[Any, ...]:
         results = impl(*args, **kwargs)
         for value in results:
             if type(value) is not np.ndarray and value is not None and not isinstance(value, (list, dict)):

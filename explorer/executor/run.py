@@ -52,6 +52,7 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
             main = program.graph("")  # compiling builds several objects per node too
             frame = dict(main.initializers)
             frame.update(feeds)
+            frame[""] = None  # what an omitted optional input reads
             Engine(program, limits, trace).run_graph(main, frame, ())
         for name in main.output_names:
             if name not in frame:

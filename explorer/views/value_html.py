@@ -4,7 +4,7 @@ The Step page shows a step's values in one element, which the browser replaces a
 an interactive data grid per value."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from html import escape
 from typing import Any
 
@@ -88,7 +88,7 @@ def value_block(name: str, value: Any, full: bool) -> str:
     return stats_line(name, value) + (value_table(value) if full else "")
 
 
-def section(title: str, values: dict[str, Any], full: bool) -> Iterable[tuple[str, Any, str]]:
+def section(title: str, values: Mapping[str, Any], full: bool) -> Iterable[tuple[str, Any, str]]:
     """A heading then (name, value, HTML) per value: what the Step page shows of a node's inputs or outputs."""
     yield "", None, f"<h5>{escape(title)}</h5>" + ("" if values else '<p class="none">none</p>')
     for name, value in values.items():

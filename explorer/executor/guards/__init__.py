@@ -9,7 +9,7 @@ from collections.abc import Callable
 import onnx
 
 from . import layers, shapes
-from .shapes import Guard
+from .shapes import Guard, product_bound2
 
 _BY_INPUTS: dict[str, Guard] = {**shapes.BY_INPUTS, **layers.BY_INPUTS}
 _BY_NODE: dict[str, Callable[[onnx.NodeProto], Guard]] = {**shapes.BY_NODE, **layers.BY_NODE}
@@ -23,4 +23,14 @@ def guard_for(node: onnx.NodeProto) -> Guard | None:
     return make(node) if make is not None else _BY_INPUTS.get(node.op_type)
 
 
-__all__ = ["Guard", "guard_for"]
+def quick_guard_for(node: onnx.NodeProto) -> Guard | None:
+    """A cheap upper bound of the node's output bytes, checked before `guard_for`'s estimate (which then runs only
+    when the bound is over the limit), for ops whose estimate costs more than their usual execution: the
+    broadcasting elementwise ops, which are most nodes of many models. None when the estimate is cheap itself."""
+    if node.domain not in ("", "ai.onnx"):
+        return None
+    make = shapes.QUICK_BY_NODE.get(node.op_type)
+    return make(node) if make is not None else None
+
+
+__all__ = ["Guard", "guard_for", "product_bound2", "quick_guard_for"]

@@ -3,7 +3,7 @@ outer product), the Conv family and ConvTranspose, Attention's score matrix, the
 window generators, the signal transforms, and the image sampling and pooling-by-region ops."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,7 +16,7 @@ def _dtype_size(code: int) -> int:
     return int(np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code)).itemsize)
 
 
-def _given(args: list[Any], index: int) -> Any:
+def _given(args: Sequence[Any], index: int) -> Any:
     """Input `index` when the node was given it (optional inputs may be missing or empty)."""
     if len(args) <= index or args[index] is None:
         return None
@@ -27,7 +27,7 @@ def _given(args: list[Any], index: int) -> Any:
 def _gemm(node: onnx.NodeProto) -> Guard:
     trans_a, trans_b = attr(node, "transA", 0), attr(node, "transB", 0)
 
-    def size(args: list[Any]) -> int:
+    def size(args: Sequence[Any]) -> int:
         a, b = args[0], args[1]
         rows = a.shape[1] if trans_a else a.shape[0]
         columns = b.shape[0] if trans_b else b.shape[1]
@@ -40,7 +40,7 @@ def _conv(x_index: int, w_index: int, output_itemsize: int | None = None) -> Cal
     """Conv, ConvInteger, QLinearConv, DeformConv: N × M × each spatial dim at most ceil((in + pads) / stride)."""
 
     def make(node: onnx.NodeProto) -> Guard:
-        def size(args: list[Any]) -> int:
+        def size(args: Sequence[Any]) -> int:
             x, w = args[x_index], args[w_index]
             spatial = x.shape[2:]
             pads = list(attr(node, "pads", None) or [0] * (2 * len(spatial)))
@@ -59,7 +59,7 @@ def _conv_transpose(node: onnx.NodeProto) -> Guard:
     auto_pad = attr(node, "auto_pad", b"NOTSET")
     group = int(attr(node, "group", 1))
 
-    def size(args: list[Any]) -> int:
+    def size(args: Sequence[Any]) -> int:
         x, w = args[0], args[1]
         spatial = [int(d) for d in x.shape[2:]]
         n = len(spatial)
@@ -85,7 +85,7 @@ def _attention(node: onnx.NodeProto) -> Guard:
     """The score matrix: batch × query heads × query length × (past + new) key length."""
     q_heads = int(attr(node, "q_num_heads", 0) or 0)
 
-    def size(args: list[Any]) -> int:
+    def size(args: Sequence[Any]) -> int:
         q, k = args[0], args[1]
         batch, heads, q_length = (q.shape[0], q.shape[1], q.shape[2]) if q.ndim == 4 else \
             (q.shape[0], q_heads or 1, q.shape[1])
@@ -104,7 +104,7 @@ def _recurrent(node: onnx.NodeProto) -> Guard:
     batch_first = int(attr(node, "layout", 0)) == 1
     directions = 2 if attr(node, "direction", b"forward") in (b"bidirectional", "bidirectional") else 1
 
-    def size(args: list[Any]) -> int:
+    def size(args: Sequence[Any]) -> int:
         x = args[0]
         steps, batch = (x.shape[1], x.shape[0]) if batch_first else (x.shape[0], x.shape[1])
         units = hidden or int(args[2].shape[-1])  # R: [directions, gates * hidden, hidden]
@@ -133,7 +133,7 @@ def _window(node: onnx.NodeProto) -> Guard:
 def _mel_weights(node: onnx.NodeProto) -> Guard:
     itemsize = _dtype_size(int(attr(node, "output_datatype", onnx.TensorProto.FLOAT)))
 
-    def size(args: list[Any]) -> int:
+    def size(args: Sequence[Any]) -> int:
         bins, dft_length = (int(np.asarray(a).item()) for a in args[:2])
         return max(dft_length // 2 + 1, 0) * max(bins, 0) * itemsize
 
@@ -145,7 +145,7 @@ def _dft(node: onnx.NodeProto) -> Guard:
     (opset 17, default 1) or an input (opset 20, default -2): without either both are bounded."""
     axis_attribute = attr(node, "axis")
 
-    def size(args: list[Any]) -> int:
+    def size(args: Sequence[Any]) -> int:
         x = args[0]
         length = _given(args, 1)
         axis_input = _given(args, 2)
@@ -168,7 +168,7 @@ def _dft(node: onnx.NodeProto) -> Guard:
 def _stft(node: onnx.NodeProto) -> Guard:
     onesided = int(attr(node, "onesided", 1))
 
-    def size(args: list[Any]) -> int:
+    def size(args: Sequence[Any]) -> int:
         signal, step = args[0], int(np.asarray(args[1]).item())
         window, frame = _given(args, 2), _given(args, 3)
         frame_length = int(frame.item()) if frame is not None else int(window.shape[0])
@@ -179,18 +179,18 @@ def _stft(node: onnx.NodeProto) -> Guard:
     return size
 
 
-def _affine_grid(args: list[Any]) -> int:
+def _affine_grid(args: Sequence[Any]) -> int:
     size = ints(args[1])  # N, C, then the spatial dims
     return prod((size[0], *size[2:], len(size) - 2)) * int(args[0].itemsize)
 
 
-def _col2im(args: list[Any]) -> int:
+def _col2im(args: Sequence[Any]) -> int:
     x, image, block = args[0], ints(args[1]), ints(args[2])
     return prod((x.shape[0], int(x.shape[1]) // max(prod(block), 1), *image)) * int(x.itemsize)
 
 
 def _max_unpool(node: onnx.NodeProto) -> Guard:
-    def size(args: list[Any]) -> int:
+    def size(args: Sequence[Any]) -> int:
         x, output_shape = args[0], _given(args, 2)
         if output_shape is not None:
             return prod(ints(output_shape)) * int(x.itemsize)
@@ -219,7 +219,7 @@ def _max_roi_pool(node: onnx.NodeProto) -> Guard:
 def _center_crop_pad(node: onnx.NodeProto) -> Guard:
     axes_attribute = attr(node, "axes")
 
-    def size(args: list[Any]) -> int:
+    def size(args: Sequence[Any]) -> int:
         x, shape = args[0], ints(args[1])
         axes = list(range(x.ndim)) if axes_attribute is None else [int(a) % x.ndim for a in axes_attribute]
         dims = list(x.shape)
@@ -230,7 +230,7 @@ def _center_crop_pad(node: onnx.NodeProto) -> Guard:
     return size
 
 
-def _grid_sample(args: list[Any]) -> int:
+def _grid_sample(args: Sequence[Any]) -> int:
     x, grid = args[0], args[1]
     return prod((x.shape[0], x.shape[1], *grid.shape[1:-1])) * int(x.itemsize)
 
@@ -238,7 +238,7 @@ def _grid_sample(args: list[Any]) -> int:
 def _gather_nd(node: onnx.NodeProto) -> Guard:
     batch_dims = int(attr(node, "batch_dims", 0))
 
-    def size(args: list[Any]) -> int:
+    def size(args: Sequence[Any]) -> int:
         data, indices = args[0], np.asarray(args[1])
         depth = int(indices.shape[-1])
         return prod((*indices.shape[:-1], *data.shape[batch_dims + depth:])) * int(data.itemsize)

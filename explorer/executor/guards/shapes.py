@@ -3,13 +3,13 @@ broadcasting elementwise ops, MatMul, Einsum, ConstantOfShape) from their inputs
 tensors."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import onnx
 
-Guard = Callable[[list[Any]], int]
+Guard = Callable[[Sequence[Any]], int]
 
 
 def prod(dims: Iterable[Any]) -> int:
@@ -30,7 +30,7 @@ def attr(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
     return default
 
 
-def widest_itemsize(args: list[Any]) -> int:
+def widest_itemsize(args: Sequence[Any]) -> int:
     return int(max((a.itemsize for a in args if isinstance(a, np.ndarray)), default=1))
 
 
@@ -40,18 +40,18 @@ def _constant_of_shape(node: onnx.NodeProto) -> Guard:
     return lambda args: prod(ints(args[0])) * itemsize
 
 
-def _expand(args: list[Any]) -> int:
+def _expand(args: Sequence[Any]) -> int:
     x, shape = args[0], ints(args[1])
     out = np.broadcast_shapes(tuple(max(d, 0) for d in shape), tuple(x.shape)) if shape else x.shape
     return prod(out) * int(x.itemsize)
 
 
-def _tile(args: list[Any]) -> int:
+def _tile(args: Sequence[Any]) -> int:
     x, reps = args[0], ints(args[1])
     return prod(int(a) * int(b) for a, b in zip(x.shape, reps)) * int(x.itemsize)
 
 
-def _range(args: list[Any]) -> int:
+def _range(args: Sequence[Any]) -> int:
     start, limit, delta = (np.asarray(a).item() for a in args[:3])
     if delta == 0:
         return 0
@@ -61,7 +61,7 @@ def _range(args: list[Any]) -> int:
 def _pad(node: onnx.NodeProto) -> Guard:
     attribute = attr(node, "pads")
 
-    def size(args: list[Any]) -> int:
+    def size(args: Sequence[Any]) -> int:
         x = args[0]
         pads = list(attribute) if attribute is not None else ints(args[1])
         rank = x.ndim
@@ -78,7 +78,7 @@ def _resize(node: onnx.NodeProto) -> Guard:
     axes_attr = attr(node, "axes")
     scales_attr = attr(node, "scales")  # Upsample-7
 
-    def size(args: list[Any]) -> int:
+    def size(args: Sequence[Any]) -> int:
         x = args[0]
         rank = x.ndim
         axes = list(range(rank)) if axes_attr is None else [a % rank for a in axes_attr]
@@ -99,7 +99,7 @@ def _resize(node: onnx.NodeProto) -> Guard:
     return size
 
 
-def _total(args: list[Any]) -> int:
+def _total(args: Sequence[Any]) -> int:
     """Concatenations: the output holds every input."""
     total = 0
     for a in args:
@@ -110,12 +110,12 @@ def _total(args: list[Any]) -> int:
     return total
 
 
-def _one_hot(args: list[Any]) -> int:
+def _one_hot(args: Sequence[Any]) -> int:
     indices, depth, values = args[0], np.asarray(args[1]).item(), args[2]
     return int(indices.size) * max(int(depth), 0) * int(np.asarray(values).itemsize)
 
 
-def _broadcast(args: list[Any]) -> int:
+def _broadcast(args: Sequence[Any]) -> int:
     """Elementwise ops: the broadcast shape of their inputs. One pass and no broadcasting when every shape is the
     same or all inputs but the largest hold at most one element (the output is then no bigger than the largest):
     this runs before every elementwise node."""
@@ -140,7 +140,31 @@ def _broadcast(args: list[Any]) -> int:
     return prod(np.broadcast_shapes(*(a.shape for a in args if isinstance(a, np.ndarray)))) * itemsize
 
 
-def _matmul(args: list[Any]) -> int:
+def _product_bound(args: Sequence[Any]) -> int:
+    """At most the product of the inputs' sizes in the widest item size: a broadcast never makes more elements.
+    A few operations where the broadcast shape takes many, so the common case (small tensors) costs little; the
+    exact size (`_broadcast`) is computed only when this bound is over the limit."""
+    total: int = 1
+    itemsize: int = 1
+    for a in args:
+        total *= a.size
+        if a.itemsize > itemsize:
+            itemsize = a.itemsize
+    return total * itemsize
+
+
+def product_bound2(args: Sequence[Any]) -> int:
+    """`_product_bound` of two inputs."""
+    a, b = args
+    size: int = a.size * b.size * (a.itemsize if a.itemsize > b.itemsize else b.itemsize)
+    return size
+
+
+def _elementwise_bound(node: onnx.NodeProto) -> Guard:
+    return product_bound2 if len(node.input) == 2 and all(node.input) else _product_bound
+
+
+def _matmul(args: Sequence[Any]) -> int:
     a, b = args[0], args[1]
     if a.ndim < 2 or b.ndim < 2:
         return int(max(a.nbytes, b.nbytes))
@@ -148,7 +172,7 @@ def _matmul(args: list[Any]) -> int:
     return prod((*batch, a.shape[-2], b.shape[-1])) * int(max(a.itemsize, b.itemsize))
 
 
-def _matmul_integer(args: list[Any]) -> int:
+def _matmul_integer(args: Sequence[Any]) -> int:
     """int32 products of 8-bit inputs."""
     return _matmul(args) * 4 // widest_itemsize(args[:2])
 
@@ -156,7 +180,7 @@ def _matmul_integer(args: list[Any]) -> int:
 def _gather(node: onnx.NodeProto) -> Guard:
     axis = int(attr(node, "axis", 0))
 
-    def size(args: list[Any]) -> int:
+    def size(args: Sequence[Any]) -> int:
         data, indices = args[0], np.asarray(args[1])
         k = axis % max(data.ndim, 1)
         return prod((*data.shape[:k], *indices.shape, *data.shape[k + 1:])) * int(data.itemsize)
@@ -168,7 +192,7 @@ def _einsum(node: onnx.NodeProto) -> Guard:
     raw = attr(node, "equation", b"")
     equation = (raw.decode() if isinstance(raw, bytes) else str(raw)).replace(" ", "")
 
-    def size(args: list[Any]) -> int:
+    def size(args: Sequence[Any]) -> int:
         lhs, arrow, rhs = equation.partition("->")
         sizes: dict[str, int] = {}
         ellipsis: tuple[int, ...] = ()
@@ -199,6 +223,8 @@ BY_INPUTS: dict[str, Guard] = {"Expand": _expand, "Tile": _tile, "Range": _range
                                "ConcatFromSequence": _total, "OneHot": _one_hot, "MatMul": _matmul,
                                "MatMulInteger": _matmul_integer,
                                **{op: _broadcast for op in ELEMENTWISE}}
+QUICK_BY_NODE: dict[str, Callable[[onnx.NodeProto], Guard]] = {op: _elementwise_bound for op in ELEMENTWISE}
+"""Cheap upper bounds run before the exact estimate, which then runs only when the bound is over the limit."""
 BY_NODE: dict[str, Callable[[onnx.NodeProto], Guard]] = {
     "ConstantOfShape": _constant_of_shape, "Pad": _pad, "Resize": _resize, "Upsample": _resize,
     "Gather": _gather, "Einsum": _einsum}

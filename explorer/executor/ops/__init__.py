@@ -1,7 +1,7 @@
 """explorer's operator kernels, in explicit tables (read by executor/kernels.py's `build_kernel`):
 
 - `FAMILIES`: one module per operator family; each defines `KERNELS: dict[str, KernelFactory]` (op_type ->
-  `factory(node, program) -> fn(args: list[Any]) -> tuple of outputs`) for the operators of its `DOMAIN` (the
+  `factory(node, program) -> fn(args: Sequence[Any]) -> tuple of outputs`) for the operators of its `DOMAIN` (the
   default domain "" when the module sets none). Nothing registers itself by being imported: a family module
   missing here, or two families claiming one (domain, op), fails a test.
 - `KERNELS`: every family's kernels, by (domain, op_type).

@@ -4,7 +4,7 @@ Attributes are read once, with the defaults of the node's version; version 1's `
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -125,7 +125,7 @@ ACTIVATIONS: dict[str, Callable[[OpNode], Activation]] = {
 def activation_kernel(node: NodeRef, program: Program) -> PlainKernel:
     fn = ACTIVATIONS[node.op_type](program.op_node(node))
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         return (as_array(fn(args[0])),)
 
     return run
@@ -142,7 +142,7 @@ def prelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     one_way = op.version >= 7
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, slope = args
         if slope.dtype != x.dtype:
             raise op.error(f"input types differ ({x.dtype} and {slope.dtype})")
@@ -180,13 +180,13 @@ def clip_kernel(node: NodeRef, program: Program) -> PlainKernel:
         low = op.get_float("min", float(np.finfo(np.float32).min))
         high = op.get_float("max", float(np.finfo(np.float32).max))
 
-        def clip_attributes(args: list[Any]) -> tuple[Any, ...]:
+        def clip_attributes(args: Sequence[Any]) -> tuple[Any, ...]:
             x = args[0]
             return (as_array(np.minimum(np.maximum(x, _typed(x, low)), _typed(x, high))),)
 
         return clip_attributes
 
-    def clip_inputs(args: list[Any]) -> tuple[Any, ...]:
+    def clip_inputs(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         bounds = [args[k] if len(args) > k else None for k in (1, 2)]
         for name, bound in zip(("min", "max"), bounds):

@@ -10,6 +10,7 @@ left gets zeros. qk_matmul_output is the scores at mode 0, softcapped at 1, bias
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -70,7 +71,7 @@ def attention_kernel(node: NodeRef, program: Program) -> PlainKernel:
     if mode not in (0, 1, 2, 3):
         raise ValueError(f"qk_matmul_output_mode {mode} is none of 0, 1, 2, 3")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         q3, k3, v3 = args[:3]
         mask, past_key, past_value, nonpad = (list(args[3:]) + [None] * 4)[:4]
         if (past_key is None) != (past_value is None):
@@ -133,7 +134,7 @@ def rotary_embedding_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     interleaved, rotary_dim, heads = bool(attrs["interleaved"]), int(attrs["rotary_embedding_dim"]), attrs["num_heads"]
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, cos, sin = args[:3]
         positions = args[3] if len(args) > 3 else None
         if x.ndim == 4:

@@ -14,7 +14,7 @@ Building an `OpNode` refuses attributes and input/output counts the version does
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,11 +30,11 @@ if TYPE_CHECKING:
     from ...trace import EventInfo, IterationInfo
     from ..program import CompiledGraph, Program
 
-PlainKernel = Callable[[list[Any]], Any]
+PlainKernel = Callable[[Sequence[Any]], Any]
 """fn(args) -> tuple of outputs (optional inputs that are omitted arrive as None)."""
 KernelFactory = Callable[["NodeRef", "Program"], Any]
 """factory(node, program) -> kernel, built once per node."""
-SpecialKernel = Callable[[list[Any], "Call"], "tuple[list[Any], EventInfo]"]
+SpecialKernel = Callable[[Sequence[Any], "Call"], "tuple[list[Any], EventInfo]"]
 """fn(args, call) -> (outputs, what the execution recorded besides its values)."""
 
 

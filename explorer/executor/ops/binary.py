@@ -7,7 +7,7 @@ has A's shape.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -83,8 +83,10 @@ def binary_kernel(node: NodeRef, program: Program) -> PlainKernel:
     fn = ALL[op.op_type]
     legacy = _legacy_broadcast(op)
     same_types = op.op_type != "Pow" or op.version < 12
+    if legacy is None and same_types:
+        return _same_typed(op, fn)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b = args
         if same_types and a.dtype != b.dtype:
             raise op.error(f"input types differ ({a.dtype} and {b.dtype})")
@@ -95,12 +97,27 @@ def binary_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
+def _same_typed(op: OpNode, fn: Binary) -> PlainKernel:
+    """The common case, kept short (it runs for most nodes of many models): numpy's broadcasting, both inputs of
+    one type. numpy's own dtypes are singletons, so `is` settles the usual case before `!=` compares."""
+    ndarray, asarray = np.ndarray, np.asarray
+
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
+        a, b = args
+        if a.dtype is not b.dtype and a.dtype != b.dtype:
+            raise op.error(f"input types differ ({a.dtype} and {b.dtype})")
+        out = fn(a, b)
+        return (out if type(out) is ndarray else asarray(out),)
+
+    return run
+
+
 def mod_kernel(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     fmod = op.get_int("fmod")
     floor_for_floats = op.version >= 28  # before 28, floating-point inputs need fmod=1
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b = args
         if a.dtype != b.dtype:
             raise op.error(f"input types differ ({a.dtype} and {b.dtype})")
@@ -118,7 +135,7 @@ def bit_shift_kernel(node: NodeRef, program: Program) -> PlainKernel:
         raise op.error(f"direction must be LEFT or RIGHT, got {direction!r}")
     shift = np.left_shift if direction == "LEFT" else np.right_shift
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b = args
         if a.dtype != b.dtype:
             raise op.error(f"input types differ ({a.dtype} and {b.dtype})")

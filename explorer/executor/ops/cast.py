@@ -4,6 +4,7 @@ type their schemas allow (the conversions are ops.casting's). Cast-1 names its t
 reads them as another type of the same width (little endian)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -49,7 +50,7 @@ def cast_kernel(node: NodeRef, program: Program) -> PlainKernel:
     target = _target(op)
     saturate, round_mode = _converter(op)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         return (_run_convert(op, args[0], target, saturate, round_mode),)
 
     return run
@@ -59,7 +60,7 @@ def cast_like_kernel(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     saturate, round_mode = _converter(op)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, like = args
         target = STRING if np.asarray(like).dtype.kind in "OUS" else np.asarray(like).dtype
         return (_run_convert(op, x, target, saturate, round_mode),)
@@ -91,7 +92,7 @@ def bit_cast_kernel(node: NodeRef, program: Program) -> PlainKernel:
     if target == STRING:
         raise op.error("BitCast cannot produce strings")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = np.asarray(args[0])
         if x.dtype.kind in "OUS":
             raise op.error("BitCast cannot read strings")

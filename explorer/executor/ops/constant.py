@@ -2,6 +2,7 @@
 float, int or string scalar or list), built once; every run returns the same array (values are never modified)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -48,7 +49,7 @@ def constant_kernel(node: NodeRef, program: Program) -> PlainKernel:
         if not value.flags.aligned:  # a mapped tensor's bytes where BLAS cannot read them as they are
             value = value.copy()
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         return (value,)
 
     return run

@@ -3,6 +3,7 @@ BiasSplitGelu, as onnxruntime's schemas and kernels define them. Half precision 
 the others in float64 (exact Gelu) or their own type; a bias is added along the last axis."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,7 +51,7 @@ def gelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
 def fast_gelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         bias = args[1] if len(args) > 1 else None
         if bias is None:
@@ -64,7 +65,7 @@ def fast_gelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
 def bias_gelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b = args[:2]
         summed = with_bias(a.astype(np.float64), b, "B")
         return (exact_gelu(summed).astype(a.dtype),)
@@ -75,7 +76,7 @@ def bias_gelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
 def quick_gelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
     alpha = program.op_node(node).get_float("alpha")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         v = x.astype(compute_dtype(x.dtype))
         return (as_array(v * sigmoid(as_array(v * v.dtype.type(alpha)))).astype(x.dtype),)
@@ -91,7 +92,7 @@ def _channels_last(x: np.ndarray, name: str) -> None:
 def bias_add_kernel(node: NodeRef, program: Program) -> PlainKernel:
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, bias, skip = args[:3]
         _channels_last(x, "X")
         if skip.shape != x.shape:
@@ -105,7 +106,7 @@ def bias_add_kernel(node: NodeRef, program: Program) -> PlainKernel:
 def bias_split_gelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, bias = args[:2]
         _channels_last(x, "X")
         if x.shape[2] % 2:

@@ -9,7 +9,7 @@ padding), (2B) ends then starts (left padding too), (B, T) and (B, S, T) of 0/1.
 stacked `past`, MultiHeadAttention's past_key/past_value) are prepended; present holds them with the new ones."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -128,7 +128,7 @@ def _projected_attention(op: OpNode, sizes: list[int] | None) -> Callable[..., t
     return compute
 
 
-def _shared_buffer(op: OpNode, args: list[Any], past: np.ndarray | None, position: int) -> None:
+def _shared_buffer(op: OpNode, args: Sequence[Any], past: np.ndarray | None, position: int) -> None:
     if (len(args) > position and args[position] is not None) or (op.attr("past_present_share_buffer")
                                                                   and past is not None):
         raise ValueError("a past shared with present (past_present_share_buffer=1, past_sequence_length) is not "
@@ -146,7 +146,7 @@ def attention_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _unsupported(op, ("do_rotary",))
     compute = _projected_attention(op, op.get_ints("qkv_hidden_sizes"))
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, weights, bias, mask, past, attention_bias = (list(args) + [None] * 6)[:6]
         _shared_buffer(op, args, past, 6)
         _input_and_weights(x, weights)
@@ -166,7 +166,7 @@ def qattention_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _unsupported(op, ("do_rotary",))
     compute = _projected_attention(op, None)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, weights, bias, x_scale, w_scale, mask, x_zero, w_zero, past = (list(args) + [None] * 9)[:9]
         _shared_buffer(op, args, past, 9)
         _input_and_weights(x, weights)
@@ -215,7 +215,7 @@ def multi_head_attention_kernel(node: NodeRef, program: Program) -> PlainKernel:
     heads, causal = op.get_int("num_heads"), bool(op.get_int("unidirectional"))
     filter_value = float(op.attr("mask_filter_value", -10000.0))
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         query, key, value, bias, mask, attention_bias, past_key, past_value = (list(args) + [None] * 8)[:8]
         if len(args) > 8 and any(a is not None for a in args[8:]):
             raise ValueError("past_sequence_length and cache_indirection (buffer sharing, beam search) are not "

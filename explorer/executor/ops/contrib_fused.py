@@ -81,7 +81,7 @@ def fused_conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
                                                        op.attr("activation_params") or [])
     conv = conv_kernel(node, program)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         y = conv(args[:3])[0]
         z = args[3] if len(args) > 3 else None
         if z is not None:
@@ -104,7 +104,7 @@ def fused_gemm_kernel(node: NodeRef, program: Program) -> PlainKernel:
         raise op.error(f"activation {name} needs {', '.join('activation_' + p for p in missing)}")
     activate = _activation(op, name, GEMM_ACTIVATIONS, [op.get_float(f"activation_{p}") for p in wanted])
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b = args[:2]
         c = args[2] if len(args) > 2 else None
         if a.ndim != 2 or b.ndim != 2:
@@ -140,7 +140,7 @@ def fused_matmul_kernel(node: NodeRef, program: Program) -> PlainKernel:
         x = _batch_first_to_rows(x) if batch else x
         return _last_two_swapped(x) if transposed else x
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b = operand(args[0], trans[0], trans[2]), operand(args[1], trans[1], trans[3])
         work = compute_dtype(a.dtype)
         y = matmul(a.astype(work), b.astype(work))

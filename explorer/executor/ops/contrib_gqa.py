@@ -14,6 +14,7 @@ RotaryEmbedding: x (B, S, hidden) or (B, N, S, H) turned at position_ids (B, S),
 one-element position_ids, by the caches' cosines and sines."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -83,7 +84,7 @@ def group_query_attention_kernel(node: NodeRef, program: Program) -> PlainKernel
     if heads % kv_heads:
         raise op.error(f"num_heads={heads} is not a multiple of kv_num_heads={kv_heads}")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         query, key, value, past_key, past_value, seqlens, total = args[:7]
         cos, sin, position_ids, bias, sink = (list(args[7:]) + [None] * 5)[:5]
         q_norm, k_norm = (list(args[14:]) + [None, None])[:2]
@@ -153,7 +154,7 @@ def rotary_embedding_kernel(node: NodeRef, program: Program) -> PlainKernel:
     interleaved, heads, rotary_dim = bool(op.attr("interleaved")), int(op.attr("num_heads") or 0), \
         int(op.attr("rotary_embedding_dim") or 0)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, position_ids, cos, sin = args[:4]
         dim = rotary_dim or 2 * cos.shape[1]
         if x.ndim == 4:

@@ -11,6 +11,7 @@
 Half precision computes in float32; the variance is E[x²] - mean² as onnxruntime's skip kernels compute it."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,7 +40,7 @@ def _skip_norm(simplified: bool) -> KernelFactory:
     def factory(node: NodeRef, program: Program) -> PlainKernel:
         epsilon = program.op_node(node).get_float("epsilon")
 
-        def run(args: list[Any]) -> tuple[Any, ...]:
+        def run(args: Sequence[Any]) -> tuple[Any, ...]:
             x, skip, gamma = args[:3]
             rest = list(args[3:]) + [None, None]
             beta, bias = (None, rest[0]) if simplified else (rest[0], rest[1])
@@ -84,7 +85,7 @@ def _ids(ids: np.ndarray, count: int, what: str, table: str) -> np.ndarray:
 def embed_layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     epsilon = program.op_node(node).get_float("epsilon")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         ids, segments, words, positions, segment_table, gamma, beta = (list(args) + [None] * 9)[:7]
         mask, position_ids = (list(args[7:]) + [None, None])[:2]
         if ids.ndim != 2:

@@ -9,7 +9,7 @@ scheme: exp((x - max) × x_scale) shifted into float's range, divided by the row
 QLinearAveragePool adds the output's zero point before rounding, as onnxruntime does."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -49,7 +49,7 @@ def _binary(multiply: bool) -> KernelFactory:
     def factory(node: NodeRef, program: Program) -> PlainKernel:
         program.op_node(node)
 
-        def run(args: list[Any]) -> tuple[Any, ...]:
+        def run(args: Sequence[Any]) -> tuple[Any, ...]:
             a, a_scale, a_zero, b, b_scale, b_zero, c_scale, c_zero = (list(args) + [None] * 8)[:8]
             if a.dtype != b.dtype:
                 raise ValueError(f"A is {a.dtype} and B {b.dtype}; they share one type")
@@ -79,7 +79,7 @@ def _table(x: np.ndarray, x_scale: np.ndarray, x_zero: np.ndarray | None, y_scal
 def qlinear_sigmoid_kernel(node: NodeRef, program: Program) -> PlainKernel:
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, x_scale, x_zero, y_scale, y_zero = (list(args) + [None] * 5)[:5]
         return (_table(x, x_scale, x_zero, y_scale, y_zero, sigmoid),)
 
@@ -89,7 +89,7 @@ def qlinear_sigmoid_kernel(node: NodeRef, program: Program) -> PlainKernel:
 def qlinear_leaky_relu_kernel(node: NodeRef, program: Program) -> PlainKernel:
     alpha = np.float32(program.op_node(node).get_float("alpha"))
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, x_scale, x_zero, y_scale, y_zero = (list(args) + [None] * 5)[:5]
         return (_table(x, x_scale, x_zero, y_scale, y_zero, lambda v: np.where(v >= 0, v, v * alpha)),)
 
@@ -99,7 +99,7 @@ def qlinear_leaky_relu_kernel(node: NodeRef, program: Program) -> PlainKernel:
 def qlinear_concat_kernel(node: NodeRef, program: Program) -> PlainKernel:
     axis = program.op_node(node).get_int("axis")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         y_scale, y_zero, rest = args[0], args[1], args[2:]
         if not rest or len(rest) % 3:
             raise ValueError(f"after Y_scale and Y_zero_point come (tensor, scale, zero point) triples; got "
@@ -124,7 +124,7 @@ def qlinear_average_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     channels_last = bool(program.op_node(node).get_int("channels_last"))
     pool = average_pool_kernel(node, program)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, x_scale, x_zero, y_scale, y_zero = (list(args) + [None] * 5)[:5]
         dequantized = _centered(_channels_first(x, channels_last), x_zero) * _scalar(x_scale, "x_scale")
         average = pool([dequantized])[0] / _scalar(y_scale, "y_scale")
@@ -137,7 +137,7 @@ def qlinear_average_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
 def qlinear_global_average_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     channels_last = bool(program.op_node(node).get_int("channels_last"))
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, x_scale, x_zero, y_scale, y_zero = args[:5]
         if x.ndim < 3:
             raise ValueError(f"X {x.shape} has no spatial axes")
@@ -155,7 +155,7 @@ def qlinear_softmax_kernel(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     opset, axis_setting = op.get_int("opset"), op.get_int("axis")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, x_scale, _, y_scale, y_zero = (list(args) + [None] * 5)[:5]
         if x.size == 0:
             return (x.copy(),)
@@ -179,7 +179,7 @@ def qgemm_kernel(node: NodeRef, program: Program) -> PlainKernel:
     alpha = np.float32(op.get_float("alpha"))
     trans_a, trans_b = bool(op.get_int("transA")), bool(op.get_int("transB"))
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, a_scale, a_zero, b, b_scale, b_zero, c, y_scale, y_zero = (list(args) + [None] * 9)[:9]
         a, b = (a.T if trans_a else a), (b.T if trans_b else b)
         if a.ndim != 2 or b.ndim != 2:

@@ -13,7 +13,7 @@ Weights unpacked from the same initializers are kept between runs (a node's weig
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,7 +45,7 @@ def _per_axis(param: np.ndarray, rank: int, axis: int | None, what: str) -> np.n
 def quantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
     axis = program.op_node(node).attr("axis")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale = args[:2]
         zero = args[2] if len(args) > 2 else None
         dtype = np.dtype(np.uint8) if zero is None else zero.dtype
@@ -60,7 +60,7 @@ def quantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
 def dequantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
     axis = program.op_node(node).attr("axis")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale = args[:2]
         zero = args[2] if len(args) > 2 else None
         values = x.astype(np.float32)
@@ -103,7 +103,7 @@ def integer_product_to_float(a: np.ndarray, a_scale: np.ndarray, a_zero: np.ndar
 def matmul_integer_to_float_kernel(node: NodeRef, program: Program) -> PlainKernel:
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b, a_scale, b_scale, a_zero, b_zero, bias = (list(args) + [None] * 7)[:7]
         return (integer_product_to_float(a, a_scale, a_zero, b, b_scale, b_zero, bias),)
 
@@ -113,7 +113,7 @@ def matmul_integer_to_float_kernel(node: NodeRef, program: Program) -> PlainKern
 def dynamic_quantize_matmul_kernel(node: NodeRef, program: Program) -> PlainKernel:
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b, b_scale, b_zero, bias = (list(args) + [None] * 5)[:5]
         quantized, scale, zero = dynamic_quantize(a)
         return (integer_product_to_float(quantized, scale, zero, b, b_scale, b_zero, bias),)
@@ -175,7 +175,7 @@ def matmul_nbits_kernel(node: NodeRef, program: Program) -> PlainKernel:
         raise op.error("weight_prepacked: weights in an execution provider's own layout are not supported")
     memo = _Memo()
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b, scales, zeros, g_idx, bias = (list(args) + [None] * 6)[:6]
         if g_idx is not None:
             raise ValueError("g_idx (deprecated) is not supported by explorer")
@@ -198,7 +198,7 @@ def gather_block_quantized_kernel(node: NodeRef, program: Program) -> PlainKerne
     bits, block = op.get_int("bits"), op.get_int("block_size")
     gather_setting, quantize_setting = op.get_int("gather_axis"), op.get_int("quantize_axis")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data, indices, scales = args[:3]
         zeros = args[3] if len(args) > 3 else None
         rank = data.ndim

@@ -91,7 +91,7 @@ def _add_bias(y: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
 def conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, group, window = grouped_window(node, program)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, w = args[0], args[1]
         bias = args[2] if len(args) > 2 else None
         work = compute_dtype(x.dtype)
@@ -104,7 +104,7 @@ def conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
 def conv_integer_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, group, window = grouped_window(node, program)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, w = args[0], args[1]
         xs = shifted(x, args[2] if len(args) > 2 else None, 1, "x_zero_point")
         ws = shifted(w, args[3] if len(args) > 3 else None, 0, "w_zero_point")
@@ -190,7 +190,7 @@ def conv_transpose_kernel(node: NodeRef, program: Program) -> PlainKernel:
     attrs, group, window_of_weights = grouped_window(node, program)
     output_shape = attrs.get("output_shape")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, w = args[0], args[1]
         bias = args[2] if len(args) > 2 else None
         window = window_of_weights(w)

@@ -6,6 +6,7 @@ onnxruntime and the spec's reference do, the largest weighted corner of each sam
 of each bin of a region rounded to whole pixels (a bin with no pixel gives 0), as Caffe's ROI pooling does."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -60,7 +61,7 @@ def non_max_suppression_kernel(node: NodeRef, program: Program) -> PlainKernel:
     if center_point_box not in (0, 1):
         raise refuse(node, f"center_point_box must be 0 or 1, got {center_point_box}")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         boxes, scores = args[0], args[1]
         limit = _scalar(args[2] if len(args) > 2 else None, "max_output_boxes_per_class", 0, int)
         iou_threshold = _scalar(args[3] if len(args) > 3 else None, "iou_threshold", 0.0)
@@ -113,7 +114,7 @@ def roi_align_kernel(node: NodeRef, program: Program) -> PlainKernel:
     ratio, spatial_scale = int(attrs["sampling_ratio"]), float(attrs["spatial_scale"])
     offset = 0.5 if transform == "half_pixel" else 0.0
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, rois, batch_indices = args[:3]
         if x.ndim != 4 or rois.ndim != 2 or rois.shape[1] != 4 or batch_indices.shape != (rois.shape[0],):
             raise ValueError(f"X {x.shape} must be [N, C, H, W], rois {rois.shape} [R, 4] and batch_indices "
@@ -156,7 +157,7 @@ def max_roi_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     out_h, out_w = (int(v) for v in attrs["pooled_shape"])
     spatial_scale = float(attrs["spatial_scale"])
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, rois = args
         if x.ndim != 4 or rois.ndim != 2 or rois.shape[1] != 5:
             raise ValueError(f"X {x.shape} must be [N, C, H, W] and rois {rois.shape} [R, 5]")

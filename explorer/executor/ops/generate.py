@@ -1,6 +1,7 @@
 """Kernels that make new tensors: ConstantOfShape, Range, EyeLike, Trilu."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,7 +25,7 @@ def constant_of_shape(node: NodeRef, program: Program) -> PlainKernel:
         raise op.error(f"attribute 'value' must hold one element, it has shape {list(fill.shape)}")
     fill = fill.reshape(())
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         return (np.full(shape_of(args[0], "input"), fill, dtype=fill.dtype),)
 
     return run
@@ -43,7 +44,7 @@ def range_(node: NodeRef, program: Program) -> PlainKernel:
         raise op.error(f"stash_type {op.attr('stash_type')} is not 1 (float) or 11 (double)")
     stash_dtype = stash
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         start, limit, delta = (np.asarray(a) for a in args[:3])
         for name, value in zip(("start", "limit", "delta"), (start, limit, delta)):
             if value.size != 1:
@@ -73,7 +74,7 @@ def eye_like(node: NodeRef, program: Program) -> PlainKernel:
     dtype_code = op.attr("dtype")
     dtype = None if dtype_code is None else onnx.helper.tensor_dtype_to_np_dtype(int(dtype_code))
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         if x.ndim != 2:
             raise ValueError(f"input must be 2-D, got shape {list(x.shape)}")
@@ -88,7 +89,7 @@ def trilu(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     upper = op.get_int("upper") == 1
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         if x.ndim < 2:
             raise ValueError(f"input must have at least 2 dimensions, got shape {list(x.shape)}")

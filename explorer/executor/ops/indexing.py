@@ -4,6 +4,7 @@ Negative indices count from the end of their axis; an index outside [-size, size
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import prod
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ def gather(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     axis = op.get_int("axis")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data, indices = args
         at = axis_of(axis, data.ndim)
         if indices.dtype.kind not in "iu":
@@ -57,7 +58,7 @@ def gather_elements(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     axis = op.get_int("axis")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data, indices = args
         at = axis_of(axis, data.ndim)
         check_element_shapes(data, indices, at)
@@ -103,7 +104,7 @@ def gather_nd(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     batch_dims = op.get_int("batch_dims", 0) if op.version >= 12 else 0
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data, indices = args
         rows, outer, k = nd_index(data, indices, batch_dims)
         return (nd_view(data, batch_dims, k)[rows].reshape(outer + data.shape[batch_dims + k:]),)
@@ -117,7 +118,7 @@ def compress(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     axis = op.attr("axis")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data, condition = args
         if condition.ndim != 1:
             raise ValueError(f"condition must be 1-D, got shape {list(condition.shape)}")
@@ -137,7 +138,7 @@ def one_hot(node: NodeRef, program: Program) -> PlainKernel:
     axis = op.get_int("axis")
     wrap = op.version >= 11
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         indices, depth_value, values = args
         depth = int(np.asarray(depth_value).reshape(-1)[0]) if np.asarray(depth_value).size == 1 else None
         if depth is None or depth < 1:
@@ -159,7 +160,7 @@ def non_zero(node: NodeRef, program: Program) -> PlainKernel:
     one-dimensional ([1, count]), as numpy.nonzero, which the spec follows, and onnxruntime treat it."""
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         if x.ndim == 0:
             return (np.zeros((1, int(bool(x))), dtype=np.int64),)

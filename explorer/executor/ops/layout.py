@@ -1,6 +1,7 @@
 """Kernels that move elements between axes: DepthToSpace, SpaceToDepth, ReverseSequence."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,7 +35,7 @@ def depth_to_space(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     b, mode = _block_mode(op, op.version >= 11)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         n, c, h, w = _nchw(x)
         if c % (b * b):
@@ -54,7 +55,7 @@ def space_to_depth(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     b, mode = _block_mode(op, op.version >= 28)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         n, c, h, w = _nchw(x)
         if h % b or w % b:
@@ -73,7 +74,7 @@ def reverse_sequence(node: NodeRef, program: Program) -> PlainKernel:
     if {time_axis, batch_axis} != {0, 1}:
         raise op.error(f"time_axis={time_axis} and batch_axis={batch_axis} must be 0 and 1 (one each)")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, lens = args[0], np.asarray(args[1])
         if x.ndim < 2:
             raise ValueError(f"input must have at least 2 dimensions, got shape {list(x.shape)}")

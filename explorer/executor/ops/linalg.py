@@ -3,6 +3,7 @@ QLinearMatMul (10, 21), Det (11, 22), Einsum (12, 28). Half precision is multipl
 float64 (or int64 past its exact range; Einsum keeps the input's integer type, as onnxruntime does)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,7 +43,7 @@ def gemm_kernel(node: NodeRef, program: Program) -> PlainKernel:
     if version < 11 and (len(node.proto.input) < 3 or not node.proto.input[2]):
         raise refuse(node, f"Gemm-{version} requires its input C (optional from Gemm-11)")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b = args[0], args[1]
         c = args[2] if len(args) > 2 else None
         if a.ndim != 2 or b.ndim != 2:
@@ -75,7 +76,7 @@ def _exact_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def matmul_integer_kernel(node: NodeRef, program: Program) -> PlainKernel:
     node_attributes(node, program)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b = args[0], args[1]
         a_zero = args[2] if len(args) > 2 else None
         b_zero = args[3] if len(args) > 3 else None
@@ -89,7 +90,7 @@ def matmul_integer_kernel(node: NodeRef, program: Program) -> PlainKernel:
 def qlinear_matmul_kernel(node: NodeRef, program: Program) -> PlainKernel:
     node_attributes(node, program)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero = args[:8]
         product = _exact_matmul(shifted(a, a_zero, max(a.ndim - 2, 0), "a_zero_point"),
                                 shifted(b, b_zero, b.ndim - 1, "b_zero_point"))
@@ -112,7 +113,7 @@ def _column_scale(scale: np.ndarray) -> np.ndarray:
 def det_kernel(node: NodeRef, program: Program) -> PlainKernel:
     node_attributes(node, program)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
             raise ValueError(f"Det takes square matrices [..., M, M], got {x.shape}")
@@ -145,7 +146,7 @@ def einsum_kernel(node: NodeRef, program: Program) -> PlainKernel:
     equation = str(attrs["equation"])
     paths: dict[tuple[tuple[int, ...], ...], Any] = {}
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         dtype = args[0].dtype
         if any(a.dtype != dtype for a in args):
             raise ValueError(f"Einsum inputs differ in type: {[str(a.dtype) for a in args]}")

@@ -1,6 +1,7 @@
 """Joining, cutting and repeating tensors: Concat, Split, Slice, Tile."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,7 +19,7 @@ def concat(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     axis = op.get_int("axis", 1 if op.version < 4 else None)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         parts = [a for a in args if a is not None]
         if not parts:
             raise ValueError("Concat needs at least one input")
@@ -55,7 +56,7 @@ def split(node: NodeRef, program: Program) -> PlainKernel:
     if op.version >= 18 and num_outputs is None and op.input_count() < 2:
         raise op.error("Split-18 needs the 'split' input or the 'num_outputs' attribute")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
         at = axis_of(axis, data.ndim)
         dim = data.shape[at]
@@ -88,12 +89,12 @@ def slice_(node: NodeRef, program: Program) -> PlainKernel:
     if op.version < 10:
         starts, ends, axes = op.get_ints("starts"), op.get_ints("ends"), op.get_ints("axes")
 
-        def run_attributes(args: list[Any]) -> tuple[Any, ...]:
+        def run_attributes(args: Sequence[Any]) -> tuple[Any, ...]:
             return (sliced(args[0], starts, ends, axes, None),)
 
         return run_attributes
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
         axes = int_list(args[3], "axes") if len(args) > 3 and args[3] is not None else None
         steps = int_list(args[4], "steps") if len(args) > 4 and args[4] is not None else None
@@ -132,7 +133,7 @@ def tile(node: NodeRef, program: Program) -> PlainKernel:
     """Tile-1 (inputs tiles and axis: repeat along one axis), 6 and 13 (repeats, one per axis)."""
     op = program.op_node(node)
     if op.version < 6:
-        def run_axis(args: list[Any]) -> tuple[Any, ...]:
+        def run_axis(args: Sequence[Any]) -> tuple[Any, ...]:
             data = args[0]
             times, axis = _count(args[1], "tiles"), axis_of(_count(args[2], "axis"), data.ndim)
             reps = [1] * data.ndim
@@ -141,7 +142,7 @@ def tile(node: NodeRef, program: Program) -> PlainKernel:
 
         return run_axis
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data, repeats = args[0], int_list(args[1], "repeats")
         if len(repeats) != data.ndim:
             raise ValueError(f"repeats {repeats} has {len(repeats)} values for a tensor of rank {data.ndim}")

@@ -6,6 +6,7 @@ requires), the second label when the score is positive, and the two columns [1 -
 nothing (onnxruntime reads it for no purpose either)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,7 +37,7 @@ def linear_classifier_kernel(node: NodeRef, program: Program) -> PlainKernel:
     if labels.size == 0:
         raise op.error("classlabels_ints or classlabels_strings must be set")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = feature_rows(op, args[0])
         targets = intercepts.size or max(coefficients.size // max(x.shape[1], 1), 1)
         scores = x @ coefficient_rows(op, coefficients, targets, x.shape[1]).T
@@ -64,7 +65,7 @@ def linear_regressor_kernel(node: NodeRef, program: Program) -> PlainKernel:
     if targets < 1:
         raise op.error(f"targets must be positive, got {targets}")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = feature_rows(op, args[0])
         scores = x @ coefficient_rows(op, coefficients, targets, x.shape[1]).T
         if intercepts.size == targets:  # onnxruntime drops intercepts of another length

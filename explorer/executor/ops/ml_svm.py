@@ -10,6 +10,7 @@ below 0.005 / classes). Without support vectors (liblinear), scores are X times 
 The regressor sums its kernel values times the coefficients plus rho[0] (one_class: the sign, as 1 or -1)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -137,7 +138,7 @@ def svm_classifier_kernel(node: NodeRef, program: Program) -> PlainKernel:
         raise op.error(f"{classes} classes need {pairs} values of rho (and of prob_a, prob_b when set)")
     positive = bool((coefficients >= 0).all())
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = feature_rows(op, args[0])
         if not svc:
             scores = x @ coefficient_rows(op, coefficients, classes, x.shape[1]).T + (rho[0] if rho.size else F32(0))
@@ -184,7 +185,7 @@ def svm_regressor_kernel(node: NodeRef, program: Program) -> PlainKernel:
     if count > 0 and coefficients.size != count:
         raise op.error(f"{coefficients.size} coefficients for {count} support vectors")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = feature_rows(op, args[0])
         if count > 0:
             values = kernel(x, _vectors(op, x, vectors, count)) @ coefficients + rho[0]

@@ -8,6 +8,7 @@ applied; the binary classifier's second column and label follow onnxruntime's ru
 mixed, one base value or two). Comparisons run in float32, or float64 when X is float64."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -115,7 +116,7 @@ def regressor_kernel(node: NodeRef, program: Program) -> PlainKernel:
     forest_for = _forests(lambda dtype: forest_from_lists(op, dtype, n_targets, "target"))
     forest_for(np.zeros(0, np.float32))  # malformed trees are refused when the node is compiled
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         (x,) = args
         forest = forest_for(x)
         rows = _rows(op, x, forest).astype(forest.threshold.dtype)
@@ -135,7 +136,7 @@ def tree_ensemble_kernel(node: NodeRef, program: Program) -> PlainKernel:
     forest_for = _forests(lambda dtype: forest_from_v5(op, dtype))
     forest_for(np.zeros(0, np.float32))
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         (x,) = args
         forest = forest_for(x)
         rows = _rows(op, x, forest).astype(forest.threshold.dtype)
@@ -162,7 +163,7 @@ def classifier_kernel(node: NodeRef, program: Program) -> PlainKernel:
     binary = labels.size == 2 and len(set(op.attr("class_ids") or [])) == 1
     positive = bool((weights >= 0).all())
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         (x,) = args
         forest = forest_for(x)
         rows = _rows(op, x, forest).astype(forest.threshold.dtype)

@@ -3,6 +3,7 @@
 Dropout (1, 6, 7, 10, 12, 13, 22). Half precision is computed in float32."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -41,7 +42,7 @@ def batch_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     if version >= 14 and not training and _outputs(node) > 1:
         raise refuse(node, "running_mean and running_var are outputs only when training_mode=1")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale, bias, mean, var = args[:5]
         xw = _work(x)
         shape = (1,) + x.shape[1:] if not spatial else _channel_shape(x)
@@ -70,7 +71,7 @@ def instance_normalization_kernel(node: NodeRef, program: Program) -> PlainKerne
     _, attrs = node_attributes(node, program)
     epsilon = float(attrs["epsilon"])
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale, bias = args[:3]
         if x.ndim < 3:
             raise ValueError(f"input of rank {x.ndim} has no spatial axes (expected N, C, D1, ...)")
@@ -103,7 +104,7 @@ def _trailing_axes(axis: int, x: np.ndarray) -> tuple[int, ...]:
 def layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     axis, epsilon, stash = _over_trailing_axes(node, program)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale = args[0], args[1]
         bias = args[2] if len(args) > 2 else None
         axes = _trailing_axes(axis, x)
@@ -121,7 +122,7 @@ def layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
 def rms_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     axis, epsilon, stash = _over_trailing_axes(node, program)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale = args
         xw = x.astype(stash)
         mean_square = np.mean(xw * xw, axis=_trailing_axes(axis, x), keepdims=True)
@@ -137,7 +138,7 @@ def simplified_layer_normalization_kernel(node: NodeRef, program: Program) -> Pl
     in the stash type."""
     axis, epsilon, stash = _over_trailing_axes(node, program)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale = args[:2]
         xw = x.astype(np.promote_types(stash, compute_dtype(x.dtype)))
         inv_std = 1.0 / np.sqrt(np.mean(xw * xw, axis=_trailing_axes(axis, x), keepdims=True) + epsilon)
@@ -154,7 +155,7 @@ def group_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
         raise refuse(node, "num_groups is required")
     groups = int(attrs["num_groups"])
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale, bias = args[:3]
         n, c = x.shape[:2]
         if groups < 1 or c % groups:
@@ -183,7 +184,7 @@ def lrn_kernel(node: NodeRef, program: Program) -> PlainKernel:
     alpha, beta, bias = float(attrs["alpha"]), float(attrs["beta"]), float(attrs["bias"])
     before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         xw = _work(x)
         squares = np.pad(xw * xw, [(0, 0), (before + 1, after)] + [(0, 0)] * (x.ndim - 2))
@@ -202,7 +203,7 @@ def lp_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     if p not in (1, 2):
         raise refuse(node, f"p must be 1 or 2, got {p}")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         xw = _work(x)
         norm = np.abs(xw).sum(axis=axis, keepdims=True) if p == 1 else np.sqrt((xw * xw).sum(axis=axis,
@@ -217,7 +218,7 @@ def mean_variance_normalization_kernel(node: NodeRef, program: Program) -> Plain
     _, attrs = node_attributes(node, program)
     axes = tuple(int(a) for a in attrs["axes"])
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         xw = _work(x)
         mean = xw.mean(axis=axes, keepdims=True)
@@ -233,7 +234,7 @@ def dropout_kernel(node: NodeRef, program: Program) -> PlainKernel:
     seed = attrs.get("seed")
     wants_mask = _outputs(node) > 1
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         if version >= 12:
             ratio = float(np.asarray(args[1])) if len(args) > 1 and args[1] is not None else 0.5

@@ -1,6 +1,7 @@
 """Optionals: an optional is the value itself (tensor or sequence), or None when empty."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,7 +19,7 @@ def optional(node: NodeRef, program: Program) -> PlainKernel:
     if op.input_count() == 0 and not op.has("type"):
         raise op.error("an empty Optional needs its 'type' attribute")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         return (args[0] if args else None,)
 
     return run
@@ -28,7 +29,7 @@ def optional_has_element(node: NodeRef, program: Program) -> PlainKernel:
     """OptionalHasElement-15 (input required), 18 (input may be omitted, or a plain tensor or sequence)."""
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         value = args[0] if args else None
         return (np.array(value is not None),)
 
@@ -40,7 +41,7 @@ def optional_get_element(node: NodeRef, program: Program) -> PlainKernel:
     sequence passes through (explorer holds optionals unwrapped, so 15 accepts them too)."""
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         if args[0] is None:
             raise ValueError("the optional is empty: it has no element to get")
         return (args[0],)

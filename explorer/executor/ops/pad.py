@@ -1,6 +1,7 @@
 """Pad (constant / reflect / edge / wrap; negative pads crop) and CenterCropPad."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -27,14 +28,14 @@ def pad(node: NodeRef, program: Program) -> PlainKernel:
         fixed = op.get_ints("paddings" if op.version == 1 else "pads") or []
         value = op.get_float("value", 0.0)
 
-        def run_attributes(args: list[Any]) -> tuple[Any, ...]:
+        def run_attributes(args: Sequence[Any]) -> tuple[Any, ...]:
             data = args[0]
             fill = np.array(value).astype(data.dtype)
             return (padded(data, fixed, None, mode, fill),)
 
         return run_attributes
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
         pads = int_list(args[1], "pads")
         fill = args[2] if len(args) > 2 else None
@@ -89,7 +90,7 @@ def center_crop_pad(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     wanted_axes = op.get_ints("axes")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
         dims = int_list(args[1], "shape")
         axes = axes_of(wanted_axes if wanted_axes is not None else list(range(data.ndim)), data.ndim)

@@ -2,6 +2,7 @@
 Optionals are in optional.py."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .base import KernelFactory, PlainKernel
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def identity_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         return (args[0],)
 
     return run

@@ -4,6 +4,7 @@ Both work for any number of spatial axes; loops run over kernel taps (and interp
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 def col2im_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         cols, image_shape, block_shape = args
         image = [int(v) for v in image_shape.reshape(-1)]
         block = [int(v) for v in block_shape.reshape(-1)]
@@ -69,7 +70,7 @@ def deform_conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
     attrs, group, window_for_weights = grouped_window(node, program)
     offset_group = int(attrs["offset_group"])
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, w, offset = args[:3]
         bias = args[3] if len(args) > 3 else None
         mask = args[4] if len(args) > 4 else None

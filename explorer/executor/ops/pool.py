@@ -119,7 +119,7 @@ def max_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     storage_order = int(attrs.get("storage_order") or 0)
     wants_indices = len(node.proto.output) > 1 and bool(node.proto.output[1])
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         if wants_indices:
             return max_pool_indices(x, window, storage_order)
@@ -133,7 +133,7 @@ def average_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     window = _window(node, attrs)
     include_pad = bool(attrs.get("count_include_pad") or 0)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         work = compute_dtype(x.dtype)
         total, begins, outs = sum_pool(x.astype(work, copy=False), window)
@@ -148,7 +148,7 @@ def lp_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     window = _window(node, attrs)
     p = float(attrs["p"] if attrs.get("p") is not None else 2)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         total, _, _ = sum_pool(np.abs(x) ** p, window)
         return ((total ** (1.0 / p)).astype(x.dtype, copy=False),)
@@ -176,7 +176,7 @@ def global_lp_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     p = float(attrs["p"] if attrs.get("p") is not None else 2)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         total = np.sum(np.abs(x) ** p, axis=_spatial_axes(x), keepdims=True)
         return ((total ** (1.0 / p)).astype(x.dtype, copy=False),)
@@ -188,7 +188,7 @@ def max_unpool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     window = _window(node, attrs)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, indices = args[0], args[1]
         shape_input = args[2] if len(args) > 2 and args[2] is not None else None
         if indices.shape != x.shape:

@@ -3,6 +3,7 @@
 saturate to the output type; float8 outputs saturate to their largest finite value when `saturate` is set."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import ml_dtypes
@@ -83,7 +84,7 @@ def quantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
     output_code = int(attrs.get("output_dtype") or 0)
     precision = int(attrs.get("precision") or 0)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale = args[0], args[1]
         zero = args[2] if len(args) > 2 else None
         if zero is not None and output_code and zero.dtype != _dtype_of(output_code):
@@ -110,7 +111,7 @@ def dequantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
     block_size = int(attrs.get("block_size") or 0)
     output_code = int(attrs.get("output_dtype") or 0)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale = args[0], args[1]
         zero = args[2] if len(args) > 2 else None
         if zero is not None and zero.dtype != x.dtype:
@@ -146,7 +147,7 @@ def dynamic_quantize_linear_kernel(node: NodeRef, program: Program) -> PlainKern
 def qlinear_conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, group, window = grouped_window(node, program)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero = args[:8]
         bias = args[8] if len(args) > 8 else None
         acc = convolve(shifted(x, x_zero, 1, "x_zero_point"), shifted(w, w_zero, 0, "w_zero_point"),

@@ -6,7 +6,7 @@ ReduceSum, |x| for ReduceL1); otherwise empty or missing axes reduce over every 
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -113,7 +113,7 @@ def reduce_kernel(node: NodeRef, program: Program) -> PlainKernel:
     noop = bool(op.get_int("noop_with_empty_axes", 0))
     fixed = op.get_ints("axes") or []
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         axes = fixed
         if axes_from_input:
@@ -134,7 +134,7 @@ def arg_kernel(node: NodeRef, program: Program) -> PlainKernel:
     axis, keep = op.get_int("axis"), bool(op.get_int("keepdims"))
     last = bool(op.get_int("select_last_index", 0))
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         (k,) = _normalized(op, [axis], x.ndim)
         if last:

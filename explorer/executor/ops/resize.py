@@ -7,6 +7,7 @@ onnxruntime picks: floor when upsampling, ceil when downsampling."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -155,7 +156,7 @@ def resize_kernel(node: NodeRef, program: Program) -> PlainKernel:
                 bool(attrs.get("antialias") or 0))
     axes_attr = attrs.get("axes")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         if version < 11:
             roi, scales, sizes = None, args[1], None
@@ -227,7 +228,7 @@ def upsample_kernel(node: NodeRef, program: Program) -> PlainKernel:
     if version < 9 and not fixed:
         raise refuse(node, f"Upsample-{version} requires the scales attribute")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         scales = fixed if fixed is not None else _floats(args[1])
         if len(scales) != x.ndim:

@@ -7,6 +7,7 @@ floating point and truncated."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,7 +36,7 @@ def affine_grid_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     align_corners = bool(attrs["align_corners"])
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         theta, size = args
         sizes = [int(s) for s in size.reshape(-1)]
         rank = len(sizes) - 2
@@ -156,7 +157,7 @@ def grid_sample_kernel(node: NodeRef, program: Program) -> PlainKernel:
         raise refuse(node, f"padding_mode {padding!r} is none of {', '.join(_PADDINGS)}")
     mode, align_corners = modes[mode], bool(attrs["align_corners"])
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, grid = args
         rank = x.ndim - 2
         if rank < 1 or (version < 20 and rank != 2) or grid.shape != (x.shape[0], *grid.shape[1:-1], rank) \

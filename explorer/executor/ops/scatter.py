@@ -4,6 +4,7 @@ A repeated index with reduction 'none' keeps the last update (as onnxruntime doe
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,7 +44,7 @@ def scatter_elements(node: NodeRef, program: Program) -> PlainKernel:
     axis = op.get_int("axis")
     reduction = _reduction(op)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data, indices, updates = args
         at = axis_of(axis, data.ndim)
         check_element_shapes(data, indices, at)
@@ -64,7 +65,7 @@ def scatter_nd(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     reduction = _reduction(op)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data, indices, updates = args
         if data.ndim == 0:
             raise ValueError("data must have at least one dimension")
@@ -90,7 +91,7 @@ def tensor_scatter(node: NodeRef, program: Program) -> PlainKernel:
     if mode not in ("linear", "circular"):
         raise op.error(f"mode {mode!r} is not 'linear' or 'circular'")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         cache, update = args[0], args[1]
         at = axis_of(axis, cache.ndim)
         if at == 0:

@@ -3,6 +3,7 @@ carries its size in bytes so that checking a growing sequence stays O(1) per eve
 was given (recorded events share them)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,7 +51,7 @@ def sequence_empty(node: NodeRef, program: Program) -> PlainKernel:
     if code is not None:
         onnx.helper.tensor_dtype_to_np_dtype(int(code))  # refuses unknown type codes at build time
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         return (TensorSequence(),)
 
     return run
@@ -59,7 +60,7 @@ def sequence_empty(node: NodeRef, program: Program) -> PlainKernel:
 def sequence_construct(node: NodeRef, program: Program) -> PlainKernel:
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         tensors = list(args)
         _same_type(tensors, tensors[0].dtype if tensors and isinstance(tensors[0], np.ndarray) else None)
         return (TensorSequence(tensors),)
@@ -71,7 +72,7 @@ def sequence_insert(node: NodeRef, program: Program) -> PlainKernel:
     """SequenceInsert: a new sequence with `tensor` at `position` (default: the end)."""
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         sequence, tensor = _sequence(args[0]), args[1]
         _same_type([tensor], sequence[0].dtype if sequence else None)
         at = _position(args[2] if len(args) > 2 else None, len(sequence), len(sequence), allow_end=True)
@@ -84,7 +85,7 @@ def sequence_insert(node: NodeRef, program: Program) -> PlainKernel:
 def sequence_at(node: NodeRef, program: Program) -> PlainKernel:
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         sequence = _sequence(args[0])
         return (sequence[_position(args[1], len(sequence), 0, allow_end=False)],)
 
@@ -95,7 +96,7 @@ def sequence_erase(node: NodeRef, program: Program) -> PlainKernel:
     """SequenceErase: a new sequence without the element at `position` (default: the last)."""
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         sequence = _sequence(args[0])
         if not sequence:
             raise ValueError("cannot erase from an empty sequence")
@@ -109,7 +110,7 @@ def sequence_erase(node: NodeRef, program: Program) -> PlainKernel:
 def sequence_length(node: NodeRef, program: Program) -> PlainKernel:
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         return (np.array(len(_sequence(args[0])), dtype=np.int64),)
 
     return run
@@ -121,7 +122,7 @@ def split_to_sequence(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     axis, keepdims = op.get_int("axis"), op.get_int("keepdims") == 1
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         at = axis_of(axis, x.ndim)
         dim = x.shape[at]
@@ -149,7 +150,7 @@ def concat_from_sequence(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     axis, new_axis = op.get_int("axis"), op.get_int("new_axis") == 1
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         sequence = _sequence(args[0])
         if not sequence:
             raise ValueError("cannot concatenate an empty sequence")

@@ -4,6 +4,7 @@ Results are views of their input where NumPy gives one: values are never mutated
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import prod
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,7 @@ def reshape(node: NodeRef, program: Program) -> PlainKernel:
     if op.version < 5 and fixed is None:
         raise op.error("Reshape-1 needs its 'shape' attribute")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
         shape = fixed if fixed is not None else int_list(args[1], "shape")
         return (data.reshape(target_shape(data.shape, shape, allowzero)),)
@@ -66,7 +67,7 @@ def shape(node: NodeRef, program: Program) -> PlainKernel:
     start = op.get_int("start", 0) if op.version >= 15 else 0
     end = op.attr("end") if op.version >= 15 else None
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         dims = np.asarray(args[0]).shape
         return (np.array(dims[_clamp(start, len(dims)):_clamp(end, len(dims))], dtype=np.int64),)
 
@@ -83,7 +84,7 @@ def _clamp(bound: int | None, rank: int) -> int:
 def size(node: NodeRef, program: Program) -> PlainKernel:
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         return (np.array(np.asarray(args[0]).size, dtype=np.int64),)
 
     return run
@@ -94,7 +95,7 @@ def flatten(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     axis = op.get_int("axis")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
         rank = data.ndim
         if not -rank <= axis <= rank:
@@ -110,7 +111,7 @@ def squeeze(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     fixed = op.get_ints("axes") if op.version < 13 else None
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
         wanted = fixed if op.version < 13 else (
             None if len(args) < 2 or args[1] is None else int_list(args[1], "axes"))
@@ -133,7 +134,7 @@ def unsqueeze(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     fixed = op.get_ints("axes") if op.version < 13 else None
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
         wanted = fixed if fixed is not None else int_list(args[1] if len(args) > 1 else None, "axes")
         rank = data.ndim + len(wanted)
@@ -149,7 +150,7 @@ def transpose(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     perm = op.get_ints("perm")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
         if perm is None:
             return (data.transpose(),)
@@ -164,7 +165,7 @@ def expand(node: NodeRef, program: Program) -> PlainKernel:
     """Expand: the input broadcast with `shape` both ways (a dimension of 1 in `shape` keeps the input's)."""
     program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data, dims = args[0], shape_of(args[1])
         try:
             target = np.broadcast_shapes(data.shape, dims)

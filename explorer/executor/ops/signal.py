@@ -5,6 +5,7 @@ Blackman 0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N). MelWeightMatrix: tri
 (mel(f) = 2595 log10(1 + f / 700)), over floor(dft_length / 2) + 1 spectrogram bins."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,7 +37,7 @@ def window_kernel(node: NodeRef, program: Program) -> PlainKernel:
     periodic = bool(attrs["periodic"])
     dtype = element_dtype(int(attrs["output_datatype"]))
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         size = _scalar_int(args[0], "size")
         if size < 0:
             raise ValueError(f"size must not be negative, got {size}")
@@ -57,7 +58,7 @@ def mel_weight_matrix_kernel(node: NodeRef, program: Program) -> PlainKernel:
     _, attrs = node_attributes(node, program)
     dtype = element_dtype(int(attrs["output_datatype"]))
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         bins, dft_length, sample_rate = (_scalar_int(a, name) for a, name in
                                          zip(args[:3], ("num_mel_bins", "dft_length", "sample_rate")))
         low, high = (float(np.asarray(a).reshape(())) for a in args[3:5])

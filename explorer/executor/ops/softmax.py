@@ -3,7 +3,7 @@ operator runs over all axes from `axis` on together, as one row per index of the
 along the single axis `axis` (default -1)."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,7 +46,7 @@ def softmax_kernel(node: NodeRef, program: Program) -> PlainKernel:
     axis = op.get_int("axis")
     coerce_2d = op.version < 13
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         if not -x.ndim <= axis < max(x.ndim, 1):
             raise op.error(f"axis {axis} is out of range for input of rank {x.ndim}")

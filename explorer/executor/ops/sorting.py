@@ -1,6 +1,7 @@
 """Ordering kernels: TopK and Unique."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +22,7 @@ def top_k(node: NodeRef, program: Program) -> PlainKernel:
     fixed_k = op.get_int("k") if op.version < 10 else None
     largest = op.version < 11 or op.get_int("largest") == 1
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         k = fixed_k if fixed_k is not None else int_scalar(args[1], "K")
         at = axis_of(axis, x.ndim)
@@ -46,7 +47,7 @@ def unique(node: NodeRef, program: Program) -> PlainKernel:
     axis = op.attr("axis")
     is_sorted = op.get_int("sorted") == 1
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         at = None if axis is None else axis_of(int(axis), x.ndim)
         source = x.reshape(-1) if at is None else x

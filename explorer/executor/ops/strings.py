@@ -10,6 +10,7 @@ string has no substrings.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -61,7 +62,7 @@ def string_normalizer_kernel(node: NodeRef, program: Program) -> PlainKernel:
         raise op.error("stopwords hold the same word twice")
     stops = set(map(compare, stopwords))
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         (x,) = args
         if not (x.ndim == 1 or (x.ndim == 2 and x.shape[0] == 1)) or x.shape[-1] < 1:
             raise op.error(f"X must be [C] or [1, C] with C > 0, got shape {x.shape}")
@@ -75,7 +76,7 @@ def string_normalizer_kernel(node: NodeRef, program: Program) -> PlainKernel:
 
 
 def string_concat_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, y = (np.asarray(a, dtype=object) for a in args)
         shape = np.broadcast_shapes(x.shape, y.shape)
         pairs = zip(np.broadcast_to(x, shape).reshape(-1), np.broadcast_to(y, shape).reshape(-1))
@@ -107,7 +108,7 @@ def string_split_kernel(node: NodeRef, program: Program) -> PlainKernel:
     if limit is not None and limit < 0:
         raise op.error(f"maxsplit must not be negative, got {limit}")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         (x,) = args
         parts = [_split(text(s), delimiter, limit) for s in x.reshape(-1)]
         width = max((len(p) for p in parts), default=0)
@@ -126,7 +127,7 @@ def regex_full_match_kernel(node: NodeRef, program: Program) -> PlainKernel:
     except re.error as exc:
         raise op.error(f"pattern {source!r} is not a regular expression: {exc}") from None
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         (x,) = args
         found = [pattern.fullmatch(text(s)) is not None for s in x.reshape(-1)]
         return (np.array(found, dtype=bool).reshape(x.shape),)

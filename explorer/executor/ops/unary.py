@@ -3,7 +3,7 @@ trigonometric and hyperbolic functions, IsNaN, IsInf, Not, BitwiseNot. Version 1
 memory hint without effect."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -71,7 +71,7 @@ def unary_kernel(node: NodeRef, program: Program) -> PlainKernel:
     program.op_node(node)
     fn = UNARY[node.op_type]
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         return (as_array(fn(args[0])),)
 
     return run
@@ -81,7 +81,7 @@ def is_inf_kernel(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
     negative, positive = op.get_int("detect_negative"), op.get_int("detect_positive")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         if negative and positive:
             return (as_array(np.isinf(x)),)

@@ -2,7 +2,7 @@
 CumSum/CumProd (exclusive, reverse)."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import reduce
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ def fold_kernel(node: NodeRef, program: Program) -> PlainKernel:
     broadcast = op.version >= 8
     mean = op.op_type == "Mean"
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         first = args[0]
         for other in args[1:]:
             if other.dtype != first.dtype:
@@ -43,7 +43,7 @@ def fold_kernel(node: NodeRef, program: Program) -> PlainKernel:
 def where_kernel(node: NodeRef, program: Program) -> PlainKernel:
     op = program.op_node(node)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         condition, x, y = args
         if x.dtype != y.dtype:
             raise op.error(f"X and Y types differ ({x.dtype} and {y.dtype})")
@@ -58,7 +58,7 @@ def cumulative_kernel(node: NodeRef, program: Program) -> PlainKernel:
     product = op.op_type == "CumProd"
     accumulate = np.cumprod if product else np.cumsum
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, axis_value = args
         if axis_value.size != 1:
             raise op.error(f"axis must hold one value, got shape {axis_value.shape}")

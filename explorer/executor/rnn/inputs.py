@@ -2,7 +2,7 @@
 the time loop: the computation dtype, X in layout 0."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -31,7 +31,7 @@ class RnnInputs:
     out_dtype: np.dtype
 
 
-def read_inputs(args: list[Any], config: RnnConfig, fail: Callable[[str], ExecutionError]) -> RnnInputs:
+def read_inputs(args: Sequence[Any], config: RnnConfig, fail: Callable[[str], ExecutionError]) -> RnnInputs:
     """The node's inputs (by position, omitted ones None) checked; `fail(message)` makes the error to raise."""
     cell, nd = config.cell, config.num_directions
     given = dict(zip(INPUTS, list(args) + [None] * (len(INPUTS) - len(args))))

@@ -11,6 +11,7 @@ the activations that take them; `clip` bounds every gate's pre-activation (LSTM'
 before h); a batch item of sequence length 0 gives zeros in Y_h and Y_c."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,7 +36,7 @@ def rnn_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     activations = lane_activations(config.activations)
     n_outputs = len(node.proto.output)
 
-    def kernel(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
+    def kernel(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
         def fail(message: str) -> ExecutionError:
             return ExecutionError(f"{where(call.path, call.op_type, call.iteration)}: {message}", node=call.path,
                                   op_type=call.op_type, iteration=call.iteration)
