@@ -16,12 +16,12 @@ if TYPE_CHECKING:
 
 def one_value(value: Any, what: str, call: Call) -> Any:
     """The single element of a count or condition; ExecutionError naming the node when it holds more."""
-    array = np.asarray(value)
+    array = value if type(value) is np.ndarray else np.asarray(value)
     if array.size != 1:
         raise ExecutionError(f"{where(call.path, call.op_type, call.iteration)}: {what} must hold one value, "
                              f"got shape {array.shape}", node=call.path, op_type=call.op_type,
                              iteration=call.iteration)
-    return array.reshape(()).item()
+    return array.item()
 
 
 def empty_stack(program: Program, body_path: str, name: str, axis: int = 0) -> np.ndarray:

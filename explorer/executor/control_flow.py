@@ -86,7 +86,8 @@ def loop_kernel(node: NodeRef, program: Program) -> SpecialKernel:
                 break
             engine.check_iterations(i, call.path, "Loop", call.iteration)
             index = (*call.iteration, i)
-            inputs = [np.full(iteration_shape, i, dtype=np.int64), cond_value, *carried]
+            counter = np.array(i, dtype=np.int64)
+            inputs = [counter.reshape(iteration_shape) if iteration_shape else counter, cond_value, *carried]
             outputs = engine.run_body(body, base, inputs, index)
             engine.record_iteration(call.path, index, dict(zip(body.input_names, inputs)),
                                     dict(zip(body.output_names, outputs)))
@@ -139,10 +140,10 @@ def scan_kernel(node: NodeRef, program: Program) -> SpecialKernel:
         elements: list[list[Any]] = [[] for _ in range(k)]
         engine = call.engine
         base = engine.body_frame(body, call.env, call.path, "Scan", call.iteration)
+        leading = [(slice(None),) * a for a in axes]  # a slice is a view: scanned values are never written to
         for t in range(length):
             engine.check_iterations(t, call.path, "Scan", call.iteration)
-            slices = [np.take(x, length - 1 - t if rev else t, axis=a)
-                      for x, a, rev in zip(scan_inputs, axes, reverse)]
+            slices = [x[lead + (length - 1 - t if rev else t, ...)] for x, lead, rev in zip(scan_inputs, leading, reverse)]
             index = (*call.iteration, t)
             inputs = [*states, *slices]
             outputs = engine.run_body(body, base, inputs, index)

@@ -168,8 +168,12 @@ def _matmul(args: Sequence[Any]) -> int:
     a, b = args[0], args[1]
     if a.ndim < 2 or b.ndim < 2:
         return int(max(a.nbytes, b.nbytes))
+    itemsize = a.itemsize if a.itemsize > b.itemsize else b.itemsize
+    if a.ndim == 2 and b.ndim == 2:  # the common case, without broadcasting
+        size: int = a.shape[0] * b.shape[1] * itemsize
+        return size
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    return prod((*batch, a.shape[-2], b.shape[-1])) * int(max(a.itemsize, b.itemsize))
+    return prod((*batch, a.shape[-2], b.shape[-1])) * int(itemsize)
 
 
 def _matmul_integer(args: Sequence[Any]) -> int:

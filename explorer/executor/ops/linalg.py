@@ -18,8 +18,14 @@ if TYPE_CHECKING:
     from ..program import Program
 
 
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """numpy.matmul with ONNX's 1-D promotion; float16 and bfloat16 through float32."""
+    dtype = a.dtype
+    if (dtype is _F32 or dtype is _F64) and b.dtype is dtype and a.ndim > 1 and b.ndim > 1:
+        return np.matmul(a, b)  # the common case, first
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"MatMul inputs must have rank >= 1, got {a.shape} and {b.shape}")
     if a.dtype != b.dtype:
