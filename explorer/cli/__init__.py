@@ -20,21 +20,34 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {self.prog}: {message}\n")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parses `argv` (default: sys.argv) and runs the command; 0 on success, 1 when a check differs, 2 on an
-    error (printed as one line)."""
-    parser = _Parser(prog="python -m explorer", description=__doc__)
+def exit_codes_text(exits: dict[int, str]) -> str:
+    """A command's exit codes as its --help shows them."""
+    return "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in exits.items())
+
+
+def build_parser(prog: str = "python -m explorer") -> argparse.ArgumentParser:
+    """The command line's parser: every registered subcommand with its arguments, `--lenient` and its exit codes
+    (docs/cli.md is generated from it by tools/cli_reference.py)."""
+    parser = _Parser(prog=prog, description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     for name in sorted(COMMANDS, key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER)):
-        configure, _, help_text = COMMANDS[name]
-        command_parser = sub.add_parser(name, help=help_text, description=help_text)
-        configure(command_parser)
+        entry = COMMANDS[name]
+        command_parser = sub.add_parser(name, help=entry.help, description=entry.help,
+                                        epilog=exit_codes_text(dict(entry.exits)))
+        entry.configure(command_parser)
         command_parser.add_argument("--lenient", action="store_true",
                                     help="load a model that breaks the spec's typing rules anyway (each broken "
                                          "rule printed as a warning)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parses `argv` (default: sys.argv) and runs the command; 0 on success, 1 when a check differs, 2 on an
+    error (printed as one line)."""
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return COMMANDS[args.command][1](args)
+        return COMMANDS[args.command].handler(args)
     except ExplorerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

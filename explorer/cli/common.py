@@ -103,8 +103,8 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
                    help="refuse an inputs or trace file that would inflate past this "
                         f"(default {default.max_input_bytes // MB})")
     p.add_argument("--threads", type=positive, default=default.threads, metavar="N",
-                   help="threads of the run's matrix products (default: the available cores, here "
-                        f"{default.threads}; 1 where OMP_NUM_THREADS or OPENBLAS_NUM_THREADS is 1)")
+                   help="threads of the run's matrix products (default: the cores this process may use; 1 where "
+                        "OMP_NUM_THREADS or OPENBLAS_NUM_THREADS is 1)")
 
 
 def limits_from(args: argparse.Namespace) -> Limits:

@@ -24,7 +24,8 @@ def _pattern_list(text: str | None) -> list[str] | None:
     return None if text is None else [name.strip() for name in text.split(",") if name.strip()]
 
 
-@command("optimize", "rewrite a model with the pattern optimizer; statistics and equivalence proof")(
+@command("optimize", "rewrite a model with the pattern optimizer; statistics and equivalence proof",
+         {1: "the optimized model is not equivalent to the original, or onnxruntime refuses it"})(
     _configure_optimize)
 def _optimize(args: argparse.Namespace) -> int:
     import json

@@ -35,7 +35,8 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     add_limit_options(p)
 
 
-@command("run", "run a model, print a summary of the recorded trace")(_configure_run)
+@command("run", "run a model, print a summary of the recorded trace",
+         {1: "with --check: an output differs from onnxruntime's, or onnxruntime gave no verdict"})(_configure_run)
 def _run(args: argparse.Namespace) -> int:
     from ..compare import compare
     from ..compare.outputs import compare_with_onnxruntime
@@ -110,8 +111,9 @@ def _configure_compare(p: argparse.ArgumentParser) -> None:
     add_limit_options(p)
 
 
-@command("compare", "compare two runs: the first divergence (inside loops and gates too) and the worst values; "
-                    "exit code 1 when they differ, 2 when a side did not finish")(_configure_compare)
+@command("compare", "compare two runs: the first divergence (inside loops and gates too) and the worst values",
+         {0: "the two sides agree within the tolerances", 1: "they differ",
+          2: "a side did not finish (an error or a limit), or an error before the comparison"})(_configure_compare)
 def _compare(args: argparse.Namespace) -> int:
     from ..compare import compare
     from ..model import load

@@ -64,8 +64,10 @@ def _configure_sweep(p: argparse.ArgumentParser) -> None:
 
 
 @command("sweep", "compare a model with its reference over many inputs (a grid of dims and seeds, or a folder) on "
-                  "Dask; rows worst first; exit code 1 when some input differs or could not be compared, 2 when the "
-                  "sweep could not run")(_configure_sweep)
+                  "Dask; rows worst first",
+         {0: "every input agrees with the reference", 1: "some input differs or could not be compared",
+          2: "the sweep could not run (a model that does not load, no inputs, no cluster)",
+          INTERRUPTED: "interrupted by Ctrl-C (the rows written so far are kept)"})(_configure_sweep)
 def _sweep(args: argparse.Namespace) -> int:
     from ..sweep import SweepResult, plan
     from ..sweep.rows import counts
