@@ -19,6 +19,8 @@ from .spec.rnn import (
     PEEPHOLES,
     PYTORCH_GATES,
     RnnConfig,
+    cell_kind,
+    dequantized_weights,
     rnn_config,
 )
 from .trace import Trace
@@ -88,8 +90,8 @@ class RnnReport:
 
 
 def recurrent_nodes(model: Model) -> list[NodeRef]:
-    """Every GRU/LSTM/RNN node of the model, nested bodies included."""
-    return [ref for ref in model.nodes() if ref.op_type in CELLS and ref.domain in ("", "ai.onnx")]
+    """Every GRU/LSTM/RNN node of the model (onnxruntime's DynamicQuantizeLSTM too), nested bodies included."""
+    return [ref for ref in model.nodes() if cell_kind(ref) is not None]
 
 
 def rnn_reports(model: Model, trace: Trace | None = None) -> list[RnnReport]:
@@ -104,22 +106,25 @@ def rnn_report(model: Model, path: str, trace: Trace | None = None) -> RnnReport
     (cell_report.py). Weights computed at run time (PyTorch exports build W, R and B with Concat/Slice) get
     their values from the node's first execution in `trace`, when given."""
     node = model.index.nodes.get(path)
-    if node is None or node.op_type not in CELLS:
+    if node is None or cell_kind(node) is None:
         from .cell_report import cell_report
 
         return cell_report(model, path, trace)
     origin = origin_of(model.proto.producer_name)
-    inputs = list(node.proto.input) + [""] * 8
-    constants = {name: _constant(model, node, name) for name in inputs[:8] if name}
+    inputs = list(node.proto.input) + [""] * 12
+    constants = {name: _constant(model, node, name) for name in inputs[:12] if name}
     executions = trace.events_of(path) if trace is not None else []
     if executions:
         for name, value in executions[0].inputs.items():
             if constants.get(name) is None and isinstance(value, np.ndarray):
                 constants[name] = value
+    quantized = cell_kind(node) != node.op_type
+    if quantized:
+        _dequantize(constants, inputs)
     shapes: dict[str, tuple[int | None, ...] | None] = {}
     for name in filter(None, inputs[:8]):
         value = constants.get(name)
-        shapes[name] = value.shape if value is not None else _declared_shape(model, node, name)
+        shapes[name] = value.shape if value is not None else _declared_shape(model, node, name, quantized)
     try:
         config = rnn_config(node, model.opsets.get("", 1))
     except ExecutionError as exc:
@@ -133,7 +138,29 @@ def rnn_report(model: Model, path: str, trace: Trace | None = None) -> RnnReport
     if hidden:
         report.blocks = _blocks(config, hidden, layer, inputs, constants)
     report.findings = _findings(node, config, origin, inputs, constants)
+    if quantized:
+        report.findings.insert(0, Finding("note", f"{node.op_type} (onnxruntime's): W and R are 8-bit integers "
+                                          "stored [directions, input or hidden, 4·hidden]; the blocks show them "
+                                          "dequantized in LSTM's [directions, 4·hidden, input or hidden] layout"))
     return report
+
+
+def _dequantize(constants: dict[str, np.ndarray | None], inputs: list[str]) -> None:
+    """A quantized LSTM's W and R replaced by LSTM's float ones where they and their quantization are known (and
+    left out where not: their positions would not be LSTM's)."""
+    for weights, scale, zero in ((1, 8, 9), (2, 10, 11)):
+        values = [constants.get(inputs[i]) if inputs[i] else None for i in (weights, scale, zero)]
+        if not inputs[weights]:
+            continue
+        if any(v is None for v in values):
+            constants[inputs[weights]] = None
+            continue
+        q, s, z = values
+        assert q is not None and s is not None and z is not None
+        try:
+            constants[inputs[weights]] = dequantized_weights(q, s, z)
+        except ValueError:
+            constants[inputs[weights]] = None
 
 
 def origin_of(producer: str) -> str:
@@ -158,12 +185,16 @@ def _constant(model: Model, node: NodeRef, name: str) -> np.ndarray | None:
     return None
 
 
-def _declared_shape(model: Model, node: NodeRef, name: str) -> tuple[int | None, ...] | None:
-    """The shape the model declares (or shape inference found) for `name`; None for unknown dimensions."""
+def _declared_shape(model: Model, node: NodeRef, name: str, quantized: bool = False) -> tuple[int | None, ...] | None:
+    """The shape the model declares (or shape inference found) for `name`; None for unknown dimensions (a quantized
+    LSTM's W and R given in LSTM's layout: their last two axes swapped)."""
     declared = model.index.value_type(name, node.graph.path)
     if declared is None or not declared.HasField("tensor_type"):
         return None
-    return tuple(d.dim_value if d.HasField("dim_value") else None for d in declared.tensor_type.shape.dim)
+    dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in declared.tensor_type.shape.dim)
+    if quantized and name in node.proto.input[1:3] and len(dims) == 3:
+        dims = (dims[0], dims[2], dims[1])
+    return dims
 
 
 def _blocks(config: RnnConfig, hidden: int, layer: int, inputs: list[str],

@@ -58,6 +58,7 @@ class RecurrentCell:
     states: tuple[dict[str, str], ...] = ()  # per direction: state letter (H, C) -> the body input carrying it
     layout: CellLayout | None = field(default=None, repr=False)  # how its gates are gathered from a trace
     operator: str = ""  # a GRU/LSTM/RNN operator over one step inside the loop computes the update (its path)
+    op_type: str = ""  # form op: the operator (GRU, LSTM, RNN, or onnxruntime's DynamicQuantizeLSTM)
 
     @property
     def directions(self) -> tuple[str, ...]:

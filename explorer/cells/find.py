@@ -7,7 +7,7 @@ import weakref
 from ..errors import ExplorerError
 from ..graph import NodeRef
 from ..model import Model
-from ..spec.rnn import CELLS, rnn_config
+from ..spec.rnn import CELLS, cell_kind, rnn_config
 from .cell import RecurrentCell
 from .dataflow import Flows
 from .loops import loop_cells
@@ -34,8 +34,7 @@ def recurrent_cells(model: Model) -> list[RecurrentCell]:
         nodes = list(model.nodes())
         framework = framework_of(model)
         flows = Flows(model.index)
-        operators = [_operator_cell(model, n, framework) for n in nodes
-                     if n.op_type in CELLS and n.domain in ("", "ai.onnx")]
+        operators = [_operator_cell(model, n, framework) for n in nodes if cell_kind(n) is not None]
         loops = loop_cells(flows, nodes, model.opsets, framework)
         inside = {cell.operator for cell in loops}  # an operator over one step is its loop's cell
         found = [c for c in operators if c.path not in inside] + loops + unrolled_cells(flows, framework)
@@ -54,19 +53,22 @@ def find_cell(model: Model, path: str) -> RecurrentCell:
 
 
 def _operator_cell(model: Model, node: NodeRef, framework: str) -> RecurrentCell:
-    """A GRU/LSTM/RNN operator as a cell: its directions and hidden size from its attributes (else R's shape)."""
+    """A GRU/LSTM/RNN operator (or onnxruntime's DynamicQuantizeLSTM) as a cell: its directions and hidden size
+    from its attributes (else R's shape)."""
+    kind = cell_kind(node) or node.op_type
     try:
         config = rnn_config(node, model.opsets.get("", 1))
         directions, hidden = config.num_directions, config.hidden_size
-        reset_after = config.linear_before_reset if node.op_type == "GRU" else None
+        reset_after = config.linear_before_reset if kind == "GRU" else None
     except ExplorerError:
         directions, hidden, reset_after = 1, None, None
     if hidden is None and len(node.proto.input) > 2:
         declared = model.index.value_type(node.proto.input[2], node.graph.path)
         dims = declared.tensor_type.shape.dim if declared is not None and declared.HasField("tensor_type") else []
-        hidden = dims[-1].dim_value if len(dims) == 3 and dims[-1].HasField("dim_value") else None
-    return RecurrentCell(path=node.path, kind=node.op_type, form="op", hidden_size=hidden,
+        axis = 1 if kind != node.op_type else -1  # DynamicQuantizeLSTM's R is [directions, hidden, 4 hidden]
+        hidden = dims[axis].dim_value if len(dims) == 3 and dims[axis].HasField("dim_value") else None
+    return RecurrentCell(path=node.path, kind=kind, form="op", hidden_size=hidden,
                          num_directions=directions,
-                         gate_nodes=tuple({letter: node.path for letter in CELLS[node.op_type].computed}
+                         gate_nodes=tuple({letter: node.path for letter in CELLS[kind].computed}
                                           for _ in range(directions)),
-                         framework=framework, reset_after=reset_after)
+                         framework=framework, reset_after=reset_after, op_type=node.op_type)

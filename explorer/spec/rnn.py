@@ -1,12 +1,14 @@
 """The GRU, LSTM and RNN cells as the ONNX spec defines them: gate order in W, R and B, which activation (f, g,
 h) computes each gate, activations and their alpha/beta defaults, the weight and bias layout, and a node's
-attributes checked against its opset version's schema with every default resolved."""
+attributes checked against its opset version's schema with every default resolved. onnxruntime's
+DynamicQuantizeLSTM (com.microsoft) is an LSTM whose W and R are quantized and stored transposed."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import onnx
 
 from ..errors import ExecutionError, where
@@ -54,6 +56,32 @@ CELLS = {
 }
 
 
+# (domain, op_type) -> the cell the operator computes
+RECURRENT_OPERATORS: dict[tuple[str, str], str] = {
+    ("", "GRU"): "GRU", ("", "LSTM"): "LSTM", ("", "RNN"): "RNN",
+    ("com.microsoft", "DynamicQuantizeLSTM"): "LSTM",
+}
+# DynamicQuantizeLSTM's inputs after LSTM's eight: the quantization of W and R
+QUANTIZED_INPUTS = ("W_scale", "W_zero_point", "R_scale", "R_zero_point")
+
+
+def cell_kind(node: NodeRef) -> str | None:
+    """"GRU", "LSTM" or "RNN" for a recurrent operator (DynamicQuantizeLSTM is an LSTM), else None."""
+    domain = "" if node.domain == "ai.onnx" else node.domain
+    return RECURRENT_OPERATORS.get((domain, node.op_type))
+
+
+def dequantized_weights(q: np.ndarray, scale: np.ndarray, zero: np.ndarray) -> np.ndarray:
+    """DynamicQuantizeLSTM's W or R ([directions, input or hidden, 4 hidden], uint8/int8, scale and zero point per
+    direction or per direction and column) as LSTM's float32 W or R ([directions, 4 hidden, input or hidden])."""
+    if q.ndim != 3 or scale.shape not in ((q.shape[0],), (q.shape[0], q.shape[2])) or zero.shape != scale.shape:
+        raise ValueError(f"quantized weights {q.shape} need a scale and zero point of shape ({q.shape[0]},) or "
+                         f"({q.shape[0]}, {q.shape[2]}), got {scale.shape} and {zero.shape}")
+    columns = (slice(None), None, slice(None)) if scale.ndim == 2 else (slice(None), None, None)
+    values = (q.astype(np.float32) - zero.astype(np.float32)[columns]) * scale.astype(np.float32)[columns]
+    return np.ascontiguousarray(values.transpose(0, 2, 1))
+
+
 # Where each of the spec's gates (CELLS[op].gates) sits in PyTorch's and Keras's stacking of the same weights:
 # PyTorch GRU is [r, z, n], LSTM [i, f, g, o]; Keras GRU is [z, r, h], LSTM [i, f, c, o].
 PYTORCH_GATES = {"GRU": {"z": (1, "z"), "r": (0, "r"), "h": (2, "n")},
@@ -96,7 +124,7 @@ class RnnConfig:
 def rnn_config(node: NodeRef, opset: int) -> RnnConfig:
     """Reads and checks the attributes of a GRU/LSTM/RNN node at the model's opset; ExecutionError naming the node
     when invalid."""
-    schema = schema_at(node.op_type, opset, "")
+    schema = schema_at(node.op_type, opset, "" if node.domain == "ai.onnx" else node.domain)
     if schema is None:
         raise _error(node, f"{node.op_type} does not exist in opset {opset}")
     problem = attribute_problem(node.proto, schema, opset)
@@ -109,7 +137,10 @@ def rnn_config(node: NodeRef, opset: int) -> RnnConfig:
 def config_from(node: NodeRef, version: int, values: Mapping[str, Any]) -> RnnConfig:
     """The config of a GRU/LSTM/RNN node whose attributes (`values`, by name; strings as str or bytes) already
     fit the schema of `version`: checks what the schema cannot say, resolves every default."""
-    cell = CELLS[node.op_type]
+    kind = cell_kind(node)
+    if kind is None:
+        raise _error(node, f"{node.op_type} is no recurrent operator")
+    cell = CELLS[kind]
 
     def fail(message: str) -> ExecutionError:
         return _error(node, message)

@@ -27,7 +27,7 @@ def recurrent_nodes(model: Model) -> dict[str, str]:
 
 def cell_label(cell: RecurrentCell) -> str:
     if cell.form == "op":
-        return f"{cell.kind} · {cell.path}"
+        return f"{cell.op_type or cell.kind} · {cell.path}"
     return f"{cell.describe()} · {short_name(cell.path)}"
 
 

@@ -45,6 +45,7 @@ SPECIAL: dict[tuple[str, str], KernelFactory] = {
     ("", "GRU"): rnn.rnn_kernel,
     ("", "LSTM"): rnn.rnn_kernel,
     ("", "RNN"): rnn.rnn_kernel,
+    ("com.microsoft", "DynamicQuantizeLSTM"): rnn.dynamic_quantize_lstm_kernel,
 }
 
 

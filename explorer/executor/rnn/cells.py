@@ -8,6 +8,7 @@ number of directions: on the small cells of real models (hidden sizes of 4 to 64
 arithmetic, are the time. The recurrent product is one stacked matmul over gates and lanes."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,9 @@ class Lanes:
     h0: np.ndarray  # [lanes, hidden, batch]
     acts: tuple[ActivationFn, ...]  # f, g[, h], applied to every lane
     steps: Schedule
+    # what the recurrent product reads of H (LSTM only): H itself, or H rounded as onnxruntime's quantized LSTM
+    # quantizes it at every step
+    recurrent_state: Callable[[np.ndarray], np.ndarray] | None = None
 
 
 def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
@@ -91,7 +95,7 @@ def lstm(d: Lanes, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
     for s, keep in d.steps:
         gt, h_out, c_out = d.gates[s], d.y[s], cells[s]
         i, o, fg, c = gt[0], gt[1], gt[2], gt[3]
-        matmul(d.r, h_prev, out=rec)
+        matmul(d.r, h_prev if d.recurrent_state is None else d.recurrent_state(h_prev), out=rec)
         add(gt, rec, out=gt)
         if peephole is None:
             if clip is not None:

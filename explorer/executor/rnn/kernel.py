@@ -11,7 +11,7 @@ the activations that take them; `clip` bounds every gate's pre-activation (LSTM'
 before h); a batch item of sequence length 0 gives zeros in Y_h and Y_c."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -41,7 +41,7 @@ def rnn_kernel(node: NodeRef, program: Program) -> SpecialKernel:
             return ExecutionError(f"{where(call.path, call.op_type, call.iteration)}: {message}", node=call.path,
                                   op_type=call.op_type, iteration=call.iteration)
 
-        return _run(config, activations, read_inputs(args, config, fail), call, n_outputs)
+        return run_cells(config, activations, read_inputs(args, config, fail), call, n_outputs)
 
     return kernel
 
@@ -68,8 +68,11 @@ def _state(initial: np.ndarray | None, shape: tuple[int, int, int], dtype: np.dt
     return np.zeros(shape, dtype) if initial is None else np.ascontiguousarray(initial.transpose(0, 2, 1))
 
 
-def _run(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: RnnInputs, call: Call,
-         n_outputs: int) -> tuple[list[Any], EventInfo]:
+def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: RnnInputs, call: Call,
+              n_outputs: int, recurrent_state: Callable[[np.ndarray], np.ndarray] | None = None
+              ) -> tuple[list[Any], EventInfo]:
+    """Runs the time loop of every direction and returns the node's outputs and its recorded gates;
+    `recurrent_state` (LSTM) maps H before each recurrent product (quantized LSTM)."""
     cell = config.cell
     is_lstm = cell.op_type == "LSTM"
     hidden, nd = inp.hidden, config.num_directions
@@ -91,7 +94,7 @@ def _run(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: RnnInput
         rb = np.ascontiguousarray(np.broadcast_to(inp.b[:, rbh, None], state_shape))
     r = np.ascontiguousarray(inp.r.reshape(nd, n_gates, hidden, hidden).transpose(1, 0, 2, 3))
     lanes = cells.Lanes(r, rb, gates, y,
-                        _state(inp.h0, state_shape, dtype), activations, schedule(seq, inp.lens))
+                        _state(inp.h0, state_shape, dtype), activations, schedule(seq, inp.lens), recurrent_state)
     cell_states = np.empty((seq, nd, hidden, batch), dtype) if is_lstm else None
     y_c = None
     # overflow in exp (sigmoid of x << 0) gives the right limit: explorer.run ignores floating-point warnings
