@@ -30,18 +30,27 @@ if TYPE_CHECKING:
     from ..program import Program
 
 
-def rnn_kernel(node: NodeRef, program: Program) -> SpecialKernel:
+def configured(node: NodeRef, program: Program) -> tuple[RnnConfig, tuple[ActivationFn, ...], int]:
+    """A recurrent node's config (checked against its operator version), activations and output count."""
     op = program.op_node(node)  # refuses what the operator version does not allow
     config = config_from(node, op.version, {att.name: op.attr(att.name) for att in node.proto.attribute})
-    activations = lane_activations(config.activations)
-    n_outputs = len(node.proto.output)
+    return config, lane_activations(config.activations), len(node.proto.output)
+
+
+def failure(call: Call) -> Callable[[str], ExecutionError]:
+    """message -> the ExecutionError naming the execution."""
+    def fail(message: str) -> ExecutionError:
+        return ExecutionError(f"{where(call.path, call.op_type, call.iteration)}: {message}", node=call.path,
+                              op_type=call.op_type, iteration=call.iteration)
+
+    return fail
+
+
+def rnn_kernel(node: NodeRef, program: Program) -> SpecialKernel:
+    config, activations, n_outputs = configured(node, program)
 
     def kernel(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
-        def fail(message: str) -> ExecutionError:
-            return ExecutionError(f"{where(call.path, call.op_type, call.iteration)}: {message}", node=call.path,
-                                  op_type=call.op_type, iteration=call.iteration)
-
-        return run_cells(config, activations, read_inputs(args, config, fail), call, n_outputs)
+        return run_cells(config, activations, read_inputs(args, config, failure(call)), call, n_outputs)
 
     return kernel
 

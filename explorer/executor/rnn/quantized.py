@@ -8,16 +8,15 @@ each direction), are quantized to uint8 over their own range widened to 0 (scale
 products are onnxruntime's integer ones up to float rounding."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...errors import ExecutionError, where
-from ...spec.rnn import QUANTIZED_INPUTS, config_from, dequantized_weights
+from ...spec.rnn import QUANTIZED_INPUTS, dequantized_weights
 from ..ops.base import Call, SpecialKernel
-from .activations import lane_activations
 from .inputs import read_inputs
-from .kernel import run_cells
+from .kernel import configured, failure, run_cells
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -38,16 +37,10 @@ def uint8_grid(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
 
 
 def dynamic_quantize_lstm_kernel(node: NodeRef, program: Program) -> SpecialKernel:
-    op = program.op_node(node)  # refuses what onnxruntime's schema does not allow
-    config = config_from(node, op.version, {att.name: op.attr(att.name) for att in node.proto.attribute})
-    activations = lane_activations(config.activations)
-    n_outputs = len(node.proto.output)
+    config, activations, n_outputs = configured(node, program)  # checked against onnxruntime's schema
 
-    def kernel(args: list[Any], call: Call) -> tuple[list[Any], EventInfo]:
-        def fail(message: str) -> ExecutionError:
-            return ExecutionError(f"{where(call.path, call.op_type, call.iteration)}: {message}", node=call.path,
-                                  op_type=call.op_type, iteration=call.iteration)
-
+    def kernel(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
+        fail = failure(call)
         given = list(args) + [None] * (12 - len(args))
         for name, value in zip(("X", "W", "R", *QUANTIZED_INPUTS), [*given[:3], *given[8:12]]):
             if not isinstance(value, np.ndarray):
