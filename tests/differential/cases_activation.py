@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from .gen import rng, schema_types, shape, since_versions, values
-from .harness import Case
+from .gen import narrowed, rng, schema_types, shape, since_versions, values
+from .harness import Case, Cast
 
 # attribute settings tried besides the defaults, per op
 SETTINGS: dict[str, list[dict]] = {
@@ -20,7 +20,13 @@ SETTINGS: dict[str, list[dict]] = {
     "Shrink": [{"bias": 1.5, "lambd": 1.0}, {"bias": -1.0, "lambd": 0.0}],
 }
 TOLERANCE = {("Shrink", np.dtype(np.float64)): (1e-6, 1e-7)}  # onnxruntime's double Shrink rounds through float
+SMALL_INTS = Cast(np.float32, "integers of at most 6 in size are exact in float32, as are their products by the "
+                             "slopes and their comparisons with the bounds")
 SIMPLE = ["Relu", "Sigmoid", "HardSwish", "Softplus", "Softsign", "Mish", "Tanh", *SETTINGS]
+
+
+def _cast(dtype: np.dtype) -> dict:
+    return {"cast": SMALL_INTS} if dtype.kind in "iu" else narrowed(dtype)
 
 
 def _legacy(op: str, version: int, dtype: object = None) -> dict:
@@ -47,7 +53,7 @@ def cases() -> list[Case]:
                     r = rng(op, version, str(dtype), sorted(attrs.items()))
                     x = values(r, shape(r), dtype, -6, 6, special=True)
                     found.append(Case(op, version, [x], _with_consumed(op, version, attrs), dtype_sweep=True,
-                                      tol=TOLERANCE.get((op, dtype)), **_legacy(op, version, dtype)))
+                                      tol=TOLERANCE.get((op, dtype)), **_legacy(op, version, dtype), **_cast(dtype)))
             r = rng(op, version, "empty")
             found.append(Case(op, version, [values(r, (0, 2), np.float32)], **_legacy(op, version)))
     found += _prelu() + _clip()
@@ -65,7 +71,7 @@ def _prelu() -> list[Case]:
                 legacy = {"judge_version": 7, "attrs": _with_consumed("PRelu", version, {}),
                           "reason": "onnxruntime implements PRelu from 7; a same-shaped or one-element slope is alike"}
             for slope in (values(r, (2, 3, 4), dtype), values(r, (1,), dtype)):
-                found.append(Case("PRelu", version, [x, slope], dtype_sweep=True, **legacy))
+                found.append(Case("PRelu", version, [x, slope], dtype_sweep=True, **legacy, **_cast(dtype)))
             if version < 7:  # a slope per channel: (C,) over (N, C, ...), as PyTorch's opset-6 exports meant it
                 per_channel = values(r, (3,), dtype)
                 found.append(Case("PRelu", version, [x, per_channel], dtype_sweep=True, **{
@@ -73,7 +79,8 @@ def _prelu() -> list[Case]:
                     "reason": "onnxruntime implements PRelu from 7; the per-channel slope by hand"}))
             if version >= 7:
                 for slope_shape in ((4,), (3, 1), (1, 3, 1)):
-                    found.append(Case("PRelu", version, [x, values(r, slope_shape, dtype)], dtype_sweep=True))
+                    found.append(Case("PRelu", version, [x, values(r, slope_shape, dtype)], dtype_sweep=True,
+                                      **_cast(dtype)))
     r = rng("PRelu", "bad")
     found.append(Case("PRelu", 16, [values(r, (2, 3), np.float32), values(r, (4,), np.float32)],
                       error="does not broadcast"))
@@ -92,11 +99,11 @@ def _clip() -> list[Case]:
                     if version == 1 else {}
                 for attrs in ({}, {"min": -1.5}, {"max": 2.0}, {"min": -1.0, "max": 1.0}):
                     found.append(Case("Clip", version, [x], _with_consumed("Clip", version, attrs), dtype_sweep=True,
-                                      **extra))
+                                      **extra, **_cast(dtype)))
                 continue
             low, high = np.array(1 if dtype.kind == "u" else -1.5).astype(dtype), np.array(2, dtype)
             for bounds in ([low, high], [low], [None, high], [], [high, low]):
-                found.append(Case("Clip", version, [x, *bounds], dtype_sweep=True))
+                found.append(Case("Clip", version, [x, *bounds], dtype_sweep=True, **_cast(dtype)))
     x = np.array([-np.inf, -70000, 1, np.inf, np.nan], np.float32).astype(np.float16)
     found.append(Case("Clip", 13, [x], expected=[np.array([-65504, -65504, 1, 65504, np.nan], np.float16)],
                       reason="the spec clips to float16's lowest and highest; onnxruntime leaves infinities"))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gen import rng, schema_types, since_versions, values
+from .gen import narrowed, rng, schema_types, since_versions, values
 from .harness import Case
 from .nn_support import half_judge
 
@@ -39,7 +39,7 @@ def _conv(op: str, table) -> list[Case]:
             tol = (1e-2, 2e-2) if dtype == np.float16 else None
             legacy = half_judge(op, version, dtype)
             found.append(Case(op, version, [x, w, values(r, (out_channels,), dtype)], attrs=attrs, tol=tol,
-                              dtype_sweep=True, **legacy))
+                              dtype_sweep=True, **legacy, **narrowed(dtype)))
         for k, (x_shape, w_shape, attrs) in enumerate(table):
             r = rng(op, version, k)
             bias = [values(r, (w_shape[0] if op == "Conv" else w_shape[1] * attrs.get("group", 1),), np.float32)]

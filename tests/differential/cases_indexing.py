@@ -5,7 +5,7 @@ import numpy as np
 
 from .gen import rng, since_versions, values
 from .harness import Case
-from .tensor_gen import dtype_sweep, i64, sample
+from .tensor_gen import dtype_sweep, i64, same_values, sample
 
 
 def gather_cases() -> list[Case]:
@@ -120,7 +120,8 @@ def non_zero_cases() -> list[Case]:
         found += [Case("NonZero", version, [values(r, (0, 3), np.float32)]),
                   Case("NonZero", version, [np.array(2, np.int64)]), Case("NonZero", version, [np.array(0, np.int64)]),
                   Case("NonZero", version, [values(r, (2, 3, 4), np.int32, -1, 1)])]
-        found += dtype_sweep("NonZero", version, lambda r, t, v=version: Case("NonZero", v, [sample(r, (3, 2), t)]))
+        found += dtype_sweep("NonZero", version, lambda r, t, v=version: Case("NonZero", v, [sample(r, (3, 2), t)]),
+                             cast=same_values("compares with 0 (float64 keeps its zeros in float32)"))
     return found
 
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from .gen import rng, since_versions, values
 from .harness import Case
-from .tensor_gen import dtype_sweep, i64, sample
+from .tensor_gen import dtype_sweep, i64, same_values, sample
 
 
 def depth_space_cases() -> list[Case]:
@@ -25,7 +25,7 @@ def depth_space_cases() -> list[Case]:
             found.append(Case(op, version, [values(r, (1, 3, 3, 3), np.float32)], {"blocksize": 2},
                               error="divide by"))
             found += dtype_sweep(op, version, lambda r, t, o=op, v=version: Case(o, v, [
-                sample(r, (1, 4, 2, 2), t)], {"blocksize": 2}))
+                sample(r, (1, 4, 2, 2), t)], {"blocksize": 2}), cast=same_values("moves", np.float64))
     return found
 
 

@@ -10,10 +10,12 @@ from typing import Any
 import numpy as np
 
 from .gen import rng
-from .harness import Case
+from .harness import Case, Cast
 
 ML = "ai.onnx.ml"
 TRANSFORMS = ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT")
+FLOAT_OUTPUT = Cast(np.float32, "the output is float32 whatever the input's type: integer features (below 20) are "
+                                "exact in float32, float64 ones rounded, compared at float32's precision")
 KERNELS = ("LINEAR", "POLY", "RBF", "SIGMOID")
 
 
@@ -70,7 +72,7 @@ def _linear_regressors() -> list[Case]:
     r = rng("LinearRegressor", "types")
     attrs = {"coefficients": rounded(r, 4), "intercepts": [1.0, -1.0], "targets": 2}
     for dtype in (np.float64, np.int64, np.int32):  # onnxruntime's kernel takes float only
-        found.append(Case("LinearRegressor", 1, [features(r, 5, 2, dtype)], attrs, domain=ML, float32_judge=True))
+        found.append(Case("LinearRegressor", 1, [features(r, 5, 2, dtype)], attrs, domain=ML, cast=FLOAT_OUTPUT))
     found.append(Case("LinearRegressor", 1, [features(r, 5, 2)], {**attrs, "intercepts": [3.0]}, domain=ML))
     return found
 
@@ -133,7 +135,7 @@ def _svm_regressors() -> list[Case]:
     attrs = {"coefficients": rounded(r, 3), "rho": [0.5], "kernel_params": [1.0, 0.0, 1.0]}
     found.append(Case("SVMRegressor", 1, [features(r, 6, 3)], attrs, domain=ML))
     for dtype in (np.float64, np.int64, np.int32):  # onnxruntime's kernel takes float only
-        found.append(Case("SVMRegressor", 1, [features(r, 5, 3, dtype)], attrs, domain=ML, float32_judge=True))
+        found.append(Case("SVMRegressor", 1, [features(r, 5, 3, dtype)], attrs, domain=ML, cast=FLOAT_OUTPUT))
     x = np.array([[1.0, 1.0, 0.0], [0.5, 0.0, 1.0]], np.float32)
     probit = {"coefficients": [0.1, 0.2, 0.3], "rho": [0.05], "post_transform": "PROBIT"}
     found.append(Case("SVMRegressor", 1, [x], probit, domain=ML, tol=(5e-3, 5e-3),

@@ -11,10 +11,12 @@ import numpy as np
 from onnx import numpy_helper
 
 from .gen import rng
-from .harness import Case
+from .harness import Case, Cast
 
 ML = "ai.onnx.ml"
 MODES = ("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ")
+FLOAT_OUTPUT = Cast(np.float32, "the output is float32 whatever the input's type: the features, quarters and "
+                                "integers below 10, are exact in float32 and meet the thresholds alike")
 GRID = np.array([-1.0, -0.5, 0.0, 0.5, 1.0], dtype=np.float32)
 TRANSFORMS = ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT")
 
@@ -102,7 +104,7 @@ def _regressors() -> list[Case]:
         f = as_lists(forest(r, 3, 2, 2, MODES[:2]), "target")
         for dtype in (np.float64, np.int64, np.int32):
             found.append(Case("TreeEnsembleRegressor", version, [inputs(r, 8, 2, dtype)], {**f, "n_targets": 2},
-                              domain=ML, float32_judge=True))  # onnxruntime's regressor takes floats only
+                              domain=ML, cast=FLOAT_OUTPUT))  # onnxruntime's regressor takes floats only
     r = rng("TreeEnsembleRegressor", "tensors")
     f = as_lists(forest(r, 3, 2, 2, MODES), "target")
     found.append(Case("TreeEnsembleRegressor", 3, [inputs(r, 9, 2, np.float64)],

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gen import rng, schema_types, since_versions, values
-from .harness import Case
+from .gen import narrowed, rng, schema_types, since_versions, values
+from .harness import Case, Cast
 from .nn_support import half_judge
 
 
@@ -72,7 +72,8 @@ def _instance_norm() -> list[Case]:
             if version == 1:
                 attrs["consumed_inputs"] = [0, 0, 0]
             x = values(r, (2, 3, 4, 5), dtype)
-            case = {"attrs": attrs, "dtype_sweep": True, "tol": (1e-2, 1e-2) if dtype == np.float16 else (1e-4, 1e-5)}
+            case = {"attrs": attrs, "dtype_sweep": True, "tol": (1e-2, 1e-2) if dtype == np.float16 else (1e-4, 1e-5),
+                    **narrowed(dtype)}
             inputs = [x, values(r, (3,), dtype), values(r, (3,), dtype)]
             if version == 1:
                 mean, var = x.mean(axis=(2, 3), keepdims=True), x.var(axis=(2, 3), keepdims=True)
@@ -83,6 +84,10 @@ def _instance_norm() -> list[Case]:
             else:
                 found.append(Case("InstanceNormalization", version, inputs, **case))
     return found
+
+
+RMS_CAST = Cast(np.float32, "bfloat16 and float16 values are exact in float32 (float64 is compared at float32's "
+                "precision); the result is compared at the case's tolerance", params=("T", "V"))
 
 
 def _layer_and_group_norm() -> list[Case]:
@@ -103,7 +108,7 @@ def _layer_and_group_norm() -> list[Case]:
             x = values(r, (2, 3, 4), dtype)
             normalized = x.shape[axis % 3:]
             scale = values(r, normalized[-1:] if axis == 1 else normalized, dtype)  # broadcast
-            found.append(Case("RMSNormalization", 23, [x, scale], tol=tol, dtype_sweep=True, float32_judge=True,
+            found.append(Case("RMSNormalization", 23, [x, scale], tol=tol, dtype_sweep=True, cast=RMS_CAST,
                               attrs={"axis": axis, "epsilon": epsilon, "stash_type": stash}))
     x = values(rng("RMSNormalization", "mixed"), (2, 5), np.float16)
     scale = values(rng("RMSNormalization", "scale"), (5,), np.float32)
@@ -159,7 +164,8 @@ def _lrn() -> list[Case]:
         for dtype in schema_types("LRN", version):
             r = rng("LRN", version, str(dtype))
             found.append(Case("LRN", version, [values(r, (1, 5, 2, 2), dtype)], attrs={"size": 3}, dtype_sweep=True,
-                              tol=(1e-2, 1e-2) if dtype == np.float16 else None, **half_judge("LRN", version, dtype)))
+                              tol=(1e-2, 1e-2) if dtype == np.float16 else None, **half_judge("LRN", version, dtype),
+                              **narrowed(dtype)))
     return found
 
 

@@ -5,7 +5,9 @@ import numpy as np
 
 from .gen import rng, since_versions, values
 from .harness import Case
-from .tensor_gen import dtype_sweep, i64, sample
+from .tensor_gen import dtype_sweep, i64, same_values, sample
+
+PADS = same_values("moves or pads with zeros ('' for strings)")
 
 
 def pad_cases() -> list[Case]:
@@ -38,9 +40,9 @@ def pad_cases() -> list[Case]:
                       Case("Pad", version, [y, i64(1, 0, 2, 1), None, np.array([2, 0], np.int32)],
                            {"mode": "reflect"})]
         found += dtype_sweep("Pad", version, lambda r, t, v=version: Case("Pad", v, [
-            sample(r, (3, 3), t), i64(1, 0, 0, 2)], {"mode": "reflect"}))
+            sample(r, (3, 3), t), i64(1, 0, 0, 2)], {"mode": "reflect"}), cast=PADS)
         found += dtype_sweep("Pad", version, lambda r, t, v=version: Case("Pad", v, [
-            sample(r, (2, 2), t), i64(1, 0, 0, 1)]))
+            sample(r, (2, 2), t), i64(1, 0, 0, 1)]), cast=PADS)
     return found
 
 
@@ -65,7 +67,7 @@ def center_crop_pad_cases() -> list[Case]:
         found.append(Case("CenterCropPad", 18, [x, i64(*dims)], {} if axes is None else {"axes": axes}))
     found.append(Case("CenterCropPad", 18, [x, i64(2)], error="has 1 values for 2 axes"))
     found += dtype_sweep("CenterCropPad", 18, lambda r, t: Case("CenterCropPad", 18, [
-        sample(r, (3, 2), t), i64(2, 3)]))
+        sample(r, (3, 2), t), i64(2, 3)]), cast=PADS)
     return found
 
 

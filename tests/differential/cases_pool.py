@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gen import rng, schema_types, since_versions, values
+from .gen import narrowed, rng, schema_types, since_versions, values
 from .harness import Case
 from .nn_support import half_judge
 
@@ -58,7 +58,7 @@ def _pool(op: str, extra_versions: dict[str, int], first_ort: int) -> list[Case]
             attrs = {"kernel_shape": [2, 2], "strides": [2, 1], "pads": [1, 0, 0, 1]}
             tol = (5e-3, 5e-3) if dtype == np.float16 else None
             found.append(Case(op, version, [values(r, (1, 2, 5, 5), dtype, -100, 100)], attrs=attrs, tol=tol,
-                              dtype_sweep=True, **(half_judge(op, version, dtype) or judge)))
+                              dtype_sweep=True, **(half_judge(op, version, dtype) or judge), **narrowed(dtype)))
     return found
 
 
@@ -94,7 +94,7 @@ def _global(op: str, first_ort: int | None) -> list[Case]:
                                              "(sum |x|^p)^(1/p) over the spatial axes"))
                 else:
                     found.append(Case(op, version, [x], attrs=attrs, tol=tol, dtype_sweep=True,
-                                      **half_judge(op, version, dtype)))
+                                      **half_judge(op, version, dtype), **narrowed(dtype)))
     return found
 
 

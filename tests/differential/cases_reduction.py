@@ -7,7 +7,18 @@ import onnx
 from explorer.executor.ops.reduction import REDUCTIONS
 
 from .gen import float16_at_opset1, rng, schema_types, shape, since_versions, values
-from .harness import Case
+from .harness import Case, Cast
+
+# onnxruntime lacks the unsigned 32- and 64-bit reductions and the int16 and unsigned ArgMax/ArgMin: the same values
+# as int64 (0 to 3 here), the result cast back
+WRAPS = Cast(np.int64, "unsigned values below 2**63 in int64, cast back: integer sums and products agree modulo "
+                       "2**32 and 2**64, maxima and minima keep their order, the roots and logs of the same sums "
+                       "truncate alike")
+ORDERED = Cast(np.int64, "the values (0 to 4) keep their order and their ties in int64: the same indices")
+
+
+def _cast(dtype: np.dtype, cast: Cast) -> dict:
+    return {"cast": cast} if dtype.kind in "iu" else {}
 
 
 def _axes_choices(r: np.random.Generator, rank: int) -> list[list[int] | None]:
@@ -19,10 +30,12 @@ def _axes_choices(r: np.random.Generator, rank: int) -> list[list[int] | None]:
 
 def _reduce(op: str, version: int, dtype: np.dtype) -> list[Case]:
     found = []
-    extra = float16_at_opset1(op, version, dtype)
+    extra = float16_at_opset1(op, version, dtype) | _cast(dtype, WRAPS)
     by_input = "axes" not in onnx.defs.get_schema(op, version).attributes
     r = rng(op, version, str(dtype))
     low = 0 if op in ("ReduceLogSum", "ReduceL2") else -3  # log of a negative sum is NaN in both; keep it rare
+    if op == "ReduceLogSum" and dtype.kind in "iu":
+        low = 1  # an integer log of 0 is undefined
     for rank in (1, 2, 3, 4):
         # onnxruntime's LogSumExp drops NaN next to Inf (the spec's case below); its Max/Min keep or drop NaN
         # depending on version and type (explorer keeps it, as numpy does)
@@ -49,14 +62,22 @@ def _reduce(op: str, version: int, dtype: np.dtype) -> list[Case]:
         found.append(Case(op, version, [empty, np.array([1], np.int64)], expected=[spec],
                           reason="onnxruntime fails on an empty bool reduction; the spec's identity is the result"))
         return found
-    found.append(Case(op, version, [empty, np.array([1], np.int64)] if by_input else [empty],
-                      {} if by_input else {"axes": [1]}, dtype_sweep=True, **extra))
+    inputs, attrs = ([empty, np.array([1], np.int64)], {}) if by_input else ([empty], {"axes": [1]})
+    if dtype.kind == "u" and op in ("ReduceMean", "ReduceLogSum"):
+        return found  # the spec leaves an empty integer mean or log sum undefined
+    if dtype.kind == "u" and op in ("ReduceMax", "ReduceMin") and dtype.itemsize >= 4:  # int64's bounds are not
+        identity = np.iinfo(dtype).min if op == "ReduceMax" else np.iinfo(dtype).max  # the unsigned type's
+        found.append(Case(op, version, inputs, attrs, expected=[np.full((2, 1, 3), identity, dtype)],
+                          reason="onnxruntime lacks the type; the spec: an empty max (min) is the type's lowest "
+                                 "(highest) value", **float16_at_opset1(op, version, dtype)))
+        return found
+    found.append(Case(op, version, inputs, attrs, dtype_sweep=True, **extra))
     return found
 
 
 def _arg(op: str, version: int, dtype: np.dtype) -> list[Case]:
     found = []
-    extra = float16_at_opset1(op, version, dtype)
+    extra = float16_at_opset1(op, version, dtype) | _cast(dtype, ORDERED)
     r = rng(op, version, str(dtype))
     for rank in (1, 2, 3):
         x = values(r, shape(r, rank, 1, 5), dtype, 0, 3)  # few distinct values: ties
@@ -94,6 +115,11 @@ def cases() -> list[Case]:
         spec = np.log(np.sum(np.exp(x.astype(np.float64)), axis=1)).astype(np.float32)
     found.append(Case("ReduceLogSumExp", 18, [x, np.array([1], np.int64)], {"keepdims": 0}, expected=[spec],
                       reason="onnxruntime gives Inf for a row holding Inf and NaN; log(sum(exp(x))) is NaN"))
+    big = np.array([[2**32 - 1, 2**32 - 2, 7], [1, 2, 3]], np.uint32)  # sums past 2**32 wrap
+    for version in (1, 13):
+        axes = ([np.array([1], np.int64)], {}) if version == 13 else ([], {"axes": [1]})
+        found.append(Case("ReduceSum", version, [big, *axes[0]], axes[1] | {"keepdims": 0}, cast=Cast(
+            np.int64, "sums of three values below 2**32 are exact in int64; cast back, they wrap modulo 2**32")))
     found.append(Case("ReduceSum", 13, [np.zeros((2, 3), np.float32), np.array([2], np.int64)],
                       error="out of range"))
     found.append(Case("ReduceMax", 18, [np.zeros((2, 3), np.float32), np.array([1, -1], np.int64)],

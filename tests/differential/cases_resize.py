@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gen import rng, since_versions, values
+from .gen import narrowed, rng, since_versions, values
 from .harness import Case, run_onnxruntime
 
 TRANSFORMS = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
@@ -62,7 +62,7 @@ def _resize(version: int) -> list[Case]:
     for dtype, mode in ((np.uint8, "linear"), (np.int8, "nearest"), (np.float64, "cubic")):
         xi = values(r, (1, 1, 4, 5), dtype, -100, 200)
         found.append(Case("Resize", version, [xi, omitted, _scales(1, 1, 2, 2)], attrs={"mode": mode},
-                          tol=(1e-9, 1e-9) if dtype == np.float64 else None, dtype_sweep=True))
+                          tol=(1e-9, 1e-9) if dtype == np.float64 else None, dtype_sweep=True, **narrowed(dtype)))
     found.append(Case("Resize", version, [values(r, (2, 3, 4), np.float32), omitted, _scales(1, 2, 0.5)]))
     if version >= 18:
         for mode in ("linear", "cubic"):

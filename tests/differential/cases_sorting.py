@@ -5,7 +5,7 @@ import numpy as np
 
 from .gen import rng, since_versions, values
 from .harness import Case
-from .tensor_gen import dtype_sweep, i64, sample
+from .tensor_gen import dtype_sweep, i64, same_values, sample
 
 
 def top_k_cases() -> list[Case]:
@@ -34,7 +34,8 @@ def top_k_cases() -> list[Case]:
             # sorted=0 leaves the order open: one value, where any order is the same
             found.append(Case("TopK", version, [x, i64(1)], {"sorted": 0}, outputs=2))
         found += dtype_sweep("TopK", version, lambda r, t, v=version: Case("TopK", v, [
-            sample(r, (4, 5), t), i64(3)], {"largest": 0} if v >= 11 else {}, outputs=2))
+            sample(r, (4, 5), t), i64(3)], {"largest": 0} if v >= 11 else {}, outputs=2),
+            cast=same_values("sorts (their order and ties kept)"))
     return found
 
 
@@ -53,7 +54,8 @@ def unique_cases() -> list[Case]:
                               {"sorted": is_sorted}, outputs=4))
         found.append(Case("Unique", version, [x], {"axis": 2}, outputs=4, error="out of range"))
         found += dtype_sweep("Unique", version, lambda r, t, v=version: Case("Unique", v, [sample(r, (6,), t)],
-                                                                               outputs=4))
+                                                                               outputs=4),
+                             cast=same_values("sorts and compares (their order and ties kept)"))
     return found
 
 

@@ -4,8 +4,17 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper
 
-from .gen import broadcast_pair, float16_at_opset1, rng, schema_types, since_versions, values
-from .harness import Case
+from .gen import broadcast_pair, float16_at_opset1, narrowed, rng, schema_types, since_versions, values
+from .harness import Case, Cast
+
+ORDERED = Cast(np.int64, "the values (at most 4 in size) keep their order in int64: the same maxima and minima")
+WRAPS = Cast(np.int64, "integers below 2**63 in int64, cast back: sums and products agree modulo 2**bits")
+PICKED = Cast(np.int64, "small integers, and bools as 0 and 1, are the same values in int64: Where only picks them",
+              params=("T",))
+
+
+def _cast(dtype: np.dtype, ints: Cast) -> dict:
+    return {"cast": ints} if dtype.kind in "iu" else narrowed(dtype)
 
 
 def _folds() -> list[Case]:
@@ -18,6 +27,8 @@ def _folds() -> list[Case]:
                 if version == 1:
                     extra = extra or {"judge_version": 6, "reason": f"{op}-1 adds only consumed_inputs to 6"}
                     extra = {**extra, "attrs": {"consumed_inputs": [0]}}
+                ints = ORDERED if op in ("Max", "Min") else WRAPS
+                extra |= _cast(dtype, ints)
                 same = values(r, (2, 3), dtype, special=True)
                 for count in (1, 2, 3):
                     found.append(Case(op, version, [values(r, (2, 3), dtype, special=True) for _ in range(count)],
@@ -25,7 +36,8 @@ def _folds() -> list[Case]:
                 if version >= 8:
                     a, b = broadcast_pair(r)
                     found.append(Case(op, version, [values(r, a, dtype), values(r, b, dtype),
-                                                    values(r, b[-1:], dtype)], dtype_sweep=True))
+                                                    values(r, b[-1:], dtype)], dtype_sweep=True,
+                                      **_cast(dtype, ints)))
                 else:
                     found.append(Case(op, version, [same, same[:1]], error="broadcasting starts at version 8"))
     return found
@@ -37,7 +49,8 @@ def _where() -> list[Case]:
         for dtype in schema_types("Where", version):
             r = rng("Where", version, str(dtype))
             x = np.array(["a", "bb", "c"], dtype=object) if dtype.kind == "O" else values(r, (3,), dtype)
-            found.append(Case("Where", version, [values(r, (2, 1), np.bool_), x, x[::-1].copy()], dtype_sweep=True))
+            found.append(Case("Where", version, [values(r, (2, 1), np.bool_), x, x[::-1].copy()], dtype_sweep=True,
+                              **({"cast": PICKED} if dtype.kind in "biu" else narrowed(dtype))))
     return found
 
 
@@ -52,8 +65,9 @@ def _cumulative() -> list[Case]:
                     for exclusive in (0, 1):
                         for reverse in (0, 1):
                             found.append(Case(op, version, [x, np.array(axis, np.int32)],
-                                              {"exclusive": exclusive, "reverse": reverse}, dtype_sweep=True))
-                found.append(Case(op, version, [x, np.array([1], np.int64)], dtype_sweep=True))
+                                              {"exclusive": exclusive, "reverse": reverse}, dtype_sweep=True,
+                                              **_cast(dtype, WRAPS)))
+                found.append(Case(op, version, [x, np.array([1], np.int64)], dtype_sweep=True, **_cast(dtype, WRAPS)))
     found.append(Case("CumSum", 14, [np.zeros((2, 3), np.float32), np.array(2, np.int64)], error="out of range"))
     return found
 

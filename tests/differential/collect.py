@@ -20,6 +20,19 @@ def all_cases() -> tuple[Case, ...]:
     return tuple(found)
 
 
+@cache
+def _by_operator() -> dict[tuple[str, str], list[Case]]:
+    grouped: dict[tuple[str, str], list[Case]] = defaultdict(list)
+    for case in all_cases():
+        grouped[(case.domain, case.op)].append(case)
+    return grouped
+
+
+def cases_of(domain: str, op: str) -> list[Case]:
+    """The cases of one operator."""
+    return _by_operator().get((domain, op), [])
+
+
 def batches() -> dict[tuple[str, str, int], list[Case]]:
     """Cases grouped by (domain, op, version): each group is one model."""
     grouped: dict[tuple[str, str, int], list[Case]] = defaultdict(list)

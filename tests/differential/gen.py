@@ -12,6 +12,8 @@ from onnx import helper
 from explorer.spec.contrib import CONTRIB_DOMAIN, contrib_versions
 from explorer.spec.schema import schema_at
 
+from .harness import Cast
+
 FLOATS = (np.float32, np.float64, np.float16)
 SIGNED = (np.int8, np.int16, np.int32, np.int64)
 UNSIGNED = (np.uint8, np.uint16, np.uint32, np.uint64)
@@ -109,3 +111,12 @@ def float16_at_opset1(op: str, version: int, dtype: object) -> dict:
         return {}
     later = since_versions(op)[1]
     return {"judge_version": later, "reason": f"onnxruntime rejects float16 at opset 1; {op}-{later} computes alike"}
+
+
+NARROWED = Cast(np.float32, "onnxruntime lacks float64 here: the values rounded to float32, compared at float32's "
+                            "precision")
+
+
+def narrowed(dtype: object) -> dict:
+    """The cast judge for a float64 case of an op onnxruntime has only in float32 (none for other types)."""
+    return {"cast": NARROWED} if np.dtype(dtype) == np.float64 else {}

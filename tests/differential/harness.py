@@ -4,7 +4,10 @@ exactly for integers, bools and strings, and at a tolerance for floats (NaN posi
 Cases of one (domain, op, version) run together: every case is one node of a single model at opset = version,
 so one onnxruntime session and one explorer run check them all. Where onnxruntime is wrong or refuses, the case
 names the spec's value (`expected`), or the version of the op the spec says computes the same (`judge_version`),
-with a one-line `reason`.
+with a one-line `reason`. Where onnxruntime lacks a kernel for the case's element type, the case's `cast` judges it:
+onnxruntime on the same values cast to a type it has, its result cast back, with a one-line reason why that is the
+case's result. Every case has a judge: a case onnxruntime lacks without a `cast` or spec value fails (`check`
+counts such cases per operator and type as unjudged: conftest.py prints that count, which must stay zero).
 
 Element types onnxruntime's Python API cannot take or give (bfloat16, float8, float4, 4- and 2-bit integers; numpy
 holds them through ml_dtypes) still reach it: such inputs are initializers of the model, and such outputs are cast
@@ -13,6 +16,7 @@ to float32 inside it (exact for all of them); explorer's outputs of those types 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -36,6 +40,22 @@ class Seq:
     dtype: Any = None
 
 
+@dataclass(frozen=True)
+class Cast:
+    """A judge for a case whose element type onnxruntime lacks: onnxruntime runs the same case with the inputs of
+    the swept type parameters cast to `to` (strings relabelled as codes, '' as 0), and its outputs of those
+    parameters (and of `tied` ones, e.g. EyeLike's T2) are cast back; or, with `attr`, the attribute naming the
+    output type (e.g. output_datatype) names `to` and the `tied` outputs are cast back to its type. `why` says in one line why that is the
+    case's result: exact (every value representable, the op only moves, compares or adds small numbers, integer
+    sums agreeing modulo 2**bits), or compared at `to`'s precision (float64 narrowed to float32)."""
+
+    to: Any
+    why: str
+    params: tuple[str, ...] = ()  # the swept type parameters; default: the first input's
+    tied: tuple[str, ...] = ()  # output type parameters that follow the first swept one (or `attr`)
+    attr: str = ""  # the attribute naming the output type, when that is the type onnxruntime lacks
+
+
 @dataclass
 class Case:
     op: str
@@ -50,14 +70,16 @@ class Case:
     judge_version: int | None = None  # onnxruntime at this version of the op, which the spec says is the same
     judge_attrs: dict[str, Any] | None = None  # onnxruntime given these attributes, which mean the case's to it
     error: str | None = None  # explorer must refuse the node (at load or run) with an error containing this
-    dtype_sweep: bool = False  # generated across the schema's types: not judged where onnxruntime lacks the type
-    float32_judge: bool = False  # where onnxruntime lacks the type: judged on the values as float32, cast back
+    dtype_sweep: bool = False  # generated across the schema's types (where onnxruntime lacks one, `cast` judges)
+    cast: Cast | None = None  # the judge where onnxruntime lacks the case's element type
     output_types: list[Any] | None = None  # each output's dtype, where onnxruntime cannot infer it (None: untyped)
 
     def __post_init__(self) -> None:
         if (self.expected is not None or self.judge_version is not None or self.judge_attrs is not None) \
                 and not self.reason:
             raise ValueError(f"{self.op}-{self.version}: a case judged without onnxruntime needs a reason")
+        if self.cast is not None and not self.cast.why:
+            raise ValueError(f"{self.op}-{self.version}: a case judged by a cast needs its reason")
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -259,25 +281,145 @@ def describe(case: Case) -> str:
     return f"{case.op}-{case.version}({shapes}) {case.attrs}"
 
 
-def _judged_in_float32(case: Case, got: list[Any]) -> list[Any] | str:
-    """onnxruntime's outputs for the case with its data (first input) and its inputs of types onnxruntime lacks
-    (int64 ones but the data are indices or sizes) as float32 (exact for the small values the cases hold), cast to the types explorer gave (integers truncated)."""
-    def widened(value: Any, data: bool) -> Any:
-        if not isinstance(value, np.ndarray) or value.dtype == np.float32 or value.dtype.kind in "bOUS" \
-                or (value.dtype == np.int64 and not data):
-            return value
-        return value.astype(np.float32)
-    inputs = [widened(v, k == 0) for k, v in enumerate(case.inputs)]
-    result = run_onnxruntime([Case(case.op, case.version, inputs, case.attrs, outputs=case.outputs,
-                                   domain=case.domain)])[0]
-    if isinstance(result, str):
-        return result
-    return [np.asarray(w).astype(g.dtype) for w, g in zip(result, got)]
+def _dtype_of(value: Any) -> np.dtype:
+    if isinstance(value, Seq):
+        return np.dtype(value.dtype if value.dtype is not None else value.items[0].dtype)
+    return np.asarray(value).dtype
 
 
-def check(cases: list[Case]) -> int:
-    """Runs and compares a batch of cases of one (domain, op, version); returns how many were judged."""
-    judged = 0
+def element_type(case: Case) -> str:
+    """The element type a case is filed under: that of its first input (tensor or sequence)."""
+    dtype = next((_dtype_of(v) for v in case.inputs if v is not None), None)
+    return "none" if dtype is None else "string" if dtype.kind in "OUS" else str(dtype)
+
+
+def _formal(params: list[onnx.defs.OpSchema.FormalParameter], count: int) -> list[str]:
+    """The type parameter of each of `count` actual inputs or outputs (a variadic last one repeats)."""
+    names = [p.type_str for p in params]
+    return [names[min(k, len(names) - 1)] for k in range(count)] if names else []
+
+
+def _cast_value(value: Any, to: np.dtype, codes: dict[str, int]) -> Any:
+    if isinstance(value, Seq):
+        return Seq([_cast_value(item, to, codes) for item in value.items], to)
+    value = np.asarray(value)
+    if value.dtype.kind in "OUS":
+        return np.array([codes[str(v)] for v in value.ravel()], to).reshape(value.shape)
+    return value.astype(to)
+
+
+def _cast_back(value: Any, to: np.dtype, dtype: np.dtype, strings: list[str]) -> Any:
+    if isinstance(value, list):
+        return [_cast_back(item, to, dtype, strings) for item in value]
+    value = np.asarray(value)
+    if value.dtype != to:
+        return value
+    if dtype.kind == "O":
+        return np.array([strings[int(v)] for v in value.ravel()], dtype=object).reshape(value.shape)
+    return value.astype(dtype)
+
+
+@dataclass
+class _CastRun:
+    """One case of a `Cast` judge: the case onnxruntime runs in `to`, and how its outputs come back."""
+
+    case: Case
+    cast_case: Case
+    to: np.dtype
+    back: dict[str, np.dtype]  # output type parameter -> the case's element type
+    first: np.dtype  # the element type sequences' tensors come back to
+    strings: list[str]  # the code of each string is its index
+
+    @classmethod
+    def of(cls, case: Case, version: int | None) -> _CastRun:
+        assert case.cast is not None
+        cast, to = case.cast, np.dtype(case.cast.to)
+        schema = schema_at(case.op, version or case.version, case.domain)
+        assert schema is not None, f"{case.domain}.{case.op}-{version or case.version} has no schema"
+        formal = _formal(list(schema.inputs), len(case.inputs))
+        params = cast.params or (() if cast.attr else (formal[0],))
+        originals: dict[str, np.dtype] = {}
+        for param, value in zip(formal, case.inputs):
+            if param in params and value is not None and param not in originals:
+                originals[param] = np.dtype(_dtype_of(value))
+        swept = [v for p, v in zip(formal, case.inputs) if p in params and v is not None]
+        arrays = [np.asarray(a) for v in swept for a in (v.items if isinstance(v, Seq) else [v])]
+        strings = [""] + sorted({str(x) for a in arrays if a.dtype.kind in "OUS" for x in a.ravel()} - {""})
+        codes = {text: k for k, text in enumerate(strings)}
+        inputs = [_cast_value(v, to, codes) if p in params and v is not None else v
+                  for p, v in zip(formal, case.inputs)]
+        attrs = case.attrs if case.judge_attrs is None else case.judge_attrs
+        attrs = {**attrs, cast.attr: helper.np_dtype_to_tensor_dtype(to)} if cast.attr else attrs
+        first = np.dtype(helper.tensor_dtype_to_np_dtype(case.attrs[cast.attr])) if cast.attr \
+            else originals[params[0]]
+        outputs = _formal(list(schema.outputs), case.outputs)
+        back = {p: originals.get(p, first) for p in outputs if p in originals or p in cast.tied}
+        types = None if case.output_types is None else [
+            None if t is None else to if p in back else t for p, t in zip(outputs, case.output_types)]
+        return cls(case, Case(case.op, case.version, inputs, attrs, outputs=case.outputs, domain=case.domain,
+                              output_types=types), to, back, first, strings)
+
+    def judged(self, result: list[Any] | str) -> tuple[list[Any] | str, tuple[float, float] | None]:
+        """onnxruntime's result cast back, and the tolerance to compare at (at least `to`'s own when it is a float
+        type narrower than the case's)."""
+        to = self.to
+        if isinstance(result, str):
+            return f"onnxruntime refuses the case in {to} too: {result}", self.case.tol
+        schema = schema_at(self.case.op, self.case.version, self.case.domain)
+        assert schema is not None
+        outputs = _formal(list(schema.outputs), self.case.outputs)
+        want = [_cast_back(w, to, self.first, self.strings) if isinstance(w, list)
+                else _cast_back(w, to, self.back[p], self.strings) if p in self.back else w
+                for p, w in zip(outputs, result)]
+        tol = self.case.tol
+        if any(d.kind == "f" and to.kind == "f" and d.itemsize > to.itemsize for d in self.back.values()):
+            floor = DEFAULT_TOL[to]
+            tol = floor if tol is None else (max(tol[0], floor[0]), max(tol[1], floor[1]))
+        return want, tol
+
+
+def judged_by_cast(cases: list[Case], version: int | None = None
+                   ) -> list[tuple[list[Any] | str, tuple[float, float] | None]]:
+    """Each case's outputs from onnxruntime run in its `cast.to` and cast back (see Cast), with its tolerance;
+    one onnxruntime session for all."""
+    runs = [_CastRun.of(case, version) for case in cases]
+    results = run_onnxruntime([run.cast_case for run in runs], version)
+    return [run.judged(result) for run, result in zip(runs, results)]
+
+
+_LACKS: dict[tuple[Any, ...], bool] = {}
+_TYPE_ATTRIBUTES = ("to", "dtype", "output_datatype", "output_dtype")  # attributes that choose an output type
+
+
+def onnxruntime_lacks(case: Case) -> bool:
+    """Whether onnxruntime has no kernel for the case's types (at the version judging it); one session per
+    operator, version and types."""
+    key = (case.domain, case.op, case.version, case.judge_version, case.outputs,
+           tuple(None if v is None else str(_dtype_of(v)) for v in case.inputs),
+           tuple(sorted((k, repr(v)) for k, v in case.attrs.items() if k in _TYPE_ATTRIBUTES)))
+    if key not in _LACKS:
+        model, _ = build_model([case], case.judge_version)
+        try:
+            _session(_exotic_outputs_as_float(model))
+            _LACKS[key] = False
+        except Exception as exc:  # noqa: BLE001 - whatever onnxruntime raises is its refusal
+            _LACKS[key] = NOT_IMPLEMENTED in str(exc)
+    return _LACKS[key]
+
+
+def has_judge(case: Case) -> bool:
+    """Whether a case that explorer must compute has a judge: the spec's value, a cast for when onnxruntime
+    lacks its type, or onnxruntime (at its version or `judge_version`) where it has the type."""
+    if case.error is not None:
+        return False
+    return case.expected is not None or case.cast is not None or not onnxruntime_lacks(case)
+
+
+def check(cases: list[Case], tally: Counter[str] | None = None) -> int:
+    """Runs and compares a batch of cases of one (domain, op, version); returns how many were judged. `tally`
+    counts the cases each judge took ("onnxruntime", "cast", "spec", "error") and, as "unjudged <dtype>", those
+    that had none (which fail the batch)."""
+    tally = Counter() if tally is None else tally
     mine = run_explorer(cases)
     by_ort = [i for i, c in enumerate(cases) if c.expected is None and c.judge_version is None and c.error is None]
     judged_as = [c if c.judge_attrs is None else replace(c, attrs=c.judge_attrs) for c in cases]
@@ -285,25 +427,34 @@ def check(cases: list[Case]) -> int:
     for version in {c.judge_version for c in cases if c.judge_version is not None}:
         picked = [i for i, c in enumerate(cases) if c.judge_version == version]
         ort_results.update(zip(picked, run_onnxruntime([cases[i] for i in picked], version)))
+    lacking = [i for i, r in ort_results.items() if isinstance(r, str) and NOT_IMPLEMENTED in r
+               and cases[i].cast is not None]
+    cast_results = {}
+    for version in {cases[i].judge_version for i in lacking}:
+        picked = [i for i in lacking if cases[i].judge_version == version]
+        cast_results.update(zip(picked, judged_by_cast([cases[i] for i in picked], version)))
     failures = []
     for i, case in enumerate(cases):
         got = mine[i]
         if case.error is not None:
             if not (isinstance(got, (explorer.ExecutionError, explorer.ModelError)) and case.error in str(got)):
                 failures.append(f"{describe(case)}: expected an error with {case.error!r}, got {got!r}")
-            judged += 1
+            tally["error"] += 1
             continue
         want = case.expected if case.expected is not None else ort_results[i]
-        tol = case.tol
-        if isinstance(want, str) and case.float32_judge and NOT_IMPLEMENTED in want and not isinstance(got, Exception):
-            want = _judged_in_float32(case, got)
-            floor = DEFAULT_TOL[np.dtype(np.float32)]  # float64 values judged at float32's precision
-            tol = floor if tol is None else (max(tol[0], floor[0]), max(tol[1], floor[1]))
+        tol, judge = case.tol, "spec" if case.expected is not None else "onnxruntime"
+        if i in cast_results:
+            (want, tol), judge = cast_results[i], "cast"
         if isinstance(want, str):
-            if case.dtype_sweep and NOT_IMPLEMENTED in want:
-                continue
-            failures.append(f"{describe(case)}: onnxruntime refuses it and the case gives no spec value: {want}")
+            if NOT_IMPLEMENTED in want and case.cast is None:
+                tally[f"unjudged {element_type(case)}"] += 1
+                failed = f"; explorer failed too: {got}" if isinstance(got, Exception) else ""
+                failures.append(f"{describe(case)}: onnxruntime lacks its type and the case has no judge (give it "
+                                f"a Cast or the spec's value){failed}")
+            else:
+                failures.append(f"{describe(case)}: onnxruntime refuses it and the case gives no spec value: {want}")
             continue
+        tally[judge] += 1
         if isinstance(got, Exception):
             failures.append(f"{describe(case)}: explorer failed: {got}")
             continue
@@ -313,6 +464,5 @@ def check(cases: list[Case]) -> int:
                 assert_same(g, w, tol, f"output {j}")
         except AssertionError as exc:
             failures.append(f"{describe(case)}: {exc}")
-        judged += 1
     assert not failures, "\n".join(failures[:5]) + (f"\n... {len(failures)} failures" if len(failures) > 5 else "")
-    return judged
+    return sum(n for judge, n in tally.items() if not judge.startswith("unjudged"))
