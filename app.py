@@ -3,7 +3,7 @@ import sys
 
 import streamlit as st
 
-from explorer.ui import state, url, widgets
+from explorer.ui import kept, state, url, widgets
 
 # The server answers the browser's requests (Streamlit's scripts, the canvas's files) from a thread that waits for
 # the interpreter while a script computes: at Python's default switch interval (5 ms) each file waits several
@@ -19,9 +19,14 @@ PAGES = [
     st.Page("explorer/ui/pages/gates.py", title="Gates", icon=":material/tune:"),
     st.Page("explorer/ui/pages/optimizer.py", title="Optimizer", icon=":material/auto_fix_high:"),
     st.Page("explorer/ui/pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+    st.Page("explorer/ui/pages/sweep.py", title="Sweep", icon=":material/stacked_line_chart:"),
 ]
 page = st.navigation(PAGES)
+if st.session_state.get(state.GO_TO_PAGE):
+    st.switch_page(st.session_state.pop(state.GO_TO_PAGE))
+kept.restore()  # the sidebar's values a page switch dropped
 widgets.sidebar()
+kept.keep()
 url.restore_position()
 banner = st.container()  # filled after the page, which may draw before the run is done (a big model)
 page.run()

@@ -14,6 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "explorer"
 # below the executor and the views; it reads only `graph` and `errors` (test_spec_is_below_executor_and_views).
 LAYERS = {
     "errors": 0, "collector": 0, "limits": 0, "values": 0, "judge_worker": 0, "archive": 0,
+    "access": 0,
     "graph": 1, "graph_index": 1, "spec": 1, "function_bodies": 1, "model": 1, "model_guards": 1, "model_inference": 1,
     "external_data": 1, "typing_rules": 1, "type_constraints": 1, "feeds": 1, "inputs": 1, "samples": 1,
     "weights": 1, "wire": 1, "model_source": 1, "model_files": 1, "judge": 1, "judge_job": 1,

@@ -14,17 +14,12 @@ INTERRUPTED = 130  # the shell's code for a command ended by Ctrl-C
 
 def numbers(text: str) -> list[int]:
     """Whole numbers >= 0 as `0,1,2`, with inclusive ranges `8-12` among them."""
-    found: list[int] = []
-    for part in text.split(","):
-        low, dash, high = part.strip().partition("-")
-        try:
-            first, last = int(low), int(high) if dash else int(low)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected whole numbers such as 0,1,2 or 8-12, got {text!r}") from None
-        if first < 0 or last < first:
-            raise argparse.ArgumentTypeError(f"expected numbers >= 0 and ranges low-high, got {part.strip()!r}")
-        found.extend(range(first, last + 1))
-    return found
+    from ..sweep.plan import parse_numbers
+
+    try:
+        return parse_numbers(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def dim_values(text: str) -> tuple[str, list[int]]:

@@ -59,12 +59,16 @@ class Plan:
     dims: list[str]
     outputs: list[str]
 
+    def sweep(self, scheduler: str | None = None, workers: int | None = None) -> Sweep:
+        """The sweep of this plan on a cluster (see Sweep), not started."""
+        return Sweep(self.job, self.items, scheduler=scheduler, workers=workers, model_data=self.model_data,
+                     other_data=self.other_data)
+
     def run(self, scheduler: str | None = None, workers: int | None = None, out: str | os.PathLike | None = None,
             on_row: OnRow | None = None, result: SweepResult | None = None) -> SweepResult:
         """Runs the sweep (see `sweep`), its rows added to `result` as they complete (so that a caller catching
         KeyboardInterrupt still has them) and written to `out` when given."""
-        run = Sweep(self.job, self.items, scheduler=scheduler, workers=workers, model_data=self.model_data,
-                    other_data=self.other_data)
+        run = self.sweep(scheduler, workers)
         result = result if result is not None else SweepResult()
         result.total, result.notes = run.total, run.notes
         writer = RowWriter(out, self.dims, self.outputs) if out is not None else None

@@ -32,6 +32,22 @@ class Item:
         return dict(self.dims)
 
 
+def parse_numbers(text: str) -> list[int]:
+    """Whole numbers >= 0 written as `0,1,2`, with inclusive ranges such as `8-12` among them (ValueError
+    naming the part that is not)."""
+    found: list[int] = []
+    for part in text.split(","):
+        low, dash, high = part.strip().partition("-")
+        try:
+            first, last = int(low), int(high) if dash else int(low)
+        except ValueError:
+            raise ValueError(f"expected whole numbers such as 0,1,2 or 8-12, got {part.strip()!r}") from None
+        if first < 0 or last < first:
+            raise ValueError(f"expected numbers >= 0 and ranges low-high, got {part.strip()!r}")
+        found.extend(range(first, last + 1))
+    return found
+
+
 def grid(dims: Mapping[str, Sequence[int]] | None = None, seeds: Sequence[int] | None = None) -> list[Item]:
     """Random inputs: every combination of the dims' sizes (in the order given) with every seed (default 0)."""
     dims = dict(dims or {})

@@ -4,7 +4,6 @@ caches hold (where a model comes from, what to run it on, how a run ended)."""
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 import onnx
 import streamlit as st
 
+from ..access import REFUSED, Access, AccessRefused
 from ..errors import ExecutionError, ExplorerError, FeedError, failure_text
 from ..executor import run
 from ..limits import Limits
@@ -35,6 +35,7 @@ class ModelSource:
     data: bytes | None = field(default=None, repr=False, compare=False)
     path: str | None = None
     lenient: bool = False  # load it even when it breaks the spec's typing rules (each a warning)
+    shared: bool = False  # a local path opened by a shared app: any failure is the one refusal (explorer/access.py)
 
 
 def lenient(source: ModelSource | None, on: bool) -> ModelSource | None:
@@ -95,18 +96,30 @@ def upload_source(name: str, data: bytes) -> ModelSource:
     return ModelSource("upload", name, "sha256:" + hashlib.sha256(data).hexdigest(), data=data)
 
 
-def path_source(text: str) -> ModelSource:
+def path_source(text: str, access: Access | None = None) -> ModelSource:
     """A local file (external data is read from its folder). A missing path still makes a source: loading it
-    reports the problem."""
-    path = Path(os.path.expanduser(text.strip()))
+    reports the problem. A shared app (`access`) opens only files inside the folders its operator allowed: any
+    other path makes a source whose loading gives the one refusal."""
+    access = access or Access()
+    try:
+        path = access.path(text)
+    except AccessRefused:
+        return ModelSource("path", text.strip(), "refused", shared=True)
     if not path.is_file():
-        return ModelSource("path", str(path), f"missing:{path}", path=str(path))
+        return ModelSource("path", str(path), f"missing:{path}", path=str(path), shared=access.shared)
     resolved = path.resolve()
-    return ModelSource("path", str(path), f"sha256:{_file_key(resolved)}@{resolved.parent}", path=str(resolved))
+    return ModelSource("path", str(path), f"sha256:{_file_key(resolved)}@{resolved.parent}", path=str(resolved),
+                       shared=access.shared)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _load(key: str, label: str, _source: ModelSource) -> LoadResult:
+    if _source.shared:  # nothing of a file that did not load as a model, not even whether it exists
+        try:
+            return LoadResult(load(str(_source.path), label=_source.label, lenient=_source.lenient), None) \
+                if _source.path else LoadResult(None, md(REFUSED))
+        except Exception:  # noqa: BLE001 - whatever went wrong, the same refusal
+            return LoadResult(None, md(REFUSED))
     try:
         model = load(_source.data if _source.data is not None else str(_source.path), label=_source.label,
                      lenient=_source.lenient)

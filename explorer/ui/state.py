@@ -51,6 +51,10 @@ JOBS = "judge_jobs"  # {job key: JudgeJob}, oldest first: the session's question
 RUN_PUT_OFF = "run_put_off"  # this script run leaves the run to the next one (see put_off_run)
 RUN_WAITED = "run_waited"  # run key of the run a page has put off once already
 PUT_OFF_NODES = 2_000  # a model this big is drawn before its first run (see put_off_run)
+SWEEP_JOB = "sweep_job"  # Sweep page: (SweepJob, its reference as the Compare page's B), see ui/sweeping.py
+SWEPT_INPUT = "swept_input"  # (model key, sweep Item): a sweep's input opened as the app's inputs, its reference
+AT_DIVERGENCE = "at_divergence"  # the Compare page opens its lockstep cursor at the first divergence (once)
+GO_TO_PAGE = "go_to_page"  # a page a callback asked for: the app switches to it before drawing the sidebar
 
 # ---- widget keys ---------------------------------------------------------------------------------------------
 W_SOURCE = "w_source"
@@ -150,6 +154,7 @@ K_FRAMES_SENT = "frames_sent"  # a diagram canvas's stepper: (the set of frames,
 K_FIRST_SHOWN = "canvas_first_shown"  # diagram canvases sent before their drawing: {(model key, drawing key)}
 K_JOB_CANCEL = "w_job_cancel"  # a running onnxruntime job's Cancel button (per job)
 K_JOB_AGAIN = "w_job_again"  # a cancelled job's "ask again" button (per job)
+K_SWEEP = "w_sweep"  # Sweep page: its widgets, f"{K_SWEEP}_{part}" (inputs, seeds, folder, against, ...)
 
 
 def keyed(prefix: str, *parts: object) -> str:

@@ -15,13 +15,14 @@ from ..feeds import symbolic_dims, unnamed_dims
 from ..limits import Limits
 from ..model import Model
 from ..samples import DEFAULT_SAMPLE, list_samples
+from ..sweep.task import feeds_of
 from ..trace import Event, Trace
 from ..views import hints
 from ..views import inspector as views_inspector
 from ..views.loops import Execution
 from ..views.markup import md, md_code
 from ..views.tables import short_text
-from . import state, url
+from . import reach, state, url
 
 T = TypeVar("T")
 Run = TypeVar("Run", Event, Execution)
@@ -35,8 +36,10 @@ def chosen(value: T | None) -> T:
 
 SOURCES = ("Sample", "Upload", "Local path")
 UPLOAD_INPUTS = "Upload .npz or .pb"
-INPUT_MODES = ("Random", UPLOAD_INPUTS, "Edit values")
+RANDOM_INPUTS = "Random"
+INPUT_MODES = (RANDOM_INPUTS, UPLOAD_INPUTS, "Edit values")
 SAMPLE_INPUTS = "Sample inputs"  # first mode for samples that come with inputs
+SWEPT_INPUTS = "Sweep input"  # last mode once an input read from a file is opened from the Sweep page
 NODE_PICK_LIMIT = 2_000  # options of the node selector at most (gtcrn's 1,786 nodes all fit)
 
 
@@ -45,6 +48,7 @@ def sidebar() -> None:
     """Model choice, inputs and limits; records what is requested in session state."""
     with st.sidebar:
         st.header("Model")
+        st.caption(md(reach.access().describe()))
         candidate = model_picker()
         strictness = st.toggle("Lenient typing", key=state.W_LENIENT,
                                help="Run models that break the spec's typing rules (onnxruntime refuses them); "
@@ -85,7 +89,7 @@ def model_picker() -> state.ModelSource | None:
         return None if upload is None else state.upload_source(upload.name, upload.getvalue())
     text = st.text_input("Path to an .onnx file", key=state.W_PATH,
                          help="External data files are read from the model's own folder")
-    return state.path_source(text) if text.strip() else None
+    return state.path_source(text, reach.access()) if text.strip() else None
 
 
 LIMIT_HINTS = {  # what to raise under Limits in the sidebar when the run stopped at that limit
@@ -127,9 +131,15 @@ def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
     if given is not None:  # in the model's input order
         given = {s.name: given[s.name] for s in model.inputs if s.name in given}
     modes = (SAMPLE_INPUTS, *INPUT_MODES) if given is not None else INPUT_MODES
+    swept = st.session_state.get(state.SWEPT_INPUT)
+    swept = swept[1] if swept is not None and swept[0] == model.sha256 else None
+    modes = (*modes, SWEPT_INPUTS) if swept is not None else modes
     if st.session_state.get(state.W_INPUT_MODE) not in modes:
         st.session_state[state.W_INPUT_MODE] = modes[0]
     mode = st.radio("Inputs", modes, key=state.W_INPUT_MODE, horizontal=True, label_visibility="collapsed")
+    if mode == SWEPT_INPUTS:
+        st.caption(f"The sweep's input {md_code(swept.label)}, read from {md_code(swept.path)}")
+        return state.RunRequest(f"swept:{swept.path}", swept.label, lambda: feeds_of(model, swept, limits), limits)
     if mode == SAMPLE_INPUTS:
         st.caption("The inputs this sample was built to be run on: "
                    + ", ".join(f"{md_code(name)} = {md(short_text(value))}" for name, value in given.items()))

@@ -12,8 +12,10 @@ import streamlit as st
 from explorer.compare.both_gates import gates_of_both
 from explorer.errors import ExplorerError
 from explorer.inputs import feeds_from_npz
+from explorer.limits import Limits
 from explorer.samples import list_samples
-from explorer.ui import diagram, jobs, state, widgets, work
+from explorer.sweep.task import reference_of
+from explorer.ui import diagram, jobs, reach, state, widgets, work
 from explorer.views import compare as views
 from explorer.views.dot import model_to_dot
 from explorer.views.overlays import TraceOverlay
@@ -22,15 +24,35 @@ from explorer.views.plots import time_heatmap
 CHOICES = {"onnxruntime": "onnxruntime", "optimized": "The optimized model", "sample": "A bundled sample",
            "upload": "An uploaded model", "path": "A local path", "reference": "Reference values (.npz)",
            "pytorch": "PyTorch's equations (GRU/LSTM/RNN)"}
+SWEPT = "sweep"  # B: the reference values of the sweep input opened as the app's inputs
 DRAW_LIMIT = 400  # nodes: bigger models are drawn on request
+
+
+def swept_reference(model):
+    """The sweep input opened as the app's inputs, when it comes with reference values (see ui/sweeping.py)."""
+    swept = st.session_state.get(state.SWEPT_INPUT)
+    if swept is None or swept[0] != model.sha256 or swept[1].reference is None \
+            or st.session_state.get(state.W_INPUT_MODE) != widgets.SWEPT_INPUTS:
+        return None
+    return swept[1]
 
 
 def side_b(model):
     """(B, B's content key) as chosen, or None while the choice is incomplete."""
-    choice = st.radio("Compare the current run with", list(CHOICES), format_func=CHOICES.__getitem__,
+    swept = swept_reference(model)
+    choices = {**CHOICES, SWEPT: f"The reference of {swept.label} (from the sweep)"} if swept else CHOICES
+    if st.session_state.get(state.W_COMPARE_B) not in choices:
+        st.session_state[state.W_COMPARE_B] = next(iter(choices))
+    choice = st.radio("Compare the current run with", list(choices), format_func=choices.__getitem__,
                       horizontal=True, key=state.W_COMPARE_B)
     if choice in ("onnxruntime", "pytorch"):
         return choice, choice
+    if choice == SWEPT:
+        try:
+            return reference_of(model, swept, Limits()), f"sweep:{swept.reference}"
+        except ExplorerError as exc:
+            st.error(f"The sweep's reference values do not load: {exc}")
+            return None
     if choice == "optimized":
         result = work.optimization(model, ())
         return state.proto_model(result.optimized, model.lenient), f"optimized:{model.sha256}"
@@ -58,7 +80,7 @@ def side_b(model):
         text = st.text_input("Path of model B", key=state.W_COMPARE_PATH)
         if not text.strip():
             return None
-        source = state.path_source(text)
+        source = state.path_source(text, reach.access())
     loaded = state.load_source(source)
     if loaded.model is None:
         st.error("Model B does not load:")
@@ -108,6 +130,8 @@ def lockstep_tab(model, result) -> None:
         st.info("The run recorded no event.")
         return
     start = views.divergence_index(result)
+    if st.session_state.pop(state.AT_DIVERGENCE, False) and start is not None:  # opened from a sweep's input
+        st.session_state[state.W_COMPARE_CURSOR] = start
     if start is not None and st.button("Go to the first divergence", key=state.W_COMPARE_GOTO):
         st.session_state[state.W_COMPARE_CURSOR] = start
     index = st.slider("Event (both runs step together)", 0, count - 1, key=state.W_COMPARE_CURSOR) \
