@@ -71,6 +71,12 @@ def _example_for_type(tp: onnx.TypeProto, rng, dims: dict[str, int], name: str) 
         return [_example_for_type(tp.sequence_type.elem_type, rng, dims, name) for _ in range(DEFAULT_DIM)]
     if which == "optional_type":
         return _example_for_type(tp.optional_type.elem_type, rng, dims, name)
+    if which == "map_type" and tp.map_type.value_type.WhichOneof("value") == "tensor_type":
+        # DEFAULT_DIM entries: keys "k0", "k1"... (or 0, 1...), random values of the declared type
+        value = tp.map_type.value_type.tensor_type.elem_type
+        keys = [f"k{i}" if tp.map_type.key_type == onnx.TensorProto.STRING else i for i in range(DEFAULT_DIM)]
+        values = _random_tensor(rng, np.dtype(onnx.helper.tensor_dtype_to_np_dtype(value)), (DEFAULT_DIM,))
+        return dict(zip(keys, values.tolist()))
     raise FeedError(f"input {name!r} has type {which or 'unknown'}; give feeds explicitly")
 
 

@@ -1,5 +1,6 @@
 """Trace files: one .npz holding `meta.json` (events, iterations, outputs, error as JSON) and one .npy member per
-recorded array, each array stored once. Reading checks every size before inflating it, reads only plain dtypes
+recorded array, each array stored once (a sequence of maps sharing their keys, ZipMap's, as its keys and one
+[N, K] table). Reading checks every size before inflating it, reads only plain dtypes
 (ml_dtypes ones by name from an allow-list), never a pickle, and reports any malformed part as TraceFileError."""
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from .cell_gates import CellLayout
 from .errors import TraceFileError, cause_text
 from .limits import Limits
 from .trace import FORMAT_VERSION, Event, Iteration, RunError, Trace
-from .values import SequenceSummary, TensorSequence, ValueSummary
+from .values import MapSequence, SequenceSummary, TensorSequence, ValueSummary
 
 # the dtypes onnx reads through ml_dtypes (bfloat16, float8, int4, float4); stored as same-size unsigned ints
 ML_DTYPES = frozenset({"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
@@ -138,6 +139,8 @@ class _Encoder:
             return {"k": "summary", "v": [list(value.shape), value.dtype, self.encode(value.min),
                                           self.encode(value.max), self.encode(value.mean),
                                           value.nan_count, value.inf_count]}
+        if isinstance(value, MapSequence):  # maps sharing their keys: the keys and one [N, K] table
+            return {"k": "maps", "keys": self.encode(value.keys), "table": self.encode(value.table)}
         if isinstance(value, list):  # a sequence a kernel built keeps its kind (and its known size)
             kind = "sequence" if isinstance(value, TensorSequence) else "list"
             return {"k": kind, "v": [self.encode(v) for v in value]}
@@ -203,6 +206,12 @@ class _Decoder:
             return [self.decode(v, inner) for v in value["v"]]
         if kind == "sequence":
             return TensorSequence(self.decode(v, inner) for v in value["v"])
+        if kind == "maps":
+            keys, table = self.decode(value["keys"], inner), self.decode(value["table"], inner)
+            if not (isinstance(keys, np.ndarray) and isinstance(table, np.ndarray) and keys.ndim == 1
+                    and table.ndim == 2 and table.shape[1] == keys.size):
+                raise TraceFileError("a sequence of maps whose keys and table do not fit")
+            return MapSequence(keys, table)
         if kind == "tuple":
             return tuple(self.decode(v, inner) for v in value["v"])
         if kind == "dict":

@@ -110,6 +110,33 @@ class _Items(ItemsView[str, Any]):
         return zip(self._mapping._names, self._mapping._values)
 
 
+class MapSequence(list[dict[Any, Any]]):
+    """A sequence of maps sharing their keys (ZipMap's output, one map per row): a list of dicts {key: float}, as
+    onnxruntime returns it, that also keeps its `keys` [K] and `table` [N, K] for recording, tables and trace
+    files. Never changed after it is built; pickled as a plain list."""
+
+    __slots__ = ("keys", "table")
+
+    def __init__(self, keys: np.ndarray, table: np.ndarray) -> None:
+        names = keys.tolist()
+        super().__init__(dict(zip(names, row)) for row in table.tolist())
+        self.keys = keys
+        self.table = table
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.table.nbytes) + POINTER_BYTES * (len(self) + self.keys.size)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return list, (list(self),)
+
+
+def map_text(keys: np.ndarray, values: np.dtype | str) -> str:
+    """A map's type as explorer writes it: `map(int64 → float32)` (`string` for text keys)."""
+    key = "string" if keys.dtype.kind in "OUS" else str(keys.dtype)
+    return f"map({key} → {values})"
+
+
 def elements_bytes(value: list[Any]) -> int:
     """Bytes of a sequence's elements plus one reference each, summed over every element."""
     try:  # a sequence of tensors: summed in C
@@ -122,7 +149,7 @@ def nbytes(value: Any) -> int:
     """Bytes held by a value (sequences: their elements plus one reference each; O(1) for a TensorSequence)."""
     if isinstance(value, np.ndarray):
         return value.nbytes
-    if isinstance(value, TensorSequence):
+    if isinstance(value, (TensorSequence, MapSequence)):
         return value.nbytes
     if isinstance(value, list):
         return elements_bytes(value)
@@ -148,6 +175,8 @@ def count_nonfinite(value: Any) -> tuple[int, int]:
     """(NaN count, Inf count) of a tensor, a sequence of tensors or a summary."""
     if isinstance(value, ValueSummary):
         return value.nan_count, value.inf_count
+    if isinstance(value, MapSequence):
+        return count_nonfinite(value.table)
     if isinstance(value, list):
         pairs = [count_nonfinite(v) for v in value]
         return sum(p[0] for p in pairs), sum(p[1] for p in pairs)
@@ -221,6 +250,8 @@ def describe(value: Any) -> str:
         return f"seq({value.length}) of {inner}"
     if isinstance(value, np.ndarray):
         return type_text(value.dtype, value.shape)
+    if isinstance(value, MapSequence):
+        return f"seq({len(value)}) of {map_text(value.keys, value.table.dtype)}"
     if isinstance(value, list):
         inner = describe(value[0]) if value else "?"
         return f"seq({len(value)}) of {inner}"

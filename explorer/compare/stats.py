@@ -1,6 +1,7 @@
 """Error statistics of one value against another: max abs/rel error and whether it is within tolerance.
 Integers, booleans and strings must be equal; floats (any precision, compared in float64) within
-atol + rtol·|reference|; sequences element by element; NaN equals NaN and an infinity the same infinity."""
+atol + rtol·|reference|; sequences element by element, maps key by key; NaN equals NaN and an infinity the same
+infinity."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,6 +44,11 @@ def compare_values(name: str, ours: Any, theirs: Any, rtol: float = RTOL, atol: 
         parts = [compare_values(f"{name}[{i}]", a, b, rtol, atol) for i, (a, b) in enumerate(zip(ours, theirs))]
         return OutputDiff(name, max((p.max_abs for p in parts), default=0.0),
                           max((p.max_rel for p in parts), default=0.0), all(p.ok for p in parts))
+    if isinstance(ours, dict) or isinstance(theirs, dict):
+        if not (isinstance(ours, dict) and isinstance(theirs, dict)) or set(ours) != set(theirs):
+            return _unequal(name, "map keys or kind differ")
+        keys = list(theirs)
+        return compare_values(name, np.array([ours[k] for k in keys]), np.array([theirs[k] for k in keys]), rtol, atol)
     if ours is None or theirs is None:
         return OutputDiff(name, 0.0, 0.0, True) if ours is None and theirs is None else _unequal(name, "one is empty")
     a, b = np.asarray(ours), np.asarray(theirs)

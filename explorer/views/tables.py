@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..values import ValueSummary, count_nonfinite, describe, summarize
+from ..values import MapSequence, ValueSummary, count_nonfinite, describe, summarize
 
 MAX_TABLE_CELLS = 400
 
@@ -21,6 +21,9 @@ def value_stats(value: Any) -> dict[str, Any]:
     if isinstance(value, np.ndarray):
         summary = summarize(_numeric(value))
         row["dtype"] = str(value.dtype)
+    elif isinstance(value, MapSequence):  # its values' statistics (its shape is its table's)
+        summary = summarize(value.table)
+        row["dtype"] = str(value.table.dtype)
     if summary is not None:
         row["shape"] = tuple(summary.shape)
         row["dtype"] = row["dtype"] or summary.dtype
@@ -77,8 +80,41 @@ def cell_text(item: Any) -> str:
     return str(item.item() if isinstance(item, np.generic) else item)
 
 
+def grid_items(value: Any, max_cells: int = MAX_TABLE_CELLS) -> np.ndarray | None:
+    """The items a value's table shows, as a 2-D array (see `value_grid`), or None when it has no small table."""
+    if isinstance(value, MapSequence):
+        return value.table if 0 < value.table.size <= max_cells else None
+    if isinstance(value, dict):
+        if not 0 < len(value) <= max_cells:
+            return None
+        items = np.empty((len(value), 1), dtype=object)
+        items[:, 0] = list(value.values())
+        return items
+    return as_grid(value, max_cells)
+
+
+def _key_texts(keys: Any) -> list[str]:
+    return [str(k.item() if isinstance(k, np.generic) else k) for k in keys]
+
+
+def map_grid(value: Any, max_cells: int = MAX_TABLE_CELLS) -> Grid | None:
+    """A sequence of maps sharing their keys (one row per map, one column per key) or one map (one row per key)
+    as a Grid; None for anything else or too big."""
+    items = grid_items(value, max_cells) if isinstance(value, (MapSequence, dict)) else None
+    if items is None:
+        return None
+    cells = [[cell_text(item) for item in row] for row in items]
+    if isinstance(value, MapSequence):
+        return Grid(cells, [str(i) for i in range(len(items))], _key_texts(value.keys),
+                    "rows: the sequence's maps · columns: their keys")
+    return Grid(cells, _key_texts(value), ["value"], "rows: the map's keys")
+
+
 def value_grid(value: Any, max_cells: int = MAX_TABLE_CELLS) -> Grid | None:
-    """`value` as a Grid (see `as_grid` for the layout), or None when it is no small tensor."""
+    """`value` as a Grid (see `as_grid` for the layout; maps: `map_grid`), or None when it is no small tensor or
+    map."""
+    if isinstance(value, (MapSequence, dict)):
+        return map_grid(value, max_cells)
     grid = as_grid(value, max_cells)
     if grid is None:
         return None

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .styles import TABLE_COLOURS, TONE_HEX
-from .tables import short_text, value_grid, value_stats
+from .tables import grid_items, short_text, value_grid, value_stats
 
 _LINES = TABLE_COLOURS
 STYLE = f"""<style>
@@ -61,14 +61,14 @@ def _rounded(text: str, item: Any) -> bool:
 
 
 def value_table(value: Any) -> str:
-    """A small tensor as an HTML table under a caption naming its axes (rank >= 2); "" when it is no small
-    tensor or a scalar. A cell whose text is rounded has its full precision as its tooltip."""
+    """A small tensor or map as an HTML table under a caption naming its axes (rank >= 2) or its keys; "" when
+    it is neither or a scalar. A cell whose text is rounded has its full precision as its tooltip."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
         return ""
     grid = value_grid(value)
-    if grid is None:
+    flat = grid_items(value)
+    if grid is None or flat is None:
         return ""
-    flat = value.reshape(len(grid.rows), len(grid.columns))
     head = "".join(f"<th>{escape(c)}</th>" for c in grid.columns)
     rows = []
     for label, texts, items in zip(grid.rows, grid.cells, flat):
@@ -79,7 +79,8 @@ def value_table(value: Any) -> str:
         rows.append(f"<tr><th>{escape(label)}</th>{''.join(cells)}</tr>")
     table = (f'<div class="grid"><table><thead><tr><th></th>{head}</tr></thead>'
              f"<tbody>{''.join(rows)}</tbody></table></div>")
-    caption = f'<p class="caption">{escape(grid.caption)}</p>' if value.ndim >= 2 else ""
+    caption = f'<p class="caption">{escape(grid.caption)}</p>' if np.ndim(flat) >= 2 and (
+        not isinstance(value, np.ndarray) or value.ndim >= 2) else ""
     return table + caption
 
 

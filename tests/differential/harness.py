@@ -57,6 +57,14 @@ class Cast:
 
 
 @dataclass
+class Map:
+    """A map input: its items and the element type of its values (keys are strings or int64 as given)."""
+
+    items: dict[Any, Any]
+    dtype: Any
+
+
+@dataclass
 class Case:
     op: str
     version: int  # the since_version judged; the model imports exactly this opset
@@ -91,6 +99,11 @@ DEFAULT_TOL = {np.dtype(np.float16): (2e-3, 1e-3), np.dtype(np.float32): (2e-5, 
 
 
 def _value_type(value: Any) -> onnx.TypeProto:
+    if isinstance(value, Map):
+        key = onnx.TensorProto.STRING if all(isinstance(k, str) for k in value.items) else onnx.TensorProto.INT64
+        dtype = np.dtype(value.dtype)
+        elem = onnx.TensorProto.STRING if dtype.kind in "OUS" else helper.np_dtype_to_tensor_dtype(dtype)
+        return helper.make_map_type_proto(key, helper.make_tensor_type_proto(elem, None))
     if isinstance(value, Seq):
         dtype = value.dtype if value.dtype is not None else value.items[0].dtype
         elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
@@ -130,7 +143,7 @@ def build_model(cases: list[Case], version: int | None = None) -> tuple[onnx.Mod
                 initializers.append(numpy_helper.from_array(value, name))
                 continue
             inputs.append(helper.make_value_info(name, _value_type(value)))
-            feeds[name] = value.items if isinstance(value, Seq) else np.asarray(value)
+            feeds[name] = value.items if isinstance(value, (Seq, Map)) else np.asarray(value)
         outs = [f"c{k}_o{j}" for j in range(case.outputs)]
         attrs = case.attrs if version is None else _defined_at(case, version)
         nodes.append(helper.make_node(case.op, names, outs, name=f"c{k}", domain=case.domain, **attrs))
@@ -242,6 +255,11 @@ def assert_same(got: Any, want: Any, tol: tuple[float, float] | None, what: str)
     if want is None:
         assert got is None, f"{what}: {got!r} instead of an empty optional"
         return
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and set(got) == set(want), f"{what}: map {got!r} vs {want!r}"
+        kind = np.float32 if all(isinstance(v, float) for v in want.values()) else None
+        assert_same(np.array([got[k] for k in want], kind), np.array(list(want.values()), kind), tol, what)
+        return
     if isinstance(want, list):
         assert isinstance(got, list) and len(got) == len(want), f"{what}: sequence {got!r} vs {want!r}"
         for k, (g, w) in enumerate(zip(got, want)):
@@ -277,6 +295,7 @@ def assert_same(got: Any, want: Any, tol: tuple[float, float] | None, what: str)
 
 def describe(case: Case) -> str:
     shapes = ", ".join("None" if v is None else f"seq[{len(v.items)}]" if isinstance(v, Seq)
+                       else f"map[{len(v.items)}]" if isinstance(v, Map)
                        else f"{np.asarray(v).dtype}{list(np.shape(v))}" for v in case.inputs)
     return f"{case.op}-{case.version}({shapes}) {case.attrs}"
 
