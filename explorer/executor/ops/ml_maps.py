@@ -6,6 +6,7 @@ Maps are Python dicts; ZipMap's sequence of maps is a values.MapSequence (a list
 them, that keeps its labels and [N, C] table for tables and trace files)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,7 +30,7 @@ def zipmap_kernel(node: NodeRef, program: Program) -> PlainKernel:
     if labels.size == 0 or (strings and op.attr("classlabels_int64s")):
         raise op.error("exactly one of classlabels_strings and classlabels_int64s must be set")
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         (x,) = args
         if x.ndim not in (1, 2) or x.shape[-1] != labels.size:
             raise op.error(f"X must be [N, {labels.size}] (or [{labels.size}]) for {labels.size} labels, "
@@ -82,7 +83,7 @@ def dict_vectorizer_kernel(node: NodeRef, program: Program) -> PlainKernel:
     vocabulary = [text(w) for w in words] if words else [int(n) for n in numbers]
     declared = _map_value_dtype(op, node, program)
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         given = _as_map(op, args[0])
         keyed = {(text(k) if words else int(k)): v for k, v in given.items()}
         dtype = _values_dtype(declared, list(keyed.values()))
@@ -119,7 +120,7 @@ def cast_map_kernel(node: NodeRef, program: Program) -> PlainKernel:
         raise op.error(f"max_map must not be negative, got {width}")
     pad: Any = "0.f" if target.kind == "O" else 0
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         given = {int(k): v for k, v in _as_map(op, args[0]).items()}
         try:
             if form == "DENSE":
