@@ -30,7 +30,7 @@ FAMILY_NAMES = (
     "strings",
     # onnxruntime's own operators (com.microsoft)
     "contrib_activation", "contrib_attention", "contrib_fused", "contrib_gqa", "contrib_normalization",
-    "contrib_qlinear", "contrib_quantize",
+    "contrib_qlinear", "contrib_quantize", "contrib_tokenizer",
     # ai.onnx.ml
     "ml_linear", "ml_maps", "ml_svm", "ml_trees",
 )
