@@ -12,6 +12,7 @@ tokens along a new last axis, padded with pad_value to the longest row.
 RE2 (google-re2) matches as onnxruntime's does: Python's `re` would pick the leftmost alternative, not the longest."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -103,7 +104,7 @@ def tokenizer_kernel(node: NodeRef, program: Program) -> PlainKernel:
                 break
         return pieces
 
-    def run(args: list[Any]) -> tuple[Any, ...]:
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         if x.ndim not in (1, 2):
             raise ValueError(f"X {x.shape} must be [C] or [N, C]")
