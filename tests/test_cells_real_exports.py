@@ -96,3 +96,22 @@ def test_framework_equations_agree_with_the_export(export):
         with_weights = check_cell(model, trace, cell.path, reference=reference)
         if with_weights.weights_from == "the Keras layer's weights":
             assert with_weights.divergence is None
+
+
+H0_EXPORTS = sorted((MODELS / "torch_cells_h0").glob("*.onnx"))
+
+
+@pytest.mark.parametrize("path", H0_EXPORTS, ids=lambda p: p.stem)
+def test_unrolled_cell_loops_from_a_given_state(path):
+    """dynamo's unrolled loops over LSTMCell, RNNCell (relu) and GRUCell from an h0 the model takes: one cell
+    each, its H PyTorch's own output at every step, PyTorch's equations from that h0 agreeing."""
+    model = explorer.load(path)
+    with np.load(path.parent / "reference" / f"{path.stem}.npz") as data:
+        reference = dict(data)
+    trace = explorer.run(model, {"x": reference["x"], "h0": reference["h0"]})
+    (cell,) = recurrent_cells(model)
+    kind = {"lstmcell": "LSTM", "rnncell": "RNN", "grucell": "GRU"}[path.stem.split("_")[1]]
+    assert (cell.kind, cell.form) == (kind, "unrolled")
+    np.testing.assert_allclose(trace.gates(cell.path)["H"][:, 0].transpose(1, 0, 2), reference["y"], atol=1e-5)
+    check = check_cell(model, trace, cell.path)
+    assert check.notes == [] and check.divergence is None

@@ -135,11 +135,13 @@ class GraphDataflow:
         """`name` as a sum of products of atoms (values that are not Add, Sub, Mul, Neg or a scalar constant,
         and the `atoms` given, e.g. the state a step starts from)."""
         name = self.strip(name)
+        if name in atoms:
+            return {(name,): 1.0}
         scalar = self._scalar(name)
         if scalar is not None:
             return {(): scalar}
         node = self.producer.get(name)
-        if node is None or depth == 0 or name in atoms or node.op_type not in ("Add", "Sub", "Mul", "Neg", "Div"):
+        if node is None or depth == 0 or node.op_type not in ("Add", "Sub", "Mul", "Neg", "Div"):
             return {(name,): 1.0}
         args = [self.expand(i, depth - 1, atoms) for i in node.proto.input]
         op = node.op_type

@@ -31,11 +31,14 @@ def unrolled_cells(flows: Flows, framework: str) -> list[RecurrentCell]:
         if len(products) < 2:
             continue  # a recurrent weight is applied once per step: an input projection only once
         states = {flow.strip(p.proto.input[0]) for p in products}
+        found = {}
         for product in products:
             state = flow.strip(product.proto.input[0])
             link = _link(flow, state, product, states)
             if link is not None:
-                links[state] = link
+                found[state] = link
+        if 2 * len(states & {out for _, out in found.values()}) >= len(states):
+            links.update(found)  # a recurrent weight reads the states its own steps produce (an input's does not)
     return _cells(flow, [chain for chain in _chains(flow, links) if len(chain) >= 2], framework)
 
 
@@ -74,7 +77,8 @@ def _link(flow: GraphDataflow, state: str, product: NodeRef, states: set[str]) -
 
 
 def _lstm_from_h(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
-    """An LSTM step ending at `h_out` = o * act(C'), its previous cell state found in C' = f * C + i * g."""
+    """An LSTM step ending at `h_out` = o * act(C'), its previous cell state found among the operands of the
+    products C' = f * C + i * g adds (not an activation's output: the state itself, or its zero start)."""
     terms = flow.expand(h_out, atoms=frozenset((h_in,)))
     if len(terms) != 1:
         return None
@@ -83,8 +87,13 @@ def _lstm_from_h(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
         if activation is None or not activation.proto.input:
             continue
         c_new = flow.strip(activation.proto.input[0])
-        for term in flow.expand(c_new, atoms=frozenset((h_in,))):
-            for c_in in term:
+        add = flow.producer.get(c_new)
+        if add is None or add.op_type != "Add":
+            continue
+        for product in (flow.producer.get(flow.strip(i)) for i in add.proto.input):
+            if product is None or product.op_type != "Mul":
+                continue
+            for c_in in (flow.strip(i) for i in product.proto.input):
                 if flow.activation_node(c_in) is None:
                     match = match_lstm(flow, h_in, h_out, c_in, c_new)
                     if match is not None:
@@ -232,13 +241,26 @@ def _weights(flow: GraphDataflow, chain: list[tuple[Match, str]]) -> tuple[Weigh
     return Weights("", kernel, recurrent_weight, kernel_bias, recurrent_bias, transposed, recurrent_transposed), inputs
 
 
+def _initial(flow: GraphDataflow, chain: list[tuple[Match, str]]) -> dict[str, str]:
+    """The values a chain's first step starts from (H, and C for an LSTM) unless they are folded away or
+    constant zeros."""
+    first = chain[0][0]
+    out = {}
+    for letter, state in zip("HC", first.states):
+        value = flow.constant(state) if state else None
+        if state and (value is None or value.any()):
+            out[letter] = state
+    return out
+
+
 def _cell(flow: GraphDataflow, chains: list[list[tuple[Match, str]]], directions: list[DirectionSteps],
           framework: str) -> RecurrentCell:
     last, _ = chains[0][-1]
     first_steps = directions[0].steps[0]
     weights, inputs = zip(*(_weights(flow, chain) for chain in chains))
+    initial = tuple(_initial(flow, chain) for chain in chains)
     return RecurrentCell(
-        path=f"unrolled:{first_steps['H'].node}", kind=last.kind, form="unrolled",
+        path=f"unrolled:{first_steps['H'].node}", kind=last.kind, form="unrolled", initial=initial,
         hidden_size=hidden_size(flow, last, weights[0]), num_directions=len(chains),
         gate_nodes=tuple({k: s.node for k, s in d.steps[0].items()} for d in directions), framework=framework,
         reset_after=last.reset_after, gate_activation=last.gate_activation, activation=last.activation,

@@ -177,7 +177,15 @@ def _step_inputs(trace: Trace, cell: RecurrentCell, direction: int,
     event = trace.event(cell.loops[direction], iteration) if cell.loops else None
     for letter in states:
         name = cell.initial[direction].get(letter) if cell.initial else None
-        value = None if event is None or not name else event.inputs.get(name)
+        if not name:
+            continue
+        if event is not None:
+            value = event.inputs.get(name)
+        else:  # an unrolled cell's first state: a feed, an initializer or a value some node made
+            try:
+                value = trace.value(name, iteration=iteration)
+            except KeyError:
+                value = None
         if isinstance(value, np.ndarray):
             states[letter] = value.reshape(1, x.shape[1], -1).astype(np.float64)
     return x, states["H"], states["C"]
