@@ -12,7 +12,7 @@ from .cells import RecurrentCell, Weights, find_cell
 from .cells.dataflow import Flows
 from .compare.cell_check import FRAMEWORK_ORDER, check_cell
 from .model import Model
-from .rnn_report import Finding, RnnReport, WeightBlock, origin_of
+from .rnn_report_types import Finding, RnnReport, WeightBlock, origin_of
 from .trace import Trace
 
 TORCH_NAMES = {"kernel": "weight_ih", "recurrent": "weight_hh", "kernel_bias": "bias_ih", "recurrent_bias": "bias_hh"}

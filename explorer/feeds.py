@@ -1,16 +1,29 @@
 """Example inputs from declared types, and validation of user feeds against them."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import onnx
 
 from .errors import FeedError
 from .limits import Limits
+from .value_spec import ValueSpec
 
-if TYPE_CHECKING:
-    from .model import Model, ValueSpec
+
+class Declared(Protocol):
+    """What feeds read of a model (explorer.Model): its declared inputs, its graph and its initializers' names."""
+
+    @property
+    def inputs(self) -> Sequence[ValueSpec]: ...
+
+    @property
+    def graph(self) -> onnx.GraphProto: ...
+
+    @property
+    def initializer_names(self) -> frozenset[str]: ...
+
 
 DEFAULT_DIM = 2
 MAX_EXAMPLE_BYTES = Limits().max_tensor_bytes  # random inputs bigger than any value a node may produce
@@ -80,7 +93,7 @@ def _example_for_type(tp: onnx.TypeProto, rng, dims: dict[str, int], name: str) 
     raise FeedError(f"input {name!r} has type {which or 'unknown'}; give feeds explicitly")
 
 
-def example_inputs(model: Model, seed: int = 0, dims: dict[str, int] | None = None) -> dict[str, Any]:
+def example_inputs(model: Declared, seed: int = 0, dims: dict[str, int] | None = None) -> dict[str, Any]:
     """Random dtype-correct feeds for every declared input. Symbolic dims come from `dims` (by name, or as
     "input[axis]" for an unnamed one, see `unnamed_dims`), else DEFAULT_DIM."""
     rng = np.random.default_rng(seed)
@@ -88,7 +101,7 @@ def example_inputs(model: Model, seed: int = 0, dims: dict[str, int] | None = No
     return {spec.name: _example_for_type(spec.type_proto, rng, dims, spec.name) for spec in model.inputs}
 
 
-def symbolic_dims(model: Model) -> list[str]:
+def symbolic_dims(model: Declared) -> list[str]:
     """Names of the symbolic dimensions used by the model's inputs, in order of first appearance."""
     seen: dict[str, None] = {}
     for spec in model.inputs:
@@ -98,7 +111,7 @@ def symbolic_dims(model: Model) -> list[str]:
     return list(seen)
 
 
-def unnamed_dims(model: Model) -> list[str]:
+def unnamed_dims(model: Declared) -> list[str]:
     """"input[axis]" for every dynamic axis of a tensor input that has no name (e.g. exported as "?" or -1), the
     keys `example_inputs` takes for their sizes."""
     return [f"{spec.name}[{axis}]" for spec in model.inputs if spec.kind == "tensor"
@@ -143,7 +156,7 @@ def proto_to_value(value: Any) -> Any:
     return value
 
 
-def validate_feeds(model: Model, feeds: dict[str, Any]) -> dict[str, Any]:
+def validate_feeds(model: Declared, feeds: dict[str, Any]) -> dict[str, Any]:
     """Checks feeds against the declared inputs: missing, extra, wrong dtype or shape raise FeedError. An
     initializer may be fed only when it is also a graph input (overridable, as onnxruntime allows)."""
     if not isinstance(feeds, dict):

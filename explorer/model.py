@@ -10,60 +10,23 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import onnx
 
 from .collector import collector_paused
 from .errors import ModelError, cause_text
 from .external_data import map_external_data
+from .feeds import example_inputs
 from .graph import GraphRef, NodeRef, subgraph_attributes
 from .graph_index import GraphIndex
 from .model_guards import check_domains, check_sparse, inference_too_costly, survey
 from .model_inference import check_and_infer, copy_fields, model_bytes
 from .model_source import parse_model
 from .typing_rules import violations
+from .value_spec import ValueSpec, value_spec
 from .weights import WeightSource
 
 # Domains explorer can run natively (onnx.reference covers them); others need a model-local function.
 KNOWN_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview"})
-
-
-@dataclass(frozen=True)
-class ValueSpec:
-    """A declared graph input or output: name, numpy dtype (None for non-tensors), shape (ints, dim names or None)."""
-
-    name: str
-    type_proto: onnx.TypeProto
-    kind: str  # "tensor", "sequence", "optional", "map", "unknown"
-    dtype: np.dtype | None
-    shape: tuple[int | str | None, ...] | None
-
-    def describe(self) -> str:
-        if self.kind != "tensor":
-            return f"{self.kind} {onnx.helper.printable_type(self.type_proto)}"
-        dtype = self.dtype.name if self.dtype is not None else "?"
-        if self.shape is None:
-            return f"tensor({dtype}) of any shape"
-        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
-        return f"tensor({dtype}) [{dims}]"
-
-
-def value_spec(info: onnx.ValueInfoProto) -> ValueSpec:
-    """Turns a ValueInfoProto into a ValueSpec."""
-    tp = info.type
-    which = tp.WhichOneof("value")
-    if which == "tensor_type":
-        elem = tp.tensor_type.elem_type
-        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem)) if elem else None
-        shape = None
-        if tp.tensor_type.HasField("shape"):
-            shape = tuple(
-                d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
-                for d in tp.tensor_type.shape.dim
-            )
-        return ValueSpec(info.name, tp, "tensor", dtype, shape)
-    kinds = {"sequence_type": "sequence", "optional_type": "optional", "map_type": "map"}
-    return ValueSpec(info.name, tp, kinds.get(which, "unknown"), None, None)
 
 
 @dataclass(frozen=True)
@@ -158,8 +121,6 @@ class Model:
 
     def example_inputs(self, seed: int = 0, dims: dict[str, int] | None = None) -> dict[str, Any]:
         """Random dtype-correct feeds from the declared input types; symbolic dims from `dims`, else 2."""
-        from .feeds import example_inputs
-
         return example_inputs(self, seed=seed, dims=dims)
 
     def __repr__(self) -> str:

@@ -10,7 +10,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 import explorer
-from explorer.executor import ops
+from explorer.executor import kernels, ops
 from explorer.executor.ops.base import OpNode
 from explorer.executor.run import program_of
 
@@ -31,18 +31,18 @@ def test_no_op_is_claimed_twice():
             key = (ops.family_domain(family), op)
             assert key not in owner, f"{key} is claimed by {owner.get(key)} and {family.__name__}"
             owner[key] = family.__name__
-    assert not set(owner) & set(ops.SPECIAL), "an op is both special and owned by a family"
+    assert not set(owner) & set(kernels.SPECIAL), "an op is both special and owned by a family"
     assert set(owner) == set(ops.KERNELS)
 
 
 def test_no_owned_op_is_also_in_the_fallback():
-    owned = {*ops.KERNELS, *ops.SPECIAL}
+    owned = {*ops.KERNELS, *kernels.SPECIAL}
     assert not owned & ops.REFERENCE_FALLBACK, sorted(owned & ops.REFERENCE_FALLBACK)
 
 
 def test_every_operator_onnx_defines_has_a_kernel_or_is_listed():
     defined = {(s.domain, s.name) for s in onnx.defs.get_all_schemas_with_history()}
-    routed = {*ops.KERNELS, *ops.SPECIAL} | ops.REFERENCE_FALLBACK
+    routed = {*ops.KERNELS, *kernels.SPECIAL} | ops.REFERENCE_FALLBACK
     assert defined - routed == set()
     assert ops.REFERENCE_FALLBACK <= defined, sorted(ops.REFERENCE_FALLBACK - defined)
 

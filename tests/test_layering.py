@@ -1,84 +1,34 @@
-"""Data flows one way: model -> executor -> trace -> views -> ui -> app.py. Checked on the import statements."""
+"""Data flows one way: model -> executor -> trace -> views -> ui -> app.py. The layers, Streamlit only in ui/ and
+the absence of import cycles are import-linter contracts (pyproject.toml); here, what they cannot say: the imports a
+cycle contract lets pass are what it says they are, kernel families import only static knowledge, spec/ sits low,
+onnx.reference's internals have one adapter, and colours live in views/styles.py."""
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+try:
+    import tomllib
+except ImportError:  # Python 3.10: import-linter's own dependency
+    import tomli as tomllib
+
 PACKAGE = Path(__file__).resolve().parent.parent / "explorer"
-
-# layer of each top-level part of the package; a module may import only its own layer or lower ones. `spec`
-# (ONNX operator knowledge several layers share) sits with the model's loading, which checks nodes and bodies against it,
-# below the executor and the views; it reads only `graph` and `errors` (test_spec_is_below_executor_and_views).
-LAYERS = {
-    "errors": 0, "collector": 0, "limits": 0, "values": 0, "judge_worker": 0, "archive": 0,
-    "access": 0,
-    "graph": 1, "graph_index": 1, "spec": 1, "function_bodies": 1, "model": 1, "model_guards": 1, "model_inference": 1,
-    "external_data": 1, "typing_rules": 1, "type_constraints": 1, "feeds": 1, "inputs": 1, "samples": 1,
-    "weights": 1, "wire": 1, "model_source": 1, "model_files": 1, "judge": 1, "judge_job": 1,
-    "trace": 2, "trace_file": 2, "cell_gates": 2, "cells": 2,
-    "executor": 3, "compare": 3,
-    "optimizer": 4, "rnn_report": 4, "cell_report": 4, "sweep": 4,
-    "views": 5,
-    "ui": 6,
-    "cli": 7, "__init__": 7, "__main__": 7,
-}
-
-
-def part_of(path: Path) -> str:
-    rel = path.relative_to(PACKAGE)
-    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
-
-
-def imported_parts(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
-    parts = set()
-    rel = path.relative_to(PACKAGE)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            if node.level == 0 and node.module and node.module.startswith("explorer"):
-                tail = node.module.split(".")[1:]
-                parts.add(tail[0] if tail else "__init__")
-            elif node.level > 0:
-                base = list(rel.parts[:-1])[: len(rel.parts) - node.level]
-                target = base + (node.module.split(".") if node.module else [])
-                if target:
-                    parts.add(target[0])
-                else:
-                    parts.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.startswith("explorer."):
-                    parts.add(alias.name.split(".")[1])
-    return parts
-
 
 MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_imports_only_flow_downstream(path):
-    mine = part_of(path)
-    assert mine in LAYERS, f"{mine} has no layer in tests/test_layering.py"
-    for other in imported_parts(path):
-        if other == mine or other not in LAYERS:
-            continue
-        assert LAYERS[other] <= LAYERS[mine], f"{path.relative_to(PACKAGE)} ({mine}) imports {other}"
-
-
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_only_ui_imports_streamlit(path):
-    if part_of(path) == "ui":
-        return
-    source = path.read_text()
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            assert not any(a.name.split(".")[0] == "streamlit" for a in node.names), path
-        if isinstance(node, ast.ImportFrom) and node.module:
-            assert node.module.split(".")[0] != "streamlit", path
+def test_the_import_contracts_hold():
+    """The layers, Streamlit only in ui/, and no import cycles: pyproject.toml's [tool.importlinter] contracts."""
+    result = subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
+                             "sys.exit(lint_imports_command())"], capture_output=True, text=True, cwd=PACKAGE.parent,
+                            env={**os.environ, "PYTHONPATH": str(PACKAGE.parent)}, check=False)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
 
 
 def test_only_the_adapter_touches_onnx_reference_internals():
@@ -143,3 +93,36 @@ def test_colours_live_in_styles(path):
     found = [f"line {n}: {m.group()}" for n, line in enumerate(path.read_text().splitlines(), 1)
              for m in COLOUR.finditer(line)]
     assert not found, f"{path.relative_to(PACKAGE)} spells colours outside views/styles.py: {found}"
+
+
+def _declared_cycle_imports() -> list[tuple[str, str]]:
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = [c for c in config["contracts"] if c["type"] == "acyclic_siblings"]
+    return [tuple(line.split(" -> ")) for line in contract["ignore_imports"]]  # type: ignore[misc]
+
+
+def _modules_matching(expression: str) -> list[Path]:
+    """The files of the modules an import-linter expression names (`a.b` or `a.b.**`)."""
+    parts = expression.removesuffix(".**").split(".")[1:]
+    base = PACKAGE.joinpath(*parts)
+    if expression.endswith(".**"):
+        return sorted(base.rglob("*.py"))
+    return [base / "__init__.py"] if base.is_dir() else [base.with_suffix(".py")]
+
+
+CALLED_ONLY = {("explorer.trace", "explorer.trace_file")}  # imported inside the functions that need them
+
+
+@pytest.mark.parametrize("importer, imported", _declared_cycle_imports(), ids=" -> ".join)
+def test_the_imports_a_cycle_may_close_are_type_only_or_made_when_called(importer, imported):
+    """Each import the cycle contract lets pass is what its comment says: under `if TYPE_CHECKING:` (the cycle
+    exists for the type checker only), or for the listed few, inside a function (never at import time)."""
+    files = _modules_matching(importer)
+    assert files and all(f.exists() for f in files), importer
+    for path in files:
+        if (importer, imported) in CALLED_ONLY:
+            top = ast.parse(path.read_text()).body
+            modules = {f"{node.module}" for node in top if isinstance(node, ast.ImportFrom) and node.module}
+            assert imported.rsplit(".", 1)[1] not in {m.split(".")[-1] for m in modules}, path
+        else:
+            assert imported not in _runtime_imports(path), f"{path.relative_to(PACKAGE)} imports {imported} at run time"

@@ -5,9 +5,6 @@
   default domain "" when the module sets none). Nothing registers itself by being imported: a family module
   missing here, or two families claiming one (domain, op), fails a test.
 - `KERNELS`: every family's kernels, by (domain, op_type).
-- `SPECIAL`: kernels that run bodies or record more than values: `fn(args, call) -> (outputs, info)`, by (domain,
-  op_type). Calls of model-local functions are special too; they are found in the model (executor/functions.py),
-  not here.
 - `REFERENCE_FALLBACK`: the (domain, op_type) pairs still run by onnx.reference, listed one by one.
 
 To add a kernel: write its factory in its family's module (ops.base.OpNode gives the version and attributes),
@@ -19,7 +16,6 @@ from __future__ import annotations
 from importlib import import_module
 from types import ModuleType
 
-from .. import control_flow, rnn
 from .base import KernelFactory
 
 FAMILY_NAMES = (
@@ -36,18 +32,6 @@ FAMILY_NAMES = (
 )
 """The family modules (explorer.executor.ops.<name>), each with its `KERNELS` table."""
 FAMILIES: tuple[ModuleType, ...] = tuple(import_module(f"{__name__}.{name}") for name in FAMILY_NAMES)
-
-SPECIAL: dict[tuple[str, str], KernelFactory] = {
-    ("", "If"): control_flow.if_kernel,
-    ("", "Loop"): control_flow.loop_kernel,
-    ("", "Scan"): control_flow.scan_kernel,
-    ("", "SequenceMap"): control_flow.sequence_map_kernel,
-    ("", "GRU"): rnn.rnn_kernel,
-    ("", "LSTM"): rnn.rnn_kernel,
-    ("", "RNN"): rnn.rnn_kernel,
-    ("com.microsoft", "DynamicQuantizeLSTM"): rnn.dynamic_quantize_lstm_kernel,
-}
-
 
 def family_domain(family: ModuleType) -> str:
     """The domain of a family's operators ("" for the default domain)."""
