@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -25,15 +26,18 @@ def free_port() -> int:
 
 
 def start_server(port: int) -> subprocess.Popen:
-    """`streamlit run app.py` on 127.0.0.1:port; returns once /_stcore/health answers ok."""
+    """`streamlit run app.py` on 127.0.0.1:port; returns once /_stcore/health answers ok. Its log goes to a
+    temporary file (a pipe nobody reads would fill up and block the server mid-test)."""
+    log = tempfile.TemporaryFile()
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true", "--server.address=127.0.0.1",
          f"--server.port={port}", "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited: {proc.stderr.read().decode(errors='replace')[-2000:]}")
+            log.seek(0)
+            raise RuntimeError(f"streamlit exited: {log.read().decode(errors='replace')[-2000:]}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as answer:
                 if answer.read() == b"ok":

@@ -45,7 +45,6 @@ def test_sweep_then_open_an_input_at_its_divergence(page, tmp_path):
     settle(page)
     page.get_by_role("button", name="Open in Compare", exact=True).click()
     settle(page)
-    shot(page, "sweep_opening")
     page.get_by_text("First divergence, in A's execution order:").wait_for(timeout=120_000)
     texts = "\n".join(page.get_by_test_id("stText").all_inner_texts())
     assert f"node '{ACC}' (Add) at iteration ({PART_AT},), value 's_out'" in texts
