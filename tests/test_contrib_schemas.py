@@ -72,3 +72,38 @@ def test_the_doc_is_onnxruntimes_with_its_address():
     assert doc.url.endswith("ContribOperators.md#com.microsoft.Tokenizer")
     assert "mark" in doc.attributes and doc.source.startswith("onnxruntime ")
     assert contrib_doc("NoSuchOp") is None
+
+
+def _fused_model():
+    x = h.make_tensor_value_info("x", T.FLOAT, [2, 4])
+    nodes = [h.make_node("FastGelu", ["x"], ["g"], name="gelu", domain=CONTRIB_DOMAIN),
+             h.make_node("LayerNormalization", ["g", "scale"], ["y"], name="norm", axis=-1),
+             h.make_node("Relu", ["y"], ["z"], name="relu")]
+    graph = h.make_graph(nodes, "g", [x], [h.make_tensor_value_info("z", T.FLOAT, None)],
+                         initializer=[h.make_tensor("scale", T.FLOAT, [4], [1.0] * 4)])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 14), h.make_opsetid(CONTRIB_DOMAIN, 1)])
+
+
+def test_the_inspector_gives_onnxruntimes_doc_of_its_own_operators():
+    from explorer.views.inspector import node_details
+
+    model = explorer.load(_fused_model())
+    gelu = node_details(model, "gelu")
+    assert gelu.domain == CONTRIB_DOMAIN and gelu.doc is not None and "tanh" in gelu.doc.text
+    norm = node_details(model, "norm")  # LayerNormalization at opset 14: onnxruntime's, before onnx's 17
+    assert norm.doc is not None and norm.doc.domain == "" and "epsilon" in norm.doc.attributes
+    assert node_details(model, "relu").doc is None
+
+
+def test_the_graph_page_shows_the_doc_of_a_picked_contrib_node():
+    from app_support import assert_clean, start, upload
+
+    from explorer.ui import state
+
+    at = upload(start(), "fused.onnx", _fused_model().SerializeToString())
+    at.selectbox(key=state.W_NODE_PICK).set_value("gelu").run()
+    assert_clean(at)
+    assert any("domain com" in c.value and "microsoft" in c.value for c in at.caption)
+    [doc] = [e for e in at.expander if "onnxruntime" in e.label and "FastGelu" in e.label]
+    assert "0.797885" in doc.code[0].value
+    assert any("ContribOperators.md#com.microsoft.FastGelu" in c.value for c in at.caption)

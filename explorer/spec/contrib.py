@@ -105,3 +105,18 @@ def contrib_doc(op_type: str, opset: int = 1, domain: str = CONTRIB_DOMAIN) -> O
     return OperatorDoc(op_type, domain, version, spec["doc"], url,
                        {name: a["description"] for name, a in spec["attributes"].items()},
                        f"onnxruntime {_table()['onnxruntime']}")
+
+
+def operator_doc(op_type: str, domain: str, opset: int) -> OperatorDoc | None:
+    """onnxruntime's doc of a node's operator when it is onnxruntime's own at that opset of its domain:
+    com.microsoft, or the default domain where onnx defines no such operator (LayerNormalization before 17)."""
+    domain = "" if domain == "ai.onnx" else domain
+    if domain == CONTRIB_DOMAIN:
+        return contrib_doc(op_type, opset)
+    if domain != "":
+        return None
+    try:
+        onnx.defs.get_schema(op_type, opset, "")
+    except onnx.defs.SchemaError:
+        return contrib_doc(op_type, opset, "")
+    return None

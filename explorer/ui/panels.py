@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from ..model import Model
+from ..spec.contrib import OperatorDoc
 from ..trace import Trace
 from ..views import inspector as views_inspector
 from ..views import value_html
@@ -23,6 +24,8 @@ def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
     details = views_inspector.node_details(model, path)
     st.subheader(md(details.label))
     st.caption(f"{md_code(details.path)} · domain {md(details.domain)}")
+    if details.doc is not None:
+        operator_doc(details.doc)
     if details.attributes:
         st.dataframe(pd.DataFrame(details.attributes, columns=["attribute", "value"]), hide_index=True)
     ports = [("input", p.name, p.type) for p in details.inputs] + [("output", p.name, p.type) for p in details.outputs]
@@ -42,6 +45,16 @@ def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
     event = widgets.pick_execution(runs, state.keyed(state.K_EXEC, path))
     for name, value in event.outputs.items():
         value_panel(name, value, key=state.keyed(state.K_INSPECT, event.index, name))
+
+
+def operator_doc(doc: OperatorDoc) -> None:
+    """onnxruntime's doc of one of its own operators, with its attributes and the address of its section."""
+    st.caption(f"onnxruntime's own operator ({md(doc.source)}) · [its documentation]({doc.url})")
+    with st.expander(f"onnxruntime's doc of {md(doc.op_type)}-{doc.since_version}"):
+        st.code(doc.text, language=None, wrap_lines=True)
+        if doc.attributes:
+            st.dataframe(pd.DataFrame(list(doc.attributes.items()), columns=["attribute", "description"]),
+                         hide_index=True)
 
 
 def value_panel(name: str, value: Any, key: str, full: bool = True, plot: bool = True) -> None:

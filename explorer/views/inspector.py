@@ -13,6 +13,7 @@ import onnx
 
 from ..graph import GraphRef
 from ..model import Model, value_spec
+from ..spec.contrib import OperatorDoc, operator_doc
 from ..trace import Trace
 from ..values import describe
 from ..weights import tensor_value
@@ -40,6 +41,7 @@ class NodeDetails:
     inputs: list[Port]
     outputs: list[Port]
     bodies: list[str]  # graph paths of the node's subgraphs
+    doc: OperatorDoc | None = None  # onnxruntime's doc, for an operator of onnxruntime's own
 
 
 def declared_type(model: Model, name: str, graph: GraphRef) -> str:
@@ -92,6 +94,7 @@ def node_details(model: Model, path: str) -> NodeDetails:
         inputs=[Port(n, declared_type(model, n, node.graph)) for n in node.proto.input if n],
         outputs=[Port(n, declared_type(model, n, node.graph)) for n in node.proto.output if n],
         bodies=[g.path for g in node.subgraphs],
+        doc=operator_doc(node.op_type, node.domain, model.opsets.get("" if node.domain == "ai.onnx" else node.domain, 1)),
     )
 
 
