@@ -1,7 +1,8 @@
 """What the app may open when it is served to others. Served on this machine only (Streamlit's server.address is
-localhost, 127.0.0.1 or ::1), local paths open as they are. Served beyond it, a local path opens only when its
-resolved form (`..` and symlinks followed) lies inside a folder the operator allowed, and a sweep may reach only
-the Dask schedulers the operator listed; every refusal is the same message, whatever the path names.
+localhost, 127.0.0.1 or ::1), local paths open as they are. Served beyond it, a local path opens (or is written,
+as the optimized model is saved) only when its resolved form (`..` and symlinks followed) lies inside a folder
+the operator allowed, and a sweep may reach only the Dask schedulers the operator listed; every refusal is the
+same message, whatever the path names.
 
 The operator sets the folders with EXPLORER_ALLOWED_DIRS (separated by os.pathsep) and the schedulers with
 EXPLORER_SCHEDULERS (separated by commas), or in explorer's settings file, `explorer.toml` in the folder the app
@@ -57,6 +58,22 @@ class Access:
             raise AccessRefused(REFUSED) from None
         if not any(resolved.is_relative_to(allowed) for allowed in self.folders) \
                 or not (resolved.is_dir() if folder else resolved.is_file()):
+            raise AccessRefused(REFUSED)
+        return resolved
+
+    def target(self, text: str) -> Path:
+        """Where to write a file `text` names: as given when served locally; when shared, only into an existing
+        allowed folder (a symlink followed to where it points), AccessRefused otherwise."""
+        given = Path(os.path.expanduser(text.strip()))
+        if not self.shared:
+            return given
+        try:
+            folder = given.parent.resolve(strict=True)
+            resolved = (folder / given.name).resolve()
+        except (OSError, RuntimeError):
+            raise AccessRefused(REFUSED) from None
+        if not given.name or not any(resolved.parent.is_relative_to(allowed) for allowed in self.folders) \
+                or resolved.is_dir():
             raise AccessRefused(REFUSED)
         return resolved
 

@@ -62,3 +62,18 @@ def test_a_shared_app_reaches_only_the_listed_schedulers():
     with pytest.raises(AccessRefused, match="reaches only the schedulers its operator listed"):
         access.scheduler("tcp://127.0.0.1:8786")
     assert Access().scheduler("tcp://anywhere:1") == "tcp://anywhere:1"
+
+
+def test_a_shared_app_writes_only_into_an_allowed_folder(tmp_path):
+    allowed, outside = tmp_path / "allowed", tmp_path / "outside"
+    allowed.mkdir()
+    outside.mkdir()
+    (allowed / "link.onnx").symlink_to(outside / "victim.onnx")
+    access = Access(True, (allowed.resolve(),))
+    assert access.target(str(allowed / "new.onnx")) == (allowed / "new.onnx").resolve()
+    for text in (str(outside / "new.onnx"), str(allowed / ".." / "outside" / "new.onnx"), str(allowed / "link.onnx"),
+                 str(allowed / "missing_folder" / "new.onnx"), str(allowed), "/etc/cron.d/x"):
+        with pytest.raises(AccessRefused) as raised:
+            access.target(text)
+        assert str(raised.value) == REFUSED
+    assert Access().target(str(outside / "new.onnx")) == outside / "new.onnx"

@@ -3,7 +3,6 @@ the rewrites with the equivalence proof at that point, downloads of the optimize
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -11,7 +10,7 @@ import streamlit as st
 
 from explorer.errors import ExplorerError
 from explorer.model_files import needs_external, serialize_model
-from explorer.ui import diagram, jobs, state, work
+from explorer.ui import diagram, jobs, reach, state, work
 from explorer.views import rewrites
 from explorer.views.dot import model_to_dot
 from explorer.views.markup import md
@@ -55,7 +54,7 @@ def save_result(model, result, column) -> None:
                                key=state.W_OPTIMIZED_PATH)
     if column.button("Save", key=state.W_OPTIMIZED_SAVE, width="stretch"):
         try:
-            written = result.save(os.path.expanduser(target))
+            written = result.save(reach.access().target(target))
         except (ExplorerError, OSError) as exc:
             column.error(f"Not saved: {md(exc)}", icon=":material/error:")
         else:
