@@ -123,4 +123,3 @@ def test_served_on_this_machine_local_paths_open_as_before(served, folders):
     assert "served on this machine only: local paths open" in sidebar_texts(at)
     at = open_path(at, str(allowed / "missing.onnx"))
     assert "does not exist" in refusal(at)
-
