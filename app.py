@@ -25,11 +25,14 @@ page = st.navigation(PAGES)
 if st.session_state.get(state.GO_TO_PAGE):
     st.switch_page(st.session_state.pop(state.GO_TO_PAGE))
 kept.restore()  # the sidebar's values a page switch dropped
-widgets.sidebar()
+trace_slot = widgets.sidebar()
 kept.keep()
 url.restore_position()
 banner = st.container()  # filled after the page, which may draw before the run is done (a big model)
 page.run()
 with banner:
     widgets.status_banner()
+if trace_slot is not None:
+    with trace_slot:
+        widgets.trace_status()
 url.publish(state.active_model())

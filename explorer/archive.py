@@ -1,10 +1,14 @@
 """Reading .npz archives that come from outside (feeds, trace files) with every size checked before anything is
 inflated: the number of members, each member's declared size, the .npy header's dtype and shape, and the total,
-against a byte budget. Only plain dtypes are read (numbers, bools, fixed-width strings); never a pickle."""
+against a byte budget. Only plain dtypes are read (numbers, bools, fixed-width strings); never a pickle. A big
+member stored uncompressed (as trace files store them) can be mapped instead of read: a read-only view of the
+file, which takes no memory until read."""
 from __future__ import annotations
 
 import io
+import mmap
 import os
+import struct
 import zipfile
 from collections.abc import Callable, Iterable
 from typing import IO
@@ -96,3 +100,34 @@ def _header(stream: IO[bytes], where: str, fail: Fail) -> tuple[np.dtype, tuple[
     if any(not isinstance(d, int) or d < 0 for d in shape):
         raise fail(f"{where}: invalid shape {shape}")
     return dtype, tuple(shape), bool(fortran)
+
+
+MAP_MIN_BYTES = 1 << 20  # smaller members are read
+_LOCAL_HEADER = struct.Struct("<4s22xHH")  # a zip member's local header: signature, ..., name and extra lengths
+
+
+def mappable(archive: zipfile.ZipFile, name: str) -> bool:
+    """Whether a member is big and stored uncompressed (its bytes lie in the file as they are)."""
+    info = archive.getinfo(name)
+    return info.compress_type == zipfile.ZIP_STORED and info.file_size >= MAP_MIN_BYTES
+
+
+def map_npy(archive: zipfile.ZipFile, name: str, mapping: mmap.mmap, what: str, fail: Fail) -> np.ndarray:
+    """A mappable .npy member as a read-only view of `mapping` (the archive's file mapped), after its header's
+    dtype and shape were checked and its data found to lie inside the member."""
+    where = f"{what}, member {name!r}"
+    info = archive.getinfo(name)
+    try:
+        signature, name_length, extra_length = _LOCAL_HEADER.unpack_from(mapping, info.header_offset)
+    except struct.error:
+        raise fail(f"{where} lies outside the file") from None
+    start = info.header_offset + _LOCAL_HEADER.size + name_length + extra_length
+    if signature != b"PK\x03\x04" or start + info.file_size > len(mapping):
+        raise fail(f"{where} lies outside the file or has no local header")
+    stream = io.BytesIO(mapping[start:start + min(info.file_size, 1 << 16)])
+    dtype, shape, fortran = _header(stream, where, fail)
+    size = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if stream.tell() + size > info.file_size:
+        raise fail(f"{where}: its header declares {size} bytes but the member holds fewer")
+    array = np.frombuffer(mapping, dtype, int(np.prod(shape, dtype=object)), start + stream.tell())
+    return array.reshape(shape, order="F" if fortran else "C")

@@ -1,8 +1,13 @@
 """Bounds that keep a run from taking a laptop down, and the cores it may use."""
 from __future__ import annotations
 
+import functools
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
+
+MAX_DISK_BYTES = 16 << 30
 
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 """Environment variables that cap BLAS threads; process pools (Dask's workers, for one) set them to 1."""
@@ -28,11 +33,24 @@ def default_threads() -> int:
     return threads
 
 
+@functools.cache
+def default_disk_bytes() -> int:
+    """Disk a run may fill with values past its in-memory budget: half the free space of the temporary folder, at
+    most 16 GiB (measured once per process)."""
+    try:
+        free = shutil.disk_usage(tempfile.gettempdir()).free
+    except OSError:
+        return 0
+    return min(MAX_DISK_BYTES, free // 2)
+
+
 @dataclass(frozen=True)
 class Limits:
     """max_iterations: per Loop/Scan/SequenceMap execution; max_tensor_bytes: any one value a node produces
-    (checked before allocation where the size is known up front); trace_budget_bytes: recorded values beyond
-    this are kept as summaries (shape, dtype, min, max, mean, NaN/Inf counts); max_input_bytes: what an
+    (checked before allocation where the size is known up front); trace_budget_bytes: recorded values held in
+    memory; beyond it they are written to the run's folder on disk (read back as memory-mapped arrays);
+    trace_disk_bytes: the most that folder may take (default: half the free disk, at most 16 GiB), beyond which
+    values are kept as summaries (shape, dtype, min, max, mean, NaN/Inf counts); max_input_bytes: what an
     external input (an .npz or .pb of feeds, a trace file) may inflate to, checked before it is read;
     max_events: node executions in one run (each event costs about a kilobyte of records even when its values
     are summaries, so loops nested in loops, each within max_iterations, stay bounded too); threads: the BLAS
@@ -44,9 +62,11 @@ class Limits:
     max_input_bytes: int = 2 << 30
     max_events: int = 1_000_000
     threads: int = field(default_factory=default_threads)
+    trace_disk_bytes: int = field(default_factory=default_disk_bytes)
 
     def __post_init__(self) -> None:
-        for name in ("max_iterations", "max_tensor_bytes", "trace_budget_bytes", "max_input_bytes", "max_events"):
+        for name in ("max_iterations", "max_tensor_bytes", "trace_budget_bytes", "max_input_bytes", "max_events",
+                     "trace_disk_bytes"):
             if getattr(self, name) < 0:
                 raise ValueError(f"Limits.{name} must be >= 0")
         if self.threads < 1:

@@ -14,6 +14,7 @@ from .values import NamedValues, has_nonfinite
 
 if TYPE_CHECKING:
     from .limits import Limits
+    from .spill import RunFolder
 
 FORMAT_VERSION = 1
 
@@ -154,8 +155,11 @@ class Trace:
         self.events: list[Event] = []
         self.iteration_records: list[Iteration] = []
         self.seconds: float = 0.0
-        self.recorded_bytes: int = 0
+        self.recorded_bytes: int = 0  # values held in memory
+        self.disk_bytes: int = 0  # values written to the run folder (past the in-memory budget)
+        self.spilled_at: int | None = None  # index of the first event whose values are on disk
         self.budget_exceeded_at: int | None = None  # index of the first event whose values are summaries
+        self.spill: RunFolder | None = None  # the run folder, while the trace holds values there
         self.error: RunError | None = None  # set when the run failed; the trace is then partial
         self.cells: dict[str, CellLayout] = {}  # recurrent cells written as loops, scans or unrolled, by path
         self._by_node: dict[str, list[int]] | None = None

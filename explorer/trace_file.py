@@ -1,18 +1,20 @@
 """Trace files: one .npz holding `meta.json` (events, iterations, outputs, error as JSON) and one .npy member per
 recorded array, each array stored once (a sequence of maps sharing their keys, ZipMap's, as its keys and one
-[N, K] table). Reading checks every size before inflating it, reads only plain dtypes
-(ml_dtypes ones by name from an allow-list), never a pickle, and reports any malformed part as TraceFileError."""
+[N, K] table), uncompressed, and written a chunk at a time (values spilled to disk are copied from there, never
+gathered in memory). Reading checks every size before inflating it, reads only plain dtypes (ml_dtypes ones by
+name from an allow-list), never a pickle, and reports any malformed part as TraceFileError; a big member is
+mapped from the file instead of read (the trace reads it when it is used)."""
 from __future__ import annotations
 
-import io
 import json
+import mmap
 import os
 import zipfile
 from typing import Any
 
 import numpy as np
 
-from .archive import check_declared_sizes, open_zip, read_npy
+from .archive import check_declared_sizes, map_npy, mappable, open_zip, read_npy
 from .cell_gates import CellLayout
 from .errors import TraceFileError, cause_text
 from .limits import Limits
@@ -23,6 +25,8 @@ from .values import MapSequence, SequenceSummary, TensorSequence, ValueSummary
 ML_DTYPES = frozenset({"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
                        "float8_e8m0fnu", "int4", "uint4", "int2", "uint2", "float4_e2m1fn"})
 MAX_DEPTH = 64  # nesting of encoded values (sequences of sequences ...)
+ZIP64_FROM = (1 << 31) - (1 << 20)  # a member this big needs zip64 sizes (told before it is written)
+RELEASE_FROM = 16 << 20
 
 
 def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
@@ -34,6 +38,8 @@ def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
         "model_sha256": trace.model_sha256,
         "seconds": trace.seconds,
         "recorded_bytes": trace.recorded_bytes,
+        "disk_bytes": trace.disk_bytes,
+        "spilled_at": trace.spilled_at,
         "budget_exceeded_at": trace.budget_exceeded_at,
         "error": codec.encode(None if trace.error is None else trace.error.to_dict()),
         "feeds": codec.encode(trace.feeds),
@@ -49,12 +55,13 @@ def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
         ],
         "cells": {path: layout.to_dict() for path, layout in trace.cells.items()},
     }
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
         zf.writestr("meta.json", json.dumps(meta))
         for key, array in codec.arrays.items():
-            buf = io.BytesIO()
-            np.save(buf, array, allow_pickle=False)
-            zf.writestr(f"{key}.npy", buf.getvalue())
+            with zf.open(f"{key}.npy", "w", force_zip64=array.nbytes > ZIP64_FROM) as member:
+                np.lib.format.write_array(member, array, allow_pickle=False)
+            if trace.spill is not None and array.nbytes >= RELEASE_FROM:
+                trace.spill.release()  # the spilled pages just copied need not stay in this process
 
 
 def load_trace(path: str | os.PathLike[str], limits: Limits | None = None) -> Trace:
@@ -68,7 +75,8 @@ def load_trace(path: str | os.PathLike[str], limits: Limits | None = None) -> Tr
         names = archive.namelist()
         if "meta.json" not in names:
             raise TraceFileError(f"{what} is not a trace (no meta.json)")
-        check_declared_sizes(archive, names, budget, what, TraceFileError)
+        mapped = [name for name in names if name.endswith(".npy") and mappable(archive, name)]
+        check_declared_sizes(archive, [name for name in names if name not in mapped], budget, what, TraceFileError)
         try:
             meta = json.loads(archive.read("meta.json"))
         except (ValueError, RecursionError, zipfile.BadZipFile, OSError) as exc:
@@ -79,7 +87,10 @@ def load_trace(path: str | os.PathLike[str], limits: Limits | None = None) -> Tr
             raise TraceFileError(f"{what}: unsupported trace format {meta.get('format')!r} (this explorer reads "
                                  f"format {FORMAT_VERSION})")
         arrays = {name[:-4]: read_npy(archive, name, budget, what, TraceFileError)
-                  for name in names if name.endswith(".npy")}
+                  for name in names if name.endswith(".npy") and name not in mapped}
+        if mapped:
+            mapping = _mapped_file(path, what)
+            arrays.update((name[:-4], map_npy(archive, name, mapping, what, TraceFileError)) for name in mapped)
     try:
         return _build(meta, _Decoder(arrays))
     except TraceFileError as exc:
@@ -88,11 +99,22 @@ def load_trace(path: str | os.PathLike[str], limits: Limits | None = None) -> Tr
         raise TraceFileError(f"{what} is malformed ({type(exc).__name__}: {cause_text(exc)})") from None
 
 
+def _mapped_file(path: str | os.PathLike[str], what: str) -> mmap.mmap:
+    try:
+        with open(path, "rb") as f:
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError) as exc:
+        raise TraceFileError(f"{what} cannot be mapped ({exc})") from None
+
+
 def _build(meta: dict[str, Any], dec: _Decoder) -> Trace:
     trace = Trace(model_source=str(meta["model_source"]), model_sha256=str(meta["model_sha256"]),
                   feeds=dec.decode(meta["feeds"]))
     trace.seconds = float(meta["seconds"])
     trace.recorded_bytes = int(meta["recorded_bytes"])
+    trace.disk_bytes = int(meta.get("disk_bytes", 0))
+    spilled = meta.get("spilled_at")
+    trace.spilled_at = None if spilled is None else int(spilled)
     exceeded = meta["budget_exceeded_at"]
     trace.budget_exceeded_at = None if exceeded is None else int(exceeded)
     error = dec.decode(meta["error"])
@@ -163,7 +185,7 @@ class _Encoder:
             self._ids[id(array)] = key
             self._keep.append(array)  # keep alive so ids stay unique while encoding
             stored = array if _plain_dtype(array.dtype) else array.view(f"u{array.dtype.itemsize}")
-            self.arrays[key] = stored if stored.flags.c_contiguous else stored.copy(order="C")
+            self.arrays[key] = stored  # written a chunk at a time, whatever its strides
         out = {"k": "array", "ref": key}
         if not _plain_dtype(array.dtype):
             out["dtype"] = array.dtype.name

@@ -200,11 +200,16 @@ def _growing_sequence_loop() -> explorer.Model:
     return explorer.load(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]))
 
 
-def test_a_loop_growing_a_sequence_past_the_budget_keeps_each_event_small():
+@pytest.mark.parametrize("disk", [0, 1 << 30])
+def test_a_loop_growing_a_sequence_past_the_budget_keeps_each_event_small(disk):
     model = _growing_sequence_loop()
-    limits = Limits(trace_budget_bytes=10_000)
+    limits = Limits(trace_budget_bytes=10_000, trace_disk_bytes=disk)
     trace = explorer.run(model, {"n": np.array(600), "x": np.ones(4, np.float32)}, limits=limits)
     assert len(trace.outputs["sf"]) == 600 and trace.budget_exceeded_at is not None
+    inserts = [e for e in trace.events if e.op_type == "SequenceInsert"]
+    on_disk = [e for e in inserts[trace.spilled_at or len(inserts):] if not e.summarized]  # elements on disk
+    assert all(len(e.outputs["so"]) <= explorer.spill.SEQUENCE_MAX for e in on_disk)
+    assert bool(on_disk) == bool(disk)
     late = [e for e in trace.events if e.summarized and e.op_type == "SequenceInsert"]
     assert late and all(isinstance(e.outputs["so"], SequenceSummary) for e in late)
     assert late[-1].outputs["so"].length == 600

@@ -186,10 +186,10 @@ def test_output_beyond_the_tensor_limit_is_refused():
         explorer.run(model, {"x": np.ones((100, 3), np.float32)}, limits=Limits(max_tensor_bytes=1000))
 
 
-def test_over_budget_values_become_summaries():
+def test_over_budget_values_become_summaries_without_disk():
     model = explorer.load(SAMPLES / "tiny_mlp.onnx")
     feeds = model.example_inputs(dims={"batch": 4})
-    trace = explorer.run(model, feeds, limits=Limits(trace_budget_bytes=200))
+    trace = explorer.run(model, feeds, limits=Limits(trace_budget_bytes=200, trace_disk_bytes=0))
     full = explorer.run(model, feeds)
     assert trace.budget_exceeded_at is not None and trace.budget_exceeded_at > 0
     late = trace.events[-1]
@@ -279,7 +279,7 @@ def test_recorded_gates_count_toward_the_trace_budget():
     gru = next(e for e in full.events if e.op_type == "GRU")
     gate_bytes = sum(v.nbytes for v in gru.info["gates"].values())
     assert full.recorded_bytes >= gate_bytes
-    tight = explorer.run(model, feeds, limits=Limits(trace_budget_bytes=gate_bytes // 2))
+    tight = explorer.run(model, feeds, limits=Limits(trace_budget_bytes=gate_bytes // 2, trace_disk_bytes=0))
     gru_tight = next(e for e in tight.events if e.op_type == "GRU")
     assert gru_tight.summarized
     assert all(isinstance(v, explorer.ValueSummary) for v in gru_tight.info["gates"].values())

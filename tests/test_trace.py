@@ -136,7 +136,8 @@ def test_load_refuses_a_foreign_file(tmp_path):
 
 def test_summaries_after_budget_keep_statistics(tmp_path):
     model = explorer.load(SAMPLES / "scan_rnn_encoding.onnx")
-    trace = explorer.run(model, model.example_inputs(dims={"T": 20}), limits=Limits(trace_budget_bytes=512))
+    trace = explorer.run(model, model.example_inputs(dims={"T": 20}), limits=Limits(trace_budget_bytes=512,
+                                                                                  trace_disk_bytes=0))
     assert trace.budget_exceeded_at is not None
     summarized = [e for e in trace.events if e.summarized]
     assert summarized and all(isinstance(v, ValueSummary) for e in summarized for v in e.outputs.values())

@@ -95,8 +95,11 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
                    help="refuse any one value bigger than this, before it is allocated "
                         f"(default {default.max_tensor_bytes // MB})")
     p.add_argument("--trace-mb", type=count, default=default.trace_budget_bytes // MB, metavar="MB",
-                   help="values recorded beyond this are kept as summaries "
+                   help="values recorded beyond this are written to the run's folder on disk "
                         f"(default {default.trace_budget_bytes // MB})")
+    p.add_argument("--trace-disk-mb", type=count, default=default.trace_disk_bytes // MB, metavar="MB",
+                   help="values recorded beyond this on disk are kept as summaries (default: half the free disk, "
+                        f"at most 16 GiB: here {default.trace_disk_bytes // MB})")
     p.add_argument("--max-events", type=count, default=default.max_events, metavar="N",
                    help=f"stop a run after this many node executions (default {default.max_events})")
     p.add_argument("--max-input-mb", type=count, default=default.max_input_bytes // MB, metavar="MB",
@@ -111,7 +114,8 @@ def limits_from(args: argparse.Namespace) -> Limits:
     """The Limits the options of `add_limit_options` ask for."""
     return Limits(max_iterations=args.max_iterations, max_tensor_bytes=args.max_tensor_mb * MB,
                   trace_budget_bytes=args.trace_mb * MB, max_events=args.max_events,
-                  max_input_bytes=args.max_input_mb * MB, threads=args.threads)
+                  max_input_bytes=args.max_input_mb * MB, threads=args.threads,
+                  trace_disk_bytes=args.trace_disk_mb * MB)
 
 
 def parse_dim(text: str) -> tuple[str, int]:

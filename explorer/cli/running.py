@@ -45,6 +45,7 @@ def _run(args: argparse.Namespace) -> int:
     from ..feeds import symbolic_dims, unnamed_dims
     from ..samples import sample_inputs
     from ..values import describe
+    from ..views.trace_size import trace_size_text
 
     path = model_path(args.model)
     model = load_model(args.model, args.lenient)
@@ -70,6 +71,7 @@ def _run(args: argparse.Namespace) -> int:
     if not args.inputs:
         print("inputs: the sample's own" if own is not None else f"inputs: random (seed {args.seed or 0})")
     print(f"events: {len(trace.events)}  iterations: {len(trace.iteration_records)}  seconds: {trace.seconds:.4f}")
+    print(trace_size_text(trace))
     for name, value in trace.outputs.items():
         print(f"output {name}: {describe(value)}")
     bad = trace.first_nonfinite()

@@ -9,9 +9,10 @@ import numpy as np
 
 from ..errors import ExecutionError, ExplorerError, LimitExceeded, cause_text, where
 from ..trace import Event, EventInfo, EventSite, Iteration, IterationInfo, Trace
-from ..values import describe, nbytes, summarize
+from ..values import describe, nbytes
 from .guards import product_bound2
 from .ops.base import Call
+from .past_budget import PastBudget
 from .program import CompiledGraph, Program, Step
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ class Engine:
         self.limits = limits
         self.trace = trace
         self._budget = limits.trace_budget_bytes
+        self._past = PastBudget(trace, limits)  # what is recorded once the budget is spent: disk, then summaries
 
     # A frame is a dict of the values one graph execution sees. A body's frame starts from its initializers and
     # the few outer values it captures (read from the calling frame), so its cost never grows with the outer scope.
@@ -109,12 +111,13 @@ class Engine:
                 budget -= size
                 recorded = args if pick is None else pick(args)
                 if budget < 0:
-                    append(self._summarized(Event(index, site, iteration, recorded, outputs, seconds), size, budget))
+                    append(self._past.record(Event(index, site, iteration, recorded, outputs, seconds), size, budget,
+                                             frame))
                 else:
                     append(Event(index, site, iteration, recorded, outputs, seconds))
         finally:
             self._budget = budget
-            if self.trace.budget_exceeded_at is None:
+            if self.trace.budget_exceeded_at is None and self.trace.spilled_at is None:
                 self.trace.recorded_bytes = self.limits.trace_budget_bytes - budget
 
     def _check_guard(self, step: Step, args: tuple[Any, ...], size: int, iteration: tuple[int, ...]) -> None:
@@ -155,7 +158,7 @@ class Engine:
         self._budget -= size
         recorded = args if step.pick_inputs is None else step.pick_inputs(args)
         event = Event(len(events), step.site, iteration, recorded, values, seconds, info)
-        events.append(self._summarized(event, size, self._budget) if self._budget < 0 else event)
+        events.append(self._past.record(event, size, self._budget, frame) if self._budget < 0 else event)
 
     def _store(self, step: Step, outputs: Sequence[Any], frame: dict[str, Any],
                iteration: tuple[int, ...]) -> tuple[tuple[Any, ...], int]:
@@ -171,21 +174,6 @@ class Engine:
             frame[name] = value
             size += nbytes(value)
         return values, size
-
-    def _summarized(self, event: Event, size: int, budget: int) -> Event:
-        """Past the trace budget (`budget`, what is left after this event's `size`, is below 0) an event keeps
-        summaries of its values in place of the values; the trace's recorded bytes stop at the event before."""
-        trace = self.trace
-        if trace.budget_exceeded_at is None:
-            trace.budget_exceeded_at = event.index
-            trace.recorded_bytes = self.limits.trace_budget_bytes - (budget + size)
-        event.input_values = tuple([summarize(v) for v in event.input_values])
-        event.output_values = tuple([summarize(v) for v in event.output_values])
-        gates = event.info.get("gates")
-        if gates is not None:
-            event.info["gates"] = {k: summarize(v) for k, v in gates.items()}
-        event.summarized = True
-        return event
 
     def _record_failure(self, step: Step, args: Sequence[Any], iteration: tuple[int, ...], exc: ExplorerError,
                         first_child: int, start: float) -> None:
@@ -215,8 +203,7 @@ class Engine:
                          outputs: dict[str, Any], info: IterationInfo | None = None) -> None:
         """Records one iteration of a Scan/Loop/SequenceMap (values are shared with the events, not copied)."""
         if self._budget < 0:
-            inputs = {k: summarize(v) for k, v in inputs.items()}
-            outputs = {k: summarize(v) for k, v in outputs.items()}
+            inputs, outputs = self._past.values(inputs), self._past.values(outputs)
         self.trace.iteration_records.append(Iteration(node, index, inputs, outputs, info or IterationInfo()))
 
     def check_iterations(self, count: int, node: str, op_type: str, iteration: tuple[int, ...]) -> None:

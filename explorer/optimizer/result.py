@@ -101,11 +101,16 @@ class OptimizationResult:
         given = self.model.given if self.model is not None else None
         return set(given.value_info) if given is not None else set()
 
+    @property
+    def external(self) -> bool:
+        """Whether the original kept its weights in external data files (the result is written that way too)."""
+        given = self.model.given if self.model is not None else None
+        return given is not None and given.external
+
     def save(self, path: str | os.PathLike) -> list[Path]:
         """Writes the optimized model to `path`, with its weights in an external data file beside it when the
         original had external data or the result is over 2 GiB; the files written."""
-        given = self.model.given if self.model is not None else None
-        return save_model(self.optimized, path, external=True if given is not None and given.external else None)
+        return save_model(self.optimized, path, external=True if self.external else None)
 
     @property
     def patterns(self) -> list[str]:

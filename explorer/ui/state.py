@@ -66,6 +66,7 @@ W_SEED = "w_seed"
 W_NPZ = "w_npz"  # uploaded inputs: one .npz or input_<i>.pb files
 W_MAX_ITERATIONS = "w_max_iterations"
 W_BUDGET_MB = "w_budget_mb"
+W_DISK_MB = "w_disk_mb"
 W_MAX_TENSOR_MB = "w_max_tensor_mb"
 W_MAX_EVENTS = "w_max_events"
 W_THREADS = "w_threads"

@@ -22,6 +22,7 @@ from ..views import inspector as views_inspector
 from ..views.loops import Execution
 from ..views.markup import md, md_code
 from ..views.tables import short_text
+from ..views.trace_size import limits_text, trace_size_text
 from . import reach, state, url
 
 T = TypeVar("T")
@@ -44,8 +45,9 @@ NODE_PICK_LIMIT = 2_000  # options of the node selector at most (gtcrn's 1,786 n
 
 
 # ---- sidebar -------------------------------------------------------------------------------------------------
-def sidebar() -> None:
-    """Model choice, inputs and limits; records what is requested in session state."""
+def sidebar() -> Any:
+    """Model choice, inputs and limits; records what is requested in session state. Returns the place under the
+    limits for the run's trace size (trace_status, once the page has asked for the run), or None."""
     with st.sidebar:
         st.header("Model")
         st.caption(md(reach.access().describe()))
@@ -57,17 +59,19 @@ def sidebar() -> None:
         model = state.active_model()
         if model is None:
             st.info("Choose a model to start.")
-            return
+            return None
         graphs = len(model.index.graphs)
         st.caption(f"**{md(model.source)}** · {len(model.index.nodes)} nodes"
                    + (f" in {graphs} graphs" if graphs > 1 else "")
                    + " · opsets " + ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in sorted(model.opsets.items())))
         st.header("Inputs")
         limits = limits_picker()
+        slot = st.container()
         st.session_state[state.RUN_REQUEST] = feeds_picker(model, limits)
         st.toggle("Learning mode", key=state.W_LEARNING,
                   help="Before the trace shows them, predict which branch an If takes (Step through) and what a "
                        "loop carries into its next iteration (Loops), and be told whether you were right")
+    return slot
 
 
 def model_picker() -> state.ModelSource | None:
@@ -105,7 +109,12 @@ def limits_picker() -> Limits:
         iterations = st.number_input("Max loop iterations", 1, 10**9, default.max_iterations,
                                      key=state.W_MAX_ITERATIONS)
         budget = st.number_input("Trace memory (MB)", 0, 1 << 20, default.trace_budget_bytes >> 20,
-                                 key=state.W_BUDGET_MB, help="Values recorded beyond this are kept as summaries")
+                                 key=state.W_BUDGET_MB,
+                                 help="Values recorded beyond this are written to the run's folder on disk")
+        disk = st.number_input("Trace on disk (MB)", 0, 1 << 30, default.trace_disk_bytes >> 20,
+                               key=state.W_DISK_MB,
+                               help="Values recorded beyond this on disk are kept as summaries (shape, min, max, "
+                                    "mean, NaN/Inf counts); the default is half the free disk, at most 16 GiB")
         tensor = st.number_input("Largest value (MB)", 0, 1 << 20, default.max_tensor_bytes >> 20,
                                  key=state.W_MAX_TENSOR_MB,
                                  help="A node whose output would be bigger stops the run before it is allocated")
@@ -116,7 +125,8 @@ def limits_picker() -> Limits:
                                        f"recurrent cells); the default is this machine's {default.threads} "
                                        "available cores")
     return Limits(max_iterations=int(iterations), max_tensor_bytes=int(tensor) << 20,
-                  trace_budget_bytes=int(budget) << 20, max_events=int(events), threads=int(threads))
+                  trace_budget_bytes=int(budget) << 20, max_events=int(events), threads=int(threads),
+                  trace_disk_bytes=int(disk) << 20)
 
 
 def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
@@ -199,6 +209,16 @@ def edited_inputs(model: Model, feeds: dict[str, Any], limits: Limits, origin: s
 
 
 # ---- status --------------------------------------------------------------------------------------------------
+def trace_status() -> None:
+    """The current run's trace: its size in memory and on disk, where the run folder is, and the limits."""
+    request = st.session_state.get(state.RUN_REQUEST)
+    outcome = state.current_run() if state.run_ready() else None
+    if outcome is not None and outcome.trace is not None:
+        st.caption(md(trace_size_text(outcome.trace)))
+    if request is not None:
+        st.caption(md(limits_text(request.limits)))
+
+
 def status_banner() -> None:
     """Load failures (the previous model stays), run failures (the trace is partial), model warnings."""
     failure = state.load_error()
