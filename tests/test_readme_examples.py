@@ -23,6 +23,7 @@ def test_readme_python_blocks_run_as_written(tmp_path):
     blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.DOTALL)
     assert len(blocks) >= 2
     (tmp_path / "sample_models").symlink_to(ROOT / "sample_models")
+    (tmp_path / "tests").symlink_to(ROOT / "tests")  # the real exports the examples open
     result = subprocess.run([sys.executable, "-c", echoed("\n".join(blocks))], capture_output=True, text=True,
                             cwd=tmp_path, check=False)
     assert result.returncode == 0, result.stderr
