@@ -1,7 +1,9 @@
-"""Running ONNX backend node cases through explorer.run (shared by the conformance test and its list updater)."""
+"""Running ONNX backend node cases through explorer.run (shared by the conformance test and its report)."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from onnx.backend.test.case.node import collect_testcases
 from onnx.backend.test.runner import Runner
 
 import explorer
+from explorer.executor import ops
 
 KNOWN_FAILURES_FILE = Path(__file__).with_name("conformance_known_failures.txt")
 
@@ -22,15 +25,52 @@ def all_cases() -> dict:
         return {case.name: case for case in collect_testcases(None)}
 
 
-def known_failures() -> dict[str, str]:
-    """case name -> one-line reason, from the checked-in list."""
+@dataclass(frozen=True)
+class KnownFailure:
+    """A listed case: why it is listed and, unless it samples random values, how it fails (the exception's type
+    and parts of its message)."""
+
+    reason: str
+    error: str = ""
+    parts: tuple[str, ...] = ()
+
+    @property
+    def random(self) -> bool:
+        return self.reason.startswith("random")
+
+    def matches(self, exc: BaseException) -> bool:
+        return type(exc).__name__ == self.error and all(part in str(exc) for part in self.parts)
+
+
+def known_failures() -> dict[str, KnownFailure]:
+    """case name -> its listing, from the checked-in list (`name  # reason  => Error: part | part`)."""
     listed = {}
     for line in KNOWN_FAILURES_FILE.read_text().splitlines():
         line = line.strip()
         if line and not line.startswith("#"):
-            name, _, reason = line.partition("#")
-            listed[name.strip()] = reason.strip()
+            name, _, rest = line.partition("#")
+            reason, _, raises = rest.partition("=>")
+            error, _, message = raises.partition(":")
+            parts = tuple(part.strip() for part in message.split(" | ") if part.strip())
+            listed[name.strip()] = KnownFailure(reason.strip(), error.strip(), parts)
     return listed
+
+
+def _nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
+    for node in graph.node:
+        yield node
+        for attribute in node.attribute:
+            for body in [attribute.g] if attribute.type == onnx.AttributeProto.GRAPH else attribute.graphs:
+                yield from _nodes(body)
+
+
+def fallback_operators(name: str) -> set[str]:
+    """The operators of a case's model (its bodies and local functions included) that explorer runs through the
+    onnx.reference fallback (ops.REFERENCE_FALLBACK, read now: it shrinks as kernels are written)."""
+    model = all_cases()[name].model
+    nodes = [*_nodes(model.graph), *(node for function in model.functions for node in function.node)]
+    used = {("" if n.domain == "ai.onnx" else n.domain, n.op_type) for n in nodes}
+    return {f"{domain + '.' if domain else ''}{op}" for domain, op in used & ops.REFERENCE_FALLBACK}
 
 
 def run_case(name: str, values: bool = True) -> None:

@@ -46,3 +46,25 @@ def sweep_scheduler():
         yield cluster.scheduler_address
     finally:
         cluster.close()
+
+
+CONFORMANCE_GROUPS = {"test_backend_case_on_own_kernels": "explorer's own kernels",
+                      "test_backend_case_on_the_reference_fallback": "the onnx.reference fallback"}
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The ONNX backend cases run on explorer's own kernels and those reaching the onnx.reference fallback, counted
+    apart (tests/test_conformance.py)."""
+    from collections import Counter
+
+    counts: Counter[tuple[str, str]] = Counter()
+    for outcome in ("passed", "failed"):
+        for report in terminalreporter.stats.get(outcome, []):
+            test = getattr(report, "nodeid", "").rsplit("::", 1)[-1].split("[")[0]
+            if getattr(report, "when", "") == "call" and test in CONFORMANCE_GROUPS:
+                counts[(CONFORMANCE_GROUPS[test], outcome)] += 1
+    if counts:
+        terminalreporter.write_line("conformance: " + "; ".join(
+            f"{counts[(group, 'passed')] + counts[(group, 'failed')]:,} cases on {group} "
+            f"({counts[(group, 'passed')]:,} passed, {counts[(group, 'failed')]:,} failed)"
+            for group in CONFORMANCE_GROUPS.values()))
