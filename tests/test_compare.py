@@ -171,8 +171,9 @@ def test_reference_values_by_name():
     values = {"t": trace.value("t") * np.float32(1.01), "y": trace.outputs["y"], "nowhere": np.zeros(2)}
     result = compare(model, values, fp_feeds())
     assert (result.first.node, result.first.name) == ("third", "t")
-    assert [u.name for u in result.unaligned] == ["s", "y", "nowhere"] or \
-        {u.name for u in result.unaligned} >= {"nowhere"}
+    assert [(v.node, v.name) for v in result.values] == [("third", "t"), ("relu", "y")]  # what the values name
+    assert [(u.side, u.name, u.reason) for u in result.unaligned] == [
+        ("B", "nowhere", "no node of the model produces a value of this name")]
 
 
 def test_onnxruntime_gates_from_its_hidden_states():

@@ -24,18 +24,22 @@ def ort_run(proto: onnx.ModelProto, feeds: dict) -> dict:
     return dict(zip([o.name for o in session.get_outputs()], session.run(None, feeds)))
 
 
-def test_mlp_matches_onnxruntime_and_records_every_node():
+def test_mlp_matches_onnxruntime_and_records_every_node(monkeypatch):
     proto = onnx.load(SAMPLES / "tiny_mlp.onnx")
     model = explorer.load(proto)
     feeds = model.example_inputs(seed=5, dims={"batch": 3})
+    ticks = iter(k * k for k in range(100))  # a clock whose k-th reading is k**2: each node's reads are 2n, 2n+1
+    monkeypatch.setattr(explorer.executor.engine, "_perf", lambda: float(next(ticks)))
     trace = explorer.run(model, feeds)
+    monkeypatch.undo()
     np.testing.assert_allclose(trace.outputs["probs"], ort_run(proto, feeds)["probs"], rtol=1e-5, atol=1e-6)
     assert [e.node for e in trace.events] == ["fc1", "fc1_bias", "relu", "fc2", "fc2_bias", "softmax"]
     first = trace.events[0]
     assert first.op_type == "MatMul" and first.iteration == ()
     assert set(first.inputs) == {"x", "W1"} and set(first.outputs) == {"h0"}
     np.testing.assert_allclose(first.outputs["h0"], feeds["x"] @ trace.value("W1"), rtol=1e-6)
-    assert all(e.seconds >= 0 for e in trace.events)
+    # each event's time is its own node's: read before and after its kernel, (2n + 1)**2 - (2n)**2 = 4n + 1
+    assert [e.seconds for e in trace.events] == [4 * n + 1 for n in range(6)]
     relu = trace.event("relu")
     np.testing.assert_array_equal(relu.outputs["h2"], np.maximum(relu.inputs["h1"], 0))
     assert trace.value("h2") is relu.outputs["h2"]

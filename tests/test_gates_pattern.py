@@ -2,11 +2,19 @@
 left/right fractions, judged on hand-made series; and the Gates page's controls through AppTest."""
 from __future__ import annotations
 
-import numpy as np
-from app_support import start
+from pathlib import Path
 
+import numpy as np
+import pytest
+from app_support import array, figures, start
+from onnx import numpy_helper
+from rnn_reference import reference
+
+import explorer
 from explorer.ui import state
 from explorer.views import gates
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
 
 NAN = np.nan
 
@@ -35,16 +43,51 @@ def test_units_on_through_a_range_best_first():
     assert gates.units_on(values, 4, 4, 0.7) == []  # only padded steps in range
 
 
+def _reference_gates(sample: str) -> dict[str, np.ndarray]:
+    """The gates of the sample's GRU on the app's default inputs (seed 0), batch item 0, forward, by the spec's
+    equations written apart from explorer (tests/rnn_reference.py): name -> [step, unit]."""
+    model = explorer.load(SAMPLES / f"{sample}.onnx")
+    feeds = model.example_inputs(seed=0)
+    weights = {t.name: numpy_helper.to_array(t) for t in model.proto.graph.initializer}
+    _, _, _, recorded = reference("GRU", feeds["input"].transpose(1, 0, 2), weights["W"], weights["R"], weights["B"],
+                                  initial_h=feeds["h0"], linear_before_reset=1)
+    return {name: values[:, 0, 0, :] for name, values in recorded.items() if name != "mask"}
+
+
 def test_the_gates_page_picks_units_by_pattern():
+    expected = _reference_gates("gru_pytorch_batch_first")
     at = start("gru_pytorch_batch_first")
     at.switch_page("explorer/ui/pages/gates.py").run()
     path = at.session_state[state.W_RNN]
     at.toggle(key=state.keyed(state.W_RNN_PATTERN, path)).set_value(True).run()
     gate = at.selectbox(key=state.keyed("w_rnn_gate", path)).value
-    at.slider(key=state.keyed(state.W_RNN_THRESHOLD, path, gate)).set_value(0.0).run()  # a sigmoid gate is never below 0
+    # a threshold in the widest gap between the units' lowest values over the 6 steps: it splits the units
+    lowest = expected[gate].min(axis=0)
+    ranked = np.sort(lowest)
+    gap = int(np.argmax(np.diff(ranked)))
+    threshold = round(float(ranked[gap] + ranked[gap + 1]) / 2, 2)
+    assert ranked[gap] < threshold - 0.01 and threshold + 0.01 < ranked[gap + 1]
+    picked = [unit for unit in range(5) if lowest[unit] >= threshold]  # on at every step; none off outside
+    assert 0 < len(picked) < 5
+    at.slider(key=state.keyed(state.W_RNN_THRESHOLD, path, gate)).set_value(threshold).run()
     assert not at.exception
     captions = "\n".join(c.value for c in at.caption)
-    assert "5 of 5 units stay ≥ 0 from step 0 to 5" in captions
+    assert f"{len(picked)} of 5 units stay ≥ {threshold:.3g} from step 0 to 5" in captions
+    [chosen] = [f for f in figures(at) if f.layout.title.text == f"{gate}: chosen units"]
+    assert [trace.name for trace in chosen.data] == [f"unit {unit}" for unit in picked]
+    for trace, unit in zip(chosen.data, picked):
+        np.testing.assert_allclose(array(trace.y), expected[gate][:, unit], rtol=1e-5, atol=1e-6)
+
+
+def test_the_gates_page_tells_each_gates_saturated_share():
+    expected = _reference_gates("gru_pytorch_batch_first")
+    at = start("gru_pytorch_batch_first")
+    at.switch_page("explorer/ui/pages/gates.py").run()
     [table] = [d.value for d in at.dataframe if "left saturated (< 0.1)" in d.value.columns]
-    assert set(table["gate"]) >= {"z", "r"}
-    assert ((table["left saturated (< 0.1)"] >= 0) & (table["right saturated (> 0.9)"] <= 1)).all()
+    assert list(table["gate"]) == ["z", "r", "h"]
+    for gate, low in (("z", 0.0), ("r", 0.0), ("h", -1.0)):  # sigmoid in [0, 1], tanh in [-1, 1]
+        share = (expected[gate] - low) / (1.0 - low)
+        assert not np.isclose(share, 0.1, atol=1e-4).any() and not np.isclose(share, 0.9, atol=1e-4).any()
+        row = table.set_index("gate").loc[gate]
+        assert row["left saturated (< 0.1)"] == pytest.approx(float((share < 0.1).mean()))
+        assert row["right saturated (> 0.9)"] == pytest.approx(float((share > 0.9).mean()))

@@ -44,9 +44,10 @@ def run_quietly(model, feeds):
 def test_matches_the_reference_outputs_shipped_with_the_model(folder):
     model = explorer.load(MODELS / folder / "model.onnx")
     data = MODELS / folder / "test_data_set_0"
-    feeds = dict(zip([i.name for i in model.inputs], tensors(data, "input")))
-    trace = run_quietly(model, feeds)
-    for spec, expected in zip(model.outputs, tensors(data, "output")):
+    inputs, outputs = tensors(data, "input"), tensors(data, "output")
+    assert (len(inputs), len(outputs)) == (len(model.inputs), len(model.outputs))  # a value for each, none missing
+    trace = run_quietly(model, dict(zip([i.name for i in model.inputs], inputs)))
+    for spec, expected in zip(model.outputs, outputs):
         np.testing.assert_allclose(trace.outputs[spec.name], expected, 1e-4, 1e-4, err_msg=spec.name)
     assert any("gates" in e.info for e in trace.events)
 

@@ -11,6 +11,7 @@ import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from xml.etree import ElementTree
 
 import numpy as np
 import onnx
@@ -25,9 +26,12 @@ from explorer.limits import Limits
 from explorer.model_guards import MAX_GRAPH_DEPTH
 from explorer.optimizer.verify import compare_models
 from explorer.rnn_report import rnn_reports
+from explorer.views.dot_escape import parse_svg_id
 from explorer.views.render import write_diagram
 
 from . import models as m
+
+SVG = "{http://www.w3.org/2000/svg}"
 
 CASES: dict[str, Callable[[], str]] = {}
 EXPECTED: dict[str, str] = {}
@@ -521,9 +525,20 @@ def names_of_20_kb_render_through_graphviz() -> str:
 
 @case("rendered")
 def names_with_quotes_braces_and_newlines_render() -> str:
+    """graphviz draws the node, its input and output under the name as written (a newline shown as ⏎), and the
+    node's SVG id gives the name back."""
+    name = 'a"b}{<x>\n\\l|c'
     svg = tmp("x.svg", b"")
-    write_diagram(explorer.model_to_dot(explorer.load(m.named('a"b}{<x>\n\\l|c'))).dot, svg)
-    return "rendered"
+    write_diagram(explorer.model_to_dot(explorer.load(m.named(name))).dot, svg)
+    shown = name.replace("\n", "⏎")
+    drawn = {}
+    for group in ElementTree.parse(svg).iter(f"{SVG}g"):
+        if group.get("class") == "node":
+            texts = [e.text for e in group.iter(f"{SVG}text")]
+            drawn[parse_svg_id(group.get("id", ""))] = texts
+    want = {("input", ("", "0")): [shown, "input", "3 float"], ("node", (name,)): ["Relu", f" '{shown}'"],
+            ("output", ("", "0")): [f"{shown}_out", "output", "3 float"]}
+    return "rendered" if drawn == want else f"drawn as {drawn}"
 
 
 # ---- optimize and rnn report -------------------------------------------------------------------------------
@@ -702,15 +717,17 @@ def names_with_nul_and_bidi_controls_match_onnxruntime() -> str:
 @case("cancelled")
 def cancelling_a_background_proof_of_an_endless_loop() -> str:
     """onnxruntime given an endless loop from a background job: cancel ends its process at once."""
-    import time
+    import threading
 
     from explorer.judge import run_onnxruntime
     from explorer.judge_job import JudgeJob
 
-    job = JudgeJob(lambda: run_onnxruntime(m.endless_loop(), _X1, timeout=300), "proof").start()
-    deadline = time.monotonic() + 30
-    while job.judge._process is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    job = JudgeJob(lambda: run_onnxruntime(m.endless_loop(), _X1, timeout=300), "proof")
+    started, start = threading.Event(), job.judge._start
+    job.judge._start = lambda: (start(), started.set())[0]
+    job.start()
+    if not started.wait(60):
+        return "onnxruntime never started"
     process = job.judge._process
     job.cancel()
     if process is None or process.poll() is None:
