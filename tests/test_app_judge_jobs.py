@@ -3,14 +3,14 @@ their progress and a Cancel button, the rest of the page usable; cancel ends onn
 answer appears when it is ready."""
 from __future__ import annotations
 
-import time
+import threading
 
 import numpy as np
 import pytest
 from app_support import PAGES, assert_clean, position, start
 from streamlit.testing.v1 import AppTest
 
-from explorer.judge import run_onnxruntime
+from explorer.judge import Judge, run_onnxruntime
 from explorer.ui import jobs, state, work
 from tests.test_judge import _endless_loop
 from tests.test_judge_job import judge_children
@@ -25,18 +25,26 @@ def session_jobs(at: AppTest) -> list:
     return list(at.session_state[state.JOBS].values())
 
 
-def wait_for(condition, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
+@pytest.fixture
+def onnxruntime_started(monkeypatch) -> threading.Event:
+    """Set once a judge has started an onnxruntime child (a spy on Judge's start)."""
+    started = threading.Event()
+    start = Judge._start
+
+    def spy(self):
+        process = start(self)
+        started.set()
+        return process
+
+    monkeypatch.setattr(Judge, "_start", spy)
+    return started
 
 
 def markdown(at: AppTest) -> list[str]:
     return [m.value for m in at.markdown]
 
 
-def test_the_proof_runs_in_the_background_and_cancel_ends_onnxruntime(monkeypatch):
+def test_the_proof_runs_in_the_background_and_cancel_ends_onnxruntime(monkeypatch, onnxruntime_started):
     def endless_proof(result, feeds, bisect):
         return run_onnxruntime(_endless_loop(), {"x": np.ones(1, np.float32)}, timeout=300)
 
@@ -49,7 +57,7 @@ def test_the_proof_runs_in_the_background_and_cancel_ends_onnxruntime(monkeypatc
     [stats] = [f.value for f in at.dataframe if "applied" in f.value.columns]  # the rest of the page is there
     assert stats.set_index("pattern").loc["MatMulAdd", "applied"] == 2
     [job] = session_jobs(at)
-    wait_for(judge_children)  # onnxruntime is at work on the endless loop
+    assert onnxruntime_started.wait(60) and judge_children()  # onnxruntime is at work on the endless loop
     [cancel] = [b for b in at.button if b.label == "Cancel"]
     cancel.click().run()
     assert job.state == "cancelled" and judge_children() == []

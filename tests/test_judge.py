@@ -1,8 +1,9 @@
 """onnxruntime in a child process: outputs when it answers, a stated reason (NoVerdict) when it cannot."""
 from __future__ import annotations
 
+import select
+import signal
 import threading
-import time
 
 import numpy as np
 import onnx
@@ -11,6 +12,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 import explorer
+import explorer.judge
 from explorer.compare.outputs import compare_with_onnxruntime
 from explorer.judge import Judge, NoVerdict, run_onnxruntime
 from explorer.optimizer.verify import compare_models
@@ -42,12 +44,37 @@ def test_outputs_match_a_direct_computation():
     assert got["y"].tolist() == [1.5]
 
 
-def test_an_endless_loop_is_stopped_at_the_wall_clock_limit_and_the_next_call_works():
+class Clock:
+    """A monotonic clock that a spy on select() moves by each wait it is asked for (the wait itself not taken)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.waits: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def select(self, readers, writers, errors, timeout):
+        ready = select.select(readers, writers, errors, 0)
+        if not ready[0]:
+            self.waits.append(timeout)
+            self.now += timeout
+        return ready
+
+
+def test_an_endless_loop_is_stopped_at_the_wall_clock_limit_and_the_next_call_works(monkeypatch):
     judge = Judge()
-    start = time.monotonic()
+    judge.run(_div(T.FLOAT), {"a": np.ones(1, np.float32), "b": np.ones(1, np.float32)})  # its child is up
+    child = judge._process
+    clock = Clock()
+    monkeypatch.setattr(explorer.judge, "time", clock)
+    monkeypatch.setattr(explorer.judge, "select", clock)
     with pytest.raises(NoVerdict, match="within 1 s") as info:
         judge.run(_endless_loop(), {"x": np.ones(1, np.float32)}, timeout=1)
-    assert info.value.kind == "timeout" and time.monotonic() - start < 10
+    monkeypatch.undo()
+    assert info.value.kind == "timeout"
+    assert sum(clock.waits) == 1.0 and all(wait <= 0.5 for wait in clock.waits)  # waited up to the limit, no more
+    assert child.returncode == -signal.SIGKILL and judge._process is None  # the child was stopped
     assert judge.run(_div(T.INT32), {"a": np.array([7], np.int32), "b": np.array([2], np.int32)})["y"] == [3]
     judge.close()
 
@@ -78,10 +105,18 @@ def test_the_memory_cap_stops_a_huge_allocation():
 
 def test_cancel_from_another_thread_ends_the_call():
     judge = Judge()
-    threading.Timer(0.5, judge.cancel).start()
+    receive = judge._receive
+
+    def cancelled_meanwhile(*args):  # the request is with onnxruntime: another thread cancels it
+        canceller = threading.Thread(target=judge.cancel)
+        canceller.start()
+        canceller.join()
+        return receive(*args)
+
+    judge._receive = cancelled_meanwhile
     with pytest.raises(NoVerdict) as info:
         judge.run(_endless_loop(), {"x": np.ones(1, np.float32)}, timeout=30)
-    assert info.value.kind == "cancelled"
+    assert info.value.kind == "cancelled" and judge._process is None
 
 
 def test_check_report_states_the_timeout():

@@ -3,11 +3,12 @@ onnxruntime process left behind."""
 from __future__ import annotations
 
 import os
-import time
+import threading
 
 import numpy as np
 from onnx import TensorProto as T
 
+import explorer.judge_job
 from explorer.judge import NoVerdict, run_onnxruntime, shared_judge
 from explorer.judge_job import JudgeJob
 from tests.test_judge import _div, _endless_loop
@@ -31,15 +32,52 @@ def judge_children() -> list[int]:
     return found
 
 
-def test_the_result_arrives_when_ready_and_the_judge_is_closed():
+class Clock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def judge_started(job: JudgeJob, hold: threading.Event | None = None) -> threading.Event:
+    """Set once the job's judge has started its onnxruntime child (a spy on its start), which then waits for
+    `hold` when given."""
+    started = threading.Event()
+    start = job.judge._start
+
+    def spy():
+        process = start()
+        started.set()
+        if hold is not None:
+            hold.wait()
+        return process
+
+    job.judge._start = spy
+    return started
+
+
+def test_the_result_arrives_when_ready_and_the_judge_is_closed(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(explorer.judge_job, "time", clock)
     job = JudgeJob(lambda: run_onnxruntime(_div(T.FLOAT), {"a": np.array([3.0], np.float32),
-                                                           "b": np.array([2.0], np.float32)}), "div").start()
+                                                           "b": np.array([2.0], np.float32)}), "div")
+    working = threading.Event()
+    started = judge_started(job, working)
+    job.start()
+    assert started.wait(60)
+    clock.now += 2.5  # while onnxruntime works
+    working.set()
     assert job.wait(60) and job.state == "done" and job.error is None
     assert job.result["y"].tolist() == [1.5]
-    assert job.elapsed > 0 and job.judge._process is None
+    assert job.elapsed == 2.5 and job.judge._process is None
+    clock.now += 7.0
+    assert job.elapsed == 2.5  # the clock stops at the end
 
 
-def test_cancel_ends_onnxruntime_at_once_and_later_calls_start_no_process():
+def test_cancel_ends_onnxruntime_at_once_and_later_calls_start_no_process(monkeypatch):
     calls = []
 
     def work():
@@ -50,19 +88,21 @@ def test_cancel_ends_onnxruntime_at_once_and_later_calls_start_no_process():
                 calls.append(exc.kind)
         return calls
 
-    job = JudgeJob(work, "endless").start()
-    deadline = time.monotonic() + 30
-    while not judge_children() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    clock = Clock()
+    monkeypatch.setattr(explorer.judge_job, "time", clock)
+    job = JudgeJob(work, "endless")
+    started = judge_started(job)
+    job.start()
+    assert started.wait(60)
     assert judge_children() and job.state == "running"
+    clock.now += 4.0
     job.cancel()
     assert job.state == "cancelled" and judge_children() == []
     assert job.wait(30)
     job._finished.wait(30)
     assert calls == ["cancelled", "cancelled"] and judge_children() == []
-    elapsed = job.elapsed
-    time.sleep(0.1)
-    assert job.elapsed == elapsed  # the clock stops at the cancel
+    clock.now += 10.0
+    assert job.elapsed == 4.0  # the clock stopped at the cancel
 
 
 def test_a_failure_in_the_work_is_the_jobs_error():

@@ -6,10 +6,11 @@ from __future__ import annotations
 import csv
 import json
 import os
+import pty
+import select
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -54,18 +55,22 @@ def test_exit_codes_summary_and_rows(sweep_scheduler, pair, tmp_path, capsys):
 def test_ctrl_c_stops_the_sweep_and_keeps_its_rows(sweep_scheduler, pair, tmp_path):
     a, b = pair
     out = tmp_path / "rows.json"
+    terminal, progress = pty.openpty()  # the sweep shows its progress on a terminal: a line per row done
     process = subprocess.Popen([sys.executable, "-m", "explorer", "sweep", a, "--against", b, "--dim", "T=100-160",
                                 "--scheduler", sweep_scheduler, "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                               stderr=progress, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    os.close(progress)
     try:
-        deadline = time.monotonic() + 120
-        while not (out.exists() and json.loads(out.read_text())):  # the JSON is valid after every row
-            assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
-            time.sleep(0.05)
+        shown = b""
+        while b"/61 inputs" not in shown:  # a row is done (and written: the JSON is valid after every row)
+            ready, _, _ = select.select([terminal], [], [], 120)
+            assert ready and process.poll() is None, shown.decode(errors="replace")
+            shown += os.read(terminal, 4096)
         process.send_signal(signal.SIGINT)
         stdout, _ = process.communicate(timeout=120)
     finally:
         process.kill()
+        os.close(terminal)
     rows = json.loads(out.read_text())
     assert process.returncode == 130
     assert 1 <= len(rows) < 61 and all(r["status"] == "ok" and r["differs"] for r in rows)

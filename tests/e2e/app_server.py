@@ -5,9 +5,9 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import tempfile
-import time
+import threading
 import urllib.request
+from collections import deque
 from pathlib import Path
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -26,26 +26,31 @@ def free_port() -> int:
 
 
 def start_server(port: int) -> subprocess.Popen:
-    """`streamlit run app.py` on 127.0.0.1:port; returns once /_stcore/health answers ok. Its log goes to a
-    temporary file (a pipe nobody reads would fill up and block the server mid-test)."""
-    log = tempfile.TemporaryFile()
+    """`streamlit run app.py` on 127.0.0.1:port; returns once it says it serves and /_stcore/health answers ok.
+    A thread reads its output to the end (so it never blocks on a full pipe) and keeps the last lines."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true", "--server.address=127.0.0.1",
          f"--server.port={port}", "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            log.seek(0)
-            raise RuntimeError(f"streamlit exited: {log.read().decode(errors='replace')[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as answer:
-                if answer.read() == b"ok":
-                    return proc
-        except OSError:
-            time.sleep(0.2)
-    proc.terminate()
-    raise RuntimeError("streamlit did not answer /_stcore/health within 60 s")
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    answered, lines = threading.Event(), deque(maxlen=40)
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if "You can now view your Streamlit app" in line:
+                answered.set()
+        answered.set()  # its output ended: it exited
+
+    threading.Thread(target=read, name="streamlit output", daemon=True).start()
+    if not answered.wait(120) or proc.poll() is not None:
+        proc.kill()
+        raise RuntimeError(f"streamlit did not start: {''.join(lines)[-2000:]}")
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=30) as answer:
+        if answer.read() != b"ok":
+            proc.kill()
+            raise RuntimeError("streamlit's /_stcore/health does not answer ok")
+    return proc
 
 
 def stop_server(proc: subprocess.Popen) -> None:
@@ -77,3 +82,22 @@ DIAGRAM_FRAME = 'iframe[title="explorer.ui.diagram.explorer_diagram"]'
 def diagram(page, nth: int = 0):
     """The diagram canvas (an iframe) number `nth` on the page, as a frame locator."""
     return page.frame_locator(DIAGRAM_FRAME).nth(nth)
+
+
+def canvas_frame(page, nth: int = 0):
+    """The diagram canvas number `nth` as a frame, to wait on conditions inside it (`wait_for_function`)."""
+    return page.locator(DIAGRAM_FRAME).nth(nth).element_handle().content_frame()
+
+
+def painted(page) -> None:
+    """Waits until what the page draws after its script run is on screen: each visible chart's SVG, each visible
+    table's canvas, each diagram canvas's drawing; then two animation frames, so a screenshot shows them."""
+    page.wait_for_function("""() => {
+        const shown = (el) => el.offsetParent !== null;
+        const all = (selector) => [...document.querySelectorAll(selector)].filter(shown);
+        return all('[data-testid="stPlotlyChart"]').every((c) => c.querySelector(".main-svg"))
+            && all('[data-testid="stDataFrame"]').every((t) => t.querySelector("canvas"))
+            && all('iframe[title="explorer.ui.diagram.explorer_diagram"]').every(
+                (f) => f.contentDocument?.body?.dataset?.drawn);
+    }""")
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")

@@ -4,7 +4,7 @@ Screenshots go to artifacts/e2e_*.png."""
 from __future__ import annotations
 
 import pytest
-from app_server import DIAGRAM_FRAME, ROOT, diagram, settle
+from app_server import DIAGRAM_FRAME, ROOT, diagram, painted, settle
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
@@ -14,11 +14,8 @@ ADD_X = "enc/body/inner/body/branch/then_branch/add_x"
 
 
 def shot(page, name: str) -> None:
-    """Saves a screenshot once tables and charts (drawn after the script finishes) are on screen."""
-    for frame in page.get_by_test_id("stDataFrame").all():
-        if frame.is_visible():  # not those in a tab not shown
-            frame.locator("canvas").first.wait_for()
-    page.wait_for_timeout(1500)
+    """Saves a screenshot once tables, charts and diagrams (drawn after the script finishes) are on screen."""
+    painted(page)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"e2e_{name}.png"))
 

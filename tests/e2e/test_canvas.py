@@ -8,7 +8,7 @@ import re
 import urllib.parse
 
 import pytest
-from app_server import DIAGRAM_FRAME, ROOT, diagram, settle
+from app_server import DIAGRAM_FRAME, ROOT, canvas_frame, diagram, painted, settle
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
@@ -20,8 +20,25 @@ if not GTCRN.is_file():
     pytest.skip("../shared/models (gtcrn) is absent", allow_module_level=True)
 
 
+# (scale, x, y) of the canvas content, read in the canvas's frame from its CSS transform
+TRANSFORM_JS = """() => {
+    const text = document.getElementById("content").style.transform;
+    const scale = /scale\\(([-0-9.e]+)\\)/.exec(text), move = /translate\\(([-0-9.e]+)px, ([-0-9.e]+)px\\)/.exec(text);
+    return scale && move ? [+scale[1], +move[1], +move[2]] : null;
+}"""
+# whether a node is drawn with its centre inside the stage, at least `width` pixels wide
+IN_VIEW_JS = """([id, width]) => {
+    const node = document.querySelector(`g.node[id="${id}"]`), stage = document.getElementById("stage");
+    if (!node) return false;
+    const r = node.getBoundingClientRect(), s = stage.getBoundingClientRect();
+    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    return s.left < x && x < s.right && s.top < y && y < s.bottom && r.width > width;
+}"""
+SETTLE_MS = 60_000  # how long a wait on the canvas may take on a machine busy with other work
+
+
 def shot(page, name: str) -> None:
-    page.wait_for_timeout(800)
+    painted(page)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"e2e_canvas_{name}.png"))
 
@@ -47,9 +64,11 @@ def test_wheel_drag_buttons_and_fit(page, server):
     stage = canvas.locator("#stage")
     box = stage.bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    frame = canvas_frame(page)
     for _ in range(4):  # each wheel notch zooms one step
+        before = transform(canvas)[0]
         page.mouse.wheel(0, -120)
-        page.wait_for_timeout(80)
+        frame.wait_for_function(f"(before) => ({TRANSFORM_JS})()[0] > before", arg=before, timeout=SETTLE_MS)
     zoomed = transform(canvas)
     assert zoomed[0] > fitted[0] * 1.2
     page.mouse.down()
@@ -126,7 +145,10 @@ def test_the_canvas_takes_the_width_and_fit_shows_the_top_level_readably(browser
         settle(page)
         node = canvas.locator(f'g.node[id="node:{GRU}"]')
         node.wait_for()
-        page.wait_for_timeout(500)
+        frame = canvas_frame(page)
+        frame.wait_for_function(f"() => (document.body.dataset.drawn || '').endsWith('|node:{GRU}')",
+                                timeout=SETTLE_MS)  # drawn with the match as its focus
+        frame.wait_for_function(IN_VIEW_JS, arg=[f"node:{GRU}", 80], timeout=SETTLE_MS)  # once the frame is sized
         seen, stage = node.bounding_box(), canvas.locator("#stage").bounding_box()
         assert stage["x"] < seen["x"] + seen["width"] / 2 < stage["x"] + stage["width"] and seen["width"] > 80
         shot(page, "window_search")
@@ -137,8 +159,12 @@ def test_the_canvas_takes_the_width_and_fit_shows_the_top_level_readably(browser
         page.wait_for_function(  # the canvas shows the block's drawing
             "() => [...document.querySelectorAll('iframe')].some(f => f.contentDocument?.querySelector("
             "'#content g.node[id=\"scope:#0-12\"]'))")
-        page.wait_for_timeout(500)
         # laid out while its new frame was still narrow, the opening view is redone at the frame's width
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('iframe')].some(f => { const d = f.contentDocument;"
+            " if (!d?.querySelector('#content g.node[id=\"scope:#0-12\"]')) return false;"
+            " const m = /scale\\(([-0-9.e]+)\\)/.exec(d.getElementById('content').style.transform);"
+            " return m && +m[1] >= 0.6; })", timeout=SETTLE_MS)
         assert transform(canvas)[0] >= 0.6
         assert page.get_by_test_id("stException").count() == 0
         shot(page, "window_block")
