@@ -28,7 +28,7 @@ FAMILY_NAMES = (
     "contrib_activation", "contrib_attention", "contrib_fused", "contrib_gqa", "contrib_normalization",
     "contrib_qlinear", "contrib_quantize", "contrib_tokenizer",
     # ai.onnx.ml
-    "ml_linear", "ml_maps", "ml_svm", "ml_trees",
+    "ml_features", "ml_labels", "ml_linear", "ml_maps", "ml_svm", "ml_trees",
 )
 """The family modules (explorer.executor.ops.<name>), each with its `KERNELS` table."""
 FAMILIES: tuple[ModuleType, ...] = tuple(import_module(f"{__name__}.{name}") for name in FAMILY_NAMES)
@@ -58,10 +58,6 @@ REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
         Bernoulli CausalConvWithState DFT ImageDecoder LinearAttention Multinomial NegativeLogLikelihoodLoss
         RandomNormal RandomNormalLike RandomUniform RandomUniformLike STFT SoftmaxCrossEntropyLoss SwiGLU
         TfIdfVectorizer
-    """)
-    | _ops("ai.onnx.ml", """
-        ArrayFeatureExtractor Binarizer CategoryMapper FeatureVectorizer Imputer LabelEncoder Normalizer
-        OneHotEncoder Scaler
     """)
     | _ops("ai.onnx.preview.training", "Adagrad Adam Gradient Momentum")
     | _ops("ai.onnx.preview", "FlexAttention")
