@@ -12,27 +12,41 @@ from ..state import GraphState
 STATE_INPUTS = {"GRU": (5,), "RNN": (5,), "LSTM": (5, 6)}  # initial_h (and initial_c)
 
 
-def is_zeros(g: GraphState, name: str) -> str | None:
-    """How `name` is known to hold only zeros (a zero constant, ConstantOfShape of zero, Expand of a zero
-    constant), else None."""
+# operators whose result holds only elements of their first input (Concat: of all its inputs), so zeros in give
+# zeros out, whatever their other inputs (shapes, axes, starts) are
+ZERO_KEEPING = frozenset({"Expand", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Transpose", "Identity", "Tile",
+                          "Slice", "Gather", "Cast", "CastLike", "Concat"})
+MAX_DEPTH = 8
+
+
+def is_zeros(g: GraphState, name: str, depth: int = 0) -> str | None:
+    """How `name` is known to hold only zeros (a zero constant, ConstantOfShape of zero, or those through
+    operators that only move, repeat or convert elements: Expand, Unsqueeze, Slice, Concat, Cast, ...), else
+    None."""
     value = g.constant(name)
     if value is not None:
         return "a constant of zeros" if value.dtype.kind in "biuf" and not value.any() else None
-    producer = g.producer_op(name, "ConstantOfShape", "Expand")
-    if producer is None:
+    producer = g.producer(name)
+    if producer is None or not producer.is_onnx() or depth >= MAX_DEPTH:
         return None
     if producer.op_type == "ConstantOfShape":
         fill = g.attribute(producer, "value")
         zero = fill is None or not np.asarray(fill).any()
         return "ConstantOfShape of zero" if zero else None
-    source = g.constant(producer.input[0])
-    return "Expand of a zero constant" if source is not None and not source.any() else None
+    if producer.op_type not in ZERO_KEEPING:
+        return None
+    sources = producer.input if producer.op_type == "Concat" else producer.input[:1]
+    found = [is_zeros(g, source, depth + 1) for source in sources if source]
+    if not found or None in found:
+        return None
+    return f"{producer.op_type} of {' and '.join(dict.fromkeys(found))}"  # type: ignore[arg-type]
 
 
 class RnnZeroStatePattern(Pattern):
     """GRU/LSTM/RNN(..., initial_h=0[, initial_c=0]) -> the same cell with those inputs omitted (the spec's
-    default initial state is zeros), when the state is a zero constant, a ConstantOfShape of zero (however its
-    shape is computed: Shape -> Gather -> Unsqueeze -> Concat chains go away with it) or an Expand of zero."""
+    default initial state is zeros), when the state is known to be zeros (see is_zeros: a zero constant or a
+    ConstantOfShape of zero, however they are then expanded, sliced, unsqueezed or concatenated; the
+    Shape -> Gather -> Unsqueeze -> Concat chains computing their shapes go away with them)."""
 
     op_types = ("GRU", "LSTM", "RNN")
     priority = SIMPLIFY
