@@ -9,11 +9,22 @@ from ..state import GraphState
 from ..tensors import NONDETERMINISTIC
 from .common import identity
 
+MAX_COMPARED = 1024  # elements of a constant input compared by value (exporters repeat small ones: axes, shapes)
 
-def signature(node: Node) -> tuple:
-    """What makes two nodes compute the same thing: operator, inputs in order, attributes."""
+
+def signature(g: GraphState, node: Node) -> tuple:
+    """What makes two nodes compute the same thing: operator, inputs in order (a small constant by its value, so
+    two Unsqueezes reading equal axes from different Constant nodes match), attributes."""
     attributes = tuple(sorted((a.name, a.SerializeToString(deterministic=True)) for a in node.attribute))
-    return node.domain or "", node.op_type, tuple(node.input), attributes
+    return node.domain or "", node.op_type, tuple(_input_key(g, name) for name in node.input), attributes
+
+
+def _input_key(g: GraphState, name: str) -> object:
+    kind = g.constant_kind(name) if name else None
+    if kind is None or kind[1] > MAX_COMPARED:
+        return name
+    value = g.constant(name)
+    return name if value is None else (value.dtype.str, value.shape, value.tobytes())
 
 
 class CommonSubexpressionPattern(Pattern):
@@ -31,8 +42,8 @@ class CommonSubexpressionPattern(Pattern):
         for other in g.consumers(node.input[0]):
             if other is node or other.op_type != node.op_type or other.pos > where:
                 continue
-            mine = mine or signature(node)
-            if signature(other) == mine and len(other.output) == len(node.output):
+            mine = mine or signature(g, node)
+            if signature(g, other) == mine and len(other.output) == len(node.output):
                 return other
         return None
 

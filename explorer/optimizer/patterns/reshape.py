@@ -75,8 +75,8 @@ class ComputedReshapePattern(Pattern):
     known but for copies of x's own dims and at most one other dim: c is that shape with 0 for a dim that is x's
     dim at the same position (copied, as allowzero=0 reads 0) and -1 for the one not known, which x's element count
     fixes as it fixed s's entry on every run where the original runs (-1 only when nothing is copied, as a copied
-    dim may be 0). Needs every known dim > 0, and s computed in this graph and read only here (its producer goes,
-    so do the nodes computing it that nothing else reads)."""
+    dim may be 0). Needs every known dim > 0, and s computed in this graph and read only as the target of Reshapes
+    (its producer goes once each has its constant, so do the nodes computing it that nothing else reads)."""
 
     op_types = ("Reshape",)
     priority = FUSION  # after FlatMatMul, which drops a restore Reshape whose target tells x's leading dims
@@ -85,7 +85,10 @@ class ComputedReshapePattern(Pattern):
         source = g.producer(node.input[1]) if len(node.input) > 1 else None
         if source is None or g.is_constant(node.input[1]):
             return None
-        if g.is_used_more_than_once(node.input[1]):
+        shape = node.input[1]
+        if g.is_output(shape) or g.is_captured(shape) or any(
+                not reader.is_onnx("Reshape") or list(reader.input[1:2]) != [shape] or shape in reader.input[:1]
+                for reader in g.consumers(shape)):
             return self.decline(g, node, "the computed shape is also read elsewhere")
         out = g.shape(node.output[0])
         if out is None:
