@@ -89,6 +89,12 @@ class Judge:
         prefix = {"refused": "onnxruntime refused: ", "memory": "onnxruntime reached its memory cap: "}
         raise NoVerdict(reply["kind"], prefix.get(reply["kind"], "") + summarize(reply["message"]))
 
+    def warm(self) -> None:
+        """Starts the child process ahead of a call (it imports onnxruntime meanwhile), unless shut down."""
+        with self._lock:
+            if not self._shut and importlib.util.find_spec("onnxruntime") is not None:
+                self._start()
+
     @property
     def process_id(self) -> int | None:
         """The child process's id while it lives (None before the first call, after close)."""
@@ -191,6 +197,8 @@ class Runs(Protocol):
 
     def load(self, model: Any, *, timeout: float | None = None) -> None: ...
 
+    def warm(self) -> None: ...
+
 
 _current: ContextVar[Runs | None] = ContextVar("explorer_judge", default=None)
 
@@ -211,6 +219,11 @@ def run_onnxruntime(model: Any, feeds: dict[str, Any], outputs: Sequence[str] | 
     NoVerdict when it gives none."""
     judge = _current.get() or shared_judge()
     return judge.run(model, feeds, outputs, timeout=timeout)
+
+
+def warm_onnxruntime() -> None:
+    """Starts the judge in use (see using_judge) ahead of a call: its child imports onnxruntime meanwhile."""
+    (_current.get() or shared_judge()).warm()
 
 
 def load_in_onnxruntime(model: Any, *, timeout: float | None = None) -> None:

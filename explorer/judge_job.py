@@ -70,6 +70,11 @@ class JudgeJob(Generic[T]):
             raise NoVerdict("cancelled", "onnxruntime was stopped on request")
         return self.judge.run(model, feeds, outputs, timeout=timeout)
 
+    def warm(self) -> None:
+        """The judge the work's onnxruntime calls reach, started ahead of them."""
+        if not self._cancelled.is_set():
+            self.judge.warm()
+
     def load(self, model: Any, *, timeout: float | None = None) -> None:
         """The judge the work's onnxruntime load checks reach (see judge.using_judge)."""
         if self._cancelled.is_set():

@@ -98,6 +98,10 @@ def _message(exc: BaseException) -> str:
 def main() -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but replies may reach the parent's pipe
+    try:  # ahead of the first request, which may be a while coming (the parent starts this process early)
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        pass  # each request says it is missing
     while True:
         request = _read(stdin)
         if request is None:

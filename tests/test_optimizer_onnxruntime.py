@@ -79,6 +79,9 @@ class RecordingJudge:
         self.models.append(model.SerializeToString())
         return self.real.run(model, feeds, outputs, timeout=timeout)
 
+    def warm(self) -> None:
+        self.real.warm()
+
     def load(self, model: Any, *, timeout=None) -> None:
         from explorer.judge import NoVerdict
 

@@ -9,6 +9,7 @@ import onnx
 
 from ..collector import collector_paused
 from ..graph import node_ids, subgraph_attributes
+from ..judge import warm_onnxruntime
 from ..model import GivenModel, Model, load, value_info_names
 from ..model_inference import copy_fields, model_bytes
 from .acceptance import accepted
@@ -64,6 +65,8 @@ def optimize(model: Model | str | bytes | onnx.ModelProto, *, patterns: Iterable
     not to apply, each with why (RewriteStep.key)."""
     from .patterns import select_patterns
 
+    if check:
+        warm_onnxruntime()  # its child imports onnxruntime while the rewrites run
     with collector_paused():
         chosen = select_patterns(patterns, exclude)
         # the checker's complaints are warnings, which an optimization does not report
