@@ -1,14 +1,17 @@
 """Explorer's optimizer side by side with onnxsim, onnxscript and onnxoptimizer on the real models of
-../shared/models (those onnxruntime runs, see models/manifest.json), the PyTorch exports kept in tests/models
-(named by their folder, e.g. torch_exports/...) and a 14,000-node synthetic graph.
+../shared/models (those onnxruntime runs, see models/manifest.json), the exports kept in tests/models (PyTorch,
+Keras and optimum exports, named by their folder, e.g. torch_exports/...) and a 14,000-node synthetic graph.
 
 Per model and tool: non-Constant nodes after (bodies included), file size, seconds, and equivalence with the
-original through onnxruntime and explorer on the same feeds. Each tool runs in a child process with a time
+original through onnxruntime and explorer on the same feeds (an export of tests/models: on each of its feed sets,
+each also at another size). Each tool runs in a child process with a time
 limit, so a tool that crashes or hangs costs only its own cell. Every child is a fresh interpreter (spawned, not
 forked: nothing the bench imported is inherited) that loads the model, then imports its tool, then optimizes; the
 two are timed apart, so each tool is measured the same way, with and without its import (onnxsim's brings in
 torch). Needs the `bench` extra (pip install ".[bench]"). Run: python bench/bench_optimizer_compare.py
-[--only SUBSTRING] [--timeout SECONDS] [--json OUT] [--tools explorer --saved OUT] [--repeat N] [--commands N].
+[--only SUBSTRING] [--project] [--anchors FILE] [--timeout SECONDS] [--json OUT] [--tools explorer --saved OUT]
+[--repeat N] [--commands N]. `--project --anchors tests/models/anchors.json` measures the exports of tests/models
+alone and writes the other tools' node counts there, as the optimizer's tests read them.
 Cells read `nodes seconds-with-import/seconds-of-work`. Each row is appended to OUT (JSON lines) as soon as its
 model is done, so a partial run keeps what it measured; `--tools explorer --saved OUT` reruns only explorer and
 takes the other tools' cells from a saved run; `--repeat N` runs the tools N times each, taking turns, and keeps
@@ -33,7 +36,7 @@ from typing import Any
 import numpy as np
 import onnx
 from real_models import SHARED as ROOT
-from real_models import manifest_entries, manifest_feeds, project_models
+from real_models import manifest_entries, manifest_feeds, project_feed_sets, proof_sets
 
 TOOLS = ("explorer", "onnxsim", "onnxscript", "onnxoptimizer")
 SYNTHETIC = "synthetic_14k"
@@ -54,7 +57,8 @@ EXTRA_FEEDS: dict[str, Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]]
 
 
 def feed_sets(name: str, feeds: dict[str, np.ndarray] | None) -> list[dict[str, np.ndarray] | None]:
-    """The feeds a model's equivalence is judged on: the recorded ones, then any of EXTRA_FEEDS."""
+    """The feeds given to onnxruntime as they are, beyond those of the proofs: the recorded ones, then any of
+    EXTRA_FEEDS."""
     found: list[dict[str, np.ndarray] | None] = [feeds]
     for key, extra in EXTRA_FEEDS.items():
         if name.endswith(key):
@@ -171,23 +175,26 @@ def command_seconds(tools: list[str], source: Path, prefix: Path, timeout: float
     return {tool: errors.get(tool) or float(np.median(times)) for tool, times in runs.items()}
 
 
-def equivalence(original: Path, optimized: Path, feeds: list[dict[str, np.ndarray] | None]) -> dict[str, str]:
+def equivalence(original: Path, optimized: Path, feeds: list[dict[str, np.ndarray] | None],
+                proved: list[dict[str, np.ndarray]] | None = None) -> dict[str, str]:
     """Per judge: 'DIFF' when a set of feeds gives a different result (or only the optimized model fails), else
-    'ok' when one agrees, else 'n/a' (the judge cannot run the original). The recorded feeds go through
-    explorer's proof (explorer and onnxruntime); EXTRA_FEEDS go to onnxruntime as they are, every name passed
-    (the proof feeds only a model's declared inputs, not initializers a caller may override)."""
+    'ok' when one agrees, else 'n/a' (the judge cannot run the original). The recorded feeds (`proved`, when
+    given: a project model's sets) go through explorer's proof (explorer and onnxruntime); EXTRA_FEEDS go to
+    onnxruntime as they are, every name passed (the proof feeds only a model's declared inputs, not initializers a
+    caller may override)."""
     from explorer.optimizer.verify import compare_models
 
     rank = {"n/a": 0, "ok": 1, "DIFF": 2}
     found: dict[str, str] = {}
     verdicts: list[tuple[str, str]] = []
-    for report in compare_models(str(original), str(optimized), feeds[0]).reports:
-        if report.unavailable:
-            verdicts.append((report.judge, "n/a"))
-        elif report.error or not all(d.ok for d in report.diffs):
-            verdicts.append((report.judge, "DIFF"))
-        else:
-            verdicts.append((report.judge, "ok"))
+    for one in proved or feeds[:1]:
+        for report in compare_models(str(original), str(optimized), one).reports:
+            if report.unavailable:
+                verdicts.append((report.judge, "n/a"))
+            elif report.error or not all(d.ok for d in report.diffs):
+                verdicts.append((report.judge, "DIFF"))
+            else:
+                verdicts.append((report.judge, "ok"))
     verdicts.extend(("onnxruntime", _onnxruntime_as_fed(original, optimized, one or {})) for one in feeds[1:])
     for judge, verdict in verdicts:
         if rank[verdict] >= rank[found.get(judge, "n/a")]:
@@ -233,15 +240,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default=str(ROOT), help="the models directory (holding manifest.json)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="runs of each tool per model, the tools taking turns (median seconds; on a busy machine)")
+    parser.add_argument("--project", action="store_true", help="only the exports kept in tests/models")
+    parser.add_argument("--anchors", default="",
+                        help="write the other tools' node counts on the repository's exports to this JSON file "
+                             "(tests/models/anchors.json, which the optimizer's tests read)")
     parser.add_argument("--commands", type=int, default=0, metavar="N",
                         help="also time each tool's command line in a fresh process, N runs each (median)")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="optcompare_"))
     root = Path(args.models)
-    models: list[tuple[str, Path, dict | None]] = [
+    models: list[tuple[str, Path, dict | None]] = [] if args.project else [
         (e["file"], root / e["file"], manifest_feeds(e)) for e in manifest_entries(root) if args.only in e["file"]]
-    models += [(name, path, feeds) for name, path, feeds in project_models() if args.only in name]
-    if args.only in SYNTHETIC:
+    project = {name: (path, sets) for name, path, sets in project_feed_sets() if args.only in name}
+    models += [(name, path, sets[0]) for name, (path, sets) in project.items()]
+    if args.only in SYNTHETIC and not args.project:
         synthetic_model(work / f"{SYNTHETIC}.onnx")
         models.append((SYNTHETIC, work / f"{SYNTHETIC}.onnx", None))
     run = [t for t in args.tools.split(",") if t]
@@ -253,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     if out_file:
         out_file.write_text("")
     rows = []
+    proved: dict[str, list[dict[str, np.ndarray]]] = {}
     print(load_average("at the start"))
     print(f"{'model':46s} {'nodes':>5s} " + " ".join(f"{t[:10]:>22s}" for t in TOOLS))
     for k, (name, path, feeds) in enumerate(models):
@@ -271,7 +284,9 @@ def main(argv: list[str] | None = None) -> int:
             if "error" not in got:
                 got["nodes"] = real_nodes(onnx.load(str(out)).graph)
                 got["bytes"] = out.stat().st_size
-                got["equivalent"] = equivalence(path, out, feed_sets(name, feeds))
+                if name in project and name not in proved:
+                    proved[name] = proof_sets(path, project[name][1])
+                got["equivalent"] = equivalence(path, out, feed_sets(name, feeds), proved.get(name))
             row[tool] = got
             cells.append(_cell(got))
         if args.commands:
@@ -283,10 +298,35 @@ def main(argv: list[str] | None = None) -> int:
                 fh.write(json.dumps(row) + "\n")
     print(summary(rows))
     print(times(rows))
+    if args.anchors:
+        write_anchors(Path(args.anchors), [r for r in rows if r["model"] in project], run)
     if args.commands:
         print(commands(rows))
     print(load_average("at the end"))
     return 0
+
+
+ANCHOR_COMMAND = "python bench/bench_optimizer_compare.py --project --anchors tests/models/anchors.json"
+
+
+def write_anchors(path: Path, rows: list[dict], run: list[str]) -> None:
+    """The other tools' node counts on the repository's exports (null for a result that failed or is not
+    equivalent), each model's original count, the tools' versions and the command that measured them, written
+    into `path` (JSON) beside the models this run did not measure (a partial run keeps the rest)."""
+    from importlib.metadata import version
+
+    old = json.loads(path.read_text()) if path.exists() else {}
+    models = dict(old.get("models", {}))
+    for row in rows:
+        entry = {"nodes": row["nodes"]} | {
+            tool: row[tool]["nodes"] if _sound(row[tool]) else None for tool in TOOLS[1:] if tool in run}
+        models[row["model"]] = models.get(row["model"], {}) | entry
+    head = {"command": ANCHOR_COMMAND, "measured": "nodes other than Constant, bodies included, of each tool's "
+            "result when it is equivalent to the original (explorer's proof on every feed set of feeds.json and "
+            "each at another size); null otherwise", "versions": {tool: version(tool) for tool in TOOLS[1:]}}
+    lines = [f"  {json.dumps(key)}: {json.dumps(value)}" for key, value in head.items()]
+    rows = [f"    {json.dumps(name)}: {json.dumps(counts)}" for name, counts in sorted(models.items())]
+    path.write_text("{\n" + ",\n".join(lines) + ',\n  "models": {\n' + ",\n".join(rows) + "\n  }\n}\n")
 
 
 def load_average(when: str) -> str:

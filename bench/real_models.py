@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -39,24 +40,107 @@ PROJECT_MODELS = Path(__file__).resolve().parents[1] / "tests" / "models"
 
 
 def project_models(root: Path = PROJECT_MODELS) -> list[tuple[str, Path, dict[str, np.ndarray]]]:
-    """The real exports kept in the repository, as (name, path, feeds): each folder's feeds.json gives, per
-    file, every input as a `value` or a seeded random `shape` (integers in [0, `high`)), with its `dtype`."""
+    """The real exports kept in the repository, as (name, path, feeds): the first of each file's feed sets (see
+    project_feed_sets)."""
+    return [(name, path, sets[0]) for name, path, sets in project_feed_sets(root)]
+
+
+def project_feed_sets(root: Path = PROJECT_MODELS) -> list[tuple[str, Path, list[dict[str, np.ndarray]]]]:
+    """The real exports kept in the repository, as (name, path, feed sets): each folder's feeds.json gives, per
+    file, its inputs, or a list of such sets (e.g. one per branch of a merged decoder's If); each input a `value`
+    or a seeded random `shape` (integers in [0, `high`)), with its `dtype`."""
     rng = np.random.default_rng(0)
     found = []
     for listing in sorted(root.glob("*/feeds.json")):
-        for file, inputs in json.loads(listing.read_text()).items():
-            feeds = {}
-            for name, spec in inputs.items():
-                dtype = np.dtype(spec["dtype"])
-                if "value" in spec:
-                    value = np.array(spec["value"])
-                elif "high" in spec:
-                    value = rng.integers(0, spec["high"], spec["shape"])
-                else:
-                    value = rng.standard_normal(spec["shape"])
-                feeds[name] = value.astype(dtype)
-            found.append((f"{listing.parent.name}/{file}", listing.parent / file, feeds))
+        for file, given in json.loads(listing.read_text()).items():
+            sets = []
+            for inputs in given if isinstance(given, list) else [given]:
+                sets.append(feeds_of(inputs, rng))
+            found.append((f"{listing.parent.name}/{file}", listing.parent / file, sets))
     return found
+
+
+def size_symbols(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, int]:
+    """The dims the model's inputs declare by a name (a symbol; not sums of symbols), each with its size in
+    `feeds`, in the order the inputs first use them."""
+    sizes: dict[str, int] = {}
+    for name, dims in _declared_dims(model).items():
+        for dim, size in zip(dims, np.shape(feeds[name]) if name in feeds else ()):
+            if dim is not None and "+" not in dim:
+                sizes.setdefault(dim, int(size))
+    return sizes
+
+
+def _declared_dims(model: onnx.ModelProto) -> dict[str, list[str | None]]:
+    return {i.name: [d.dim_param or None for d in i.type.tensor_type.shape.dim] for i in model.graph.input
+            if i.type.tensor_type.HasField("shape")}
+
+
+def feeds_of(inputs: dict[str, dict], rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Arrays from a feeds.json set: each input a `value`, or random of its `shape` (integers in [0, `high`),
+    else standard normal), of its `dtype`."""
+    feeds = {}
+    for name, spec in inputs.items():
+        if "value" in spec:
+            value = np.array(spec["value"])
+        elif "high" in spec:
+            value = rng.integers(0, spec["high"], spec["shape"])
+        else:
+            value = rng.standard_normal(spec["shape"])
+        feeds[name] = value.astype(np.dtype(spec["dtype"]))
+    return feeds
+
+
+def other_size(model: onnx.ModelProto, feeds: dict[str, np.ndarray], grow: int = 1,
+               symbols: Collection[str] | None = None) -> dict[str, np.ndarray]:
+    """The same inputs at another size: every dim the model's inputs declare by a name (a symbol, or a sum of
+    symbols such as optimum's `past_sequence_length + sequence_length`) grown by `grow` per symbol (only those of
+    `symbols` when given), each array wrapped around along its grown axes, so token ids, masks of ones and flags
+    keep their kinds of values."""
+    declared = _declared_dims(model)
+    sizes = size_symbols(model, feeds)
+    growth = {p: grow if symbols is None or p in symbols else 0 for p in sizes}
+
+    def grown(dim: str | None, size: int) -> int:
+        parts = [] if dim is None else [p.strip() for p in dim.split("+")]
+        return sum(sizes[p] + growth[p] for p in parts) if parts and all(p in sizes for p in parts) else size
+
+    resized = {}
+    for name, value in feeds.items():
+        dims = declared.get(name)
+        if dims is not None and len(dims) == np.ndim(value):
+            for axis, (dim, size) in enumerate(zip(dims, np.shape(value))):
+                target = grown(dim, size)
+                if target != size and size > 0:
+                    value = np.take(value, np.arange(target) % size, axis=axis)
+        resized[name] = value
+    return resized
+
+
+def proof_sets(path: Path, sets: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
+    """A project model's feed sets for the proofs, each at its own size and at another one (other_size: every
+    named dim one larger, or, when onnxruntime does not run the model so, the first named dim alone it runs it
+    with: the exporters fix some dims, e.g. a traced time length)."""
+    model = onnx.load(str(path))
+    found = []
+    for feeds in sets:
+        found.append(feeds)
+        resized = [other_size(model, feeds)] + [other_size(model, feeds, symbols=[symbol])
+                                                for symbol in size_symbols(model, feeds)]
+        runs = next((r for r in resized if _runs(path, r)), None)
+        if runs is not None:
+            found.append(runs)
+    return found
+
+
+def _runs(path: Path, feeds: dict[str, np.ndarray]) -> bool:
+    import onnxruntime as ort
+
+    try:
+        ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
+    except Exception:  # noqa: BLE001 - the model does not take these feeds
+        return False
+    return True
 
 
 def manifest_feeds(entry: dict) -> dict[str, np.ndarray]:

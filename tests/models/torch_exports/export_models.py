@@ -162,6 +162,31 @@ class GptAttentionWithPast(torch.nn.Module):
         return h + self.c_proj(a), k, v
 
 
+class Lstm(torch.nn.Module):
+    """nn.LSTM(3, 4, num_layers=2, batch_first=True), its output sequence."""
+
+    def __init__(self, bidirectional: bool = False) -> None:
+        super().__init__()
+        self.lstm = torch.nn.LSTM(3, 4, num_layers=2, batch_first=True, bidirectional=bidirectional)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lstm(x)[0]
+
+
+def lstm_exports() -> None:
+    """Multi-layer LSTMs as torch.onnx.export writes them (TorchScript exporter, traced): with its constant
+    folding (the default), each layer's W, R and B are initializers already in ONNX's gate order; without it
+    (do_constant_folding=False) each is computed from PyTorch's parameters by a weight-preparation chain (Slice
+    per gate, Concat in ONNX's order, Unsqueeze), and the zero initial states are Slices of a ConstantOfShape."""
+    torch.manual_seed(1)
+    x = torch.randn(2, 5, 3)
+    axes = {"x": {0: "batch", 1: "time"}}
+    for name, module, fold in (("ts_lstm_2layer", Lstm(), True), ("ts_lstm_2layer_unfolded", Lstm(), False),
+                               ("ts_bilstm_2layer_unfolded", Lstm(bidirectional=True), False)):
+        torch.onnx.export(module.eval(), (x,), f"{name}.onnx", input_names=["x"], dynamic_axes=axes,
+                          opset_version=17, dynamo=False, do_constant_folding=fold)
+
+
 def main() -> None:
     warnings.filterwarnings("ignore")
     torch.manual_seed(0)
@@ -187,6 +212,7 @@ def main() -> None:
                                       "past_value": {0: batch, 2: past}})
     torch.onnx.export(CondReshape().eval(), (torch.randn(3, 8),), "dynamo_cond.onnx", dynamo=True,
                       dynamic_shapes={"x": {0: torch.export.Dim("batch")}}, external_data=False)
+    lstm_exports()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,50 @@
+"""The optimizer on the real exports kept in tests/models (torch.onnx, tf2onnx and optimum exports; the recipes are
+in their folders): every result loads in onnxruntime, is proven equivalent by onnxruntime and explorer on each of
+the file's feed sets, each at its own size and at another one, and has no more nodes than the best of onnxsim,
+onnxscript and onnxoptimizer as the bench measured them (tests/models/anchors.json, written by the command it
+names: CI has none of those tools)."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from test_optimizer_models import proven
+
+from explorer.optimizer import optimize
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from bench_optimizer_compare import real_nodes  # noqa: E402 - nodes other than Constant, bodies included
+from real_models import PROJECT_MODELS, project_feed_sets, proof_sets  # noqa: E402
+
+ANCHORS = json.loads((PROJECT_MODELS / "anchors.json").read_text())
+EXPORTS = {name: (path, sets) for name, path, sets in project_feed_sets()}
+TOOLS = ("onnxsim", "onnxscript", "onnxoptimizer")
+
+
+def test_every_export_has_its_anchors_measured_by_the_bench():
+    assert sorted(EXPORTS) == sorted(ANCHORS["models"])
+    assert ANCHORS["command"].startswith("python bench/bench_optimizer_compare.py --project --anchors ")
+    for name, counts in ANCHORS["models"].items():
+        assert counts["nodes"] == real_nodes(onnx.load(str(EXPORTS[name][0])).graph), name
+        assert any(counts.get(tool) is not None for tool in TOOLS), f"{name}: no tool's result to compare with"
+
+
+@pytest.mark.parametrize("name", sorted(EXPORTS))
+def test_no_more_nodes_than_the_best_other_tool_loaded_and_proven_on_two_sizes(name):
+    path, sets = EXPORTS[name]
+    result = optimize(str(path))
+    counts = ANCHORS["models"][name]
+    best = min(counts[tool] for tool in TOOLS if counts.get(tool) is not None)
+    assert real_nodes(result.optimized.graph) <= best, result.stats_table()
+    assert result.onnxruntime is not None and result.onnxruntime.status == "loads", result.onnxruntime
+    ort.InferenceSession(result.optimized.SerializeToString(), providers=["CPUExecutionProvider"])
+    judged = proof_sets(path, sets)
+    sizes = {tuple(np.shape(v) for v in feeds.values()) for feeds in judged}
+    assert len(sizes) >= 2 * len(sets), f"{name}: no second input size onnxruntime runs the export with"
+    for feeds in judged:
+        proven(result, feeds)
