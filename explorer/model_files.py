@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +18,7 @@ import onnx
 from .errors import ModelError
 from .model_guards import survey
 from .model_inference import copy_fields, model_bytes
+from .scratch import scratch_folder
 from .weights import FileSource, MemorySource, WeightSource, mapped_place
 from .wire import encode_varint, tensor_field
 
@@ -156,7 +156,7 @@ def runtime_copy(model: onnx.ModelProto | bytes | Any) -> Iterator[Path]:
     """A path to the model (a Model, a ModelProto or serialized bytes) as onnxruntime reads it, in a temporary
     folder removed on exit: the model file, its mapped weights pointing at hard links to their files (a copy
     where a link cannot be made, e.g. across file systems; a file written for weights held in memory)."""
-    folder = Path(tempfile.mkdtemp(prefix="explorer-ort-"))
+    folder = scratch_folder("explorer-ort-")
     try:
         path = folder / "model.onnx"
         if isinstance(model, (bytes, bytearray, memoryview)):

@@ -6,23 +6,21 @@ from __future__ import annotations
 
 import mmap
 import os
-import re
 import shutil
-import tempfile
 import weakref
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .scratch import scratch_folder
 from .values import TensorSequence, nbytes, summarize
 
 SEGMENT_BYTES = 256 << 20  # each segment file's capacity (sparse: only what is written takes disk space)
 SEQUENCE_MAX = 256  # longer sequences are summaries: a list per event that passes one on costs memory (and time)
 RELEASE_EVERY = 64 << 20  # bytes written between two releases of the mapped pages read meanwhile
 CHUNK = 16 << 20  # bytes per write
-_PREFIX = "explorer-run-"
-_NAME = re.compile(rf"{_PREFIX}(\d+)-")
+PREFIX = "explorer-run-"
 
 
 class _Segment:
@@ -113,25 +111,10 @@ class RunFolder:
 
     def _open(self, capacity: int) -> _Segment:
         if self.path is None:
-            _remove_orphans()
-            self.path = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
+            self.path = scratch_folder(PREFIX)
         segment = _Segment(self.path / f"values-{len(self._segments):04d}.npy", capacity)
         self._segments.append(segment)
         return segment
-
-
-def _remove_orphans() -> None:
-    """Run folders left by processes that no longer exist (killed before they could remove them)."""
-    for entry in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*"):
-        found = _NAME.match(entry.name)
-        if found is None or int(found.group(1)) == os.getpid():
-            continue
-        try:
-            os.kill(int(found.group(1)), 0)
-        except ProcessLookupError:
-            shutil.rmtree(entry, ignore_errors=True)
-        except OSError:  # another user's process: not ours to judge
-            continue
 
 
 def spilled(folder: RunFolder, value: Any, done: dict[tuple[Any, ...], Any]) -> Any:

@@ -165,7 +165,7 @@ def test_the_run_folder_goes_with_its_trace():
 
 def test_folders_of_processes_that_died_are_removed():
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    orphan = Path(tempfile.gettempdir()) / f"{spill._PREFIX}{int(dead.stdout)}-left"
+    orphan = Path(tempfile.gettempdir()) / f"{spill.PREFIX}{int(dead.stdout)}-left"
     orphan.mkdir(exist_ok=True)
     (orphan / "values-0000.npy").write_bytes(b"x")
     trace = explorer.run(MODEL, FEEDS, limits=explorer.Limits(trace_budget_bytes=0))
@@ -224,7 +224,7 @@ def test_the_sidebar_shows_the_trace_size_where_it_lives_and_the_limits():
     at.number_input(key="w_budget_mb").set_value(0).run()
     captions = [shown(c.value) for c in at.sidebar.caption]
     on_disk_line = re.compile(rf"trace values: 0 B in memory, \d+ B on disk in {re.escape(tempfile.gettempdir())}/"
-                              rf"{spill._PREFIX}\S+ \(from event 0\)")
+                              rf"{spill.PREFIX}\S+ \(from event 0\)")
     assert any(on_disk_line.fullmatch(c) for c in captions), captions
     at.number_input(key="w_disk_mb").set_value(0).run()
     captions = [shown(c.value) for c in at.sidebar.caption]

@@ -226,3 +226,34 @@ def test_onnxruntime_gets_a_path_with_links_to_the_weight_files(tmp_path):
     from_bytes = explorer.load(chain_model().SerializeToString())  # weights held in memory: written for it
     np.testing.assert_allclose(run_onnxruntime(from_bytes, {"x": X})["y"], expected_output(), rtol=1e-4,
                                atol=1e-5)
+
+
+def test_copies_left_by_a_process_that_died_are_removed(tmp_path):
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    orphan = Path(tempfile.gettempdir()) / f"explorer-ort-{int(dead.stdout)}-left"
+    orphan.mkdir(exist_ok=True)
+    with runtime_copy(chain_model().SerializeToString()) as path:
+        assert path.parent.name.startswith(f"explorer-ort-{os.getpid()}-")
+    assert not orphan.exists()
+
+
+def test_the_app_opens_a_model_with_external_data_by_path_runs_and_steps(tmp_path):
+    from app_support import PAGES, assert_clean, html_text, start, step_to, stepper
+
+    path = external_path(tmp_path)
+    at = start("tiny_mlp")
+    at.radio(key="w_source").set_value("Local path").run()
+    at.text_input(key="w_path").input(path).run()
+    assert_clean(at)
+    assert at.session_state["active_model"].label == path
+    at.switch_page(PAGES["step"]).run()
+    assert stepper(at)["last"] == len(WEIGHTS)  # ten MatMuls and the Reshape
+    step_to(at, 3)
+    assert_clean(at)
+    shown = html_text(at)
+    assert "w3" in shown and "float32[1024, 512]" in shown  # the mapped weight the step read
