@@ -1,11 +1,12 @@
 """The time loops of the GRU, LSTM and RNN cells over stacked directions ("lanes"), in processing order
 (lanes.py).
 
-Every per-step value is laid out [gate, lane, hidden, batch]: the recurrent products R·Hᵀ write all gates of
-a step as one contiguous block and every elementwise operation runs on a contiguous array (for small arrays
-numpy's strided loops cost two to three times more). A step costs a fixed number of NumPy calls whatever the
+Every per-step value is laid out [gate, lane, hidden, batch], so every elementwise operation runs on a
+contiguous array (for small arrays numpy's strided loops cost two to three times more). The recurrent product of
+a step is one matrix product per lane over all its gates (R [lane, gates·hidden, hidden] · Hᵀ), one BLAS call
+of gates·hidden rows instead of one per gate, added to the gates through a [gate, lane] view of its result. A step costs a fixed number of NumPy calls whatever the
 number of directions: on the small cells of real models (hidden sizes of 4 to 64) the calls, not the
-arithmetic, are the time. The recurrent product is one stacked matmul over gates and lanes."""
+arithmetic, are the time."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from .lanes import Schedule
 class Lanes:
     """The buffers of every direction, hidden-major, in processing order."""
 
-    r: np.ndarray  # [gates, lanes, hidden, hidden]
+    r: np.ndarray  # [lanes, gates * hidden, hidden]
     rb: np.ndarray | None  # [lanes, hidden, batch]: Rbh, added each step (GRU with linear_before_reset only)
     gates: np.ndarray  # [seq, gates, lanes, hidden, batch]: X·Wᵀ (+ biases) on entry, each step's gates on exit
     y: np.ndarray  # [seq, lanes, hidden, batch]: H per step
@@ -39,17 +40,19 @@ def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
     matmul, add, multiply, subtract = np.matmul, np.add, np.multiply, np.subtract
     f, g = d.acts[0], d.acts[1]
     clip = config.clip
-    shape = d.h0.shape
+    lanes, hidden, batch = shape = d.h0.shape
     tmp = np.empty(shape, d.h0.dtype)
-    rec = np.empty((3, *shape), d.h0.dtype)
+    products = np.empty((lanes, 3 * hidden, batch), d.h0.dtype)  # R·Hᵀ per lane
+    rec = products.reshape(lanes, 3, hidden, batch).transpose(1, 0, 2, 3)  # [gate, lane, hidden, batch] view
     rec_zr, rec_h = rec[:2], rec[2]
-    r_zr, r_h = d.r[:2], d.r[2]
+    r_zr, r_h = d.r[:, :2 * hidden], d.r[:, 2 * hidden:]
+    products_zr, products_h = products[:, :2 * hidden], products[:, 2 * hidden:]
     h_prev = d.h0
     for s, keep in d.steps:
         gt, h_out = d.gates[s], d.y[s]
         zr, z, r, hh = gt[:2], gt[0], gt[1], gt[2]
         if config.linear_before_reset:
-            matmul(d.r, h_prev, out=rec)
+            matmul(d.r, h_prev, out=products)
             add(zr, rec_zr, out=zr)
             if clip is not None:
                 np.clip(zr, -clip, clip, out=zr)
@@ -58,13 +61,13 @@ def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
                 add(rec_h, d.rb, out=rec_h)
             multiply(rec_h, r, out=rec_h)  # r (.) (Rh·Ht-1 + Rbh)
         else:
-            matmul(r_zr, h_prev, out=rec_zr)
+            matmul(r_zr, h_prev, out=products_zr)
             add(zr, rec_zr, out=zr)
             if clip is not None:
                 np.clip(zr, -clip, clip, out=zr)
             f(zr, zr)
             multiply(r, h_prev, out=tmp)
-            matmul(r_h, tmp, out=rec_h)  # Rh·(r (.) Ht-1)
+            matmul(r_h, tmp, out=products_h)  # Rh·(r (.) Ht-1)
         add(hh, rec_h, out=hh)
         if clip is not None:
             np.clip(hh, -clip, clip, out=hh)
@@ -85,7 +88,8 @@ def lstm(d: Lanes, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
     f, g, h = d.acts
     clip, forget_is_input = config.clip, config.input_forget
     lanes, hidden, batch = d.h0.shape
-    rec = np.empty((4, lanes, hidden, batch), d.h0.dtype)
+    products = np.empty((lanes, 4 * hidden, batch), d.h0.dtype)  # R·Hᵀ per lane
+    rec = products.reshape(lanes, 4, hidden, batch).transpose(1, 0, 2, 3)  # [gate, lane, hidden, batch] view
     tmp = np.empty((lanes, hidden, batch), d.h0.dtype)
     if peephole is not None:  # [lanes, 3 * hidden] -> P_i, P_o, P_f, each [lanes, hidden, batch]
         columns = np.broadcast_to(peephole.reshape(lanes, 3, hidden, 1), (lanes, 3, hidden, batch))
@@ -95,7 +99,7 @@ def lstm(d: Lanes, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
     for s, keep in d.steps:
         gt, h_out, c_out = d.gates[s], d.y[s], cells[s]
         i, o, fg, c = gt[0], gt[1], gt[2], gt[3]
-        matmul(d.r, h_prev if d.recurrent_state is None else d.recurrent_state(h_prev), out=rec)
+        matmul(d.r, h_prev if d.recurrent_state is None else d.recurrent_state(h_prev), out=products)
         add(gt, rec, out=gt)
         if peephole is None:
             if clip is not None:
@@ -134,7 +138,7 @@ def rnn(d: Lanes, config: RnnConfig) -> np.ndarray:
     """Runs the steps; returns the last H of each lane."""
     f = d.acts[0]
     clip = config.clip
-    r = d.r[0]
+    r = d.r
     rec = np.empty(d.h0.shape, d.h0.dtype)
     h_prev = d.h0
     for s, keep in d.steps:

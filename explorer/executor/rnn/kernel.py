@@ -101,7 +101,7 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
     if cell.op_type == "GRU" and config.linear_before_reset and inp.b is not None:
         rbh = slice(*cell.block(2, hidden, half=1))
         rb = np.ascontiguousarray(np.broadcast_to(inp.b[:, rbh, None], state_shape))
-    r = np.ascontiguousarray(inp.r.reshape(nd, n_gates, hidden, hidden).transpose(1, 0, 2, 3))
+    r = inp.r  # [lanes, gates * hidden, hidden]: contiguous (read_inputs)
     lanes = cells.Lanes(r, rb, gates, y,
                         _state(inp.h0, state_shape, dtype), activations, schedule(seq, inp.lens), recurrent_state)
     cell_states = np.empty((seq, nd, hidden, batch), dtype) if is_lstm else None
