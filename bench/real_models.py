@@ -1,6 +1,7 @@
 """The real models the kernel benchmark and the real-model tests run, each with deterministic inputs:
 onnx's 'light' CNNs (their weights are stripped to ConstantOfShape fills, so seeded weights replace them),
-gtcrn and silero-vad from ../shared/models, and a 2-layer bidirectional GRU laid out as PyTorch exports it."""
+gtcrn and silero-vad from ../shared/models, 2-layer bidirectional GRU and LSTM laid out as PyTorch exports them, and
+a TorchScript Loop with an If from tests/models/torch_exports."""
 from __future__ import annotations
 
 import json
@@ -225,34 +226,49 @@ def silero_vad() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     return model, feeds
 
 
-def bidirectional_gru(seq: int = 100, batch: int = 1, features: int = 64, hidden: int = 128,
+def bidirectional_rnn(op: str = "GRU", seq: int = 100, batch: int = 1, features: int = 64, hidden: int = 128,
                       layers: int = 2) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
-    """nn.GRU(features, hidden, num_layers=2, bidirectional=True, batch_first=True) as torch.onnx exports it:
-    Transposes around each layout-0 GRU (linear_before_reset=1), directions merged by Transpose + Reshape."""
+    """nn.GRU or nn.LSTM(features, hidden, num_layers=2, bidirectional=True, batch_first=True) as torch.onnx
+    exports it: Transposes around each layout-0 node (a GRU with linear_before_reset=1; an LSTM with zero initial
+    cell states), directions merged by Transpose + Reshape."""
     rng = np.random.default_rng(0)
+    gates = {"GRU": 3, "LSTM": 4}[op]
     nodes, inits = [], []
     nodes.append(helper.make_node("Transpose", ["x"], ["seq_first"], perm=[1, 0, 2]))
     current, width = "seq_first", features
     for layer in range(layers):
-        for name, shape in (("W", (2, 3 * hidden, width)), ("R", (2, 3 * hidden, hidden)), ("B", (2, 6 * hidden))):
+        for name, shape in (("W", (2, gates * hidden, width)), ("R", (2, gates * hidden, hidden)),
+                            ("B", (2, 2 * gates * hidden))):
             value = rng.uniform(-1, 1, shape) / math.sqrt(hidden)
             inits.append(numpy_helper.from_array(value.astype(np.float32), f"{name}{layer}"))
         y = f"y{layer}"
-        nodes.append(helper.make_node("GRU", [current, f"W{layer}", f"R{layer}", f"B{layer}", "", f"h0_{layer}"],
-                                      [y, f"hn{layer}"], hidden_size=hidden, direction="bidirectional",
-                                      linear_before_reset=1))
-        inits.append(numpy_helper.from_array(np.zeros((2, batch, hidden), np.float32), f"h0_{layer}"))
+        states = [f"h0_{layer}"] + ([f"c0_{layer}"] if op == "LSTM" else [])
+        outputs = [y, f"hn{layer}"] + ([f"cn{layer}"] if op == "LSTM" else [])
+        extra = {"linear_before_reset": 1} if op == "GRU" else {}
+        nodes.append(helper.make_node(op, [current, f"W{layer}", f"R{layer}", f"B{layer}", "", *states], outputs,
+                                      hidden_size=hidden, direction="bidirectional", **extra))
+        for state in states:
+            inits.append(numpy_helper.from_array(np.zeros((2, batch, hidden), np.float32), state))
         nodes.append(helper.make_node("Transpose", [y], [f"{y}_t"], perm=[0, 2, 1, 3]))
         nodes.append(helper.make_node("Reshape", [f"{y}_t", "merge_shape"], [f"{y}_merged"]))
         current, width = f"{y}_merged", 2 * hidden
     inits.append(numpy_helper.from_array(np.array([0, 0, -1], np.int64), "merge_shape"))
     nodes.append(helper.make_node("Transpose", [current], ["out"], perm=[1, 0, 2]))
     graph = helper.make_graph(
-        nodes, "bigru", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, features])],
+        nodes, f"bi{op.lower()}", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, features])],
         [helper.make_tensor_value_info("out", TensorProto.FLOAT, [batch, seq, 2 * hidden])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     feeds = {"x": rng.standard_normal((batch, seq, features)).astype(np.float32)}
     return model, feeds
+
+
+def torchscript_loop_with_if(max_len: int = 32) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """tests/models/torch_exports' greedy token decoder (a TorchScript Loop whose body holds an If), run for up to
+    `max_len` steps on its seeded feeds."""
+    name = "torch_exports/ts_greedy_tokens.onnx"
+    path, feeds = next((path, feeds) for found, path, feeds in project_models() if found == name)
+    feeds["max_len"] = np.array(max_len, feeds["max_len"].dtype)
+    return onnx.load(str(path)), feeds
 
 
 LIGHT_NAMES = ("resnet50", "inception_v1", "squeezenet", "vgg19", "densenet121")
@@ -267,5 +283,7 @@ def benchmark_models() -> dict[str, tuple[onnx.ModelProto, dict[str, np.ndarray]
         models["silero-vad"] = silero_vad()
     for name in LIGHT_NAMES:
         models[name] = seeded_light_model(name)
-    models["bi-GRU x2"] = bidirectional_gru()
+    models["bi-GRU x2"] = bidirectional_rnn("GRU")
+    models["bi-LSTM x2"] = bidirectional_rnn("LSTM")
+    models["Loop with If"] = torchscript_loop_with_if()
     return models

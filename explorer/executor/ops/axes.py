@@ -18,8 +18,8 @@ def axis_of(axis: int, rank: int, what: str = "axis") -> int:
 
 def axes_of(axes: list[int], rank: int, what: str = "axes") -> list[int]:
     """Each axis normalised; repeated axes are refused."""
-    normal = [axis_of(int(a), rank, what) for a in axes]
-    if len(set(normal)) != len(normal):
+    normal = [a if type(a) is int and 0 <= a < rank else axis_of(int(a), rank, what) for a in axes]
+    if len(normal) > 1 and len(set(normal)) != len(normal):
         raise ValueError(f"{what} {list(axes)} name an axis twice")
     return normal
 
@@ -28,12 +28,13 @@ def int_list(value: np.ndarray | None, what: str) -> list[int]:
     """A 0-d or 1-D integer tensor input as a list of Python ints."""
     if value is None:
         raise ValueError(f"input {what!r} is missing")
-    array = np.asarray(value)
+    array = value if type(value) is np.ndarray else np.asarray(value)
     if array.ndim > 1:
         raise ValueError(f"input {what!r} must be 1-D, got shape {list(array.shape)}")
     if array.dtype.kind not in "iu":
         raise ValueError(f"input {what!r} must be an integer tensor, got {array.dtype}")
-    return [int(v) for v in array.reshape(-1)]
+    values: list[int] = array.reshape(-1).tolist()  # Python ints
+    return values
 
 
 def int_scalar(value: np.ndarray | None, what: str) -> int:
