@@ -13,7 +13,26 @@ TOL = {"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-4, 1e-5
 
 
 def cases() -> list[Case]:
-    return _default_domain() + _skip() + _embed()
+    return _default_domain() + _skip() + _embed() + _quantized_embed()
+
+
+def _quantized_embed() -> list[Case]:
+    """QEmbedLayerNormalization: every table int8 or uint8 with its scale and zero point."""
+    found = []
+    for dtype in (np.uint8, np.int8):
+        for segment, mask in ((True, True), (False, False)):
+            r = rng("QEmbedLayerNormalization", np.dtype(dtype).name, segment)
+            ids = r.integers(0, 9, (2, 4)).astype(np.int32)
+            tables = [values(r, (9, 6), dtype, -128, 255), values(r, (7, 6), dtype, -128, 255),
+                      values(r, (3, 6), dtype, -128, 255) if segment else None, values(r, (6,), dtype, -128, 255),
+                      values(r, (6,), dtype, -128, 255)]
+            scales = [np.float32(s) if t is not None else None for s, t in zip((0.02, 0.03, 0.01, 0.05, 0.02), tables)]
+            zeros = [np.array(3 if dtype == np.int8 else 130).astype(dtype) if t is not None else None for t in tables]
+            inputs = [ids, r.integers(0, 3, (2, 4)).astype(np.int32) if segment else None, *tables[:2], tables[2],
+                      *tables[3:], r.integers(0, 2, (2, 4)).astype(np.int32) if mask else None, *scales, *zeros]
+            found.append(Case("QEmbedLayerNormalization", 1, inputs, {"epsilon": 1e-5}, outputs=2, domain=DOMAIN,
+                              tol=(1e-4, 1e-5)))
+    return found
 
 
 def _default_domain() -> list[Case]:
