@@ -23,7 +23,7 @@ FAMILY_NAMES = (
     "linalg", "manipulation", "normalization", "optional", "pad", "passthrough", "patches", "pool", "quantize",
     "reduction", "resize", "sampling", "scatter", "sequence", "shape", "signal", "softmax", "sorting", "unary",
     "variadic",
-    "strings",
+    "strings", "tfidf",
     # onnxruntime's own operators (com.microsoft)
     "contrib_activation", "contrib_attention", "contrib_fused", "contrib_gqa", "contrib_normalization",
     "contrib_qlinear", "contrib_quantize", "contrib_tokenizer",
@@ -57,7 +57,6 @@ REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
         # rare: random sampling, signal processing, text, training losses, recent fused ops
         Bernoulli CausalConvWithState DFT ImageDecoder LinearAttention Multinomial NegativeLogLikelihoodLoss
         RandomNormal RandomNormalLike RandomUniform RandomUniformLike STFT SoftmaxCrossEntropyLoss SwiGLU
-        TfIdfVectorizer
     """)
     | _ops("ai.onnx.preview.training", "Adagrad Adam Gradient Momentum")
     | _ops("ai.onnx.preview", "FlexAttention")
