@@ -44,6 +44,12 @@ def _int_flags(key: str, value: Any, *args: Any, **kwargs: Any) -> onnx.Attribut
 
 onnx.helper.make_attribute = _int_flags
 
+from skl2onnx import convert_sklearn, to_onnx  # noqa: E402
+from skl2onnx.common.data_types import (  # noqa: E402
+    DictionaryType,
+    FloatTensorType,
+    StringTensorType,
+)
 from sklearn.compose import ColumnTransformer  # noqa: E402
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris  # noqa: E402
 from sklearn.ensemble import (  # noqa: E402
@@ -62,12 +68,6 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import OneHotEncoder, StandardScaler  # noqa: E402
 from sklearn.svm import SVC, SVR  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
-from skl2onnx import convert_sklearn, to_onnx  # noqa: E402
-from skl2onnx.common.data_types import (  # noqa: E402
-    DictionaryType,
-    FloatTensorType,
-    StringTensorType,
-)
 
 RNG = np.random.default_rng(0)
 
