@@ -49,7 +49,9 @@ def find_cell(model: Model, path: str) -> RecurrentCell:
     for cell in recurrent_cells(model):
         if cell.path == path:
             return cell
-    raise KeyError(f"no recurrent cell at {path!r}")
+    if path not in model.index.nodes:
+        raise KeyError(f"no node with path {path!r}")
+    raise KeyError(f"no recurrent cell at {path!r} (a {model.index.nodes[path].op_type})")
 
 
 def _operator_cell(model: Model, node: NodeRef, framework: str) -> RecurrentCell:
