@@ -43,7 +43,7 @@ def test_loops_page_says_which_cell_the_loop_is_and_fills_its_equations():
     at, _ = _opened("LSTM", masked=False)
     at.switch_page(PAGES["loops"]).run()
     assert_clean(at)
-    assert "This Loop is a LSTM cell, Keras hidden 4" in texts(at)
+    assert "This Loop is an LSTM cell, Keras hidden 4" in texts(at)
     code = "\n".join(c.value for c in at.code)
     assert "C  = f ⊙ C_prev + i ⊙ c~" in code and "H  = o ⊙ tanh(C)" in code
     assert "// LSTM cell, iteration 0, batch item 0" in code

@@ -105,12 +105,22 @@ def sweep(page, server: str) -> None:
     total = caption.split()[0]
     page.get_by_role("button", name="Start the sweep").click()
     settle(page)
-    page.get_by_text(f"{total} of {total} inputs").first.wait_for()
+    page.get_by_text(f"{total} of {total} inputs:").first.wait_for()
+    page.get_by_role("button", name="Open in Compare").wait_for()
 
 
 def learning(page, server: str) -> None:
-    """Learning mode: before the trace enters an If branch, the learner predicts which one."""
-    page.goto(address(server, "step", sample="if_sign"))
+    """Learning mode on nested_loops: before the trace enters the If's branch, the learner predicts which one."""
+    import explorer
+    from explorer.samples import sample_inputs, sample_path
+    from explorer.views.learning import branch_question
+
+    model = explorer.load(sample_path("nested_loops"))
+    trace = explorer.run(model, sample_inputs("nested_loops"))
+    before = next(i for i in range(len(trace.events)) if branch_question(model, trace, i) is not None)
+    page.goto(address(server, "step", sample="nested_loops", event=str(before)))
+    settle(page)
+    page.get_by_role("button", name="Close the tour").click()
     settle(page)
     page.get_by_test_id("stSidebar").get_by_text("Learning mode").click()
     settle(page)
@@ -119,7 +129,7 @@ def learning(page, server: str) -> None:
 
 SHOTS: dict[str, tuple[Callable, int]] = {  # name -> (what to show, viewport height)
     "graph": (graph, 1050), "step": (step, 1150), "loops": (loops, 1300), "gates": (gates, 1300),
-    "compare": (compare, 1150), "optimizer": (optimizer, 1200), "sweep": (sweep, 1200), "learning": (learning, 1000),
+    "compare": (compare, 1150), "optimizer": (optimizer, 1200), "sweep": (sweep, 1700), "learning": (learning, 1000),
 }
 
 

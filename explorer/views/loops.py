@@ -68,7 +68,7 @@ def cell_loops(model: Model) -> dict[str, RecurrentCell]:
 def cell_sentence(cell: RecurrentCell, loop: str) -> str:
     """What a cell's loop is, e.g. 'a GRU cell, Keras reset_after=True, hidden 3'."""
     what = "a recurrence (a state updated through a learned product of itself)" if cell.kind == "recurrence" \
-        else f"a {cell.kind} cell"
+        else f"{'an' if cell.kind[0] in 'LR' else 'a'} {cell.kind} cell"  # an LSTM, an RNN, a GRU
     framework = f"{cell.framework} " if cell.framework != "unknown" else ""
     details = f", {framework}{', '.join(cell.details())}" if cell.details() or framework else ""
     if cell.num_directions == 2:
