@@ -27,7 +27,7 @@ an `.onnx` file or the name of a bundled sample (`explorer samples` lists them; 
 on its own inputs). Every error is one line on stderr, never a traceback, and exits with code 2.
 
 The limit options (`--max-iterations`, `--max-events`, `--max-tensor-mb`, `--trace-mb`, `--max-input-mb`,
-`--threads`) are `explorer.Limits` as options.
+`--threads`) are `explorer.Limits` as options; [Limits and hostile inputs](limits.md#the-limits) says what each bounds.
 """
 
 
