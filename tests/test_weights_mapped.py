@@ -228,6 +228,19 @@ def test_onnxruntime_gets_a_path_with_links_to_the_weight_files(tmp_path):
                                atol=1e-5)
 
 
+def test_a_sweep_sends_its_workers_the_file_or_the_weights_themselves(tmp_path):
+    from explorer.sweep.api import model_ref
+    from explorer.sweep.task import model_of
+
+    ref, data, _ = model_ref(explorer.load(external_path(tmp_path)))
+    assert data is None and ref.path == str(tmp_path / "model.onnx")
+    ref, data, _ = model_ref(explorer.load(chain_model().SerializeToString()))
+    assert ref.path is None and data is not None and len(data) > sum(w.nbytes for w in WEIGHTS)
+    onnx.checker.check_model(onnx.load_from_string(data))  # a model any process can read: weights inside
+    np.testing.assert_allclose(explorer.run(model_of(ref, data), {"x": X}).outputs["y"], expected_output(),
+                               rtol=1e-4, atol=1e-5)
+
+
 def test_copies_left_by_a_process_that_died_are_removed(tmp_path):
     import subprocess
     import sys

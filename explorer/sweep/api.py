@@ -16,6 +16,7 @@ from ..errors import SweepError
 from ..feeds import symbolic_dims
 from ..limits import Limits
 from ..model import Model, load
+from ..model_files import serialize_model
 from ..samples import list_samples, sample_path
 from . import rows as sweep_rows
 from .cluster import Sweep
@@ -87,8 +88,11 @@ class Plan:
 
 def model_ref(side: Model | str | os.PathLike, lenient: bool = False) -> tuple[ModelRef, bytes | None, Model]:
     """How workers find a model (its path, else its bytes), and the model itself (loaded here to check it)."""
-    if isinstance(side, Model):
-        return ModelRef("sha256:" + side.sha256, side.source, lenient=side.lenient), side.proto.SerializeToString(), side
+    if isinstance(side, Model):  # its file when it has one (its weights stay there), else its bytes, weights in
+        key = "sha256:" + side.sha256
+        if side.path is not None:
+            return ModelRef(key, side.source, str(side.path.resolve()), side.lenient), None, side
+        return ModelRef(key, side.source, lenient=side.lenient), serialize_model(side), side
     path = Path(side)
     if not path.exists() and str(side) in list_samples():
         path = sample_path(str(side))
