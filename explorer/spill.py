@@ -71,7 +71,8 @@ class _Segment:
     def release(self) -> None:
         """Drops the pages read through the mapping from this process (the file cache keeps them; reading them
         again maps them back)."""
-        self.map.madvise(mmap.MADV_DONTNEED)
+        if hasattr(mmap, "MADV_DONTNEED"):  # where the system has no madvise, its own paging decides
+            self.map.madvise(mmap.MADV_DONTNEED)
 
 
 class RunFolder:
