@@ -5,8 +5,8 @@ the operator allowed, and a sweep may reach only the Dask schedulers the operato
 same message, whatever the path names.
 
 The operator sets the folders with EXPLORER_ALLOWED_DIRS (separated by os.pathsep) and the schedulers with
-EXPLORER_SCHEDULERS (separated by commas), or in explorer's settings file, `explorer.toml` in the folder the app
-is started from (SETTINGS_FILE; EXPLORER_SETTINGS names another):
+EXPLORER_SCHEDULERS (separated by commas), or in explorer's settings file (settings.py: `explorer.toml` in the
+folder the app is started from; EXPLORER_SETTINGS names another):
 
     [shared]
     allowed_dirs = ["/srv/models"]
@@ -15,20 +15,14 @@ is started from (SETTINGS_FILE; EXPLORER_SETTINGS names another):
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ExplorerError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from .settings import table
 
 LOCAL_ADDRESSES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
-SETTINGS_FILE = "explorer.toml"
 REFUSED = ("This path cannot be opened here: the app is shared, and opens local files only when they are ONNX "
            "models inside the folders its operator allowed.")
 
@@ -104,15 +98,10 @@ def settings(environ: Mapping[str, str] | None = None) -> dict[str, list[str]]:
     the settings file (missing: none)."""
     environ = os.environ if environ is None else environ
     found: dict[str, list[str]] = {"allowed_dirs": [], "schedulers": []}
-    path = Path(environ.get("EXPLORER_SETTINGS") or SETTINGS_FILE)
-    if path.is_file():
-        try:
-            table = tomllib.loads(path.read_text()).get("shared", {})
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise ExplorerError(f"explorer's settings file {str(path)!r} is not valid TOML: {exc}") from None
-        for key in found:
-            value = table.get(key, [])
-            found[key] = [str(v) for v in (value if isinstance(value, list) else [value])]
+    shared = table("shared", environ)
+    for key in found:
+        value = shared.get(key, [])
+        found[key] = [str(v) for v in (value if isinstance(value, list) else [value])]
     if environ.get("EXPLORER_ALLOWED_DIRS", "").strip():
         found["allowed_dirs"] = environ["EXPLORER_ALLOWED_DIRS"].split(os.pathsep)
     if environ.get("EXPLORER_SCHEDULERS", "").strip():

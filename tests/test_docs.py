@@ -1,5 +1,6 @@
 """The README and the guide in docs/ hold together: every relative link and image resolves (anchors too), the
-command-line reference is what the argparse definitions give (on any machine), and it covers every subcommand."""
+command-line reference is what the argparse definitions give (on any machine) and covers every subcommand, and
+the Architecture page shows the layers the import contract holds."""
 from __future__ import annotations
 
 import importlib.util
@@ -84,6 +85,15 @@ def test_the_command_line_reference_does_not_depend_on_the_machine(tmp_path):
                             check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout == (DOCS / "cli.md").read_text()
+
+
+def test_the_architecture_page_shows_the_layers_the_import_contract_holds():
+    from test_layering import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = [c for c in config["contracts"] if c["type"] == "layers"]
+    shown = (DOCS / "architecture.md").read_text().split("<!-- layers -->")[1].split("<!-- /layers -->")[0]
+    assert shown.strip().removeprefix("```text").removesuffix("```").strip().splitlines() == contract["layers"]
 
 
 def test_every_subcommand_and_option_is_documented():

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from .. import inputs as user_inputs
+from ..docs_links import more
 from ..feeds import symbolic_dims, unnamed_dims
 from ..limits import Limits
 from ..model import Model
@@ -53,8 +54,8 @@ def sidebar() -> Any:
         st.caption(md(reach.access().describe()))
         candidate = model_picker()
         strictness = st.toggle("Lenient typing", key=state.W_LENIENT,
-                               help="Run models that break the spec's typing rules (onnxruntime refuses them); "
-                                    "each broken rule is shown as a warning")
+                               help=more("Run models that break the spec's typing rules (onnxruntime refuses them); "
+                                         "each broken rule is shown as a warning.", "lenient"))
         state.request_model(state.lenient(candidate, strictness))
         model = state.active_model()
         if model is None:
@@ -69,8 +70,9 @@ def sidebar() -> Any:
         slot = st.container()
         st.session_state[state.RUN_REQUEST] = feeds_picker(model, limits)
         st.toggle("Learning mode", key=state.W_LEARNING,
-                  help="Before the trace shows them, predict which branch an If takes (Step through) and what a "
-                       "loop carries into its next iteration (Loops), and be told whether you were right")
+                  help=more("Before the trace shows them, predict which branch an If takes (Step through) and what "
+                            "a loop carries into its next iteration (Loops), and be told whether you were right.",
+                            "learning"))
     return slot
 
 
@@ -107,7 +109,9 @@ def limits_picker() -> Limits:
     default = Limits()
     with st.expander("Limits"):
         iterations = st.number_input("Max loop iterations", 1, 10**9, default.max_iterations,
-                                     key=state.W_MAX_ITERATIONS)
+                                     key=state.W_MAX_ITERATIONS,
+                                     help=more("Each Loop, Scan or SequenceMap stops after this many iterations.",
+                                               "limits"))
         budget = st.number_input("Trace memory (MB)", 0, 1 << 20, default.trace_budget_bytes >> 20,
                                  key=state.W_BUDGET_MB,
                                  help="Values recorded beyond this are written to the run's folder on disk")

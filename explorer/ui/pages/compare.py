@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.compare.both_gates import gates_of_both
+from explorer.docs_links import more
 from explorer.errors import ExplorerError
 from explorer.inputs import feeds_from_npz
 from explorer.limits import Limits
@@ -60,7 +61,8 @@ def side_b(model):
         upload = st.file_uploader("Reference values: an .npz keyed by ONNX value names", type=["npz"],
                                   key=state.W_COMPARE_NPZ)
         if upload is None:
-            st.info("Upload an .npz of reference values (see the README's recipe for dumping them from PyTorch).")
+            st.info(more("Upload an .npz of reference values keyed by ONNX value names, e.g. dumped from PyTorch.",
+                         "reference values"))
             return None
         data = upload.getvalue()
         return feeds_from_npz(data), "npz:" + hashlib.sha256(data).hexdigest()
@@ -202,7 +204,7 @@ def gates_tab(result) -> None:
                             key=state.keyed(state.K_COMPARE_GATE_PLOT, node, gate, title), width="stretch")
 
 
-st.title("Compare")
+st.title("Compare", help=more("This run against a side B, down to the first value, iteration and gate where they part.", "compare"))
 model, trace = state.active_model(), state.current_trace()
 if model is None or trace is None:
     st.info("Choose a model and its inputs in the sidebar: its run is side A.")

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.cells import find_cell
+from explorer.docs_links import more
 from explorer.rnn_report import rnn_report
 from explorer.ui import state, widgets
 from explorer.views import gates
@@ -108,7 +109,7 @@ def exported_report(model, trace, path: str) -> None:
         st.dataframe(pd.DataFrame(gates.weight_rows(report)), hide_index=True)
 
 
-st.title("Gates")
+st.title("Gates", help=more("Every gate of every recurrent cell at every time step, whatever form the exporter gave it.", "gates"))
 subject = widgets.page_subject(gates.recurrent_nodes, "GRU, LSTM or RNN", state.W_RNN, "Recurrent cell",
                                ran=gates.cell_ran)
 if subject is not None:

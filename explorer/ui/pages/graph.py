@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.docs_links import more
 from explorer.ui import diagram, panels, state, widgets, work
 from explorer.views.builder import Drawing
 from explorer.views.compare import error_values
@@ -147,7 +148,7 @@ def draw(model, trace, report: bool = False) -> None:
         st.switch_page("explorer/ui/pages/step.py")
 
 
-st.title("Graph")
+st.title("Graph", help=more("The model with its nested bodies: expand, search, colour and inspect its nodes.", "graph"))
 model = state.active_model()
 if model is None:
     st.info("Choose a model in the sidebar.")

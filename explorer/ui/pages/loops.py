@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from explorer.docs_links import more
 from explorer.ui import diagram, learning, panels, state, widgets
 from explorer.views import loops
 from explorer.views.cell_equations import cell_equations
@@ -120,7 +121,7 @@ def iterating(model, trace, path: str) -> None:
                                     key=state.keyed(state.K_SCAN_PLOT, path, name, position))
 
 
-st.title("Loops")
+st.title("Loops", help=more("Each Loop, Scan, If and SequenceMap: its iterations, what they carried, the spec's pseudo-code.", "loops"))
 learning.tour_panel()
 subject = widgets.page_subject(loops.control_flow_nodes, "Scan, Loop, If or SequenceMap", state.W_LOOP,
                                "Control-flow node")

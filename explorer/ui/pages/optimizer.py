@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from explorer.docs_links import more
 from explorer.errors import ExplorerError
 from explorer.model_files import needs_external, serialize_model
 from explorer.ui import diagram, jobs, reach, state, work
@@ -102,7 +103,7 @@ def rewrite_list(result) -> None:
                      key=state.W_REWRITE_AFTER)
 
 
-st.title("Optimizer")
+st.title("Optimizer", help=more("Pattern rewrites, each before and after, with the proof that the outputs did not change.", "optimizer"))
 model = state.active_model()
 if model is None:
     st.info("Choose a model in the sidebar.")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.docs_links import more
 from explorer.model import Model
 from explorer.trace import Event, Trace
 from explorer.ui import diagram, jobs, learning, panels, state, url, work
@@ -145,7 +146,7 @@ def output_check() -> None:
         st.code("\n".join(job.result.lines() or ["the model has no outputs"]), language=None)
 
 
-st.title("Step through")
+st.title("Step through", help=more("A cursor over every recorded node execution, inside loops and branches too.", "step"))
 learning.tour_panel()
 output_check()
 options()

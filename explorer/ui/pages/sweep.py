@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from explorer.docs_links import more
 from explorer.errors import ExplorerError
 from explorer.feeds import symbolic_dims
 from explorer.limits import available_cores
@@ -124,7 +125,7 @@ def results(job, model) -> None:
                  args=(int(index), model.sha256))
 
 
-st.title("Sweep")
+st.title("Sweep", help=more("The comparison over many inputs, on Dask, worst first.", "sweep"))
 model = state.active_model()
 source: state.ModelSource | None = st.session_state.get(state.ACTIVE)
 request: state.RunRequest | None = st.session_state.get(state.RUN_REQUEST)
