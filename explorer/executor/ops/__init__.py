@@ -23,7 +23,7 @@ FAMILY_NAMES = (
     "linalg", "manipulation", "normalization", "optional", "pad", "passthrough", "patches", "pool", "quantize",
     "reduction", "resize", "sampling", "scatter", "sequence", "shape", "signal", "softmax", "sorting", "unary",
     "variadic",
-    "strings", "tfidf",
+    "strings", "tfidf", "fourier",
     # onnxruntime's own operators (com.microsoft)
     "contrib_activation", "contrib_attention", "contrib_fused", "contrib_gqa", "contrib_normalization",
     "contrib_qlinear", "contrib_quantize", "contrib_tokenizer",
@@ -54,9 +54,9 @@ def _ops(domain: str, names: str) -> set[tuple[str, str]]:
 
 REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
     _ops("", """
-        # rare: random sampling, signal processing, text, training losses, recent fused ops
-        Bernoulli CausalConvWithState DFT ImageDecoder LinearAttention Multinomial NegativeLogLikelihoodLoss
-        RandomNormal RandomNormalLike RandomUniform RandomUniformLike STFT SoftmaxCrossEntropyLoss SwiGLU
+        # rare: random sampling, training losses, recent fused ops, image decoding
+        Bernoulli CausalConvWithState ImageDecoder LinearAttention Multinomial NegativeLogLikelihoodLoss
+        RandomNormal RandomNormalLike RandomUniform RandomUniformLike SoftmaxCrossEntropyLoss SwiGLU
     """)
     | _ops("ai.onnx.preview.training", "Adagrad Adam Gradient Momentum")
     | _ops("ai.onnx.preview", "FlexAttention")
