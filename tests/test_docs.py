@@ -68,6 +68,19 @@ def test_every_relative_link_and_image_resolves(page):
     assert not broken, f"{page.relative_to(ROOT)}: {broken}"
 
 
+def test_the_readme_is_short_and_shows_the_app():
+    """At most 200 lines, with at least four screenshots of the app: PNG files in docs/images/, 800 px wide or more
+    (tools/screenshots.py takes them)."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200
+    images = [t for t in _targets(ROOT / "README.md") if t.startswith("docs/images/")]
+    assert len(images) >= 4, images
+    for image in images:
+        head = (ROOT / image).read_bytes()[:24]
+        assert head[:8] == b"\x89PNG\r\n\x1a\n", image
+        assert int.from_bytes(head[16:20], "big") >= 800, f"{image} is narrower than 800 px"
+
+
 def test_the_command_line_reference_is_what_the_parser_gives():
     assert (DOCS / "cli.md").read_text() == _reference_module().render(), \
         "docs/cli.md is out of date: run python tools/cli_reference.py"

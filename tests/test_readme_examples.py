@@ -16,7 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 PAGES = {  # page -> what its examples must print
-    "README.md": ["Trace(73 events, 2 outputs, complete)", "GRU · Keras loop, reset_after=True, hidden 4"],
+    "README.md": ["Trace(73 events, 2 outputs, complete)", "(3, 2) then_branch\nNone\n",
+                  "GRU · Keras loop, reset_after=True, hidden 4 (5, 1, 2, 4)"],
     "docs/getting-started.md": ["(0, 0) then_branch"],
     "docs/api.md": ["Trace(73 events, 2 outputs, complete)", "(0, 0) then_branch"],
     "docs/recurrent.md": ["GRU · Keras loop, reset_after=True, hidden 4", "(5, 1, 2, 4) (5, 1, 2)"],
