@@ -276,3 +276,24 @@ def test_the_app_opens_a_model_with_external_data_by_path_runs_and_steps(tmp_pat
     assert_clean(at)
     shown = html_text(at)
     assert "w3" in shown and "float32[1024, 512]" in shown  # the mapped weight the step read
+
+
+def test_the_optimizer_page_saves_a_result_with_external_data_to_a_local_path(tmp_path):
+    from app_support import PAGES, assert_clean, start
+
+    at = start("tiny_mlp")
+    at.radio(key="w_source").set_value("Local path").run()
+    at.text_input(key="w_path").input(external_path(tmp_path)).run()
+    at.switch_page(PAGES["optimizer"]).run()
+    assert_clean(at)
+    assert not [b for b in at.get("download_button") if "optimized model" in str(b.proto.label)]
+    target = tmp_path / "out" / "model.optimized.onnx"
+    target.parent.mkdir()
+    assert at.text_input(key="w_optimized_path").value == str(tmp_path / "model.optimized.onnx")
+    at.text_input(key="w_optimized_path").input(str(target)).run()
+    at.button(key="w_optimized_save").click().run()
+    assert any("Saved" in s.value for s in at.success)
+    assert sorted(os.listdir(target.parent)) == ["model.optimized.onnx", "model.optimized.onnx.data"]
+    reloaded = explorer.load(target)
+    np.testing.assert_allclose(explorer.run(reloaded, {"x": X}).outputs["y"], expected_output(), rtol=1e-4,
+                               atol=1e-5)
