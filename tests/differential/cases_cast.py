@@ -137,18 +137,20 @@ def _sweep(op: str, version: int) -> list[Case]:
 
 
 def _float8_cases(op: str, version: int) -> list[Case]:
-    """saturate 0 and 1 on out-of-range values, infinities and NaN for every 8-bit float type."""
+    """saturate 0 and 1 (and left to its default, 1) on out-of-range values, infinities and NaN for every 8-bit
+    float type."""
     found = []
     wide = np.array([1000, -1000, 1e6, np.inf, -np.inf, np.nan, -0.0, 0.3, 500, 57344, 70000, 449], np.float32)
-    for saturate in (0, 1):
+    for saturate in (None, 0, 1):
+        given = {} if saturate is None else {"saturate": saturate}
         for dst in FLOAT8:
             for src in (np.float32, np.float16, np.float64):
                 with np.errstate(over="ignore"):
                     x = wide.astype(src)  # float16: 1e6 and 70000 become infinities
                 if op == "Cast":
-                    found.append(Case(op, version, [x], {"to": _code(dst), "saturate": saturate}))
+                    found.append(Case(op, version, [x], {"to": _code(dst), **given}))
                 else:
-                    found.append(Case(op, version, [x, np.array([], dst)], {"saturate": saturate}))
+                    found.append(Case(op, version, [x, np.array([], dst)], given))
     return found
 
 

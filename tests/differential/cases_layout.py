@@ -19,7 +19,7 @@ def depth_space_cases() -> list[Case]:
                                                                                  (1, 1, 0, 2)]
             for dims in shapes:
                 block = 3 if 9 in dims or 6 in dims[2:] and dims[2] % 2 else 2
-                for mode in ("DCR", "CRD") if has_mode else (None,):
+                for mode in (None, "DCR", "CRD") if has_mode else (None,):  # None: the default mode
                     attrs = {"blocksize": block} | ({} if mode is None else {"mode": mode})
                     found.append(Case(op, version, [values(r, dims, np.float32)], attrs))
             found.append(Case(op, version, [values(r, (1, 3, 3, 3), np.float32)], {"blocksize": 2},
