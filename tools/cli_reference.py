@@ -26,8 +26,8 @@ then run it again. tests/test_docs.py fails when this file is out of date. -->
 an `.onnx` file or the name of a bundled sample (`explorer samples` lists them; `explorer run loop_spec` runs one
 on its own inputs). Every error is one line on stderr, never a traceback, and exits with code 2.
 
-The limit options (`--max-iterations`, `--max-events`, `--max-tensor-mb`, `--trace-mb`, `--max-input-mb`,
-`--threads`) are `explorer.Limits` as options; [Limits and hostile inputs](limits.md#the-limits) says what each bounds.
+The limit options ({limits}) are `explorer.Limits` as options; [Limits and hostile inputs](limits.md#the-limits)
+says what each bounds.
 """
 
 
@@ -74,10 +74,14 @@ def render() -> str:
     os.environ["COLUMNS"] = WIDTH
     sys.path.insert(0, str(ROOT))
     from explorer.cli import build_parser
+    from explorer.cli.common import add_limit_options
     from explorer.cli.registry import COMMANDS
 
+    limits = argparse.ArgumentParser()
+    add_limit_options(limits)
+    options = ", ".join(f"`{a.option_strings[0]}`" for a in limits._actions if a.dest != "help")
     parser = build_parser(prog="explorer")
-    out = [HEADER]
+    out = [HEADER.format(limits=options)]
     commands = _subcommands(parser)
     out += ["| command | what it does |", "|---|---|"]
     out += [f"| [`explorer {name}`](#explorer-{name}) | {_escape(sub.description or '')} |"
