@@ -253,6 +253,7 @@ def test_optimizer_page_shows_rewrites_statistics_and_equivalence():
     assert_clean(at)
     text = texts(at)
     assert "**2 rewrites**" in text and "nodes 6 → 4" in text
+    assert "Optimized model in onnxruntime: :green[**loads it**]" in text
     assert "Fully optimized model: :green[**equivalent**]" in text
     proof = at.code[0].value
     assert "explorer: probs: max abs diff" in proof and "onnxruntime: probs" in proof

@@ -168,3 +168,20 @@ def test_onnxruntime_says_it_cannot_feed_an_initializer_of_an_ir3_model():
     same = compare_models(model, model, feeds)  # explorer alone says so: never a bare "equivalent"
     assert same.status == "explorer only"
     assert "equivalence: explorer only (onnxruntime gave no verdict on the original" in same.lines()[-1]
+
+
+def test_models_computing_in_float16_are_compared_within_its_precision():
+    """x rounded through float16 differs from x by up to half a float16 unit (4.9e-4 relative): within the
+    tolerances a float16 model is compared with (onnxruntime rounds or not as its own Casts fall), beyond
+    float32's."""
+    rounded = make([h.make_node("Cast", ["x"], ["half"], to=T.FLOAT16), h.make_node("Cast", ["half"], ["y"], to=T.FLOAT)],
+                   [info("x", shape=[64])], [info("y", shape=[64])])
+    plain = make([h.make_node("Identity", ["x"], ["y"])], [info("x", shape=[64])], [info("y", shape=[64])])
+    feeds = {"x": np.linspace(0.1, 1.9, 64, dtype=np.float32) + np.float32(1e-4)}
+    verdict = compare_models(rounded, plain, feeds)
+    assert verdict.status == "equivalent", verdict.lines()
+    assert verdict.tolerance == "rtol 0.002, atol 0.001: a model computes in float16"
+    assert "tolerances rtol 0.002, atol 0.001: a model computes in float16" in verdict.lines()
+    assert all(0 < d.max_rel < 1e-3 for r in verdict.reports for d in r.diffs)
+    strict = compare_models(rounded, plain, feeds, rtol=1e-4, atol=1e-5)
+    assert strict.status == "different" and not strict.tolerance

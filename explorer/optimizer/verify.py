@@ -9,6 +9,7 @@ from typing import Any
 
 import onnx
 
+from ..compare.precision import tolerances
 from ..compare.stats import OutputDiff, compare_values
 from ..errors import ExecutionError, ExplorerError, LimitExceeded, summarize
 from ..executor import run
@@ -18,7 +19,6 @@ from .record import RewriteStep
 from .rewrite import OptimizationResult, first_rewrites
 
 JUDGES = ("explorer", "onnxruntime")
-RTOL, ATOL = 1e-4, 1e-5
 
 
 @dataclass
@@ -44,6 +44,7 @@ class Equivalence:
     reports: list[JudgeReport]
     culprit: RewriteStep | None = None
     culprit_check: StepCheck | None = None
+    tolerance: str = ""  # the tolerances, when wider than float32's, and why
 
     @property
     def status(self) -> str:
@@ -73,6 +74,8 @@ class Equivalence:
                 out.append(f"{report.judge}: optimized model failed: {report.error}")
             for d in report.diffs:
                 out.append(f"{report.judge}: {d.line()}")
+        if self.tolerance:
+            out.append(f"tolerances {self.tolerance}")
         status = self.status
         if status == "explorer only":
             status += " (onnxruntime gave no verdict on the original; explorer finds the models equivalent)"
@@ -88,7 +91,7 @@ class Equivalence:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "status": self.status,
+            "status": self.status, "tolerance": self.tolerance,
             "judges": [{"judge": r.judge, "error": r.error, "unavailable": r.unavailable,
                         "outputs": [asdict(d) for d in r.diffs]} for r in self.reports],
             "culprit": None if self.culprit is None else self.culprit.to_dict(),
@@ -117,21 +120,26 @@ def _outputs(judge: str, model: Model, feeds: dict[str, Any]) -> dict[str, Any]:
 
 def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | onnx.ModelProto | str,
                    feeds: dict[str, Any] | None = None, *, seed: int = 0, judges: Iterable[str] = JUDGES,
-                   rtol: float = RTOL, atol: float = ATOL, lenient: bool = False) -> Equivalence:
+                   rtol: float | None = None, atol: float | None = None, lenient: bool = False) -> Equivalence:
     """Runs both models on the same feeds (the user's, else random ones from the original's declared inputs)
     with each judge (onnxruntime gets each model exactly as given: a path's file, a proto as it is, a Model as
     its source has it), and compares every output of the original with the optimized model's output of that name
-    (or, for outputs whose names differ, of the same position). `lenient` loads paths and protos in lenient
-    mode (models that break the spec's typing rules)."""
+    (or, for outputs whose names differ, of the same position), within `rtol` and `atol` (by default float32's,
+    or wider when a model computes in a narrower float type: compare/precision.py). `lenient` loads paths and
+    protos in lenient mode (models that break the spec's typing rules)."""
     before = original if isinstance(original, Model) else load(original, lenient=lenient)
     after = optimized if isinstance(optimized, Model) else load(optimized, lenient=lenient)
     judges = tuple(judges)
+    wide_rtol, wide_atol, why = tolerances(before.proto, after.proto)
+    rtol = wide_rtol if rtol is None else rtol
+    atol = wide_atol if atol is None else atol
+    note = f"rtol {rtol:g}, atol {atol:g}: {why}" if why and (rtol, atol) == (wide_rtol, wide_atol) else ""
     if feeds is None:
         try:
             feeds = before.example_inputs(seed=seed)
         except (ExplorerError, ValueError) as exc:
-            why = f"no random inputs from the declared types ({_short(exc)}); give feeds"
-            return Equivalence([JudgeReport(judge, unavailable=why) for judge in judges])
+            reason = f"no random inputs from the declared types ({_short(exc)}); give feeds"
+            return Equivalence([JudgeReport(judge, unavailable=reason) for judge in judges], tolerance=note)
     reports = []
     limit_hit: LimitExceeded | None = None
     for judge in judges:
@@ -165,7 +173,7 @@ def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | o
         for k, (name, value) in enumerate(expected.items()):
             theirs = got.get(name, got[names[k]] if k < len(names) else None)
             report.diffs.append(compare_values(name, theirs, value, rtol, atol))
-    return Equivalence(reports)
+    return Equivalence(reports, tolerance=note)
 
 
 @dataclass
@@ -181,7 +189,7 @@ class StepCheck:
 
 
 def check_step(step: RewriteStep, values: dict[str, Any] | None = None, *, seed: int = 0,
-               judges: Iterable[str] = ("explorer",), rtol: float = RTOL, atol: float = ATOL,
+               judges: Iterable[str] = ("explorer",), rtol: float | None = None, atol: float | None = None,
                lenient: bool = False) -> StepCheck:
     """Runs a rewrite's before and after models on the same inputs: the values a run of the model gave them
     (`values`, see observed_values) when all are known, else random ones from the step's input types."""

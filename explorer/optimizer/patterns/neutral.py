@@ -19,6 +19,8 @@ NEUTRAL_RULES: tuple[tuple[str, str, float, tuple[int, ...]], ...] = (
     ("MulOne", "Mul", 1, (1, 0)),  # x*1 -> x, 1*x -> x
     ("DivOne", "Div", 1, (1,)),  # x/1 -> x
     ("PowOne", "Pow", 1, (1,)),  # x**1 -> x
+    ("AndTrue", "And", True, (1, 0)),  # x and True -> x, True and x -> x
+    ("OrFalse", "Or", False, (1, 0)),  # x or False -> x, False or x -> x
 )
 
 
@@ -55,8 +57,9 @@ class NeutralPattern(Pattern):
 
 
 def _rule(name: str, op: str, neutral: float, positions: tuple[int, ...]) -> type[NeutralPattern]:
-    sides = " or ".join(f"{op}({'x, ' if k else ''}{neutral:g}{'' if k else ', x'})" for k in positions)
-    doc = f"{sides} -> x, when the constant {neutral:g} does not broadcast x to a larger shape."
+    shown = str(neutral) if isinstance(neutral, bool) else f"{neutral:g}"
+    sides = " or ".join(f"{op}({'x, ' if k else ''}{shown}{'' if k else ', x'})" for k in positions)
+    doc = f"{sides} -> x, when the constant {shown} does not broadcast x to a larger shape."
     return type(f"{name}Pattern", (NeutralPattern,),
                 {"op_types": (op,), "neutral": neutral, "positions": positions, "__doc__": doc,
                  "__module__": __name__})
