@@ -40,6 +40,17 @@ def test_shape_arithmetic_gives_symbolic_expressions_and_known_dims():
     assert g.shape("y") == ("n", 12)  # Reshape's -1 is n once 12 cancels 3 * 4, then Relu by onnx's inference
 
 
+def test_a_reshape_copying_dims_of_an_input_of_unknown_shape_leaves_them_unknown():
+    """Reshape(x, [0, 0, 4]) copies x's first two dims: unknown while x's shape is (onnxruntime's transformer
+    optimizer writes such targets after a Transpose whose input is computed), never dims of size 0."""
+    model = make([h.make_node("Reshape", ["x", "target"], ["r"]), h.make_node("Relu", ["r"], ["y"])],
+                 [info("x", shape=None)], [info("y", shape=None)], [tensor("target", [0, 0, 4], np.int64)])
+    assert state_of(model).shape("r") == (None, None, 4)
+    allowed = make([h.make_node("Reshape", ["x", "target"], ["r"], allowzero=1), h.make_node("Relu", ["r"], ["y"])],
+                   [info("x", shape=None)], [info("y", shape=None)], [tensor("target", [0, 0, 4], np.int64)])
+    assert state_of(allowed).shape("r") == (0, 0, 4)  # allowzero=1: 0 is a size
+
+
 @pytest.mark.parametrize(("source", "target", "dim"), [
     (("batch", 1), [-1, 1], "batch"), (("n", 3, 4), [-1, 12], "n"), ((2, 3, 4), [4, -1], 6),
     (("b", "s", 8), ["b", -1, 8], "s"), (("b", "s", 8), ["b", -1, 2], None), (("b", "s", 8), [-1, 8], None), (("n", 4), [2, -1], None),

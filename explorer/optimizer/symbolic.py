@@ -201,8 +201,9 @@ def _shape_rule(g: GraphState, facts: Facts, node: Node, args: list) -> list[Sha
     if op == "Reshape" and len(args) > 1 and args[1] is not None:
         source = _shape(g, facts, node.input[0])
         target = list(args[1].reshape(-1))
-        if source is not None and not g.attribute(node, "allowzero", 0):  # with allowzero=1, 0 is a size
-            target = [source[i] if d == 0 and i < len(source) else d for i, d in enumerate(target)]
+        if not g.attribute(node, "allowzero", 0):  # 0 copies the input's dim (unknown with it); allowzero=1: a size
+            target = [(source[i] if source is not None and i < len(source) else None) if d == 0 else d
+                      for i, d in enumerate(target)]
         if -1 in target:
             rest = None if source is None else inferred_dim(source, target)
             target = [rest if d == -1 else d for d in target]
