@@ -120,9 +120,9 @@ def other_size(model: onnx.ModelProto, feeds: dict[str, np.ndarray], grow: int =
 
 def proof_sets(path: Path, sets: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
     """A project model's feed sets for the proofs, each at its own size and at another one (other_size: every
-    named dim one larger, or, when onnxruntime does not run the model so, the first named dim alone it runs it
-    with: the exporters fix some dims, e.g. a traced time length); a model whose inputs name no dim (every size
-    fixed) gets its float inputs drawn again instead."""
+    named dim one larger, or, when onnxruntime does not run the model so, the first named dim alone one larger,
+    then one smaller, it runs it with: the exporters fix some dims, e.g. a traced time length or batch); a model
+    whose inputs name no dim (every size fixed) gets its float inputs drawn again instead."""
     model = onnx.load(str(path))
     found = []
     rng = np.random.default_rng(1)
@@ -132,8 +132,10 @@ def proof_sets(path: Path, sets: list[dict[str, np.ndarray]]) -> list[dict[str, 
             found.append({k: rng.standard_normal(v.shape).astype(v.dtype) if v.dtype.kind == "f" else v
                           for k, v in feeds.items()})
             continue
-        resized = [other_size(model, feeds)] + [other_size(model, feeds, symbols=[symbol])
-                                                for symbol in size_symbols(model, feeds)]
+        symbols = size_symbols(model, feeds)
+        resized = [other_size(model, feeds)] + [
+            other_size(model, feeds, grow, [symbol]) for grow in (1, -1) for symbol, size in symbols.items()
+            if size + grow > 0]
         runs = next((r for r in resized if _runs(path, r)), None)
         if runs is not None:
             found.append(runs)
