@@ -121,8 +121,9 @@ def other_size(model: onnx.ModelProto, feeds: dict[str, np.ndarray], grow: int =
 def proof_sets(path: Path, sets: list[dict[str, np.ndarray]]) -> list[dict[str, np.ndarray]]:
     """A project model's feed sets for the proofs, each at its own size and at another one (other_size: every
     named dim one larger, or, when onnxruntime does not run the model so, the first named dim alone one larger,
-    then one smaller, it runs it with: the exporters fix some dims, e.g. a traced time length or batch); a model
-    whose inputs name no dim (every size fixed) gets its float inputs drawn again instead."""
+    then one smaller, it runs it with, explorer saying when onnxruntime refuses the model: the exporters fix
+    some dims, e.g. a traced time length or batch); a model whose inputs name no dim (every size fixed) gets its
+    float inputs drawn again instead."""
     model = onnx.load(str(path))
     found = []
     rng = np.random.default_rng(1)
@@ -143,10 +144,22 @@ def proof_sets(path: Path, sets: list[dict[str, np.ndarray]]) -> list[dict[str, 
 
 
 def _runs(path: Path, feeds: dict[str, np.ndarray]) -> bool:
+    """Whether onnxruntime runs the model on these feeds; explorer says, when onnxruntime refuses the model itself
+    (a model computing in bfloat16: no verdict of onnxruntime's to prove it by, at any size)."""
     import onnxruntime as ort
 
     try:
-        ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    except Exception:  # noqa: BLE001 - onnxruntime refuses the model at any size
+        import explorer
+
+        try:
+            explorer.run(explorer.load(path), feeds)
+        except explorer.ExplorerError:
+            return False
+        return True
+    try:
+        session.run(None, feeds)
     except Exception:  # noqa: BLE001 - the model does not take these feeds
         return False
     return True

@@ -1,12 +1,17 @@
 """The optimizer and onnxruntime: every optimized model loads in onnxruntime wherever the original does (a rewrite
 whose result onnxruntime refuses is not applied, found by bisection at the end of the optimization), and the proof
-hands onnxruntime the original as the user's file has it, saying "explorer only" when onnxruntime cannot run it."""
+hands onnxruntime the original as the user's file has it, saying "explorer only" when onnxruntime cannot run it.
+Real exports of tests/models show both: a rewrite the spec allows but onnxruntime refuses on a PyTorch LSTM, and a
+model computing in bfloat16 that onnxruntime refuses before and after."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx
+import onnxruntime as ort
+import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from test_optimizer_models import info, make, proven, tensor
@@ -14,8 +19,11 @@ from test_optimizer_models import info, make, proven, tensor
 import explorer
 from explorer.judge import Judge, using_judge
 from explorer.optimizer import Pattern, optimize
-from explorer.optimizer.pattern import CLEANUP
+from explorer.optimizer.pattern import CLEANUP, STRUCTURE
+from explorer.optimizer.patterns import default_patterns
 from explorer.optimizer.verify import compare_models, verify
+
+TORCH_EXPORTS = Path(__file__).parent / "models" / "torch_exports"
 
 
 class BadReshapePattern(Pattern):
@@ -65,6 +73,73 @@ def test_without_the_check_the_proof_says_the_optimization_failed_and_names_the_
     lines = "\n".join(verdict.lines())
     assert "onnxruntime runs the original, not the optimized model: the optimization failed" in lines
     assert "first rewrite whose result onnxruntime refuses: #0 BadReshape" in lines
+
+
+class BatchFirstLstmPattern(Pattern):
+    """LSTM(Transpose(x, [1, 0, 2])) -> LSTM(x, layout=1) with its outputs transposed back: the spec's batch-first
+    layout (LSTM-14) reads x as it is and gives Y [batch, seq, directions, hidden], Y_h and Y_c [batch,
+    directions, hidden]. Sound by the spec, and explorer runs it; onnxruntime refuses any RNN of layout 1."""
+
+    op_types = ("LSTM",)
+    priority = STRUCTURE
+
+    def match(self, g, node):
+        source = g.producer(node.input[0])
+        if source is None or source.op_type != "Transpose" or g.attribute(source, "perm") != [1, 0, 2]:
+            return None
+        if g.attribute(node, "layout", 0) != 0 or any(node.input[4:]):
+            return None  # sequence lengths and initial states would change layout too
+        return self.result([source, node])
+
+    def apply(self, g, source, node):
+        outputs, back = [], []
+        for name, perm in zip(node.output, ([1, 2, 0, 3], [1, 0, 2], [1, 0, 2])):
+            outputs.append(g.unique_name("batch_first") if name else "")
+            if name:
+                back.append(g.make_node("Transpose", [outputs[-1]], [name], perm=perm))
+        lstm = node.copy()
+        lstm.input[0] = source.input[0]
+        del lstm.output[:]
+        lstm.output.extend(outputs)
+        lstm.attribute.append(h.make_attribute("layout", 1))
+        return [source, lstm, *back]
+
+
+def test_a_rewrite_onnxruntime_refuses_on_a_real_export_is_not_applied_and_says_why():
+    """torch.onnx's nn.LSTM(batch_first=True): the first layer reads Transpose(x, [1, 0, 2]). Batch-first, the
+    model is the same by the spec (explorer's own run says so below), but onnxruntime refuses layout 1 when it
+    loads the model: the rewrite is declined with onnxruntime's reason, and the rest of the optimization stays."""
+    path = TORCH_EXPORTS / "ts_lstm_2layer.onnx"
+    patterns = [BatchFirstLstmPattern(), *default_patterns()]
+    result = optimize(str(path), patterns=patterns)
+    check = result.onnxruntime
+    assert check is not None and check.status == "loads", check
+    [refused] = check.refused
+    assert refused.startswith("BatchFirstLstm on /lstm/Transpose, /lstm/LSTM: ")
+    assert "Batchwise recurrent operations (layout == 1) are not supported" in refused
+    [decline] = [d for d in result.declined if d.pattern == "BatchFirstLstm"]
+    assert decline.node == "/lstm/LSTM" and decline.reason.startswith("onnxruntime refuses the model this rewrite gives")
+    assert "not applied, onnxruntime refuses its result: BatchFirstLstm on /lstm/Transpose, /lstm/LSTM" in result.stats_table()
+    assert all(s.pattern != "BatchFirstLstm" for s in result.steps)
+    layouts = [n.attribute for n in result.optimized.graph.node if n.op_type == "LSTM"]
+    assert len(layouts) == 2 and all(a.name != "layout" or a.i == 0 for atts in layouts for a in atts)
+    assert result.node_counts()[1] == optimize(str(path)).node_counts()[1]  # every other rewrite applied
+    ort.InferenceSession(result.optimized.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    for shape in ((2, 5, 3), (3, 7, 3)):
+        proven(result, {"x": rng.standard_normal(shape).astype(np.float32)})
+
+    unchecked = optimize(str(path), patterns=patterns, check=False)
+    assert [s.pattern for s in unchecked.steps].count("BatchFirstLstm") == 1
+    verdict = verify(unchecked, {"x": rng.standard_normal((2, 5, 3)).astype(np.float32)})
+    reports = {r.judge: r for r in verdict.reports}
+    assert reports["explorer"].ok  # the rewrite is sound: explorer runs layout 1 to the same values
+    assert "Batchwise recurrent operations (layout == 1) are not supported" in reports["onnxruntime"].error
+    assert verdict.status == "different" and verdict.failed_in_onnxruntime
+    lines = "\n".join(verdict.lines())
+    assert "onnxruntime runs the original, not the optimized model: the optimization failed" in lines
+    assert verdict.culprit is not None and verdict.culprit.pattern == "BatchFirstLstm"
+    assert "first rewrite whose result onnxruntime refuses: " in lines
 
 
 class RecordingJudge:
@@ -179,3 +254,34 @@ def test_values_of_the_same_name_in_two_branches_keep_their_own_shapes():
     x = np.ones((2, 3, 2), np.float32)
     for cond in (True, False):
         proven(result, {"cond": np.array(cond), "x": x})
+
+
+def test_a_real_export_onnxruntime_refuses_before_and_after_is_equivalent_by_explorer_only():
+    """A PyTorch attention block computing in bfloat16 (torch.onnx, traced): onnxruntime has no bfloat16 MatMul
+    on the CPU and refuses the export and its optimized model alike. The optimizer still rewrites it, says
+    onnxruntime refused the original, and the verdict is "explorer only", never "equivalent"; explorer's runs of
+    both models give PyTorch's own outputs (reference/, the recipe's) within bfloat16's precision."""
+    path = TORCH_EXPORTS / "ts_attention_bfloat16.onnx"
+    missing = "Could not find an implementation for MatMul(13) node with name '/qkv/MatMul'"
+    result = optimize(str(path))
+    before, after = result.node_counts()
+    assert after < before and {s.pattern for s in result.steps} >= {"ComputedReshape", "CommonSubexpression"}
+    for model in (onnx.load(str(path)), result.optimized):
+        with pytest.raises(Exception, match=r"NOT_IMPLEMENTED.*" + missing.replace("(", r"\(").replace(")", r"\)")):
+            ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    check = result.onnxruntime
+    assert check is not None and check.status == "original refused" and missing in check.detail
+    assert "onnxruntime refuses the original model too" in result.stats_table()
+    reference = np.load(TORCH_EXPORTS / "reference" / "ts_attention_bfloat16.npz")
+    x, expected = reference["inputs/x"], reference["outputs/y"]
+    for feeds in ({"x": x}, {"x": np.random.default_rng(1).standard_normal((3, 7, 16)).astype(np.float32)}):
+        verdict = verify(result, feeds)
+        assert verdict.status == "explorer only" and not verdict.ok
+        reports = {r.judge: r for r in verdict.reports}
+        assert reports["explorer"].ok and missing in reports["onnxruntime"].unavailable
+        assert verdict.lines()[-1] == ("equivalence: explorer only (onnxruntime gave no verdict on the original; "
+                                       "explorer finds the models equivalent)")
+    for model in (explorer.load(path), explorer.load(result.optimized)):
+        got = explorer.run(model, {"x": x}).outputs["y"]
+        # bfloat16 keeps 8 significant bits: within two units of the last (2**-6), absolutely near zero
+        np.testing.assert_allclose(got, expected, rtol=2**-6, atol=2**-6)

@@ -2,15 +2,23 @@
 (TorchScript exporter, dynamo=False, of torch.jit.script'ed modules; and the dynamo exporter, dynamo=True, of
 torch._higher_order_ops.while_loop and torch.cond), whose bodies reshape with the inputs' own sizes (x.size(0),
 view(b, -1), new_zeros(b, h)); and a GPT-2 attention block with past keys and values (both exporters), whose
-position ids are arange(past, past + seq). Produced with torch 2.13.0+cpu and onnx 1.23.2; run from this folder:
-python export_models.py (CI has no torch: the .onnx files are committed)."""
+position ids are arange(past, past + seq); and an attention block computing in bfloat16, which onnxruntime refuses
+(it has no bfloat16 MatMul on the CPU), with PyTorch's own outputs in reference/. Produced with torch 2.13.0+cpu and
+onnx 1.23.2; run from this folder: python export_models.py (CI has no torch: the .onnx files are committed)."""
 from __future__ import annotations
 
 import math
+import sys
 import warnings
+from pathlib import Path
 
+import numpy as np
 import torch
 from torch._higher_order_ops.while_loop import while_loop
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from recipe_files import save_reference  # noqa: E402
 
 
 class GreedyRnnDecoder(torch.nn.Module):
@@ -187,6 +195,39 @@ def lstm_exports() -> None:
                           opset_version=17, dynamo=False, do_constant_folding=fold)
 
 
+class BfloatAttention(torch.nn.Module):
+    """A pre-norm self-attention block with a residual and GELU, its parameters in bfloat16 (module.to(bfloat16),
+    as a model trained in bfloat16 is exported): the float32 input cast to bfloat16 first, the output cast back to
+    float32; heads split and merged by reshapes on x.shape."""
+
+    def __init__(self, d: int = 16, heads: int = 2) -> None:
+        super().__init__()
+        self.d, self.heads = d, heads
+        self.norm, self.qkv, self.out = torch.nn.LayerNorm(d), torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x.to(torch.bfloat16)
+        b, t, d = h.shape
+        q, k, v = (part.reshape(b, t, self.heads, d // self.heads).transpose(1, 2)
+                   for part in self.qkv(self.norm(h)).split(d, dim=-1))
+        a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d // self.heads), -1) @ v
+        y = h + self.out(a.transpose(1, 2).reshape(b, t, d))
+        return torch.nn.functional.gelu(y).to(torch.float32)
+
+
+def bfloat16_export() -> None:
+    """ts_attention_bfloat16.onnx (TorchScript exporter, traced) and PyTorch's outputs on a seeded input, kept in
+    reference/ (onnxruntime cannot judge the export: it has no bfloat16 MatMul kernel on the CPU)."""
+    torch.manual_seed(0)
+    module = BfloatAttention().eval().to(torch.bfloat16)
+    x = torch.randn(2, 5, 16)
+    torch.onnx.export(module, (x,), "ts_attention_bfloat16.onnx", input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "batch", 1: "seq"}}, opset_version=17, dynamo=False)
+    with torch.no_grad():
+        y = module(x)
+    save_reference(HERE, "ts_attention_bfloat16", {"x": x.numpy()}, {"y": y.numpy().astype(np.float32)}, {})
+
+
 def main() -> None:
     warnings.filterwarnings("ignore")
     torch.manual_seed(0)
@@ -213,6 +254,7 @@ def main() -> None:
     torch.onnx.export(CondReshape().eval(), (torch.randn(3, 8),), "dynamo_cond.onnx", dynamo=True,
                       dynamic_shapes={"x": {0: torch.export.Dim("batch")}}, external_data=False)
     lstm_exports()
+    bfloat16_export()
 
 
 if __name__ == "__main__":
