@@ -18,6 +18,7 @@ from ..model import Model, load
 from ..trace import RunError, Trace
 from .blas import blas_threads
 from .engine import Engine
+from .ops.streams import run_streams
 from .program import Program
 
 _PROGRAMS: weakref.WeakKeyDictionary[Model, Program] = weakref.WeakKeyDictionary()
@@ -47,7 +48,7 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
     start = time.perf_counter()
     try:
         # NaN/Inf are recorded as data (trace.first_nonfinite), not warned
-        with np.errstate(all="ignore"), blas_threads(limits.threads), collector_paused():
+        with np.errstate(all="ignore"), blas_threads(limits.threads), collector_paused(), run_streams():
             program = program_of(model)
             main = program.graph("")  # compiling builds several objects per node too
             frame = dict(main.initializers)

@@ -6,8 +6,10 @@ so one onnxruntime session and one explorer run check them all. Where onnxruntim
 names the spec's value (`expected`), or the version of the op the spec says computes the same (`judge_version`),
 with a one-line `reason`. Where onnxruntime lacks a kernel for the case's element type, the case's `cast` judges it:
 onnxruntime on the same values cast to a type it has, its result cast back, with a one-line reason why that is the
-case's result. Every case has a judge: a case onnxruntime lacks without a `cast` or spec value fails (`check`
-counts such cases per operator and type as unjudged: conftest.py prints that count, which must stay zero).
+case's result. A random operator's case is judged by its `sampled` (sampled.py): its types and shapes against the
+spec's and onnxruntime's, its values' statistics against the spec's distribution. Every case has a judge: a case
+onnxruntime lacks without a `cast` or spec value fails (`check` counts such cases per operator and type as
+unjudged: conftest.py prints that count, which must stay zero).
 
 Element types onnxruntime's Python API cannot take or give (bfloat16, float8, float4, 4- and 2-bit integers; numpy
 holds them through ml_dtypes) still reach it: such inputs are initializers of the model, and such outputs are cast
@@ -27,6 +29,8 @@ from onnx import helper, numpy_helper
 
 import explorer
 from explorer.spec.schema import schema_at
+
+from .sampled import Sampled, sampled_problem
 
 IR_VERSION = 10  # onnxruntime 1.32 loads it at every opset the cases use
 NOT_IMPLEMENTED = "NOT_IMPLEMENTED"
@@ -81,6 +85,7 @@ class Case:
     dtype_sweep: bool = False  # generated across the schema's types (where onnxruntime lacks one, `cast` judges)
     cast: Cast | None = None  # the judge where onnxruntime lacks the case's element type
     output_types: list[Any] | None = None  # each output's dtype, where onnxruntime cannot infer it (None: untyped)
+    sampled: Sampled | None = None  # a random operator's judge: types and shapes, statistics (sampled.py)
 
     def __post_init__(self) -> None:
         if (self.expected is not None or self.judge_version is not None or self.judge_attrs is not None) \
@@ -431,13 +436,13 @@ def has_judge(case: Case) -> bool:
     lacks its type, or onnxruntime (at its version or `judge_version`) where it has the type."""
     if case.error is not None:
         return False
-    return case.expected is not None or case.cast is not None or not onnxruntime_lacks(case)
+    return case.sampled is not None or case.expected is not None or case.cast is not None or not onnxruntime_lacks(case)
 
 
 def check(cases: list[Case], tally: Counter[str] | None = None) -> int:
     """Runs and compares a batch of cases of one (domain, op, version); returns how many were judged. `tally`
-    counts the cases each judge took ("onnxruntime", "cast", "spec", "error") and, as "unjudged <dtype>", those
-    that had none (which fail the batch)."""
+    counts the cases each judge took ("onnxruntime", "cast", "spec", "statistics", "error") and, as
+    "unjudged <dtype>", those that had none (which fail the batch)."""
     tally = Counter() if tally is None else tally
     mine = run_explorer(cases)
     by_ort = [i for i, c in enumerate(cases) if c.expected is None and c.judge_version is None and c.error is None]
@@ -459,6 +464,12 @@ def check(cases: list[Case], tally: Counter[str] | None = None) -> int:
             if not (isinstance(got, (explorer.ExecutionError, explorer.ModelError)) and case.error in str(got)):
                 failures.append(f"{describe(case)}: expected an error with {case.error!r}, got {got!r}")
             tally["error"] += 1
+            continue
+        if case.sampled is not None:
+            tally["statistics"] += 1
+            problem = sampled_problem(case.sampled, got, ort_results[i])
+            if problem is not None:
+                failures.append(f"{describe(case)}: {problem}")
             continue
         want = case.expected if case.expected is not None else ort_results[i]
         tol, judge = case.tol, "spec" if case.expected is not None else "onnxruntime"

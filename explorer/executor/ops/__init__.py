@@ -19,10 +19,10 @@ from types import ModuleType
 from .base import KernelFactory
 
 FAMILY_NAMES = (
-    "activation", "attention", "binary", "cast", "constant", "conv", "detection", "generate", "indexing", "layout",
-    "linalg", "manipulation", "normalization", "optional", "pad", "passthrough", "patches", "pool", "quantize",
-    "reduction", "resize", "sampling", "scatter", "sequence", "shape", "signal", "softmax", "sorting", "unary",
-    "variadic",
+    "activation", "attention", "binary", "cast", "constant", "conv", "detection", "draws", "generate", "indexing",
+    "layout", "linalg", "losses", "manipulation", "normalization", "optional", "pad", "passthrough", "patches", "pool",
+    "quantize", "reduction", "resize", "sampling", "scatter", "sequence", "shape", "signal", "softmax", "sorting",
+    "unary", "variadic",
     "strings", "tfidf", "fourier",
     # onnxruntime's own operators (com.microsoft)
     "contrib_activation", "contrib_attention", "contrib_fused", "contrib_gqa", "contrib_normalization",
@@ -54,9 +54,8 @@ def _ops(domain: str, names: str) -> set[tuple[str, str]]:
 
 REFERENCE_FALLBACK: frozenset[tuple[str, str]] = frozenset(
     _ops("", """
-        # rare: random sampling, training losses, recent fused ops, image decoding
-        Bernoulli CausalConvWithState ImageDecoder LinearAttention Multinomial NegativeLogLikelihoodLoss
-        RandomNormal RandomNormalLike RandomUniform RandomUniformLike SoftmaxCrossEntropyLoss SwiGLU
+        # rare: recent fused ops, image decoding
+        CausalConvWithState ImageDecoder LinearAttention SwiGLU
     """)
     | _ops("ai.onnx.preview.training", "Adagrad Adam Gradient Momentum")
     | _ops("ai.onnx.preview", "FlexAttention")

@@ -1,6 +1,7 @@
 """Normalizations: BatchNormalization (1, 6, 7, 9, 14, 15), InstanceNormalization (1, 6, 22), LayerNormalization
 (17, and onnxruntime's own 1 before it), onnxruntime's SimplifiedLayerNormalization (1), RMSNormalization (23), GroupNormalization (18, 21), LRN (1, 13), LpNormalization (1, 22), MeanVarianceNormalization (9, 13) and
-Dropout (1, 6, 7, 10, 12, 13, 22). Half precision is computed in float32."""
+Dropout (1, 6, 7, 10, 12, 13, 22), whose training mask is drawn from the node's random stream (ops/streams.py). Half
+precision is computed in float32."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ import onnx
 
 from .base import KernelFactory, PlainKernel
 from .shared import compute_dtype, node_attributes, refuse
+from .streams import stream
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -231,7 +233,7 @@ def mean_variance_normalization_kernel(node: NodeRef, program: Program) -> Plain
 
 def dropout_kernel(node: NodeRef, program: Program) -> PlainKernel:
     version, attrs = node_attributes(node, program)
-    seed = attrs.get("seed")
+    seed, path = attrs.get("seed"), node.path
     wants_mask = _outputs(node) > 1
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -245,7 +247,7 @@ def dropout_kernel(node: NodeRef, program: Program) -> PlainKernel:
         if not 0 <= ratio < 1:
             raise ValueError(f"ratio must lie in [0, 1), got {ratio}")
         if training and ratio > 0:
-            keep = np.random.RandomState(0 if seed is None else int(seed)).uniform(0, 1, x.shape) >= ratio
+            keep = stream(path, seed).random_sample(x.shape) >= ratio
             y = (x * keep / np.asarray(1 - ratio, dtype=x.dtype)).astype(x.dtype, copy=False)
         else:
             if not wants_mask:
