@@ -122,16 +122,19 @@ def test_the_sweep_refuses_what_cannot_run(pair, tmp_path, monkeypatch):
         explorer.sweep(a, b, {"T": [2]}, scheduler="tcp://127.0.0.1:1")
 
 
-def test_an_input_that_kills_its_worker_twice_gets_an_error_row(scheduler, pair):
+def test_an_input_that_kills_its_worker_twice_gets_an_error_row(pair):
+    from explorer.sweep.cluster import local_cluster
+
     a, b = pair
-    killer = f"T={PART_AT + 1} seed 7"  # a seed no other test uses: the plugin may reach a worker late
-    with distributed.Client(scheduler, set_as_default=False) as client:
-        client.register_plugin(KillOn(killer))
-        try:
-            result = explorer.sweep(a, b, {"T": [2, PART_AT + 1, PART_AT + 2]}, seeds=[7], scheduler=scheduler)
-        finally:
-            client.unregister_worker_plugin(KillOn.name)
-        client.wait_for_workers(2, timeout=120)
+    killer = f"T={PART_AT + 1} seed 7"
+    cluster = local_cluster(2)  # its own: the workers it kills are never those another test is using
+    try:
+        with distributed.Client(cluster, set_as_default=False) as client:
+            client.register_plugin(KillOn(killer))
+            result = explorer.sweep(a, b, {"T": [2, PART_AT + 1, PART_AT + 2]}, seeds=[7],
+                                    scheduler=cluster.scheduler_address)
+    finally:
+        cluster.close()
     rows = {r["input"]: r for r in result.rows}
     assert sorted(rows) == sorted(["T=2 seed 7", killer, f"T={PART_AT + 2} seed 7"])
     assert rows[killer]["status"] == "error"
