@@ -73,6 +73,11 @@ MUTANTS = (
            "InstanceNormalization"),
     Mutant("indexing", "OneHot's negative indices one short", f"{OPS}/indexing.py",
            "idx = np.where(idx < 0, idx + depth, idx)", "idx = np.where(idx < 0, idx + depth - 1, idx)", "OneHot"),
+    Mutant("losses", "the mean divided by the count of all targets", f"{OPS}/losses.py",
+           "loss = loss.sum(dtype=work) / weights.sum(dtype=work)", "loss = loss.sum(dtype=work) / work.type(loss.size)",
+           "NegativeLogLikelihoodLoss"),
+    Mutant("draws", "Bernoulli's 1 with probability 1 - p", f"{OPS}/draws.py",
+           "random_sample(p.shape) < p.astype", "random_sample(p.shape) > p.astype", "Bernoulli"),
 )
 
 
