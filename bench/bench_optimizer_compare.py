@@ -10,8 +10,10 @@ forked: nothing the bench imported is inherited) that loads the model, then impo
 two are timed apart, so each tool is measured the same way, with and without its import (onnxsim's brings in
 torch). Needs the `bench` extra (pip install ".[bench]"). Run: python bench/bench_optimizer_compare.py
 [--only SUBSTRING] [--project] [--anchors FILE] [--timeout SECONDS] [--json OUT] [--tools explorer --saved OUT]
-[--repeat N] [--commands N]. `--project --anchors tests/models/anchors.json` measures the exports of tests/models
-alone and writes the other tools' node counts there, as the optimizer's tests read them.
+[--repeat N] [--commands N] [--table OUT.md]. `--project --anchors tests/models/anchors.json` measures the exports of
+tests/models alone and writes the other tools' node counts there, as the optimizer's tests read them; `--table`
+writes the node counts per model as a Markdown table with their totals (docs/performance.md's; with `--tools ''
+--saved OUT` from a saved run, nothing run again).
 Cells read `nodes seconds-with-import/seconds-of-work`. Each row is appended to OUT (JSON lines) as soon as its
 model is done, so a partial run keeps what it measured; `--tools explorer --saved OUT` reruns only explorer and
 takes the other tools' cells from a saved run; `--repeat N` runs the tools N times each, taking turns, and keeps
@@ -244,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--anchors", default="",
                         help="write the other tools' node counts on the repository's exports to this JSON file "
                              "(tests/models/anchors.json, which the optimizer's tests read)")
+    parser.add_argument("--table", default="", metavar="OUT.md",
+                        help="write the node counts per model and their totals as a Markdown table")
     parser.add_argument("--commands", type=int, default=0, metavar="N",
                         help="also time each tool's command line in a fresh process, N runs each (median)")
     args = parser.parse_args(argv)
@@ -298,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
                 fh.write(json.dumps(row) + "\n")
     print(summary(rows))
     print(times(rows))
+    if args.table:
+        Path(args.table).write_text(node_table(rows) + "\n")
     if args.anchors:
         write_anchors(Path(args.anchors), [r for r in rows if r["model"] in project], run)
     if args.commands:
@@ -353,6 +359,32 @@ def _cell(got: dict[str, Any]) -> str:
 def _sound(got: dict[str, Any]) -> bool:
     """A result that ran and agrees with the original wherever a judge could tell."""
     return "error" not in got and "DIFF" not in got["equivalent"].values()
+
+
+def node_table(rows: list[dict]) -> str:
+    """Markdown: per model its nodes and each tool's (the fewest of the equivalent results in bold, `≠` after a
+    result that is not equivalent, `error` for one that failed), then the totals over the models every tool
+    optimized into an equivalent result, and per tool the models where it did not."""
+    lines = [f"| model | original | {' | '.join(TOOLS)} |", "|---|---:|" + "---:|" * len(TOOLS)]
+    for row in rows:
+        sound = [row[t]["nodes"] for t in TOOLS if _sound(row[t])]
+        cells = []
+        for tool in TOOLS:
+            got = row[tool]
+            if "error" in got:
+                cells.append("error")
+            elif not _sound(got):
+                cells.append(f"{got['nodes']} ≠")
+            else:
+                cells.append(f"**{got['nodes']}**" if got["nodes"] == min(sound) else str(got["nodes"]))
+        lines.append(f"| {row['model']} | {row['nodes']} | {' | '.join(cells)} |")
+    every = [r for r in rows if all(_sound(r[t]) for t in TOOLS)]
+    totals = [f"{sum(r[t]['nodes'] for r in every):,}" for t in TOOLS]
+    lines.append(f"| **total** ({len(every)} models every tool optimized into an equivalent result) | "
+                 f"{sum(r['nodes'] for r in every):,} | {' | '.join(totals)} |")
+    missed = [str(sum(1 for r in rows if not _sound(r[t]))) for t in TOOLS]
+    lines.append(f"| models with a result not equivalent (≠) or no result | | {' | '.join(missed)} |")
+    return "\n".join(lines)
 
 
 def times(rows: list[dict]) -> str:
