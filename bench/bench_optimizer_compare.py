@@ -12,8 +12,8 @@ torch). Needs the `bench` extra (pip install ".[bench]"). Run: python bench/benc
 [--only SUBSTRING] [--project] [--anchors FILE] [--timeout SECONDS] [--json OUT] [--tools explorer --saved OUT]
 [--repeat N] [--commands N] [--table OUT.md]. `--project --anchors tests/models/anchors.json` measures the exports of
 tests/models alone and writes the other tools' node counts there, as the optimizer's tests read them; `--table`
-writes the node counts per model as a Markdown table with their totals (docs/performance.md's; with `--tools ''
---saved OUT` from a saved run, nothing run again).
+writes the node counts per model as Markdown tables with their totals, one per group of models
+(docs/performance.md's; with `--tools '' --saved OUT` from a saved run, nothing run again).
 Cells read `nodes seconds-with-import/seconds-of-work`. Each row is appended to OUT (JSON lines) as soon as its
 model is done, so a partial run keeps what it measured; `--tools explorer --saved OUT` reruns only explorer and
 takes the other tools' cells from a saved run; `--repeat N` runs the tools N times each, taking turns, and keeps
@@ -303,7 +303,12 @@ def main(argv: list[str] | None = None) -> int:
     print(summary(rows))
     print(times(rows))
     if args.table:
-        Path(args.table).write_text(node_table(rows) + "\n")
+        groups = {"The exports kept in tests/models": [r for r in rows if r["model"] in project],
+                  "The real models of ../shared/models": [r for r in rows if r["model"] not in project
+                                                          and r["model"] != SYNTHETIC],
+                  "The synthetic graph": [r for r in rows if r["model"] == SYNTHETIC]}
+        Path(args.table).write_text("".join(f"{title}:\n\n{node_table(found)}\n\n"
+                                            for title, found in groups.items() if found))
     if args.anchors:
         write_anchors(Path(args.anchors), [r for r in rows if r["model"] in project], run)
     if args.commands:
@@ -363,8 +368,8 @@ def _sound(got: dict[str, Any]) -> bool:
 
 def node_table(rows: list[dict]) -> str:
     """Markdown: per model its nodes and each tool's (the fewest of the equivalent results in bold, `≠` after a
-    result that is not equivalent, `error` for one that failed), then the totals over the models every tool
-    optimized into an equivalent result, and per tool the models where it did not."""
+    result that is not equivalent, `error` for one that failed), then, for more than one model, the totals over
+    the models every tool optimized into an equivalent result and per tool the models where it did not."""
     lines = [f"| model | original | {' | '.join(TOOLS)} |", "|---|---:|" + "---:|" * len(TOOLS)]
     for row in rows:
         sound = [row[t]["nodes"] for t in TOOLS if _sound(row[t])]
@@ -377,7 +382,9 @@ def node_table(rows: list[dict]) -> str:
                 cells.append(f"{got['nodes']} ≠")
             else:
                 cells.append(f"**{got['nodes']}**" if got["nodes"] == min(sound) else str(got["nodes"]))
-        lines.append(f"| {row['model']} | {row['nodes']} | {' | '.join(cells)} |")
+        lines.append(f"| {_short_name(row['model'])} | {row['nodes']} | {' | '.join(cells)} |")
+    if len(rows) < 2:
+        return "\n".join(lines)
     every = [r for r in rows if all(_sound(r[t]) for t in TOOLS)]
     totals = [f"{sum(r[t]['nodes'] for r in every):,}" for t in TOOLS]
     lines.append(f"| **total** ({len(every)} models every tool optimized into an equivalent result) | "
@@ -385,6 +392,12 @@ def node_table(rows: list[dict]) -> str:
     missed = [str(sum(1 for r in rows if not _sound(r[t]))) for t in TOOLS]
     lines.append(f"| models with a result not equivalent (≠) or no result | | {' | '.join(missed)} |")
     return "\n".join(lines)
+
+
+def _short_name(model: str) -> str:
+    """A model's path with the folders between its first and its last two left out (`a/…/b/model.onnx`)."""
+    parts = model.split("/")
+    return model if len(parts) <= 3 else f"{parts[0]}/…/{parts[-2]}/{parts[-1]}"
 
 
 def times(rows: list[dict]) -> str:
