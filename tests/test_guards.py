@@ -7,11 +7,14 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import TensorProto as T
 from onnx import helper as h
 
 import explorer
 from explorer.executor.guards import guard_for, quick_guard_for
+from explorer.executor.ops.axes import broadcast_dims, broadcasts_to
 
 F = np.float32
 rng = np.random.default_rng(0)
@@ -121,3 +124,26 @@ def test_a_bound_over_the_limit_refuses_only_when_the_estimate_is_over_it_too():
     np.testing.assert_array_equal(explorer.run(model, same, limits=limits).outputs["y"], same["a"] + same["b"])
     with pytest.raises(explorer.LimitExceeded, match="its output would take 160000 bytes"):
         explorer.run(model, {"a": x(200, 1), "b": x(1, 200)}, limits=limits)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), max_size=4), min_size=1, max_size=3))
+def test_broadcast_dims_is_numpys_broadcast(shapes):
+    """The guards' and Expand's broadcast agrees with np.broadcast_shapes, refusals included."""
+    try:
+        expected = np.broadcast_shapes(*map(tuple, shapes))
+    except ValueError:
+        with pytest.raises(ValueError, match="do not broadcast"):
+            broadcast_dims(*shapes)
+    else:
+        assert broadcast_dims(*shapes) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 3), max_size=3), st.lists(st.integers(1, 3), max_size=3))
+def test_broadcasts_to_is_numpys_broadcast_leaving_the_target(shape, target):
+    try:
+        expected = np.broadcast_shapes(tuple(shape), tuple(target)) == tuple(target)
+    except ValueError:
+        expected = False
+    assert broadcasts_to(tuple(shape), tuple(target)) is expected

@@ -114,7 +114,7 @@ class Sweep:
         idle_since: float | None = None
         try:
             while True:
-                batch = list(itertools.islice(waiting, max(0, _capacity(client) - len(running))))
+                batch = list(itertools.islice(waiting, max(0, _capacity(client, self.total) - len(running))))
                 if batch:  # in one message: the scheduler sees the whole group at once (see _capacity)
                     futures = client.map(run_item, batch, job=self.job, model_data=data[0], other_data=data[1],
                                          key=[f"explorer-sweep-{token}-{item.index}" for item in batch], pure=False)
@@ -157,11 +157,14 @@ class Sweep:
         return idle_since if idle_since is not None else now
 
 
-def _capacity(client: Any) -> int:
+def _capacity(client: Any, total: int) -> int:
     """Items in flight: two per worker thread the cluster has now, and one more. Past twice its threads the
     scheduler holds such a group of tasks in its own queue (they are "root-ish") and sends a worker the next one
-    as soon as a thread frees: workers never wait on the client, and a worker holds only what it runs."""
-    return 2 * sum(client.nthreads().values()) + 1
+    as soon as a thread frees: workers never wait on the client, and a worker holds only what it runs. A sweep of
+    no more items than that would be handed out at once, two to a worker, and a worker an item kills would take
+    the other with it: such a sweep has one item per thread in flight."""
+    threads = sum(client.nthreads().values())
+    return 2 * threads + 1 if total > 2 * threads else max(threads, 1)
 
 
 def _allowed_failures(dask_scheduler: Any) -> int:

@@ -40,11 +40,13 @@ def _conv(x_index: int, w_index: int, output_itemsize: int | None = None) -> Cal
     """Conv, ConvInteger, QLinearConv, DeformConv: N × M × each spatial dim at most ceil((in + pads) / stride)."""
 
     def make(node: onnx.NodeProto) -> Guard:
+        pads_attribute, strides_attribute = attr(node, "pads", None), attr(node, "strides", None)
+
         def size(args: Sequence[Any]) -> int:
             x, w = args[x_index], args[w_index]
             spatial = x.shape[2:]
-            pads = list(attr(node, "pads", None) or [0] * (2 * len(spatial)))
-            strides = list(attr(node, "strides", None) or [1] * len(spatial))
+            pads = list(pads_attribute or [0] * (2 * len(spatial)))
+            strides = list(strides_attribute or [1] * len(spatial))
             dims = [-(-(int(d) + max(pads[k], 0) + max(pads[k + len(spatial)], 0)) // max(int(strides[k]), 1))
                     for k, d in enumerate(spatial)]
             return prod((x.shape[0], w.shape[0], *dims)) * (output_itemsize or int(x.itemsize))
@@ -58,6 +60,8 @@ def _conv_transpose(node: onnx.NodeProto) -> Guard:
     output_shape = attr(node, "output_shape")
     auto_pad = attr(node, "auto_pad", b"NOTSET")
     group = int(attr(node, "group", 1))
+    given = {name: attr(node, name, None) for name in ("kernel_shape", "strides", "dilations", "output_padding",
+                                                        "pads")}
 
     def size(args: Sequence[Any]) -> int:
         x, w = args[0], args[1]
@@ -66,11 +70,11 @@ def _conv_transpose(node: onnx.NodeProto) -> Guard:
         if output_shape:
             dims = [int(d) for d in list(output_shape)[-n:]]
         else:
-            kernel = list(attr(node, "kernel_shape", None) or w.shape[2:])
-            strides = list(attr(node, "strides", None) or [1] * n)
-            dilations = list(attr(node, "dilations", None) or [1] * n)
-            extra = list(attr(node, "output_padding", None) or [0] * n)
-            pads = list(attr(node, "pads", None) or [0] * (2 * n))
+            kernel = list(given["kernel_shape"] or w.shape[2:])
+            strides = list(given["strides"] or [1] * n)
+            dilations = list(given["dilations"] or [1] * n)
+            extra = list(given["output_padding"] or [0] * n)
+            pads = list(given["pads"] or [0] * (2 * n))
             if auto_pad in (b"SAME_UPPER", b"SAME_LOWER", "SAME_UPPER", "SAME_LOWER"):
                 dims = [d * int(s) for d, s in zip(spatial, strides)]
             else:

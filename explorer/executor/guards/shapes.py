@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import onnx
 
+from ..ops.axes import broadcast_dims
+
 Guard = Callable[[Sequence[Any]], int]
 
 
@@ -20,7 +22,8 @@ def prod(dims: Iterable[Any]) -> int:
 
 
 def ints(value: Any) -> list[int]:
-    return [int(v) for v in np.asarray(value).ravel()]
+    values = np.asarray(value).ravel().tolist()  # Python numbers, read at once
+    return values if values and type(values[0]) is int else [int(v) for v in values]
 
 
 def attr(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
@@ -42,7 +45,7 @@ def _constant_of_shape(node: onnx.NodeProto) -> Guard:
 
 def _expand(args: Sequence[Any]) -> int:
     x, shape = args[0], ints(args[1])
-    out = np.broadcast_shapes(tuple(max(d, 0) for d in shape), tuple(x.shape)) if shape else x.shape
+    out = broadcast_dims([max(d, 0) for d in shape], x.shape) if shape else x.shape
     return prod(out) * int(x.itemsize)
 
 
@@ -137,7 +140,7 @@ def _broadcast(args: Sequence[Any]) -> int:
                 itemsize = a.itemsize
     if same or second <= 1:
         return size * itemsize
-    return prod(np.broadcast_shapes(*(a.shape for a in args if isinstance(a, np.ndarray)))) * itemsize
+    return prod(broadcast_dims(*(a.shape for a in args if isinstance(a, np.ndarray)))) * itemsize
 
 
 def _product_bound(args: Sequence[Any]) -> int:
@@ -172,7 +175,7 @@ def _matmul(args: Sequence[Any]) -> int:
     if a.ndim == 2 and b.ndim == 2:  # the common case, without broadcasting
         size: int = a.shape[0] * b.shape[1] * itemsize
         return size
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    batch = broadcast_dims(a.shape[:-2], b.shape[:-2])
     return prod((*batch, a.shape[-2], b.shape[-1])) * int(itemsize)
 
 
@@ -185,9 +188,9 @@ def _gather(node: onnx.NodeProto) -> Guard:
     axis = int(attr(node, "axis", 0))
 
     def size(args: Sequence[Any]) -> int:
-        data, indices = args[0], np.asarray(args[1])
+        data, indices = args[0], args[1]
         k = axis % max(data.ndim, 1)
-        return prod((*data.shape[:k], *indices.shape, *data.shape[k + 1:])) * int(data.itemsize)
+        return prod((*data.shape[:k], *np.shape(indices), *data.shape[k + 1:])) * int(data.itemsize)
 
     return size
 

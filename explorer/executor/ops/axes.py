@@ -54,6 +54,28 @@ def shape_of(value: np.ndarray | None, what: str = "shape") -> tuple[int, ...]:
     return tuple(dims)
 
 
+def broadcast_dims(*shapes: tuple[int, ...] | list[int]) -> tuple[int, ...]:
+    """The shape NumPy broadcasts `shapes` to (np.broadcast_shapes, whose cost is many times a small node's
+    whole kernel); ValueError when they do not broadcast."""
+    rank = max(map(len, shapes), default=0)
+    out = [1] * rank
+    for shape in shapes:
+        offset = rank - len(shape)
+        for k, d in enumerate(shape):
+            have = out[offset + k]
+            if d != have:
+                if have == 1:
+                    out[offset + k] = d
+                elif d != 1:
+                    raise ValueError(f"shapes {[list(s) for s in shapes]} do not broadcast")
+    return tuple(out)
+
+
+def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether `shape` broadcasts to `target` unchanged (a bias added to a product, say)."""
+    return len(shape) <= len(target) and all(d == 1 or d == t for d, t in zip(reversed(shape), reversed(target)))
+
+
 def checked_indices(indices: np.ndarray, size: int, what: str = "indices") -> np.ndarray:
     """Integer indices in [-size, size-1] as non-negative int64 indices; out-of-range ones are refused."""
     if indices.dtype.kind not in "iu":

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .activation import sigmoid, softplus
+from .axes import broadcasts_to
 from .base import KernelFactory, OpNode, PlainKernel
 from .conv import conv_kernel
 from .linalg import matmul
@@ -112,7 +113,7 @@ def fused_gemm_kernel(node: NodeRef, program: Program) -> PlainKernel:
         work = compute_dtype(a.dtype) if a.dtype.kind == "f" else np.dtype(np.float64)
         y = matmul((a.T if trans_a else a).astype(work), (b.T if trans_b else b).astype(work)) * work.type(alpha)
         if c is not None:
-            if c.ndim > 2 or np.broadcast_shapes(c.shape, y.shape) != y.shape:
+            if c.ndim > 2 or not broadcasts_to(c.shape, y.shape):
                 raise ValueError(f"C {c.shape} does not broadcast to the output {y.shape}")
             y = y + c.astype(work) * work.type(beta)
         return (activate(y).astype(a.dtype),)

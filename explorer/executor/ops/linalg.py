@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .axes import broadcasts_to
 from .base import KernelFactory, PlainKernel
 from .conv import shifted
 from .quantize import requantize
@@ -62,7 +63,7 @@ def gemm_kernel(node: NodeRef, program: Program) -> PlainKernel:
         if c is not None and beta != 0.0:
             if not broadcast and c.shape != y.shape:
                 raise ValueError(f"C {c.shape} must have the output's shape {y.shape} when broadcast=0")
-            if c.ndim > 2 or np.broadcast_shapes(c.shape, y.shape) != y.shape:
+            if c.ndim > 2 or not broadcasts_to(c.shape, y.shape):
                 raise ValueError(f"C {c.shape} does not broadcast to the output {y.shape}")
             scaled = c if beta == 1.0 else c * np.asarray(beta, dtype=c.dtype)
             y = y + scaled.astype(y.dtype, copy=False)

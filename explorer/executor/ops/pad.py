@@ -74,7 +74,7 @@ def padded(data: np.ndarray, pads: list[int], axes: list[int] | None, mode: str,
     if not any(b or e for b, e in widths):
         return data
     if mode == "constant":
-        return np.pad(data, widths, mode="constant", constant_values=fill)
+        return constant_padded(data, widths, fill)
     for axis, (begin, end) in enumerate(widths):
         if (begin or end) and data.shape[axis] == 0:
             raise ValueError(f"mode {mode!r} cannot pad axis {axis}, which is empty")
@@ -82,6 +82,13 @@ def padded(data: np.ndarray, pads: list[int], axes: list[int] | None, mode: str,
             raise ValueError(f"reflect pads {begin}, {end} on axis {axis} reach past its {data.shape[axis]} "
                              "elements (at most size - 1 each)")
     return np.pad(data, widths, mode=_NUMPY_MODE[mode])
+
+
+def constant_padded(data: np.ndarray, widths: list[tuple[int, int]], fill: np.ndarray) -> np.ndarray:
+    """np.pad's constant mode (non-negative widths), at a fraction of its cost on small tensors."""
+    out = np.full([b + d + e for d, (b, e) in zip(data.shape, widths)], fill, dtype=data.dtype)
+    out[tuple(slice(b, b + d) for d, (b, _) in zip(data.shape, widths))] = data
+    return out
 
 
 def center_crop_pad(node: NodeRef, program: Program) -> PlainKernel:
@@ -109,8 +116,7 @@ def center_crop_pad(node: NodeRef, program: Program) -> PlainKernel:
                 before = (size - have) // 2
                 widths[axis] = (before, size - have - before)
         cropped = data[tuple(crop)]
-        return (np.pad(cropped, widths, mode="constant", constant_values=zero_of(data.dtype)) if any(map(any, widths))
-                else cropped,)
+        return (constant_padded(cropped, widths, zero_of(data.dtype)) if any(map(any, widths)) else cropped,)
 
     return run
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .axes import axes_of, int_list, shape_of
+from .axes import axes_of, broadcast_dims, int_list, shape_of
 from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
@@ -168,11 +168,13 @@ def expand(node: NodeRef, program: Program) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data, dims = args[0], shape_of(args[1])
         try:
-            target = np.broadcast_shapes(data.shape, dims)
+            target = broadcast_dims(data.shape, dims)
         except ValueError:
             raise ValueError(f"cannot expand {list(data.shape)} to {list(dims)}: the shapes do not broadcast") \
                 from None
-        return (np.array(np.broadcast_to(data, target)),)
+        out = np.empty(target, data.dtype)
+        out[...] = data
+        return (out,)
 
     return run
 
