@@ -104,10 +104,15 @@ def _write_single(proto: onnx.ModelProto, out: IO[bytes]) -> None:
         copy_bytes(source, offset, length, out)
 
 
+def external_data_name(target: Path) -> str:
+    """The name of the file beside `target` that save_model writes a model's external data into."""
+    return f"{target.name}.data"
+
+
 def _save_external(proto: onnx.ModelProto, target: Path) -> list[Path]:
     copy = onnx.ModelProto()
     copy.CopyFrom(proto)  # small: its weights are mapped or few
-    data_name = f"{target.name}.data"
+    data_name = external_data_name(target)
     with open(target.parent / data_name, "wb") as data:
         for tensor in survey(copy, "the model").tensors:
             place = mapped_place(tensor)

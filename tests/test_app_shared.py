@@ -123,3 +123,35 @@ def test_served_on_this_machine_local_paths_open_as_before(served, folders):
     assert "served on this machine only: local paths open" in sidebar_texts(at)
     at = open_path(at, str(allowed / "missing.onnx"))
     assert "does not exist" in refusal(at)
+
+
+def test_a_shared_app_writes_no_weights_through_a_symlink_out_of_its_folders(served, folders, monkeypatch):
+    """Saving an optimized model writes `<name>.data` beside it: a symlink of that name leading out of the allowed
+    folders refuses the save, and the file it points at is left as it was."""
+    import numpy as np
+    import onnx
+    from app_support import PAGES
+    from onnx import TensorProto, helper, numpy_helper
+
+    allowed, _, outside_model = folders
+    weight = numpy_helper.from_array(np.arange(1 << 18, dtype=np.float32), "w")  # big enough to be mapped
+    nodes = [helper.make_node("Mul", ["x", "w"], ["m"]), helper.make_node("Identity", ["m"], ["i"]),
+             helper.make_node("Add", ["i", "w"], ["y"])]
+    graph = helper.make_graph(nodes,
+                              "weighted", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1 << 18])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1 << 18])], [weight])
+    model = allowed / "weighted.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model,
+              save_as_external_data=True, location="weighted.bin", size_threshold=0)
+    victim = outside_model.parent / "victim.data"
+    victim.write_bytes(b"keep")
+    (allowed / "weighted.optimized.onnx.data").symlink_to(victim)
+    monkeypatch.setenv("EXPLORER_ALLOWED_DIRS", str(allowed))
+    served("0.0.0.0")
+    at = open_path(start(), str(model))
+    assert not at.error
+    at.switch_page(PAGES["optimizer"]).run()
+    at.text_input(key=state.W_OPTIMIZED_PATH).input(str(allowed / "weighted.optimized.onnx")).run()
+    at.button(key=state.W_OPTIMIZED_SAVE).click().run()
+    assert any(REFUSED in shown(e.value) for e in at.error)
+    assert victim.read_bytes() == b"keep" and not (allowed / "weighted.optimized.onnx").exists()

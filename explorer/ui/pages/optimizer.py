@@ -10,7 +10,7 @@ import streamlit as st
 
 from explorer.docs_links import more
 from explorer.errors import ExplorerError
-from explorer.model_files import needs_external, serialize_model
+from explorer.model_files import external_data_name, needs_external, serialize_model
 from explorer.ui import diagram, jobs, reach, state, work
 from explorer.views import rewrites
 from explorer.views.dot import model_to_dot
@@ -55,7 +55,9 @@ def save_result(model, result, column) -> None:
                                key=state.W_OPTIMIZED_PATH)
     if column.button("Save", key=state.W_OPTIMIZED_SAVE, width="stretch"):
         try:
-            written = result.save(reach.access().target(target))
+            path = reach.access().target(target)
+            reach.access().target(str(path.parent / external_data_name(path)))  # a symlink there must not lead out
+            written = result.save(path)
         except (ExplorerError, OSError) as exc:
             column.error(f"Not saved: {md(exc)}", icon=":material/error:")
         else:
