@@ -53,3 +53,13 @@ def test_names_are_escaped_and_counts_of_nan_are_tinted():
     block = value_html.value_block("<img src=x onerror=alert(1)>", np.array([np.nan, 1.0]), full=False)
     assert "<img" not in block and "&lt;img src=x onerror=alert(1)&gt;" in block
     assert "NaN 1 · Inf 0" in block and "<table" not in block
+
+
+def test_the_step_pages_exporter_names_read_by_the_part_that_differs_with_the_full_name_on_hover():
+    """tf2onnx's body values `sequential_..._while_placeholder_N:0` read `placeholder_N`; a short name stays."""
+    long = [f"sequential_6_1_gru_2_1_while_placeholder_{k}:0" for k in (2, 3)]
+    values = {long[0]: np.zeros(3, np.float32), long[1]: np.ones(2, np.float32), "x": np.zeros(1)}
+    html = "".join(part for _, _, part in value_html.section("Inputs", values, False))
+    for k, name in zip((2, 3), long):
+        assert f'<b title="{name}">placeholder_{k}</b>' in html
+    assert "<b>x</b>" in html

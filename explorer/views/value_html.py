@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .names import shortened
 from .styles import TABLE_COLOURS, TONE_HEX
 from .tables import grid_items, short_text, value_grid, value_stats
 
@@ -33,11 +34,13 @@ def _tinted(text: str, tone: str) -> str:
     return f'<span class="part" style="color: {TONE_HEX[tone]}">{text}</span>'
 
 
-def stats_line(name: str, value: Any) -> str:
-    """The value's name, type (and a scalar's value), min/max/mean and its NaN/Inf counts, as HTML."""
+def stats_line(name: str, value: Any, shown: str | None = None) -> str:
+    """The value's name (`shown` in its place, the name on hover), type (and a scalar's value), min/max/mean and
+    its NaN/Inf counts, as HTML."""
     stats = value_stats(value)
     scalar = isinstance(value, np.ndarray) and value.ndim == 0
-    parts = [f"<b>{escape(name)}</b>",
+    label = f'<b title="{escape(name)}">{escape(shown)}</b>' if shown and shown != name else f"<b>{escape(name)}</b>"
+    parts = [label,
              f"<code>{escape(stats['type'])}</code>" + (f" = <code>{escape(short_text(value))}</code>" if scalar else "")]
     if not scalar and stats["min"] is not None:
         parts.append(f'<span class="part">min {stats["min"]:.4g} · max {stats["max"]:.4g} · mean {stats["mean"]:.4g}</span>')
@@ -84,16 +87,18 @@ def value_table(value: Any) -> str:
     return table + caption
 
 
-def value_block(name: str, value: Any, full: bool) -> str:
-    """A value's statistics line, and when `full` its table."""
-    return stats_line(name, value) + (value_table(value) if full else "")
+def value_block(name: str, value: Any, full: bool, shown: str | None = None) -> str:
+    """A value's statistics line (`shown` in place of its name), and when `full` its table."""
+    return stats_line(name, value, shown) + (value_table(value) if full else "")
 
 
 def section(title: str, values: Mapping[str, Any], full: bool) -> Iterable[tuple[str, Any, str]]:
-    """A heading then (name, value, HTML) per value: what the Step page shows of a node's inputs or outputs."""
+    """A heading then (name, value, HTML) per value: what the Step page shows of a node's inputs or outputs,
+    exporter names shortened to the part that differs (the full name on hover)."""
     yield "", None, f"<h5>{escape(title)}</h5>" + ("" if values else '<p class="none">none</p>')
+    short = shortened(list(values))
     for name, value in values.items():
-        yield name, value, value_block(name, value, full)
+        yield name, value, value_block(name, value, full, short.get(name))
 
 
 def wrapped(parts: Iterable[str]) -> str:
