@@ -111,3 +111,21 @@ def test_a_target_outside_the_classes_is_an_error_naming_the_node_and_the_value(
     assert info.value.node == "n" and "node 'n'" in str(info.value) and message in str(info.value)
     assert "IndexError" not in str(info.value)
     assert info.value.trace.events[-1].info["error"] == str(info.value)
+
+
+def test_a_comparison_says_a_random_node_differs_by_design():
+    """Against onnxruntime (another generator), the first divergence is the random node, and the comparison says
+    that it and what it feeds differ by design; a model without one gets no such note."""
+    graph = h.make_graph(
+        [h.make_node("RandomNormalLike", ["x"], ["r"], name="noise", seed=1.0),
+         h.make_node("Add", ["x", "r"], ["y"], name="add")], "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [4])])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    feeds = {"x": np.zeros(4, np.float32)}
+    found = explorer.compare(model, "onnxruntime", feeds)
+    assert found.first.node == "noise" and "differ here by design" in found.first.describe()
+    assert any("draw random values (noise)" in note for note in found.notes)
+    model.graph.node[0].CopyFrom(h.make_node("Neg", ["x"], ["r"], name="noise"))
+    plain = explorer.compare(model, "onnxruntime", feeds)
+    assert plain.first is None and not any("random" in note for note in plain.notes)

@@ -10,6 +10,7 @@ from ..errors import CompareError
 from ..graph import attribute
 from ..limits import Limits
 from ..model import Model
+from ..spec.random_ops import NONDETERMINISTIC
 from ..spec.rnn import CELLS
 from ..trace import Trace
 from .align import Pair, align
@@ -83,6 +84,10 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
     pairs, result.unaligned = align(rec_a, rec_b)
     result.values = [measure(p, rtol, atol, _time_axis(p, rec_a.model)) for p in pairs]
     result.outputs = _outputs(rec_a, rec_b, rtol, atol)
+    drawn = sorted({v.node for v in result.values if v.op_type in NONDETERMINISTIC and not v.ok})
+    if drawn:
+        result.notes.append(f"{len(drawn)} node(s) draw random values ({', '.join(drawn[:3])}"
+                            f"{', …' if len(drawn) > 3 else ''}): they and what they feed differ by design")
     if rec_b.kind in ("reference", PYTORCH):  # a judge of some values: those it does not cover are no news
         uncovered = [u for u in result.unaligned if u.side == "A"]
         result.unaligned = [u for u in result.unaligned if u.side != "A"]

@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..spec.random_ops import NONDETERMINISTIC
 from .align import Unaligned
 from .gates import GateDivergence
 from .measure import ValueComparison
 from .recording import Recording
 from .stats import OutputDiff, diff_text
+
+RANDOM_NOTE = "it draws random values: the two sides differ here by design"
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,8 @@ class Comparison:
         if not found:
             return None
         _, v, e = min(found, key=lambda item: item[0])
-        return Divergence(v.node, v.op_type, v.name, e.iteration, e.max_abs, e.max_rel, v.b_node, v.b_name, e.note)
+        note = "; ".join(filter(None, [e.note, RANDOM_NOTE if v.op_type in NONDETERMINISTIC else ""]))
+        return Divergence(v.node, v.op_type, v.name, e.iteration, e.max_abs, e.max_rel, v.b_node, v.b_name, note)
 
     @property
     def differs(self) -> bool:

@@ -7,12 +7,6 @@ from onnx import helper, numpy_helper
 
 from ..weights import tensor_value
 
-# Operators whose result is not a function of their inputs: never folded, merged or moved.
-NONDETERMINISTIC = frozenset({
-    "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli",
-    "Dropout",
-})
-
 
 def same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     """Whether two known values (None: unknown) are the same."""

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...spec.random_ops import NONDETERMINISTIC  # never folded, merged or moved
 from ..ir import Built, Node
 from ..pattern import STRUCTURE, MatchResult, Pattern
 from ..state import GraphState
-from ..tensors import NONDETERMINISTIC
 from .common import identity
 
 MAX_COMPARED = 1024  # elements of a constant input compared by value (exporters repeat small ones: axes, shapes)

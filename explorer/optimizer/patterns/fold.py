@@ -7,11 +7,11 @@ from collections.abc import Sequence
 import numpy as np
 import onnx
 
+from ...spec.random_ops import NONDETERMINISTIC  # never folded, merged or moved
 from ..evaluate import NotFoldable, evaluate
 from ..ir import Built, Node
 from ..pattern import SIMPLIFY, MatchResult, Pattern
 from ..state import GraphState
-from ..tensors import NONDETERMINISTIC
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024  # bigger inputs are not worth holding twice in memory while folding
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024

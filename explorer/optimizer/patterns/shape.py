@@ -6,10 +6,10 @@ from collections.abc import Sequence
 import numpy as np
 import onnx
 
+from ...spec.random_ops import NONDETERMINISTIC  # never folded, merged or moved
 from ..ir import Built, Node
 from ..pattern import SIMPLIFY, MatchResult, Pattern
 from ..state import GraphState
-from ..tensors import NONDETERMINISTIC
 from .common import ChainPattern, dims_text, int_constant, shape_fact
 
 
