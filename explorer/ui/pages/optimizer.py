@@ -55,8 +55,9 @@ def save_result(model, result, column) -> None:
                                key=state.W_OPTIMIZED_PATH)
     if column.button("Save", key=state.W_OPTIMIZED_SAVE, width="stretch"):
         try:
-            path = reach.access().target(target)
-            reach.access().target(str(path.parent / external_data_name(path)))  # a symlink there must not lead out
+            access = reach.access()
+            path = access.target(target)
+            access.target(str(path.parent / external_data_name(path)))  # its weights' file: a symlink must not lead out
             written = result.save(path)
         except (ExplorerError, OSError) as exc:
             column.error(f"Not saved: {md(exc)}", icon=":material/error:")
