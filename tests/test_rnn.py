@@ -11,6 +11,7 @@ from rnn_reference import reference
 
 import explorer
 from explorer.errors import ExecutionError, LimitExceeded
+from explorer.executor.rnn import kernel as rnn_kernel
 from explorer.limits import Limits
 
 INPUTS = ["X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"]
@@ -137,6 +138,20 @@ def test_matches_onnxruntime_and_records_the_spec_gates(case):
     nd = 2 if attrs.get("direction") == "bidirectional" else 1
     feeds = make_feeds(op, np.random.default_rng(len(case)), 5, 3, 4, hidden, nd, **options)
     check_against_judges(op, {"hidden_size": hidden, **attrs}, feeds)
+
+
+@pytest.mark.parametrize("case", ["gru_lbr1_ragged_bidirectional", "lstm_bidirectional_ragged_peepholes",
+                                  "lstm_input_forget_peepholes_clip_reverse", "rnn_relu_bidirectional"])
+def test_input_projection_in_chunks_of_steps(case, monkeypatch):
+    """X·Wᵀ is computed a few steps at a time (a bounded buffer beside the gates): chunks of one and two steps
+    land each direction's steps where its processing order puts them, ragged and reversed ones too."""
+    op, attrs, options = CASES[case]
+    options = dict(options)
+    nd = 2 if attrs.get("direction") == "bidirectional" else 1
+    feeds = make_feeds(op, np.random.default_rng(7), 5, 3, 4, 3, nd, **options)
+    for steps in (1, 2):
+        monkeypatch.setattr(rnn_kernel, "_PROJECTION_CHUNK_BYTES", steps * 3 * nd * BLOCKS[op] * 3 * 4)
+        check_against_judges(op, {"hidden_size": 3, **attrs}, feeds)
 
 
 @pytest.mark.parametrize("seed", range(60))

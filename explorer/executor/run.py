@@ -18,6 +18,7 @@ from ..model import Model, load
 from ..trace import RunError, Trace
 from .blas import blas_threads
 from .engine import Engine
+from .heap import keep_freed_memory
 from .ops.streams import run_streams
 from .program import Program
 
@@ -45,6 +46,7 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
     feeds = model.example_inputs() if feeds is None else validate_feeds(model, feeds)
     trace = Trace(model_source=model.source, model_sha256=model.sha256, feeds=feeds)
     trace.cells = {cell.path: cell.layout for cell in recurrent_cells(model) if cell.layout is not None}
+    keep_freed_memory()
     start = time.perf_counter()
     try:
         # NaN/Inf are recorded as data (trace.first_nonfinite), not warned

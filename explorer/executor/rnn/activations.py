@@ -58,7 +58,7 @@ def activation_fn(activation: Activation) -> ActivationFn:
 
 
 def lane_activations(per_direction: tuple[tuple[Activation, ...], ...]) -> tuple[ActivationFn, ...]:
-    """f, g[, h] applied to arrays [..., direction, hidden, batch]: one call for every direction when they all use
+    """f, g[, h] applied to arrays [..., direction, batch, hidden]: one call for every direction when they all use
     the same activations (the usual case), else each direction's own on its slice."""
     if all(acts == per_direction[0] for acts in per_direction):
         return tuple(activation_fn(a) for a in per_direction[0])

@@ -1,12 +1,12 @@
 """The time loops of the GRU, LSTM and RNN cells over stacked directions ("lanes"), in processing order
 (lanes.py).
 
-Every per-step value is laid out [gate, lane, hidden, batch], so every elementwise operation runs on a
-contiguous array (for small arrays numpy's strided loops cost two to three times more). The recurrent product of
-a step is one matrix product per lane over all its gates (R [lane, gates·hidden, hidden] · Hᵀ), one BLAS call
-of gates·hidden rows instead of one per gate, added to the gates through a [gate, lane] view of its result. A step costs a fixed number of NumPy calls whatever the
-number of directions: on the small cells of real models (hidden sizes of 4 to 64) the calls, not the
-arithmetic, are the time."""
+Every per-step value is laid out [gate, lane, batch, hidden], the layout of the spec's states, so each step's
+elementwise operations run on contiguous arrays (numpy's strided loops cost two to three times more on small
+arrays). The recurrent product of a step is one matrix product per lane over all its gates (H [lane, batch,
+hidden] · Rᵀ [lane, hidden, gates·hidden]), added to the gates through a [gate, lane] view of its result. A step
+costs a fixed number of NumPy calls whatever the number of directions: on the small cells of real models (hidden
+sizes of 4 to 64) the calls, not the arithmetic, are the time."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -21,13 +21,13 @@ from .lanes import Schedule
 
 @dataclass
 class Lanes:
-    """The buffers of every direction, hidden-major, in processing order."""
+    """The buffers of every direction, batch-major, in processing order."""
 
-    r: np.ndarray  # [lanes, gates * hidden, hidden]
-    rb: np.ndarray | None  # [lanes, hidden, batch]: Rbh, added each step (GRU with linear_before_reset only)
-    gates: np.ndarray  # [seq, gates, lanes, hidden, batch]: X·Wᵀ (+ biases) on entry, each step's gates on exit
-    y: np.ndarray  # [seq, lanes, hidden, batch]: H per step
-    h0: np.ndarray  # [lanes, hidden, batch]
+    rt: np.ndarray  # [lanes, hidden, gates * hidden]: Rᵀ
+    rb: np.ndarray | None  # [lanes, batch, hidden]: Rbh, added each step (GRU with linear_before_reset only)
+    gates: np.ndarray  # [seq, gates, lanes, batch, hidden]: X·Wᵀ (+ biases) on entry, each step's gates on exit
+    y: np.ndarray  # [seq, lanes, batch, hidden]: H per step
+    h0: np.ndarray  # [lanes, batch, hidden]
     acts: tuple[ActivationFn, ...]  # f, g[, h], applied to every lane
     steps: Schedule
     # what the recurrent product reads of H (LSTM only): H itself, or H rounded as onnxruntime's quantized LSTM
@@ -35,24 +35,37 @@ class Lanes:
     recurrent_state: Callable[[np.ndarray], np.ndarray] | None = None
 
 
+def _gate_view(products: np.ndarray, n_gates: int) -> np.ndarray:
+    """[lanes, batch, gates * hidden] seen as [gate, lanes, batch, hidden]."""
+    lanes, batch, width = products.shape
+    view: np.ndarray = products.reshape(lanes, batch, n_gates, width // n_gates).transpose(2, 0, 1, 3)
+    return view
+
+
 def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
-    """Runs the steps; returns the last H of each lane ([lanes, hidden, batch])."""
+    """Runs the steps; returns the last H of each lane ([lanes, batch, hidden])."""
     matmul, add, multiply, subtract = np.matmul, np.add, np.multiply, np.subtract
     f, g = d.acts[0], d.acts[1]
     clip = config.clip
-    lanes, hidden, batch = shape = d.h0.shape
+    lanes, batch, hidden = shape = d.h0.shape
     tmp = np.empty(shape, d.h0.dtype)
-    products = np.empty((lanes, 3 * hidden, batch), d.h0.dtype)  # R·Hᵀ per lane
-    rec = products.reshape(lanes, 3, hidden, batch).transpose(1, 0, 2, 3)  # [gate, lane, hidden, batch] view
-    rec_zr, rec_h = rec[:2], rec[2]
-    r_zr, r_h = d.r[:, :2 * hidden], d.r[:, 2 * hidden:]
-    products_zr, products_h = products[:, :2 * hidden], products[:, 2 * hidden:]
+    if config.linear_before_reset:
+        rt = d.rt
+        products = np.empty((lanes, batch, 3 * hidden), d.h0.dtype)  # H·Rᵀ per lane
+        rec = _gate_view(products, 3)
+        rec_zr, rec_h = rec[:2], rec[2]
+    else:
+        rt_zr = np.ascontiguousarray(d.rt[:, :, :2 * hidden])
+        rt_h = np.ascontiguousarray(d.rt[:, :, 2 * hidden:])
+        products_zr = np.empty((lanes, batch, 2 * hidden), d.h0.dtype)
+        rec_zr = _gate_view(products_zr, 2)
+        rec_h = np.empty(shape, d.h0.dtype)
     h_prev = d.h0
     for s, keep in d.steps:
         gt, h_out = d.gates[s], d.y[s]
         zr, z, r, hh = gt[:2], gt[0], gt[1], gt[2]
         if config.linear_before_reset:
-            matmul(d.r, h_prev, out=products)
+            matmul(h_prev, rt, out=products)
             add(zr, rec_zr, out=zr)
             if clip is not None:
                 np.clip(zr, -clip, clip, out=zr)
@@ -61,13 +74,13 @@ def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
                 add(rec_h, d.rb, out=rec_h)
             multiply(rec_h, r, out=rec_h)  # r (.) (Rh·Ht-1 + Rbh)
         else:
-            matmul(r_zr, h_prev, out=products_zr)
+            matmul(h_prev, rt_zr, out=products_zr)
             add(zr, rec_zr, out=zr)
             if clip is not None:
                 np.clip(zr, -clip, clip, out=zr)
             f(zr, zr)
             multiply(r, h_prev, out=tmp)
-            matmul(r_h, tmp, out=products_h)  # Rh·(r (.) Ht-1)
+            matmul(tmp, rt_h, out=rec_h)  # Rh·(r (.) Ht-1)
         add(hh, rec_h, out=hh)
         if clip is not None:
             np.clip(hh, -clip, clip, out=hh)
@@ -83,23 +96,23 @@ def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
 
 def lstm(d: Lanes, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
          peephole: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Runs the steps, writing Ct into `cells` ([seq, lanes, hidden, batch]); returns the last H and C."""
+    """Runs the steps, writing Ct into `cells` ([seq, lanes, batch, hidden]); returns the last H and C."""
     matmul, add, multiply = np.matmul, np.add, np.multiply
     f, g, h = d.acts
     clip, forget_is_input = config.clip, config.input_forget
-    lanes, hidden, batch = d.h0.shape
-    products = np.empty((lanes, 4 * hidden, batch), d.h0.dtype)  # R·Hᵀ per lane
-    rec = products.reshape(lanes, 4, hidden, batch).transpose(1, 0, 2, 3)  # [gate, lane, hidden, batch] view
-    tmp = np.empty((lanes, hidden, batch), d.h0.dtype)
-    if peephole is not None:  # [lanes, 3 * hidden] -> P_i, P_o, P_f, each [lanes, hidden, batch]
-        columns = np.broadcast_to(peephole.reshape(lanes, 3, hidden, 1), (lanes, 3, hidden, batch))
-        p_i, p_o, p_f = np.ascontiguousarray(columns.transpose(1, 0, 2, 3))
+    lanes, batch, hidden = d.h0.shape
+    products = np.empty((lanes, batch, 4 * hidden), d.h0.dtype)  # H·Rᵀ per lane
+    rec = _gate_view(products, 4)
+    tmp = np.empty((lanes, batch, hidden), d.h0.dtype)
+    if peephole is not None:  # [lanes, 3 * hidden] -> P_i, P_o, P_f, each [lanes, batch, hidden]
+        rows = np.broadcast_to(peephole.reshape(lanes, 1, 3, hidden), (lanes, batch, 3, hidden))
+        p_i, p_o, p_f = np.ascontiguousarray(rows.transpose(2, 0, 1, 3))
     h_prev, c_prev = d.h0, c0
     sigmoid_block = slice(0, 2) if forget_is_input else slice(0, 3)  # i, o[, f] when o needs no Ct
     for s, keep in d.steps:
         gt, h_out, c_out = d.gates[s], d.y[s], cells[s]
         i, o, fg, c = gt[0], gt[1], gt[2], gt[3]
-        matmul(d.r, h_prev if d.recurrent_state is None else d.recurrent_state(h_prev), out=products)
+        matmul(h_prev if d.recurrent_state is None else d.recurrent_state(h_prev), d.rt, out=products)
         add(gt, rec, out=gt)
         if peephole is None:
             if clip is not None:
@@ -138,12 +151,12 @@ def rnn(d: Lanes, config: RnnConfig) -> np.ndarray:
     """Runs the steps; returns the last H of each lane."""
     f = d.acts[0]
     clip = config.clip
-    r = d.r
+    rt = d.rt
     rec = np.empty(d.h0.shape, d.h0.dtype)
     h_prev = d.h0
     for s, keep in d.steps:
         a, h_out = d.gates[s][0], d.y[s]
-        np.matmul(r, h_prev, out=rec)
+        np.matmul(h_prev, rt, out=rec)
         np.add(a, rec, out=a)
         if clip is not None:
             np.clip(a, -clip, clip, out=rec)  # `a` records the pre-activation before the clip

@@ -55,26 +55,44 @@ def rnn_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     return kernel
 
 
+_PROJECTION_CHUNK_BYTES = 4 * 2**20  # the products of X·Wᵀ held at once, beside the recorded gates
+
+
 def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], gates: np.ndarray) -> None:
-    """Writes X·Wᵀ of every step into `gates` ([seq, gate, direction, hidden, batch], processing order) as one
-    matrix product per direction, plus the biases that need no per-step work; each step then adds its recurrent
-    product in place."""
+    """Writes X·Wᵀ of every step into `gates` ([seq, gate, direction, batch, hidden], processing order), plus the
+    biases that need no per-step work; each step then adds its recurrent product in place. The directions that
+    read X in time order or reversed share one matrix product per chunk of steps (a reverse direction with
+    sequence lengths reads X permuted, in a product of its own)."""
     x, hidden = inp.x, inp.hidden
-    n_gates = len(config.cell.gates)
-    for k, order in enumerate(orders):
-        w = inp.w[k].reshape(n_gates, hidden, -1)
-        np.matmul(w, order.apply(x, 1).transpose(0, 2, 1)[:, None], out=gates[:, :, k])
+    seq, batch, size = x.shape
+    n_gates, nd = len(config.cell.gates), len(orders)
+    weights = inp.w.reshape(nd, n_gates * hidden, size)
+    folded = None
     if inp.b is not None:
         folded = inp.b[:, :n_gates * hidden] + inp.b[:, n_gates * hidden:]
         if config.cell.op_type == "GRU" and config.linear_before_reset:
             wbh = slice(*config.cell.block(2, hidden))
             folded[:, wbh] = inp.b[:, wbh]  # Rbh goes inside r (.) (...)
-        gates += folded.reshape(len(orders), n_gates, hidden).transpose(1, 0, 2)[..., None]
-
-
-def _state(initial: np.ndarray | None, shape: tuple[int, int, int], dtype: np.dtype) -> np.ndarray:
-    """An initial state [direction, batch, hidden] as the loops hold it ([direction, hidden, batch])."""
-    return np.zeros(shape, dtype) if initial is None else np.ascontiguousarray(initial.transpose(0, 2, 1))
+        folded = folded.reshape(nd, n_gates, 1, hidden)
+    plain = [k for k, order in enumerate(orders) if order.index is None]
+    groups = [(x, plain)] if plain else []
+    groups += [(order.apply(x, 1), [k]) for k, order in enumerate(orders) if order.index is not None]
+    step_bytes = max(1, batch * len(plain or [0]) * n_gates * hidden * gates.itemsize)
+    chunk = max(1, _PROJECTION_CHUNK_BYTES // step_bytes)
+    for source, lanes in groups:
+        w = weights[lanes].reshape(len(lanes) * n_gates * hidden, size).T
+        for t0 in range(0, seq, chunk):
+            t1 = min(seq, t0 + chunk)
+            products = np.matmul(source[t0:t1].reshape((t1 - t0) * batch, size), w)
+            products = products.reshape(t1 - t0, batch, len(lanes), n_gates, hidden)
+            for j, k in enumerate(lanes):
+                projected = products[:, :, j].transpose(0, 2, 1, 3)  # [steps, gate, batch, hidden]
+                reversed_steps = orders[k].reverse and orders[k].index is None
+                target = gates[seq - t1:seq - t0, :, k][::-1] if reversed_steps else gates[t0:t1, :, k]
+                if folded is None:
+                    target[...] = projected
+                else:
+                    np.add(projected, folded[k], out=target)
 
 
 def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: RnnInputs, call: Call,
@@ -93,71 +111,70 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
                             call.op_type, call.iteration)
 
     orders = [time_order(config.direction == "reverse" or k == 1, seq, inp.lens) for k in range(nd)]
-    gates = np.empty((seq, n_gates, nd, hidden, batch), dtype)
+    gates = np.empty((seq, n_gates, nd, batch, hidden), dtype)
     _project_inputs(inp, config, orders, gates)
-    y = np.empty((seq, nd, hidden, batch), dtype)
-    state_shape = (nd, hidden, batch)
+    y = np.empty((seq, nd, batch, hidden), dtype)
+    state_shape = (nd, batch, hidden)
     rb = None
     if cell.op_type == "GRU" and config.linear_before_reset and inp.b is not None:
         rbh = slice(*cell.block(2, hidden, half=1))
-        rb = np.ascontiguousarray(np.broadcast_to(inp.b[:, rbh, None], state_shape))
-    r = inp.r  # [lanes, gates * hidden, hidden]: contiguous (read_inputs)
-    lanes = cells.Lanes(r, rb, gates, y,
-                        _state(inp.h0, state_shape, dtype), activations, schedule(seq, inp.lens), recurrent_state)
-    cell_states = np.empty((seq, nd, hidden, batch), dtype) if is_lstm else None
+        rb = np.ascontiguousarray(np.broadcast_to(inp.b[:, None, rbh], state_shape))
+    rt = np.ascontiguousarray(inp.r.transpose(0, 2, 1))  # [lanes, hidden, gates * hidden]
+    h0 = np.zeros(state_shape, dtype) if inp.h0 is None else inp.h0
+    lanes = cells.Lanes(rt, rb, gates, y, h0, activations, schedule(seq, inp.lens), recurrent_state)
+    cell_states = np.empty((seq, nd, batch, hidden), dtype) if is_lstm else None
     y_c = None
     # overflow in exp (sigmoid of x << 0) gives the right limit: explorer.run ignores floating-point warnings
     if cell.op_type == "GRU":
         y_h = cells.gru(lanes, config).copy()
     elif cell_states is not None:
-        last_h, last_c = cells.lstm(lanes, config, _state(inp.c0, state_shape, dtype), cell_states, inp.p)
+        c0 = np.zeros(state_shape, dtype) if inp.c0 is None else inp.c0
+        last_h, last_c = cells.lstm(lanes, config, c0, cell_states, inp.p)
         y_h, y_c = last_h.copy(), last_c.copy()
     else:
         y_h = cells.rnn(lanes, config).copy()
     for k, order in enumerate(orders):  # back to time order
         if order.reverse:
-            gates[:, :, k] = order.apply(gates[:, :, k], 3).copy()
+            gates[:, :, k] = order.apply(gates[:, :, k], 2).copy()
             for series in (y, cell_states):
                 if series is not None:
-                    series[:, k] = order.apply(series[:, k], 2).copy()
+                    series[:, k] = order.apply(series[:, k], 1).copy()
     return _outputs(config, inp, gates, y, cell_states, y_h, y_c, n_outputs)
 
 
 def _outputs(config: RnnConfig, inp: RnnInputs, gates: np.ndarray, y: np.ndarray, cell_states: np.ndarray | None,
              y_h: np.ndarray, y_c: np.ndarray | None, n_outputs: int) -> tuple[list[Any], EventInfo]:
     """Y, Y_h[, Y_c] in the node's layout and dtype, and the recorded gates (time order, [seq, dir, batch,
-    hidden]) with the padding past each sequence's length masked. `gates` is [seq, gate, dir, hidden, batch],
-    the others [seq or -, dir, hidden, batch]."""
-    seq, nd = y.shape[:2]
-    batch = y.shape[-1]
-    batch_major = (0, 1, 3, 2)  # [seq, dir, hidden, batch] -> [seq, dir, batch, hidden]
-    recorded = {name: gates[:, j].transpose(batch_major) for j, name in enumerate(config.cell.recorded)}
+    hidden]) with the padding past each sequence's length masked. `gates` is [seq, gate, dir, batch, hidden],
+    the others [seq or -, dir, batch, hidden]."""
+    seq, nd, batch, _ = y.shape
+    recorded = {name: gates[:, j] for j, name in enumerate(config.cell.recorded)}
     if cell_states is not None:
-        recorded["C"] = cell_states.transpose(batch_major)
+        recorded["C"] = cell_states
     if inp.lens is None:
         mask = np.ones((seq, nd, batch), bool)
     else:
         mask = np.repeat((np.arange(seq)[:, None] < inp.lens[None, :])[:, None, :], nd, axis=1)
-        padded = ~mask[:, :, None, :]
+        padded = ~mask[..., None]
         np.copyto(gates, np.nan, where=padded[:, None])
         if cell_states is not None:
             np.copyto(cell_states, np.nan, where=padded)
         np.copyto(y, 0, where=padded)
         empty = inp.lens == 0  # no step at all: onnxruntime gives zeros, not the initial state
-        y_h[:, :, empty] = 0
+        y_h[:, empty] = 0
         if y_c is not None:
-            y_c[:, :, empty] = 0
-    y_out = np.ascontiguousarray(y.transpose(batch_major))
-    recorded["H"] = y_out if inp.lens is None else np.where(mask[..., None], y_out, np.nan)
+            y_c[:, empty] = 0
+    recorded["H"] = y if inp.lens is None else np.where(mask[..., None], y, np.nan)
     recorded["mask"] = mask
 
-    def output(value: np.ndarray, perm: tuple[int, ...]) -> np.ndarray:
-        value = np.ascontiguousarray(value.transpose(perm))
+    def output(value: np.ndarray, perm: tuple[int, ...] | None) -> np.ndarray:
+        if perm is not None:
+            value = np.ascontiguousarray(value.transpose(perm))
         return value if value.dtype == inp.out_dtype else value.astype(inp.out_dtype)
 
-    # y_out is [seq, dir, batch, hidden]; states are [dir, hidden, batch]
-    produced = [output(y_out, (2, 0, 1, 3) if config.layout else (0, 1, 2, 3)),
-                output(y_h, (2, 0, 1) if config.layout else (0, 2, 1))]
+    # y is [seq, dir, batch, hidden], the states [dir, batch, hidden]: layout 0 already
+    produced = [output(y, (2, 0, 1, 3) if config.layout else None),
+                output(y_h, (1, 0, 2) if config.layout else None)]
     if y_c is not None:
-        produced.append(output(y_c, (2, 0, 1) if config.layout else (0, 2, 1)))
+        produced.append(output(y_c, (1, 0, 2) if config.layout else None))
     return produced[:n_outputs], {"gates": recorded}

@@ -40,9 +40,9 @@ Schedule = list[tuple[int, "np.ndarray | None"]]
 
 
 def schedule(seq: int, lens: np.ndarray | None) -> Schedule:
-    """(processing step, mask [1, batch] of the items whose sequence has ended, to keep their previous state, or
+    """(processing step, mask [batch, 1] of the items whose sequence has ended, to keep their previous state, or
     None when every item is still running) for each step any item needs."""
     if lens is None:
         return [(s, None) for s in range(seq)]
     shortest = int(lens.min())
-    return [(s, None if s < shortest else (s >= lens)[None, :]) for s in range(int(lens.max()))]
+    return [(s, None if s < shortest else (s >= lens)[:, None]) for s in range(int(lens.max()))]

@@ -4,8 +4,8 @@ cell loops of this package, so every gate of every step is recorded as LSTM's ar
 
 onnxruntime multiplies integers: X (all of it), and H before every recurrent product (each batch item's row of
 each direction), are quantized to uint8 over their own range widened to 0 (scale (max - min) / 255, zero point
--min / scale rounded), as in DynamicQuantizeLinear. explorer dequantizes the weights and rounds X and H to the same uint8 grid, so its float
-products are onnxruntime's integer ones up to float rounding."""
+-min / scale rounded), as in DynamicQuantizeLinear. explorer dequantizes the weights and rounds X and H to the
+same uint8 grid, so its float products are onnxruntime's integer ones up to float rounding."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -56,6 +56,6 @@ def dynamic_quantize_lstm_kernel(node: NodeRef, program: Program) -> SpecialKern
         rounded_x = uint8_grid(x, tuple(range(x.ndim))) if x.size else x
         inputs = read_inputs([rounded_x, w, r, *given[3:8]], config, fail)
         return run_cells(config, activations, inputs, call, n_outputs,
-                         lambda h: uint8_grid(h, (1,)))  # H is [direction, hidden, batch]: per row of each
+                         lambda h: uint8_grid(h, (2,)))  # H is [direction, batch, hidden]: per row of each
 
     return kernel
