@@ -4,6 +4,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+SETTLE_SECONDS = 0.1
+"""The pause before a timed run when the other side ran last: after a run, onnxruntime's thread pool and
+OpenBLAS's threads spin for tens of milliseconds before they sleep, and on a machine of few cores a run started
+meanwhile shares its cores with them. On 2 cores, explorer's SqueezeNet run right after onnxruntime's took twice
+its time alone; 100 ms later it took its time alone again. The pause lets each side be timed without the other's
+spinning threads."""
+
+
+def settle() -> None:
+    """Waits until the other side's threads have stopped spinning (SETTLE_SECONDS)."""
+    time.sleep(SETTLE_SECONDS)
+
 
 def best_of(fn: Callable[[], object], repeat: int = 5, warmup: int = 1) -> float:
     """Best wall-clock seconds of `repeat` calls after `warmup` calls."""
@@ -25,9 +37,11 @@ def best_interleaved(runners: list[Callable[[], object]], rounds: int = 9) -> li
     best = [float("inf")] * len(runners)
     for _ in range(rounds):
         for k, run in enumerate(runners):
-            start = time.perf_counter()
-            run()
-            best[k] = min(best[k], time.perf_counter() - start)
+            settle()
+            for _ in range(2):  # the first run after the pause also wakes the cores and caches
+                start = time.perf_counter()
+                run()
+                best[k] = min(best[k], time.perf_counter() - start)
     return best
 
 

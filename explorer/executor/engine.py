@@ -64,7 +64,7 @@ class Engine:
         events = self.trace.events
         append = events.append
         max_bytes, max_events = self.limits.max_tensor_bytes, self.limits.max_events
-        perf, ndarray = _perf, np.ndarray
+        perf, ndarray, generic = _perf, np.ndarray, np.generic
         budget = self._budget
         try:
             for step, fn, special, fetch, first, guard, single, site, pick in graph.plan:
@@ -102,8 +102,15 @@ class Engine:
                     raise error from exc
                 seconds = perf() - start
                 if single is not None and len(outputs) == 1:  # most nodes: one output
-                    value = frame[single] = outputs[0]
-                    size = value.nbytes if type(value) is ndarray else nbytes(value)
+                    value = outputs[0]
+                    if type(value) is ndarray:
+                        size = value.nbytes
+                    else:
+                        if isinstance(value, generic):  # NumPy's scalars (np.take of a 0-d index) are 0-d tensors
+                            value = np.asarray(value)
+                            outputs = (value,)
+                        size = nbytes(value)
+                    frame[single] = value
                 else:
                     outputs, size = self._store(step, outputs, frame, iteration)
                 if size > max_bytes:
@@ -168,7 +175,8 @@ class Engine:
             raise ExecutionError(
                 f"{where(step.path, step.op_type, iteration)} returned {len(outputs)} outputs for "
                 f"{len(step.outputs)} declared", node=step.path, op_type=step.op_type, iteration=iteration)
-        values = tuple([value for name, value in zip(step.outputs, outputs) if name])
+        values = tuple([np.asarray(value) if isinstance(value, np.generic) else value
+                        for name, value in zip(step.outputs, outputs) if name])
         size = 0
         for name, value in zip(step.site.outputs, values):
             frame[name] = value

@@ -16,6 +16,7 @@ from ..trace import EventSite
 from ..weights import tensor_value
 from .guards import guard_for, quick_guard_for
 from .kernels import build_kernel
+from .memo import Budget, remembered
 from .ops.base import OpNode
 from .ops.constant import sparse_to_dense
 
@@ -75,6 +76,7 @@ class Program:
         self.functions = model.functions
         self._graphs: dict[str, CompiledGraph] = {}
         self._op: OpNode | None = None
+        self.remembered = Budget()  # what the nodes' remembered shape arithmetic may take (memo.py)
 
     def op_node(self, node: NodeRef) -> OpNode:
         """The node as its kernel sees it (ops.base.OpNode: checked against its operator version when made), made
@@ -107,6 +109,8 @@ class Program:
         steps = []
         for ref in ordered:
             fn, special = build_kernel(ref, self)
+            if not special and ref.proto.domain in ("", "ai.onnx"):
+                fn = remembered(ref.op_type, fn, self.remembered)
             steps.append(_step(ref, fn, special))
         return CompiledGraph(
             path=graph.path,

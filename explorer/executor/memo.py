@@ -1,0 +1,81 @@
+"""Shape arithmetic remembered: the small integer computations exporters write around every reshape (Shape,
+Gather, Unsqueeze, Concat, Slice, Range, comparisons of loop counters...) give the same result whenever they see the
+same values, and a model sees the same few values run after run and iteration after iteration.
+
+A node of these operators whose inputs are all small integer or boolean tensors (or, for Shape and Size, any
+tensor: only its shape is read) keeps its results by input values, and a later execution with the same values
+records the kept result without running the kernel: the event is the same. A kept result is a private read-only
+copy, so no trace can change what another run records. The cache is bounded per node and per model."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+Kernel = Callable[[Sequence[Any]], tuple[Any, ...]]
+
+SHAPE_ARITHMETIC = frozenset({
+    "Shape", "Size", "Gather", "GatherElements", "Unsqueeze", "Squeeze", "Concat", "Slice", "Split", "Range",
+    "ConstantOfShape", "Expand", "Reshape", "Flatten", "Transpose", "Tile", "Identity", "Cast", "CastLike",
+    "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor", "Where", "Add", "Sub",
+    "Mul", "Div", "Mod", "Neg", "Abs", "Min", "Max", "Sign", "ReduceProd", "ReduceSum", "ReduceMin", "ReduceMax",
+    "ArgMax", "ArgMin", "NonZero", "Clip",
+})
+"""Default-domain operators whose result is a function of their input values and attributes only."""
+
+SHAPE_ONLY = frozenset({"Shape", "Size"})  # their result depends on the input's shape alone
+MAX_KEY_ELEMENTS = 16  # inputs larger than this are data, not shape arithmetic: not remembered
+MAX_KEPT_ELEMENTS = 1024  # per output
+MAX_ENTRIES = 64  # per node: a loop counter takes many values; the oldest are dropped all at once
+MODEL_BUDGET_BYTES = 64 * 2**20  # kept results of one model's nodes, in all
+
+
+class Budget:
+    """The bytes one model's remembered results may still take."""
+
+    def __init__(self, total: int = MODEL_BUDGET_BYTES) -> None:
+        self.left = total
+
+
+def remembered(op_type: str, kernel: Kernel, budget: Budget) -> Kernel:
+    """`kernel` with its results kept by input values, for the operators that allow it; else `kernel` itself."""
+    if op_type not in SHAPE_ARITHMETIC:
+        return kernel
+    shape_only = op_type in SHAPE_ONLY
+    kept: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    ndarray = np.ndarray
+
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
+        if shape_only:
+            first = args[0] if args else None
+            if type(first) is not ndarray:
+                return kernel(args)
+            key: tuple[Any, ...] = first.shape
+        else:
+            parts: list[tuple[Any, ...] | None] = []
+            for value in args:
+                if value is None:
+                    parts.append(None)
+                    continue
+                if type(value) is not ndarray or value.size > MAX_KEY_ELEMENTS or value.dtype.kind not in "iub":
+                    return kernel(args)
+                parts.append((value.dtype.num, value.shape, value.tobytes()))
+            key = tuple(parts)
+        hit = kept.get(key)
+        if hit is not None:
+            return hit
+        outputs = kernel(args)
+        if budget.left > 0 and all(type(o) is ndarray and o.size <= MAX_KEPT_ELEMENTS for o in outputs):
+            private = []
+            for output in outputs:
+                copy = output.copy()
+                copy.flags.writeable = False
+                budget.left -= copy.nbytes + 200  # the key and the entry too
+                private.append(copy)
+            if len(kept) >= MAX_ENTRIES:
+                kept.clear()
+            outputs = kept[key] = tuple(private)
+        return outputs
+
+    return run
