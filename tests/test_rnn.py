@@ -466,3 +466,34 @@ def test_gates_per_iteration_of_an_enclosing_loop():
         want = reference("RNN", x * i, w, r)
         np.testing.assert_allclose(gates["H"], want[3]["H"], RTOL, ATOL)
         np.testing.assert_allclose(trace.outputs["hs"][i], want[1], RTOL, ATOL)
+
+
+@pytest.mark.parametrize("op", ["GRU", "LSTM", "RNN"])
+def test_weights_kept_from_run_to_run_only_while_they_are_the_same(op):
+    """Rᵀ is kept while R is the same read-only initializer: runs on other inputs still match onnxruntime, and a
+    writeable R fed anew, changed in place between runs, is read afresh."""
+    rng = np.random.default_rng(3)
+    feeds = make_feeds(op, rng, 6, 2, 4, 5, 2)
+    attrs = {"hidden_size": 5, "direction": "bidirectional"}
+    weights = {k: v for k, v in feeds.items() if k in ("W", "R", "B")}
+    fed = build(op, attrs, feeds, all_outputs(op))
+    graph = fed.graph
+    kept_inputs = [i for i in graph.input if i.name not in weights]
+    del graph.input[:]
+    graph.input.extend(kept_inputs)
+    graph.initializer.extend(onnx.numpy_helper.from_array(v, k) for k, v in weights.items())
+    model = explorer.load(fed)
+    for seed in range(3):
+        run_feeds = {k: v for k, v in feeds.items() if k not in weights}
+        run_feeds["X"] = np.random.default_rng(seed).standard_normal(feeds["X"].shape).astype(np.float32)
+        ours = explorer.run(model, run_feeds).outputs
+        theirs = onnxruntime_outputs(fed, run_feeds)
+        for name, value in zip([o for o in all_outputs(op) if o], theirs):
+            np.testing.assert_allclose(ours[name], value, RTOL, ATOL)
+    fed_model = explorer.load(build(op, attrs, feeds, all_outputs(op)))
+    explorer.run(fed_model, feeds)
+    feeds["R"] *= 0.5  # the same array object, changed in place
+    ours = explorer.run(fed_model, feeds).outputs
+    theirs = onnxruntime_outputs(build(op, attrs, feeds, all_outputs(op)), feeds)
+    for name, value in zip([o for o in all_outputs(op) if o], theirs):
+        np.testing.assert_allclose(ours[name], value, RTOL, ATOL)

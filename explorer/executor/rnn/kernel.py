@@ -48,9 +48,11 @@ def failure(call: Call) -> Callable[[str], ExecutionError]:
 
 def rnn_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     config, activations, n_outputs = configured(node, program)
+    transposed = TransposedR()
 
     def kernel(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
-        return run_cells(config, activations, read_inputs(args, config, failure(call)), call, n_outputs)
+        return run_cells(config, activations, read_inputs(args, config, failure(call)), call, n_outputs,
+                         transposed=transposed)
 
     return kernel
 
@@ -80,7 +82,8 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
     step_bytes = max(1, batch * len(plain or [0]) * n_gates * hidden * gates.itemsize)
     chunk = max(1, _PROJECTION_CHUNK_BYTES // step_bytes)
     for source, lanes in groups:
-        w = weights[lanes].reshape(len(lanes) * n_gates * hidden, size).T
+        chosen = weights if len(lanes) == nd else weights[lanes]
+        w = chosen.reshape(len(lanes) * n_gates * hidden, size).T
         for t0 in range(0, seq, chunk):
             t1 = min(seq, t0 + chunk)
             products = np.matmul(source[t0:t1].reshape((t1 - t0) * batch, size), w)
@@ -95,11 +98,31 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
                     np.add(projected, folded[k], out=target)
 
 
+class TransposedR:
+    """Rᵀ ([lanes, hidden, gates * hidden]) for a node's recurrent products. Each step's H·Rᵀ is fastest on a
+    contiguous copy, which costs about as much as a few steps: a node makes it when its steps or batch make up
+    for it, and keeps it while R is the same read-only array (an initializer) from run to run."""
+
+    def __init__(self) -> None:
+        self._r: np.ndarray | None = None
+        self._rt: np.ndarray | None = None
+
+    def of(self, r: np.ndarray, seq: int, batch: int) -> np.ndarray:
+        if r is self._r and self._rt is not None:
+            return self._rt
+        rt = r.transpose(0, 2, 1)
+        if r.flags.writeable:  # computed in this run: copied only when the steps pay for it
+            return np.ascontiguousarray(rt) if batch > 1 or seq > 4 else rt
+        self._r, self._rt = r, np.ascontiguousarray(rt)
+        return self._rt
+
+
 def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: RnnInputs, call: Call,
-              n_outputs: int, recurrent_state: Callable[[np.ndarray], np.ndarray] | None = None
-              ) -> tuple[list[Any], EventInfo]:
+              n_outputs: int, recurrent_state: Callable[[np.ndarray], np.ndarray] | None = None,
+              transposed: TransposedR | None = None) -> tuple[list[Any], EventInfo]:
     """Runs the time loop of every direction and returns the node's outputs and its recorded gates;
-    `recurrent_state` (LSTM) maps H before each recurrent product (quantized LSTM)."""
+    `recurrent_state` (LSTM) maps H before each recurrent product (quantized LSTM); `transposed` keeps the
+    node's Rᵀ from run to run."""
     cell = config.cell
     is_lstm = cell.op_type == "LSTM"
     hidden, nd = inp.hidden, config.num_directions
@@ -118,8 +141,9 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
     rb = None
     if cell.op_type == "GRU" and config.linear_before_reset and inp.b is not None:
         rbh = slice(*cell.block(2, hidden, half=1))
-        rb = np.ascontiguousarray(np.broadcast_to(inp.b[:, None, rbh], state_shape))
-    rt = np.ascontiguousarray(inp.r.transpose(0, 2, 1))  # [lanes, hidden, gates * hidden]
+        rb = np.empty(state_shape, dtype)
+        rb[...] = inp.b[:, None, rbh]
+    rt = (transposed or TransposedR()).of(inp.r, seq, batch)  # [lanes, hidden, gates * hidden]
     h0 = np.zeros(state_shape, dtype) if inp.h0 is None else inp.h0
     lanes = cells.Lanes(rt, rb, gates, y, h0, activations, schedule(seq, inp.lens), recurrent_state)
     cell_states = np.empty((seq, nd, batch, hidden), dtype) if is_lstm else None
