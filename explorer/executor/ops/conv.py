@@ -72,10 +72,7 @@ def convolve(x: np.ndarray, w: np.ndarray, window: Window, group: int) -> np.nda
     if taps == 1 and all(s == 1 for s in window.strides) and tuple(outs) == padded.shape[2:]:
         cols = padded.reshape(n, group, c // group, positions)
     else:
-        gathered = np.empty((n, c, taps, *outs), dtype=x.dtype)
-        for i, view in enumerate(window.views(padded, outs)):
-            gathered[:, :, i] = view
-        cols = gathered.reshape(n, group, (c // group) * taps, positions)
+        cols = window.patches(padded, outs).reshape(n, group, (c // group) * taps, positions)
     y: np.ndarray = np.matmul(w.reshape(group, m // group, -1), cols).reshape(n, m, *outs)
     return y
 

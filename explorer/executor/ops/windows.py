@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 
@@ -62,6 +63,22 @@ class Window:
     def offsets(self) -> Iterator[tuple[int, ...]]:
         """Every kernel offset, in C order of the kernel's axes."""
         return itertools.product(*(range(k) for k in self.kernel))
+
+    def patches(self, padded: np.ndarray, outs: Sequence[int]) -> np.ndarray:
+        """The read-only strided view (N, C, *kernel, *outs) of `padded` (N, C, *spatial): element
+        [n, c, k..., o...] is the input under kernel offset k of output position o. Its C-order copy is the im2col
+        matrix, gathered in one NumPy call."""
+        n, c = padded.shape[:2]
+        spatial = padded.strides[2:]
+        shape = (n, c, *self.kernel, *outs)
+        strides = (*padded.strides[:2], *(s * d for s, d in zip(spatial, self.dilations)),
+                   *(s * t for s, t in zip(spatial, self.strides)))
+        if padded.size and padded.flags.c_contiguous and padded.flags.writeable:  # the array's own buffer: no
+            # __array_interface__ round trip
+            view = np.ndarray(shape, padded.dtype, buffer=padded, strides=strides)
+            view.flags.writeable = False
+            return view
+        return as_strided(padded, shape, strides, writeable=False)
 
     def views(self, padded: np.ndarray, outs: Sequence[int]) -> Iterator[np.ndarray]:
         """For each kernel offset, the strided view of `padded` (N, C, *spatial) its windows read."""
