@@ -42,6 +42,22 @@ def _gate_view(products: np.ndarray, n_gates: int) -> np.ndarray:
     return view
 
 
+def _recurrent_product(rt: np.ndarray, n_gates: int, batch: int
+                       ) -> tuple[Callable[[np.ndarray], object], np.ndarray]:
+    """(h -> writes H·Rᵀ, its [gate, lane, batch, hidden] view). With a batch of 4 or more, one product per gate
+    (batched in one call) lands gate-major, so adding it to the gates reads it contiguously; with smaller batches
+    one product over all gates is faster (the add's strided read costs little there)."""
+    lanes, hidden, width = rt.shape
+    size = width // n_gates
+    if batch >= 4:
+        per_gate = np.ascontiguousarray(rt.reshape(lanes, hidden, n_gates, size).transpose(0, 2, 1, 3))
+        gate_major = np.empty((lanes, n_gates, batch, size), rt.dtype)
+        view: np.ndarray = gate_major.transpose(1, 0, 2, 3)
+        return (lambda h: np.matmul(h[:, None], per_gate, out=gate_major)), view
+    products = np.empty((lanes, batch, width), rt.dtype)
+    return (lambda h: np.matmul(h, rt, out=products)), _gate_view(products, n_gates)
+
+
 def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
     """Runs the steps; returns the last H of each lane ([lanes, batch, hidden])."""
     matmul, add, multiply, subtract = np.matmul, np.add, np.multiply, np.subtract
@@ -50,9 +66,7 @@ def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
     lanes, batch, hidden = shape = d.h0.shape
     tmp = np.empty(shape, d.h0.dtype)
     if config.linear_before_reset:
-        rt = d.rt
-        products = np.empty((lanes, batch, 3 * hidden), d.h0.dtype)  # H·Rᵀ per lane
-        rec = _gate_view(products, 3)
+        product, rec = _recurrent_product(d.rt, 3, batch)  # H·Rᵀ per lane
         rec_zr, rec_h = rec[:2], rec[2]
     else:
         rt_zr = np.ascontiguousarray(d.rt[:, :, :2 * hidden])
@@ -65,7 +79,7 @@ def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
         gt, h_out = d.gates[s], d.y[s]
         zr, z, r, hh = gt[:2], gt[0], gt[1], gt[2]
         if config.linear_before_reset:
-            matmul(h_prev, rt, out=products)
+            product(h_prev)
             add(zr, rec_zr, out=zr)
             if clip is not None:
                 np.clip(zr, -clip, clip, out=zr)
@@ -97,12 +111,11 @@ def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
 def lstm(d: Lanes, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
          peephole: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """Runs the steps, writing Ct into `cells` ([seq, lanes, batch, hidden]); returns the last H and C."""
-    matmul, add, multiply = np.matmul, np.add, np.multiply
+    add, multiply = np.add, np.multiply
     f, g, h = d.acts
     clip, forget_is_input = config.clip, config.input_forget
     lanes, batch, hidden = d.h0.shape
-    products = np.empty((lanes, batch, 4 * hidden), d.h0.dtype)  # H·Rᵀ per lane
-    rec = _gate_view(products, 4)
+    product, rec = _recurrent_product(d.rt, 4, batch)  # H·Rᵀ per lane
     tmp = np.empty((lanes, batch, hidden), d.h0.dtype)
     if peephole is not None:  # [lanes, 3 * hidden] -> P_i, P_o, P_f, each [lanes, batch, hidden]
         rows = np.broadcast_to(peephole.reshape(lanes, 1, 3, hidden), (lanes, batch, 3, hidden))
@@ -112,7 +125,7 @@ def lstm(d: Lanes, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
     for s, keep in d.steps:
         gt, h_out, c_out = d.gates[s], d.y[s], cells[s]
         i, o, fg, c = gt[0], gt[1], gt[2], gt[3]
-        matmul(h_prev if d.recurrent_state is None else d.recurrent_state(h_prev), d.rt, out=products)
+        product(h_prev if d.recurrent_state is None else d.recurrent_state(h_prev))
         add(gt, rec, out=gt)
         if peephole is None:
             if clip is not None:
