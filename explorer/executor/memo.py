@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import onnx
+from onnx import TensorProto
 
 Kernel = Callable[[Sequence[Any]], tuple[Any, ...]]
 
@@ -31,6 +33,29 @@ MAX_ENTRIES = 64  # per node: a loop counter takes many values; the oldest are d
 MODEL_BUDGET_BYTES = 64 * 2**20  # kept results of one model's nodes, in all
 
 
+INTEGER_TYPES = frozenset({
+    TensorProto.INT8, TensorProto.UINT8, TensorProto.INT16, TensorProto.UINT16, TensorProto.INT32,
+    TensorProto.UINT32, TensorProto.INT64, TensorProto.UINT64, TensorProto.BOOL, TensorProto.INT4,
+    TensorProto.UINT4,
+})
+
+
+def worth_remembering(op_type: str, input_types: Sequence[onnx.TypeProto | None]) -> bool:
+    """Whether a node may be shape arithmetic: one of the operators, with no input declared as a non-integer tensor
+    (a float Add is data, and checking its values on every execution would only cost). Shape and Size read only
+    their input's shape."""
+    if op_type in SHAPE_ONLY:
+        return True
+    if op_type not in SHAPE_ARITHMETIC:
+        return False
+    for declared in input_types:
+        if declared is not None and declared.HasField("tensor_type"):
+            elem_type = declared.tensor_type.elem_type
+            if elem_type and elem_type not in INTEGER_TYPES:
+                return False
+    return True
+
+
 class Budget:
     """The bytes one model's remembered results may still take."""
 
@@ -39,9 +64,7 @@ class Budget:
 
 
 def remembered(op_type: str, kernel: Kernel, budget: Budget) -> Kernel:
-    """`kernel` with its results kept by input values, for the operators that allow it; else `kernel` itself."""
-    if op_type not in SHAPE_ARITHMETIC:
-        return kernel
+    """`kernel` with its results kept by input values (see `worth_remembering` for which nodes)."""
     shape_only = op_type in SHAPE_ONLY
     kept: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     ndarray = np.ndarray

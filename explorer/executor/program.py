@@ -16,7 +16,7 @@ from ..trace import EventSite
 from ..weights import tensor_value
 from .guards import guard_for, quick_guard_for
 from .kernels import build_kernel
-from .memo import Budget, remembered
+from .memo import Budget, remembered, worth_remembering
 from .ops.base import OpNode
 from .ops.constant import sparse_to_dense
 
@@ -109,7 +109,8 @@ class Program:
         steps = []
         for ref in ordered:
             fn, special = build_kernel(ref, self)
-            if not special and ref.proto.domain in ("", "ai.onnx"):
+            if not special and ref.proto.domain in ("", "ai.onnx") and worth_remembering(
+                    ref.op_type, [self.value_type(graph.path, name) if name else None for name in ref.proto.input]):
                 fn = remembered(ref.op_type, fn, self.remembered)
             steps.append(_step(ref, fn, special))
         return CompiledGraph(
