@@ -23,6 +23,13 @@ def sigmoid(x: np.ndarray, out: np.ndarray) -> None:
     np.reciprocal(out, out=out)
 
 
+def sigmoid_of_negated(u: np.ndarray, out: np.ndarray) -> None:
+    """sigmoid(x) from u = -x (the cells negate the weights of their sigmoid gates: kernel._sigmoid_signs)."""
+    np.exp(u, out=out)  # overflows to inf for x << 0, giving exactly 0 below
+    np.add(out, _ONE, out=out)
+    np.reciprocal(out, out=out)
+
+
 def activation_fn(activation: Activation) -> ActivationFn:
     """The in-place implementation of one spec activation with its alpha/beta bound."""
     a = 0.0 if activation.alpha is None else activation.alpha

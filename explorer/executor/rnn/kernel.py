@@ -20,7 +20,7 @@ from ...errors import ExecutionError, where
 from ...spec.rnn import RnnConfig, config_from
 from ..ops.base import Call, SpecialKernel
 from . import cells
-from .activations import ActivationFn, lane_activations
+from .activations import ActivationFn, lane_activations, sigmoid_of_negated
 from .inputs import RnnInputs, read_inputs
 from .lanes import TimeOrder, schedule, time_order
 
@@ -60,9 +60,11 @@ def rnn_kernel(node: NodeRef, program: Program) -> SpecialKernel:
 _PROJECTION_CHUNK_BYTES = 4 * 2**20  # the products of X·Wᵀ held at once, beside the recorded gates
 
 
-def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], gates: np.ndarray) -> None:
+def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], gates: np.ndarray,
+                    signs: np.ndarray | None) -> None:
     """Writes X·Wᵀ of every step into `gates` ([seq, gate, direction, batch, hidden], processing order), plus the
-    biases that need no per-step work; each step then adds its recurrent product in place. The directions that
+    biases that need no per-step work (the rows of `signs` negated); each step then adds its recurrent product in
+    place. The directions that
     read X in time order or reversed share one matrix product per chunk of steps (a reverse direction with
     sequence lengths reads X permuted, in a product of its own)."""
     x, hidden = inp.x, inp.hidden
@@ -75,6 +77,8 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
         if config.cell.op_type == "GRU" and config.linear_before_reset:
             wbh = slice(*config.cell.block(2, hidden))
             folded[:, wbh] = inp.b[:, wbh]  # Rbh goes inside r (.) (...)
+        if signs is not None:
+            folded *= signs
         folded = folded.reshape(nd, n_gates, 1, hidden)
     plain = [k for k, order in enumerate(orders) if order.index is None]
     groups = [(x, plain)] if plain else []
@@ -83,6 +87,8 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
     chunk = max(1, _PROJECTION_CHUNK_BYTES // step_bytes)
     for source, lanes in groups:
         chosen = weights if len(lanes) == nd else weights[lanes]
+        if signs is not None:
+            chosen = chosen * signs[:, None]
         w = chosen.reshape(len(lanes) * n_gates * hidden, size).T
         for t0 in range(0, seq, chunk):
             t1 = min(seq, t0 + chunk)
@@ -101,20 +107,40 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
 class TransposedR:
     """Rᵀ ([lanes, hidden, gates * hidden]) for a node's recurrent products. Each step's H·Rᵀ is fastest on a
     contiguous copy, which costs about as much as a few steps: a node makes it when its steps or batch make up
-    for it, and keeps it while R is the same read-only array (an initializer) from run to run."""
+    for it (`worth_copying`), and keeps it while R is the same read-only array (an initializer) from run to run."""
 
     def __init__(self) -> None:
         self._r: np.ndarray | None = None
         self._rt: np.ndarray | None = None
 
-    def of(self, r: np.ndarray, seq: int, batch: int) -> np.ndarray:
+    @staticmethod
+    def worth_copying(r: np.ndarray, seq: int, batch: int) -> bool:
+        return not r.flags.writeable or batch > 1 or seq > 4
+
+    def of(self, r: np.ndarray, copy: bool, signs: np.ndarray | None) -> np.ndarray:
+        """Rᵀ, its columns times `signs` (which only a copy applies)."""
         if r is self._r and self._rt is not None:
             return self._rt
-        rt = r.transpose(0, 2, 1)
-        if r.flags.writeable:  # computed in this run: copied only when the steps pay for it
-            return np.ascontiguousarray(rt) if batch > 1 or seq > 4 else rt
-        self._r, self._rt = r, np.ascontiguousarray(rt)
-        return self._rt
+        rt: np.ndarray = r.transpose(0, 2, 1)
+        if not copy:
+            return rt
+        copied: np.ndarray = np.ascontiguousarray(rt) if signs is None else np.multiply(rt, signs)
+        if not r.flags.writeable:
+            self._r, self._rt = r, copied
+        return copied
+
+
+def _sigmoid_signs(config: RnnConfig, hidden: int, dtype: np.dtype) -> np.ndarray | None:
+    """-1 on the rows of W, R and B of the gates whose activation is Sigmoid in every direction (GRU's z and r,
+    LSTM's i, o and f), +1 on the others; None when some direction uses another. With those rows negated, the loops
+    hold -x for those gates and take sigmoid(x) = 1 / (1 + exp(-x)) in three NumPy calls instead of four. Negating
+    is exact, so every value is the same."""
+    if config.cell.op_type not in ("GRU", "LSTM") or any(acts[0].name != "Sigmoid" for acts in config.activations):
+        return None
+    n_gates = len(config.cell.gates)
+    signs = np.ones(n_gates * hidden, dtype)
+    signs[:(n_gates - 1) * hidden] = -1  # every gate but the last, whose activation is g
+    return signs
 
 
 def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: RnnInputs, call: Call,
@@ -134,8 +160,12 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
                             call.op_type, call.iteration)
 
     orders = [time_order(config.direction == "reverse" or k == 1, seq, inp.lens) for k in range(nd)]
+    copy_r = TransposedR.worth_copying(inp.r, seq, batch)
+    signs = _sigmoid_signs(config, hidden, dtype) if copy_r else None
+    if signs is not None:
+        activations = (sigmoid_of_negated, *activations[1:])
     gates = np.empty((seq, n_gates, nd, batch, hidden), dtype)
-    _project_inputs(inp, config, orders, gates)
+    _project_inputs(inp, config, orders, gates, signs)
     y = np.empty((seq, nd, batch, hidden), dtype)
     state_shape = (nd, batch, hidden)
     rb = None
@@ -143,7 +173,7 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
         rbh = slice(*cell.block(2, hidden, half=1))
         rb = np.empty(state_shape, dtype)
         rb[...] = inp.b[:, None, rbh]
-    rt = (transposed or TransposedR()).of(inp.r, seq, batch)  # [lanes, hidden, gates * hidden]
+    rt = (transposed or TransposedR()).of(inp.r, copy_r, signs)  # [lanes, hidden, gates * hidden]
     h0 = np.zeros(state_shape, dtype) if inp.h0 is None else inp.h0
     lanes = cells.Lanes(rt, rb, gates, y, h0, activations, schedule(seq, inp.lens), recurrent_state)
     cell_states = np.empty((seq, nd, batch, hidden), dtype) if is_lstm else None
@@ -153,7 +183,8 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
         y_h = cells.gru(lanes, config).copy()
     elif cell_states is not None:
         c0 = np.zeros(state_shape, dtype) if inp.c0 is None else inp.c0
-        last_h, last_c = cells.lstm(lanes, config, c0, cell_states, inp.p)
+        peepholes = inp.p if inp.p is None or signs is None else -inp.p  # P_i, P_o, P_f: sigmoid gates all
+        last_h, last_c = cells.lstm(lanes, config, c0, cell_states, peepholes)
         y_h, y_c = last_h.copy(), last_c.copy()
     else:
         y_h = cells.rnn(lanes, config).copy()
