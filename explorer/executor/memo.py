@@ -40,6 +40,11 @@ INTEGER_TYPES = frozenset({
 })
 
 
+INTEGER_DTYPES = frozenset(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                                  np.int64, np.uint64, np.bool_))
+"""What a remembered node's inputs may hold (NumPy's integer and boolean types)."""
+
+
 def worth_remembering(op_type: str, input_types: Sequence[onnx.TypeProto | None]) -> bool:
     """Whether a node may be shape arithmetic: one of the operators, with no input declared as a non-integer tensor
     (a float Add is data, and checking its values on every execution would only cost). Shape and Size read only
@@ -67,7 +72,7 @@ def remembered(op_type: str, kernel: Kernel, budget: Budget) -> Kernel:
     """`kernel` with its results kept by input values (see `worth_remembering` for which nodes)."""
     shape_only = op_type in SHAPE_ONLY
     kept: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-    ndarray = np.ndarray
+    ndarray, integer_dtypes = np.ndarray, INTEGER_DTYPES
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         if shape_only:
@@ -76,15 +81,17 @@ def remembered(op_type: str, kernel: Kernel, budget: Budget) -> Kernel:
                 return kernel(args)
             key: tuple[Any, ...] = first.shape
         else:
-            parts: list[tuple[Any, ...] | None] = []
+            key = ()
             for value in args:
                 if value is None:
-                    parts.append(None)
+                    key += (None,)
                     continue
-                if type(value) is not ndarray or value.size > MAX_KEY_ELEMENTS or value.dtype.kind not in "iub":
+                if type(value) is not ndarray:
                     return kernel(args)
-                parts.append((value.dtype.num, value.shape, value.tobytes()))
-            key = tuple(parts)
+                dtype = value.dtype
+                if dtype not in integer_dtypes or value.size > MAX_KEY_ELEMENTS:
+                    return kernel(args)
+                key += (dtype, value.shape, value.tobytes())
         hit = kept.get(key)
         if hit is not None:
             return hit

@@ -29,9 +29,10 @@ def _gemm(node: onnx.NodeProto) -> Guard:
 
     def size(args: Sequence[Any]) -> int:
         a, b = args[0], args[1]
-        rows = a.shape[1] if trans_a else a.shape[0]
-        columns = b.shape[0] if trans_b else b.shape[1]
-        return int(rows) * int(columns) * widest_itemsize(args[:2])
+        rows: int = a.shape[1] if trans_a else a.shape[0]
+        columns: int = b.shape[0] if trans_b else b.shape[1]
+        itemsize: int = a.itemsize if a.itemsize > b.itemsize else b.itemsize
+        return rows * columns * itemsize
 
     return size
 

@@ -230,7 +230,11 @@ BY_INPUTS: dict[str, Guard] = {"Expand": _expand, "Tile": _tile, "Range": _range
                                "ConcatFromSequence": _total, "OneHot": _one_hot, "MatMul": _matmul,
                                "MatMulInteger": _matmul_integer,
                                **{op: _broadcast for op in ELEMENTWISE}}
-QUICK_BY_NODE: dict[str, Callable[[onnx.NodeProto], Guard]] = {op: _elementwise_bound for op in ELEMENTWISE}
+QUICK_BY_NODE: dict[str, Callable[[onnx.NodeProto], Guard]] = {
+    **{op: _elementwise_bound for op in ELEMENTWISE},
+    # Gather's output has (data's size / its axis) × the indices' elements; an empty axis takes no index at all
+    "Gather": lambda node: product_bound2,
+}
 """Cheap upper bounds run before the exact estimate, which then runs only when the bound is over the limit."""
 BY_NODE: dict[str, Callable[[onnx.NodeProto], Guard]] = {
     "ConstantOfShape": _constant_of_shape, "Pad": _pad, "Resize": _resize, "Upsample": _resize,
