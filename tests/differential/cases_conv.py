@@ -25,6 +25,9 @@ TRANSPOSE_ATTRS = [
     ((1, 2, 4, 4), (2, 2, 3, 3), {"strides": [2, 2], "auto_pad": "SAME_LOWER"}),
     ((1, 2, 3, 4, 3), (2, 1, 2, 2, 2), {"strides": [1, 2, 2], "auto_pad": "VALID"}),
     ((1, 6, 4, 4), (6, 1, 3, 3), {"group": 6, "auto_pad": "NOTSET", "pads": [1, 1, 1, 1]}),
+    # depthwise with two output channels per input channel, batch 2, strided: an outer product per channel
+    ((2, 3, 3, 5), (3, 2, 3, 2), {"group": 3, "strides": [2, 1], "pads": [1, 0, 0, 1]}),
+    ((1, 4, 6), (4, 1, 5), {"group": 4, "strides": [2], "output_padding": [1], "kernel_shape": [5]}),
 ]
 
 

@@ -142,9 +142,13 @@ def conv_transpose(x: np.ndarray, w: np.ndarray, window: Window, group: int, out
     per_group = w.shape[1]
     m = per_group * group
     taps = math.prod(window.kernel)
-    xm = x.reshape(n, group, c // group, math.prod(spatial))
-    wm = w.reshape(group, c // group, per_group * taps).transpose(0, 2, 1)
-    cols = np.matmul(wm, xm).reshape(n, m, taps, *spatial)
+    positions = math.prod(spatial)
+    if c == group:  # one input channel per group (depthwise): an outer product per channel, no batch of tiny GEMMs
+        cols = (w.reshape(1, c, per_group * taps, 1) * x.reshape(n, c, 1, positions)).reshape(n, m, taps, *spatial)
+    else:
+        xm = x.reshape(n, group, c // group, positions)
+        wm = w.reshape(group, c // group, per_group * taps).transpose(0, 2, 1)
+        cols = np.matmul(wm, xm).reshape(n, m, taps, *spatial)
     begins, outs = _transpose_geometry(window, spatial, output_padding, output_shape)
     full = [(size - 1) * window.strides[i] + window.effective(i) for i, size in enumerate(spatial)]
     low = [min(0, b) for b in begins]
