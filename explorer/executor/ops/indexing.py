@@ -85,21 +85,12 @@ def nd_index(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> tuple[np
         raise ValueError(f"indices address {k} dimensions, data has {data.ndim - batch_dims} after the batch ones")
     batch = prod(data.shape[:batch_dims])
     dims = data.shape[batch_dims:batch_dims + k]
-    columns = indices.reshape(batch, -1, k).astype(np.int64, copy=False)
+    columns = indices.reshape(batch, -1, k)
     rows = np.arange(batch, dtype=np.int64)[:, None] * prod(dims)  # each batch's first row
-    if not columns.size:
-        rows = rows + np.zeros(columns.shape[:2], dtype=np.int64)  # no index: no row
-    elif k:
-        sizes = np.array(dims, dtype=np.int64)
-        low, high = columns.min(axis=(0, 1)), columns.max(axis=(0, 1))  # every column checked in two calls
-        bad = (low < -sizes) | (high >= sizes)
-        if bad.any():
-            j = int(np.argmax(bad))
-            checked_indices(columns[..., j], dims[j], f"indices[..., {j}]")  # raises, naming the index
-        if (low < 0).any():
-            columns = np.where(columns < 0, columns + sizes, columns)
-        strides = np.array([prod(dims[j + 1:]) for j in range(k)], dtype=np.int64)
-        rows = rows + columns @ strides
+    stride = prod(dims)
+    for j, size in enumerate(dims):
+        stride //= size
+        rows = rows + checked_indices(columns[..., j], size, f"indices[..., {j}]") * stride
     return rows.reshape(-1), indices.shape[:-1], k
 
 
