@@ -468,13 +468,14 @@ def test_gates_per_iteration_of_an_enclosing_loop():
         np.testing.assert_allclose(trace.outputs["hs"][i], want[1], RTOL, ATOL)
 
 
+@pytest.mark.parametrize("batch", [2, 5])  # 5: Rᵀ kept per gate (GRU with linear_before_reset, LSTM)
 @pytest.mark.parametrize("op", ["GRU", "LSTM", "RNN"])
-def test_weights_kept_from_run_to_run_only_while_they_are_the_same(op):
+def test_weights_kept_from_run_to_run_only_while_they_are_the_same(op, batch):
     """Rᵀ is kept while R is the same read-only initializer: runs on other inputs still match onnxruntime, and a
     writeable R fed anew, changed in place between runs, is read afresh."""
     rng = np.random.default_rng(3)
-    feeds = make_feeds(op, rng, 6, 2, 4, 5, 2)
-    attrs = {"hidden_size": 5, "direction": "bidirectional"}
+    feeds = make_feeds(op, rng, 6, batch, 4, 5, 2)
+    attrs = {"hidden_size": 5, "direction": "bidirectional", **({"linear_before_reset": 1} if op == "GRU" else {})}
     weights = {k: v for k, v in feeds.items() if k in ("W", "R", "B")}
     fed = build(op, attrs, feeds, all_outputs(op))
     graph = fed.graph

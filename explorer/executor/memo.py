@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import TensorProto
+from onnx import TensorProto, helper
 
 Kernel = Callable[[Sequence[Any]], tuple[Any, ...]]
 
@@ -40,9 +40,8 @@ INTEGER_TYPES = frozenset({
 })
 
 
-INTEGER_DTYPES = frozenset(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
-                                                  np.int64, np.uint64, np.bool_))
-"""What a remembered node's inputs may hold (NumPy's integer and boolean types)."""
+INTEGER_DTYPES = frozenset(np.dtype(helper.tensor_dtype_to_np_dtype(t)) for t in INTEGER_TYPES)
+"""What a remembered node's inputs may hold: the same types as NumPy dtypes."""
 
 
 def worth_remembering(op_type: str, input_types: Sequence[onnx.TypeProto | None]) -> bool:

@@ -4,7 +4,8 @@
 Every per-step value is laid out [gate, lane, batch, hidden], the layout of the spec's states, so each step's
 elementwise operations run on contiguous arrays (numpy's strided loops cost two to three times more on small
 arrays). The recurrent product of a step is one matrix product per lane over all its gates (H [lane, batch,
-hidden] · Rᵀ [lane, hidden, gates·hidden]), added to the gates through a [gate, lane] view of its result. A step
+hidden] · Rᵀ [lane, hidden, gates·hidden]), or for batches of 4 or more one per gate, batched in one call; it is
+added to the gates through a [gate, lane] view of its result. A step
 costs a fixed number of NumPy calls whatever the number of directions: on the small cells of real models (hidden
 sizes of 4 to 64) the calls, not the arithmetic, are the time."""
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .lanes import Schedule
 class Lanes:
     """The buffers of every direction, batch-major, in processing order."""
 
-    rt: np.ndarray  # [lanes, hidden, gates * hidden]: Rᵀ
+    rt: np.ndarray  # Rᵀ: [lanes, hidden, gates * hidden], or per gate [lanes, gates, hidden, hidden] (TransposedR)
     rb: np.ndarray | None  # [lanes, batch, hidden]: Rbh, added each step (GRU with linear_before_reset only)
     gates: np.ndarray  # [seq, gates, lanes, batch, hidden]: X·Wᵀ (+ biases) on entry, each step's gates on exit
     y: np.ndarray  # [seq, lanes, batch, hidden]: H per step
@@ -44,16 +45,16 @@ def _gate_view(products: np.ndarray, n_gates: int) -> np.ndarray:
 
 def _recurrent_product(rt: np.ndarray, n_gates: int, batch: int
                        ) -> tuple[Callable[[np.ndarray], object], np.ndarray]:
-    """(h -> writes H·Rᵀ, its [gate, lane, batch, hidden] view). With a batch of 4 or more, one product per gate
-    (batched in one call) lands gate-major, so adding it to the gates reads it contiguously; with smaller batches
-    one product over all gates is faster (the add's strided read costs little there)."""
-    lanes, hidden, width = rt.shape
-    size = width // n_gates
-    if batch >= 4:
-        per_gate = np.ascontiguousarray(rt.reshape(lanes, hidden, n_gates, size).transpose(0, 2, 1, 3))
+    """(h -> writes H·Rᵀ, its [gate, lane, batch, hidden] view). Rᵀ per gate ([lanes, gates, hidden, hidden], for
+    a batch of 4 or more: kernel.TransposedR) gives one product per gate, batched in one call, landing gate-major,
+    so adding it to the gates reads it contiguously; Rᵀ over all gates ([lanes, hidden, gates * hidden]) gives one
+    product, faster with smaller batches (the add's strided read costs little there)."""
+    if rt.ndim == 4:
+        lanes, _, _, size = rt.shape
         gate_major = np.empty((lanes, n_gates, batch, size), rt.dtype)
         view: np.ndarray = gate_major.transpose(1, 0, 2, 3)
-        return (lambda h: np.matmul(h[:, None], per_gate, out=gate_major)), view
+        return (lambda h: np.matmul(h[:, None], rt, out=gate_major)), view
+    lanes, _, width = rt.shape
     products = np.empty((lanes, batch, width), rt.dtype)
     return (lambda h: np.matmul(h, rt, out=products)), _gate_view(products, n_gates)
 

@@ -105,9 +105,10 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
 
 
 class TransposedR:
-    """Rᵀ ([lanes, hidden, gates * hidden]) for a node's recurrent products. Each step's H·Rᵀ is fastest on a
-    contiguous copy, which costs about as much as a few steps: a node makes it when its steps or batch make up
-    for it (`worth_copying`), and keeps it while R is the same read-only array (an initializer) from run to run."""
+    """Rᵀ for a node's recurrent products: [lanes, hidden, gates * hidden], or per gate [lanes, gates, hidden,
+    hidden] (cells._recurrent_product). Each step's product is fastest on a contiguous copy, which costs about as
+    much as a few steps: a node makes it when its steps or batch make up for it (`worth_copying`), and keeps it
+    while R is the same read-only array (an initializer) from run to run."""
 
     def __init__(self) -> None:
         self._r: np.ndarray | None = None
@@ -117,14 +118,24 @@ class TransposedR:
     def worth_copying(r: np.ndarray, seq: int, batch: int) -> bool:
         return not r.flags.writeable or batch > 1 or seq > 4
 
-    def of(self, r: np.ndarray, copy: bool, signs: np.ndarray | None) -> np.ndarray:
-        """Rᵀ, its columns times `signs` (which only a copy applies)."""
-        if r is self._r and self._rt is not None:
+    def of(self, r: np.ndarray, copy: bool, signs: np.ndarray | None, per_gate: int | None) -> np.ndarray:
+        """Rᵀ, split into `per_gate` gates when given, its columns times `signs` (which only a copy applies)."""
+        if r is self._r and self._rt is not None and (self._rt.ndim == 4) == (per_gate is not None):
             return self._rt
-        rt: np.ndarray = r.transpose(0, 2, 1)
+        lanes, width, hidden = r.shape
+        if per_gate is not None:
+            rt: np.ndarray = r.reshape(lanes, per_gate, hidden, hidden).transpose(0, 1, 3, 2)
+            column_signs = None if signs is None else signs.reshape(per_gate, 1, hidden)
+        else:
+            rt = r.transpose(0, 2, 1)
+            column_signs = signs
         if not copy:
             return rt
-        copied: np.ndarray = np.ascontiguousarray(rt) if signs is None else np.multiply(rt, signs)
+        copied = np.empty(rt.shape, rt.dtype)  # C order: a product of the transposed view would keep its strides
+        if column_signs is None:
+            copied[...] = rt
+        else:
+            np.multiply(rt, column_signs, out=copied)
         if not r.flags.writeable:
             self._r, self._rt = r, copied
         return copied
@@ -173,7 +184,10 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
         rbh = slice(*cell.block(2, hidden, half=1))
         rb = np.empty(state_shape, dtype)
         rb[...] = inp.b[:, None, rbh]
-    rt = (transposed or TransposedR()).of(inp.r, copy_r, signs)  # [lanes, hidden, gates * hidden]
+    # per gate for the cells whose step multiplies every gate by H (LSTM, GRU with linear_before_reset)
+    per_gate = n_gates if batch >= 4 and (is_lstm or (cell.op_type == "GRU" and config.linear_before_reset)) \
+        else None
+    rt = (transposed or TransposedR()).of(inp.r, copy_r, signs, per_gate)
     h0 = np.zeros(state_shape, dtype) if inp.h0 is None else inp.h0
     lanes = cells.Lanes(rt, rb, gates, y, h0, activations, schedule(seq, inp.lens), recurrent_state)
     cell_states = np.empty((seq, nd, batch, hidden), dtype) if is_lstm else None
