@@ -19,6 +19,8 @@ from ...spec.rnn import RnnConfig
 from .activations import ActivationFn
 from .lanes import Schedule
 
+_HALF = np.float32(0.5)  # a NumPy scalar: a Python float is converted on every call (float64 arrays keep their type)
+
 
 @dataclass
 class Lanes:
@@ -109,9 +111,11 @@ def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
     return h_prev
 
 
-def lstm(d: Lanes, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
-         peephole: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Runs the steps, writing Ct into `cells` ([seq, lanes, batch, hidden]); returns the last H and C."""
+def lstm(d: Lanes, config: RnnConfig, c0: np.ndarray, cells: np.ndarray, peephole: np.ndarray | None,
+         halved: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Runs the steps, writing Ct into `cells` ([seq, lanes, batch, hidden]); returns the last H and C. `halved`:
+    the gates hold x/2 for i, o and f (kernel._gate_scales), whose sigmoid is (1 + tanh(x/2)) / 2, and every
+    activation is the default; one tanh over all four gates then activates them all."""
     add, multiply = np.add, np.multiply
     f, g, h = d.acts
     clip, forget_is_input = config.clip, config.input_forget
@@ -128,7 +132,12 @@ def lstm(d: Lanes, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
         i, o, fg, c = gt[0], gt[1], gt[2], gt[3]
         product(h_prev if d.recurrent_state is None else d.recurrent_state(h_prev))
         add(gt, rec, out=gt)
-        if peephole is None:
+        if halved:
+            np.tanh(gt, out=gt)
+            sigmoids = gt[:3]
+            multiply(sigmoids, _HALF, out=sigmoids)
+            add(sigmoids, _HALF, out=sigmoids)
+        elif peephole is None:
             if clip is not None:
                 np.clip(gt, -clip, clip, out=gt)
             f(gt[sigmoid_block], gt[sigmoid_block])
@@ -144,7 +153,8 @@ def lstm(d: Lanes, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,
                 f(fg, fg)
         if forget_is_input:
             np.subtract(1.0, i, out=fg)
-        g(c, c)
+        if not halved:
+            g(c, c)
         multiply(fg, c_prev, out=c_out)  # Ct = f (.) Ct-1 + i (.) c
         add(c_out, multiply(i, c, out=tmp), out=c_out)
         if peephole is not None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...errors import ExecutionError, where
-from ...spec.rnn import RnnConfig, config_from
+from ...spec.rnn import Activation, RnnConfig, config_from
 from ..ops.base import Call, SpecialKernel
 from . import cells
 from .activations import ActivationFn, lane_activations, sigmoid_of_negated
@@ -61,12 +61,13 @@ _PROJECTION_CHUNK_BYTES = 4 * 2**20  # the products of X·Wᵀ held at once, bes
 
 
 def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], gates: np.ndarray,
-                    signs: np.ndarray | None) -> None:
+                    scales: np.ndarray | None) -> None:
     """Writes X·Wᵀ of every step into `gates` ([seq, gate, direction, batch, hidden], processing order), plus the
-    biases that need no per-step work (the rows of `signs` negated); each step then adds its recurrent product in
-    place. The directions that
-    read X in time order or reversed share one matrix product per chunk of steps (a reverse direction with
-    sequence lengths reads X permuted, in a product of its own)."""
+    biases that need no per-step work (every row times `scales`); each step then adds its recurrent product in
+    place. The directions that read X in time order or reversed share one matrix product per chunk of steps (a
+    reverse direction with sequence lengths reads X permuted, in a product of its own). The biases enter the
+    product as one more column of X, all ones, against a row of biases under Wᵀ: that costs the product almost
+    nothing, where adding them while copying the product into place costs three times the copy."""
     x, hidden = inp.x, inp.hidden
     seq, batch, size = x.shape
     n_gates, nd = len(config.cell.gates), len(orders)
@@ -77,31 +78,33 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
         if config.cell.op_type == "GRU" and config.linear_before_reset:
             wbh = slice(*config.cell.block(2, hidden))
             folded[:, wbh] = inp.b[:, wbh]  # Rbh goes inside r (.) (...)
-        if signs is not None:
-            folded *= signs
-        folded = folded.reshape(nd, n_gates, 1, hidden)
     plain = [k for k, order in enumerate(orders) if order.index is None]
     groups = [(x, plain)] if plain else []
     groups += [(order.apply(x, 1), [k]) for k, order in enumerate(orders) if order.index is not None]
     step_bytes = max(1, batch * len(plain or [0]) * n_gates * hidden * gates.itemsize)
     chunk = max(1, _PROJECTION_CHUNK_BYTES // step_bytes)
+    width = size + (folded is not None)
     for source, lanes in groups:
-        chosen = weights if len(lanes) == nd else weights[lanes]
-        if signs is not None:
-            chosen = chosen * signs[:, None]
-        w = chosen.reshape(len(lanes) * n_gates * hidden, size).T
+        w = np.empty((width, len(lanes), n_gates * hidden), gates.dtype)  # Wᵀ, and the biases' row under it
+        w[:size] = weights[lanes].transpose(2, 0, 1)
+        if folded is not None:
+            w[size] = folded[lanes]
+        if scales is not None:
+            w *= scales
+        w = w.reshape(width, len(lanes) * n_gates * hidden)
         for t0 in range(0, seq, chunk):
             t1 = min(seq, t0 + chunk)
-            products = np.matmul(source[t0:t1].reshape((t1 - t0) * batch, size), w)
-            products = products.reshape(t1 - t0, batch, len(lanes), n_gates, hidden)
+            rows = source[t0:t1].reshape((t1 - t0) * batch, size)
+            if folded is not None:
+                ones = np.empty((len(rows), width), gates.dtype)
+                ones[:, :size] = rows
+                ones[:, size] = 1
+                rows = ones
+            products = np.matmul(rows, w).reshape(t1 - t0, batch, len(lanes), n_gates, hidden)
             for j, k in enumerate(lanes):
-                projected = products[:, :, j].transpose(0, 2, 1, 3)  # [steps, gate, batch, hidden]
                 reversed_steps = orders[k].reverse and orders[k].index is None
                 target = gates[seq - t1:seq - t0, :, k][::-1] if reversed_steps else gates[t0:t1, :, k]
-                if folded is None:
-                    target[...] = projected
-                else:
-                    np.add(projected, folded[k], out=target)
+                target[...] = products[:, :, j].transpose(0, 2, 1, 3)  # [steps, gate, batch, hidden]
 
 
 class TransposedR:
@@ -118,40 +121,53 @@ class TransposedR:
     def worth_copying(r: np.ndarray, seq: int, batch: int) -> bool:
         return not r.flags.writeable or batch > 1 or seq > 4
 
-    def of(self, r: np.ndarray, copy: bool, signs: np.ndarray | None, per_gate: int | None) -> np.ndarray:
-        """Rᵀ, split into `per_gate` gates when given, its columns times `signs` (which only a copy applies)."""
+    def of(self, r: np.ndarray, copy: bool, scales: np.ndarray | None, per_gate: int | None) -> np.ndarray:
+        """Rᵀ, split into `per_gate` gates when given, its columns times `scales` (which only a copy applies;
+        a node's scales are the same in every run)."""
         if r is self._r and self._rt is not None and (self._rt.ndim == 4) == (per_gate is not None):
             return self._rt
         lanes, width, hidden = r.shape
         if per_gate is not None:
             rt: np.ndarray = r.reshape(lanes, per_gate, hidden, hidden).transpose(0, 1, 3, 2)
-            column_signs = None if signs is None else signs.reshape(per_gate, 1, hidden)
+            column_scales = None if scales is None else scales.reshape(per_gate, 1, hidden)
         else:
             rt = r.transpose(0, 2, 1)
-            column_signs = signs
+            column_scales = scales
         if not copy:
             return rt
         copied = np.empty(rt.shape, rt.dtype)  # C order: a product of the transposed view would keep its strides
-        if column_signs is None:
+        if column_scales is None:
             copied[...] = rt
         else:
-            np.multiply(rt, column_signs, out=copied)
+            np.multiply(rt, column_scales, out=copied)
         if not r.flags.writeable:
             self._r, self._rt = r, copied
         return copied
 
 
-def _sigmoid_signs(config: RnnConfig, hidden: int, dtype: np.dtype) -> np.ndarray | None:
-    """-1 on the rows of W, R and B of the gates whose activation is Sigmoid in every direction (GRU's z and r,
-    LSTM's i, o and f), +1 on the others; None when some direction uses another. With those rows negated, the loops
-    hold -x for those gates and take sigmoid(x) = 1 / (1 + exp(-x)) in three NumPy calls instead of four. Negating
-    is exact, so every value is the same."""
-    if config.cell.op_type not in ("GRU", "LSTM") or any(acts[0].name != "Sigmoid" for acts in config.activations):
-        return None
+def _gate_scales(config: RnnConfig, hidden: int, dtype: np.dtype, peepholes: bool
+                 ) -> tuple[np.ndarray | None, bool]:
+    """(the factor on every row of W, R and B, or None for none; whether the LSTM loop takes its sigmoids from
+    tanh). Scaling by -1 or 1/2 is exact, so every pre-activation is exactly -x or x/2.
+
+    - An LSTM with the default activations everywhere, no clip, no peepholes and no coupled input and forget
+      gates: its sigmoid gates (i, o, f) get 1/2, so one tanh over all four gates gives tanh(x/2), from which
+      sigmoid(x) = (1 + tanh(x/2)) / 2 in two calls (cells.lstm).
+    - Else a GRU or LSTM whose f is Sigmoid in every direction: its sigmoid gates (GRU's z and r, LSTM's i, o and
+      f) get -1, and sigmoid(x) = 1 / (1 + exp(-x)) takes three calls instead of four (sigmoid_of_negated)."""
+    op_type = config.cell.op_type
+    if op_type not in ("GRU", "LSTM") or any(acts[0].name != "Sigmoid" for acts in config.activations):
+        return None, False
+    halved = (op_type == "LSTM" and config.clip is None and not peepholes and not config.input_forget
+              and all(acts == _LSTM_DEFAULTS for acts in config.activations))
     n_gates = len(config.cell.gates)
-    signs = np.ones(n_gates * hidden, dtype)
-    signs[:(n_gates - 1) * hidden] = -1  # every gate but the last, whose activation is g
-    return signs
+    scales = np.ones(n_gates * hidden, dtype)
+    scales[:(n_gates - 1) * hidden] = 0.5 if halved else -1  # every gate but the last, whose activation is g
+    return scales, halved
+
+
+_LSTM_DEFAULTS = (Activation("Sigmoid", None, None), Activation("Tanh", None, None),
+                  Activation("Tanh", None, None))
 
 
 def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: RnnInputs, call: Call,
@@ -172,11 +188,11 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
 
     orders = [time_order(config.direction == "reverse" or k == 1, seq, inp.lens) for k in range(nd)]
     copy_r = TransposedR.worth_copying(inp.r, seq, batch)
-    signs = _sigmoid_signs(config, hidden, dtype) if copy_r else None
-    if signs is not None:
+    scales, halved = _gate_scales(config, hidden, dtype, inp.p is not None) if copy_r else (None, False)
+    if scales is not None and not halved:
         activations = (sigmoid_of_negated, *activations[1:])
     gates = np.empty((seq, n_gates, nd, batch, hidden), dtype)
-    _project_inputs(inp, config, orders, gates, signs)
+    _project_inputs(inp, config, orders, gates, scales)
     y = np.empty((seq, nd, batch, hidden), dtype)
     state_shape = (nd, batch, hidden)
     rb = None
@@ -187,7 +203,7 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
     # per gate for the cells whose step multiplies every gate by H (LSTM, GRU with linear_before_reset)
     per_gate = n_gates if batch >= 4 and (is_lstm or (cell.op_type == "GRU" and config.linear_before_reset)) \
         else None
-    rt = (transposed or TransposedR()).of(inp.r, copy_r, signs, per_gate)
+    rt = (transposed or TransposedR()).of(inp.r, copy_r, scales, per_gate)
     h0 = np.zeros(state_shape, dtype) if inp.h0 is None else inp.h0
     lanes = cells.Lanes(rt, rb, gates, y, h0, activations, schedule(seq, inp.lens), recurrent_state)
     cell_states = np.empty((seq, nd, batch, hidden), dtype) if is_lstm else None
@@ -197,8 +213,8 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
         y_h = cells.gru(lanes, config).copy()
     elif cell_states is not None:
         c0 = np.zeros(state_shape, dtype) if inp.c0 is None else inp.c0
-        peepholes = inp.p if inp.p is None or signs is None else -inp.p  # P_i, P_o, P_f: sigmoid gates all
-        last_h, last_c = cells.lstm(lanes, config, c0, cell_states, peepholes)
+        peepholes = inp.p if inp.p is None or scales is None else -inp.p  # P_i, P_o, P_f: negated gates all
+        last_h, last_c = cells.lstm(lanes, config, c0, cell_states, peepholes, halved)
         y_h, y_c = last_h.copy(), last_c.copy()
     else:
         y_h = cells.rnn(lanes, config).copy()
