@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...spec.rnn import RnnConfig
+from ..aligned import aligned_copy
 from .activations import ActivationFn
 from .lanes import Schedule
 
@@ -72,8 +73,8 @@ def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
         product, rec = _recurrent_product(d.rt, 3, batch)  # H·Rᵀ per lane
         rec_zr, rec_h = rec[:2], rec[2]
     else:
-        rt_zr = np.ascontiguousarray(d.rt[:, :, :2 * hidden])
-        rt_h = np.ascontiguousarray(d.rt[:, :, 2 * hidden:])
+        rt_zr = aligned_copy(d.rt[:, :, :2 * hidden])
+        rt_h = aligned_copy(d.rt[:, :, 2 * hidden:])
         products_zr = np.empty((lanes, batch, 2 * hidden), d.h0.dtype)
         rec_zr = _gate_view(products_zr, 2)
         rec_h = np.empty(shape, d.h0.dtype)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ...errors import ExecutionError, where
 from ...spec.rnn import Activation, RnnConfig, config_from
+from ..aligned import aligned_empty
 from ..ops.base import Call, SpecialKernel
 from . import cells
 from .activations import ActivationFn, lane_activations, sigmoid_of_negated
@@ -85,7 +86,7 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
     chunk = max(1, _PROJECTION_CHUNK_BYTES // step_bytes)
     width = size + (folded is not None)
     for source, lanes in groups:
-        w = np.empty((width, len(lanes), n_gates * hidden), gates.dtype)  # Wᵀ, and the biases' row under it
+        w = aligned_empty((width, len(lanes), n_gates * hidden), gates.dtype)  # Wᵀ, and the biases' row under it
         w[:size] = weights[lanes].transpose(2, 0, 1)
         if folded is not None:
             w[size] = folded[lanes]
@@ -135,7 +136,7 @@ class TransposedR:
             column_scales = scales
         if not copy:
             return rt
-        copied = np.empty(rt.shape, rt.dtype)  # C order: a product of the transposed view would keep its strides
+        copied = aligned_empty(rt.shape, rt.dtype)  # C order: a product of the transposed view would keep its strides
         if column_scales is None:
             copied[...] = rt
         else:
@@ -191,9 +192,9 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
     scales, halved = _gate_scales(config, hidden, dtype, inp.p is not None) if copy_r else (None, False)
     if scales is not None and not halved:
         activations = (sigmoid_of_negated, *activations[1:])
-    gates = np.empty((seq, n_gates, nd, batch, hidden), dtype)
+    gates = aligned_empty((seq, n_gates, nd, batch, hidden), dtype)
     _project_inputs(inp, config, orders, gates, scales)
-    y = np.empty((seq, nd, batch, hidden), dtype)
+    y = aligned_empty((seq, nd, batch, hidden), dtype)
     state_shape = (nd, batch, hidden)
     rb = None
     if cell.op_type == "GRU" and config.linear_before_reset and inp.b is not None:
@@ -206,7 +207,7 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
     rt = (transposed or TransposedR()).of(inp.r, copy_r, scales, per_gate)
     h0 = np.zeros(state_shape, dtype) if inp.h0 is None else inp.h0
     lanes = cells.Lanes(rt, rb, gates, y, h0, activations, schedule(seq, inp.lens), recurrent_state)
-    cell_states = np.empty((seq, nd, batch, hidden), dtype) if is_lstm else None
+    cell_states = aligned_empty((seq, nd, batch, hidden), dtype) if is_lstm else None
     y_c = None
     # overflow in exp (sigmoid of x << 0) gives the right limit: explorer.run ignores floating-point warnings
     if cell.op_type == "GRU":
