@@ -471,8 +471,9 @@ def test_gates_per_iteration_of_an_enclosing_loop():
 @pytest.mark.parametrize("batch", [2, 5])  # 5: Rᵀ kept per gate (GRU with linear_before_reset, LSTM)
 @pytest.mark.parametrize("op", ["GRU", "LSTM", "RNN"])
 def test_weights_kept_from_run_to_run_only_while_they_are_the_same(op, batch):
-    """Rᵀ is kept while R is the same read-only initializer: runs on other inputs still match onnxruntime, and a
-    writeable R fed anew, changed in place between runs, is read afresh."""
+    """Rᵀ and Wᵀ (with the biases) are kept while R, W and B are the same read-only initializers: runs on other
+    inputs still match onnxruntime, and a writeable R, W or B fed anew, changed in place between runs, is read
+    afresh."""
     rng = np.random.default_rng(3)
     feeds = make_feeds(op, rng, 6, batch, 4, 5, 2)
     attrs = {"hidden_size": 5, "direction": "bidirectional", **({"linear_before_reset": 1} if op == "GRU" else {})}
@@ -493,8 +494,9 @@ def test_weights_kept_from_run_to_run_only_while_they_are_the_same(op, batch):
             np.testing.assert_allclose(ours[name], value, RTOL, ATOL)
     fed_model = explorer.load(build(op, attrs, feeds, all_outputs(op)))
     explorer.run(fed_model, feeds)
-    feeds["R"] *= 0.5  # the same array object, changed in place
-    ours = explorer.run(fed_model, feeds).outputs
-    theirs = onnxruntime_outputs(build(op, attrs, feeds, all_outputs(op)), feeds)
-    for name, value in zip([o for o in all_outputs(op) if o], theirs):
-        np.testing.assert_allclose(ours[name], value, RTOL, ATOL)
+    for name, factor in (("R", 0.5), ("W", -0.5), ("B", 3.0)):
+        feeds[name] *= factor  # the same array object, changed in place
+        ours = explorer.run(fed_model, feeds).outputs
+        theirs = onnxruntime_outputs(build(op, attrs, feeds, all_outputs(op)), feeds)
+        for output, value in zip([o for o in all_outputs(op) if o], theirs):
+            np.testing.assert_allclose(ours[output], value, RTOL, ATOL, err_msg=f"{name} changed in place")

@@ -49,11 +49,11 @@ def failure(call: Call) -> Callable[[str], ExecutionError]:
 
 def rnn_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     config, activations, n_outputs = configured(node, program)
-    transposed = TransposedR()
+    kept = KeptWeights()
 
     def kernel(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
         return run_cells(config, activations, read_inputs(args, config, failure(call)), call, n_outputs,
-                         transposed=transposed)
+                         kept=kept)
 
     return kernel
 
@@ -62,7 +62,7 @@ _PROJECTION_CHUNK_BYTES = 4 * 2**20  # the products of X·Wᵀ held at once, bes
 
 
 def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], gates: np.ndarray,
-                    scales: np.ndarray | None) -> None:
+                    scales: np.ndarray | None, kept: KeptWeights) -> None:
     """Writes X·Wᵀ of every step into `gates` ([seq, gate, direction, batch, hidden], processing order), plus the
     biases that need no per-step work (every row times `scales`); each step then adds its recurrent product in
     place. The directions that read X in time order or reversed share one matrix product per chunk of steps (a
@@ -86,13 +86,17 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
     chunk = max(1, _PROJECTION_CHUNK_BYTES // step_bytes)
     width = size + (folded is not None)
     for source, lanes in groups:
-        w = aligned_empty((width, len(lanes), n_gates * hidden), gates.dtype)  # Wᵀ, and the biases' row under it
-        w[:size] = weights[lanes].transpose(2, 0, 1)
-        if folded is not None:
-            w[size] = folded[lanes]
-        if scales is not None:
-            w *= scales
-        w = w.reshape(width, len(lanes) * n_gates * hidden)
+        def transposed_w(lanes: list[int] = lanes) -> np.ndarray:
+            """Wᵀ of `lanes`, the biases' row under it, times the scales."""
+            w = aligned_empty((width, len(lanes), n_gates * hidden), gates.dtype)
+            w[:size] = weights[lanes].transpose(2, 0, 1)
+            if folded is not None:
+                w[size] = folded[lanes]
+            if scales is not None:
+                w *= scales
+            return w.reshape(width, len(lanes) * n_gates * hidden)
+
+        w = kept.get(("W", tuple(lanes), _scaling(scales), gates.dtype), (inp.w, inp.b), transposed_w)
         for t0 in range(0, seq, chunk):
             t1 = min(seq, t0 + chunk)
             rows = source[t0:t1].reshape((t1 - t0) * batch, size)
@@ -108,25 +112,38 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
                 target[...] = products[:, :, j].transpose(0, 2, 1, 3)  # [steps, gate, batch, hidden]
 
 
-class TransposedR:
-    """Rᵀ for a node's recurrent products: [lanes, hidden, gates * hidden], or per gate [lanes, gates, hidden,
-    hidden] (cells._recurrent_product). Each step's product is fastest on a contiguous copy, which costs about as
-    much as a few steps: a node makes it when its steps or batch make up for it (`worth_copying`), and keeps it
-    while R is the same read-only array (an initializer) from run to run."""
+class KeptWeights:
+    """A node's weights in the layouts its products read, kept from run to run while their sources are the same
+    read-only arrays (initializers):
+
+    - Rᵀ for the recurrent products: [lanes, hidden, gates * hidden], or per gate [lanes, gates, hidden, hidden]
+      (cells._recurrent_product). Each step's product is fastest on a contiguous copy, which costs about as much
+      as a few steps: a node makes it when its steps or batch make up for it (`worth_copying`).
+    - Wᵀ with the biases' row under it, for the input projection (_project_inputs).
+
+    The scaling of the sigmoid gates' rows (_gate_scales) is part of each key."""
 
     def __init__(self) -> None:
-        self._r: np.ndarray | None = None
-        self._rt: np.ndarray | None = None
+        self._kept: dict[tuple[object, ...], tuple[tuple[np.ndarray | None, ...], np.ndarray]] = {}
+
+    def get(self, key: tuple[object, ...], sources: tuple[np.ndarray | None, ...],
+            build: Callable[[], np.ndarray]) -> np.ndarray:
+        """The kept array under `key` made from `sources`, else `build()` (kept when every source is read-only)."""
+        kept = self._kept.get(key)
+        if kept is not None and all(a is b for a, b in zip(kept[0], sources, strict=True)):
+            return kept[1]
+        value = build()
+        if all(source is None or not source.flags.writeable for source in sources):
+            self._kept[key] = (sources, value)
+        return value
 
     @staticmethod
     def worth_copying(r: np.ndarray, seq: int, batch: int) -> bool:
         return not r.flags.writeable or batch > 1 or seq > 4
 
-    def of(self, r: np.ndarray, copy: bool, scales: np.ndarray | None, per_gate: int | None) -> np.ndarray:
-        """Rᵀ, split into `per_gate` gates when given, its columns times `scales` (which only a copy applies;
-        a node's scales are the same in every run)."""
-        if r is self._r and self._rt is not None and (self._rt.ndim == 4) == (per_gate is not None):
-            return self._rt
+    def transposed_r(self, r: np.ndarray, copy: bool, scales: np.ndarray | None, per_gate: int | None
+                     ) -> np.ndarray:
+        """Rᵀ, split into `per_gate` gates when given, its columns times `scales` (which only a copy applies)."""
         lanes, width, hidden = r.shape
         if per_gate is not None:
             rt: np.ndarray = r.reshape(lanes, per_gate, hidden, hidden).transpose(0, 1, 3, 2)
@@ -136,14 +153,16 @@ class TransposedR:
             column_scales = scales
         if not copy:
             return rt
-        copied = aligned_empty(rt.shape, rt.dtype)  # C order: a product of the transposed view would keep its strides
-        if column_scales is None:
-            copied[...] = rt
-        else:
-            np.multiply(rt, column_scales, out=copied)
-        if not r.flags.writeable:
-            self._r, self._rt = r, copied
-        return copied
+
+        def build() -> np.ndarray:
+            copied = aligned_empty(rt.shape, rt.dtype)  # C order: a product of a transposed view keeps its strides
+            if column_scales is None:
+                copied[...] = rt
+            else:
+                np.multiply(rt, column_scales, out=copied)
+            return copied
+
+        return self.get(("R", per_gate, _scaling(scales), rt.dtype), (r,), build)
 
 
 def _gate_scales(config: RnnConfig, hidden: int, dtype: np.dtype, peepholes: bool
@@ -167,16 +186,21 @@ def _gate_scales(config: RnnConfig, hidden: int, dtype: np.dtype, peepholes: boo
     return scales, halved
 
 
+def _scaling(scales: np.ndarray | None) -> float | None:
+    """The factor on the sigmoid gates' rows (-1 or 1/2), None for none."""
+    return None if scales is None else float(scales[0])
+
+
 _LSTM_DEFAULTS = (Activation("Sigmoid", None, None), Activation("Tanh", None, None),
                   Activation("Tanh", None, None))
 
 
 def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: RnnInputs, call: Call,
               n_outputs: int, recurrent_state: Callable[[np.ndarray], np.ndarray] | None = None,
-              transposed: TransposedR | None = None) -> tuple[list[Any], EventInfo]:
+              kept: KeptWeights | None = None) -> tuple[list[Any], EventInfo]:
     """Runs the time loop of every direction and returns the node's outputs and its recorded gates;
-    `recurrent_state` (LSTM) maps H before each recurrent product (quantized LSTM); `transposed` keeps the
-    node's Rᵀ from run to run."""
+    `recurrent_state` (LSTM) maps H before each recurrent product (quantized LSTM); `kept` keeps the
+    node's weights in the layouts its products read from run to run."""
     cell = config.cell
     is_lstm = cell.op_type == "LSTM"
     hidden, nd = inp.hidden, config.num_directions
@@ -188,12 +212,13 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
                             call.op_type, call.iteration)
 
     orders = [time_order(config.direction == "reverse" or k == 1, seq, inp.lens) for k in range(nd)]
-    copy_r = TransposedR.worth_copying(inp.r, seq, batch)
+    copy_r = KeptWeights.worth_copying(inp.r, seq, batch)
+    kept = kept or KeptWeights()
     scales, halved = _gate_scales(config, hidden, dtype, inp.p is not None) if copy_r else (None, False)
     if scales is not None and not halved:
         activations = (sigmoid_of_negated, *activations[1:])
     gates = aligned_empty((seq, n_gates, nd, batch, hidden), dtype)
-    _project_inputs(inp, config, orders, gates, scales)
+    _project_inputs(inp, config, orders, gates, scales, kept)
     y = aligned_empty((seq, nd, batch, hidden), dtype)
     state_shape = (nd, batch, hidden)
     rb = None
@@ -204,7 +229,7 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
     # per gate for the cells whose step multiplies every gate by H (LSTM, GRU with linear_before_reset)
     per_gate = n_gates if batch >= 4 and (is_lstm or (cell.op_type == "GRU" and config.linear_before_reset)) \
         else None
-    rt = (transposed or TransposedR()).of(inp.r, copy_r, scales, per_gate)
+    rt = kept.transposed_r(inp.r, copy_r, scales, per_gate)
     h0 = np.zeros(state_shape, dtype) if inp.h0 is None else inp.h0
     lanes = cells.Lanes(rt, rb, gates, y, h0, activations, schedule(seq, inp.lens), recurrent_state)
     cell_states = aligned_empty((seq, nd, batch, hidden), dtype) if is_lstm else None
