@@ -24,7 +24,7 @@ def sigmoid(x: np.ndarray, out: np.ndarray) -> None:
 
 
 def sigmoid_of_negated(u: np.ndarray, out: np.ndarray) -> None:
-    """sigmoid(x) from u = -x (the cells negate the weights of their sigmoid gates: kernel._sigmoid_signs)."""
+    """sigmoid(x) from u = -x (the cells negate the weights of their sigmoid gates: kernel._gate_scales)."""
     np.exp(u, out=out)  # overflows to inf for x << 0, giving exactly 0 below
     np.add(out, _ONE, out=out)
     np.reciprocal(out, out=out)

@@ -27,7 +27,7 @@ _HALF = np.float32(0.5)  # a NumPy scalar: a Python float is converted on every 
 class Lanes:
     """The buffers of every direction, batch-major, in processing order."""
 
-    rt: np.ndarray  # Rᵀ: [lanes, hidden, gates * hidden], or per gate [lanes, gates, hidden, hidden] (TransposedR)
+    rt: np.ndarray  # Rᵀ: [lanes, hidden, gates * hidden], or per gate [lanes, gates, hidden, hidden] (KeptWeights)
     rb: np.ndarray | None  # [lanes, batch, hidden]: Rbh, added each step (GRU with linear_before_reset only)
     gates: np.ndarray  # [seq, gates, lanes, batch, hidden]: X·Wᵀ (+ biases) on entry, each step's gates on exit
     y: np.ndarray  # [seq, lanes, batch, hidden]: H per step
@@ -49,7 +49,7 @@ def _gate_view(products: np.ndarray, n_gates: int) -> np.ndarray:
 def _recurrent_product(rt: np.ndarray, n_gates: int, batch: int
                        ) -> tuple[Callable[[np.ndarray], object], np.ndarray]:
     """(h -> writes H·Rᵀ, its [gate, lane, batch, hidden] view). Rᵀ per gate ([lanes, gates, hidden, hidden], for
-    a batch of 4 or more: kernel.TransposedR) gives one product per gate, batched in one call, landing gate-major,
+    a batch of 4 or more: kernel.KeptWeights) gives one product per gate, batched in one call, landing gate-major,
     so adding it to the gates reads it contiguously; Rᵀ over all gates ([lanes, hidden, gates * hidden]) gives one
     product, faster with smaller batches (the add's strided read costs little there)."""
     if rt.ndim == 4:
