@@ -337,17 +337,21 @@ def test_empty_sequence_or_batch(op, seq, batch):
     assert gates["H"].shape == (seq, 2, batch, 3) and gates["mask"].shape == (seq, 2, batch)
 
 
+@pytest.mark.parametrize("op,attrs", [("GRU", {"linear_before_reset": 1}), ("LSTM", {})])
 @pytest.mark.parametrize("dtype,rtol,atol", [(np.float64, 1e-9, 1e-12), (np.float16, 1e-2, 1e-2)])
-def test_other_float_types(dtype, rtol, atol):
-    """onnxruntime runs only float32 recurrent nodes: the reference (checked against it above) judges."""
-    feeds = make_feeds("GRU", np.random.default_rng(4), 4, 2, 3, 3, 1, lens=[4, 3], dtype=dtype)
+def test_other_float_types(op, attrs, dtype, rtol, atol):
+    """onnxruntime runs only float32 recurrent nodes: the reference (checked against it above) judges, gates
+    included (an LSTM with the default activations takes its sigmoids from tanh: exact to float64 too)."""
+    feeds = make_feeds(op, np.random.default_rng(4), 4, 2, 3, 3, 1, lens=[4, 3], dtype=dtype)
     feeds["sequence_lens"] = feeds["sequence_lens"].astype(np.int32)
-    attrs = {"hidden_size": 3, "linear_before_reset": 1}
-    ours, gates = run_rnn(build("GRU", attrs, feeds, ["Y", "Y_h"]), feeds)
-    assert ours[0].dtype == dtype and gates["z"].dtype == (np.float64 if dtype == np.float64 else np.float32)
+    attrs = {"hidden_size": 3, **attrs}
+    ours, gates = run_rnn(build(op, attrs, feeds, ["Y", "Y_h"]), feeds)
+    wide_type = np.float64 if dtype == np.float64 else np.float32
+    assert ours[0].dtype == dtype and gates["H"].dtype == wide_type
     wide = {k: (v.astype(np.float64) if v.dtype.kind == "f" else v) for k, v in feeds.items()}
-    ref = reference("GRU", **wide, **attrs)
+    ref = reference(op, **wide, **attrs)
     np.testing.assert_allclose(ours[0].astype(np.float64), ref[0], rtol, atol)
+    check_gates(gates, ref[3], rtol, atol)
 
 
 def test_bfloat16_from_opset_22():
