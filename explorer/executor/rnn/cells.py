@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...spec.rnn import RnnConfig
-from ..aligned import aligned_copy
+from ..aligned import aligned_copy, aligned_empty
 from .activations import ActivationFn
 from .lanes import Schedule
 
@@ -54,11 +54,11 @@ def _recurrent_product(rt: np.ndarray, n_gates: int, batch: int
     product, faster with smaller batches (the add's strided read costs little there)."""
     if rt.ndim == 4:
         lanes, _, _, size = rt.shape
-        gate_major = np.empty((lanes, n_gates, batch, size), rt.dtype)
+        gate_major = aligned_empty((lanes, n_gates, batch, size), rt.dtype)
         view: np.ndarray = gate_major.transpose(1, 0, 2, 3)
         return (lambda h: np.matmul(h[:, None], rt, out=gate_major)), view
     lanes, _, width = rt.shape
-    products = np.empty((lanes, batch, width), rt.dtype)
+    products = aligned_empty((lanes, batch, width), rt.dtype)
     return (lambda h: np.matmul(h, rt, out=products)), _gate_view(products, n_gates)
 
 
@@ -68,16 +68,16 @@ def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
     f, g = d.acts[0], d.acts[1]
     clip = config.clip
     lanes, batch, hidden = shape = d.h0.shape
-    tmp = np.empty(shape, d.h0.dtype)
+    tmp = aligned_empty(shape, d.h0.dtype)
     if config.linear_before_reset:
         product, rec = _recurrent_product(d.rt, 3, batch)  # H·Rᵀ per lane
         rec_zr, rec_h = rec[:2], rec[2]
     else:
         rt_zr = aligned_copy(d.rt[:, :, :2 * hidden])
         rt_h = aligned_copy(d.rt[:, :, 2 * hidden:])
-        products_zr = np.empty((lanes, batch, 2 * hidden), d.h0.dtype)
+        products_zr = aligned_empty((lanes, batch, 2 * hidden), d.h0.dtype)
         rec_zr = _gate_view(products_zr, 2)
-        rec_h = np.empty(shape, d.h0.dtype)
+        rec_h = aligned_empty(shape, d.h0.dtype)
     h_prev = d.h0
     for s, keep in d.steps:
         gt, h_out = d.gates[s], d.y[s]
@@ -122,7 +122,7 @@ def lstm(d: Lanes, config: RnnConfig, c0: np.ndarray, cells: np.ndarray, peephol
     clip, forget_is_input = config.clip, config.input_forget
     lanes, batch, hidden = d.h0.shape
     product, rec = _recurrent_product(d.rt, 4, batch)  # H·Rᵀ per lane
-    tmp = np.empty((lanes, batch, hidden), d.h0.dtype)
+    tmp = aligned_empty((lanes, batch, hidden), d.h0.dtype)
     if peephole is not None:  # [lanes, 3 * hidden] -> P_i, P_o, P_f, each [lanes, batch, hidden]
         rows = np.broadcast_to(peephole.reshape(lanes, 1, 3, hidden), (lanes, batch, 3, hidden))
         p_i, p_o, p_f = np.ascontiguousarray(rows.transpose(2, 0, 1, 3))
@@ -177,7 +177,7 @@ def rnn(d: Lanes, config: RnnConfig) -> np.ndarray:
     f = d.acts[0]
     clip = config.clip
     rt = d.rt
-    rec = np.empty(d.h0.shape, d.h0.dtype)
+    rec = aligned_empty(d.h0.shape, d.h0.dtype)
     h_prev = d.h0
     for s, keep in d.steps:
         a, h_out = d.gates[s][0], d.y[s]
