@@ -113,6 +113,10 @@ CASES = {  # id: (op, attributes, make_feeds keyword arguments)
     "gru_activations": ("GRU", {"activations": ["HardSigmoid", "LeakyRelu"], "activation_alpha": [0.3, 0.2],
                                 "activation_beta": [0.4]}, {}),
     "lstm_defaults": ("LSTM", {}, dict(optional=())),
+    # the default activations without peepholes: every gate from one tanh (kernel._gate_scales)
+    "lstm_tanh_form_bidirectional_ragged": ("LSTM", {"direction": "bidirectional"},
+                                            dict(optional=("B", "initial_h", "initial_c"), lens=[2, 5, 0])),
+    "lstm_tanh_form_reverse": ("LSTM", {"direction": "reverse"}, dict(optional=("B",))),
     "lstm_peepholes_initial_states": ("LSTM", {}, {}),
     "lstm_input_forget": ("LSTM", {"input_forget": 1}, {}),
     "lstm_input_forget_peepholes_clip_reverse": (
@@ -141,7 +145,8 @@ def test_matches_onnxruntime_and_records_the_spec_gates(case):
 
 
 @pytest.mark.parametrize("case", ["gru_lbr1_ragged_bidirectional", "lstm_bidirectional_ragged_peepholes",
-                                  "lstm_input_forget_peepholes_clip_reverse", "rnn_relu_bidirectional"])
+                                  "lstm_input_forget_peepholes_clip_reverse", "lstm_tanh_form_bidirectional_ragged",
+                                  "rnn_relu_bidirectional"])
 def test_input_projection_in_chunks_of_steps(case, monkeypatch):
     """X·Wᵀ is computed a few steps at a time (a bounded buffer beside the gates): chunks of one and two steps
     land each direction's steps where its processing order puts them, ragged and reversed ones too."""
@@ -152,6 +157,18 @@ def test_input_projection_in_chunks_of_steps(case, monkeypatch):
     for steps in (1, 2):
         monkeypatch.setattr(rnn_kernel, "_PROJECTION_CHUNK_BYTES", steps * 3 * nd * BLOCKS[op] * 3 * 4)
         check_against_judges(op, {"hidden_size": 3, **attrs}, feeds)
+
+
+@pytest.mark.parametrize("case", ["gru_lbr1_ragged_bidirectional", "lstm_tanh_form_bidirectional_ragged",
+                                  "lstm_bidirectional_ragged_peepholes", "rnn_relu_bidirectional"])
+def test_input_projection_of_fewer_rows_than_inputs(case):
+    """With fewer steps times batch items than inputs and W and B fed (writeable, as computed weights are), the
+    biases are added while the projection is copied into place rather than through a row under Wᵀ."""
+    op, attrs, options = CASES[case]
+    options = dict(options)
+    options["lens"] = None
+    feeds = make_feeds(op, np.random.default_rng(12), 2, 3, 9, 3, 2, **options)
+    check_against_judges(op, {"hidden_size": 3, **attrs}, feeds)
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -342,7 +359,8 @@ def test_empty_sequence_or_batch(op, seq, batch):
 def test_other_float_types(op, attrs, dtype, rtol, atol):
     """onnxruntime runs only float32 recurrent nodes: the reference (checked against it above) judges, gates
     included (an LSTM with the default activations takes its sigmoids from tanh: exact to float64 too)."""
-    feeds = make_feeds(op, np.random.default_rng(4), 4, 2, 3, 3, 1, lens=[4, 3], dtype=dtype)
+    optional = ("B", "initial_h", "initial_c")  # no peepholes: the LSTM takes its sigmoids from tanh
+    feeds = make_feeds(op, np.random.default_rng(4), 4, 2, 3, 3, 1, optional, lens=[4, 3], dtype=dtype)
     feeds["sequence_lens"] = feeds["sequence_lens"].astype(np.int32)
     attrs = {"hidden_size": 3, **attrs}
     ours, gates = run_rnn(build(op, attrs, feeds, ["Y", "Y_h"]), feeds)

@@ -3,23 +3,28 @@ recurrent cells) reads its right operand a third faster from 64-byte aligned mem
 [8, 128] x [128, 512] in float32 on AVX-512); numpy only promises 16 bytes."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import DTypeLike
 
 CACHE_LINE = 64
+_SMALL_BYTES = 16 * 1024  # below this, alignment gains nothing worth its cost (a few microseconds per array)
 
 
 def aligned_empty(shape: tuple[int, ...], dtype: DTypeLike) -> np.ndarray:
-    """An uninitialised C-order array of `shape` whose data starts on a 64-byte boundary."""
+    """An uninitialised C-order array of `shape`, on a 64-byte boundary unless it is under 16 KiB."""
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < _SMALL_BYTES:
+        return np.empty(shape, dtype)
     raw = np.empty(nbytes + CACHE_LINE, np.uint8)
     start = -raw.ctypes.data % CACHE_LINE
     return raw[start:start + nbytes].view(dtype).reshape(shape)
 
 
 def aligned_copy(array: np.ndarray) -> np.ndarray:
-    """A C-order copy of `array` on a 64-byte boundary."""
+    """A C-order copy of `array`, on a 64-byte boundary unless it is under 16 KiB."""
     copied = aligned_empty(array.shape, array.dtype)
     copied[...] = array
     return copied

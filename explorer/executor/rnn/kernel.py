@@ -66,9 +66,12 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
     """Writes X·Wᵀ of every step into `gates` ([seq, gate, direction, batch, hidden], processing order), plus the
     biases that need no per-step work (every row times `scales`); each step then adds its recurrent product in
     place. The directions that read X in time order or reversed share one matrix product per chunk of steps (a
-    reverse direction with sequence lengths reads X permuted, in a product of its own). The biases enter the
-    product as one more column of X, all ones, against a row of biases under Wᵀ: that costs the product almost
-    nothing, where adding them while copying the product into place costs three times the copy."""
+    reverse direction with sequence lengths reads X permuted, in a product of its own).
+
+    The biases enter the product as one more column of X, all ones, against a row of biases under Wᵀ: that costs
+    the product almost nothing, where adding them while copying the product into place costs three times the
+    copy. Building that Wᵀ pays when the node keeps it (W and B are initializers) or X has more rows than columns;
+    otherwise (a step or two of a cell whose weights are computed) the biases are added during the copy."""
     x, hidden = inp.x, inp.hidden
     seq, batch, size = x.shape
     n_gates, nd = len(config.cell.gates), len(orders)
@@ -79,12 +82,16 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
         if config.cell.op_type == "GRU" and config.linear_before_reset:
             wbh = slice(*config.cell.block(2, hidden))
             folded[:, wbh] = inp.b[:, wbh]  # Rbh goes inside r (.) (...)
+    bias_row = folded is not None and (KeptWeights.keeps((inp.w, inp.b)) or seq * batch >= size)
+    added = None  # the biases added during the copy, [lanes, gate, 1, hidden]
+    if folded is not None and not bias_row:
+        added = (folded if scales is None else folded * scales).reshape(nd, n_gates, 1, hidden)
     plain = [k for k, order in enumerate(orders) if order.index is None]
     groups = [(x, plain)] if plain else []
     groups += [(order.apply(x, 1), [k]) for k, order in enumerate(orders) if order.index is not None]
     step_bytes = max(1, batch * len(plain or [0]) * n_gates * hidden * gates.itemsize)
     chunk = max(1, _PROJECTION_CHUNK_BYTES // step_bytes)
-    width = size + (folded is not None)
+    width = size + bias_row
     for source, lanes in groups:
         def transposed_w(lanes: list[int] = lanes) -> np.ndarray:
             """Wᵀ of `lanes`, the biases' row under it, times the scales."""
@@ -96,20 +103,30 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
                 w *= scales
             return w.reshape(width, len(lanes) * n_gates * hidden)
 
-        w = kept.get(("W", tuple(lanes), _scaling(scales), gates.dtype), (inp.w, inp.b), transposed_w)
+        if bias_row:
+            w = kept.get(("W", tuple(lanes), _scaling(scales), gates.dtype), (inp.w, inp.b), transposed_w)
+        else:
+            chosen = weights if len(lanes) == nd else weights[lanes]
+            if scales is not None:
+                chosen = chosen * scales[:, None]
+            w = chosen.reshape(len(lanes) * n_gates * hidden, size).T
         for t0 in range(0, seq, chunk):
             t1 = min(seq, t0 + chunk)
             rows = source[t0:t1].reshape((t1 - t0) * batch, size)
-            if folded is not None:
+            if bias_row:
                 ones = np.empty((len(rows), width), gates.dtype)
                 ones[:, :size] = rows
                 ones[:, size] = 1
                 rows = ones
             products = np.matmul(rows, w).reshape(t1 - t0, batch, len(lanes), n_gates, hidden)
             for j, k in enumerate(lanes):
+                projected = products[:, :, j].transpose(0, 2, 1, 3)  # [steps, gate, batch, hidden]
                 reversed_steps = orders[k].reverse and orders[k].index is None
                 target = gates[seq - t1:seq - t0, :, k][::-1] if reversed_steps else gates[t0:t1, :, k]
-                target[...] = products[:, :, j].transpose(0, 2, 1, 3)  # [steps, gate, batch, hidden]
+                if added is None:
+                    target[...] = projected
+                else:
+                    np.add(projected, added[k], out=target)
 
 
 class KeptWeights:
@@ -133,9 +150,14 @@ class KeptWeights:
         if kept is not None and all(a is b for a, b in zip(kept[0], sources, strict=True)):
             return kept[1]
         value = build()
-        if all(source is None or not source.flags.writeable for source in sources):
+        if self.keeps(sources):
             self._kept[key] = (sources, value)
         return value
+
+    @staticmethod
+    def keeps(sources: tuple[np.ndarray | None, ...]) -> bool:
+        """Whether what is made from `sources` is kept: when every one is read-only (an initializer)."""
+        return all(source is None or not source.flags.writeable for source in sources)
 
     @staticmethod
     def worth_copying(r: np.ndarray, seq: int, batch: int) -> bool:
