@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...errors import ExecutionError, where
-from ...spec.rnn import Activation, RnnConfig, config_from
+from ...spec.rnn import RnnConfig, config_from
 from ..aligned import aligned_empty
 from ..ops.base import Call, SpecialKernel
 from . import cells
@@ -201,7 +201,7 @@ def _gate_scales(config: RnnConfig, hidden: int, dtype: np.dtype, peepholes: boo
     if op_type not in ("GRU", "LSTM") or any(acts[0].name != "Sigmoid" for acts in config.activations):
         return None, False
     halved = (op_type == "LSTM" and config.clip is None and not peepholes and not config.input_forget
-              and all(acts == _LSTM_DEFAULTS for acts in config.activations))
+              and all(tuple(a.name for a in acts) == config.cell.activations for acts in config.activations))
     n_gates = len(config.cell.gates)
     scales = np.ones(n_gates * hidden, dtype)
     scales[:(n_gates - 1) * hidden] = 0.5 if halved else -1  # every gate but the last, whose activation is g
@@ -211,10 +211,6 @@ def _gate_scales(config: RnnConfig, hidden: int, dtype: np.dtype, peepholes: boo
 def _scaling(scales: np.ndarray | None) -> float | None:
     """The factor on the sigmoid gates' rows (-1 or 1/2), None for none."""
     return None if scales is None else float(scales[0])
-
-
-_LSTM_DEFAULTS = (Activation("Sigmoid", None, None), Activation("Tanh", None, None),
-                  Activation("Tanh", None, None))
 
 
 def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: RnnInputs, call: Call,
