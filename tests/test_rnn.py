@@ -271,6 +271,21 @@ def test_every_opset_version(op, version):
         np.testing.assert_allclose(a, b, RTOL, ATOL)
 
 
+@pytest.mark.parametrize("version", [version for op, version in VERSIONS if op == "LSTM"])
+def test_lstm_tanh_form_at_every_opset_version(version):
+    """An LSTM without peepholes takes every gate from one tanh (kernel._gate_scales) at each version: its outputs
+    match onnxruntime's (at max(version, 7)) and its gates the reference's."""
+    feeds = make_feeds("LSTM", np.random.default_rng(40 + version), 5, 3, 3, 4, 2,
+                       optional=("B", "initial_h", "initial_c"), lens=[5, 2, 4])
+    attrs = {"hidden_size": 4, "direction": "bidirectional"}
+    mine = dict(attrs, output_sequence=1) if version == 1 else attrs
+    ours, gates = run_rnn(build("LSTM", mine, feeds, all_outputs("LSTM"), opset=version), feeds)
+    theirs = onnxruntime_outputs(build("LSTM", attrs, feeds, all_outputs("LSTM"), opset=max(version, 7)), feeds)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, RTOL, ATOL)
+    check_gates(gates, reference("LSTM", **feeds, **attrs)[3])
+
+
 def test_gru_1_default_direction_is_forward():
     feeds = make_feeds("GRU", np.random.default_rng(0), 3, 2, 2, 2, 1)
     ours, _ = run_rnn(build("GRU", {"hidden_size": 2}, feeds, ["Y", "Y_h"], opset=1), feeds)
