@@ -5,7 +5,13 @@ same values, and a model sees the same few values run after run and iteration af
 A node of these operators whose inputs are all small integer or boolean tensors (or, for Shape and Size, any
 tensor: only its shape is read) keeps its results by input values, and a later execution with the same values
 records the kept result without running the kernel: the event is the same. A kept result is a private read-only
-copy, so no trace can change what another run records. The cache is bounded per node and per model."""
+copy, so no trace can change what another run records. The cache is bounded per node and per model.
+
+Constants are remembered too: a node whose inputs are all constants (initializers no feed can replace, Constant
+values, results of such nodes) gives the same result in every run and every iteration, so its first result is
+kept (`computed_once`) and made read-only. Exporters write such chains around weights: the slices and concats
+that reorder a PyTorch LSTM's gates, the transposes and casts in front of a MatMul; kept, they cost nothing
+after the first run, and the kernels that keep layouts of read-only weights (the recurrent cells') keep theirs."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -31,6 +37,7 @@ MAX_KEY_ELEMENTS = 16  # inputs larger than this are data, not shape arithmetic:
 MAX_KEPT_ELEMENTS = 1024  # per output
 MAX_ENTRIES = 64  # per node: a loop counter takes many values; the oldest are dropped all at once
 MODEL_BUDGET_BYTES = 64 * 2**20  # kept results of one model's nodes, in all
+CONSTANT_BUDGET_BYTES = 512 * 2**20  # kept results of one model's constant nodes, in all
 
 
 INTEGER_TYPES = frozenset({
@@ -65,6 +72,29 @@ class Budget:
 
     def __init__(self, total: int = MODEL_BUDGET_BYTES) -> None:
         self.left = total
+
+
+def computed_once(kernel: Kernel, budget: Budget) -> Kernel:
+    """`kernel` of a node whose inputs are all constants: its first result (arrays only, within `budget`), made
+    read-only, is every later one. Its inputs are read-only themselves, so a result that is a view of one is too."""
+    kept: tuple[Any, ...] | None = None
+    ndarray = np.ndarray
+
+    def run(args: Sequence[Any]) -> tuple[Any, ...]:
+        nonlocal kept
+        if kept is not None:
+            return kept
+        outputs = tuple(kernel(args))
+        if all(type(o) is ndarray for o in outputs):
+            size = sum(o.nbytes for o in outputs)
+            if size <= budget.left:
+                budget.left -= size
+                for output in outputs:
+                    output.flags.writeable = False
+                kept = outputs
+        return outputs
+
+    return run
 
 
 def remembered(op_type: str, kernel: Kernel, budget: Budget) -> Kernel:

@@ -16,9 +16,10 @@ from ..trace import EventSite
 from ..weights import tensor_value
 from .guards import guard_for, quick_guard_for
 from .kernels import build_kernel
-from .memo import Budget, remembered, worth_remembering
+from .memo import CONSTANT_BUDGET_BYTES, Budget, computed_once, remembered, worth_remembering
 from .ops.base import OpNode
 from .ops.constant import sparse_to_dense
+from .ops.draws import KERNELS as DRAWS
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -77,6 +78,8 @@ class Program:
         self._graphs: dict[str, CompiledGraph] = {}
         self._op: OpNode | None = None
         self.remembered = Budget()  # what the nodes' remembered shape arithmetic may take (memo.py)
+        self.constants = Budget(CONSTANT_BUDGET_BYTES)  # what the results of constant nodes may take (memo.py)
+        self._constant_names: dict[str, set[str]] = {}  # per compiled graph: the names that hold constants
 
     def op_node(self, node: NodeRef) -> OpNode:
         """The node as its kernel sees it (ops.base.OpNode: checked against its operator version when made), made
@@ -101,17 +104,26 @@ class Program:
         for tensor in proto.initializer:
             initializers[tensor.name] = _to_array(tensor, graph.path)
         for sparse in proto.sparse_initializer:
-            initializers[sparse.values.name] = sparse_to_dense(sparse)
+            dense = initializers[sparse.values.name] = sparse_to_dense(sparse)
+            dense.flags.writeable = False  # as every other initializer: a constant (memo.computed_once)
         captures = free_names(proto) if graph.path else []
         available = {i.name for i in proto.input} | set(initializers) | set(captures) | {""}
         index = self.model.index
         ordered = _topological(graph, available, index)
+        constants = self._constant_names[graph.path] = self._given_constants(graph, initializers, captures)
         steps = []
         for ref in ordered:
             fn, special = build_kernel(ref, self)
-            if not special and ref.proto.domain in ("", "ai.onnx") and worth_remembering(
-                    ref.op_type, [self.value_type(graph.path, name) if name else None for name in ref.proto.input]):
-                fn = remembered(ref.op_type, fn, self.remembered)
+            default_domain = not special and ref.proto.domain in ("", "ai.onnx")
+            if default_domain and _deterministic(ref.op_type) and all(
+                    not name or name in constants for name in ref.proto.input):
+                fn = computed_once(fn, self.constants)
+                constants.update(name for name in ref.proto.output if name)
+            else:
+                constants.difference_update(ref.proto.output)
+                if default_domain and worth_remembering(
+                        ref.op_type, [self.value_type(graph.path, name) if name else None for name in ref.proto.input]):
+                    fn = remembered(ref.op_type, fn, self.remembered)
             steps.append(_step(ref, fn, special))
         return CompiledGraph(
             path=graph.path,
@@ -121,6 +133,25 @@ class Program:
             captures=captures,
             steps=steps,
         )
+
+
+    def _given_constants(self, graph: GraphRef, initializers: dict[str, Any], captures: list[str]) -> set[str]:
+        """The names that hold the same value in every execution of `graph` before its nodes run: its
+        initializers that no input replaces (a feed, or a body's formal input), and the values it captures that
+        are constants of the graph around it (compiled before it)."""
+        formal = {i.name for i in graph.proto.input}
+        constants = {name for name in initializers if name not in formal}
+        parent = self.model.index.parent(graph) if graph.path else None
+        outer = self._constant_names.get(parent.path) if parent is not None else None
+        if outer is not None:
+            constants.update(name for name in captures if name in outer)
+        return constants
+
+
+def _deterministic(op_type: str) -> bool:
+    """Whether a default-domain operator's result is a function of its inputs and attributes: all but those that
+    draw random values (a Dropout draws when training)."""
+    return op_type not in DRAWS and op_type != "Dropout"
 
 
 def _step(ref: NodeRef, fn: Callable[..., Any], special: bool) -> Step:
