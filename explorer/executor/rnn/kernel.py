@@ -76,15 +76,20 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
     seq, batch, size = x.shape
     n_gates, nd = len(config.cell.gates), len(orders)
     weights = inp.w.reshape(nd, n_gates * hidden, size)
-    folded = None
-    if inp.b is not None:
+
+    def folded_biases() -> np.ndarray:
+        """Wb + Rb per gate ([directions, gates * hidden])."""
+        assert inp.b is not None
         folded = inp.b[:, :n_gates * hidden] + inp.b[:, n_gates * hidden:]
         if config.cell.op_type == "GRU" and config.linear_before_reset:
             wbh = slice(*config.cell.block(2, hidden))
             folded[:, wbh] = inp.b[:, wbh]  # Rbh goes inside r (.) (...)
-    bias_row = folded is not None and (KeptWeights.keeps((inp.w, inp.b)) or seq * batch >= size)
+        return folded
+
+    bias_row = inp.b is not None and (KeptWeights.keeps((inp.w, inp.b)) or seq * batch >= size)
     added = None  # the biases added during the copy, [lanes, gate, 1, hidden]
-    if folded is not None and not bias_row:
+    if inp.b is not None and not bias_row:
+        folded = folded_biases()
         added = (folded if scales is None else folded * scales).reshape(nd, n_gates, 1, hidden)
     plain = [k for k, order in enumerate(orders) if order.index is None]
     groups = [(x, plain)] if plain else []
@@ -97,8 +102,7 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
             """Wᵀ of `lanes`, the biases' row under it, times the scales."""
             w = aligned_empty((width, len(lanes), n_gates * hidden), gates.dtype)
             w[:size] = weights[lanes].transpose(2, 0, 1)
-            if folded is not None:
-                w[size] = folded[lanes]
+            w[size] = folded_biases()[lanes]  # only built with the biases' row
             if scales is not None:
                 w *= scales
             return w.reshape(width, len(lanes) * n_gates * hidden)
@@ -142,6 +146,23 @@ class KeptWeights:
 
     def __init__(self) -> None:
         self._kept: dict[tuple[object, ...], tuple[tuple[np.ndarray | None, ...], np.ndarray]] = {}
+        self._scales: dict[tuple[object, ...], tuple[np.ndarray | None, bool]] = {}  # of `_config`
+        self._config: RnnConfig | None = None
+
+    def gate_scales(self, config: RnnConfig, hidden: int, dtype: np.dtype, peepholes: bool
+                    ) -> tuple[np.ndarray | None, bool]:
+        """_gate_scales, made once per node (its config) and shape (read-only: every run shares them)."""
+        if config is not self._config:
+            self._scales.clear()
+            self._config = config
+        key = (hidden, dtype, peepholes)
+        found = self._scales.get(key)
+        if found is None:
+            scales, halved = _gate_scales(config, hidden, dtype, peepholes)
+            if scales is not None:
+                scales.flags.writeable = False
+            found = self._scales[key] = (scales, halved)
+        return found
 
     def get(self, key: tuple[object, ...], sources: tuple[np.ndarray | None, ...],
             build: Callable[[], np.ndarray]) -> np.ndarray:
@@ -232,7 +253,7 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
     orders = [time_order(config.direction == "reverse" or k == 1, seq, inp.lens) for k in range(nd)]
     copy_r = KeptWeights.worth_copying(inp.r, seq, batch)
     kept = kept or KeptWeights()
-    scales, halved = _gate_scales(config, hidden, dtype, inp.p is not None) if copy_r else (None, False)
+    scales, halved = kept.gate_scales(config, hidden, dtype, inp.p is not None) if copy_r else (None, False)
     if scales is not None and not halved:
         activations = (sigmoid_of_negated, *activations[1:])
     gates = aligned_empty((seq, n_gates, nd, batch, hidden), dtype)
