@@ -80,7 +80,7 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
     def folded_biases() -> np.ndarray:
         """Wb + Rb per gate ([directions, gates * hidden])."""
         assert inp.b is not None
-        folded = inp.b[:, :n_gates * hidden] + inp.b[:, n_gates * hidden:]
+        folded: np.ndarray = inp.b[:, :n_gates * hidden] + inp.b[:, n_gates * hidden:]
         if config.cell.op_type == "GRU" and config.linear_before_reset:
             wbh = slice(*config.cell.block(2, hidden))
             folded[:, wbh] = inp.b[:, wbh]  # Rbh goes inside r (.) (...)
