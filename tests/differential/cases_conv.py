@@ -28,6 +28,10 @@ TRANSPOSE_ATTRS = [
     # depthwise with two output channels per input channel, batch 2, strided: an outer product per channel
     ((2, 3, 3, 5), (3, 2, 3, 2), {"group": 3, "strides": [2, 1], "pads": [1, 0, 0, 1]}),
     ((1, 4, 6), (4, 1, 5), {"group": 4, "strides": [2], "output_padding": [1], "kernel_shape": [5]}),
+    # 1x1 kernels: at stride 1 without pads the product is the output; strided or padded they are scattered
+    ((1, 6, 3, 5), (6, 4, 1, 1), {"group": 2}),
+    ((2, 3, 4), (3, 2, 1), {"strides": [2]}),
+    ((1, 4, 3, 3), (4, 2, 1, 1), {"pads": [0, 1, 0, 0]}),
 ]
 
 

@@ -67,10 +67,17 @@ def scatter_nd_cases() -> list[Case]:
                                               values(r, (1, 2), np.float32)], error="updates have shape")]
         found.append(Case("ScatterND", version, [values(r, (4, 3), np.float32), i64(1, 1, 2, 1).reshape(4, 1),
                                                  values(r, (4, 3), np.float32)]))  # repeated: the last one stays
+        # more index entries than ScatterND writes row by row: distinct pairs, some negative
+        pairs = i64(*[v for a, b in zip(range(-6, 4), (4, -5, 3, 0, -1, 2, 1, -2, -3, 0)) for v in (a, b)])
+        found.append(Case("ScatterND", version, [values(r, (6, 5, 4), np.float32), pairs.reshape(10, 2),
+                                                 values(r, (10, 4), np.float32)]))
         for reduction in _reductions(version):
             for dtype in (np.float32, np.int64, np.float64, np.int32):
                 found.append(Case("ScatterND", version, [values(r, (4, 3), dtype), i64(1, 1, 2, 1).reshape(4, 1),
                                                          values(r, (4, 3), dtype)], {"reduction": reduction}))
+            many = i64(*[k % 3 - 1 for k in range(18)]).reshape(18, 1)  # each row of 3 written six times
+            found.append(Case("ScatterND", version, [values(r, (4, 3), np.float32), many,
+                                                     values(r, (18, 3), np.float32)], {"reduction": reduction}))
         found += dtype_sweep("ScatterND", version, lambda r, t, v=version: Case("ScatterND", v, [
             sample(r, (3, 2), t), i64(2, 0).reshape(2, 1), sample(r, (2, 2), t)]))
     return found

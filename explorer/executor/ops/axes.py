@@ -76,6 +76,17 @@ def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     return len(shape) <= len(target) and all(d == 1 or d == t for d, t in zip(reversed(shape), reversed(target)))
 
 
+def _out_of_range(what: str, bad: int, size: int) -> ValueError:
+    return ValueError(f"{what} hold {bad}, out of range for an axis of size {size} (allowed: {-size} to {size - 1})")
+
+
+def checked_index(index: int, size: int, what: str = "indices") -> int:
+    """One integer index in [-size, size-1] as a non-negative index; out of range it is refused."""
+    if not -size <= index < size:
+        raise _out_of_range(what, index, size)
+    return index + size if index < 0 else index
+
+
 def checked_indices(indices: np.ndarray, size: int, what: str = "indices") -> np.ndarray:
     """Integer indices in [-size, size-1] as non-negative int64 indices; out-of-range ones are refused."""
     if indices.dtype.kind not in "iu":
@@ -84,9 +95,7 @@ def checked_indices(indices: np.ndarray, size: int, what: str = "indices") -> np
     if idx.size:
         low, high = int(idx.min()), int(idx.max())
         if low < -size or high >= size:
-            bad = low if low < -size else high
-            raise ValueError(f"{what} hold {bad}, out of range for an axis of size {size} "
-                             f"(allowed: {-size} to {size - 1})")
+            raise _out_of_range(what, low if low < -size else high, size)
         if low < 0:
             idx = np.where(idx < 0, idx + size, idx)
     return idx

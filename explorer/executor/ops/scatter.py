@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .axes import axis_of, checked_indices
+from .axes import axis_of, checked_index, checked_indices
 from .base import KernelFactory, OpNode, PlainKernel
 from .indexing import check_element_shapes, element_index, nd_index, nd_view
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..program import Program
 
 _REDUCE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+_FEW_INDICES = 16  # index entries up to which ScatterND writes row by row (fewer NumPy calls than fancy indexing)
 
 
 def _reduction(op: OpNode) -> str:
@@ -69,7 +70,13 @@ def scatter_nd(node: NodeRef, program: Program) -> PlainKernel:
         data, indices, updates = args
         if data.ndim == 0:
             raise ValueError("data must have at least one dimension")
-        rows, outer, k = nd_index(data, indices, 0)
+        few = indices.ndim >= 1 and indices.dtype.kind in "iu" and indices.size <= _FEW_INDICES \
+            and 0 < indices.shape[-1] <= data.ndim
+        if few:
+            k, rows = indices.shape[-1], None
+            outer = indices.shape[:-1]
+        else:
+            rows, outer, k = nd_index(data, indices, 0)
         expected = outer + data.shape[k:]
         if updates.shape != expected:
             raise ValueError(f"updates have shape {list(updates.shape)}, expected {list(expected)} "
@@ -77,7 +84,14 @@ def scatter_nd(node: NodeRef, program: Program) -> PlainKernel:
         if updates.dtype != data.dtype:
             raise ValueError(f"updates are {updates.dtype}, data is {data.dtype}")
         out = data.copy()
-        _write(nd_view(out, 0, k), (rows,), updates.reshape((-1,) + data.shape[k:]), reduction)  # a view of out
+        slices = updates.reshape((-1,) + data.shape[k:])
+        if rows is not None:
+            _write(nd_view(out, 0, k), (rows,), slices, reduction)  # a view of out
+            return (out,)
+        # a few index rows (a state or cache slot written): basic indexing, one row at a time, in order
+        for row, update in zip(indices.reshape(-1, k).tolist(), slices):
+            at = tuple(checked_index(i, size, f"indices[..., {j}]") for j, (i, size) in enumerate(zip(row, data.shape)))
+            out[at] = update if reduction == "none" else _REDUCE[reduction](out[at], update)
         return (out,)
 
     return run
