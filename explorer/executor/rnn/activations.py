@@ -12,21 +12,21 @@ ActivationFn = Callable[[np.ndarray, np.ndarray], object]
 """fn(x, out) writes the activation of x into out; `out` may be `x`."""
 
 
-_MINUS_ONE, _ONE = np.float32(-1.0), np.float32(1.0)  # NumPy scalars: a Python float is converted on every call
+_MINUS_ONE, ONE = np.float32(-1.0), np.float32(1.0)  # NumPy scalars: a Python float is converted on every call
 # (exact in float32, and a float64 array keeps its type with them)
 
 
 def sigmoid(x: np.ndarray, out: np.ndarray) -> None:
     np.multiply(x, _MINUS_ONE, out=out)  # not np.negative: numpy 2.4 miscomputes it in place at some strides
     np.exp(out, out=out)  # overflows to inf for x << 0, giving exactly 0 below
-    np.add(out, _ONE, out=out)
+    np.add(out, ONE, out=out)
     np.reciprocal(out, out=out)
 
 
 def sigmoid_of_negated(u: np.ndarray, out: np.ndarray) -> None:
     """sigmoid(x) from u = -x (the cells negate the weights of their sigmoid gates: kernel._gate_scales)."""
     np.exp(u, out=out)  # overflows to inf for x << 0, giving exactly 0 below
-    np.add(out, _ONE, out=out)
+    np.add(out, ONE, out=out)
     np.reciprocal(out, out=out)
 
 

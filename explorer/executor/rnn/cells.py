@@ -17,7 +17,7 @@ import numpy as np
 
 from ...spec.rnn import RnnConfig
 from ..aligned import aligned_copy, aligned_empty
-from .activations import ActivationFn
+from .activations import ONE, ActivationFn, sigmoid_of_negated
 from .lanes import Schedule
 
 _HALF = np.float32(0.5)  # a NumPy scalar: a Python float is converted on every call (float64 arrays keep their type)
@@ -63,9 +63,23 @@ def _recurrent_product(rt: np.ndarray, n_gates: int, batch: int
 
 
 def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
-    """Runs the steps; returns the last H of each lane ([lanes, batch, hidden])."""
+    """Runs the steps; returns the last H of each lane ([lanes, batch, hidden]).
+
+    With the negated sigmoid gates (kernel._gate_scales) z and r are kept through the steps as
+    1 + exp(-x) = 1 / sigmoid(x): r (.) q and z (.) (Ht-1 - h) are then divisions by them, a step saves the
+    reciprocal, and one reciprocal over every step's z and r after the loop records the sigmoids."""
     matmul, add, multiply, subtract = np.matmul, np.add, np.multiply, np.subtract
     f, g = d.acts[0], d.acts[1]
+    inverted = f is sigmoid_of_negated
+    gated: Callable[..., object] = np.divide if inverted else multiply  # gated(x, gate): x (.) gate
+
+    def activate_zr(zr: np.ndarray) -> None:
+        if inverted:  # 1 / sigmoid(x) from u = -x
+            np.exp(zr, out=zr)
+            add(zr, ONE, out=zr)
+        else:
+            f(zr, zr)
+
     clip = config.clip
     lanes, batch, hidden = shape = d.h0.shape
     tmp = aligned_empty(shape, d.h0.dtype)
@@ -87,28 +101,31 @@ def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
             add(zr, rec_zr, out=zr)
             if clip is not None:
                 np.clip(zr, -clip, clip, out=zr)
-            f(zr, zr)
+            activate_zr(zr)
             if d.rb is not None:
                 add(rec_h, d.rb, out=rec_h)
-            multiply(rec_h, r, out=rec_h)  # r (.) (Rh·Ht-1 + Rbh)
+            gated(rec_h, r, out=rec_h)  # r (.) (Rh·Ht-1 + Rbh)
         else:
             matmul(h_prev, rt_zr, out=products_zr)
             add(zr, rec_zr, out=zr)
             if clip is not None:
                 np.clip(zr, -clip, clip, out=zr)
-            f(zr, zr)
-            multiply(r, h_prev, out=tmp)
+            activate_zr(zr)
+            gated(h_prev, r, out=tmp)
             matmul(tmp, rt_h, out=rec_h)  # Rh·(r (.) Ht-1)
         add(hh, rec_h, out=hh)
         if clip is not None:
             np.clip(hh, -clip, clip, out=hh)
         g(hh, hh)
         subtract(h_prev, hh, out=tmp)  # Ht = (1 - z) h + z Ht-1 = h + z (Ht-1 - h)
-        multiply(tmp, z, out=tmp)
+        gated(tmp, z, out=tmp)
         add(hh, tmp, out=h_out)
         if keep is not None:
             np.copyto(h_out, h_prev, where=keep)
         h_prev = h_out
+    if inverted:
+        zr_steps = d.gates[:, :2]
+        np.reciprocal(zr_steps, out=zr_steps)
     return h_prev
 
 
