@@ -6,6 +6,7 @@ ReduceSum, |x| for ReduceL1); otherwise empty or missing axes reduce over every 
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,7 @@ def _accumulator(x: np.ndarray) -> np.dtype:
 
 
 def _sum(x: np.ndarray, axes: Axes, keep: bool) -> np.ndarray:
-    return np.sum(x, axis=axes, keepdims=keep, dtype=_accumulator(x))
+    return np.add.reduce(x, axis=axes, keepdims=keep, dtype=_accumulator(x))  # np.sum's own reduction, unwrapped
 
 
 def _mean(x: np.ndarray, axes: Axes, keep: bool) -> np.ndarray:
@@ -36,9 +37,10 @@ def _mean(x: np.ndarray, axes: Axes, keep: bool) -> np.ndarray:
             return total
         # integer division truncating toward zero, as C and onnxruntime divide (-1 // 2 would floor to -1)
         return np.where(total < 0, -(-total // count), total // count).astype(x.dtype, copy=False)
-    if any(x.shape[a] == 0 for a in axes):  # the spec leaves an empty mean undefined; onnxruntime gives 0
+    count = math.prod(x.shape[a] for a in axes)
+    if not count:  # the spec leaves an empty mean undefined; onnxruntime gives 0
         return np.zeros_like(np.sum(x, axis=axes, keepdims=keep))
-    return np.mean(x, axis=axes, keepdims=keep, dtype=_accumulator(x))
+    return np.true_divide(_sum(x, axes, keep), count)  # as np.mean divides its sum (which wraps this in Python)
 
 
 def _lowest(x: np.ndarray) -> Any:
