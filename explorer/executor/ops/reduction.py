@@ -26,7 +26,8 @@ def _accumulator(x: np.ndarray) -> np.dtype:
 
 
 def _sum(x: np.ndarray, axes: Axes, keep: bool) -> np.ndarray:
-    return np.add.reduce(x, axis=axes, keepdims=keep, dtype=_accumulator(x))  # np.sum's own reduction, unwrapped
+    total: np.ndarray = np.add.reduce(x, axis=axes, keepdims=keep, dtype=_accumulator(x))  # np.sum's, unwrapped
+    return total
 
 
 def _mean(x: np.ndarray, axes: Axes, keep: bool) -> np.ndarray:
