@@ -21,13 +21,15 @@ if TYPE_CHECKING:
 Axes = tuple[int, ...]
 
 
+_add_reduce: Callable[..., np.ndarray] = np.add.reduce  # np.sum's reduction, without np.sum's Python wrapper
+
+
 def _accumulator(x: np.ndarray) -> np.dtype:
     return np.dtype(np.float32) if x.dtype == np.float16 else x.dtype
 
 
 def _sum(x: np.ndarray, axes: Axes, keep: bool) -> np.ndarray:
-    total: np.ndarray = np.add.reduce(x, axis=axes, keepdims=keep, dtype=_accumulator(x))  # np.sum's, unwrapped
-    return total
+    return _add_reduce(x, axis=axes, keepdims=keep, dtype=_accumulator(x))
 
 
 def _mean(x: np.ndarray, axes: Axes, keep: bool) -> np.ndarray:
