@@ -74,3 +74,21 @@ def test_first_divergence_walks_to_the_first_differing_node():
     plant_output(trace.event("second"), "b", trace.event("second").outputs["b"] + 1)  # as if a kernel were wrong
     found = compare(trace, "onnxruntime", model=model).first
     assert found.node == "second" and found.name == "b" and found.max_abs == pytest.approx(1)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "edge"])
+@pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 4), (1, 576), (4, 1, 3)])
+def test_pad_reflect_and_edge_equal_numpy_pad_on_random_widths(mode, shape):
+    """Pad's reflect and edge modes pad axis after axis as numpy.pad does (the spec's own reference), corners
+    included, for every width up to the axis size (reflect: size - 1), judged by numpy.pad."""
+    rng = np.random.default_rng(len(shape))
+    x = rng.standard_normal(shape).astype(np.float32)
+    node = h.make_node("Pad", ["x", "pads"], ["y"], mode=mode)
+    model = _single_node_model(node, [h.make_tensor_value_info("x", T.FLOAT, list(shape)),
+                                      h.make_tensor_value_info("pads", T.INT64, [2 * len(shape)])], [], 13)
+    limit = [size - 1 if mode == "reflect" else size for size in shape]
+    for _ in range(12):
+        widths = [(int(rng.integers(0, top + 1)), int(rng.integers(0, top + 1))) for top in limit]
+        pads = np.array([b for b, _ in widths] + [e for _, e in widths], np.int64)
+        got = explorer.run(model, {"x": x, "pads": pads}).outputs["y"]
+        np.testing.assert_array_equal(got, np.pad(x, widths, mode=mode))
