@@ -8,7 +8,7 @@ records the kept result without running the kernel: the event is the same. A kep
 copy, so no trace can change what another run records. The cache is bounded per node and per model.
 
 Constants are remembered too: a node whose inputs are all constants (initializers no feed can replace, Constant
-values, results of such nodes) gives the same result in every run and every iteration, so its first result is
+values, results of such nodes, the outer constants a body reads) gives the same result in every run and every iteration, so its first result is
 kept (`computed_once`) and made read-only. Exporters write such chains around weights: the slices and concats
 that reorder a PyTorch LSTM's gates, the transposes and casts in front of a MatMul; kept, they cost nothing
 after the first run, and the kernels that keep layouts of read-only weights (the recurrent cells') keep theirs."""

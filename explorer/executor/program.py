@@ -134,7 +134,6 @@ class Program:
             steps=steps,
         )
 
-
     def _given_constants(self, graph: GraphRef, initializers: dict[str, Any], captures: list[str]) -> set[str]:
         """The names that hold the same value in every execution of `graph` before its nodes run: its
         initializers that no input replaces (a feed, or a body's formal input), and the values it captures that
