@@ -20,16 +20,26 @@ if TYPE_CHECKING:
 Activation = Callable[[np.ndarray], np.ndarray]
 
 
+_MINUS_ONE, ONE = np.float32(-1.0), np.float32(1.0)  # NumPy scalars: a Python float is converted on every call
+# (exact in float32, and a float64 array keeps its type with them)
+
+
+def sigmoid_into(x: np.ndarray, out: np.ndarray) -> None:
+    """Writes 1 / (1 + exp(-x)) into `out` (which may be `x`) in four in-place passes: in float32 and float64
+    exp(-x) overflows to inf only where the sigmoid underflows, giving its 0 (explorer.run ignores the warning)."""
+    np.multiply(x, _MINUS_ONE, out=out)  # not np.negative: numpy 2.4 miscomputes it in place at some strides
+    np.exp(out, out=out)
+    np.add(out, ONE, out=out)
+    np.reciprocal(out, out=out)
+
+
 def sigmoid(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(-x)). In float32 and float64 in four in-place passes: exp(-x) overflows to inf only where the
-    sigmoid underflows, giving its 0 (explorer.run ignores the warning); in the narrower types, whose exp
-    overflows long before, from exp(-|x|) without overflow."""
+    """The Sigmoid operator: `sigmoid_into` in float32 and float64; in the narrower types, whose exp overflows long
+    before their sigmoid underflows, from exp(-|x|) without overflow."""
     if x.dtype == np.float32 or x.dtype == np.float64:
         out = np.empty(x.shape, x.dtype)
-        np.multiply(x, x.dtype.type(-1), out=out)  # not np.negative: numpy 2.4 miscomputes it in place at some strides
-        np.exp(out, out=out)
-        np.add(out, x.dtype.type(1), out=out)
-        return np.reciprocal(out, out=out)
+        sigmoid_into(x, out)
+        return out
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 

@@ -7,20 +7,10 @@ from collections.abc import Callable
 import numpy as np
 
 from ...spec.rnn import Activation
+from ..ops.activation import ONE, sigmoid_into
 
 ActivationFn = Callable[[np.ndarray, np.ndarray], object]
 """fn(x, out) writes the activation of x into out; `out` may be `x`."""
-
-
-_MINUS_ONE, ONE = np.float32(-1.0), np.float32(1.0)  # NumPy scalars: a Python float is converted on every call
-# (exact in float32, and a float64 array keeps its type with them)
-
-
-def sigmoid(x: np.ndarray, out: np.ndarray) -> None:
-    np.multiply(x, _MINUS_ONE, out=out)  # not np.negative: numpy 2.4 miscomputes it in place at some strides
-    np.exp(out, out=out)  # overflows to inf for x << 0, giving exactly 0 below
-    np.add(out, ONE, out=out)
-    np.reciprocal(out, out=out)
 
 
 def sigmoid_of_negated(u: np.ndarray, out: np.ndarray) -> None:
@@ -53,7 +43,7 @@ def activation_fn(activation: Activation) -> ActivationFn:
         np.copyto(out, x / (1.0 + np.abs(x)))
 
     table: dict[str, ActivationFn] = {
-        "Sigmoid": sigmoid,
+        "Sigmoid": sigmoid_into,
         "Tanh": lambda x, out: np.tanh(x, out=out),
         "Relu": lambda x, out: np.maximum(x, 0.0, out=out),
         "Affine": affine,

@@ -17,7 +17,8 @@ import numpy as np
 
 from ...spec.rnn import RnnConfig
 from ..aligned import aligned_copy, aligned_empty
-from .activations import ONE, ActivationFn, sigmoid_of_negated
+from ..ops.activation import ONE
+from .activations import ActivationFn, sigmoid_of_negated
 from .lanes import Schedule
 
 _HALF = np.float32(0.5)  # a NumPy scalar: a Python float is converted on every call (float64 arrays keep their type)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...errors import ExecutionError, where
 from ...spec.rnn import RnnConfig, config_from
-from ..aligned import aligned_empty
+from ..aligned import aligned_copy, aligned_empty
 from ..ops.base import Call, SpecialKernel
 from . import cells
 from .activations import ActivationFn, lane_activations, sigmoid_of_negated
@@ -197,12 +197,11 @@ class KeptWeights:
         if not copy:
             return rt
 
-        def build() -> np.ndarray:
-            copied = aligned_empty(rt.shape, rt.dtype)  # C order: a product of a transposed view keeps its strides
+        def build() -> np.ndarray:  # C order: a product of a transposed view keeps its strides
             if column_scales is None:
-                copied[...] = rt
-            else:
-                np.multiply(rt, column_scales, out=copied)
+                return aligned_copy(rt)
+            copied = aligned_empty(rt.shape, rt.dtype)
+            np.multiply(rt, column_scales, out=copied)
             return copied
 
         return self.get(("R", per_gate, _scaling(scales), rt.dtype), (r,), build)
