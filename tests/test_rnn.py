@@ -12,6 +12,7 @@ from rnn_reference import reference
 import explorer
 from explorer.errors import ExecutionError, LimitExceeded
 from explorer.executor.rnn import kernel as rnn_kernel
+from explorer.executor.rnn import step_rows
 from explorer.limits import Limits
 
 INPUTS = ["X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"]
@@ -157,6 +158,35 @@ def test_input_projection_in_chunks_of_steps(case, monkeypatch):
     for steps in (1, 2):
         monkeypatch.setattr(rnn_kernel, "_PROJECTION_CHUNK_BYTES", steps * 3 * nd * BLOCKS[op] * 3 * 4)
         check_against_judges(op, {"hidden_size": 3, **attrs}, feeds)
+
+
+@pytest.mark.parametrize("steps_per_chunk", [None, 1, 2])
+@pytest.mark.parametrize("case", [case for case, (op, _, _) in CASES.items() if op == "LSTM"])
+def test_lstm_steps_as_one_product_each(case, steps_per_chunk, monkeypatch):
+    """With a batch of 4 or more and an input at most half the hidden size, each LSTM step's gates come from one
+    product of [Xt, Ht-1, 1] (step_rows.py): every LSTM case, its rows held whole or a chunk of one or two steps at
+    a time, ragged and reversed directions included."""
+    op, attrs, options = CASES[case]
+    options = dict(options)
+    options.pop("hidden", None)
+    if options.get("lens") is not None:
+        options["lens"] = [*options["lens"], 5, 3]
+    nd = 2 if attrs.get("direction") == "bidirectional" else 1
+    batch, size, hidden = 5, 2, 4
+    if steps_per_chunk is not None:
+        row_bytes = nd * batch * (size + hidden + 1) * 4
+        monkeypatch.setattr(step_rows, "_CHUNK_BYTES", steps_per_chunk * row_bytes)
+    made = []
+
+    class Counted(step_rows.StepRows):
+        def __init__(self, *args) -> None:
+            super().__init__(*args)
+            made.append(self)
+
+    monkeypatch.setattr(rnn_kernel, "StepRows", Counted)
+    feeds = make_feeds(op, np.random.default_rng(len(case)), 5, batch, size, hidden, nd, **options)
+    check_against_judges(op, {"hidden_size": hidden, **attrs}, feeds)
+    assert len(made) == 1
 
 
 @pytest.mark.parametrize("case", ["gru_lbr1_ragged_bidirectional", "lstm_tanh_form_bidirectional_ragged",
@@ -505,14 +535,15 @@ def test_gates_per_iteration_of_an_enclosing_loop():
         np.testing.assert_allclose(trace.outputs["hs"][i], want[1], RTOL, ATOL)
 
 
-@pytest.mark.parametrize("batch", [2, 5])  # 5: Rᵀ kept per gate (GRU with linear_before_reset, LSTM)
+@pytest.mark.parametrize("batch,size", [(2, 4), (5, 4), (5, 2)])  # 5: Rᵀ kept per gate (GRU with
+# linear_before_reset, LSTM); 5 with an input of 2: the LSTM's [Wᵀ; Rᵀ; biases] (step_rows.py)
 @pytest.mark.parametrize("op", ["GRU", "LSTM", "RNN"])
-def test_weights_kept_from_run_to_run_only_while_they_are_the_same(op, batch):
+def test_weights_kept_from_run_to_run_only_while_they_are_the_same(op, batch, size):
     """Rᵀ and Wᵀ (with the biases) are kept while R, W and B are the same read-only initializers: runs on other
     inputs still match onnxruntime, and a writeable R, W or B fed anew, changed in place between runs, is read
     afresh."""
     rng = np.random.default_rng(3)
-    feeds = make_feeds(op, rng, 6, batch, 4, 5, 2)
+    feeds = make_feeds(op, rng, 6, batch, size, 5, 2)
     attrs = {"hidden_size": 5, "direction": "bidirectional", **({"linear_before_reset": 1} if op == "GRU" else {})}
     weights = {k: v for k, v in feeds.items() if k in ("W", "R", "B")}
     fed = build(op, attrs, feeds, all_outputs(op))

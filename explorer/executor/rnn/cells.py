@@ -5,7 +5,8 @@ Every per-step value is laid out [gate, lane, batch, hidden], the layout of the 
 elementwise operations run on contiguous arrays (numpy's strided loops cost two to three times more on small
 arrays). The recurrent product of a step is one matrix product per lane over all its gates (H [lane, batch,
 hidden] · Rᵀ [lane, hidden, gates·hidden]), or for batches of 4 or more one per gate, batched in one call; it is
-added to the gates through a [gate, lane] view of its result. A step
+added to the gates through a [gate, lane] view of its result. An LSTM whose input is small beside its hidden state
+computes its gates in one product per step instead (step_rows.py). A step
 costs a fixed number of NumPy calls whatever the number of directions: on the small cells of real models (hidden
 sizes of 4 to 64) the calls, not the arithmetic, are the time."""
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..aligned import aligned_copy, aligned_empty
 from ..ops.activation import ONE
 from .activations import ActivationFn, sigmoid_of_negated
 from .lanes import Schedule
+from .step_rows import StepRows
 
 _HALF = np.float32(0.5)  # a NumPy scalar: a Python float is converted on every call (float64 arrays keep their type)
 
@@ -38,6 +40,9 @@ class Lanes:
     # what the recurrent product reads of H (LSTM only): H itself, or H rounded as onnxruntime's quantized LSTM
     # quantizes it at every step
     recurrent_state: Callable[[np.ndarray], np.ndarray] | None = None
+    # LSTM: each step's gates as one product of [Xt, Ht-1, 1] with `rt` = [Wᵀ; Rᵀ; biases] ([gates, lanes,
+    # width, hidden]); `gates` then holds nothing on entry (step_rows.py)
+    rows: StepRows | None = None
 
 
 def _gate_view(products: np.ndarray, n_gates: int) -> np.ndarray:
@@ -139,18 +144,26 @@ def lstm(d: Lanes, config: RnnConfig, c0: np.ndarray, cells: np.ndarray, peephol
     f, g, h = d.acts
     clip, forget_is_input = config.clip, config.input_forget
     lanes, batch, hidden = d.h0.shape
-    product, rec = _recurrent_product(d.rt, 4, batch)  # H·Rᵀ per lane
+    rows = d.rows
+    if rows is None:
+        product, rec = _recurrent_product(d.rt, 4, batch)  # H·Rᵀ per lane
     tmp = aligned_empty((lanes, batch, hidden), d.h0.dtype)
     if peephole is not None:  # [lanes, 3 * hidden] -> P_i, P_o, P_f, each [lanes, batch, hidden]
-        rows = np.broadcast_to(peephole.reshape(lanes, 1, 3, hidden), (lanes, batch, 3, hidden))
-        p_i, p_o, p_f = np.ascontiguousarray(rows.transpose(2, 0, 1, 3))
+        per_item = np.broadcast_to(peephole.reshape(lanes, 1, 3, hidden), (lanes, batch, 3, hidden))
+        p_i, p_o, p_f = np.ascontiguousarray(per_item.transpose(2, 0, 1, 3))
     h_prev, c_prev = d.h0, c0
     sigmoid_block = slice(0, 2) if forget_is_input else slice(0, 3)  # i, o[, f] when o needs no Ct
     for s, keep in d.steps:
         gt, h_out, c_out = d.gates[s], d.y[s], cells[s]
         i, o, fg, c = gt[0], gt[1], gt[2], gt[3]
-        product(h_prev if d.recurrent_state is None else d.recurrent_state(h_prev))
-        add(gt, rec, out=gt)
+        if rows is None:
+            product(h_prev if d.recurrent_state is None else d.recurrent_state(h_prev))
+            add(gt, rec, out=gt)
+        else:  # [Xt, Ht-1, 1] · [Wᵀ; Rᵀ; biases], per gate
+            if s == rows.end:
+                rows.next_chunk()
+            row = s - rows.start
+            np.matmul(rows.rows[row], d.rt, out=gt)
         if halved:
             np.tanh(gt, out=gt)
             sigmoids = gt[:3]
@@ -186,6 +199,8 @@ def lstm(d: Lanes, config: RnnConfig, c0: np.ndarray, cells: np.ndarray, peephol
         if keep is not None:
             np.copyto(h_out, h_prev, where=keep)
             np.copyto(c_out, c_prev, where=keep)
+        if rows is not None:
+            np.copyto(rows.h[row + 1], h_out)
         h_prev, c_prev = h_out, c_out
     return h_prev, c_prev
 

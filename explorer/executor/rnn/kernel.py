@@ -24,6 +24,7 @@ from . import cells
 from .activations import ActivationFn, lane_activations, sigmoid_of_negated
 from .inputs import RnnInputs, read_inputs
 from .lanes import TimeOrder, schedule, time_order
+from .step_rows import StepRows, joined_weights
 
 if TYPE_CHECKING:
     from ...graph import NodeRef
@@ -78,12 +79,8 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
     weights = inp.w.reshape(nd, n_gates * hidden, size)
 
     def folded_biases() -> np.ndarray:
-        """Wb + Rb per gate ([directions, gates * hidden])."""
-        assert inp.b is not None
-        folded: np.ndarray = inp.b[:, :n_gates * hidden] + inp.b[:, n_gates * hidden:]
-        if config.cell.op_type == "GRU" and config.linear_before_reset:
-            wbh = slice(*config.cell.block(2, hidden))
-            folded[:, wbh] = inp.b[:, wbh]  # Rbh goes inside r (.) (...)
+        folded = _folded_biases(inp, config)
+        assert folded is not None
         return folded
 
     bias_row = inp.b is not None and (KeptWeights.keeps((inp.w, inp.b)) or seq * batch >= size)
@@ -133,6 +130,18 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
                     np.add(projected, added[k], out=target)
 
 
+def _folded_biases(inp: RnnInputs, config: RnnConfig) -> np.ndarray | None:
+    """Wb + Rb per gate ([directions, gates * hidden]), None without B."""
+    if inp.b is None:
+        return None
+    blocks = len(config.cell.gates) * inp.hidden
+    folded: np.ndarray = inp.b[:, :blocks] + inp.b[:, blocks:]
+    if config.cell.op_type == "GRU" and config.linear_before_reset:
+        wbh = slice(*config.cell.block(2, inp.hidden))
+        folded[:, wbh] = inp.b[:, wbh]  # Rbh goes inside r (.) (...)
+    return folded
+
+
 class KeptWeights:
     """A node's weights in the layouts its products read, kept from run to run while their sources are the same
     read-only arrays (initializers):
@@ -140,7 +149,8 @@ class KeptWeights:
     - Rᵀ for the recurrent products: [lanes, hidden, gates * hidden], or per gate [lanes, gates, hidden, hidden]
       (cells._recurrent_product). Each step's product is fastest on a contiguous copy, which costs about as much
       as a few steps: a node makes it when its steps or batch make up for it (`worth_copying`).
-    - Wᵀ with the biases' row under it, for the input projection (_project_inputs).
+    - Wᵀ with the biases' row under it, for the input projection (_project_inputs);
+    - or, for an LSTM whose steps are one product each, [Wᵀ; Rᵀ; biases] per gate (step_rows.joined_weights).
 
     The scaling of the sigmoid gates' rows (_gate_scales) is part of each key."""
 
@@ -256,9 +266,12 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
     if scales is not None and not halved:
         activations = (sigmoid_of_negated, *activations[1:])
     gates = aligned_empty((seq, n_gates, nd, batch, hidden), dtype)
-    _project_inputs(inp, config, orders, gates, scales, kept)
     y = aligned_empty((seq, nd, batch, hidden), dtype)
     state_shape = (nd, batch, hidden)
+    h0 = np.zeros(state_shape, dtype) if inp.h0 is None else inp.h0
+    joined = is_lstm and copy_r and recurrent_state is None and StepRows.pays(inp.x.shape[2], hidden, batch)
+    if not joined:
+        _project_inputs(inp, config, orders, gates, scales, kept)
     rb = None
     if cell.op_type == "GRU" and config.linear_before_reset and inp.b is not None:
         rbh = slice(*cell.block(2, hidden, half=1))
@@ -267,9 +280,14 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
     # per gate for the cells whose step multiplies every gate by H (LSTM, GRU with linear_before_reset)
     per_gate = n_gates if batch >= 4 and (is_lstm or (cell.op_type == "GRU" and config.linear_before_reset)) \
         else None
-    rt = kept.transposed_r(inp.r, copy_r, scales, per_gate)
-    h0 = np.zeros(state_shape, dtype) if inp.h0 is None else inp.h0
-    lanes = cells.Lanes(rt, rb, gates, y, h0, activations, schedule(seq, inp.lens), recurrent_state)
+    rows = None
+    if joined:
+        rows = StepRows([order.apply(inp.x, 1) for order in orders], h0, inp.b is not None)
+        rt = kept.get(("WR", _scaling(scales), dtype), (inp.w, inp.r, inp.b),
+                      lambda: joined_weights(inp.w, inp.r, _folded_biases(inp, config), scales, n_gates))
+    else:
+        rt = kept.transposed_r(inp.r, copy_r, scales, per_gate)
+    lanes = cells.Lanes(rt, rb, gates, y, h0, activations, schedule(seq, inp.lens), recurrent_state, rows)
     cell_states = aligned_empty((seq, nd, batch, hidden), dtype) if is_lstm else None
     y_c = None
     # overflow in exp (sigmoid of x << 0) gives the right limit: explorer.run ignores floating-point warnings
