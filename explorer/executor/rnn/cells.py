@@ -6,9 +6,9 @@ elementwise operations run on contiguous arrays (numpy's strided loops cost two 
 arrays). The recurrent product of a step is one matrix product per lane over all its gates (H [lane, batch,
 hidden] · Rᵀ [lane, hidden, gates·hidden]), or for batches of 4 or more one per gate, batched in one call; it is
 added to the gates through a [gate, lane] view of its result. An LSTM whose input is small beside its hidden state
-computes its gates in one product per step instead (step_rows.py). A step
-costs a fixed number of NumPy calls whatever the number of directions: on the small cells of real models (hidden
-sizes of 4 to 64) the calls, not the arithmetic, are the time."""
+computes its gates in one product per step instead (step_rows.py). A step costs a fixed number of NumPy calls
+whatever the number of directions: on the small cells of real models (hidden sizes of 4 to 64) the calls, not the
+arithmetic, are the time."""
 from __future__ import annotations
 
 from collections.abc import Callable

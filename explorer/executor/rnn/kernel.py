@@ -59,7 +59,8 @@ def rnn_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     return kernel
 
 
-_PROJECTION_CHUNK_BYTES = 4 * 2**20  # the products of X·Wᵀ held at once, beside the recorded gates
+_CHUNK_BYTES = 4 * 2**20  # the steps' inputs held at once beside the recorded gates: the products of X·Wᵀ, or
+# the rows of step_rows.StepRows
 
 
 def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], gates: np.ndarray,
@@ -92,7 +93,7 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
     groups = [(x, plain)] if plain else []
     groups += [(order.apply(x, 1), [k]) for k, order in enumerate(orders) if order.index is not None]
     step_bytes = max(1, batch * len(plain or [0]) * n_gates * hidden * gates.itemsize)
-    chunk = max(1, _PROJECTION_CHUNK_BYTES // step_bytes)
+    chunk = max(1, _CHUNK_BYTES // step_bytes)
     width = size + bias_row
     for source, lanes in groups:
         def transposed_w(lanes: list[int] = lanes) -> np.ndarray:
@@ -282,7 +283,7 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
         else None
     rows = None
     if joined:
-        rows = StepRows([order.apply(inp.x, 1) for order in orders], h0, inp.b is not None)
+        rows = StepRows([order.apply(inp.x, 1) for order in orders], h0, inp.b is not None, _CHUNK_BYTES)
         rt = kept.get(("WR", _scaling(scales), dtype), (inp.w, inp.r, inp.b),
                       lambda: joined_weights(inp.w, inp.r, _folded_biases(inp, config), scales, n_gates))
     else:

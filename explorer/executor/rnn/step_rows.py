@@ -16,20 +16,19 @@ import numpy as np
 
 from ..aligned import aligned_empty
 
-_CHUNK_BYTES = 4 * 2**20  # the rows held at once, beside the recorded gates
-
 
 class StepRows:
     """The left operands of the steps of every lane, in processing order. Step s reads `rows[s - start]` and
     copies its H into `h[s - start + 1]`; before step `end`, `next_chunk()`."""
 
-    def __init__(self, sources: Sequence[np.ndarray], h0: np.ndarray, bias: bool) -> None:
-        """`sources`: each lane's X in its processing order ([seq, batch, input]); `h0` [lanes, batch, hidden]."""
+    def __init__(self, sources: Sequence[np.ndarray], h0: np.ndarray, bias: bool, chunk_bytes: int) -> None:
+        """`sources`: each lane's X in its processing order ([seq, batch, input]); `h0` [lanes, batch, hidden];
+        `chunk_bytes`: what the rows may take at once."""
         seq, batch, size = sources[0].shape
         lanes, _, hidden = h0.shape
         self._sources, self._seq, self._size = sources, seq, size
         width = size + hidden + bias
-        self._chunk = max(1, min(seq, _CHUNK_BYTES // (lanes * batch * width * h0.itemsize)))
+        self._chunk = max(1, min(seq, chunk_bytes // (lanes * batch * width * h0.itemsize)))
         self.rows = aligned_empty((self._chunk + 1, lanes, batch, width), h0.dtype)
         self.h = self.rows[..., size:size + hidden]
         if bias:
