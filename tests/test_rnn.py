@@ -282,11 +282,13 @@ VERSIONS = [("GRU", 1), ("GRU", 3), ("GRU", 7), ("GRU", 14), ("GRU", 22), ("LSTM
 
 
 @pytest.mark.parametrize("op,version", VERSIONS)
-def test_every_opset_version(op, version):
+@pytest.mark.parametrize("batch,size,hidden", [(2, 3, 3), (5, 2, 4)])  # (5, 2, 4): an LSTM's steps as one product
+# each (step_rows.py), here with peepholes
+def test_every_opset_version(op, version, batch, size, hidden):
     """Each version's node runs with that version's attributes; onnxruntime (which starts at opset 7) judges
     through the same node at max(version, 7)."""
-    feeds = make_feeds(op, np.random.default_rng(version), 4, 2, 3, 3, 2, lens=[4, 2])
-    attrs = {"hidden_size": 3, "direction": "bidirectional"}
+    feeds = make_feeds(op, np.random.default_rng(version), 4, batch, size, hidden, 2, lens=[4, 2, 3, 1, 4][:batch])
+    attrs = {"hidden_size": hidden, "direction": "bidirectional"}
     if op == "GRU" and version >= 3:
         attrs["linear_before_reset"] = 1
     mine = dict(attrs, output_sequence=1) if version == 1 else attrs
@@ -302,11 +304,13 @@ def test_every_opset_version(op, version):
 
 
 @pytest.mark.parametrize("version", [version for op, version in VERSIONS if op == "LSTM"])
-def test_lstm_tanh_form_at_every_opset_version(version):
-    """An LSTM without peepholes takes every gate from one tanh (kernel._gate_scales) at each version: its outputs
-    match onnxruntime's (at max(version, 7)) and its gates the reference's."""
-    feeds = make_feeds("LSTM", np.random.default_rng(40 + version), 5, 3, 3, 4, 2,
-                       optional=("B", "initial_h", "initial_c"), lens=[5, 2, 4])
+@pytest.mark.parametrize("batch,size", [(3, 3), (5, 2)])  # (5, 2): steps as one product each (step_rows.py)
+def test_lstm_tanh_form_at_every_opset_version(version, batch, size):
+    """An LSTM without peepholes takes every gate from one tanh (kernel._gate_scales) at each version, its input
+    projected up front or joined to H in each step's product: its outputs match onnxruntime's (at max(version, 7))
+    and its gates the reference's."""
+    feeds = make_feeds("LSTM", np.random.default_rng(40 + version), 5, batch, size, 4, 2,
+                       optional=("B", "initial_h", "initial_c"), lens=[5, 2, 4, 1, 3][:batch])
     attrs = {"hidden_size": 4, "direction": "bidirectional"}
     mine = dict(attrs, output_sequence=1) if version == 1 else attrs
     ours, gates = run_rnn(build("LSTM", mine, feeds, all_outputs("LSTM"), opset=version), feeds)
