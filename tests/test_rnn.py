@@ -2,6 +2,8 @@
 (itself checked against onnxruntime here), hand-computed values where onnxruntime departs from the spec."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -572,3 +574,38 @@ def test_weights_kept_from_run_to_run_only_while_they_are_the_same(op, batch, si
         theirs = onnxruntime_outputs(build(op, attrs, feeds, all_outputs(op)), feeds)
         for output, value in zip([o for o in all_outputs(op) if o], theirs):
             np.testing.assert_allclose(ours[output], value, RTOL, ATOL, err_msg=f"{name} changed in place")
+
+
+@pytest.mark.parametrize("name", ["ts_bilstm_wide", "dynamo_lstm_wide"])
+def test_real_exports_whose_lstm_steps_are_one_product_each(name, monkeypatch):
+    """torch.onnx's TorchScript and dynamo exports of a 2-layer nn.LSTM(4, 16) (tests/models/torch_exports, recipe
+    in export_models.py there): at batch 6 the first layer's steps are one product each (an input of 4 beside 16
+    hidden units), the second's are not (its input is the first's H). The outputs match onnxruntime's on two runs
+    (the second reads the kept weights), and every recorded gate equals what the projection path records."""
+    path = Path(__file__).parent / "models" / "torch_exports" / f"{name}.onnx"
+    made = []
+
+    class Counted(step_rows.StepRows):
+        def __init__(self, *args) -> None:
+            super().__init__(*args)
+            made.append(self)
+
+    monkeypatch.setattr(rnn_kernel, "StepRows", Counted)
+    model = explorer.load(path)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    traces = []
+    for seed in range(2):
+        feeds = {"x": np.random.default_rng(seed).standard_normal((6, 7, 4)).astype(np.float32)}
+        trace = explorer.run(model, feeds)
+        for output, want in zip(session.get_outputs(), session.run(None, feeds)):
+            np.testing.assert_allclose(trace.outputs[output.name], want, RTOL, ATOL)
+        traces.append(trace)
+    assert len(made) == 2  # the first layer, in each run
+    lstms = [e.node for e in traces[-1].events if "gates" in e.info]
+    assert len(lstms) == 2
+    monkeypatch.setattr(Counted, "pays", staticmethod(lambda size, hidden, batch: False))
+    projected = explorer.run(explorer.load(path), feeds)
+    assert len(made) == 2
+    for node in lstms:
+        for gate, value in traces[-1].gates(node).items():
+            np.testing.assert_allclose(value, projected.gates(node)[gate], 1e-5, 1e-6, err_msg=f"{node} {gate}")

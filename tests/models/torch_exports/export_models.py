@@ -171,11 +171,11 @@ class GptAttentionWithPast(torch.nn.Module):
 
 
 class Lstm(torch.nn.Module):
-    """nn.LSTM(3, 4, num_layers=2, batch_first=True), its output sequence."""
+    """nn.LSTM(features, hidden, num_layers=2, batch_first=True), its output sequence."""
 
-    def __init__(self, bidirectional: bool = False) -> None:
+    def __init__(self, bidirectional: bool = False, features: int = 3, hidden: int = 4) -> None:
         super().__init__()
-        self.lstm = torch.nn.LSTM(3, 4, num_layers=2, batch_first=True, bidirectional=bidirectional)
+        self.lstm = torch.nn.LSTM(features, hidden, num_layers=2, batch_first=True, bidirectional=bidirectional)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.lstm(x)[0]
@@ -193,6 +193,14 @@ def lstm_exports() -> None:
                                ("ts_bilstm_2layer_unfolded", Lstm(bidirectional=True), False)):
         torch.onnx.export(module.eval(), (x,), f"{name}.onnx", input_names=["x"], dynamic_axes=axes,
                           opset_version=17, dynamo=False, do_constant_folding=fold)
+    # an input small beside the hidden state: the first layer's steps are one product each in explorer
+    # (explorer/executor/rnn/step_rows.py) once the batch is 4 or more
+    wide = torch.randn(2, 5, 4)
+    torch.onnx.export(Lstm(bidirectional=True, features=4, hidden=16).eval(), (wide,), "ts_bilstm_wide.onnx",
+                      input_names=["x"], dynamic_axes=axes, opset_version=17, dynamo=False)
+    torch.onnx.export(Lstm(features=4, hidden=16).eval(), (wide,), "dynamo_lstm_wide.onnx", dynamo=True,
+                      external_data=False,
+                      dynamic_shapes={"x": {0: torch.export.Dim("batch"), 1: torch.export.Dim("time")}})
 
 
 class BfloatAttention(torch.nn.Module):
