@@ -162,9 +162,23 @@ def test_input_projection_in_chunks_of_steps(case, monkeypatch):
         check_against_judges(op, {"hidden_size": 3, **attrs}, feeds)
 
 
+@pytest.fixture
+def made_step_rows(monkeypatch) -> list:
+    """Every StepRows the kernels make (an LSTM whose steps are one product each), in order."""
+    made = []
+
+    class Counted(step_rows.StepRows):
+        def __init__(self, *args) -> None:
+            super().__init__(*args)
+            made.append(self)
+
+    monkeypatch.setattr(rnn_kernel, "StepRows", Counted)
+    return made
+
+
 @pytest.mark.parametrize("steps_per_chunk", [None, 1, 2])
 @pytest.mark.parametrize("case", [case for case, (op, _, _) in CASES.items() if op == "LSTM"])
-def test_lstm_steps_as_one_product_each(case, steps_per_chunk, monkeypatch):
+def test_lstm_steps_as_one_product_each(case, steps_per_chunk, monkeypatch, made_step_rows):
     """With a batch of 4 or more and an input at most half the hidden size, each LSTM step's gates come from one
     product of [Xt, Ht-1, 1] (step_rows.py): every LSTM case, its rows held whole or a chunk of one or two steps at
     a time, ragged and reversed directions included."""
@@ -178,14 +192,7 @@ def test_lstm_steps_as_one_product_each(case, steps_per_chunk, monkeypatch):
     if steps_per_chunk is not None:
         row_bytes = nd * batch * (size + hidden + 1) * 4
         monkeypatch.setattr(rnn_kernel, "_CHUNK_BYTES", steps_per_chunk * row_bytes)
-    made = []
-
-    class Counted(step_rows.StepRows):
-        def __init__(self, *args) -> None:
-            super().__init__(*args)
-            made.append(self)
-
-    monkeypatch.setattr(rnn_kernel, "StepRows", Counted)
+    made = made_step_rows
     feeds = make_feeds(op, np.random.default_rng(len(case)), 5, batch, size, hidden, nd, **options)
     check_against_judges(op, {"hidden_size": hidden, **attrs}, feeds)
     assert len(made) == 1
@@ -577,20 +584,13 @@ def test_weights_kept_from_run_to_run_only_while_they_are_the_same(op, batch, si
 
 
 @pytest.mark.parametrize("name", ["ts_bilstm_wide", "dynamo_lstm_wide"])
-def test_real_exports_whose_lstm_steps_are_one_product_each(name, monkeypatch):
+def test_real_exports_whose_lstm_steps_are_one_product_each(name, monkeypatch, made_step_rows):
     """torch.onnx's TorchScript and dynamo exports of a 2-layer nn.LSTM(4, 16) (tests/models/torch_exports, recipe
     in export_models.py there): at batch 6 the first layer's steps are one product each (an input of 4 beside 16
     hidden units), the second's are not (its input is the first's H). The outputs match onnxruntime's on two runs
     (the second reads the kept weights), and every recorded gate equals what the projection path records."""
     path = Path(__file__).parent / "models" / "torch_exports" / f"{name}.onnx"
-    made = []
-
-    class Counted(step_rows.StepRows):
-        def __init__(self, *args) -> None:
-            super().__init__(*args)
-            made.append(self)
-
-    monkeypatch.setattr(rnn_kernel, "StepRows", Counted)
+    made = made_step_rows
     model = explorer.load(path)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     traces = []
@@ -603,7 +603,7 @@ def test_real_exports_whose_lstm_steps_are_one_product_each(name, monkeypatch):
     assert len(made) == 2  # the first layer, in each run
     lstms = [e.node for e in traces[-1].events if "gates" in e.info]
     assert len(lstms) == 2
-    monkeypatch.setattr(Counted, "pays", staticmethod(lambda size, hidden, batch: False))
+    monkeypatch.setattr(rnn_kernel.StepRows, "pays", staticmethod(lambda size, hidden, batch: False))
     projected = explorer.run(explorer.load(path), feeds)
     assert len(made) == 2
     for node in lstms:
