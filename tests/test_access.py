@@ -13,12 +13,12 @@ from explorer.access import REFUSED, Access, AccessRefused, access_for, is_share
 
 @pytest.mark.parametrize("address", ["localhost", "127.0.0.1", "::1", "LOCALHOST"])
 def test_this_machine_only(address):
-    assert not is_shared(address) and access_for(address, {"EXPLORER_ALLOWED_DIRS": "/x"}) == Access()
+    assert not is_shared(address, {}) and access_for(address, {"EXPLORER_ALLOWED_DIRS": "/x"}) == Access()
 
 
 @pytest.mark.parametrize("address", ["0.0.0.0", "192.0.2.7", "", None, "::"])
-def test_served_beyond_this_machine(address):
-    assert is_shared(address)
+def test_served_beyond_this_machine_when_declared_shared(address):
+    assert is_shared(address, {"EXPLORER_SHARED": "1"})
 
 
 def test_settings_come_from_the_environment_over_the_settings_file(tmp_path):
@@ -28,7 +28,7 @@ def test_settings_come_from_the_environment_over_the_settings_file(tmp_path):
     environ["EXPLORER_ALLOWED_DIRS"] = os.pathsep.join(["/srv/b", "/srv/c"])
     environ["EXPLORER_SCHEDULERS"] = "tcp://a:1,tcp://b:2"
     assert settings(environ) == {"allowed_dirs": ["/srv/b", "/srv/c"], "schedulers": ["tcp://a:1", "tcp://b:2"]}
-    shared = access_for("0.0.0.0", environ)
+    shared = access_for("0.0.0.0", {**environ, "EXPLORER_SHARED": "1"})
     assert shared.folders == (Path("/srv/b").resolve(), Path("/srv/c").resolve())
     assert shared.describe() == f"shared: models from {os.path.realpath('/srv/b')}, {os.path.realpath('/srv/c')} only"
 

@@ -24,10 +24,13 @@ def served(monkeypatch):
     before = config.get_option("server.address")
     monkeypatch.delenv("EXPLORER_ALLOWED_DIRS", raising=False)
     monkeypatch.delenv("EXPLORER_SCHEDULERS", raising=False)
+    monkeypatch.delenv("EXPLORER_SHARED", raising=False)
     monkeypatch.setenv("EXPLORER_SETTINGS", "/nonexistent/explorer.toml")
 
     def serve(address: str) -> None:
         config.set_option("server.address", address)
+        if address not in ("localhost", "127.0.0.1", "::1"):
+            monkeypatch.setenv("EXPLORER_SHARED", "1")  # declared shared: listening beyond is refused otherwise
 
     yield serve
     config.set_option("server.address", before)

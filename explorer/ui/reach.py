@@ -1,12 +1,33 @@
-"""The app's reach (explorer/access.py) for the server it runs in: served on this machine only, local paths open;
-shared, only inside the folders the operator allowed, and sweeps reach only the schedulers the operator listed."""
+"""The app's reach (explorer/access.py) for the server it runs in: not shared, it serves this machine only and
+local paths open; shared (EXPLORER_SHARED=1), only inside the folders the operator allowed, and sweeps reach only
+the schedulers the operator listed. Listening beyond this machine without being declared shared, it serves
+nothing but the message that says how to choose."""
 from __future__ import annotations
+
+import sys
 
 import streamlit as st
 
 from ..access import Access, access_for
+from ..errors import ExplorerError
+from ..views.markup import md
+
+_TOLD: set[str] = set()  # the refusals already written to the server's log
 
 
 def access() -> Access:
     """The reach of this server (its server.address and the operator's settings)."""
     return access_for(st.get_option("server.address"))
+
+
+def refuse_unless_chosen() -> None:
+    """Ends the script run with the operator's choice to make (on the page and once in the server's log) when
+    the app listens beyond this machine without being declared shared, or the setting is not valid."""
+    try:
+        access()
+    except ExplorerError as exc:
+        if str(exc) not in _TOLD:
+            _TOLD.add(str(exc))
+            print(f"explorer: {exc}", file=sys.stderr, flush=True)
+        st.error(md(exc), icon=":material/block:")
+        st.stop()
