@@ -25,12 +25,18 @@ def _integral(dtype: np.dtype) -> bool:
     return dtype.kind in "iub" or "int" in dtype.name
 
 
+SMALL_INT_RANGES = {"int4": (-8, 7), "uint4": (0, 15), "int2": (-2, 1), "uint2": (0, 3)}
+
+
 def _source(r: np.random.Generator, src: np.dtype, dst: np.dtype) -> np.ndarray:
     """Values whose cast the spec defines: floats go to integers only in range, nothing negative to float8e8m0,
     strings hold numbers."""
     low = 0.0 if src.kind == "u" or src == E8M0 or dst == E8M0 or dst.kind == "u" or dst.name.startswith("uint") \
         else -100.0
-    if _integral(dst) and not _integral(src) and dst.kind in "iu":
+    if dst.name in SMALL_INT_RANGES and not _integral(src):  # out of range, the spec leaves the value undefined
+        least, most = SMALL_INT_RANGES[dst.name]
+        low, high = least - 0.49, most + 0.49
+    elif _integral(dst) and not _integral(src) and dst.kind in "iu":
         low, high = max(low, -8.0), 8.0 if dst.itemsize == 1 else 100.0
     else:
         high = 100.0
@@ -41,7 +47,13 @@ def _source(r: np.random.Generator, src: np.dtype, dst: np.dtype) -> np.ndarray:
             texts[:3] = ["-INF", "nan", "1e-5"] if dst != E8M0 else ["+INF", "NaN", "1E-5"]
         return np.array(texts, dtype=object).reshape(2, 3)
     special = not _integral(src) and not _integral(dst) and E8M0 not in (src, dst)
-    return values(r, (2, 3), src, low, high, special=special)
+    x = values(r, (2, 3), src, low, high, special=special)
+    if dst.name in SMALL_INT_RANGES and not _integral(src):  # src's own rounding may carry a value out of range
+        least, most = SMALL_INT_RANGES[dst.name]
+        wide = x.astype(np.float64)
+        whole = np.trunc(wide + np.copysign(0.5, wide))
+        x = np.where((whole >= least) & (whole <= most), wide, 0).astype(src)
+    return x
 
 
 FLOAT4 = np.dtype(ml_dtypes.float4_e2m1fn)
@@ -57,6 +69,8 @@ def _grid(exponent_bits: int, mantissa_bits: int) -> np.ndarray:
 
 SMALL_FLOATS = {FLOAT4: _grid(2, 1), np.dtype(ml_dtypes.float6_e2m3fn): _grid(2, 3),
                 np.dtype(ml_dtypes.float6_e3m2fn): _grid(3, 2)}
+OUT_OF_RANGE = ("a float out of a 4- or 2-bit integer's range: undefined by the spec's text, 0 in its cases "
+                "(onnx 1.23's Cast-28 and CastLike-25); onnxruntime keeps the low bits")
 NO_SMALL_FLOAT = "onnxruntime has no Cast to or from float4/float6: nearest value, ties to even, saturating"
 
 
@@ -73,10 +87,10 @@ def _from_small_by_hand(x: np.ndarray, dst: np.dtype) -> np.ndarray:
         return _nearest(x, dst)
     if dst.kind == "O":
         return np.array([f"{v:.8g}" for v in x.reshape(-1)], dtype=object).reshape(x.shape)
-    if dst.name in ("int4", "uint4", "int2", "uint2"):  # half away from zero, then the low bits
-        bits = 4 if "4" in dst.name else 2
-        low = np.trunc(x + np.copysign(0.5, x)).astype(np.int64) & ((1 << bits) - 1)
-        return (low - (low >= 1 << (bits - 1)) * (1 << bits) if dst.name.startswith("int") else low).astype(dst)
+    if dst.name in SMALL_INT_RANGES:  # half away from zero; out of range 0, as the spec's cases give it
+        least, most = SMALL_INT_RANGES[dst.name]
+        whole = np.trunc(x + np.copysign(0.5, x))
+        return np.where((whole >= least) & (whole <= most), whole, 0).astype(np.int8).astype(dst)
     return x.astype(np.int64 if _integral(dst) and dst.kind != "b" else np.float32).astype(dst)
 
 
@@ -212,6 +226,12 @@ def _cast() -> list[Case]:
     found.append(Case("Cast", 21, [np.array([7, 8, 9, -9, 16, -1, 200], np.int32)], {"to": TensorProto.INT4}))
     found.append(Case("Cast", 25, [np.array([7, 8, 9, -9, 16, -1, 200], np.int64)], {"to": TensorProto.UINT2}))
     found.append(Case("Cast", 21, [np.array([2.5, -2.5, 3.5, 0.5, -0.5, 7.4], np.float32)], {"to": TensorProto.INT4}))
+    beyond = np.array([-9, -8.5, -8.4, 7.4, 7.5, 8, 15, 100, np.inf, np.nan], np.float32)
+    for version in (21, 25):  # every version: the spec's own cases (Cast-28, CastLike-25) give 0, onnxruntime wraps
+        found.append(Case("Cast", version, [beyond], {"to": TensorProto.INT4}, reason=OUT_OF_RANGE,
+                          expected=[np.array([0, 0, -8, 7, 0, 0, 0, 0, 0, 0], ml_dtypes.int4)]))
+        found.append(Case("Cast", version, [beyond], {"to": TensorProto.UINT2}, reason=OUT_OF_RANGE,
+                          expected=[np.array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0], ml_dtypes.uint2)]))
     found.append(Case("Cast", 13, [x], {"to": 999}, error="is not a tensor element type"))
     found.append(Case("Cast", 13, [np.array(["1.5", "one"], dtype=object)], {"to": TensorProto.FLOAT},
                       error="'one' is not a number"))
