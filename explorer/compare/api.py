@@ -22,6 +22,7 @@ from .measure import ValueComparison, measure
 from .onnxruntime_side import MAX_EXPOSED, onnxruntime_recording
 from .recording import Recording, from_trace, from_values
 from .report import Comparison
+from .saturation import explain as explain_saturation
 from .sides import (
     ONNXRUNTIME,
     PYTORCH,
@@ -84,6 +85,7 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
     pairs, result.unaligned = align(rec_a, rec_b)
     result.values = [measure(p, rtol, atol, _time_axis(p, rec_a.model)) for p in pairs]
     result.outputs = _outputs(rec_a, rec_b, rtol, atol)
+    result.saturation = explain_saturation(result)  # onnxruntime's u8s8 kernel, where it explains a difference
     drawn = sorted({v.node for v in result.values if v.op_type in NONDETERMINISTIC and not v.ok})
     if drawn:
         result.notes.append(f"{len(drawn)} node(s) draw random values ({', '.join(drawn[:3])}"

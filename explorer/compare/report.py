@@ -10,6 +10,7 @@ from .align import Unaligned
 from .gates import GateDivergence
 from .measure import ValueComparison
 from .recording import Recording
+from .saturation import VERDICT, Saturation
 from .stats import OutputDiff, diff_text
 
 RANDOM_NOTE = "it draws random values: the two sides differ here by design"
@@ -28,6 +29,7 @@ class Divergence:
     b_node: str
     b_name: str
     note: str = ""
+    saturated: bool = False  # onnxruntime's u8s8 saturation explains it (saturation.py): not explorer's departure
 
     def describe(self) -> str:
         where = f" at iteration {self.iteration}" if self.iteration else ""
@@ -56,6 +58,7 @@ class Comparison:
     gates_checked: list[str] = field(default_factory=list)  # recurrent nodes compared gate by gate
     a: Recording | None = field(default=None, repr=False)
     b: Recording | None = field(default=None, repr=False)
+    saturation: Saturation | None = None  # what onnxruntime's u8s8 saturation explains (saturation.py)
 
     @property
     def first(self) -> Divergence | None:
@@ -64,11 +67,18 @@ class Comparison:
         if not found:
             return None
         _, v, e = min(found, key=lambda item: item[0])
-        note = "; ".join(filter(None, [e.note, RANDOM_NOTE if v.op_type in NONDETERMINISTIC else ""]))
-        return Divergence(v.node, v.op_type, v.name, e.iteration, e.max_abs, e.max_rel, v.b_node, v.b_name, note)
+        saturated = self.saturation is not None and self.saturation.explains(v.node, v.name)
+        note = "; ".join(filter(None, [e.note, RANDOM_NOTE if v.op_type in NONDETERMINISTIC else "",
+                                       VERDICT if saturated else ""]))
+        return Divergence(v.node, v.op_type, v.name, e.iteration, e.max_abs, e.max_rel, v.b_node, v.b_name, note,
+                          saturated)
 
     @property
     def differs(self) -> bool:
+        """Whether explorer's side departs: a value, output or gate beyond the tolerance, unless onnxruntime's u8s8
+        saturation explains every difference (explorer then follows the spec where onnxruntime does not)."""
+        if self.saturation is not None and self.saturation.complete:
+            return any(g.node not in {n.node for n in self.saturation.nodes} for g in self.gates)
         return any(not v.ok for v in self.values) or any(not v.ok for v in self.outputs) or bool(self.gates)
 
     def value(self, node: str, name: str | None = None) -> ValueComparison:
@@ -99,11 +109,18 @@ class Comparison:
         out += [f"{label}: {message}" for label, message in self.errors.items()]
         out.append(f"aligned values: {len(self.values)} ({sum(len(v.errors) for v in self.values)} executions), "
                    f"not aligned: {len(self.unaligned)}; tolerance rtol {self.rtol:g}, atol {self.atol:g}")
-        out += [f"output {d.line()}" for d in self.outputs]
+        explained = self.saturation.explained if self.saturation is not None else set()
+        out += [f"output {d.line()}" + (" (onnxruntime's u8s8 saturation)" if not d.ok and any(
+            name == d.name for _, name in explained) else "") for d in self.outputs]
         first = self.first
         agree = ("none among the values both sides reached (no verdict: a side did not finish)" if self.errors
                  else "none (every aligned value agrees)")
-        out.append("first divergence: " + (first.describe() if first else agree))
+        if first is not None and first.saturated and not self.differs:
+            out.append("first divergence: none of explorer's; first difference: " + first.describe())
+        else:
+            out.append("first divergence: " + (first.describe() if first else agree))
+        if self.saturation is not None:
+            out += self.saturation.lines()
         for gate in self.gates:
             out.append("gates: " + gate.describe())
         if self.gates_checked and not self.gates:

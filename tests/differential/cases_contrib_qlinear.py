@@ -128,6 +128,11 @@ def _qgemm() -> list[Case]:
         found.append(_case("QGemm", [a.T.copy(), np.float32(0.02), _zero(a_type, 125), b.T.copy(), np.float32(0.03),
                                      _zero(b_type, 128), None, np.float32(0.2), _zero(a_type, 128)],
                            {"transA": 1, "transB": 1}))
+    r = rng("QGemm", "cannot saturate")  # uint8 × int8 within 2 · 255 · 64: onnxruntime exact on any CPU
+    a, b = _q(r, (4, 33), INT8S[0]), values(r, (33, 6), INT8S[1], -64, 63)
+    found.append(_case("QGemm", [a, np.float32(0.02), _zero(INT8S[0], 125), b, values(r, (6,), F32, 0.01, 0.05),
+                                 np.zeros(6, np.int8), values(r, (6,), np.int32, -500, 500), np.float32(0.5),
+                                 _zero(INT8S[0], 120)]))
     return found
 
 
@@ -148,4 +153,8 @@ def _qattention() -> list[Case]:
         found.append(_case("QAttention", per_column + [None, zeros[0], None, past],
                            {"num_heads": heads, "scale": 0.3, "mask_filter_value": -1000.0, "do_rotary": 0,
                             "past_present_share_buffer": 0}, outputs=2, tol=(1e-4, 1e-5)))
+    r = rng("QAttention", "cannot saturate")  # uint8 × int8 within 2 · 255 · 64: onnxruntime exact on any CPU
+    x, w = _q(r, (batch, seq, hidden), INT8S[0]), values(r, (hidden, 3 * hidden), INT8S[1], -64, 63)
+    found.append(_case("QAttention", [x, w, values(r, (3 * hidden,), F32, -1, 1), np.float32(0.02), np.float32(0.01),
+                                      None, _zero(INT8S[0], 128), np.int8(0)], {"num_heads": heads}, tol=(1e-4, 1e-5)))
     return found

@@ -60,6 +60,11 @@ def _integer_products() -> list[Case]:
                            [a, b, *per_column, zeros[0], values(r, (5,), b_type, 0, 9)], tol=TOL))
     found.append(_case("MatMulIntegerToFloat", [values(r, (3, 4), np.uint8, 0, 255), values(r, (4, 2), np.int8),
                                                 np.float16(0.05), np.float16(0.02)], tol=(1e-2, 1e-2)))
+    small = values(r, (40, 6), np.int8, -64, 63)  # within 2 · 255 · 64: onnxruntime exact on any CPU
+    found.append(_case("MatMulIntegerToFloat", [values(r, (3, 40), np.uint8, 0, 255), small, np.float32(0.05),
+                                                values(r, (6,), F32, 0.01, 0.1), np.uint8(128),
+                                                np.zeros(6, np.int8), values(r, (6,), F32)], tol=TOL))
+    found.append(_case("DynamicQuantizeMatMul", [values(r, (4, 40), F32, -2, 3), small, np.float32(0.03)], tol=TOL))
     for b_type in INT8S:
         for a in (values(r, (3, 4), F32, -3, 3), values(r, (2, 2, 4), F32, 0.5, 3), np.zeros((2, 4), np.float32)):
             b = values(r, (4, 6), b_type, -128, 255)

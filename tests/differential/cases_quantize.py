@@ -114,6 +114,11 @@ def _qlinear_conv() -> list[Case]:
                                               values(r, (3, 4, 2, 2), w_type, -128, 127), np.array(0.02, np.float32),
                                               np.array(0, w_type), np.array(0.3, np.float32),
                                               values(r, (), x_type, 0, 9)], attrs={"auto_pad": "SAME_UPPER"}))
+    small = values(r, (6, 4, 3, 3), np.int8, -64, 63)  # within 2 · 255 · 64: onnxruntime exact on any CPU
+    found.append(Case("QLinearConv", 10, [values(r, (1, 4, 7, 7), np.uint8, 0, 255), np.array(0.05, np.float32),
+                                          np.array(200, np.uint8), small, values(r, (6,), np.float32, 0.01, 0.05),
+                                          np.zeros(6, np.int8), np.array(0.5, np.float32), np.array(7, np.uint8)],
+                      attrs={"pads": [1, 1, 1, 1]}))
     return found
 
 

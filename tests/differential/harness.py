@@ -7,7 +7,10 @@ names the spec's value (`expected`), or the version of the op the spec says comp
 with a one-line `reason`. Where onnxruntime lacks a kernel for the case's element type, the case's `cast` judges it:
 onnxruntime on the same values cast to a type it has, its result cast back, with a one-line reason why that is the
 case's result. A random operator's case is judged by its `sampled` (sampled.py): its types and shapes against the
-spec's and onnxruntime's, its values' statistics against the spec's distribution. Every case has a judge: a case
+spec's and onnxruntime's, its values' statistics against the spec's distribution. A case of an integer-product
+operator (MatMulInteger, QLinearConv, QGemm, QAttention, ...) is judged by exact integer arithmetic written from
+its spec, and by onnxruntime too only where onnxruntime's kernel is exact (quantized_judge.py: its u8s8 kernel
+saturates on CPUs without VNNI). Every case has a judge: a case
 onnxruntime lacks without a `cast` or spec value fails (`check` counts such cases per operator and type as
 unjudged: conftest.py prints that count, which must stay zero).
 
@@ -446,11 +449,16 @@ def has_judge(case: Case) -> bool:
 
 def check(cases: list[Case], tally: Counter[str] | None = None) -> int:
     """Runs and compares a batch of cases of one (domain, op, version); returns how many were judged. `tally`
-    counts the cases each judge took ("onnxruntime", "cast", "spec", "statistics", "error") and, as
+    counts the cases each judge took ("exact integers", "onnxruntime", "cast", "spec", "statistics", "error") and, as
     "unjudged <dtype>", those that had none (which fail the batch)."""
+    from .quantized_judge import exact_outputs, judged_exactly, onnxruntime_is_exact  # noqa: I001 - a cycle
+
     tally = Counter() if tally is None else tally
     mine = run_explorer(cases)
-    by_ort = [i for i, c in enumerate(cases) if c.expected is None and c.judge_version is None and c.error is None]
+    exact = {i: exact_outputs(c) for i, c in enumerate(cases) if judged_exactly(c)}
+    exact = {i: want for i, want in exact.items() if want is not None}
+    by_ort = [i for i, c in enumerate(cases) if c.expected is None and c.judge_version is None and c.error is None
+              and (i not in exact or onnxruntime_is_exact(c))]
     judged_as = [c if c.judge_attrs is None else replace(c, attrs=c.judge_attrs) for c in cases]
     ort_results = dict(zip(by_ort, run_onnxruntime([judged_as[i] for i in by_ort]))) if by_ort else {}
     for version in {c.judge_version for c in cases if c.judge_version is not None}:
@@ -476,6 +484,13 @@ def check(cases: list[Case], tally: Counter[str] | None = None) -> int:
             if problem is not None:
                 failures.append(f"{describe(case)}: {problem}")
             continue
+        if i in exact:
+            problem = _compared(got, exact[i], case.tol)
+            tally["exact integers"] += 1
+            if problem:
+                failures.append(f"{describe(case)}: against exact integer arithmetic: {problem}")
+            if i not in ort_results:
+                continue
         want = case.expected if case.expected is not None else ort_results[i]
         tol, judge = case.tol, "spec" if case.expected is not None else "onnxruntime"
         if i in cast_results:
@@ -490,14 +505,21 @@ def check(cases: list[Case], tally: Counter[str] | None = None) -> int:
                 failures.append(f"{describe(case)}: onnxruntime refuses it and the case gives no spec value: {want}")
             continue
         tally[judge] += 1
-        if isinstance(got, Exception):
-            failures.append(f"{describe(case)}: explorer failed: {got}")
-            continue
-        try:
-            assert len(got) == len(want), f"{len(got)} outputs vs {len(want)}"
-            for j, (g, w) in enumerate(zip(got, want)):
-                assert_same(g, w, tol, f"output {j}")
-        except AssertionError as exc:
-            failures.append(f"{describe(case)}: {exc}")
+        problem = _compared(got, want, tol)
+        if problem:
+            failures.append(f"{describe(case)}: {problem}")
     assert not failures, "\n".join(failures[:5]) + (f"\n... {len(failures)} failures" if len(failures) > 5 else "")
     return sum(n for judge, n in tally.items() if not judge.startswith("unjudged"))
+
+
+def _compared(got: list[Any] | Exception, want: list[Any], tol: tuple[float, float] | None) -> str:
+    """Why explorer's outputs are not `want` ('' when they are)."""
+    if isinstance(got, Exception):
+        return f"explorer failed: {got}"
+    try:
+        assert len(got) == len(want), f"{len(got)} outputs vs {len(want)}"
+        for j, (g, w) in enumerate(zip(got, want)):
+            assert_same(g, w, tol, f"output {j}")
+    except AssertionError as exc:
+        return str(exc)
+    return ""

@@ -98,9 +98,15 @@ def summary(result) -> None:
         st.text(message)
     if first is None and not result.gates:
         st.success(f"Every aligned value agrees (rtol {result.rtol:g}, atol {result.atol:g}).")
+    elif first is not None and first.saturated and not result.differs:
+        st.info("No divergence of explorer's: onnxruntime's u8s8 kernel saturates on this CPU; explorer follows "
+                "the spec. The first difference, in A's execution order:")
+        st.text(first.describe())
     elif first is not None:
         st.error("First divergence, in A's execution order:")
         st.text(first.describe())
+    if result.saturation is not None:
+        st.text("\n".join(result.saturation.lines()))
     for gate in result.gates:
         st.text("Gates: " + gate.describe())
     if result.gates_checked and not result.gates:
