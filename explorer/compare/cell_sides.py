@@ -91,6 +91,10 @@ def cell_departures(a: Recording, b: Recording, rtol: float, atol: float,
             if theirs is None:
                 break
             checked.append(f"{cell.kind} {cell.form} {cell.path!r}")
+            other_kind = _kind_on(b, cell.path)
+            if other_kind not in (None, cell.kind) and not any(cell.path in n and "carried state" in n for n in notes):
+                notes.append(f"{cell.path!r} is {_named(cell.kind)} in A's model and {_named(other_kind)} in B's: "
+                             "compared by their carried state")
             against = {"explorer": "B", ONNXRUNTIME: ONNXRUNTIME}.get(b.kind, cell.framework)
             departure = first_departure(cell.kind, cell.path, iteration, ours, theirs[0], reverse, against, rtol,
                                         atol)
@@ -98,6 +102,19 @@ def cell_departures(a: Recording, b: Recording, rtol: float, atol: float,
                 found.append(departure)
                 break
     return found, list(dict.fromkeys(checked))
+
+
+def _kind_on(side: Recording, path: str) -> str | None:
+    """The kind of cell the side's own run recognized at `path` (None when it recorded none there)."""
+    if side.kind != "explorer" or side.trace is None or path not in side.trace.cells:
+        return None
+    return side.trace.cells[path].kind
+
+
+def _named(kind: str) -> str:
+    if kind == "recurrence":
+        return "a cell of no known kind (a recurrence)"
+    return f"{'an' if kind[0] in 'AEFHILMNORSX' else 'a'} {kind} cell"  # an LSTM, an RNN, a GRU: as spoken
 
 
 def _without_mask(gates: Gates) -> Gates:

@@ -10,6 +10,8 @@ import numpy as np
 from ..spec.rnn import CELLS
 from .stats import float_errors
 
+STATES = ("C", "H")
+
 
 @dataclass(frozen=True)
 class GateDivergence:
@@ -39,8 +41,9 @@ def first_departure(op_type: str, node: str, iteration: tuple[int, ...], ours: d
                     theirs: dict[str, np.ndarray], reverse: list[bool], against: str, rtol: float,
                     atol: float) -> GateDivergence | None:
     """The earliest step (processing order) at which any gate of `ours` departs from `theirs`; forward
-    direction first."""
-    names = [g for g in CELLS[op_type].computed if g in ours and g in theirs
+    direction first. Only the series both sides have are compared: a "recurrence" (a cell of no known kind), or
+    a cell the other side recognized as another kind, by its carried state."""
+    names = [g for g in computed_order(op_type) if g in ours and g in theirs
              and np.shape(ours[g]) == np.shape(theirs[g])]
     if not names:
         return None
@@ -57,6 +60,12 @@ def first_departure(op_type: str, node: str, iteration: tuple[int, ...], ours: d
                 return GateDivergence(node, op_type, iteration, d, t, departing[0], departing, worst, against,
                                       int(item), int(unit))
     return None
+
+
+def computed_order(kind: str) -> tuple[str, ...]:
+    """The series a cell of `kind` records, in the order one time step computes them: its carried states only
+    (C, then H) for a kind explorer does not know by name."""
+    return CELLS[kind].computed if kind in CELLS else STATES
 
 
 def reverse_directions(direction: str, count: int) -> list[bool]:
