@@ -19,6 +19,7 @@ from explorer.sweep.task import reference_of
 from explorer.ui import diagram, jobs, reach, state, widgets, work
 from explorer.views import compare as views
 from explorer.views.dot import model_to_dot
+from explorer.views.markup import md
 from explorer.views.overlays import TraceOverlay
 from explorer.views.plots import time_heatmap
 
@@ -52,7 +53,7 @@ def side_b(model):
         try:
             return reference_of(model, swept, Limits()), f"sweep:{swept.reference}"
         except ExplorerError as exc:
-            st.error(f"The sweep's reference values do not load: {exc}")
+            st.error(f"The sweep's reference values do not load: {md(exc)}")
             return None
     if choice == "optimized":
         result = work.optimization(model, ())
@@ -94,7 +95,7 @@ def side_b(model):
 def summary(result) -> None:
     first = result.first
     for label, message in result.errors.items():
-        st.warning(f"{label}: see below")
+        st.warning(f"{md(label)}: see below")
         st.text(message)
     if first is None and not result.gates:
         st.success(f"Every aligned value agrees (rtol {result.rtol:g}, atol {result.atol:g}).")
@@ -112,7 +113,7 @@ def summary(result) -> None:
     if result.gates_checked and not result.gates:
         st.text(f"Gates compared step by step, all agree: {', '.join(result.gates_checked)}")
     for note in result.notes:
-        st.caption(note)
+        st.caption(md(note))
     if result.outputs:
         st.dataframe(pd.DataFrame([{"output": d.name, "max abs": d.max_abs, "max rel": d.max_rel, "ok": d.ok,
                                     "note": d.note} for d in result.outputs]), hide_index=True)
@@ -190,9 +191,9 @@ def gates_tab(result) -> None:
     try:
         both = gates_of_both(result, node, iteration)
     except (KeyError, ExplorerError) as exc:
-        st.info(f"No gates on both sides: {exc}")
+        st.info(f"No gates on both sides: {md(exc)}")
         return
-    st.caption(f"B's gates: {both.source}")
+    st.caption(f"B's gates: {md(both.source)}")
     names = [g for g in both.ours if g in both.theirs]
     if not names:
         st.info("B has none of these gates.")

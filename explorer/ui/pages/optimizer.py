@@ -14,7 +14,7 @@ from explorer.model_files import external_data_name, needs_external, serialize_m
 from explorer.ui import diagram, jobs, reach, state, work
 from explorer.views import rewrites
 from explorer.views.dot import model_to_dot
-from explorer.views.markup import md
+from explorer.views.markup import md, md_code
 from explorer.views.styles import tinted
 
 WHOLE_MODEL_LIMIT = 5000  # nodes: bigger models are drawn on request
@@ -94,7 +94,7 @@ def rewrite_list(result) -> None:
                         format_func=lambda i: steps[i].describe())
     step = steps[pick]
     if step.facts:
-        st.markdown("**Why it fired:** " + "; ".join(f"`{fact}`" for fact in step.facts))
+        st.markdown("**Why it fired:** " + "; ".join(md_code(fact) for fact in step.facts))
     removed, added = rewrites.step_overlays(step)
     before, after = st.columns(2)
     with before:

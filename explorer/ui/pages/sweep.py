@@ -16,6 +16,7 @@ from explorer.sweep.plan import parse_numbers
 from explorer.ui import reach, state, sweeping, widgets
 from explorer.ui.sweeping import key
 from explorer.views import sweep as views
+from explorer.views.markup import md, md_code
 
 REFERENCES = {"onnxruntime": "onnxruntime", "sample": "A bundled sample", "path": "A model at a local path",
               "folder": "Reference values in a folder"}
@@ -27,7 +28,7 @@ def attempt(choose, *args, **kwargs):
     try:
         return choose(*args, **kwargs)
     except (ExplorerError, ValueError) as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         return None
 
 
@@ -44,7 +45,7 @@ def inputs(model):
     if not dims:
         st.caption("The model's inputs have no symbolic dims: the grid is the seeds alone.")
     columns = st.columns(len(dims) + 1)
-    sizes = {name: column.text_input(f"Sizes of {name}", "2,4,8", key=key("dim", model.sha256, name),
+    sizes = {name: column.text_input(f"Sizes of {md_code(name)}", "2,4,8", key=key("dim", model.sha256, name),
                                      help="Comma-separated sizes, ranges such as 8-16 too")
              for column, name in zip(columns, dims)}
     seeds = columns[-1].text_input("Seeds", "0,1", key=key("seeds"), help="Comma-separated, ranges such as 0-9")
@@ -107,7 +108,7 @@ def progress(job) -> None:
 def results(job, model) -> None:
     rows = list(job.rows)
     if job.state == "failed":
-        st.error(f"The sweep stopped: {job.error}")
+        st.error(f"The sweep stopped: {md(job.error)}")
     elif job.state == "cancelled":
         st.warning(f"Cancelled after {len(rows)} of {job.total} inputs.")
     if not rows:
