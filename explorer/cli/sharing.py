@@ -1,0 +1,113 @@
+"""`export-node-data` (Model Explorer's node data), `report` (one self-contained HTML file) and `reduce` (the
+smallest model that still parts the same way): what a finding is handed over as."""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypedDict
+
+from .common import add_limit_options, limits_from, load_feeds, model_path, seed, tolerance
+from .registry import command
+
+
+def add_side_options(p: argparse.ArgumentParser, against_required: bool = False) -> None:
+    """MODEL, the other side (--against onnxruntime|B.onnx|VALUES.npz, or --reference), inputs and tolerances."""
+    p.add_argument("model", help="an .onnx file or a bundled sample's name: explorer runs it")
+    p.add_argument("--against", metavar="onnxruntime|B.onnx|VALUES.npz",
+                   help="the other side: onnxruntime (the same model), another model (an fp16, quantized or "
+                        "optimized form) or reference values keyed by ONNX value names"
+                        + ("" if against_required else " (default: none, the run alone)"))
+    p.add_argument("--reference", metavar="VALUES.npz", help="the same as --against VALUES.npz")
+    p.add_argument("--inputs", help=".npz with one array per graph input, or an ONNX test data set folder "
+                                    "(default: a sample's own inputs, else random ones from the declared types)")
+    p.add_argument("--seed", type=seed, help="random inputs with this seed (default 0)")
+    p.add_argument("--rtol", type=tolerance, help="relative tolerance (default: compare's)")
+    p.add_argument("--atol", type=tolerance, help="absolute tolerance (default: compare's)")
+    add_limit_options(p)
+
+
+@dataclass
+class Sides:
+    """What the side options name: A's model, the other side as compare takes it (or None) and the feeds."""
+
+    model: Any
+    other: Any
+    feeds: dict[str, Any]
+    other_path: str | None
+
+
+def sides_from(args: argparse.Namespace) -> Sides:
+    """The model, the other side and the feeds the options of `add_side_options` ask for."""
+    from ..model import load
+    from ..samples import sample_inputs
+
+    given = [b for b in (args.against, args.reference) if b]
+    if len(given) > 1:
+        raise ValueError("give one other side: --against or --reference")
+    path = model_path(args.model)
+    model = load(path, lenient=args.lenient)
+    other: Any = None
+    other_path = given[0] if given else None
+    if other_path is not None:
+        is_word = other_path.lower() in ("onnxruntime", "pytorch")
+        other = other_path.lower() if is_word else other_path if other_path.endswith(".npz") \
+            else load(model_path(other_path), lenient=args.lenient)
+    own = sample_inputs(args.model) if path != args.model and args.seed is None else None
+    limits = limits_from(args)
+    feeds = load_feeds(args.inputs, model, limits) or own or model.example_inputs(seed=args.seed or 0)
+    return Sides(model, other, feeds, other_path)
+
+
+class Tolerances(TypedDict, total=False):
+    rtol: float
+    atol: float
+
+
+def tolerances(args: argparse.Namespace) -> Tolerances:
+    """The tolerances given on the command line, for compare (those not given are compare's defaults)."""
+    given = Tolerances()
+    if args.rtol is not None:
+        given["rtol"] = args.rtol
+    if args.atol is not None:
+        given["atol"] = args.atol
+    return given
+
+
+def _configure_node_data(p: argparse.ArgumentParser) -> None:
+    from ..share.node_data import METRICS
+
+    add_side_options(p)
+    p.add_argument("--metric", choices=[*METRICS, "all"],
+                   help="what each node shows: " + "; ".join(f"{k}: {v}" for k, v in METRICS.items())
+                        + " (default: max_abs with another side, else time); all writes OUT.METRIC.json each")
+    p.add_argument("-o", "--output", required=True, help="the .json file Model Explorer loads as node data")
+
+
+@command("export-node-data", "write Model Explorer's node data: each node's error, time, runs or NaN count")(
+    _configure_node_data)
+def _node_data(args: argparse.Namespace) -> int:
+    from ..compare import compare
+    from ..executor import run
+    from ..share.node_data import ERROR_METRICS, METRICS, node_data, node_numbers, write_node_data
+
+    sides = sides_from(args)
+    limits = limits_from(args)
+    trace = run(sides.model, sides.feeds, limits=limits)
+    comparison = None
+    if sides.other is not None:
+        comparison = compare(trace, sides.other, sides.feeds, limits=limits, model=sides.model,
+                             **tolerances(args))
+    metric = args.metric or ("max_abs" if comparison is not None else "time")
+    metrics = [m for m in METRICS if comparison is not None or m not in ERROR_METRICS] if metric == "all" \
+        else [metric]
+    out = Path(args.output)
+    for name in metrics:
+        target = out if len(metrics) == 1 else out.with_name(f"{out.stem}.{name}{out.suffix or '.json'}")
+        data = node_data(sides.model, node_numbers(trace, name, comparison))
+        write_node_data(target, data)
+        count = sum(len(graph["results"]) for graph in data.values())
+        print(f"wrote {target} ({name}: {count} nodes in {len(data)} graph(s))")
+    if comparison is not None and comparison.first is not None:
+        print(f"first divergence: {comparison.first.describe()}")
+    return 0
