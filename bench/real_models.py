@@ -61,6 +61,16 @@ def project_feed_sets(root: Path = PROJECT_MODELS) -> list[tuple[str, Path, list
     return found
 
 
+def tabular_models(root: Path = PROJECT_MODELS) -> list[tuple[str, Path, dict]]:
+    """skl2onnx's exports of tests/models as (name, path, feeds): inputs.json gives each input a `value` and its
+    `dtype`, or a `map` (a dict fed as it is)."""
+    folder = root / "skl2onnx"
+    listed = json.loads((folder / "inputs.json").read_text()) if (folder / "inputs.json").exists() else {}
+    return [(f"skl2onnx/{file}", folder / file,
+             {key: spec["map"] if "map" in spec else np.array(spec["value"], dtype=np.dtype(spec["dtype"]))
+              for key, spec in inputs.items()}) for file, inputs in listed.items()]
+
+
 def size_symbols(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, int]:
     """The dims the model's inputs declare by a name (a symbol; not sums of symbols), each with its size in
     `feeds`, in the order the inputs first use them."""

@@ -35,12 +35,13 @@ from real_models import (  # noqa: E402
     project_models,
     seeded_light_model,
     silero_vad,
+    tabular_models,
     torchscript_loop_with_if,
 )
 
 
 def fingerprint_models() -> Iterator[tuple[str, Any, dict[str, np.ndarray]]]:
-    """(name, model, feeds) of every sample model, every real export of tests/models, a light CNN, the benchmark's
+    """(name, model, feeds) of every sample model, every real export of tests/models, two light CNNs, the benchmark's
     recurrent and Loop-with-If models, and gtcrn and silero-vad when ../shared/models holds them."""
     from explorer.samples import sample_inputs, sample_path
 
@@ -54,7 +55,10 @@ def fingerprint_models() -> Iterator[tuple[str, Any, dict[str, np.ndarray]]]:
         yield f"sample_models/{path.name}", model, feeds
     for name, path, feeds in project_models():
         yield name, onnx.load(str(path)), feeds
+    for name, path, feeds in tabular_models():
+        yield name, onnx.load(str(path)), feeds
     yield "light squeezenet", *seeded_light_model("squeezenet")
+    yield "light shufflenet", *seeded_light_model("shufflenet")
     yield "bi-GRU x2", *bidirectional_rnn("GRU", seq=20)
     yield "bi-LSTM x2", *bidirectional_rnn("LSTM", seq=20, batch=5)
     yield "Loop with If", *torchscript_loop_with_if()
