@@ -1,0 +1,123 @@
+"""The recipe of the decoders in this folder: tiny random GPT-2 and Llama models (hidden size 32, two layers, a
+vocabulary of 128, untied output embeddings so that greedy tokens vary), built from transformers' config classes
+with seeded weights (no download: HF_HUB_OFFLINE=1), saved to a temporary folder and exported by optimum's ONNX
+exporter (`main_export`, which checks onnxruntime's outputs against PyTorch's), at opset 17, each into an
+optimum-style folder with its config.json:
+
+- gpt2/: `decoder_model.onnx` (the first step: no past in, `present.*` out; optimum's GPT2OnnxConfig with
+  use_past_in_inputs=False), `decoder_with_past_model.onnx` (task
+  text-generation-with-past: `past_key_values.*` in, `present.*` out) and `decoder_model_merged.onnx`, the two
+  merged by optimum's `merge_decoders` (an If on `use_cache_branch`);
+- llama/: `model.onnx`, one decoder with past (grouped-query attention, rotary positions), first step on an
+  empty past, as optimum exports decoders today.
+
+Each folder's reference.json holds transformers' `generate` (greedy, `max_new_tokens`) for fixed prompts: the new
+tokens, and per step the chosen token's logit margin over the runner-up (how far a float error must go to change
+the token). reference_logits.npz holds transformers' logits of every step (`p<prompt>`: [steps, vocab]).
+Run from this folder with the PyTorch venv: python make_generation_models.py (CI has no torch: the files are
+committed)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import numpy as np  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+import torch  # noqa: E402
+from optimum.exporters.onnx import main_export  # noqa: E402
+from optimum.exporters.onnx.model_configs import GPT2OnnxConfig  # noqa: E402
+from optimum.onnx.graph_transformations import merge_decoders  # noqa: E402
+from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+VOCAB, HIDDEN, HEADS, LAYERS = 128, 32, 4, 2
+PROMPTS = [[15, 2, 99, 7], [5, 6, 7], [100]]
+MAX_NEW_TOKENS = 12
+SPECIAL = {"bos_token_id": 1, "eos_token_id": 3, "pad_token_id": 0}
+
+
+def gpt2() -> torch.nn.Module:
+    return GPT2LMHeadModel(GPT2Config(vocab_size=VOCAB, n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS, n_positions=64,
+                                      tie_word_embeddings=False, initializer_range=0.2, **SPECIAL))
+
+
+def llama() -> torch.nn.Module:
+    return LlamaForCausalLM(LlamaConfig(vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=64,
+                                        num_hidden_layers=LAYERS, num_attention_heads=HEADS, num_key_value_heads=2,
+                                        max_position_embeddings=64, tie_word_embeddings=False,
+                                        initializer_range=0.2, **SPECIAL))
+
+
+def export(make: Callable[[], torch.nn.Module], task: str, folder: Path, past_in: bool = True) -> torch.nn.Module:
+    """The model exported into `folder`; `past_in=False`: the first step's decoder (no past in, `present.*` out),
+    as optimum's exporter wrote decoder_model.onnx before it exported one decoder with past."""
+    torch.manual_seed(0)
+    model = make().eval()
+    custom = {}
+    if not past_in:
+        custom["model"] = GPT2OnnxConfig(model.config, task="text-generation", use_past=True, use_past_in_inputs=False)
+    with tempfile.TemporaryDirectory() as saved:
+        model.save_pretrained(saved)
+        main_export(saved, folder, task=task, opset=17, local_files_only=True, atol=1e-4,
+                    custom_onnx_configs=custom or None)
+    return model
+
+
+def reference(model: torch.nn.Module, folder: Path) -> None:
+    """transformers' greedy generation of every prompt: reference.json and reference_logits.npz."""
+    entries, logits = [], {}
+    for k, prompt in enumerate(PROMPTS):
+        ids = torch.tensor([prompt])
+        with torch.no_grad():
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=MAX_NEW_TOKENS,
+                                 do_sample=False, output_logits=True, return_dict_in_generate=True)
+        steps = torch.cat(out.logits).numpy().astype(np.float32)  # [steps, vocab]
+        top2 = np.sort(steps, axis=-1)[:, -2:]
+        new = out.sequences[0, len(prompt):].tolist()
+        entries.append({"prompt": prompt, "tokens": new,
+                        "margins": [float(f"{m:.4g}") for m in top2[:, 1] - top2[:, 0]]})
+        logits[f"p{k}"] = steps
+        print(f"{folder.name} {prompt} -> {new} (smallest margin {float(np.min(top2[:, 1] - top2[:, 0])):.3g})")
+    (folder / "reference.json").write_text(json.dumps(
+        {"max_new_tokens": MAX_NEW_TOKENS, "generate": "transformers greedy", "prompts": entries}, indent=1) + "\n")
+    np.savez_compressed(folder / "reference_logits.npz", **logits)
+
+
+def check(path: Path) -> None:
+    """onnxruntime loads the file."""
+    ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as work:
+        scratch = Path(work)
+        folder = HERE / "gpt2"
+        folder.mkdir(exist_ok=True)
+        export(gpt2, "text-generation-with-past", scratch / "no_past", past_in=False)
+        model = export(gpt2, "text-generation-with-past", scratch / "past")
+        shutil.copyfile(scratch / "no_past" / "model.onnx", folder / "decoder_model.onnx")
+        shutil.copyfile(scratch / "past" / "model.onnx", folder / "decoder_with_past_model.onnx")
+        shutil.copyfile(scratch / "past" / "config.json", folder / "config.json")
+        merge_decoders(folder / "decoder_model.onnx", folder / "decoder_with_past_model.onnx",
+                       save_path=folder / "decoder_model_merged.onnx")
+        reference(model, folder)
+
+        folder = HERE / "llama"
+        folder.mkdir(exist_ok=True)
+        model = export(llama, "text-generation-with-past", scratch / "llama")
+        for name in ("model.onnx", "config.json"):
+            shutil.copyfile(scratch / "llama" / name, folder / name)
+        reference(model, folder)
+    for path in sorted(HERE.glob("*/*.onnx")):
+        check(path)
+        print(f"{path.relative_to(HERE)}: {path.stat().st_size} bytes")
+
+
+if __name__ == "__main__":
+    main()
