@@ -107,9 +107,14 @@ def _configure_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=seed, help="random inputs with this seed (default 0)")
     p.add_argument("--dim", action="append", default=[], type=parse_dim, metavar="NAME=SIZE",
                    help="random inputs with this size of a symbolic dimension (repeatable)")
-    p.add_argument("--rtol", type=tolerance, default=1e-4, help="relative tolerance (default 1e-4)")
-    p.add_argument("--atol", type=tolerance, default=1e-5, help="absolute tolerance (default 1e-5)")
+    p.add_argument("--rtol", type=tolerance, help="relative tolerance for every value (default: each value's own "
+                                                   "precision: 1e-4 for float32, 2e-3 for float16, ...)")
+    p.add_argument("--atol", type=tolerance, help="absolute tolerance for every value (default: each value's own "
+                                                   "precision: 1e-5 for float32, 1e-3 for float16, ...)")
     p.add_argument("--top", type=count, default=10, help="rows of the table of the worst values (default 10)")
+    p.add_argument("--json", metavar="OUT.json",
+                   help="also write the verdict as JSON: agree, first (null or where the sides part), aligned, "
+                        "diagnosis")
     add_limit_options(p)
 
 
@@ -120,6 +125,7 @@ def _compare(args: argparse.Namespace) -> int:
     from ..compare import compare
     from ..model import load
     from ..samples import sample_inputs
+    from ..views.verdict import full_verdict
 
     chosen = [b for b in (args.b, "onnxruntime" if args.ort else None, args.reference) if b]
     if len(chosen) != 1:
@@ -133,6 +139,10 @@ def _compare(args: argparse.Namespace) -> int:
     feeds = load_feeds(args.inputs, model, limits) or own or model.example_inputs(seed=args.seed or 0,
                                                                                    dims=dict(args.dim))
     result = compare(model, other, feeds, rtol=args.rtol, atol=args.atol, limits=limits)
+    judged = full_verdict(result)
+    print(judged.sentence)
     for line in result.lines(args.top):
         print(line)
+    if args.json:
+        judged.write_json(args.json)
     return 1 if result.differs else 2 if result.errors else 0

@@ -10,7 +10,7 @@ from ..errors import CompareError
 from ..graph import attribute
 from ..limits import Limits
 from ..model import Model
-from ..spec.random_ops import NONDETERMINISTIC
+from ..spec.random_ops import NONDETERMINISTIC, draws
 from ..spec.rnn import CELLS
 from ..trace import Trace
 from .align import Pair, align
@@ -20,8 +20,11 @@ from .framework import check_gates
 from .gates import GateDivergence, first_departure, reverse_directions
 from .measure import ValueComparison, measure
 from .onnxruntime_side import MAX_EXPOSED, onnxruntime_recording
+from .own_error import explain
+from .precision import FLOAT32, Tolerance, given, of_dtype, widest
 from .recording import Recording, from_trace, from_values
 from .report import Comparison
+from .rounding import judge
 from .saturation import explain as explain_saturation
 from .sides import (
     ONNXRUNTIME,
@@ -33,12 +36,14 @@ from .sides import (
     label_of,
     reference_values,
 )
-from .stats import ATOL, RTOL, OutputDiff, compare_values
+from .stats import OutputDiff
+from .value_precision import pair_tolerance, precisions
 
 JUDGES = (ONNXRUNTIME, PYTORCH, "reference")
 
 
-def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: float = RTOL, atol: float = ATOL,
+def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: float | None = None,
+            atol: float | None = None,
             limits: Limits | None = None, model: Model | None = None, max_exposed: int = MAX_EXPOSED,
             timeout: float | None = None) -> Comparison:
     """Side A against side B. Each side is a Model (or a path, sample name, bytes, proto: run by explorer), a
@@ -46,7 +51,9 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
     "pytorch" (PyTorch's GRU/LSTM/RNN equations from each recurrent node's weights), or reference values (an
     .npz path or a dict keyed by ONNX value names; PyTorch module parameters in it are used for gates). `feeds`
     default to a trace's own, else random ones from the first model's declared inputs. `model` is the model of
-    a Trace side when the other side needs one; `timeout` bounds each onnxruntime call (seconds)."""
+    a Trace side when the other side needs one; `timeout` bounds each onnxruntime call (seconds). Each value is
+    judged at its own precision (precision.py) and its operation's rounding (rounding.py) unless `rtol`/`atol`
+    are given; a difference its inputs' differences explain is no divergence (own_error.py)."""
     kinds = [kind_of(a), kind_of(b)]
     if kinds[0] in JUDGES and kinds[1] in JUDGES:
         raise CompareError("one side must be a model or a trace: explorer's run is what the other is held against")
@@ -80,13 +87,24 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
             recordings[k] = from_values(reference_values(side, limits), label_of(side, None), like)
     rec_a, rec_b = recordings
     assert rec_a is not None and rec_b is not None
-    result = Comparison(rec_a.label, rec_b.label, rtol, atol, feeds=feeds, a=rec_a, b=rec_b)
+    user = given(rtol, atol)
+    base = user or FLOAT32
+    result = Comparison(rec_a.label, rec_b.label, base.rtol, base.atol, feeds=feeds, a=rec_a, b=rec_b,
+                        by_type=user is None)
     result.errors = {r.label: r.error for r in (rec_a, rec_b) if r.error}
     pairs, result.unaligned = align(rec_a, rec_b)
-    result.values = [measure(p, rtol, atol, _time_axis(p, rec_a.model)) for p in pairs]
-    result.outputs = _outputs(rec_a, rec_b, rtol, atol)
+    ours, theirs = precisions(rec_a), precisions(rec_b)
+
+    def tolerance(pair: Pair) -> Tolerance:
+        found = pair_tolerance(pair.a.key, pair.b.key, ours, theirs, next(iter(pair.b.values.values()), None))
+        return found if user is None else Tolerance(user.rtol, user.atol, user.precision, found.eps)
+
+    result.values = [measure(p, tolerance(p), _time_axis(p, rec_a.model)) for p in pairs]
+    result.notes += explain(result.values, pairs, rec_a, rec_b)
+    result.outputs = _outputs(rec_a, rec_b, result.values, user)
     result.saturation = explain_saturation(result)  # onnxruntime's u8s8 kernel, where it explains a difference
-    drawn = sorted({v.node for v in result.values if v.op_type in NONDETERMINISTIC and not v.ok})
+    result.drawn = {v.node for v in result.values if not v.ok and _draws(rec_a, v.node, v.op_type)}
+    drawn = sorted(result.drawn)
     if drawn:
         result.notes.append(f"{len(drawn)} node(s) draw random values ({', '.join(drawn[:3])}"
                             f"{', …' if len(drawn) > 3 else ''}): they and what they feed differ by design")
@@ -95,9 +113,9 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
         result.unaligned = [u for u in result.unaligned if u.side != "A"]
         if uncovered:
             result.notes.append(f"{len(uncovered)} value(s) of A have no {rec_b.kind} counterpart")
-    result.gates, result.gates_checked = _gates(pairs, rec_a, rec_b, result.values, rtol, atol,
-                                                      result.notes)
-    cell_gates, cells_checked = cell_departures(rec_a, rec_b, rtol, atol, result.notes)
+    result.gates, result.gates_checked = _gates(pairs, rec_a, rec_b, result.values, result.notes)
+    cells = widest(v.tolerance for v in result.values) if user is None else user
+    cell_gates, cells_checked = cell_departures(rec_a, rec_b, cells.rtol, cells.atol, result.notes)
     result.gates += cell_gates
     result.gates_checked += cells_checked
     return result
@@ -109,9 +127,22 @@ def _time_axis(pair: Pair, model: Model | None) -> int | None:
     return 1 if attribute(model.node(pair.a.node).proto, "layout", 0) else 0
 
 
-def _outputs(a: Recording, b: Recording, rtol: float, atol: float) -> list[OutputDiff]:
-    """The graph outputs: by name, else by position (a re-export that renamed them)."""
+def _draws(a: Recording, node: str, op_type: str) -> bool:
+    """Whether a node of A drew random values in its first run (a Dropout only in training)."""
+    if op_type not in NONDETERMINISTIC:
+        return False
+    if a.trace is None or a.model is None:
+        return op_type != "Dropout"
+    events = a.trace.events_of(node)
+    return bool(events) and draws(op_type, dict(zip(events[0].site.inputs, events[0].input_values)),
+                                  a.model.node(node).proto)
+
+
+def _outputs(a: Recording, b: Recording, values: list[ValueComparison], user: Tolerance | None) -> list[OutputDiff]:
+    """The graph outputs: by name, else by position (a re-export that renamed them); each judged as the value
+    that produced it, a difference its producer's inputs explain included."""
     names_b = list(b.outputs)
+    producers = {v.name: v for v in values if any(not e.iteration for e in v.errors)}
     found = []
     for position, (name, value) in enumerate(a.outputs.items()):
         if name in b.outputs:
@@ -120,14 +151,24 @@ def _outputs(a: Recording, b: Recording, rtol: float, atol: float) -> list[Outpu
             other = b.outputs[names_b[position]]
         else:
             continue
-        found.append(compare_values(name, value, other, rtol, atol))
+        producer = producers.get(name)
+        if producer is not None:
+            tolerance = producer.tolerance
+        else:
+            tolerance = user or widest(of_dtype(getattr(v, "dtype", "float32")) for v in (value, other))
+        diff = judge(name, value, other, tolerance, producer.op_type if producer else "")
+        within = [e.within for e in producer.errors if not e.iteration] if producer is not None else []
+        if not diff.ok and producer is not None and producer.ok and within and within[0]:
+            diff.ok, diff.note = True, "; ".join(filter(None, [diff.note, f"within {within[0]}"]))
+        found.append(diff)
     return found
 
 
-def _gates(pairs: list[Pair], a: Recording, b: Recording, values: list[ValueComparison], rtol: float,
-           atol: float, notes: list[str]) -> tuple[list[GateDivergence], list[str]]:
-    """The first gate departure of each recurrent node (in execution order of its runs), and the nodes whose
-    gates were compared; why some could not be is added to `notes`."""
+def _gates(pairs: list[Pair], a: Recording, b: Recording, values: list[ValueComparison],
+           notes: list[str]) -> tuple[list[GateDivergence], list[str]]:
+    """The first gate departure of each recurrent node (in execution order of its runs), each at its Y's
+    tolerance, and the nodes whose gates were compared; why some could not be is added to `notes`."""
+    tolerances = {v.node: v.tolerance for v in reversed(values)}
     found: list[GateDivergence] = []
     checked: list[str] = []
     if a.trace is None or a.model is None:
@@ -137,8 +178,9 @@ def _gates(pairs: list[Pair], a: Recording, b: Recording, values: list[ValueComp
             for event in a.trace.events_of(node):
                 if event.summarized:
                     continue
+                tolerance = tolerances.get(node, FLOAT32)
                 check = check_gates(a.model, a.trace, node, event.iteration, against="PyTorch",
-                                    reference=b.given, rtol=rtol, atol=atol)
+                                    reference=b.given, rtol=tolerance.rtol, atol=tolerance.atol)
                 if check.notes:
                     notes.extend(f"gates of {node!r}: {note}" for note in check.notes)
                     break
@@ -154,7 +196,8 @@ def _gates(pairs: list[Pair], a: Recording, b: Recording, values: list[ValueComp
         if b.kind == "explorer" or pair.a.key in differing:
             checked.append(f"{pair.a.op_type} {pair.a.node!r}")
         for iteration in sorted(pair.a.values, key=lambda it: pair.a.order[it]):
-            departure = _departure(pair, iteration, a, b, rtol, atol, pair.a.key in differing)
+            tolerance = tolerances.get(pair.a.node, FLOAT32)
+            departure = _departure(pair, iteration, a, b, tolerance.rtol, tolerance.atol, pair.a.key in differing)
             if departure is not None:
                 found.append(departure)
                 break

@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 
 from .align import Pair
+from .precision import FLOAT32, Tolerance
 from .recording import is_summary
-from .stats import compare_values, float_errors
+from .rounding import judge
+from .stats import float_errors
 
 
 @dataclass
@@ -20,6 +22,8 @@ class IterationError:
     max_rel: float
     ok: bool
     note: str = ""
+    within: str = ""  # why a difference is no divergence: "float16 rounding", "rounding of its inputs' errors"...
+    own_error: float | None = None  # the node run on B's inputs against B's value (own_error.py), when asked
 
 
 @dataclass
@@ -35,6 +39,7 @@ class ValueComparison:
     errors: list[IterationError] = field(default_factory=list)
     steps: list[float] | None = None  # max abs error per time step (a recurrent node's Y), worst iteration
     notes: list[str] = field(default_factory=list)
+    tolerance: Tolerance = FLOAT32
 
     @property
     def ok(self) -> bool:
@@ -63,10 +68,12 @@ class ValueComparison:
         return any(e.iteration for e in self.errors)
 
 
-def measure(pair: Pair, rtol: float, atol: float, time_axis: int | None = None) -> ValueComparison:
-    """The value's error at every iteration; `time_axis` (a recurrent node's Y) adds the error per time step."""
+def measure(pair: Pair, tolerance: Tolerance, time_axis: int | None = None) -> ValueComparison:
+    """The value's error at every iteration, judged at its precision (rounding.judge); `time_axis` (a recurrent
+    node's Y) adds the error per time step."""
     a, b = pair.a, pair.b
-    result = ValueComparison(a.node, a.name, a.op_type, b.node, b.name, pair.how)
+    rtol, atol = tolerance.rtol, tolerance.atol
+    result = ValueComparison(a.node, a.name, a.op_type, b.node, b.name, pair.how, tolerance=tolerance)
     skipped = 0
     for iteration in sorted(a.values, key=lambda it: a.order[it]):
         ours = a.values[iteration]
@@ -78,9 +85,13 @@ def measure(pair: Pair, rtol: float, atol: float, time_axis: int | None = None) 
         if is_summary(ours) or is_summary(theirs):
             skipped += 1
             continue
-        diff = compare_values(a.name, ours, theirs, rtol, atol)
+        diff = judge(a.name, ours, theirs, tolerance, a.op_type)
+        within = ""
+        if diff.ok and diff.max_abs > 0 and tolerance.precision not in (FLOAT32.precision, "given") \
+                and not judge(a.name, ours, theirs, FLOAT32, a.op_type).ok:
+            within = tolerance.rounding
         result.errors.append(IterationError(iteration, a.order[iteration], diff.max_abs, diff.max_rel, diff.ok,
-                                            diff.note))
+                                            diff.note, within))
     extra = len(set(b.values) - set(a.values))
     if extra:
         result.notes.append(f"ran {extra} more time(s) on side B")

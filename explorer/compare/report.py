@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..spec.random_ops import NONDETERMINISTIC
 from .align import Unaligned
 from .gates import GateDivergence
 from .measure import ValueComparison
@@ -59,6 +58,8 @@ class Comparison:
     a: Recording | None = field(default=None, repr=False)
     b: Recording | None = field(default=None, repr=False)
     saturation: Saturation | None = None  # what onnxruntime's u8s8 saturation explains (saturation.py)
+    by_type: bool = True  # each value at its own precision (precision.py); False: the user's rtol/atol for all
+    drawn: set[str] = field(default_factory=set)  # nodes that drew random values (a Dropout only in training)
 
     @property
     def first(self) -> Divergence | None:
@@ -68,7 +69,7 @@ class Comparison:
             return None
         _, v, e = min(found, key=lambda item: item[0])
         saturated = self.saturation is not None and self.saturation.explains(v.node, v.name)
-        note = "; ".join(filter(None, [e.note, RANDOM_NOTE if v.op_type in NONDETERMINISTIC else "",
+        note = "; ".join(filter(None, [e.note, RANDOM_NOTE if v.node in self.drawn else "",
                                        VERDICT if saturated else ""]))
         return Divergence(v.node, v.op_type, v.name, e.iteration, e.max_abs, e.max_rel, v.b_node, v.b_name, note,
                           saturated)
@@ -80,6 +81,23 @@ class Comparison:
         if self.saturation is not None and self.saturation.complete:
             return any(g.node not in {n.node for n in self.saturation.nodes} for g in self.gates)
         return any(not v.ok for v in self.values) or any(not v.ok for v in self.outputs) or bool(self.gates)
+
+    @property
+    def tolerance_text(self) -> str:
+        """The tolerances used: the user's, or each value's own precision (those met, with their figures)."""
+        if not self.by_type:
+            return f"rtol {self.rtol:g}, atol {self.atol:g}"
+        met = {v.tolerance.precision: v.tolerance for v in self.values}
+        return "each value at its own precision (" + "; ".join(
+            f"{name}: {t.text}" for name, t in sorted(met.items())) + ")" if met else \
+            f"rtol {self.rtol:g}, atol {self.atol:g}"
+
+    @property
+    def within(self) -> list[str]:
+        """Why differences beyond float32's tolerance are none: "float16 rounding", "rounding of its inputs'
+        differences", a tie order..., each once, in execution order."""
+        found = sorted((e.order, e.within) for v in self.values for e in v.errors if e.ok and e.within)
+        return list(dict.fromkeys(within for _, within in found))
 
     def value(self, node: str, name: str | None = None) -> ValueComparison:
         """The comparison of one value of A (its node's first output when no name is given)."""
@@ -108,16 +126,16 @@ class Comparison:
         out = [f"A: {self.a_label}", f"B: {self.b_label}"]
         out += [f"{label}: {message}" for label, message in self.errors.items()]
         out.append(f"aligned values: {len(self.values)} ({sum(len(v.errors) for v in self.values)} executions), "
-                   f"not aligned: {len(self.unaligned)}; tolerance rtol {self.rtol:g}, atol {self.atol:g}")
+                   f"not aligned: {len(self.unaligned)}; tolerance {self.tolerance_text}")
         explained = self.saturation.explained if self.saturation is not None else set()
         out += [f"output {d.line()}" + (" (onnxruntime's u8s8 saturation)" if not d.ok and any(
             name == d.name for _, name in explained) else "") for d in self.outputs]
         first = self.first
         agree = ("none among the values both sides reached (no verdict: a side did not finish)" if self.errors
-                 else "none (every aligned value agrees)")
+                 else "none (every aligned value agrees" + "".join(f"; within {w}" for w in self.within) + ")")
         if first is not None and first.saturated and not self.differs:
             out.append("first divergence: none of explorer's; first difference: " + first.describe())
-        else:
+        elif self.values or self.errors:
             out.append("first divergence: " + (first.describe() if first else agree))
         if self.saturation is not None:
             out += self.saturation.lines()
@@ -126,7 +144,7 @@ class Comparison:
         if self.gates_checked and not self.gates:
             out.append(f"gates: {', '.join(self.gates_checked)} agree at every time step")
         out += self.notes
-        if first is not None or self.gates:
+        if any(not v.ok for v in self.values):
             out.append("worst values:")
             out.append(f"  {'node':40} {'value':24} {'max abs':>10} {'max rel':>10}  first beyond tolerance")
             for v in self.worst(count):

@@ -36,8 +36,10 @@ def _unequal(name: str, note: str = "") -> OutputDiff:
     return OutputDiff(name, float("inf"), float("inf"), False, note)
 
 
-def compare_values(name: str, ours: Any, theirs: Any, rtol: float = RTOL, atol: float = ATOL) -> OutputDiff:
-    """`ours` against the reference `theirs` (the relative error divides by |theirs|)."""
+def compare_values(name: str, ours: Any, theirs: Any, rtol: float = RTOL, atol: float = ATOL,
+                   slack: Any = 0.0) -> OutputDiff:
+    """`ours` against the reference `theirs` (the relative error divides by |theirs|); `slack` (a number, or an
+    array of the values' shape) widens the absolute tolerance of floats: the rounding an operation can make."""
     if isinstance(ours, list) or isinstance(theirs, list):
         if not (isinstance(ours, list) and isinstance(theirs, list)) or len(ours) != len(theirs):
             return _unequal(name, "sequence length or kind differs")
@@ -60,15 +62,16 @@ def compare_values(name: str, ours: Any, theirs: Any, rtol: float = RTOL, atol: 
     if a.dtype == b.dtype and (a is b or np.array_equal(a, b)):  # the common case, without float64 copies
         return OutputDiff(name, 0.0, 0.0, True)
     if a.dtype.kind in "fcV" or b.dtype.kind in "fcV":  # V: bfloat16/float8 from ml_dtypes
-        abs_err, rel_err, bad = float_errors(a, b, rtol, atol)
+        abs_err, rel_err, bad = float_errors(a, b, rtol, atol, slack)
         return OutputDiff(name, float(abs_err.max(initial=0.0)), float(rel_err.max(initial=0.0)), not bool(bad.any()))
     diff = np.abs(a.astype(np.int64) - b.astype(np.int64)) if a.size else np.zeros(0)
     return OutputDiff(name, float(diff.max(initial=0)), 0.0, bool(np.array_equal(a, b)))
 
 
-def float_errors(ours: np.ndarray, theirs: np.ndarray, rtol: float = RTOL,
-                 atol: float = ATOL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Element-wise (abs error, rel error, beyond tolerance) of two same-shaped arrays, in float64."""
+def float_errors(ours: np.ndarray, theirs: np.ndarray, rtol: float = RTOL, atol: float = ATOL,
+                 slack: Any = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Element-wise (abs error, rel error, beyond tolerance) of two same-shaped arrays, in float64; `slack` is
+    added to the absolute tolerance."""
     a64, b64 = ours.astype(np.float64), theirs.astype(np.float64)
     both_nan = np.isnan(a64) & np.isnan(b64)
     same_inf = np.isinf(a64) & (a64 == b64)
@@ -77,5 +80,5 @@ def float_errors(ours: np.ndarray, theirs: np.ndarray, rtol: float = RTOL,
     diff = np.nan_to_num(diff, nan=np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(diff == 0, 0.0, diff / np.maximum(np.abs(b64), 1e-12))
-    bad = diff > atol + rtol * np.abs(np.nan_to_num(b64))
+    bad = diff > atol + rtol * np.abs(np.nan_to_num(b64)) + slack
     return diff, np.nan_to_num(rel, nan=np.inf), bad

@@ -9,8 +9,9 @@ from typing import Any
 
 import onnx
 
-from ..compare.precision import tolerances
-from ..compare.stats import OutputDiff, compare_values
+from ..compare.precision import FLOAT32, Tolerance, tolerances
+from ..compare.rounding import judge as judge_value
+from ..compare.stats import OutputDiff
 from ..errors import ExecutionError, ExplorerError, LimitExceeded, summarize
 from ..executor import run
 from ..judge import NoVerdict, run_onnxruntime, skipped_because_of_limit
@@ -170,9 +171,12 @@ def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | o
             report.error = _short(exc)
             continue
         names = list(got)
+        tolerance = Tolerance(rtol, atol, "given" if note == "" and (rtol, atol) != (FLOAT32.rtol, FLOAT32.atol)
+                              else FLOAT32.precision, FLOAT32.eps)
+        producers = {out: node.op_type for node in before.graph.node for out in node.output}
         for k, (name, value) in enumerate(expected.items()):
             theirs = got.get(name, got[names[k]] if k < len(names) else None)
-            report.diffs.append(compare_values(name, theirs, value, rtol, atol))
+            report.diffs.append(judge_value(name, theirs, value, tolerance, producers.get(name, "")))
     return Equivalence(reports, tolerance=note)
 
 
