@@ -111,3 +111,33 @@ def _node_data(args: argparse.Namespace) -> int:
     if comparison is not None and comparison.first is not None:
         print(f"first divergence: {comparison.first.describe()}")
     return 0
+
+
+def _configure_report(p: argparse.ArgumentParser) -> None:
+    add_side_options(p)
+    p.add_argument("--event", type=int, help="without another side: the step shown (default: the first NaN or Inf)")
+    p.add_argument("-o", "--output", required=True, help="the .html file to write")
+
+
+@command("report", "write one self-contained HTML file: the drawing, the first divergence, values, gates",
+         {0: "written (also when the two sides agree: the report says so)"})(_configure_report)
+def _report(args: argparse.Namespace) -> int:
+    from ..compare import compare
+    from ..executor import run
+    from ..share.environment import command_line
+    from ..share.report_html import report_html
+
+    sides = sides_from(args)
+    limits = limits_from(args)
+    trace = run(sides.model, sides.feeds, limits=limits)
+    comparison = None
+    if sides.other is not None:
+        comparison = compare(trace, sides.other, sides.feeds, limits=limits, model=sides.model,
+                             **tolerances(args))
+    page = report_html(sides.model, trace, comparison, event_index=args.event, command=command_line())
+    Path(args.output).write_text(page, encoding="utf-8")
+    print(f"wrote {args.output} ({len(page.encode('utf-8')) / 1e6:.2f} MB)")
+    if comparison is not None:
+        first = comparison.first
+        print("first divergence: " + (first.describe() if first is not None else "none"))
+    return 0

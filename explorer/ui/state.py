@@ -109,6 +109,7 @@ W_COMPARE_UPLOAD = "w_compare_upload"
 W_COMPARE_PATH = "w_compare_path"
 W_COMPARE_NPZ = "w_compare_npz"
 W_COMPARE_RTOL = "w_compare_rtol"
+W_REPORT_DOWNLOAD = "w_report_download"  # Compare, Step through and Gates pages: "Download report" (per page)
 W_COMPARE_ATOL = "w_compare_atol"
 W_COMPARE_CURSOR = "w_compare_cursor"  # Compare page: the event both runs are stepped to
 W_COMPARE_SIDE_BY_SIDE = "w_compare_side_by_side"

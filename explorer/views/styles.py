@@ -129,6 +129,12 @@ TABLE_COLOURS: dict[str, str] = {"border": "rgba(128, 128, 128, .3)", "rule": "r
 # Highlight drawn in the browser around the selected or searched element.
 SELECTION_COLOUR = "#1c7ed6"
 
+# The standalone HTML report (explorer/share): page, side A and B in plots, their difference, the departing node
+# and the dataflow path leading to it.
+REPORT_COLOURS: dict[str, str] = {"text": "#212529", "muted": "#868e96", "rule": "#dee2e6", "panel": "#f8f9fa",
+                                  "a": "#1c7ed6", "b": "#e8590c", "diff": "#c92a2a", "departing": "#c92a2a",
+                                  "path": "#f59f00", "background": "#ffffff"}
+
 SCOPE_CLUSTER_STYLE: dict[str, str] = {"style": "rounded", "color": "#be4bdb", "fontcolor": "#862e9c"}
 
 GRAPH_ATTRS: dict[str, str] = {"rankdir": "TB", "fontname": "Helvetica", "fontsize": "12", "nodesep": "0.3",

@@ -17,6 +17,7 @@ from explorer.limits import Limits
 from explorer.samples import list_samples
 from explorer.sweep.task import reference_of
 from explorer.ui import diagram, jobs, reach, state, widgets, work
+from explorer.ui.report_button import download_report
 from explorer.views import compare as views
 from explorer.views.dot import model_to_dot
 from explorer.views.markup import md
@@ -233,6 +234,7 @@ else:
             result = job.result if job.state == "done" else None
         if result is not None:
             summary(result)
+            download_report(model, "compare", comparison=result)
             tabs = st.tabs(["Diagram", "Step both", "Error over time", "Gates", "Worst values", "Not aligned"])
             with tabs[0]:
                 drawing_tab(model, result)

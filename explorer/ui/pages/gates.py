@@ -9,6 +9,7 @@ from explorer.cells import find_cell
 from explorer.docs_links import more
 from explorer.rnn_report import rnn_report
 from explorer.ui import state, widgets
+from explorer.ui.report_button import download_report
 from explorer.views import gates
 from explorer.views.markup import md, md_code
 from explorer.views.plots import lines_figure, saturation_figure, time_heatmap
@@ -71,6 +72,7 @@ def show(model, trace, path: str) -> None:
     if np.isnan(series["H"]).any():
         st.caption("Blank steps lie past this batch item's sequence length.")
     exported_report(model, trace, path)
+    download_report(model, "gates", trace, event_index=event.index, cells=[path])
 
 
 def chosen_units(series: dict, bounds: dict, path: str, hidden: int, seq: int) -> None:

@@ -7,6 +7,7 @@ from explorer.docs_links import more
 from explorer.model import Model
 from explorer.trace import Event, Trace
 from explorer.ui import diagram, jobs, learning, panels, state, url, work
+from explorer.ui.report_button import download_report
 from explorer.views import step_moves as steps
 from explorer.views import value_html
 from explorer.views.markup import md
@@ -107,6 +108,7 @@ def stepper() -> None:
         learning.branch_quiz(model, trace, index)  # learning mode: predict the branch before entering it
     with right:
         values_panel(trace.events[index])
+        download_report(model, "step", trace, event_index=index)
     url.publish(model)  # a fragment rerun moves the cursor without running the whole app
 
 
