@@ -102,11 +102,20 @@ def test_elman_loop_of_a_torchscript_export():
         np.testing.assert_allclose(gates["H"][t, 0], h, atol=1e-5)
 
 
-@pytest.mark.parametrize("name", ["ts_rnn_decoder", "ts_greedy_tokens", "dynamo_while_loop"])
-def test_loops_that_do_not_run_over_time_are_not_cells(name):
-    """A decoder feeding its output back and a search loop carry states through learned products, but read no
-    sequence step by step: they are not recurrent cells over time."""
-    assert recurrent_cells(explorer.load(TORCH_EXPORTS / f"{name}.onnx")) == []
+def test_a_loop_with_no_input_is_not_a_cell():
+    """n steps of h = tanh(W h + c): a state through a learned product of itself, but nothing read or fed back
+    as the cell's input."""
+    assert recurrent_cells(explorer.load(TORCH_EXPORTS / "dynamo_while_loop.onnx")) == []
+
+
+@pytest.mark.parametrize(("name", "fed_back"), [("ts_rnn_decoder", "y.9"),
+                                                ("ts_greedy_tokens", "/Loop/body//emb/Gather")])
+def test_a_decoder_cell_reads_what_the_loop_feeds_back(name, fed_back):
+    """A decoder reads no sequence: its RNN cell's input is its own output fed back (h = tanh(W y + U h)), or the
+    embedding of the token it chose (h = tanh(W [emb(token), h] + b), one product over both)."""
+    (cell,) = recurrent_cells(explorer.load(TORCH_EXPORTS / f"{name}.onnx"))
+    assert (cell.kind, cell.form, cell.path, cell.hidden_size) == ("RNN", "loop", "/Loop", 16)
+    assert fed_back in (cell.inputs[0].value, cell.inputs[0].node)
 
 
 def _map_loop() -> onnx.ModelProto:

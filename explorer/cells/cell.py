@@ -49,6 +49,7 @@ class RecurrentCell:
     activation: str = "Tanh"  # the candidate's (RNN: the state's) activation
     masked: bool = False  # a mask keeps the state at some steps
     conv: bool = False  # the products are convolutions (ConvLSTM): units are positions x channels
+    normalized: bool = False  # its gates' pre-activations or its cell state are layer-normalized (RNN-T's LSTM)
     weights: tuple[Weights, ...] = ()  # per direction
     inputs: tuple[Source, ...] = ()  # per direction: the per-step input the cell reads (x_t)
     step_inputs: tuple[tuple[Source, ...], ...] = ()  # unrolled: per direction, each step's input (x_t, or its

@@ -18,6 +18,7 @@ VIEW_OPS = frozenset({"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten", 
 SIGMOID_OPS = frozenset({"Sigmoid", "HardSigmoid"})
 TANH_OPS = frozenset({"Tanh", "Softsign", "ScaledTanh"})
 ACTIVATION_OPS = SIGMOID_OPS | TANH_OPS | {"Relu", "LeakyRelu", "Elu", "Selu", "Softplus", "ThresholdedRelu"}
+NORM_OPS = frozenset({"LayerNormalization"})  # looked through between a cell's products and its gates or state
 PRODUCT_OPS = frozenset({"MatMul", "Gemm", "Conv", "ConvInteger", "MatMulInteger", "Einsum", "FusedMatMul"})
 # Reads that pick part of a value: a gate computed on the fused projection, then split.
 PART_OPS = frozenset({"Split", "Slice", "Gather"})

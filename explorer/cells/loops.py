@@ -1,5 +1,5 @@
-"""Cells written as loops: a Loop or Scan that runs over time (its body reads a slice of a sequence each step)
-and updates a carried state the way a GRU, LSTM or RNN does. Two such loops of the same cell over the same
+"""Cells written as loops: a Loop or Scan that runs over time (its body reads a slice of a sequence each step, or,
+in a decoder, feeds back what it made) and updates a carried state the way a GRU, LSTM or RNN does. Two such loops of the same cell over the same
 sequence, one of them reversed, are one bidirectional cell (Keras's Bidirectional, a reversed copy in PyTorch)."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from ..cell_gates import CellLayout, DirectionSteps, Source
 from ..graph import NodeRef
 from ..spec.bodies import BodySignature, body_signature
 from .cell import RecurrentCell, Weights
-from .dataflow import Flows, GraphDataflow
+from .dataflow import PRODUCT_OPS, Flows, GraphDataflow
 from .match import Match, match_lstm, match_state, operator_steps
 from .steps import StepRead, step_reads
 from .weights import cell_weights, hidden_size, operator_hidden
@@ -67,8 +67,6 @@ def _cells_of(flows: Flows, node: NodeRef, signature: BodySignature, flow: Graph
     flow.variant.update(c.input.name for c in signature.carried if flow.strip(c.output.name) != c.input.name)
     flow.variant.update(s.name for s in signature.scan_inputs)
     reads = step_reads(flows, flow, signature, node.graph.path)
-    if not reads:
-        return []  # not a loop over time: a decoder, a counter, a search
     states = [(c.input.name, c.output.name, c.input.outer) for c in signature.carried]
     matches: list[tuple[Match, dict[str, str]]] = []
     used: set[str] = set()
@@ -90,13 +88,41 @@ def _cells_of(flows: Flows, node: NodeRef, signature: BodySignature, flow: Graph
             used.add(h_in)
     form = "scan" if node.op_type == "Scan" else "loop"
     cells = []
+    carried = {c.input.name for c in signature.carried}
     for match, initial in matches:
         cone = flow.cone(flow.index.nodes[match.operator].proto.input[0] if match.operator else match.series["H"])
         mask_cone = flow.cone(match.mask) if match.mask else set()
         read = next((r for r in reads if r.value in cone and r.value not in mask_cone), None)
+        if read is None and not reads and match.kind != "recurrence":
+            read = fed_back_read(flow, match, carried - set(match.states))
         if read is not None:
             cells.append(LoopCell(node, form, flow, match, read, initial))
     return cells
+
+
+def fed_back_read(flow: GraphDataflow, match: Match, others: set[str]) -> StepRead | None:
+    """The input of a cell in a loop that reads no sequence (a decoder): what a product of the cell's input
+    multiplies (or what one product concatenates with the state), computed from another carried value (the
+    embedding of the token fed back, the output fed back)."""
+    states = set(match.states)
+    for value in match.series.values():
+        for name in sorted(flow.cone(value, stop=states)):
+            node = flow.producer.get(name)
+            if node is None or node.op_type not in PRODUCT_OPS or not node.proto.input:
+                continue
+            data = flow.strip(node.proto.input[0])
+            joined = flow.producer.get(data)
+            if node.path not in match.products:
+                candidates = [data]
+            elif joined is not None and joined.op_type == "Concat":
+                candidates = [flow.strip(i) for i in joined.proto.input if i]
+            else:
+                continue
+            for x in candidates:
+                cone = flow.cone(x)
+                if others & cone and not states & cone:
+                    return StepRead(x, x, False)
+    return None
 
 
 def _pair(found: list[LoopCell], framework: str) -> list[RecurrentCell]:
@@ -133,7 +159,7 @@ def _cell(directions: list[LoopCell], framework: str, shared_loop: bool) -> Recu
         gate_nodes=tuple({k: s.node for k, s in d.steps().series.items()} for d in directions),
         framework=framework, reset_after=match.reset_after, gate_activation=match.gate_activation,
         activation=match.activation, masked=match.mask is not None,
-        conv=first.conv,
+        conv=first.conv, normalized=any(d.match.normalized for d in directions),
         weights=weights, inputs=tuple(d.source(d.read.value) for d in directions),
         initial=tuple(d.initial for d in directions), loops=tuple(d.node.path for d in directions),
         states=tuple(dict(zip("HC", d.match.states)) for d in directions),

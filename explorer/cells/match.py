@@ -1,7 +1,8 @@
 """Which cell updates a carried state, read from the dataflow alone (names play no part):
-- LSTM: C' = f (.) C + i (.) g and H' = o (.) act(C');
-- GRU: H' = (1 - z) (.) h~ + z (.) H in any of its spellings, h~ = act(x.W + r (.) (H.R + b)) (reset after the
-  recurrent product, PyTorch and Keras reset_after=True) or act(x.W + (r (.) H).R + b) (reset before it);
+- LSTM: C' = f (.) C + i (.) g and H' = o (.) act(C'), C' possibly layer-normalized (torchaudio's RNN-T);
+- GRU: H' = (1 - z) (.) h~ + z (.) H in any of its spellings (also with the gate weighing the candidate, as RAFT's
+  ConvGRU writes it: z is then recorded as the graph computes it), h~ = act(x.W + r (.) (H.R + b)) (reset after
+  the recurrent product, PyTorch and Keras reset_after=True) or act(x.W + (r (.) H).R + b) (reset before it);
 - RNN: H' = act(x.W + H.R + b);
 - a state updated through a learned product of itself that is none of these: a "recurrence".
 A mask that keeps the state at some steps (Where(mask, H', H)) is looked through and noted."""
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..spec.rnn import CELLS
-from .dataflow import ACTIVATION_OPS, PRODUCT_OPS, SIGMOID_OPS, GraphDataflow, Poly
+from .dataflow import ACTIVATION_OPS, NORM_OPS, PRODUCT_OPS, SIGMOID_OPS, GraphDataflow, Poly
 
 
 @dataclass
@@ -25,6 +26,7 @@ class Match:
     activation: str = "Tanh"
     mask: str | None = None  # the condition under which the state takes its new value
     products: list[str] = field(default_factory=list)  # the nodes' paths of the learned products of the state
+    normalized: bool = False  # a layer normalization between the products and the gates, or on the cell state
     operator: str = ""  # a GRU/LSTM/RNN operator over one step computes the update (its path)
 
 
@@ -136,10 +138,20 @@ def _products_of(flow: GraphDataflow, value: str, state: str) -> list[str]:
     return sorted(set(found))
 
 
-def match_lstm(flow: GraphDataflow, h_in: str, h_out: str, c_in: str, c_out: str) -> Match | None:
+def unnormalized(flow: GraphDataflow, value: str) -> str:
+    """What a layer normalization producing `value` normalizes (torchaudio's layer-normalized LSTM normalizes its
+    cell state), else `value`."""
+    node = flow.producer.get(flow.strip(value))
+    return node.proto.input[0] if node is not None and node.op_type in NORM_OPS and node.proto.input else value
+
+
+def match_lstm(flow: GraphDataflow, h_in: str, h_out: str, c_in: str, c_out: str,
+               recurrent: bool = True) -> Match | None:
+    """An LSTM step from (h_in, c_in) to (h_out, c_out); `recurrent=False` for a first step whose zero initial
+    state the exporter folded away (its gates read no state)."""
     c_new, c_mask = unmask(flow, c_out, c_in)
     h_new, h_mask = unmask(flow, h_out, h_in)
-    pc = expand_gates(flow, c_new, frozenset((h_in, c_in)))
+    pc = expand_gates(flow, unnormalized(flow, c_new), frozenset((h_in, c_in)))
     if len(pc) != 2 or any(c != 1.0 or len(t) != 2 for t, c in pc.items()):
         return None
     with_c = [t for t in pc if c_in in t]
@@ -160,11 +172,14 @@ def match_lstm(flow: GraphDataflow, h_in: str, h_out: str, c_in: str, c_out: str
     o = next((a for a, b in (term, term[::-1]) if _applied_to(flow, b, c_key)), None)
     if o is None or not all(is_gate(flow, v) for v in (f, i, o)) or not _is(flow, g, ACTIVATION_OPS):
         return None
-    if h_in not in flow.cone(i, stop={h_in}) and h_in not in flow.cone(g, stop={h_in}):
+    if recurrent and h_in not in flow.cone(i, stop={h_in}) and h_in not in flow.cone(g, stop={h_in}):
         return None  # the gates must read the state: else it is not recurrent
     series = {"i": i, "o": o, "f": f, "c": g, "C": c_out, "H": h_out}
+    normalized = unnormalized(flow, c_new) != c_new or any(
+        node is not None and node.op_type in NORM_OPS
+        for node in (flow.producer.get(name) for name in flow.cone(i, stop={h_in, c_in})))
     return Match("LSTM", series, (h_in, c_in), None, gate_activation(flow, i), _act(flow, g), h_mask or c_mask,
-                 _products_of(flow, i, h_in))
+                 _products_of(flow, i, h_in), normalized=normalized)
 
 
 def _applied_to(flow: GraphDataflow, value: str, target: str) -> bool:
@@ -193,13 +208,20 @@ def match_gru(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
 
 
 def _interpolation(p: Poly, h_in: str) -> tuple[str | None, str | None]:
-    """(z, n) when p = z*h_in + n - z*n, the GRU's (1 - z) n + z h."""
+    """(z, n) when p = z*h_in + n - z*n, the GRU's (1 - z) n + z h; or when p = h_in - z*h_in + z*n, the same
+    interpolation with the gate weighing the candidate (RAFT's ConvGRU: (1 - z) h + z q), z then being the graph's
+    gate, 1 - the spec's."""
     if len(p) != 3:
         return None, None
-    with_h = [t for t in p if h_in in t]
-    if len(with_h) != 1 or len(with_h[0]) != 2 or p[with_h[0]] != 1.0 or with_h[0].count(h_in) != 1:
+    with_h = [t for t in p if h_in in t and len(t) == 2 and t.count(h_in) == 1]
+    if len(with_h) != 1 or abs(p[with_h[0]]) != 1.0:
         return None, None
     z = next(a for a in with_h[0] if a != h_in)
+    if p[with_h[0]] == -1.0:  # h - z h + z n
+        pairs = [t for t in p if len(t) == 2 and z in t and h_in not in t and p[t] == 1.0]
+        if p.get((h_in,)) != 1.0 or len(pairs) != 1 or pairs[0].count(z) != 1:
+            return None, None
+        return z, next(a for a in pairs[0] if a != z)
     singles = [t for t in p if len(t) == 1 and t != (h_in,)]
     if len(singles) != 1 or p[singles[0]] != 1.0:
         return None, None

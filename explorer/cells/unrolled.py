@@ -10,12 +10,14 @@ from collections.abc import Iterator
 from ..cell_gates import CellLayout, DirectionSteps, Source
 from ..graph import NodeRef
 from .cell import RecurrentCell, Weights
-from .dataflow import ACTIVATION_OPS, PART_OPS, VIEW_OPS, Flows, GraphDataflow
-from .match import Match, match_lstm, match_state
+from .dataflow import ACTIVATION_OPS, NORM_OPS, PART_OPS, VIEW_OPS, Flows, GraphDataflow
+from .match import Match, match_lstm, match_state, unnormalized
 from .weights import applied_weight, hidden_size
 
-FORWARD_OPS = frozenset({"Add", "Sub", "Mul", "Div", "Neg", "Where", "Concat"}) | ACTIVATION_OPS | PART_OPS | VIEW_OPS
+FORWARD_OPS = frozenset({"Add", "Sub", "Mul", "Div", "Neg", "Where", "Concat"}) | ACTIVATION_OPS | PART_OPS | VIEW_OPS \
+    | NORM_OPS
 REACH = 12  # how far past a recurrent product the state it updates may lie
+STEP_PRODUCTS = frozenset({"MatMul", "Gemm", "Conv"})  # the products a weight applied once per step may be
 
 
 def unrolled_cells(flows: Flows, framework: str) -> list[RecurrentCell]:
@@ -23,23 +25,35 @@ def unrolled_cells(flows: Flows, framework: str) -> list[RecurrentCell]:
     flow = flows.of("")
     groups: dict[str, list[NodeRef]] = {}
     for node in dict.fromkeys(flow.producer.values()):
-        if node.op_type in ("MatMul", "Gemm") and len(node.proto.input) > 1 and \
-                flow.constant(node.proto.input[1]) is not None:
-            groups.setdefault(node.proto.input[1], []).append(node)
+        if node.op_type in STEP_PRODUCTS and len(node.proto.input) > 1 and \
+                flow.constant(flow.strip(node.proto.input[1])) is not None:
+            groups.setdefault(flow.strip(node.proto.input[1]), []).append(node)  # a traced copy is the same
     links: dict[str, tuple[Match, str]] = {}
     for products in groups.values():
         if len(products) < 2:
             continue  # a recurrent weight is applied once per step: an input projection only once
-        states = {flow.strip(p.proto.input[0]) for p in products}
+        candidates = {p.path: _state_candidates(flow, p) for p in products}
+        everything = {state for states in candidates.values() for state in states}
         found = {}
         for product in products:
-            state = flow.strip(product.proto.input[0])
-            link = _link(flow, state, product, states)
-            if link is not None:
-                found[state] = link
+            for state in candidates[product.path]:
+                link = _link(flow, state, product, everything)
+                if link is not None:
+                    found[state] = link
+                    break
+        states = set(found) | {candidates[p.path][-1] for p in products if not set(candidates[p.path]) & set(found)}
         if 2 * len(states & {out for _, out in found.values()}) >= len(states):
             links.update(found)  # a recurrent weight reads the states its own steps produce (an input's does not)
     return _cells(flow, [chain for chain in _chains(flow, links) if len(chain) >= 2], framework)
+
+
+def _state_candidates(flow: GraphDataflow, product: NodeRef) -> list[str]:
+    """The values a recurrent product may read the state as: what its data input concatenates (a convolution
+    over [h, x], RAFT's ConvGRU), else that input."""
+    data = flow.strip(product.proto.input[0])
+    node = flow.producer.get(data)
+    parts = [flow.strip(i) for i in node.proto.input if i] if node is not None and node.op_type == "Concat" else []
+    return [*parts, data]
 
 
 def _forward(flow: GraphDataflow, start: str) -> Iterator[str]:
@@ -76,7 +90,7 @@ def _link(flow: GraphDataflow, state: str, product: NodeRef, states: set[str]) -
     return match, candidate
 
 
-def _lstm_from_h(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
+def _lstm_from_h(flow: GraphDataflow, h_in: str, h_out: str, recurrent: bool = True) -> Match | None:
     """An LSTM step ending at `h_out` = o * act(C'), its previous cell state found among the operands of the
     products C' = f * C + i * g adds (not an activation's output: the state itself, or its zero start)."""
     terms = flow.expand(h_out, atoms=frozenset((h_in,)))
@@ -87,7 +101,7 @@ def _lstm_from_h(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
         if activation is None or not activation.proto.input:
             continue
         c_new = flow.strip(activation.proto.input[0])
-        add = flow.producer.get(c_new)
+        add = flow.producer.get(flow.strip(unnormalized(flow, c_new)))
         if add is None or add.op_type != "Add":
             continue
         for product in (flow.producer.get(flow.strip(i)) for i in add.proto.input):
@@ -95,7 +109,7 @@ def _lstm_from_h(flow: GraphDataflow, h_in: str, h_out: str) -> Match | None:
                 continue
             for c_in in (flow.strip(i) for i in product.proto.input):
                 if flow.activation_node(c_in) is None:
-                    match = match_lstm(flow, h_in, h_out, c_in, c_new)
+                    match = match_lstm(flow, h_in, h_out, c_in, c_new, recurrent)
                     if match is not None:
                         return match
     return None
@@ -119,8 +133,12 @@ def _chains(flow: GraphDataflow, links: dict[str, tuple[Match, str]]) -> list[li
 
 
 def _folded_first_step(flow: GraphDataflow, state: str, next_step: Match) -> tuple[Match, str] | None:
-    """The first step of an RNN whose zero initial state was folded away: `state` is the same activation of a
-    pre-activation the next step's resembles (without its recurrent product)."""
+    """The first step of an RNN or LSTM whose zero initial state was folded away: `state` is the same activation
+    of a pre-activation the next step's resembles (without its recurrent product), or an LSTM step's output whose
+    gates read no state."""
+    if next_step.kind == "LSTM":
+        first = _lstm_from_h(flow, "", state, recurrent=False)
+        return (first, state) if first is not None else None
     if next_step.kind != "RNN":
         return None
     node = flow.producer.get(state)
@@ -150,7 +168,7 @@ def _step_index(flow: GraphDataflow, match: Match) -> tuple[int | None, bool, st
     pre = match.series.get("a") or next(iter(match.series.values()))
     for node in _upward(flow, pre, set(match.states)):
         if node.op_type in ("Slice", "Gather") and len(node.proto.input) > 1 and not _negative(flow, node):
-            index = flow.constant(node.proto.input[1])
+            index = flow.constant(flow.strip(node.proto.input[1]))
             if index is not None and index.size == 1:
                 data = flow.producer.get(flow.strip(node.proto.input[0]))
                 flipped = data is not None and data.op_type == "Slice" and _negative(flow, data)
@@ -169,7 +187,7 @@ def _projected(flow: GraphDataflow, sequence: str) -> str:
     """The input sequence a projected one was computed from (x of x.W + b: the nearest product with a constant
     weight above it), else the sequence itself."""
     for node in _upward(flow, sequence, set()):
-        if node.op_type in ("MatMul", "Gemm") and flow.constant(node.proto.input[1]) is not None:
+        if node.op_type in ("MatMul", "Gemm") and flow.constant(flow.strip(node.proto.input[1])) is not None:
             return flow.strip(node.proto.input[0])
     return sequence
 
@@ -213,7 +231,7 @@ def _step_input(flow: GraphDataflow, match: Match) -> tuple[Source | None, NodeR
                                          if n is not None), "")
     stops = set(match.states) - {""}
     for node in _upward(flow, pre, stops):
-        if node.op_type in ("MatMul", "Gemm") and flow.constant(node.proto.input[1]) is not None and \
+        if node.op_type in ("MatMul", "Gemm") and flow.constant(flow.strip(node.proto.input[1])) is not None and \
                 not stops & flow.cone(node.proto.input[0], stop=stops):
             data = flow.strip(node.proto.input[0])
             writer = flow.producer.get(data)
@@ -264,5 +282,6 @@ def _cell(flow: GraphDataflow, chains: list[list[tuple[Match, str]]], directions
         hidden_size=hidden_size(flow, last, weights[0]), num_directions=len(chains),
         gate_nodes=tuple({k: s.node for k, s in d.steps[0].items()} for d in directions), framework=framework,
         reset_after=last.reset_after, gate_activation=last.gate_activation, activation=last.activation,
-        weights=tuple(weights), layout=CellLayout(last.kind, "unrolled", tuple(directions)),
+        normalized=any(m.normalized for chain in chains for m, _ in chain), weights=tuple(weights),
+        conv=any(flow.index.nodes[p].op_type == "Conv" for chain in chains for m, _ in chain for p in m.products), layout=CellLayout(last.kind, "unrolled", tuple(directions)),
         step_inputs=tuple(inputs) if all(inputs) else ())

@@ -115,9 +115,14 @@ def _chunk(flow: GraphDataflow, name: str, fused: str) -> int | None:
 def hidden_size(flow: GraphDataflow, match: Match, weights: Weights) -> int | None:
     """The number of units of the state: from the recurrent kernel's shape, else from the state's declared
     shape (all but its batch dim: a ConvLSTM's positions x channels)."""
-    if weights.recurrent is not None and flow.index.nodes[weights.recurrent.node].op_type in ("MatMul", "Gemm"):
+    product = flow.index.nodes[weights.recurrent.node] if weights.recurrent is not None else None
+    if weights.recurrent is not None and product is not None and product.op_type in ("MatMul", "Gemm"):
         shape = _shape(flow, weights.recurrent.value)
         if shape is not None and len(shape) == 2:
+            joined = flow.producer.get(flow.strip(product.proto.input[0]))
+            if joined is not None and joined.op_type == "Concat":  # W [x, h]: the units are its outputs per gate
+                outputs = shape[0] if weights.recurrent_transposed else shape[1]
+                return int(outputs) // max(1, len(weights.recurrent_order)) if outputs is not None else None
             units = shape[1] if weights.recurrent_transposed else shape[0]
             if units is not None:
                 return int(units)

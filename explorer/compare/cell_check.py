@@ -97,10 +97,13 @@ def _not_recomputable(cell: RecurrentCell) -> str:
         return "an operator's gates are checked against its weights by check_gates"
     if cell.operator:
         return f"a {cell.kind} operator over one step computes it: check_gates checks {cell.operator!r} at each step"
+    if cell.normalized:
+        return ("its gates or its cell state are layer-normalized (as torchaudio's RNN-T predictor writes its LSTM): "
+                "no framework's built-in equations include that; its gates are recorded as the graph computes them")
+    if cell.conv:
+        return "its gates are convolutions (ConvLSTM, ConvGRU): the equations here are matrix products"
     if cell.form == "unrolled" and not cell.step_inputs:
         return "the input each step reads is not found"
-    if cell.conv:
-        return "its gates are convolutions (ConvLSTM): the equations here are matrix products"
     if cell.kind != "RNN" and cell.gate_activation not in GATE_FUNCTIONS:
         return f"its gates use {cell.gate_activation}"
     if cell.activation not in ("Tanh", "Relu"):
