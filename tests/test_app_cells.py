@@ -52,13 +52,15 @@ def test_loops_page_says_which_cell_the_loop_is_and_fills_its_equations():
 EXPORTS = Path(__file__).parent / "models"
 CELL_EXPORTS = ["keras_exports/keras_lstm_masking.onnx", "keras_exports/keras_convlstm2d.onnx",
                 "torch_cells/ts_lstmcell_loop.onnx", "torch_cells/dynamo_rnn_2layer_bidirectional.onnx",
-                "torch_cells/dynamo_scan_gru.onnx"]
+                "torch_cells/dynamo_scan_gru.onnx", "torch_cells_in_context/ts_raft_convgru.onnx",
+                "torch_cells_in_context/dynamo_rnnt_predictor.onnx", "torch_cells_in_context/ts_greedy_gru_decoder.onnx"]
 
 
 @pytest.mark.parametrize("name", CELL_EXPORTS)
 def test_gates_and_loops_pages_on_real_exports(name):
     """Every form on both pages: a masked Keras LSTM loop, a ConvLSTM, TorchScript's LSTM operator inside a
-    loop, dynamo's unrolled two-layer bidirectional RNN and its scan over a GRU cell."""
+    loop, dynamo's unrolled two-layer bidirectional RNN and its scan over a GRU cell; RAFT's ConvGRU, RNN-T's
+    layer-normalized LSTMs and a GRU inside a greedy decoder."""
     at = start()
     at.radio(key=state.W_SOURCE).set_value("Local path").run()
     at.text_input(key=state.W_PATH).input(str(EXPORTS / name)).run()
