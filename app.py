@@ -3,7 +3,7 @@ import sys
 
 import streamlit as st
 
-from explorer.ui import kept, reach, state, url, widgets
+from explorer.ui import kept, owned, reach, state, url, widgets
 
 # The server answers the browser's requests (Streamlit's scripts, the canvas's files) from a thread that waits for
 # the interpreter while a script computes: at Python's default switch interval (5 ms) each file waits several
@@ -11,6 +11,7 @@ from explorer.ui import kept, reach, state, url, widgets
 sys.setswitchinterval(0.001)
 st.set_page_config(page_title="explorer · ONNX", page_icon=":material/account_tree:", layout="wide")
 reach.refuse_unless_chosen()  # listening beyond this machine, the operator must have said the app is shared
+owned.watch()  # once per server: run folders a killed server left are removed; ended sessions' runs released
 state.init()
 url.restore()
 PAGES = [

@@ -128,16 +128,17 @@ class Model:
 
 
 def load(source: str | os.PathLike | bytes | onnx.ModelProto, *, base_dir: str | os.PathLike | None = None,
-         label: str | None = None, lenient: bool = False, check: bool = True) -> Model:
+         label: str | None = None, lenient: bool = False, check: bool = True, max_nodes: int | None = None) -> Model:
     """Loads a model from a path, bytes or a ModelProto (never modified). External data is read only from
     files inside the model's folder (`base_dir` for bytes/protos). `label` names the model in messages (e.g. an
     uploaded file's name; default: the path, `<bytes>` or `<ModelProto>`). Raises ModelError on bad input,
     including a model that breaks the spec's typing rules (see typing_rules.py); `lenient=True` loads such a
     model anyway, each broken rule a warning that starts with "lenient mode". `check=False` skips onnx's checker,
-    whose complaints are only warnings (for callers that do not show them, such as the optimizer)."""
+    whose complaints are only warnings (for callers that do not show them, such as the optimizer). A model of
+    more than `max_nodes` nodes (its bodies' included) is refused before anything is built of it."""
     try:
         with collector_paused():  # parsing and checking make objects per node: no collection meanwhile
-            return _load(source, base_dir, label, lenient, check)
+            return _load(source, base_dir, label, lenient, check, max_nodes)
     except RecursionError:
         raise ModelError(f"{label or 'the model'} is nested too deeply to load") from None
     except MemoryError:
@@ -145,12 +146,15 @@ def load(source: str | os.PathLike | bytes | onnx.ModelProto, *, base_dir: str |
 
 
 def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | os.PathLike | None,
-          label: str | None, lenient: bool, check: bool = True) -> Model:
+          label: str | None, lenient: bool, check: bool = True, max_nodes: int | None = None) -> Model:
     warnings: list[str] = []
     parsed = parse_model(source, base_dir, label)
     proto, label = parsed.proto, parsed.label
     _validate_header(proto, label)
     found = survey(proto, label)
+    if max_nodes is not None and found.nodes > max_nodes:
+        raise ModelError(f"{label} has {found.nodes:,} nodes, more than the {max_nodes:,} this app loads (its "
+                         "operator's cap: nodes)")
     mapped = map_external_data(found.tensors, parsed.base_dir, label, stripped=parsed.stripped,
                                trusted=parsed.trusted)
     for sparse in found.sparse:

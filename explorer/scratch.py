@@ -12,11 +12,12 @@ from pathlib import Path
 
 def scratch_folder(prefix: str) -> Path:
     """A new folder `<tmp>/<prefix><pid>-<random>`; first removes the folders of that kind whose process is gone."""
-    _remove_orphans(prefix)
+    remove_orphans(prefix)
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
 
 
-def _remove_orphans(prefix: str) -> None:
+def remove_orphans(prefix: str) -> None:
+    """Removes the folders `<tmp>/<prefix><pid>-*` whose process is gone (another user's are left alone)."""
     name = re.compile(rf"{re.escape(prefix)}(\d+)-")
     for entry in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
         found = name.match(entry.name)

@@ -28,11 +28,8 @@ def fresh_caches():
     earlier test left behind."""
     import streamlit as st
 
-    from explorer.ui.cache import forget_finished_runs
-
     st.cache_data.clear()
     st.cache_resource.clear()
-    forget_finished_runs()
 
 
 @pytest.fixture(scope="session")

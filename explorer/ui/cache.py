@@ -1,6 +1,7 @@
-"""The app's cached work, shared by every session: models by content key (sha256 of the bytes, never a hashed
-ModelProto), runs by model key + feeds key + limits, optimizations and their proofs; and the records these
-caches hold (where a model comes from, what to run it on, how a run ended)."""
+"""The app's cached work: models of samples and local paths by content key (sha256 of the bytes, never a hashed
+ModelProto), optimizations and their proofs, shared by every session; a session's uploaded models and its runs
+(with their folders on disk) by model key + feeds key + limits, owned by the session (ui/owned.py: they go when
+it ends); and the records these caches hold (where a model comes from, what to run it on, how a run ended)."""
 from __future__ import annotations
 
 import hashlib
@@ -22,6 +23,7 @@ from ..samples import sample_inputs, sample_path
 from ..trace import Trace
 from ..views.heat import OVERLAYS, NodeValues
 from ..views.markup import md
+from . import owned, reach
 
 
 @dataclass(frozen=True)
@@ -113,16 +115,21 @@ def path_source(text: str, access: Access | None = None) -> ModelSource:
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def _load(key: str, label: str, _source: ModelSource) -> LoadResult:
+def _load_shared(key: str, label: str, max_nodes: int | None, _source: ModelSource) -> LoadResult:
+    return _load(_source, max_nodes)
+
+
+def _load(_source: ModelSource, max_nodes: int | None) -> LoadResult:
+    label = _source.label
     if _source.shared:  # nothing of a file that did not load as a model, not even whether it exists
         try:
-            return LoadResult(load(str(_source.path), label=_source.label, lenient=_source.lenient), None) \
+            return LoadResult(load(str(_source.path), label=label, lenient=_source.lenient, max_nodes=max_nodes), None) \
                 if _source.path else LoadResult(None, md(REFUSED))
         except Exception:  # noqa: BLE001 - whatever went wrong, the same refusal
             return LoadResult(None, md(REFUSED))
     try:
-        model = load(_source.data if _source.data is not None else str(_source.path), label=_source.label,
-                     lenient=_source.lenient)
+        model = load(_source.data if _source.data is not None else str(_source.path), label=label,
+                     lenient=_source.lenient, max_nodes=max_nodes)
     except ExplorerError as exc:
         uploaded_alone = _source.kind == "upload" and "external file" in str(exc)  # its data files stay behind
         hint = ". Choose **Local path** in the sidebar and give the model's path instead" if uploaded_alone else ""
@@ -144,8 +151,13 @@ def proto_model(proto: onnx.ModelProto, lenient: bool = False) -> Model:
 
 
 def load_source(source: ModelSource) -> LoadResult:
-    """The loaded model of a source (cached by content key), or the loader's error message."""
-    return _load(source.key, source.label, source)
+    """The loaded model of a source, or the loader's error message: an upload's held by the session, a sample's
+    or a local file's cached for every session (by content key); a model of more nodes than the operator's cap
+    is refused."""
+    max_nodes = reach.caps().nodes
+    if source.kind == "upload":
+        return owned.held("models", (source.key, source.label, max_nodes), lambda: _load(source, max_nodes))
+    return _load_shared(source.key, source.label, max_nodes, source)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -153,28 +165,15 @@ def given_sample_inputs(name: str) -> dict[str, Any] | None:
     return sample_inputs(name)
 
 
-
-_FINISHED: set[tuple[str, str, tuple[int, ...]]] = set()  # runs run_cached has done in this process
-
-
 def run_finished(model_key: str, feeds_key: str, limits: tuple[int, ...]) -> bool:
-    """Whether run_cached has finished this run (so asking for it costs nothing, unless the cache dropped it);
-    False while another session is still running it."""
-    return (model_key, feeds_key, limits) in _FINISHED
+    """Whether the session holds this run (so asking for it costs nothing)."""
+    return owned.holdings().has("runs", (model_key, feeds_key, limits))
 
 
-def forget_finished_runs() -> None:
-    """Clears what run_finished knows; call it with st.cache_resource.clear(), whose runs it describes."""
-    _FINISHED.clear()
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def run_cached(model_key: str, feeds_key: str, limits: tuple[int, ...], _model: Model,
-               _make_feeds: Callable[[], dict[str, Any]]) -> RunOutcome:
-    try:
-        return _run(_model, _make_feeds, limits)
-    finally:
-        _FINISHED.add((model_key, feeds_key, limits))
+def run_cached(model_key: str, feeds_key: str, limits: tuple[int, ...], model: Model,
+               make_feeds: Callable[[], dict[str, Any]]) -> RunOutcome:
+    """The run of `model` on the feeds `make_feeds` makes under `limits`, held by the session (its last few)."""
+    return owned.held("runs", (model_key, feeds_key, limits), lambda: _run(model, make_feeds, limits))
 
 
 def _run(model: Model, make_feeds: Callable[[], dict[str, Any]], limits: tuple[int, ...]) -> RunOutcome:
@@ -214,6 +213,6 @@ def optimize_cached(model_key: str, patterns: tuple[str, ...], stop_after: int |
 
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def node_values_cached(run_key: str, kind: str, _trace: Trace) -> NodeValues:
-    return OVERLAYS[kind](_trace)
+def node_values_cached(run_key: str, kind: str, trace: Trace) -> NodeValues:
+    """A views.heat overlay of a run, held by the session."""
+    return owned.held("overlays", (run_key, kind), lambda: OVERLAYS[kind](trace))

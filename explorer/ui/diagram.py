@@ -23,6 +23,7 @@ from ..views.heat import NodeValues
 from ..views.markup import md
 from ..views.render import GraphvizError, dot_available, render_svg
 from ..views.trace_marks import state_css
+from . import owned
 from .state import K_FIRST_SHOWN, K_FRAMES_SENT, K_LAYOUT_SENT, keyed
 
 _component = declare_component("explorer_diagram", path=str(Path(__file__).parent / "components" / "diagram"))
@@ -34,20 +35,11 @@ def _svg(dot_text: str) -> str:
     return render_svg(dot_text, timeout=120)
 
 
-_DRAWN: set[tuple[str, str]] = set()  # (model key, drawing key) of the drawings _drawing made in this process
-
-
-@st.cache_resource(max_entries=48, show_spinner=False)
-def _drawing(model_key: str, key: str, _model: Model, _options: dict[str, Any]) -> Drawing:
-    drawing = model_to_dot(_model, **_options)
-    _DRAWN.add((model_key, key))
-    return drawing
-
-
 def drawing(model: Model, key: str, **options: Any) -> Drawing:
-    """`model_to_dot(model, **options)`, cached by the model and `key`, which must tell apart every choice of
-    options the caller makes (a 20,000-node model takes seconds to draw, and a page reruns on every click)."""
-    return _drawing(model.sha256, key, model, options)
+    """`model_to_dot(model, **options)`, held by the session by the model and `key`, which must tell apart every
+    choice of options the caller makes (a 20,000-node model takes seconds to draw, and a page reruns on every
+    click)."""
+    return owned.held("drawings", (model.sha256, key), lambda: model_to_dot(model, **options))
 
 
 def show_ahead(model: Model, key: str, *, canvas: str, height: int = HEIGHT) -> bool:
@@ -58,7 +50,7 @@ def show_ahead(model: Model, key: str, *, canvas: str, height: int = HEIGHT) -> 
     `canvas` key: the same frame). Call it where `show` is called, instead of it in this script run."""
     wanted = (model.sha256, key)
     shown: set[tuple[str, str]] = st.session_state.setdefault(K_FIRST_SHOWN, set())
-    if wanted in _DRAWN or wanted in shown:
+    if owned.holdings().has("drawings", wanted) or wanted in shown:
         return False
     shown.add(wanted)
     _component(pending=hashlib.sha1(repr(wanted).encode("utf-8")).hexdigest(), height=height, key=canvas, default=None)

@@ -9,6 +9,7 @@ import sys
 import streamlit as st
 
 from ..access import Access, access_for
+from ..caps import Caps, caps_for
 from ..errors import ExplorerError
 from ..views.markup import md
 
@@ -20,11 +21,16 @@ def access() -> Access:
     return access_for(st.get_option("server.address"))
 
 
+def caps() -> Caps:
+    """The operator's caps on what a visitor may ask for (every cap when shared, only those set otherwise)."""
+    return caps_for(access().shared)
+
+
 def refuse_unless_chosen() -> None:
     """Ends the script run with the operator's choice to make (on the page and once in the server's log) when
-    the app listens beyond this machine without being declared shared, or the setting is not valid."""
+    the app listens beyond this machine without being declared shared, or a setting or cap is not valid."""
     try:
-        access()
+        caps()
     except ExplorerError as exc:
         if str(exc) not in _TOLD:
             _TOLD.add(str(exc))

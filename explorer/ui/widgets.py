@@ -24,7 +24,7 @@ from ..views.loops import Execution
 from ..views.markup import md, md_code
 from ..views.tables import short_text
 from ..views.trace_size import limits_text, trace_size_text
-from . import reach, state, url
+from . import reach, state, uploads, url
 
 T = TypeVar("T")
 Run = TypeVar("Run", Event, Execution)
@@ -90,7 +90,7 @@ def model_picker() -> state.ModelSource | None:
         st.caption(samples[name])
         return state.sample_source(name)
     if kind == "Upload":
-        upload = st.file_uploader("ONNX model", key=state.W_UPLOAD,
+        upload = uploads.uploader("ONNX model", key=state.W_UPLOAD,
                                   help="A self-contained .onnx file (for external data, give a local path)")
         return None if upload is None else state.upload_source(upload.name, upload.getvalue())
     text = st.text_input("Path to an .onnx file", key=state.W_PATH,
@@ -106,31 +106,36 @@ LIMIT_HINTS = {  # what to raise under Limits in the sidebar when the run stoppe
 
 
 def limits_picker() -> Limits:
-    default = Limits()
+    """The run's limits, none past the operator's caps (the inputs' highest values, and the limits once more)."""
+    caps = reach.caps()
+    top = Limits(max_iterations=10**9, max_tensor_bytes=1 << 40, trace_budget_bytes=1 << 40, max_events=10**9,
+                 threads=1024, trace_disk_bytes=1 << 50)
+    high, default = caps.limits(top), caps.limits(Limits())
+    capped = " (the most this app allows)" if caps != type(caps)() else ""
     with st.expander("Limits"):
-        iterations = st.number_input("Max loop iterations", 1, 10**9, default.max_iterations,
+        iterations = st.number_input("Max loop iterations", 1, high.max_iterations, default.max_iterations,
                                      key=state.W_MAX_ITERATIONS,
                                      help=more("Each Loop, Scan or SequenceMap stops after this many iterations.",
                                                "limits"))
-        budget = st.number_input("Trace memory (MB)", 0, 1 << 20, default.trace_budget_bytes >> 20,
-                                 key=state.W_BUDGET_MB,
+        budget = st.number_input("Trace memory (MB)", 0, high.trace_budget_bytes >> 20,
+                                 default.trace_budget_bytes >> 20, key=state.W_BUDGET_MB,
                                  help="Values recorded beyond this are written to the run's folder on disk")
-        disk = st.number_input("Trace on disk (MB)", 0, 1 << 30, default.trace_disk_bytes >> 20,
+        disk = st.number_input("Trace on disk (MB)", 0, high.trace_disk_bytes >> 20, default.trace_disk_bytes >> 20,
                                key=state.W_DISK_MB,
                                help="Values recorded beyond this on disk are kept as summaries (shape, min, max, "
                                     "mean, NaN/Inf counts); the default is half the free disk, at most 16 GiB")
-        tensor = st.number_input("Largest value (MB)", 0, 1 << 20, default.max_tensor_bytes >> 20,
+        tensor = st.number_input("Largest value (MB)", 0, high.max_tensor_bytes >> 20, default.max_tensor_bytes >> 20,
                                  key=state.W_MAX_TENSOR_MB,
                                  help="A node whose output would be bigger stops the run before it is allocated")
-        events = st.number_input("Max node executions", 1, 10**9, default.max_events, key=state.W_MAX_EVENTS,
-                                 help="The run stops after this many recorded node executions")
-        threads = st.number_input("Threads", 1, 1024, default.threads, key=state.W_THREADS,
+        events = st.number_input("Max node executions", 1, high.max_events, default.max_events,
+                                 key=state.W_MAX_EVENTS, help="The run stops after this many recorded node executions")
+        threads = st.number_input("Threads", 1, high.threads, default.threads, key=state.W_THREADS,
                                   help="Threads of the run's matrix products (convolutions, MatMul, Gemm, "
-                                       f"recurrent cells); the default is this machine's {default.threads} "
-                                       "available cores")
-    return Limits(max_iterations=int(iterations), max_tensor_bytes=int(tensor) << 20,
-                  trace_budget_bytes=int(budget) << 20, max_events=int(events), threads=int(threads),
-                  trace_disk_bytes=int(disk) << 20)
+                                       f"recurrent cells); this machine has {Limits().threads} available "
+                                       f"cores{capped}")
+    return caps.limits(Limits(max_iterations=int(iterations), max_tensor_bytes=int(tensor) << 20,
+                              trace_budget_bytes=int(budget) << 20, max_events=int(events), threads=int(threads),
+                              trace_disk_bytes=int(disk) << 20))
 
 
 def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
@@ -162,13 +167,13 @@ def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
     if mode == UPLOAD_INPUTS:
         st.caption("One .npz with an array per input, or the `input_<i>.pb` files of an ONNX test data set "
                    "(file i is input i): " + ", ".join(f"{md_code(s.name)} {md(s.describe())}" for s in model.inputs))
-        uploads = st.file_uploader("Inputs (.npz or .pb)", type=["npz", "pb"], accept_multiple_files=True,
-                                   key=state.W_NPZ)
-        if not uploads:
+        given_files = uploads.uploader("Inputs (.npz or .pb)", type=["npz", "pb"], accept_multiple_files=True,
+                                       key=state.W_NPZ)
+        if not given_files:
             return None
-        files = {upload.name: upload.getvalue() for upload in uploads}
+        files = {upload.name: upload.getvalue() for upload in given_files}
         key = "upload:" + user_inputs.feeds_key({name: np.frombuffer(data, np.uint8) for name, data in files.items()})
-        label = uploads[0].name if len(uploads) == 1 else f"{len(uploads)} uploaded files"
+        label = given_files[0].name if len(given_files) == 1 else f"{len(given_files)} uploaded files"
         return state.RunRequest(key, label, lambda: user_inputs.feeds_from_upload(model, files), limits)
     if mode == "Edit values" and given is not None:
         st.caption("Starting from the sample's inputs.")
@@ -218,7 +223,7 @@ def trace_status() -> None:
     request = st.session_state.get(state.RUN_REQUEST)
     outcome = state.current_run() if state.run_ready() else None
     if outcome is not None and outcome.trace is not None:
-        st.caption(md(trace_size_text(outcome.trace)))
+        st.caption(md(trace_size_text(outcome.trace, folder=not reach.access().shared)))
     if request is not None:
         st.caption(md(limits_text(request.limits)))
 

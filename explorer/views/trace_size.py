@@ -15,13 +15,13 @@ def byte_text(count: int) -> str:
     return f"{count} B"
 
 
-def trace_size_text(trace: Trace) -> str:
-    """The recorded values' bytes in memory and on disk (with the run folder), and from which event they are
-    summaries, if any."""
+def trace_size_text(trace: Trace, folder: bool = True) -> str:
+    """The recorded values' bytes in memory and on disk (with the run folder, unless `folder` is False: a shared
+    app names no path of the server's), and from which event they are summaries, if any."""
     parts = [f"{byte_text(trace.recorded_bytes)} in memory"]
     if trace.spilled_at is not None:
-        folder = trace.spill.path if trace.spill is not None else None
-        parts.append(f"{byte_text(trace.disk_bytes)} on disk" + (f" in {folder}" if folder is not None else "")
+        where = trace.spill.path if trace.spill is not None and folder else None
+        parts.append(f"{byte_text(trace.disk_bytes)} on disk" + (f" in {where}" if where is not None else "")
                      + f" (from event {trace.spilled_at})")
     if trace.budget_exceeded_at is not None:
         parts.append(f"summaries from event {trace.budget_exceeded_at}")

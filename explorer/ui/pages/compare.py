@@ -16,7 +16,7 @@ from explorer.inputs import feeds_from_npz
 from explorer.limits import Limits
 from explorer.samples import list_samples
 from explorer.sweep.task import reference_of
-from explorer.ui import diagram, jobs, reach, state, widgets, work
+from explorer.ui import diagram, jobs, reach, state, uploads, widgets, work
 from explorer.ui.report_button import download_report
 from explorer.views import compare as views
 from explorer.views.dot import model_to_dot
@@ -60,7 +60,7 @@ def side_b(model):
         result = work.optimization(model, ())
         return state.proto_model(result.optimized, model.lenient), f"optimized:{model.sha256}"
     if choice == "reference":
-        upload = st.file_uploader("Reference values: an .npz keyed by ONNX value names", type=["npz"],
+        upload = uploads.uploader("Reference values: an .npz keyed by ONNX value names", type=["npz"],
                                   key=state.W_COMPARE_NPZ)
         if upload is None:
             st.info(more("Upload an .npz of reference values keyed by ONNX value names, e.g. dumped from PyTorch.",
@@ -76,7 +76,7 @@ def side_b(model):
         name: str = widgets.chosen(st.selectbox("Sample", samples, key=state.W_COMPARE_SAMPLE))
         source = state.sample_source(name)
     elif choice == "upload":
-        upload = st.file_uploader("Model B (.onnx)", type=["onnx"], key=state.W_COMPARE_UPLOAD)
+        upload = uploads.uploader("Model B (.onnx)", type=["onnx"], key=state.W_COMPARE_UPLOAD)
         if upload is None:
             return None
         source = state.upload_source(upload.name, upload.getvalue())

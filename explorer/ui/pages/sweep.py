@@ -79,7 +79,7 @@ def cluster():
     where = st.radio("Run on", ["local", "scheduler"], horizontal=True, key=key("where"),
                      format_func={"local": "This machine", "scheduler": "A Dask scheduler"}.__getitem__)
     if where == "local":
-        cores = available_cores()
+        cores = min(available_cores(), reach.caps().threads or available_cores())  # the operator's cap
         return None, int(st.number_input("Worker processes", 1, cores, cores, key=key("workers")))
     if access.shared:
         if not access.schedulers:

@@ -1,0 +1,72 @@
+"""What a session owns (explorer/holdings.py): its runs with their folders on disk, the models it uploaded and
+their drawings live in its session state, not in a cache of the whole server, so they go when the session ends
+(the browser closed or lost) or has been idle longer than the operator's `idle_minutes` (caps.py). A thread
+of the server's, started with the app, looks every WATCH_S seconds; it first removes the run folders a killed
+server left behind."""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import streamlit as st
+from streamlit.runtime import Runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from ..holdings import Holdings, release_idle
+from ..scratch import remove_orphans
+from ..spill import PREFIX as RUN_PREFIX
+from . import reach
+
+T = TypeVar("T")
+KEY = "session_holdings"  # session_state: the session's Holdings
+SIZES = {"runs": 2, "models": 2, "drawings": 16, "overlays": 8}  # entries of each kind a session keeps
+WATCH_S = 5.0
+_WATCHING = threading.Lock()
+_watcher: list[threading.Thread] = []
+
+
+def holdings() -> Holdings:
+    """This session's holdings (made on first use)."""
+    found: Holdings | None = st.session_state.get(KEY)
+    if found is None:
+        context = get_script_run_ctx()
+        found = st.session_state[KEY] = Holdings(context.session_id if context else "", SIZES)
+    return found
+
+
+def held(kind: str, key: Any, make: Callable[[], T]) -> T:
+    """The session's entry `key` of `kind`, made by `make()` when it has none."""
+    return holdings().get(kind, key, make)
+
+
+def alive(session_id: str) -> bool:
+    """Whether the session is connected (without a server, as under AppTest, every session is)."""
+    return not Runtime.exists() or Runtime.instance().is_active_session(session_id)
+
+
+def release_now() -> int:
+    """Releases what ended and idle sessions hold (see holdings.release_idle); how many were released."""
+    return release_idle(alive, reach.caps().idle_seconds)
+
+
+def watch() -> None:
+    """Once per server: removes the run folders of servers that died, then starts the thread that releases
+    what ended and idle sessions hold."""
+    with _WATCHING:
+        if _watcher:
+            return
+        remove_orphans(RUN_PREFIX)
+        thread = threading.Thread(target=_watch, name="explorer session holdings", daemon=True)
+        _watcher.append(thread)
+        thread.start()
+
+
+def _watch() -> None:
+    while True:
+        time.sleep(WATCH_S)
+        try:
+            release_now()
+        except Exception:  # noqa: BLE001,S112 - a bad setting the page reports; the watch goes on
+            continue
