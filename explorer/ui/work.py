@@ -39,14 +39,14 @@ def equivalence(model: Model, patterns: tuple[str, ...], stop_after: int | None,
     return key, jobs.job(key, label, lambda: verify(result, feeds, bisect=stop_after is None))
 
 
-def comparison(b: Any, b_key: str, rtol: float, atol: float) -> tuple[str, JudgeJob[Comparison]] | None:
+def comparison(b: Any, b_key: str, rtol: float | None, atol: float | None) -> tuple[str, JudgeJob[Comparison]] | None:
     """(job key, job) of the current run (side A) against side B (`b_key` names B's content), run in the
-    background; None when there is no run."""
+    background; None when there is no run. Tolerances left out (None): each value at its own precision."""
     model, trace = active_model(), current_trace()
     request: RunRequest | None = st.session_state.get(RUN_REQUEST)
     if model is None or trace is None or request is None:
         return None
-    key = f"compare:{model.sha256}:{request.feeds_key}:{b_key}:{rtol:g}:{atol:g}"
+    key = f"compare:{model.sha256}:{request.feeds_key}:{b_key}:{rtol!r}:{atol!r}"
     job = jobs.job(key, "Comparison", lambda: compare(trace, b, trace.feeds, model=model, rtol=rtol, atol=atol))
     if job.state == "done" and job.result is not None:
         st.session_state[COMPARED] = (run_key(), f"{b_key}:{rtol!r}:{atol!r}", job.result)

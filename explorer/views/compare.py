@@ -28,8 +28,8 @@ def error_values(comparison: Comparison) -> NodeValues:
     for v in comparison.values:
         if not v.ok:
             worst[v.node] = max(worst.get(v.node, 0.0), max(v.max_abs, FLOOR))
-    return NodeValues(f"max abs error against {comparison.b_label}, beyond rtol {comparison.rtol:g} / atol "
-                      f"{comparison.atol:g} (unfilled: within)", worst)
+    return NodeValues(f"max abs error against {comparison.b_label}, beyond the tolerance "
+                      f"({comparison.tolerance_text}; unfilled: within)", worst)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from explorer.inputs import feeds_from_npz
 from explorer.limits import Limits
 from explorer.samples import list_samples
 from explorer.sweep.task import reference_of
-from explorer.ui import diagram, jobs, reach, state, uploads, widgets, work
+from explorer.ui import diagram, jobs, reach, state, uploads, verdict_banner, widgets, work
 from explorer.ui.report_button import download_report
 from explorer.views import compare as views
 from explorer.views.dot import model_to_dot
@@ -93,20 +93,17 @@ def side_b(model):
     return loaded.model, source.key
 
 
-def summary(result) -> None:
+def summary(result, verdict) -> None:
+    """The verdict first (one banner), then what lies behind it."""
+    verdict_banner.banner(verdict)
     first = result.first
     for label, message in result.errors.items():
-        st.warning(f"{md(label)}: see below")
+        st.caption(f"{md(label)}:")
         st.text(message)
-    if first is None and not result.gates:
-        st.success(f"Every aligned value agrees (rtol {result.rtol:g}, atol {result.atol:g}).")
-    elif first is not None and first.saturated and not result.differs:
-        st.info("No divergence of explorer's: onnxruntime's u8s8 kernel saturates on this CPU; explorer follows "
-                "the spec. The first difference, in A's execution order:")
-        st.text(first.describe())
-    elif first is not None:
-        st.error("First divergence, in A's execution order:")
-        st.text(first.describe())
+    if first is not None:
+        st.text(("First difference" if first.saturated and not result.differs else "First divergence")
+                + ", in A's execution order: " + first.describe())
+    st.caption(f"Tolerance: {md(result.tolerance_text)}")
     if result.saturation is not None:
         st.text("\n".join(result.saturation.lines()))
     for gate in result.gates:
@@ -120,9 +117,9 @@ def summary(result) -> None:
                                     "note": d.note} for d in result.outputs]), hide_index=True)
 
 
-def drawing_tab(model, result) -> None:
-    first = result.first
-    highlight = [first.node] if first is not None else []
+def drawing_tab(model, result, verdict) -> None:
+    marked = verdict_banner.marked_node(verdict)
+    highlight = [marked] if marked is not None else []
     if not st.toggle("Draw the diagram", value=sum(1 for _ in model.nodes()) <= DRAW_LIMIT,
                      key=state.W_COMPARE_SIDE_BY_SIDE, help="Laying out a big model takes graphviz seconds"):
         return
@@ -130,7 +127,7 @@ def drawing_tab(model, result) -> None:
     st.caption("Nodes whose values go beyond the tolerance are filled by their largest abs error against B "
                "(unfilled: within tolerance, or not aligned); the first divergence is zoomed to and outlined.")
     diagram.show(model_to_dot(model, values=values, highlight=highlight), key=state.W_COMPARE_DIAGRAM_A,
-                 values=values, reveal=first.node if first is not None else None, mark=True, hits=highlight)
+                 values=values, reveal=marked, mark=True, hits=highlight)
 
 
 def lockstep_tab(model, result) -> None:
@@ -183,7 +180,8 @@ def growth_tab(result) -> None:
     st.plotly_chart(views.growth_figure(result.value(node, name)), key=state.W_COMPARE_GROWTH, width="stretch")
 
 
-def gates_tab(result) -> None:
+def gates_tab(result, verdict) -> None:
+    verdict_banner.point_gates(result, verdict)
     pick = pick_one(views.recurrent_runs(result), "Recurrent node and execution", state.W_COMPARE_RNN,
                     "No GRU, LSTM or RNN ran in A.")
     if pick is None:
@@ -195,6 +193,9 @@ def gates_tab(result) -> None:
         st.info(f"No gates on both sides: {md(exc)}")
         return
     st.caption(f"B's gates: {md(both.source)}")
+    departure = verdict_banner.departure_caption(verdict, node)
+    if departure is not None:
+        st.error(md(departure))
     names = [g for g in both.ours if g in both.theirs]
     if not names:
         st.info("B has none of these gates.")
@@ -220,10 +221,14 @@ else:
     chosen = side_b(model)
     with st.expander("Tolerance"):
         left, right = st.columns(2)
-        rtol = left.number_input("rtol", min_value=0.0, value=1e-4, format="%g", key=state.W_COMPARE_RTOL)
-        atol = right.number_input("atol", min_value=0.0, value=1e-5, format="%g", key=state.W_COMPARE_ATOL)
+        st.caption("Empty: each value at its own precision (float32 rtol 1e-4, atol 1e-5; float16 2e-3, 1e-3; "
+                   "bfloat16, float8 and quantized values at theirs), widened by its operation's rounding.")
+        rtol = left.number_input("rtol", min_value=0.0, value=None, format="%g", placeholder="by type",
+                                 key=state.W_COMPARE_RTOL)
+        atol = right.number_input("atol", min_value=0.0, value=None, format="%g", placeholder="by type",
+                                  key=state.W_COMPARE_ATOL)
     if chosen is not None:
-        asked = work.comparison(chosen[0], chosen[1], float(rtol), float(atol))
+        asked = work.comparison(chosen[0], chosen[1], rtol, atol)
         result = None
         if asked is not None:
             key, job = asked
@@ -233,17 +238,19 @@ else:
                 st.text(job.error)
             result = job.result if job.state == "done" else None
         if result is not None:
-            summary(result)
+            verdict = verdict_banner.verdict_of(result)
+            summary(result, verdict)
             download_report(model, "compare", comparison=result)
-            tabs = st.tabs(["Diagram", "Step both", "Error over time", "Gates", "Worst values", "Not aligned"])
+            tabs = st.tabs(["Diagram", "Step both", "Error over time", verdict_banner.GATES_TAB, "Worst values",
+                            "Not aligned"], default=verdict_banner.open_tab(verdict))
             with tabs[0]:
-                drawing_tab(model, result)
+                drawing_tab(model, result, verdict)
             with tabs[1]:
                 lockstep_tab(model, result)
             with tabs[2]:
                 growth_tab(result)
             with tabs[3]:
-                gates_tab(result)
+                gates_tab(result, verdict)
             with tabs[4]:
                 st.dataframe(pd.DataFrame(result.rows(50)), hide_index=True)
             with tabs[5]:
