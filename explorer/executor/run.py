@@ -1,7 +1,6 @@
 """`explorer.run`: validate feeds, run the main graph, return the trace (partial on failure)."""
 from __future__ import annotations
 
-import dataclasses
 import time
 import weakref
 from typing import Any
@@ -13,7 +12,7 @@ from ..cells import recurrent_cells
 from ..collector import collector_paused
 from ..errors import ExecutionError
 from ..feeds import validate_feeds
-from ..limits import Limits
+from ..limits import Limits, default_threads
 from ..model import Model, load
 from ..trace import RunError, Trace
 from .blas import blas_threads
@@ -23,6 +22,16 @@ from .ops.streams import run_streams
 from .program import Program
 
 _PROGRAMS: weakref.WeakKeyDictionary[Model, Program] = weakref.WeakKeyDictionary()
+_DEFAULT_LIMITS: dict[int, Limits] = {}  # Limits() by its default threads: a dataclass made per run costs µs
+
+
+def _default_limits() -> Limits:
+    """Limits() as the environment gives it now (the default threads read again at every run)."""
+    threads = default_threads()
+    limits = _DEFAULT_LIMITS.get(threads)
+    if limits is None:
+        limits = _DEFAULT_LIMITS[threads] = Limits(threads=threads)
+    return limits
 
 
 def program_of(model: Model) -> Program:
@@ -40,9 +49,11 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
     Raises FeedError for bad feeds, ExecutionError (with `.trace`, the partial trace) when a node fails."""
     if not isinstance(model, Model):
         model = load(model)
-    limits = limits or Limits()
-    if threads is not None:
-        limits = dataclasses.replace(limits, threads=threads)
+    limits = limits or _default_limits()
+    if threads is None:
+        threads = limits.threads  # the engine reads every limit but the threads
+    elif threads < 1:
+        raise ValueError("Limits.threads must be >= 1")  # as Limits(threads=...) says it
     feeds = model.example_inputs() if feeds is None else validate_feeds(model, feeds)
     trace = Trace(model_source=model.source, model_sha256=model.sha256, feeds=feeds)
     trace.cells = {cell.path: cell.layout for cell in recurrent_cells(model) if cell.layout is not None}
@@ -50,7 +61,7 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
     start = time.perf_counter()
     try:
         # NaN/Inf are recorded as data (trace.first_nonfinite), not warned
-        with np.errstate(all="ignore"), blas_threads(limits.threads), collector_paused(), run_streams():
+        with np.errstate(all="ignore"), blas_threads(threads), collector_paused(), run_streams():
             program = program_of(model)
             main = program.graph("")  # compiling builds several objects per node too
             frame = dict(main.initializers)
