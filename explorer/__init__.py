@@ -1,6 +1,6 @@
 """explorer: load any ONNX model, run it in a recording NumPy step-through executor, and look at everything."""
+from .bridge import captured_side, compare, pytorch
 from .cells import RecurrentCell, recurrent_cells
-from .compare import compare
 from .errors import (
     CompareError,
     ExecutionError,
@@ -23,7 +23,7 @@ from .views.render import render, write_diagram
 
 __all__ = [
     "CompareError", "Event", "ExecutionError", "ExplorerError", "FeedError", "Iteration", "LimitExceeded", "Limits", "Model",
-    "ModelError", "RecurrentCell", "SweepError", "Trace", "UnsupportedOperatorError", "ValueSummary", "compare", "load",
-    "model_to_dot", "optimize", "recurrent_cells", "render", "run", "sweep", "write_diagram",
+    "ModelError", "RecurrentCell", "SweepError", "Trace", "UnsupportedOperatorError", "ValueSummary", "captured_side", "compare", "load",
+    "model_to_dot", "optimize", "pytorch", "recurrent_cells", "render", "run", "sweep", "write_diagram",
 ]
 __version__ = "0.1.0"

@@ -17,9 +17,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from explorer.bridge.capture import run_hooked  # noqa: E402
 
 _INDEXED = re.compile(r"^(?P<module>[^\[]*)(\[(?P<index>\d+)\])?$")
 
@@ -33,8 +38,6 @@ def dump_values(module: Any, inputs: list[np.ndarray], values: dict[str, str],
     """Runs `module` on `inputs` and returns ONNX value name -> array for every `values` entry (`submodule` or
     `submodule[k]` -> ONNX value name; "" names the whole module), plus the parameters of each `rnns` entry
     (submodule -> ONNX node path or name) as `<node>.weight_ih_l0`, `<node>.bias_hh_l0_reverse`, ..."""
-    import torch
-
     named = dict(module.named_modules())
     found: dict[str, np.ndarray] = {}
     hooks = []
@@ -49,12 +52,7 @@ def dump_values(module: Any, inputs: list[np.ndarray], values: dict[str, str],
             found[name] = _as_array(chosen)
 
         hooks.append(named[match["module"]].register_forward_hook(record))
-    try:
-        with torch.no_grad():
-            module(*[torch.from_numpy(np.asarray(x)) for x in inputs])
-    finally:
-        for hook in hooks:
-            hook.remove()
+    run_hooked(module, inputs, hooks)
     for submodule, node in (rnns or {}).items():
         for name, parameter in named[submodule].named_parameters():
             found[f"{node}.{name}"] = _as_array(parameter)

@@ -7,10 +7,10 @@ import sys
 from typing import NoReturn
 
 from ..errors import ExplorerError, failure_text
-from . import optimizing, reports, running, sharing, sweeping  # noqa: F401 - each registers its commands
+from . import bridging, optimizing, reports, running, sharing, sweeping  # noqa: F401 - each registers its commands
 from .registry import COMMANDS
 
-ORDER = ("run", "compare", "sweep", "samples", "optimize", "render", "rnn")
+ORDER = ("run", "compare", "fix", "sweep", "samples", "optimize", "render", "rnn")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,160 @@
+"""Comparing an ONNX export with the framework model it came from: `explorer.pytorch(module)` (run and captured
+here, torch needed) or `explorer.bridge.captured_side(path)` (a capture saved earlier, no framework needed)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..compare.stats import ATOL, RTOL
+from ..errors import CompareError, ExecutionError
+from ..executor import run
+from ..limits import Limits
+from ..model import Model, load
+from .align import align_points, top_values
+from .calls import odd_weight
+from .captured import Captured, load_captured
+from .fitting import fit
+from .report import Finding, FrameworkComparison
+from .scopes import read_scopes
+from .settings_check import odd_setting
+from .walk import check_points
+
+
+@dataclass
+class FrameworkSide:
+    """The framework side of a comparison: a live module (captured on the feeds when compared) or a capture."""
+
+    label: str
+    module: Any = None
+    captured: Captured | None = None
+
+    def capture(self, inputs: list[np.ndarray]) -> Captured:
+        if self.captured is not None:
+            return self.captured
+        from .capture import capture  # torch is imported here only
+
+        return capture(self.module, inputs)
+
+
+def pytorch(module: Any) -> FrameworkSide:
+    """A PyTorch nn.Module as a side of `explorer.compare` (run in eval mode on the ONNX model's inputs)."""
+    return FrameworkSide(f"PyTorch {type(module).__name__}", module=module)
+
+
+def captured_side(source: str | os.PathLike | bytes | Captured, limits: Limits | None = None) -> FrameworkSide:
+    """A capture saved by explorer.bridge.capture (an .npz) as a side of `explorer.compare`."""
+    found = source if isinstance(source, Captured) else load_captured(
+        source if isinstance(source, bytes) else Path(source), limits)
+    label = f"{found.framework} capture" + ("" if isinstance(source, (bytes, Captured)) else f" {source}")
+    return FrameworkSide(label, captured=found)
+
+
+def feeds_of(model: Model, captured: Captured) -> dict[str, Any]:
+    """The capture's inputs, by the ONNX model's input order."""
+    if len(captured.inputs) != len(model.inputs):
+        raise CompareError(f"the capture holds {len(captured.inputs)} inputs, the model takes {len(model.inputs)}")
+    return {spec.name: value for spec, value in zip(model.inputs, captured.inputs)}
+
+
+def compare_framework(model: Model | str | os.PathLike | bytes, side: FrameworkSide,
+                      feeds: dict[str, Any] | None = None, *, rtol: float = RTOL, atol: float = ATOL,
+                      limits: Limits | None = None, diagnose: bool = True) -> FrameworkComparison:
+    """The export against its framework, module by module: see FrameworkComparison."""
+    model = model if isinstance(model, Model) else load(model)
+    if feeds is None:
+        if side.captured is None:
+            raise CompareError("give the feeds: the framework model runs on them")
+        feeds = feeds_of(model, side.captured)
+    names = [spec.name for spec in model.inputs]
+    missing = [n for n in names if n not in feeds]
+    if missing:
+        raise CompareError(f"the feeds lack the model's input(s) {', '.join(missing)}")
+    captured = side.capture([np.asarray(feeds[n]) for n in names])
+    result = FrameworkComparison(model.source, side.label, [], captured, rtol=rtol, atol=atol)
+    try:
+        trace = run(model, {n: feeds[n] for n in names}, limits=limits)
+    except ExecutionError as exc:
+        if exc.trace is None:
+            raise
+        trace = exc.trace
+        result.errors["explorer"] = str(exc)
+    scopes = read_scopes(model, captured)
+    result.scopes_from = scopes.how
+    values = top_values(trace)
+    points = align_points(model, captured, scopes, values)
+    result.checks = check_points(model, trace, captured, points, values, feeds, rtol, atol, scopes.stack)
+    if diagnose:
+        result.diagnosis = _diagnose(model, trace, captured, scopes, result, rtol, atol)
+    return result
+
+
+def _diagnose(model: Model, trace: Any, captured: Captured, scopes: Any, result: FrameworkComparison,
+              rtol: float, atol: float) -> list[Finding]:
+    """A finding for each point departing with its own error: the exporter variant of a recurrent node that
+    reproduces the framework, the odd weight of one call of a module called many times, or no explanation."""
+    found = []
+    for check in result.checks:
+        if check.status != "own error":
+            continue
+        p = check.point
+        fitted = fit(model, trace, captured, p, rtol, atol)
+        if fitted is not None:
+            found.append(Finding(p.module, p.onnx_node, fitted.finding, fitted.variant.fix, fitted, p.label))
+            continue
+        odd = odd_setting(model, scopes, captured.modules[p.module], p)
+        if odd is None and captured.modules[p.module].calls > 1:
+            odd = odd_weight(model, scopes, p)
+        if odd is not None:
+            found.append(odd)
+            continue
+        what = "no exporter variant explorer knows reproduces the framework" if p.kind == "layer_out" else \
+            "explorer knows no fix for it"
+        found.append(Finding(p.module, p.onnx_node, f"{p.label} ({captured.modules[p.module].class_name}) departs "
+                             f"with its own error {check.own.max_abs if check.own else 0:.3g}; {what}",
+                             point=p.label))
+    return found
+
+
+def load_factory(spec: str) -> Any:
+    """The object `factory()` returns for SPEC `path/to/file.py:factory` or `package.module:factory` (user code:
+    it runs here)."""
+    import importlib
+    import importlib.util
+    import sys
+
+    where, sep, name = spec.rpartition(":")
+    if not sep or not where or not name:
+        raise CompareError(f"a framework model is FILE.py:FACTORY or package.module:FACTORY, got {spec!r}")
+    if where.endswith(".py"):
+        path = Path(where)
+        if not path.is_file():
+            raise CompareError(f"no file {where!r}")
+        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        if module_spec is None or module_spec.loader is None:
+            raise CompareError(f"cannot import {where!r}")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules.setdefault(path.stem, module)
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    factory = getattr(module, name, None)
+    if not callable(factory):
+        raise CompareError(f"{where!r} has no function {name!r}")
+    return factory()
+
+
+def compare(a: Any, b: Any, feeds: dict[str, Any] | None = None, **options: Any) -> Any:
+    """`explorer.compare`: an export against its framework model when a side is `explorer.pytorch(module)` or a
+    capture (`captured_side`), module by module (a FrameworkComparison); else compare.compare's two runs."""
+    from ..compare import compare as two_runs
+
+    if isinstance(a, FrameworkSide) and not isinstance(b, FrameworkSide):
+        a, b = b, a
+    if isinstance(b, FrameworkSide):
+        allowed = {k: v for k, v in options.items() if k in ("rtol", "atol", "limits") and v is not None}
+        return compare_framework(a, b, feeds, **allowed)
+    return two_runs(a, b, feeds, **options)

@@ -1,0 +1,146 @@
+"""Which module call each ONNX node of the main graph computes part of, from what the exporter wrote: dynamo's
+node metadata (`pkg.torch.onnx.name_scopes`, else `namespace`), TorchScript's scoped node names
+(`/encoder/gru/GRU`, the k-th call of a module as `/gcell_k/...`). Nodes the exporter left without a scope (a
+Split dynamo adds, TorchScript's `Constant_28`) take the scope of the nodes they read from when those agree.
+Every call of a module shares one scope in dynamo's metadata: its calls are told apart by node order (each
+call a run of nodes of that scope, between nodes of other scopes)."""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from ..graph import NodeRef
+from ..model import Model
+from .captured import Captured
+
+_SUFFIX = re.compile(r"^(?P<base>.+)_(?P<k>\d+)$")
+Scope = tuple[tuple[str, "int | None"], ...]  # (module, call or None when the exporter does not say), outermost first
+
+
+@dataclass
+class Scopes:
+    """The main graph's nodes in order, the scope of each (by node path) and how it was read."""
+
+    nodes: list[NodeRef]
+    scope: dict[str, Scope] = field(default_factory=dict)
+    how: str = ""  # "dynamo metadata", "TorchScript names" or "" (no scopes found)
+    stack: dict[str, str] = field(default_factory=dict)  # node path -> dynamo's stack trace
+
+    def calls(self, module: str) -> dict[int, list[NodeRef]]:
+        """The nodes of each call of `module` (nested modules' nodes included), in graph order."""
+        found: dict[int, list[NodeRef]] = {}
+        for node in self.nodes:
+            for name, call in self.scope.get(node.path, ()):
+                if name == module and call is not None:
+                    found.setdefault(call, []).append(node)
+        return found
+
+
+def _metadata(node: NodeRef) -> dict[str, str]:
+    return {entry.key: entry.value for entry in node.proto.metadata_props}
+
+
+def _resolve(parts: list[str], captured: Captured, numbered: bool) -> Scope:
+    """Module names from scope parts: each part a child's attribute name (or already a qualified name); with
+    `numbered`, `name_k` not itself a module is the k-th call of `name`."""
+    found: list[tuple[str, int | None]] = []
+    prefix = ""
+    for part in parts:
+        if not part:
+            continue
+        candidates = [f"{prefix}.{part}" if prefix else part, part]
+        name = next((c for c in candidates if c in captured.modules), None)
+        call: int | None = 0 if numbered else None
+        if name is None and numbered:
+            match = _SUFFIX.match(part)
+            if match:
+                base = f"{prefix}.{match['base']}" if prefix else match["base"]
+                if base in captured.modules:
+                    name, call = base, int(match["k"])
+        if name is None:
+            break
+        found.append((name, call))
+        prefix = name
+    return tuple(found)
+
+
+def read_scopes(model: Model, captured: Captured) -> Scopes:
+    """The scope of every node of the main graph."""
+    nodes = [n for n in model.nodes() if n.graph.path == ""]
+    scopes = Scopes(nodes)
+    dynamo = any("pkg.torch.onnx.name_scopes" in _metadata(n) or "namespace" in _metadata(n) for n in nodes)
+    for node in nodes:
+        meta = _metadata(node)
+        if dynamo:
+            parts = _name_scopes(meta)
+            if parts is None:
+                continue
+            scopes.scope[node.path] = _resolve(parts[:-1], captured, numbered=False)
+            if "pkg.torch.onnx.stack_trace" in meta:
+                scopes.stack[node.path] = meta["pkg.torch.onnx.stack_trace"]
+        elif node.proto.name.startswith("/"):
+            scopes.scope[node.path] = _resolve(node.proto.name.split("/")[1:-1], captured, numbered=True)
+    scopes.how = "dynamo metadata" if dynamo else "TorchScript names" if scopes.scope else ""
+    _inherit(scopes)
+    if dynamo:
+        _number_calls(scopes, captured)
+    return scopes
+
+
+def _name_scopes(meta: dict[str, str]) -> list[str] | None:
+    text = meta.get("pkg.torch.onnx.name_scopes")
+    if text is not None:
+        try:
+            parts = ast.literal_eval(text)
+            return [str(p) for p in parts]
+        except (ValueError, SyntaxError):
+            return None
+    namespace = meta.get("namespace")  # ": Top/embed: Embedding/embedding: aten.embedding.default"
+    if namespace is None:
+        return None
+    return [segment.split(":")[0].strip() for segment in namespace.split("/")]
+
+
+def _inherit(scopes: Scopes) -> None:
+    """Unscoped nodes take the scope their scoped producers agree on (the deepest common one)."""
+    producer: dict[str, str] = {}
+    for node in scopes.nodes:
+        known = node.path in scopes.scope
+        if not known:
+            sources = [scopes.scope[producer[name]] for name in node.proto.input
+                       if name in producer and producer[name] in scopes.scope]
+            if sources:
+                common = sources[0]
+                for other in sources[1:]:
+                    k = 0
+                    while k < min(len(common), len(other)) and common[k] == other[k]:
+                        k += 1
+                    common = common[:k]
+                scopes.scope[node.path] = common
+        for name in node.proto.output:
+            producer[name] = node.path
+
+
+def _number_calls(scopes: Scopes, captured: Captured) -> None:
+    """dynamo's scopes name no call: the k-th run of a module's nodes (between nodes outside it) is its k-th
+    call, when there are as many runs as the framework made calls; else every node is the first call's when the
+    module was called once, and no call when it is ambiguous."""
+    for module, info in captured.modules.items():
+        runs: list[list[str]] = []
+        inside = False
+        for node in scopes.nodes:
+            scope = scopes.scope.get(node.path)
+            if scope is None:
+                continue
+            within = any(name == module for name, _ in scope)
+            if within and not inside:
+                runs.append([])
+            if within:
+                runs[-1].append(node.path)
+            inside = within
+        if len(runs) == info.calls or info.calls == 1:
+            for k, run in enumerate(runs):
+                for path in run:
+                    call = k if len(runs) == info.calls else 0
+                    scopes.scope[path] = tuple((n, call if n == module else c) for n, c in scopes.scope[path])

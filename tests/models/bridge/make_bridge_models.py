@@ -1,0 +1,242 @@
+"""The recipe of the models in this folder: small PyTorch models (seeded) exported by torch.onnx's two exporters
+(TorchScript: `torch.onnx.export(..., dynamo=False)`, traced; dynamo: `dynamo=True`), each stored with what
+PyTorch computed (`<model>.npz`, written by explorer.bridge.capture: every module's inputs and outputs per call,
+each recurrent layer run alone, the module tree with source lines), its inputs (`<model>_feeds.npz`) and copies
+with faults planted by editing the ONNX file (`faults/`). Run it from this folder with the PyTorch venv:
+
+    python make_bridge_models.py            # writes everything
+    python make_bridge_models.py --check    # checks the stored captures against a fresh run, writes nothing
+
+Made with torch 2.13.0+cpu, onnx 1.23.2, onnxruntime 1.32.0, onnxscript 0.7.2."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime
+import torch
+from onnx import numpy_helper
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[2]))
+from explorer.bridge.capture import capture  # noqa: E402
+from explorer.bridge.captured import load_captured  # noqa: E402
+
+
+class Tagger(torch.nn.Module):
+    """Embedding, a 2-layer bidirectional GRU, an LSTM, a LayerNorm and a linear head (batch first)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(20, 6)
+        self.gru = torch.nn.GRU(6, 5, num_layers=2, bidirectional=True, batch_first=True)
+        self.lstm = torch.nn.LSTM(10, 4, batch_first=True)
+        self.norm = torch.nn.LayerNorm(4)
+        self.head = torch.nn.Linear(4, 3)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = self.embed(tokens)
+        x, _ = self.gru(x)
+        x, _ = self.lstm(x)
+        return self.head(self.norm(x))
+
+
+class Cells(torch.nn.Module):
+    """A GRUCell feeding an LSTMCell, called once per step in a Python loop (the exporters unroll it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gcell = torch.nn.GRUCell(3, 4)
+        self.lcell = torch.nn.LSTMCell(4, 5)
+        self.out = torch.nn.Linear(5, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b = x.shape[0]
+        h, h2, c2 = x.new_zeros(b, 4), x.new_zeros(b, 5), x.new_zeros(b, 5)
+        outs = []
+        for t in range(x.shape[1]):
+            h = self.gcell(x[:, t], h)
+            h2, c2 = self.lcell(h, (h2, c2))
+            outs.append(self.out(h2))
+        return torch.stack(outs, 1)
+
+
+class ConvGru(torch.nn.Module):
+    """A Conv1d over time, then a 2-layer GRU (time first) and a linear head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv1d(3, 6, kernel_size=3, padding=1)
+        self.act = torch.nn.ReLU()
+        self.gru = torch.nn.GRU(6, 4, num_layers=2)
+        self.head = torch.nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.act(self.conv(x))            # [batch, 6, time]
+        y, _ = self.gru(y.permute(2, 0, 1))   # [time, batch, 4]
+        return self.head(y)
+
+
+def models() -> dict[str, tuple[torch.nn.Module, dict[str, np.ndarray]]]:
+    """name -> (module, its ONNX inputs)."""
+    found = {}
+    torch.manual_seed(0)
+    found["tagger"] = (Tagger(), {"tokens": np.random.default_rng(0).integers(0, 20, (2, 6)).astype(np.int64)})
+    torch.manual_seed(1)
+    found["cells"] = (Cells(), {"x": np.random.default_rng(1).standard_normal((2, 4, 3)).astype(np.float32)})
+    torch.manual_seed(2)
+    found["conv_gru"] = (ConvGru(), {"x": np.random.default_rng(2).standard_normal((2, 3, 7)).astype(np.float32)})
+    return found
+
+
+def export(module: torch.nn.Module, feeds: dict[str, np.ndarray], path: Path, dynamo: bool) -> None:
+    args = tuple(torch.from_numpy(v) for v in feeds.values())
+    common = {"input_names": list(feeds), "output_names": ["y"]}
+    if dynamo:
+        torch.onnx.export(module, args, str(path), dynamo=True, external_data=False, verbose=False, **common)
+    else:
+        torch.onnx.export(module, args, str(path), dynamo=False, opset_version=17, **common)
+
+
+# --- planted faults: each edits a copy of an export the way an exporter bug would have written it ----------
+
+def _init(proto: onnx.ModelProto, name: str) -> onnx.TensorProto:
+    return next(t for t in proto.graph.initializer if t.name == name)
+
+
+def _set(proto: onnx.ModelProto, name: str, value: np.ndarray) -> None:
+    _init(proto, name).CopyFrom(numpy_helper.from_array(value.astype(np.float32), name))
+
+
+def _nodes(proto: onnx.ModelProto, op: str) -> list[onnx.NodeProto]:
+    return [n for n in proto.graph.node if n.op_type == op]
+
+
+def _blocks(value: np.ndarray, axis: int, gates: int, order: list[int]) -> np.ndarray:
+    parts = np.split(value, gates, axis=axis)
+    return np.concatenate([parts[k] for k in order], axis=axis)
+
+
+def _permute(proto: onnx.ModelProto, node: onnx.NodeProto, gates: int, order: list[int]) -> None:
+    for k in (1, 2, 3):  # W, R, B (B: both halves)
+        value = numpy_helper.to_array(_init(proto, node.input[k]))
+        if k == 3:
+            halves = np.split(value, 2, axis=1)
+            value = np.concatenate([_blocks(h, 1, gates, order) for h in halves], axis=1)
+        else:
+            value = _blocks(value, 1, gates, order)
+        _set(proto, node.input[k], value)
+
+
+def _attribute(node: onnx.NodeProto, name: str, value: object) -> None:
+    for a in list(node.attribute):
+        if a.name == name:
+            node.attribute.remove(a)
+    node.attribute.append(onnx.helper.make_attribute(name, value))
+
+
+def fault_gru_gates(proto: onnx.ModelProto) -> str:
+    node = _nodes(proto, "GRU")[0]
+    _permute(proto, node, 3, [1, 0, 2])
+    return f"GRU {node.name!r}: the z and r blocks of W, R and B swapped"
+
+
+def fault_gru_lbr(proto: onnx.ModelProto) -> str:
+    node = _nodes(proto, "GRU")[-1]
+    _attribute(node, "linear_before_reset", 0)
+    return f"GRU {node.name!r}: linear_before_reset=0"
+
+
+def fault_gru_directions(proto: onnx.ModelProto) -> str:
+    node = _nodes(proto, "GRU")[0]
+    for k in (1, 2, 3):
+        _set(proto, node.input[k], numpy_helper.to_array(_init(proto, node.input[k]))[::-1].copy())
+    return f"GRU {node.name!r}: the forward and reverse directions' weights swapped"
+
+
+def fault_gru_bias_halves(proto: onnx.ModelProto) -> str:
+    node = _nodes(proto, "GRU")[-1]
+    b = numpy_helper.to_array(_init(proto, node.input[3]))
+    _set(proto, node.input[3], np.concatenate(np.split(b, 2, axis=1)[::-1], axis=1))
+    return f"GRU {node.name!r}: the input and recurrent bias halves of B swapped"
+
+
+def fault_lstm_if(proto: onnx.ModelProto) -> str:
+    node = _nodes(proto, "LSTM")[0]
+    _permute(proto, node, 4, [2, 1, 0, 3])  # ONNX order i, o, f, c: i and f swapped
+    return f"LSTM {node.name!r}: the input and forget gate blocks swapped"
+
+
+def fault_layernorm_eps(proto: onnx.ModelProto) -> str:
+    node = _nodes(proto, "LayerNormalization")[0]
+    _attribute(node, "epsilon", 0.5)
+    return f"LayerNormalization {node.name!r}: epsilon 0.5"
+
+
+def fault_step_bias(proto: onnx.ModelProto) -> str:
+    """The GRUCell's input bias changed in the third step only (its own copy of the initializer)."""
+    gemms = [n for n in _nodes(proto, "Gemm") if "gcell.bias_ih" in n.input]
+    node = gemms[2]
+    value = numpy_helper.to_array(_init(proto, "gcell.bias_ih")).copy()
+    value += 1.0
+    proto.graph.initializer.append(numpy_helper.from_array(value, "gcell.bias_ih_step2"))
+    node.input[list(node.input).index("gcell.bias_ih")] = "gcell.bias_ih_step2"
+    return f"Gemm {node.name!r}: the GRUCell's input bias changed (+1) at step 2 only"
+
+
+FAULTS = {"tagger": {"gru_gates": fault_gru_gates, "gru_lbr": fault_gru_lbr, "gru_directions": fault_gru_directions,
+                     "gru_bias_halves": fault_gru_bias_halves, "lstm_if": fault_lstm_if,
+                     "layernorm_eps": fault_layernorm_eps},
+          "cells": {"step_bias": fault_step_bias},
+          "conv_gru": {"gru_gates": fault_gru_gates, "gru_lbr": fault_gru_lbr}}
+
+
+def _ort(path: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    return onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="check the stored captures, write nothing")
+    args = parser.parse_args()
+    os.chdir(HERE)  # source lines are stored relative to the working folder: this one
+    warnings.filterwarnings("ignore")
+    (HERE / "faults").mkdir(exist_ok=True)
+    for name, (module, feeds) in models().items():
+        module.eval()
+        captured = capture(module, list(feeds.values()))
+        if args.check:
+            stored = load_captured(HERE / f"{name}.npz")
+            assert set(stored.values) == set(captured.values), name
+            for key, value in captured.values.items():
+                np.testing.assert_allclose(stored.values[key], value, rtol=1e-6, atol=1e-7, err_msg=str(key))
+            assert {m: vars(i) for m, i in stored.modules.items()} == \
+                {m: vars(i) for m, i in captured.modules.items()}, name
+            print(f"{name}: the stored capture is what a fresh run gives ({len(captured.values)} values)")
+            continue
+        captured.save(HERE / f"{name}.npz")
+        np.savez(HERE / f"{name}_feeds.npz", **feeds)
+        expected = captured.outputs("")[0]
+        for exporter in ("ts", "dynamo"):
+            path = HERE / f"{exporter}_{name}.onnx"
+            export(module, feeds, path, exporter == "dynamo")
+            got = _ort(path, feeds)
+            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+            for fault, plant in FAULTS[name].items():
+                proto = onnx.load(str(path))
+                what = plant(proto)
+                faulty = HERE / "faults" / f"{exporter}_{name}_{fault}.onnx"
+                onnx.save(proto, str(faulty))
+                differs = np.abs(_ort(faulty, feeds) - expected).max()
+                assert differs > 1e-3, (faulty.name, differs)
+                print(f"{faulty.name}: {what} (output off by {differs:.3g})")
+        print(f"{name}: {len(captured.values)} values of {len(captured.modules)} modules")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""An export against the PyTorch model it came from, read from the framework's stored captures (CI has no torch):
+real TorchScript and dynamo exports (tests/models/bridge, made by make_bridge_models.py), clean and with planted
+faults. Each fault is found at its module (layer, call, step, gate), with its own error above what it was handed
+and the line of the recipe that calls the module; each gets its fix, which explorer writes and proves, and which
+onnxruntime confirms against PyTorch's own output."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import onnxruntime
+import pytest
+
+import explorer
+from explorer.atomic_write import WriteRefused
+from explorer.bridge import captured_side, compare_framework, fix, load_captured
+from explorer.bridge.layouts import fitting_layout, recurrent_y
+from explorer.cli import main
+
+HERE = Path(__file__).resolve().parent / "models" / "bridge"
+RECIPE = (HERE / "make_bridge_models.py").read_text().splitlines()
+CLEAN = ["ts_tagger", "dynamo_tagger", "ts_cells", "dynamo_cells", "ts_conv_gru", "dynamo_conv_gru"]
+
+
+def _line(text: str, after: str) -> str:
+    """make_bridge_models.py:N of the first line holding `text` after the line holding `after`."""
+    start = next(k for k, line in enumerate(RECIPE) if after in line)
+    number = next(k for k in range(start, len(RECIPE)) if text in RECIPE[k]) + 1
+    return f"make_bridge_models.py:{number}"
+
+
+def _capture(name: str) -> Path:
+    return HERE / f"{re.sub('^(ts|dynamo)_', '', name).split('.')[0]}.npz"
+
+
+# fault -> (module, layer, call, step, gate)
+FAULTS = {
+    "tagger_gru_gates": ("gru", 0, 0, 0, "z"),
+    "tagger_gru_lbr": ("gru", 1, 0, 0, "h"),
+    "tagger_gru_directions": ("gru", 0, 0, 0, None),
+    "tagger_gru_bias_halves": ("gru", 1, 0, 0, "h"),
+    "tagger_lstm_if": ("lstm", 0, 0, 0, "i"),
+    "tagger_layernorm_eps": ("norm", None, 0, None, None),
+    "cells_step_bias": ("gcell", None, 2, 2, None),
+    "conv_gru_gru_gates": ("gru", 0, 0, 0, "z"),
+    "conv_gru_gru_lbr": ("gru", 1, 0, 0, "h"),
+}
+SOURCES = {"gru": ("self.gru(", "class Tagger"), "lstm": ("self.lstm(", "class Tagger"),
+           "norm": ("self.norm(", "class Tagger"), "gcell": ("self.gcell(", "class Cells")}
+CASES = [(exporter, fault) for fault in FAULTS for exporter in ("ts", "dynamo")]
+
+
+def _model(exporter: str, fault: str) -> Path:
+    return HERE / "faults" / f"{exporter}_{fault}.onnx"
+
+
+def _capture_of_fault(fault: str) -> Path:
+    return HERE / f"{'conv_gru' if fault.startswith('conv_gru') else fault.split('_')[0]}.npz"
+
+
+@pytest.mark.parametrize("name", CLEAN)
+def test_a_clean_export_agrees_with_every_module_aligned_or_explained(name):
+    result = compare_framework(HERE / f"{name}.onnx", captured_side(_capture(name)))
+    assert result.agree and result.first is None and not result.diagnosis
+    aligned, leaves = result.leaf_coverage()
+    assert aligned == leaves >= 3  # fewer than 10 leaf modules: every one
+    assert all(c.status == "agrees" for c in result.checks if c.point.aligned)
+    unexplained = [c.point.label for c in result.checks if not c.point.aligned and "may not use it" not in c.point.reason]
+    assert not unexplained  # only values the model never uses (an RNN's final state) are left
+
+
+def test_scopes_are_read_from_what_each_exporter_wrote():
+    ts = compare_framework(HERE / "ts_cells.onnx", captured_side(HERE / "cells.npz"))
+    dynamo = compare_framework(HERE / "dynamo_cells.onnx", captured_side(HERE / "cells.npz"))
+    assert (ts.scopes_from, dynamo.scopes_from) == ("TorchScript names", "dynamo metadata")
+    for result in (ts, dynamo):  # a cell called once per step: each call its own point, in the framework's order
+        calls = [c.point.call for c in result.checks if c.point.module == "gcell"]
+        assert calls == [0, 1, 2, 3]
+        assert all(c.point.aligned for c in result.checks if c.point.module == "gcell")
+    by_label = {c.point.label: c.point.onnx_value for c in ts.checks}
+    assert by_label["gcell (call 2)"] == "/gcell_2/Add_3_output_0"
+    assert by_label["lcell"] == "/lcell/Mul_2_output_0" and by_label["lcell output 1"] == "/lcell/Add_1_output_0"
+
+
+@pytest.mark.parametrize(("exporter", "fault"), CASES)
+def test_a_planted_fault_is_found_at_its_module_with_its_own_error_and_source_line(exporter, fault):
+    module, layer, call, step, gate = FAULTS[fault]
+    result = compare_framework(_model(exporter, fault), captured_side(_capture_of_fault(fault)))
+    assert result.differs and not result.agree
+    first = result.first
+    assert first is not None and first.status == "own error"
+    assert (first.point.module, first.point.call) == (module, call)
+    assert (first.point.index if first.point.kind == "layer_out" else None) == layer
+    assert first.where.step == step
+    if gate is not None:
+        assert first.where.gate == gate
+    assert first.own is not None and first.own.max_abs > 1e-3 > first.handed
+    text, after = SOURCES[module]
+    assert first.source == _line(text, "class ConvGru" if fault.startswith("conv_gru") else after)
+    after = result.checks[result.checks.index(first) + 1:]
+    departing = [c for c in after if c.departs]
+    assert departing and all(c.status == "carried" for c in departing)  # the rest only carry its error
+    doc = result.to_json()
+    assert doc["agree"] is False and doc["first"]["module"] == module and doc["first"]["step"] == step
+    assert doc["first"]["own_error"] > doc["first"]["carried_error"]
+    assert doc["first"]["source"] == first.source and doc["first"]["onnx_node"] == first.point.onnx_node
+
+
+@pytest.mark.parametrize(("exporter", "fault"), CASES)
+def test_each_fault_is_fixed_and_the_fix_proven(tmp_path, exporter, fault):
+    captured = _capture_of_fault(fault)
+    target = tmp_path / "fixed.onnx"
+    report = fix(_model(exporter, fault), captured_side(captured), None, target)
+    assert report.complete and report.written == str(target)
+    assert [o.finding.fix for o in report.outcomes if o.finding.fix]
+    again = compare_framework(target, captured_side(captured))
+    assert again.agree
+    stored = load_captured(captured)
+    session = onnxruntime.InferenceSession(str(target), providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+    got = session.run(None, dict(zip(names, stored.inputs)))[0]  # onnxruntime's word against PyTorch's output
+    np.testing.assert_allclose(got, stored.outputs("")[0], rtol=1e-4, atol=1e-5)
+
+
+def test_recurrent_findings_name_the_exporter_mistake():
+    texts = {}
+    for fault in ("tagger_gru_lbr", "tagger_gru_directions", "tagger_gru_bias_halves", "tagger_lstm_if",
+                  "tagger_gru_gates"):
+        result = compare_framework(_model("ts", fault), captured_side(HERE / "tagger.npz"))
+        (finding,) = result.diagnosis
+        texts[fault] = (finding.finding, finding.fix)
+    assert "linear_before_reset=0" in texts["tagger_gru_lbr"][0]
+    assert texts["tagger_gru_lbr"][1] == "set linear_before_reset=1"
+    assert "directions" in texts["tagger_gru_directions"][1]
+    assert "halves of B" in texts["tagger_gru_bias_halves"][1]
+    assert "foic" in texts["tagger_lstm_if"][1] and "rzh" in texts["tagger_gru_gates"][1]
+
+
+def test_compare_and_fix_on_the_command_line(tmp_path, capsys):
+    out = tmp_path / "out.json"
+    model = _model("dynamo", "tagger_gru_lbr")
+    code = main(["compare", str(model), "--captured", str(HERE / "tagger.npz"), "--json", str(out)])
+    assert code == 1
+    doc = json.loads(out.read_text())
+    assert doc["first"]["module"] == "gru" and doc["first"]["gate"] == "h" and doc["first"]["layer"] == 1
+    assert doc["diagnosis"][0]["fix"] == "set linear_before_reset=1"
+    assert {"agree", "first", "aligned", "unaligned", "diagnosis"} <= set(doc)
+    assert main(["compare", str(HERE / "ts_tagger.onnx"), "--captured", str(HERE / "tagger.npz")]) == 0
+    fixed = tmp_path / "fixed.onnx"
+    assert main(["fix", str(model), "--captured", str(HERE / "tagger.npz"), "-o", str(fixed)]) == 0
+    assert main(["compare", str(fixed), "--captured", str(HERE / "tagger.npz")]) == 0
+    capsys.readouterr()
+    # a finding without a fix: nothing written, exit 1
+    assert main(["fix", str(HERE / "ts_tagger.onnx"), "--captured", str(HERE / "tagger.npz"), "-o",
+                 str(tmp_path / "none.onnx")]) == 1
+    assert not (tmp_path / "none.onnx").exists()
+
+
+def test_fix_never_writes_over_the_loaded_model(tmp_path):
+    copy = tmp_path / "m.onnx"
+    copy.write_bytes(_model("ts", "tagger_gru_lbr").read_bytes())
+    before = copy.read_bytes()
+    with pytest.raises(WriteRefused):
+        fix(explorer.load(copy), captured_side(HERE / "tagger.npz"), None, copy)
+    assert copy.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
+
+
+def test_layouts_undo_and_redo_the_exporters_axes():
+    rng = np.random.default_rng(0)
+    y = rng.standard_normal((6, 2, 3, 5))  # [seq, directions, batch, hidden]
+    for batch_first in (True, False):
+        layout = recurrent_y(batch_first, 0, y.shape)
+        framework = layout.to_framework(y)
+        assert framework.shape == ((3, 6, 10) if batch_first else (6, 3, 10))
+        # PyTorch's output concatenates the directions' features: forward first
+        step = framework[1] if batch_first else framework[:, 1]
+        np.testing.assert_array_equal(step[2, :5], y[2, 0, 1]) if batch_first else \
+            np.testing.assert_array_equal(step[2, 5:], y[2, 1, 1])
+        np.testing.assert_array_equal(layout.to_onnx(framework, y.shape), y)
+    swapped = fitting_layout((6, 2, 10), (2, 6, 10))
+    assert swapped is not None and swapped.perm == (1, 0, 2)
+    assert fitting_layout((1, 2, 4), (2, 4)).shape == (2, 4) and fitting_layout((3, 4), (5, 4)) is None
