@@ -17,6 +17,7 @@ from .model import Model, load
 from .optimizer import optimize
 from .share.notebook import install as _install_notebook_display
 from .share.notebook import show
+from .share.reduce import reduce
 from .sweep import sweep
 from .trace import Event, Iteration, Trace
 from .values import ValueSummary
@@ -26,7 +27,7 @@ from .views.render import render, write_diagram
 __all__ = [
     "CompareError", "Event", "ExecutionError", "ExplorerError", "FeedError", "Iteration", "LimitExceeded", "Limits", "Model",
     "ModelError", "RecurrentCell", "SweepError", "Trace", "UnsupportedOperatorError", "ValueSummary", "captured_side", "compare", "load",
-    "model_to_dot", "optimize", "pytorch", "recurrent_cells", "render", "run", "show", "sweep", "write_diagram",
+    "model_to_dot", "optimize", "pytorch", "recurrent_cells", "reduce", "render", "run", "show", "sweep", "write_diagram",
 ]
 __version__ = "0.1.0"
 _install_notebook_display()  # Jupyter shows models, traces, comparisons, cells and sweeps as HTML

@@ -12,8 +12,9 @@ TRIPS = 6
 DEPARTING_ITERATION = 3
 
 
-def loop_model(scale: float = 1.0) -> onnx.ModelProto:
-    """x [4] -> Loop of TRIPS iterations: h = tanh(h @ W) (then times `scale` at iteration 3) + bias."""
+def loop_model(scale: float = 1.0, w_scale: float = 1.0) -> onnx.ModelProto:
+    """x [4] -> Loop of TRIPS iterations: h = tanh(h @ W) (then times `scale` at iteration 3) + bias; W (read by
+    the body from the main graph) times `w_scale`."""
     then_branch = graph([node("Mul", ["act", "k"], ["scaled"], name="scale")], "then", [], [vi("scaled", F, [4])],
                         [const("k", scale)])
     else_branch = graph([node("Identity", ["act"], ["kept"], name="keep")], "else", [], [vi("kept", F, [4])])
@@ -35,7 +36,7 @@ def loop_model(scale: float = 1.0) -> onnx.ModelProto:
         node("Mul", ["doubled", "two"], ["out"], name="twice"),  # a duplicate name: "twice_1" there
     ], "loop_model", [vi("x", F, [4])], [vi("out", F, [4]), vi("ys", F, [TRIPS, 4])],
         [const("trips", TRIPS, np.int64), const("true", True, np.bool_),
-         const("W", rng.normal(size=(4, 4)) * 0.5), const("bias", [0.1, -0.2, 0.3, 0.0]), const("two", 2.0)])
+         const("W", rng.normal(size=(4, 4)) * 0.5 * w_scale), const("bias", [0.1, -0.2, 0.3, 0.0]), const("two", 2.0)])
     return model(main)
 
 

@@ -3,6 +3,7 @@ smallest model that still parts the same way): what a finding is handed over as.
 from __future__ import annotations
 
 import argparse
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
@@ -140,4 +141,42 @@ def _report(args: argparse.Namespace) -> int:
     if comparison is not None:
         first = comparison.first
         print("first divergence: " + (first.describe() if first is not None else "none"))
+    return 0
+
+
+def _reduce_command(args: argparse.Namespace) -> str:
+    """The command that makes this reduction again."""
+    words = ["explorer", "reduce", args.model, "--against", args.against or args.reference]
+    for option in ("inputs", "seed", "rtol", "atol"):
+        if getattr(args, option) is not None:
+            words += [f"--{option}", str(getattr(args, option))]
+    return shlex.join([*words, "-o", args.output])
+
+
+def _configure_reduce(p: argparse.ArgumentParser) -> None:
+    add_side_options(p, against_required=True)
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="the folder written: model.onnx (or model_a.onnx and model_b.onnx), test_data_set_0/ "
+                        "(inputs, and the other side's value as the expected output) and README.md")
+
+
+@command("reduce", "cut a model down to the smallest part that still parts from the other side the same way",
+         {0: "reduced: the folder is written", 2: "the sides agree, no part parts the same way, or an error"})(
+    _configure_reduce)
+def _reduce(args: argparse.Namespace) -> int:
+    from ..share.reduce import reduce
+    from ..share.reduce_files import write_reduction
+
+    sides = sides_from(args)
+    if sides.other is None or sides.other_path is None:
+        raise ValueError("give the other side: --against onnxruntime|B.onnx|VALUES.npz or --reference VALUES.npz")
+    reduction = reduce(sides.model, sides.other, sides.feeds, rtol=args.rtol, atol=args.atol,
+                       limits=limits_from(args))
+    written = write_reduction(reduction, args.output, reduced_from=sides.model.source, against=sides.other_path,
+                              command=_reduce_command(args))
+    print(f"first divergence: {reduction.first.describe()}")
+    print(f"reduced from {reduction.nodes_before} nodes to {len(reduction.nodes)} of "
+          f"{reduction.graph or 'the main graph'!r}: {', '.join(reduction.nodes)}")
+    for path in written:
+        print(f"wrote {path}")
     return 0

@@ -1,0 +1,133 @@
+"""explorer reduce: the smallest part of a model that still parts the same way, written as a folder onnxruntime
+alone can check (the cut model(s), ONNX test data with the other side's value as the expected output, a README).
+Cases: a change planted at one iteration of a Loop body (cut to the body's departing node, from 13 nodes), the
+same model against reference values of its outputs, and a Keras LSTM against its float16 conversion."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import numpy_helper
+from share_models import DEPARTING_ITERATION, FEEDS, loop_model
+
+import explorer
+from explorer.cli import main
+
+KERAS = Path(__file__).parent / "models" / "keras_exports"
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def _test_data(folder: Path) -> tuple[list[np.ndarray], np.ndarray]:
+    inputs = [numpy_helper.to_array(onnx.load_tensor(str(p))) for p in sorted(folder.glob("input_*.pb"))]
+    return inputs, numpy_helper.to_array(onnx.load_tensor(str(folder / "output_0.pb")))
+
+
+def _onnxruntime(model: Path, inputs: list[np.ndarray]) -> np.ndarray:
+    onnx.checker.check_model(onnx.load(str(model)), full_check=True)
+    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    return session.run(None, dict(zip([i.name for i in session.get_inputs()], inputs)))[0]
+
+
+def _parts(got: np.ndarray, expected: np.ndarray) -> bool:
+    return not np.allclose(got.astype(np.float64), expected.astype(np.float64), rtol=RTOL, atol=ATOL)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("reduce")
+    for scale, name in ((1.0, "a.onnx"), (1.5, "b.onnx")):
+        (folder / name).write_bytes(loop_model(scale).SerializeToString())
+    np.savez(folder / "x.npz", **FEEDS)
+    changed = explorer.run(explorer.load(loop_model(1.5)), FEEDS)
+    np.savez(folder / "reference.npz", ys=changed.outputs["ys"], out=changed.outputs["out"])
+    return folder
+
+
+def test_a_change_at_one_loop_iteration_reduces_to_the_body(files, capsys):
+    out = files / "loop"
+    code = main(["reduce", str(files / "a.onnx"), "--against", str(files / "b.onnx"), "--inputs",
+                 str(files / "x.npz"), "-o", str(out)])
+    assert code == 0
+    assert "reduced from 13 nodes to 1 of 'loop/body/branch/then_branch'" in capsys.readouterr().out
+    a = onnx.load(str(out / "model_a.onnx"))
+    assert len(a.graph.node) <= 10 and [n.op_type for n in a.graph.node] == ["Mul"]
+    assert [i.name for i in a.graph.input] == ["act"]  # what the body's If read at iteration 3
+    inputs, expected = _test_data(out / "test_data_set_0")
+    full = explorer.run(explorer.load(loop_model(1.0)), FEEDS)
+    np.testing.assert_array_equal(inputs[0], full.event("loop/body/act", (DEPARTING_ITERATION,)).outputs["act"])
+    assert _parts(_onnxruntime(out / "model_a.onnx", inputs), expected)  # onnxruntime alone shows the divergence
+    assert not _parts(_onnxruntime(out / "model_b.onnx", inputs), expected)  # B's own cut gives the expected
+    readme = (out / "README.md").read_text()
+    assert "loop/body/branch/then_branch/scale" in readme and "at iteration (3,)" in readme
+    assert "onnxruntime 1." in readme and f"explorer reduce {files / 'a.onnx'} --against {files / 'b.onnx'}" in readme
+    assert main(["compare", str(out / "model_a.onnx"), str(out / "model_b.onnx"), "--inputs",
+                 str(out / "test_data_set_0")]) == 1
+
+
+def test_against_reference_values(files):
+    out = files / "reference"
+    assert main(["reduce", str(files / "a.onnx"), "--reference", str(files / "reference.npz"), "--inputs",
+                 str(files / "x.npz"), "-o", str(out)]) == 0
+    model = onnx.load(str(out / "model.onnx"))
+    assert [n.op_type for n in model.graph.node] == ["Loop"]  # the Identity before it is cut at its value
+    inputs, expected = _test_data(out / "test_data_set_0")
+    np.testing.assert_array_equal(expected, np.load(files / "reference.npz")["ys"])
+    assert _parts(_onnxruntime(out / "model.onnx", inputs), expected)
+
+
+def test_a_float16_conversion_against_its_original(tmp_path):
+    """The float16 form reads its input through a Cast: its cut takes its own float16 input, in a test data set
+    of its own; both cuts part as the full models do."""
+    out = tmp_path / "fp16"
+    assert main(["reduce", str(KERAS / "keras_lstm.onnx"), "--against", str(KERAS / "keras_lstm_fp16.onnx"),
+                 "--rtol", str(RTOL), "--atol", str(ATOL), "-o", str(out)]) == 0
+    full = explorer.load(KERAS / "keras_lstm.onnx")
+    reduced = onnx.load(str(out / "model_a.onnx"))
+    assert len(reduced.graph.node) < len(full.index.nodes)
+    inputs, expected = _test_data(out / "test_data_set_0")
+    assert expected.dtype == np.float16 and _parts(_onnxruntime(out / "model_a.onnx", inputs), expected)
+    own_inputs, _ = _test_data(out / "model_b_test_data_set_0")
+    assert own_inputs[0].dtype == np.float16
+    got = _onnxruntime(out / "model_b.onnx", own_inputs)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_sides_that_agree_have_nothing_to_reduce(files, capsys):
+    assert main(["reduce", str(files / "a.onnx"), "--against", str(files / "a.onnx"), "--inputs",
+                 str(files / "x.npz"), "-o", str(files / "none")]) == 2
+    assert "nothing to reduce" in capsys.readouterr().err
+
+
+def test_the_python_call():
+    reduction = explorer.reduce(explorer.load(loop_model(1.0)), explorer.load(loop_model(1.5)), FEEDS)
+    assert reduction.nodes == ["loop/body/branch/then_branch/scale"] and reduction.cone_size == 1
+    assert reduction.reduced_first.name == reduction.first.name == "scaled"
+
+
+def test_a_captured_outer_constant_becomes_each_sides_initializer():
+    """B's W (a main-graph constant the Loop body reads) differs: the cut is the body's MatMul at the first
+    iteration, its carried input recorded there, each side's own W as an initializer."""
+    a, b = explorer.load(loop_model()), explorer.load(loop_model(w_scale=1.1))
+    reduction = explorer.reduce(a, b, FEEDS)
+    assert reduction.nodes == ["loop/body/mix"] and reduction.first.iteration == (0,)
+    assert list(reduction.inputs["model_a"]) == ["h"]
+    np.testing.assert_array_equal(reduction.inputs["model_a"]["h"], FEEDS["x"])  # carried in at iteration 0
+    w = {stem: numpy_helper.to_array(next(t for t in proto.graph.initializer if t.name == "W"))
+         for stem, proto in reduction.models.items()}
+    np.testing.assert_allclose(w["model_b"], w["model_a"] * np.float32(1.1), rtol=1e-6)
+
+
+def test_bisection_finds_the_smallest_tail_that_parts():
+    from explorer.share.reduce import _smallest
+
+    asked = []
+
+    def attempt(k):
+        asked.append(k)
+        return f"cut of {k}" if k >= 6 else None
+
+    assert _smallest(20, attempt) == (6, "cut of 6") and len(asked) <= 7
+    assert _smallest(5, lambda k: None) is None
