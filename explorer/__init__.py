@@ -12,6 +12,7 @@ from .errors import (
     UnsupportedOperatorError,
 )
 from .executor import run
+from .generation import Generation, generate
 from .limits import Limits
 from .model import Model, load
 from .optimizer import optimize
@@ -25,8 +26,8 @@ from .views.dot import model_to_dot
 from .views.render import render, write_diagram
 
 __all__ = [
-    "CompareError", "Event", "ExecutionError", "ExplorerError", "FeedError", "Iteration", "LimitExceeded", "Limits", "Model",
-    "ModelError", "RecurrentCell", "SweepError", "Trace", "UnsupportedOperatorError", "ValueSummary", "captured_side", "compare", "load",
+    "CompareError", "Event", "ExecutionError", "ExplorerError", "FeedError", "Generation", "Iteration", "LimitExceeded", "Limits", "Model",
+    "ModelError", "RecurrentCell", "SweepError", "Trace", "UnsupportedOperatorError", "ValueSummary", "captured_side", "compare", "generate", "load",
     "model_to_dot", "optimize", "pytorch", "recurrent_cells", "reduce", "render", "run", "show", "sweep", "write_diagram",
 ]
 __version__ = "0.1.0"

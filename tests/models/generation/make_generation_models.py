@@ -11,8 +11,8 @@ optimum-style folder with its config.json:
 - llama/: `model.onnx`, one decoder with past (grouped-query attention, rotary positions), first step on an
   empty past, as optimum exports decoders today.
 
-Each folder's reference.json holds transformers' `generate` (greedy, `max_new_tokens`) for fixed prompts: the new
-tokens, and per step the chosen token's logit margin over the runner-up (how far a float error must go to change
+Each folder's reference.json holds transformers' `generate` (greedy, `max_new_tokens`) for fixed prompts (the first
+one also for 40 tokens, where GPT-2 stops at its end-of-sequence id 3): the new tokens, and per step the chosen token's logit margin over the runner-up (how far a float error must go to change
 the token). reference_logits.npz holds transformers' logits of every step (`p<prompt>`: [steps, vocab]).
 Run from this folder with the PyTorch venv: python make_generation_models.py (CI has no torch: the files are
 committed)."""
@@ -39,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 VOCAB, HIDDEN, HEADS, LAYERS = 128, 32, 4, 2
 PROMPTS = [[15, 2, 99, 7], [5, 6, 7], [100]]
 MAX_NEW_TOKENS = 12
+LONG = 40  # the first prompt again, long enough for GPT-2 to reach its end-of-sequence id
 SPECIAL = {"bos_token_id": 1, "eos_token_id": 3, "pad_token_id": 0}
 
 
@@ -72,20 +73,20 @@ def export(make: Callable[[], torch.nn.Module], task: str, folder: Path, past_in
 def reference(model: torch.nn.Module, folder: Path) -> None:
     """transformers' greedy generation of every prompt: reference.json and reference_logits.npz."""
     entries, logits = [], {}
-    for k, prompt in enumerate(PROMPTS):
+    for k, (prompt, count) in enumerate([*((p, MAX_NEW_TOKENS) for p in PROMPTS), (PROMPTS[0], LONG)]):
         ids = torch.tensor([prompt])
         with torch.no_grad():
-            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=MAX_NEW_TOKENS,
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=count,
                                  do_sample=False, output_logits=True, return_dict_in_generate=True)
         steps = torch.cat(out.logits).numpy().astype(np.float32)  # [steps, vocab]
         top2 = np.sort(steps, axis=-1)[:, -2:]
         new = out.sequences[0, len(prompt):].tolist()
-        entries.append({"prompt": prompt, "tokens": new,
+        entries.append({"prompt": prompt, "max_new_tokens": count, "tokens": new,
                         "margins": [float(f"{m:.4g}") for m in top2[:, 1] - top2[:, 0]]})
         logits[f"p{k}"] = steps
         print(f"{folder.name} {prompt} -> {new} (smallest margin {float(np.min(top2[:, 1] - top2[:, 0])):.3g})")
     (folder / "reference.json").write_text(json.dumps(
-        {"max_new_tokens": MAX_NEW_TOKENS, "generate": "transformers greedy", "prompts": entries}, indent=1) + "\n")
+        {"generate": "transformers greedy", "prompts": entries}, indent=1) + "\n")
     np.savez_compressed(folder / "reference_logits.npz", **logits)
 
 

@@ -1,0 +1,94 @@
+"""`generate`: a decoder export driven token by token, recorded as one trace, optionally against another side."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from .common import add_limit_options, count, limits_from, tolerance
+from .registry import command
+
+
+def prompt_ids(text: str) -> list[int]:
+    """Comma-separated token ids, e.g. 15,2,99."""
+    try:
+        ids = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected token ids like 15,2,99, got {text!r}") from None
+    if not ids or min(ids) < 0:
+        raise argparse.ArgumentTypeError(f"expected token ids >= 0, got {text!r}")
+    return ids
+
+
+def _configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="a decoder .onnx (with past inputs, or merged), or an optimum-style folder "
+                                 "(decoder_model_merged.onnx, or decoder_model.onnx with decoder_with_past_model.onnx, "
+                                 "or model.onnx; config.json gives the end-of-sequence and pad ids)")
+    p.add_argument("--decoder-with-past", metavar="MODEL2", help="the decoder of the steps after the first, when "
+                                                                "MODEL has no past inputs")
+    given = p.add_mutually_exclusive_group(required=True)
+    given.add_argument("--prompt-ids", type=prompt_ids, metavar="IDS", help="the prompt, e.g. 15,2,99")
+    given.add_argument("--inputs", metavar="FEEDS.npz", help="the first step's inputs (input_ids, and "
+                                                             "attention_mask, position_ids when not the defaults)")
+    p.add_argument("--max-new-tokens", type=count, default=20, metavar="N", help="tokens to generate (default 20)")
+    p.add_argument("--against", metavar="SIDE", help="onnxruntime (driving the same loop on the same files), "
+                                                     "another export (a .onnx or folder), or reference tokens "
+                                                     "(.npy or .json)")
+    p.add_argument("--reference", metavar="TOKENS", help="reference tokens (.npy or .json): the same as --against")
+    p.add_argument("--atol", type=tolerance, default=1e-4, help="absolute tolerance of a cache value (1e-4)")
+    p.add_argument("--rtol", type=tolerance, default=1e-4, help="relative tolerance of a cache value (1e-4)")
+    p.add_argument("--json", metavar="OUT.json", help="write tokens, the other side's, the first difference, the "
+                                                      "first cache departure, logit errors and the trace's bytes")
+    p.add_argument("--save", metavar="TRACE.npz", help="write the trace (open it with the generation loop model)")
+    p.add_argument("--save-model", metavar="LOOP.onnx", help="write the generation loop model the trace runs")
+    add_limit_options(p)
+
+
+@command("generate", "drive a decoder export token by token: one trace, one loop iteration per step",
+         {1: "with --against or --reference: a token differs"})(_configure)
+def _generate(args: argparse.Namespace) -> int:
+    from ..generation.against import generate_against
+    from ..generation.run import generate, save_generation_model
+    from ..inputs import feeds_from_npz
+
+    limits = limits_from(args)
+    inputs = feeds_from_npz(Path(args.inputs).read_bytes(), limits) if args.inputs else None
+    generation = generate(args.model, args.prompt_ids, with_past=args.decoder_with_past, inputs=inputs,
+                          max_new_tokens=args.max_new_tokens, limits=limits)
+    tokens = generation.tokens.tolist()
+    print(f"tokens: {tokens[0] if len(tokens) == 1 else tokens}")
+    print(f"{len(generation.steps)} steps, {len(generation.trace)} events; caches: trace holds "
+          f"{generation.trace_bytes} bytes for a final cache of {generation.cache_bytes}")
+    against = args.against or args.reference
+    report = {"tokens": tokens[0] if len(tokens) == 1 else tokens, "trace_bytes": generation.trace_bytes,
+              "cache_bytes": generation.cache_bytes, "against": None, "first_token_diff": None,
+              "first_cache_departure": None, "logit_error": []}
+    status = 0
+    if against:
+        result = generate_against(generation, against, atol=args.atol, rtol=args.rtol)
+        report = result.to_json()
+        theirs = result.against_tokens
+        print(f"{result.against}: {theirs[0] if len(theirs) == 1 else theirs}")
+        if result.first_token_diff is None:
+            print("every token agrees")
+        else:
+            print(f"first token that differs: new token {result.first_token_diff}")
+            status = 1
+        if result.logit_error:
+            print(f"largest logit error over the {len(result.logit_error)} steps compared: "
+                  f"{max(result.logit_error):.3g} (worst rank of our token on their side: {max(result.rank)})")
+        departure = result.first_cache_departure
+        if departure is not None:
+            print(f"first cache departure: step {departure.step}, layer {departure.layer}, {departure.name}, "
+                  f"head {departure.head}, position {departure.position} (max |error| {departure.max_abs:.3g})")
+        if result.first_divergence is not None:
+            found = result.first_divergence
+            print(f"first divergence inside step {found['step']}: {found['node']} ({found['op_type']}) "
+                  f"{found['name']}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    if args.save:
+        generation.trace.save(args.save)
+    if args.save_model:
+        save_generation_model(generation, args.save_model)
+    return status

@@ -1,0 +1,81 @@
+"""`explorer.generate`: a decoder export driven token by token, recorded as one trace whose generation loop has
+one iteration per decode step."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from ..executor import run
+from ..limits import Limits
+from ..model import Model, load
+from ..trace import Iteration, Trace
+from .decoder import DecoderExport, open_decoder
+from .sharing import held_bytes, share_caches
+from .start import first_inputs
+from .wrap import LOOP, START, STEP_LOGITS, TOKENS, generation_model
+
+
+@dataclass
+class Generation:
+    """One recorded generation. `tokens` [batch, new tokens]; `logits` [steps, batch, vocab], the last position's
+    at every step; `trace` the run of `model` (the generation loop), step t being iteration (t,) of its Loop
+    `generate`; `cache_bytes` the final cache's bytes, `trace_bytes` what the trace holds for the caches of all
+    steps."""
+
+    export: DecoderExport
+    model: Model
+    trace: Trace
+    feeds: dict[str, np.ndarray]  # the decoder's first-step inputs
+    tokens: np.ndarray
+    logits: np.ndarray
+    cache_bytes: int
+    trace_bytes: int
+
+    @property
+    def steps(self) -> list[Iteration]:
+        """The loop's iterations, one per decode step."""
+        return self.trace.iterations(LOOP)
+
+    def presents(self, step: int) -> dict[str, np.ndarray]:
+        """Every cache the decoder returned at `step` (`present.*` by name)."""
+        outputs = self.steps[step].outputs
+        return {pair.present: outputs[pair.present] for pair in self.export.caches}
+
+
+def loop_feeds(first: Mapping[str, np.ndarray], max_new_tokens: int) -> dict[str, np.ndarray]:
+    """The generation loop model's inputs: the first step's values as `start.<name>`, and the step count."""
+    feeds = {START + name: value for name, value in first.items()}
+    feeds["max_new_tokens"] = np.array(max_new_tokens, np.int64)
+    return feeds
+
+
+def generate(model: str | Path | DecoderExport, prompt_ids: Sequence[int] | Sequence[Sequence[int]] | None = None,
+             *, with_past: str | Path | None = None, inputs: Mapping[str, np.ndarray] | None = None,
+             max_new_tokens: int = 20, limits: Limits | None = None) -> Generation:
+    """Greedy generation of `max_new_tokens` (fewer when every sequence reached an end-of-sequence id) from a
+    decoder export: a decoder .onnx (`with_past` the decoder of the later steps when it has no past inputs) or an
+    optimum-style folder with config.json. `prompt_ids`: one prompt, or one per batch row; `inputs`: the first
+    step's inputs (input_ids, attention_mask, ...) instead, completed as optimum would."""
+    export = model if isinstance(model, DecoderExport) else open_decoder(model, with_past)
+    prompt = None if prompt_ids is None else np.array(prompt_ids, np.int64)
+    first = first_inputs(export, prompt, inputs)
+    wrapped = load(generation_model(export, export.pad_token_id or 0, export.eos_token_ids))
+    trace = run(wrapped, loop_feeds(first, max_new_tokens), limits=limits)
+    records = trace.iterations(LOOP)
+    share_caches(trace, records, export.caches)
+    last = records[-1].outputs if records else {}
+    cache_bytes = sum(int(last[pair.present].nbytes) for pair in export.caches if pair.present in last)
+    held = [side.get(name) for record in records for side in (record.inputs, record.outputs)
+            for pair in export.caches for name in (pair.past, pair.present)]
+    tokens = np.asarray(trace.outputs[TOKENS]).T
+    return Generation(export, wrapped, trace, {k: v for k, v in first.items() if not k.startswith("gen.")},
+                      tokens, np.asarray(trace.outputs[STEP_LOGITS]), cache_bytes, held_bytes(held))
+
+
+def save_generation_model(generation: Generation, path: str | Path) -> None:
+    """Writes the generation loop model, so that the app opens the trace on it."""
+    onnx.save(generation.model.proto, str(path))

@@ -1,0 +1,206 @@
+"""The generation loop as an ONNX model: a Loop node `generate` whose body is the decoder (its nodes, or an If
+between the first step's decoder and the decoder with past) followed by the choice of the next token, so that one
+run records every decode step as an iteration, every node of the decoder at every step.
+
+Each iteration: the decoder on the carried ids, mask, positions and caches; the last position's logits; the
+greedy token (the pad id once a sequence has ended); the next step's ids (the token), mask (one more position of
+ones), positions (the mask's cumulative sum less one, 1 where masked, the last one: what transformers and optimum
+feed) and caches (the `present.*` outputs); the loop goes on while a sequence has not ended. Main graph inputs are
+the first step's values (`start.<name>`), `max_new_tokens` and `start.finished`; outputs `tokens` [steps, batch]
+and `step_logits` [steps, batch, vocab]."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from .decoder import MERGED_FLAG, DecoderExport
+
+LOOP = "generate"
+TOKENS, STEP_LOGITS = "tokens", "step_logits"
+STEP, COND, FINISHED = "gen.step", "gen.cond", "gen.finished"
+START = "start."
+
+
+def _rename(graph: onnx.GraphProto, mapping: dict[str, str]) -> None:
+    """Renames values in `graph` and in the bodies nested in it (their references to outer values included)."""
+    for node in graph.node:
+        node.input[:] = [mapping.get(n, n) for n in node.input]
+        node.output[:] = [mapping.get(n, n) for n in node.output]
+        for attribute in node.attribute:
+            for body in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                _rename(body, mapping)
+    for value in (*graph.input, *graph.output, *graph.value_info):
+        value.name = mapping.get(value.name, value.name)
+    for tensor in graph.initializer:
+        tensor.name = mapping.get(tensor.name, tensor.name)
+
+
+def _hoist(graph: onnx.GraphProto, kept: dict[str, onnx.TensorProto], prefix: str) -> None:
+    """Moves `graph`'s initializers into `kept` (the main graph's): one of the same name and bytes is shared,
+    one of the same name and other bytes renamed with `prefix`."""
+    mapping = {}
+    for tensor in graph.initializer:
+        other = kept.get(tensor.name)
+        if other is not None and other.SerializeToString() != tensor.SerializeToString():
+            mapping[tensor.name] = prefix + tensor.name
+    _rename(graph, mapping)
+    for tensor in graph.initializer:
+        kept.setdefault(tensor.name, tensor)
+    del graph.initializer[:]
+
+
+def _branch(model: onnx.ModelProto, name: str, prefix: str, kept: dict[str, onnx.TensorProto]) -> onnx.GraphProto:
+    """A decoder graph as an If branch: no inputs (it reads the body's), its outputs renamed with `prefix`."""
+    graph = onnx.GraphProto()
+    graph.CopyFrom(model.graph)
+    graph.name = name
+    _hoist(graph, kept, prefix)
+    _rename(graph, {o.name: prefix + o.name for o in graph.output})
+    del graph.input[:]
+    return graph
+
+
+def _const(name: str, value: np.ndarray) -> onnx.NodeProto:
+    return helper.make_node("Constant", [], [name], name=name, value=numpy_helper.from_array(value, name))
+
+
+def _choice(export: DecoderExport, pad: int, eos: Iterable[int]) -> list[onnx.NodeProto]:
+    """Nodes after the decoder: the greedy token, the next ids, mask and positions, `finished` and `cond`."""
+    node = helper.make_node
+    logits = export.logits_name()
+    nodes = [
+        _const("gen.minus_one", np.array(-1, np.int64)),
+        _const("gen.one", np.array(1, np.int64)),
+        _const("gen.axis1", np.array([1], np.int64)),
+        _const("gen.pad", np.array(pad, np.int64)),
+        node("Gather", [logits, "gen.minus_one"], ["gen.last_logits"], name="gen/last_logits", axis=1),
+        node("ArgMax", ["gen.last_logits"], ["gen.argmax"], name="gen/argmax", axis=-1, keepdims=0),
+        node("Where", [FINISHED, "gen.pad", "gen.argmax"], ["gen.token"], name="gen/token"),
+        node("Unsqueeze", ["gen.token", "gen.axis1"], ["gen.next_ids"], name="gen/next_ids"),
+    ]
+    ended = FINISHED
+    for k, token in enumerate(eos):
+        nodes += [_const(f"gen.eos{k}", np.array(token, np.int64)),
+                  node("Equal", ["gen.token", f"gen.eos{k}"], [f"gen.is_eos{k}"], name=f"gen/is_eos{k}"),
+                  node("Or", [ended, f"gen.is_eos{k}"], [f"gen.ended{k}"], name=f"gen/ended{k}")]
+        ended = f"gen.ended{k}"
+    nodes += [node("Identity", [ended], ["gen.next_finished"], name="gen/next_finished"),
+              node("Not", ["gen.next_finished"], ["gen.running"], name="gen/running"),
+              node("Cast", ["gen.running"], ["gen.running_int"], name="gen/running_int", to=TensorProto.INT64),
+              node("ReduceMax", ["gen.running_int"], ["gen.any_running"], name="gen/any_running", keepdims=0),
+              node("Cast", ["gen.any_running"], ["gen.cond_out"], name="gen/cond_out", to=TensorProto.BOOL)]
+    if export.has_input("attention_mask"):
+        nodes += [node("Shape", ["gen.next_ids"], ["gen.ids_shape"], name="gen/ids_shape"),
+                  node("ConstantOfShape", ["gen.ids_shape"], ["gen.ones"], name="gen/ones",
+                       value=numpy_helper.from_array(np.array([1], np.int64))),
+                  node("Concat", ["attention_mask", "gen.ones"], ["gen.next_mask"], name="gen/next_mask", axis=1)]
+        if export.has_input("position_ids"):
+            nodes += [_const("gen.zero", np.array(0, np.int64)),
+                      node("CumSum", ["gen.next_mask", "gen.one"], ["gen.cumsum"], name="gen/cumsum"),
+                      node("Sub", ["gen.cumsum", "gen.one"], ["gen.counted"], name="gen/counted"),
+                      node("Equal", ["gen.next_mask", "gen.zero"], ["gen.masked"], name="gen/masked"),
+                      node("Where", ["gen.masked", "gen.one", "gen.counted"], ["gen.positions"],
+                           name="gen/positions"),
+                      _const("gen.last_start", np.array([-1], np.int64)),
+                      _const("gen.last_end", np.array([np.iinfo(np.int64).max], np.int64)),
+                      node("Slice", ["gen.positions", "gen.last_start", "gen.last_end", "gen.axis1"],
+                           ["gen.next_positions"], name="gen/next_positions")]
+    elif export.has_input("position_ids"):
+        nodes += [node("Gather", ["position_ids", "gen.minus_one"], ["gen.last_position"], name="gen/last_position",
+                       axis=1),
+                  node("Add", ["gen.last_position", "gen.one"], ["gen.next_position"], name="gen/next_position"),
+                  node("Unsqueeze", ["gen.next_position", "gen.axis1"], ["gen.next_positions"],
+                       name="gen/next_positions")]
+    return nodes
+
+
+def _open_shape(value: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
+    """`value` with every named dim but the batch's left open: a carried value grows from step to step, and
+    onnxruntime holds values of one dim name to one size."""
+    opened = onnx.ValueInfoProto()
+    opened.CopyFrom(value)
+    for axis, dim in enumerate(opened.type.tensor_type.shape.dim):
+        if axis and dim.HasField("dim_param"):
+            dim.Clear()
+    return opened
+
+
+def carried_names(export: DecoderExport) -> list[str]:
+    """The body's loop-carried inputs, in order: the decoder's inputs, then `gen.finished`."""
+    return [*export.input_names(), FINISHED]
+
+
+def _next_of(export: DecoderExport, name: str) -> str:
+    """The body output that feeds carried input `name` at the next step."""
+    presents = {pair.past: pair.present for pair in export.caches}
+    fixed = {"input_ids": "gen.next_ids", "attention_mask": "gen.next_mask", "position_ids": "gen.next_positions",
+             FINISHED: "gen.next_finished"}
+    if name in presents:
+        return presents[name]
+    if name in fixed:
+        return fixed[name]
+    raise onnx.checker.ValidationError(f"the generation loop does not know how to feed input {name!r} next")
+
+
+def generation_model(export: DecoderExport, pad: int = 0, eos: Iterable[int] = ()) -> onnx.ModelProto:
+    """The generation loop around `export` (see the module docstring)."""
+    kept: dict[str, onnx.TensorProto] = {}
+    later = export.later
+    body_nodes: list[onnx.NodeProto] = []
+    value_info: list[onnx.ValueInfoProto] = []
+    outputs = [o.name for o in later.graph.output]
+    if export.first is not None:
+        then_graph = _branch(export.first, "first_step", "first.", kept)
+        else_graph = _branch(later, "with_past", "later.", kept)
+        body_nodes += [_const("gen.zero_step", np.array(0, np.int64)),
+                       helper.make_node("Equal", [STEP, "gen.zero_step"], ["gen.is_first"], name="gen/is_first"),
+                       helper.make_node("If", ["gen.is_first"], outputs, name="decoder", then_branch=then_graph,
+                                        else_branch=else_graph)]
+    else:
+        graph = onnx.GraphProto()
+        graph.CopyFrom(later.graph)
+        _hoist(graph, kept, "")
+        if export.merged:
+            body_nodes += [_const("gen.zero_step", np.array(0, np.int64)),
+                           _const("gen.axis0", np.array([0], np.int64)),
+                           helper.make_node("Greater", [STEP, "gen.zero_step"], ["gen.has_past"], name="gen/has_past"),
+                           helper.make_node("Unsqueeze", ["gen.has_past", "gen.axis0"], [MERGED_FLAG],
+                                            name="gen/use_cache_branch")]
+        body_nodes += list(graph.node)
+        value_info += list(graph.value_info)
+    body_nodes += _choice(export, pad, eos)
+    declared = {i.name: _open_shape(i) for i in later.graph.input}
+    finished = helper.make_tensor_value_info(FINISHED, TensorProto.BOOL, ["batch_size"])
+    carried = [declared.get(name, finished) for name in carried_names(export)]
+    body_inputs = [helper.make_tensor_value_info(STEP, TensorProto.INT64, []),
+                   helper.make_tensor_value_info(COND, TensorProto.BOOL, []), *carried]
+    declared_out = {o.name: o for o in later.graph.output}
+    body_outputs = [helper.make_tensor_value_info("gen.cond_out", TensorProto.BOOL, [])]
+    for value in carried:
+        out = _next_of(export, value.name)
+        body_outputs.append(declared_out[out] if out in declared_out else
+                            helper.make_value_info(out, value.type))
+    body_outputs += [helper.make_tensor_value_info("gen.token", TensorProto.INT64, ["batch_size"]),
+                     helper.make_tensor_value_info("gen.last_logits", TensorProto.FLOAT, ["batch_size", "vocab"])]
+    body = helper.make_graph(body_nodes, "generation_step", body_inputs, body_outputs, value_info=value_info)
+    starts = [START + value.name for value in carried]
+    loop = helper.make_node("Loop", ["max_new_tokens", "", *starts],
+                            [f"final.{value.name}" for value in carried] + [TOKENS, STEP_LOGITS], name=LOOP, body=body)
+    main_inputs = [helper.make_tensor_value_info("max_new_tokens", TensorProto.INT64, [])]
+    main_inputs += [helper.make_value_info(START + value.name, value.type) for value in carried]
+    main_outputs = [helper.make_tensor_value_info(TOKENS, TensorProto.INT64, ["steps", "batch_size"]),
+                    helper.make_tensor_value_info(STEP_LOGITS, TensorProto.FLOAT, ["steps", "batch_size", "vocab"])]
+    graph = helper.make_graph([loop], "generation", main_inputs, main_outputs, initializer=list(kept.values()))
+    opsets = {o.domain: o.version for o in later.opset_import}
+    for model in (export.first,) if export.first is not None else ():
+        for o in model.opset_import:
+            opsets[o.domain] = max(opsets.get(o.domain, 0), o.version)
+    opsets[""] = max(opsets.get("", 0), 13)
+    wrapped = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()],
+                                producer_name="explorer generate")
+    wrapped.ir_version = later.ir_version
+    wrapped.functions.extend(later.functions)
+    return wrapped

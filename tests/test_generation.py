@@ -1,0 +1,170 @@
+"""Generation step by step on optimum's exports of tiny GPT-2 and Llama (tests/models/generation): explorer's
+tokens against transformers' generate (stored by the recipe) and onnxruntime driving the same loop; one trace
+whose loop has an iteration per step; caches recorded once; planted faults found at their step, layer and head."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+
+import explorer
+from explorer.cli import main
+from explorer.generation.against import (
+    GenerationComparison,
+    against_model,
+    against_onnxruntime,
+    against_tokens,
+)
+from explorer.generation.onnxruntime_loop import onnxruntime_steps
+from explorer.generation.wrap import LOOP
+
+HERE = Path(__file__).resolve().parent / "models" / "generation"
+GPT2, LLAMA = HERE / "gpt2", HERE / "llama"
+
+
+def reference(folder: Path) -> list[dict]:
+    return json.loads((folder / "reference.json").read_text())["prompts"]
+
+
+def short(folder: Path) -> list[dict]:
+    return [entry for entry in reference(folder) if entry["max_new_tokens"] == 12]
+
+
+@pytest.mark.parametrize(("model", "with_past", "folder"), [
+    (GPT2, None, GPT2),  # the folder: decoder_model_merged.onnx, an If on use_cache_branch
+    (GPT2 / "decoder_model.onnx", GPT2 / "decoder_with_past_model.onnx", GPT2),  # two files
+    (GPT2 / "decoder_with_past_model.onnx", None, GPT2),  # one file, the first step on an empty past
+    (LLAMA, None, LLAMA),
+], ids=["gpt2-merged", "gpt2-two-files", "gpt2-with-past", "llama"])
+def test_tokens_equal_transformers_and_onnxruntime(model: Path, with_past: Path | None, folder: Path) -> None:
+    logits = np.load(folder / "reference_logits.npz")
+    for k, entry in enumerate(short(folder)):
+        generation = explorer.generate(model, entry["prompt"], with_past=with_past,
+                                       max_new_tokens=entry["max_new_tokens"])
+        assert generation.tokens.tolist() == [entry["tokens"]]
+        np.testing.assert_allclose(generation.logits[:, 0], logits[f"p{k}"], atol=2e-5)
+        steps = list(onnxruntime_steps(generation.export, generation.feeds, entry["max_new_tokens"]))
+        assert [int(s.token[0]) for s in steps] == entry["tokens"]
+        result = against_onnxruntime(generation)
+        assert result.first_token_diff is None and result.first_cache_departure is None
+        assert max(result.logit_error) < 1e-4 and max(result.rank) == 0
+
+
+def test_one_trace_one_iteration_per_step() -> None:
+    entry = short(GPT2)[0]
+    generation = explorer.generate(GPT2, entry["prompt"], max_new_tokens=12)
+    steps = generation.trace.iterations(LOOP)
+    assert [s.index for s in steps] == [(t,) for t in range(12)]
+    assert [int(s.outputs["gen.token"][0]) for s in steps] == entry["tokens"]
+    branches = [e.info["branch"] for e in generation.trace.events if e.op_type == "If"]
+    assert branches == ["else_branch"] + ["then_branch"] * 11  # use_cache_branch: false at the first step only
+    assert steps[1].inputs["input_ids"].tolist() == [[entry["tokens"][0]]]
+    assert steps[1].inputs["attention_mask"].shape == (1, 5) and steps[1].inputs["position_ids"].tolist() == [[4]]
+    assert {e.iteration for e in generation.trace.events if e.node.startswith(f"{LOOP}/")} == {(t,) for t in range(12)}
+
+
+def test_stops_at_end_of_sequence_as_transformers() -> None:
+    (entry,) = [e for e in reference(GPT2) if e["max_new_tokens"] == 40]
+    assert entry["tokens"][-1] == 3 and len(entry["tokens"]) < 40  # the config's eos_token_id
+    generation = explorer.generate(GPT2, entry["prompt"], max_new_tokens=40)
+    assert generation.tokens.tolist() == [entry["tokens"]]
+    assert generation.trace.event(LOOP).info["stop_reason"] == "cond false"
+
+
+@pytest.mark.parametrize("folder", [GPT2, LLAMA])
+def test_caches_recorded_once(folder: Path) -> None:
+    (entry,) = [e for e in reference(folder) if e["max_new_tokens"] == 40]
+    generation = explorer.generate(folder, entry["prompt"], max_new_tokens=40)
+    steps = len(generation.steps)
+    assert steps > 20
+    assert generation.trace_bytes <= 1.5 * generation.cache_bytes  # a copy per step would hold about steps / 2 x
+    ours = [generation.presents(t) for t in range(steps)]
+    for result in onnxruntime_steps(generation.export, generation.feeds, 40):  # every step's values still right
+        for name, value in result.presents.items():
+            np.testing.assert_allclose(ours[result.step][name], value, atol=1e-5)
+    first, last = ours[0]["present.0.key"], ours[-1]["present.0.key"]
+    assert np.shares_memory(first, last) and first.shape[2] == 4 and last.shape[2] == 4 + steps - 1
+    loop = generation.trace.event(LOOP)
+    assert not any(np.shares_memory(v, last) for v in loop.input_values if isinstance(v, np.ndarray))
+
+
+def _against_fault(tmp_path: Path, edit: Callable[[onnx.ModelProto], None]) -> GenerationComparison:
+    """GPT-2's decoder with past against a copy that `edit` changed, on the first prompt."""
+    model = onnx.load(str(GPT2 / "decoder_with_past_model.onnx"))
+    edit(model)
+    folder = tmp_path / "faulty"
+    folder.mkdir()
+    onnx.save(model, str(folder / "model.onnx"))
+    (folder / "config.json").write_text((GPT2 / "config.json").read_text())
+    prompt = short(GPT2)[0]["prompt"]
+    ours = explorer.generate(GPT2 / "decoder_with_past_model.onnx", prompt, max_new_tokens=12)
+    return against_model(ours, explorer.generate(folder, prompt, max_new_tokens=12))
+
+
+def test_planted_key_scale_found_at_its_layer_and_head(tmp_path: Path) -> None:
+    def scale_keys(model: onnx.ModelProto) -> None:  # layer 1's keys of head 2 (c_attn's columns 32 + 8h ...)
+        (tensor,) = [t for t in model.graph.initializer if t.name == "transformer.h.1.attn.c_attn.weight"]
+        weight = numpy_helper.to_array(tensor).copy()
+        weight[:, 32 + 16:32 + 24] *= 1.25
+        tensor.CopyFrom(numpy_helper.from_array(weight, tensor.name))
+
+    result = _against_fault(tmp_path, scale_keys)
+    departure = result.first_cache_departure
+    assert departure is not None
+    assert (departure.step, departure.layer, departure.head, departure.position, departure.name) == \
+        (0, 1, 2, 0, "present.1.key")
+    assert result.first_divergence is not None and result.first_divergence["step"] == 0
+    assert result.first_divergence["node"].startswith("/transformer/h.1/attn/c_attn")
+
+
+def test_planted_attention_scale_found_at_its_step_layer_and_head(tmp_path: Path) -> None:
+    def scale_head(model: onnx.ModelProto) -> None:  # layer 0's query scale, head 1 only, times 1.5
+        graph = model.graph
+        (matmul,) = [n for n in graph.node if n.name == "/transformer/h.0/attn/MatMul"]
+        factor = np.ones((1, 4, 1, 1), np.float32)
+        factor[0, 1] = 1.5
+        graph.initializer.append(numpy_helper.from_array(factor, "fault.factor"))
+        graph.node.insert(list(graph.node).index(matmul), helper.make_node(
+            "Mul", [matmul.input[0], "fault.factor"], ["fault.scaled"], name="fault"))
+        matmul.input[0] = "fault.scaled"
+
+    result = _against_fault(tmp_path, scale_head)
+    found = result.first_divergence
+    assert found is not None
+    assert (found["node"], found["step"], found["head"]) == ("/transformer/h.0/attn/MatMul", 0, 1)
+    departure = result.first_cache_departure  # layer 0's caches come before its attention: layer 1's part
+    assert departure is not None and (departure.step, departure.layer) == (0, 1)
+    assert result.logit_error[0] > 1e-3
+
+
+def test_against_reference_tokens_names_the_first_difference() -> None:
+    entry = short(LLAMA)[0]
+    generation = explorer.generate(LLAMA, entry["prompt"], max_new_tokens=12)
+    changed = list(entry["tokens"])
+    changed[5] += 1
+    assert against_tokens(generation, np.array([changed])).first_token_diff == 5
+    assert against_tokens(generation, np.array([entry["tokens"]])).first_token_diff is None
+    assert against_tokens(generation, np.array([entry["tokens"][:7]])).first_token_diff == 7
+
+
+def test_command_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    entry = short(GPT2)[1]
+    out = tmp_path / "out.json"
+    ids = ",".join(map(str, entry["prompt"]))
+    assert main(["generate", str(GPT2), "--prompt-ids", ids, "--max-new-tokens", "12", "--against", "onnxruntime",
+                 "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["tokens"] == entry["tokens"] == report["against"]["tokens"]
+    assert report["first_token_diff"] is None and report["first_cache_departure"] is None
+    assert len(report["logit_error"]) == 12 and report["trace_bytes"] <= 1.5 * report["cache_bytes"]
+    tokens = tmp_path / "tokens.npy"
+    np.save(tokens, np.array(entry["tokens"][:3] + [0] * 9))
+    assert main(["generate", str(GPT2), "--prompt-ids", ids, "--max-new-tokens", "12", "--reference", str(tokens),
+                 "--json", str(out)]) == 1
+    assert json.loads(out.read_text())["first_token_diff"] == 3
+    assert "first token that differs: new token 3" in capsys.readouterr().out
