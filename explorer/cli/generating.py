@@ -40,7 +40,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="OUT.json", help="write tokens, the other side's, the first difference, the "
                                                       "first cache departure, logit errors and the trace's bytes")
     p.add_argument("--save", metavar="TRACE.npz", help="write the trace (open it with the generation loop model)")
-    p.add_argument("--save-model", metavar="LOOP.onnx", help="write the generation loop model the trace runs")
+    p.add_argument("--save-model", metavar="LOOP.onnx", help="write the generation loop model the trace runs, and "
+                                                             "its inputs beside it as LOOP.npz (open both in the app)")
     add_limit_options(p)
 
 
@@ -90,5 +91,5 @@ def _generate(args: argparse.Namespace) -> int:
     if args.save:
         generation.trace.save(args.save)
     if args.save_model:
-        save_generation_model(generation, args.save_model)
+        save_generation_model(generation, args.save_model, Path(args.save_model).with_suffix(".npz"))
     return status

@@ -16,7 +16,7 @@ from ..trace import Iteration, Trace
 from .decoder import DecoderExport, open_decoder
 from .sharing import held_bytes, share_caches
 from .start import first_inputs
-from .wrap import LOOP, START, STEP_LOGITS, TOKENS, generation_model
+from .wrap import FINISHED, LOOP, START, STEP_LOGITS, TOKENS, generation_model
 
 
 @dataclass
@@ -34,11 +34,17 @@ class Generation:
     logits: np.ndarray
     cache_bytes: int
     trace_bytes: int
+    max_new_tokens: int
 
     @property
     def steps(self) -> list[Iteration]:
         """The loop's iterations, one per decode step."""
         return self.trace.iterations(LOOP)
+
+    @property
+    def loop_feeds(self) -> dict[str, np.ndarray]:
+        """The inputs of `model` (the generation loop) that give this generation."""
+        return loop_feeds({**self.feeds, FINISHED: np.zeros(self.tokens.shape[0], bool)}, self.max_new_tokens)
 
     def presents(self, step: int) -> dict[str, np.ndarray]:
         """Every cache the decoder returned at `step` (`present.*` by name)."""
@@ -73,9 +79,11 @@ def generate(model: str | Path | DecoderExport, prompt_ids: Sequence[int] | Sequ
             for pair in export.caches for name in (pair.past, pair.present)]
     tokens = np.asarray(trace.outputs[TOKENS]).T
     return Generation(export, wrapped, trace, {k: v for k, v in first.items() if not k.startswith("gen.")},
-                      tokens, np.asarray(trace.outputs[STEP_LOGITS]), cache_bytes, held_bytes(held))
+                      tokens, np.asarray(trace.outputs[STEP_LOGITS]), cache_bytes, held_bytes(held), max_new_tokens)
 
 
-def save_generation_model(generation: Generation, path: str | Path) -> None:
-    """Writes the generation loop model, so that the app opens the trace on it."""
+def save_generation_model(generation: Generation, path: str | Path, inputs: str | Path | None = None) -> None:
+    """Writes the generation loop model (and its inputs as an .npz), which the app runs and shows step by step."""
     onnx.save(generation.model.proto, str(path))
+    if inputs is not None:
+        np.savez(str(inputs), **generation.loop_feeds)

@@ -1,0 +1,49 @@
+"""A generation in the app: the generation loop model that `explorer generate --save-model` writes, opened with
+its inputs, shows one Loop iteration per decode step on the Loops page, and the Step through page moves over it."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+from app_support import assert_clean, start, upload
+
+import explorer
+from explorer.generation.wrap import LOOP
+from explorer.ui import state
+from explorer.views.step_moves import moves_at, position_text
+
+GPT2 = Path(__file__).resolve().parent / "models" / "generation" / "gpt2"
+
+
+def test_loops_and_step_pages_run_over_the_tokens() -> None:
+    entry = json.loads((GPT2 / "reference.json").read_text())["prompts"][1]
+    generation = explorer.generate(GPT2, entry["prompt"], max_new_tokens=entry["max_new_tokens"])
+    at = upload(start(), "generation.onnx", generation.model.proto.SerializeToString())
+    at.radio(key=state.W_INPUT_MODE).set_value("Upload .npz or .pb").run()
+    buffer = io.BytesIO()
+    np.savez(buffer, **generation.loop_feeds)
+    at.file_uploader(key=state.W_NPZ).upload("generation.npz", buffer.getvalue()).run()
+    at.switch_page("explorer/ui/pages/loops.py").run()
+    assert_clean(at)
+    at.selectbox(key="w_loop").set_value(LOOP).run()
+    assert_clean(at)
+    assert "**12 iterations** · stopped: trip count reached after 12 iterations" in [m.value for m in at.markdown]
+    [table] = [f.value for f in at.dataframe if "iteration" in f.value.columns]
+    assert table["gen.token →"].tolist() == [f"[{token}]" for token in entry["tokens"]]
+    assert next(s for s in at.slider if s.label == "Iteration").max == 11
+    at.switch_page("explorer/ui/pages/step.py").run()
+    assert_clean(at)
+
+
+def test_the_step_cursor_moves_by_token() -> None:
+    generation = explorer.generate(GPT2, [5, 6, 7], max_new_tokens=6)
+    trace, model = generation.trace, generation.model
+    node = f"{LOOP}/body/optimum::if/then_branch//transformer/h.1/attn/MatMul"
+    index = trace.event(node, (3,)).index
+    moves = {m.name: m.target for m in moves_at(model, trace, index, None)}
+    assert trace.events[moves["next_iteration"]].node == node and trace.events[moves["next_iteration"]].iteration == (4,)
+    assert trace.events[moves["prev_iteration"]].iteration == (2,)
+    assert trace.events[moves["level0+"]].iteration[0] == 4
+    assert "iteration 3" in position_text(model, trace, index)
