@@ -1,6 +1,7 @@
 """Example inputs from declared types, and validation of user feeds against them."""
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -156,13 +157,33 @@ def proto_to_value(value: Any) -> Any:
     return value
 
 
+_DECLARED: weakref.WeakKeyDictionary[Any, tuple[dict[str, ValueSpec], frozenset[str]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _declared(model: Declared) -> tuple[dict[str, ValueSpec], frozenset[str]]:
+    """The model's inputs by name and its overridable initializers (inputs that are also initializers), made once
+    per model: reading the graph's protos again costs a small model's run microseconds."""
+    try:
+        found = _DECLARED.get(model)
+    except TypeError:  # not weakly referable
+        found = None
+    if found is None:
+        found = ({s.name: s for s in model.inputs},
+                 model.initializer_names & {i.name for i in model.graph.input})
+        try:
+            _DECLARED[model] = found
+        except TypeError:
+            pass
+    return found
+
+
 def validate_feeds(model: Declared, feeds: dict[str, Any]) -> dict[str, Any]:
     """Checks feeds against the declared inputs: missing, extra, wrong dtype or shape raise FeedError. An
     initializer may be fed only when it is also a graph input (overridable, as onnxruntime allows)."""
     if not isinstance(feeds, dict):
         raise FeedError(f"feeds must be a dict of input name -> value, got {type(feeds).__name__}")
-    specs = {s.name: s for s in model.inputs}
-    optional = model.initializer_names & {i.name for i in model.graph.input}  # overridable initializers
+    specs, optional = _declared(model)
     missing = [name for name in specs if name not in feeds]
     if missing:
         described = "; ".join(f"{n!r}: {specs[n].describe()}" for n in missing)

@@ -67,11 +67,28 @@ class Engine:
         perf, ndarray, generic = _perf, np.ndarray, np.generic
         budget = self._budget
         try:
-            for step, fn, special, fetch, first, guard, single, site, pick in graph.plan:
+            for step, fn, special, fetch, first, guard, single, site, pick, constant in graph.plan:
                 index = len(events)
                 if index >= max_events:
                     self.check_events(step.path, step.op_type, iteration)
                 args = fetch(frame) if fetch is not None else (frame[first],) if first is not None else ()
+                if constant is not None and constant.kept is not None and constant.nbytes <= max_bytes:
+                    # a constant node's kept result, recorded as the kernel would return it: its inputs are the
+                    # same constants, so no guard; nothing runs, so no time
+                    outputs = constant.kept
+                    if single is not None and len(outputs) == 1:
+                        frame[single] = outputs[0]
+                        size = constant.nbytes
+                    else:
+                        outputs, size = self._store(step, outputs, frame, iteration)
+                    budget -= size
+                    recorded = args if pick is None else pick(args)
+                    if budget < 0:
+                        append(self._past.record(Event(index, site, iteration, recorded, outputs, 0.0), size,
+                                                 budget, frame))
+                    else:
+                        append(Event(index, site, iteration, recorded, outputs, 0.0))
+                    continue
                 if guard is not None:
                     try:
                         if guard is product_bound2:  # most nodes of many models: inline, no call

@@ -74,27 +74,36 @@ class Budget:
         self.left = total
 
 
-def computed_once(kernel: Kernel, budget: Budget) -> Kernel:
-    """`kernel` of a node whose inputs are all constants: its first result (arrays only, within `budget`), made
-    read-only, is every later one. Its inputs are read-only themselves, so a result that is a view of one is too."""
-    kept: tuple[Any, ...] | None = None
-    ndarray = np.ndarray
+class ComputedOnce:
+    """The kernel of a node whose inputs are all constants: its first result (arrays only, within `budget`), made
+    read-only, is every later one (`kept`, with its bytes in `nbytes`). Its inputs are read-only themselves, so a
+    result that is a view of one is too. The engine records a kept result without calling the kernel."""
 
-    def run(args: Sequence[Any]) -> tuple[Any, ...]:
-        nonlocal kept
-        if kept is not None:
-            return kept
-        outputs = tuple(kernel(args))
-        if all(type(o) is ndarray for o in outputs):
+    __slots__ = ("kernel", "budget", "kept", "nbytes")
+
+    def __init__(self, kernel: Kernel, budget: Budget) -> None:
+        self.kernel = kernel
+        self.budget = budget
+        self.kept: tuple[Any, ...] | None = None
+        self.nbytes = 0
+
+    def __call__(self, args: Sequence[Any]) -> tuple[Any, ...]:
+        if self.kept is not None:
+            return self.kept
+        outputs = tuple(self.kernel(args))
+        if all(type(o) is np.ndarray for o in outputs):
             size = sum(o.nbytes for o in outputs)
-            if size <= budget.left:
-                budget.left -= size
+            if size <= self.budget.left:
+                self.budget.left -= size
                 for output in outputs:
                     output.flags.writeable = False
-                kept = outputs
+                self.kept, self.nbytes = outputs, size
         return outputs
 
-    return run
+
+def computed_once(kernel: Kernel, budget: Budget) -> ComputedOnce:
+    """`kernel` of a node whose inputs are all constants, its first result kept (ComputedOnce)."""
+    return ComputedOnce(kernel, budget)
 
 
 def remembered(op_type: str, kernel: Kernel, budget: Budget) -> Kernel:

@@ -16,7 +16,7 @@ from ..trace import EventSite
 from ..weights import tensor_value
 from .guards import guard_for, quick_guard_for
 from .kernels import build_kernel
-from .memo import CONSTANT_BUDGET_BYTES, Budget, computed_once, remembered, worth_remembering
+from .memo import CONSTANT_BUDGET_BYTES, Budget, ComputedOnce, computed_once, remembered, worth_remembering
 from .ops.base import OpNode
 from .ops.constant import sparse_to_dense
 from .ops.draws import KERNELS as DRAWS
@@ -43,13 +43,14 @@ class Step:
     # differ (an omitted optional, an input read twice)
     fetch: Callable[[dict[str, Any]], tuple[Any, ...]] | None = None  # frame -> args, for two inputs or more
     exact_guard: Callable[[Sequence[Any]], int] | None = None  # when `guard` is a bound: the estimate behind it
+    constant: ComputedOnce | None = None  # `fn` when the node's inputs are all constants (memo.py)
 
 
 Plan = tuple[Step, Callable[..., Any], bool, "Callable[[dict[str, Any]], tuple[Any, ...]] | None", "str | None",
              "Callable[[Sequence[Any]], int] | None", "str | None", EventSite,
-             "Callable[[tuple[Any, ...]], tuple[Any, ...]] | None"]
+             "Callable[[tuple[Any, ...]], tuple[Any, ...]] | None", "ComputedOnce | None"]
 """What the engine's loop unpacks per step: (step, fn, special, fetch, the single input's name, guard, the single
-output's name, site, pick_inputs)."""
+output's name, site, pick_inputs, constant)."""
 
 
 @dataclass
@@ -64,7 +65,7 @@ class CompiledGraph:
 
     def __post_init__(self) -> None:
         self.plan = [(s, s.fn, s.special, s.fetch, s.inputs[0] if len(s.inputs) == 1 else None, s.guard,
-                      s.single_output, s.site, s.pick_inputs) for s in self.steps]
+                      s.single_output, s.site, s.pick_inputs, s.constant) for s in self.steps]
 
 
 class Program:
@@ -167,7 +168,7 @@ def _step(ref: NodeRef, fn: Callable[..., Any], special: bool) -> Step:
     else:
         exact = None
     return Step(ref.path, ref.op_type, inputs, outputs, fn, special, guard, site, required, single, pick, fetch,
-                exact)
+                exact, fn if isinstance(fn, ComputedOnce) else None)
 
 
 def _distinct_named(names: tuple[str, ...]) -> list[int]:

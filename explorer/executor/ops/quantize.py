@@ -4,6 +4,7 @@ saturate to the output type; float8 outputs saturate to their largest finite val
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import ml_dtypes
@@ -41,6 +42,11 @@ def _expand(param: np.ndarray, shape: tuple[int, ...], axis: int, block_size: in
     return np.repeat(param, block_size, axis=axis)[tuple(slice(0, d) for d in shape)]
 
 
+# np.clip's ufunc, without np.clip's Python wrappers (microseconds a call)
+_clip: np.ufunc = np._core.umath.clip  # type: ignore[attr-defined]
+
+
+@cache
 def _integer_range(dtype: np.dtype) -> tuple[float, float] | None:
     if dtype.kind == "f" or dtype.name.startswith("float"):
         return None
@@ -53,7 +59,7 @@ def saturate_cast(values: np.ndarray, dtype: np.dtype, saturate: bool = True) ->
     clipped to the largest finite value when saturating (infinities stay where the type has them)."""
     bounds = _integer_range(dtype)
     if bounds is not None:
-        result: np.ndarray = np.clip(values, bounds[0], bounds[1]).astype(dtype)
+        result: np.ndarray = _clip(values, bounds[0], bounds[1]).astype(dtype)
         return result
     if saturate:
         finite = float(ml_dtypes.finfo(dtype).max)  # type: ignore[no-untyped-call]
@@ -72,6 +78,7 @@ def requantize(acc: np.ndarray, scale: np.ndarray, y_scale: np.ndarray, y_zero: 
     return saturate_cast(np.rint(values) + zero, dtype)
 
 
+@cache
 def _dtype_of(code: int) -> np.dtype:
     return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code))
 
@@ -93,11 +100,15 @@ def quantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
         work = _dtype_of(precision) if precision else scale.dtype
         if work.kind != "f" or work.itemsize < 4:
             work = np.dtype(np.float32)
-        values = x.astype(work) / _expand(scale, x.shape, axis, block_size).astype(work)
-        if _integer_range(dtype) is not None:
-            values = np.rint(values)
+        values = x.astype(work)  # a new array: the steps below write into it
+        np.divide(values, _expand(scale, x.shape, axis, block_size).astype(work, copy=False), out=values)
+        bounds = _integer_range(dtype)
+        if bounds is not None:
+            np.rint(values, out=values)
         if zero is not None:
-            values = values + _expand(zero, x.shape, axis, block_size).astype(work)
+            np.add(values, _expand(zero, x.shape, axis, block_size).astype(work, copy=False), out=values)
+        if bounds is not None:
+            return (_clip(values, bounds[0], bounds[1], out=values).astype(dtype),)
         return (saturate_cast(values, dtype, saturate),)
 
     if version < 13 and "axis" in {a.name for a in node.proto.attribute}:
@@ -117,11 +128,11 @@ def dequantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
         if zero is not None and zero.dtype != x.dtype:
             raise ValueError(f"x_zero_point is {zero.dtype}, x is {x.dtype}")
         dtype = _dtype_of(output_code) if output_code else scale.dtype
-        values = x.astype(np.float32)
+        values = x.astype(np.float32)  # a new array: the steps below write into it
         if zero is not None:
-            values = values - _expand(zero, x.shape, axis, block_size).astype(np.float32)
-        y = values * _expand(scale, x.shape, axis, block_size).astype(np.float32)
-        return (y.astype(dtype),)
+            np.subtract(values, _expand(zero, x.shape, axis, block_size).astype(np.float32, copy=False), out=values)
+        np.multiply(values, _expand(scale, x.shape, axis, block_size).astype(np.float32, copy=False), out=values)
+        return (values.astype(dtype, copy=False),)
 
     return run
 
