@@ -74,7 +74,8 @@ def rnn_report(model: Model, path: str, trace: Trace | None = None) -> RnnReport
     report = RnnReport(path, node.op_type, origin, config, hidden, input_size)
     if hidden:
         report.blocks = _blocks(config, hidden, layer, inputs, constants)
-    report.findings = _findings(node, config, origin, inputs, constants)
+    report.findings = _state_widths(config, hidden, inputs, shapes) + _findings(node, config, origin, inputs,
+                                                                                 constants)
     if quantized:
         report.findings.insert(0, Finding("note", f"{node.op_type} (onnxruntime's): W and R are 8-bit integers "
                                           "stored [directions, input or hidden, 4·hidden]; the blocks show them "
@@ -111,6 +112,28 @@ def _constant(model: Model, node: NodeRef, name: str) -> np.ndarray | None:
     if producer is not None and producer.op_type == "Constant":
         return next((tensor_value(a.t) for a in producer.attribute if a.name == "value"), None)
     return None
+
+
+def _state_widths(config: RnnConfig, hidden: int | None, inputs: list[str],
+                  shapes: dict[str, tuple[int | None, ...] | None]) -> list[Finding]:
+    """An export whose recurrent state is not hidden_size wide (R's last axis, initial_h's, initial_c's): a
+    projection dropped (PyTorch's LSTM proj_size) or a state wider than the hidden size. No ONNX cell computes
+    that, at any input size: onnxruntime refuses the node too."""
+    if not hidden:
+        return []
+    op = config.cell.op_type
+    for position, name in ((2, "R"), (5, "initial_h"), (6, "initial_c")):
+        shape = shapes.get(inputs[position]) if inputs[position] else None
+        width = shape[-1] if shape else None
+        if width is None or width == hidden or (position == 6 and op != "LSTM"):
+            continue
+        what = (f"a projected state: PyTorch's LSTM with proj_size={width} projects h from {hidden} to {width} "
+                f"units, and ONNX's {op} has no projection (the exporter dropped it)" if width < hidden
+                else f"a state wider than the hidden size, which ONNX's {op} cannot carry")
+        return [Finding("error", f"{name}'s last axis, the state it holds, has {width} units but hidden_size is "
+                                 f"{hidden}: {what}. This node cannot compute what the framework computes, at any "
+                                 "input size (onnxruntime refuses it too): the export must change, not the inputs")]
+    return []
 
 
 def _declared_shape(model: Model, node: NodeRef, name: str, quantized: bool = False) -> tuple[int | None, ...] | None:

@@ -74,3 +74,47 @@ def test_nothing_aligned_says_what_was_compared(tmp_path, capsys):
     code, out = _run(capsys, str(tmp_path / "m.onnx"), str(tmp_path / "other.npz"))
     assert out[0] == "Nothing compared: no value aligned (A has 1, B 0)."
     assert not any(line.startswith("first divergence: none") for line in out)
+
+
+def _projected_lstm(path):
+    """An LSTM as an exporter that drops PyTorch's proj_size writes it: hidden_size 8, but R and initial_h 3
+    units wide (the projected state)."""
+    hidden, proj, width = 8, 3, 4
+    rng = np.random.default_rng(0)
+    weights = [onnx.numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+               for name, shape in (("W", (1, 4 * hidden, width)), ("R", (1, 4 * hidden, proj)),
+                                   ("B", (1, 8 * hidden)))]
+    info = onnx.helper.make_tensor_value_info
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("LSTM", ["X", "W", "R", "B", "", "h0", "c0"], ["Y", "Y_h", "Y_c"], name="lstm",
+                               hidden_size=hidden)], "g",
+        [info("X", onnx.TensorProto.FLOAT, [5, 2, width]), info("h0", onnx.TensorProto.FLOAT, [1, 2, proj]),
+         info("c0", onnx.TensorProto.FLOAT, [1, 2, hidden])], [info("Y", onnx.TensorProto.FLOAT, None)], weights)
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 18)])
+    model.producer_name = "pytorch"
+    onnx.save(model, path)
+    return {"X": rng.standard_normal((5, 2, width)).astype(np.float32), "h0": np.zeros((1, 2, proj), np.float32),
+            "c0": np.zeros((1, 2, hidden), np.float32)}
+
+
+def test_a_dropped_projection_is_diagnosed_not_a_foreign_error(tmp_path, capsys):
+    """Against PyTorch's equations: no NumPy broadcasting error, no verdict, and the node's diagnosis (was
+    "operands could not be broadcast together with shapes (2,3) (2,8)")."""
+    feeds = _projected_lstm(tmp_path / "lstm.onnx")
+    np.savez(tmp_path / "feeds.npz", **feeds)
+    report = tmp_path / "verdict.json"
+    code, out = _run(capsys, str(tmp_path / "lstm.onnx"), "pytorch", "--inputs", str(tmp_path / "feeds.npz"),
+                     "--json", str(report))
+    assert code == 2 and out[0].startswith("No verdict: a side did not finish")
+    assert "PyTorch's LSTM with proj_size=3 projects h from 8 to 3 units" in out[0]
+    data = json.loads(report.read_text())
+    assert data["agree"] is None and "at any input size" in data["diagnosis"][0]
+
+
+def test_a_size_hint_only_where_other_sizes_would_run(tmp_path):
+    import explorer
+    from explorer.views.hints import failure_hint
+
+    _projected_lstm(tmp_path / "lstm.onnx")
+    hint = failure_hint(explorer.load(tmp_path / "lstm.onnx"), "lstm")
+    assert hint is not None and "other sizes" not in hint and "proj\\_size=3" in hint

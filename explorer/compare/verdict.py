@@ -96,8 +96,10 @@ def verdict(result: Comparison, findings: Mapping[str, Sequence[str]] | None = N
     if result.errors:
         failed = "; ".join(f"{label}: {message}" for label, message in result.errors.items())
         tail = f"; first departure among the values both reached: {first.where()}" if first is not None else ""
-        return Verdict(None, f"No verdict: a side did not finish ({failed}){tail}.", first, len(result.values),
-                       compared, within, diagnosis)
+        diagnosis = diagnosis or list(findings.get(failed_node(result) or "", ()))
+        said = f" — {'; '.join(diagnosis)}" if diagnosis else ""
+        return Verdict(None, f"No verdict: a side did not finish ({failed}){tail}{said}.", first,
+                       len(result.values), compared, within, diagnosis)
     saturated = result.first is not None and result.first.saturated and not result.differs
     if first is not None and not saturated:
         why = f" ({first.reason})" if first.reason else ""
@@ -112,6 +114,13 @@ def verdict(result: Comparison, findings: Mapping[str, Sequence[str]] | None = N
     if saturated:
         agree += "; onnxruntime's u8s8 kernel saturates where they differ (explorer follows the spec)"
     return Verdict(True, f"{a} and {b} {agree}: {compared}.", None, len(result.values), compared, within)
+
+
+def failed_node(result: Comparison) -> str | None:
+    """The node where side A's run failed, if it did at a node."""
+    error = result.a.trace.error if result.a is not None and result.a.trace is not None else None
+    node = error.get("node") if isinstance(error, dict) else getattr(error, "node", None)
+    return node if isinstance(node, str) else None
 
 
 def _compared(result: Comparison) -> str:

@@ -5,6 +5,8 @@ are markdown with every model name escaped."""
 from __future__ import annotations
 
 from ..model import Model
+from ..rnn_report import rnn_report
+from ..spec.rnn import cell_kind
 from ..trace import Trace
 from .cursor import node_label
 from .markup import md, md_code
@@ -65,10 +67,16 @@ def idle_loops(model: Model, trace: Trace) -> list[str]:
 
 
 def failure_hint(model: Model, node_path: str) -> str | None:
-    """For a run that failed at `node_path`: the inputs the failing node's inputs are computed from."""
+    """For a run that failed at `node_path`: the inputs the failing node's inputs are computed from, when other
+    sizes or values could run it; a recurrent node that cannot run at any size (its state is not hidden_size
+    wide) gets that diagnosis instead."""
     if node_path not in model.index.nodes:
         return None
     node = model.node(node_path)
+    if cell_kind(node) is not None:
+        errors = [f.message for f in rnn_report(model, node_path).findings if f.level == "error"]
+        if errors:
+            return f"{md(node_label(node))}: {md(errors[0])}."
     reads = [n for n in node.proto.input if n]
     behind = inputs_behind(model, node.graph.path, reads)
     if not behind:

@@ -4,7 +4,7 @@ so that a diagnosis is part of the verdict, never a line beside it."""
 from __future__ import annotations
 
 from ..compare import Comparison
-from ..compare.verdict import Verdict, verdict
+from ..compare.verdict import Verdict, failed_node, verdict
 from ..errors import ExplorerError
 from ..rnn_report import rnn_report
 from ..spec.rnn import cell_kind
@@ -17,6 +17,9 @@ def full_verdict(result: Comparison) -> Verdict:
     first = result.first
     if first is not None:
         nodes[first.node] = first.b_node
+    failed = failed_node(result)
+    if failed is not None:
+        nodes.setdefault(failed, failed)
     findings: dict[str, list[str]] = {}
     for node, b_node in nodes.items():
         found: list[str] = []
@@ -29,6 +32,8 @@ def full_verdict(result: Comparison) -> Verdict:
             except (ExplorerError, KeyError, ValueError):
                 continue
             found += [w for w in report.warnings if w not in found]
+            if path == failed and recording is result.a:
+                found = [f.message for f in report.findings if f.level == "error"] or found
         if found:
             findings[node] = found
     return verdict(result, findings)
