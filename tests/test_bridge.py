@@ -21,7 +21,8 @@ from explorer.cli import main
 
 HERE = Path(__file__).resolve().parent / "models" / "bridge"
 RECIPE = (HERE / "make_bridge_models.py").read_text().splitlines()
-CLEAN = ["ts_tagger", "dynamo_tagger", "ts_cells", "dynamo_cells", "ts_conv_gru", "dynamo_conv_gru"]
+CLEAN = ["ts_tagger", "dynamo_tagger", "ts_cells", "dynamo_cells", "ts_conv_gru", "dynamo_conv_gru", "ts_block",
+         "dynamo_block", "ts_elman", "dynamo_branches"]
 
 
 def _line(text: str, after: str) -> str:
@@ -35,6 +36,9 @@ def _capture(name: str) -> Path:
     return HERE / f"{re.sub('^(ts|dynamo)_', '', name).split('.')[0]}.npz"
 
 
+MODELS = ("conv_gru", "tagger", "cells", "block", "elman", "branches")
+
+
 # fault -> (module, layer, call, step, gate)
 FAULTS = {
     "tagger_gru_gates": ("gru", 0, 0, 0, "z"),
@@ -46,10 +50,17 @@ FAULTS = {
     "cells_step_bias": ("gcell", None, 2, 2, None),
     "conv_gru_gru_gates": ("gru", 0, 0, 0, "z"),
     "conv_gru_gru_lbr": ("gru", 1, 0, 0, "h"),
+    "block_layernorm_eps": ("norm1", None, 0, None, None),
+    "elman_loop_weight": ("hh", None, 1, 1, None),  # h starts at zero: the weight shows from step 1 on
+    "branches_branch_bias": ("calm", None, 0, None, None),
 }
 SOURCES = {"gru": ("self.gru(", "class Tagger"), "lstm": ("self.lstm(", "class Tagger"),
-           "norm": ("self.norm(", "class Tagger"), "gcell": ("self.gcell(", "class Cells")}
-CASES = [(exporter, fault) for fault in FAULTS for exporter in ("ts", "dynamo")]
+           "norm": ("self.norm(", "class Tagger"), "gcell": ("self.gcell(", "class Cells"),
+           "norm1": ("self.norm1(", "class Block"), "hh": ("self.hh(", "class Elman"),
+           "calm": ("torch.cond(", "class Branches")}
+EXPORTERS = {"elman_loop_weight": ("ts",), "branches_branch_bias": ("dynamo",)}  # a scripted Loop; torch.cond
+CASES = [(exporter, fault) for fault in FAULTS for exporter in EXPORTERS.get(fault, ("ts", "dynamo"))]
+UNFIXABLE = {"elman_loop_weight", "branches_branch_bias"}  # a weight every call reads: no variant to fit
 
 
 def _model(exporter: str, fault: str) -> Path:
@@ -57,7 +68,7 @@ def _model(exporter: str, fault: str) -> Path:
 
 
 def _capture_of_fault(fault: str) -> Path:
-    return HERE / f"{'conv_gru' if fault.startswith('conv_gru') else fault.split('_')[0]}.npz"
+    return HERE / f"{next(m for m in MODELS if fault.startswith(m + '_'))}.npz"
 
 
 @pytest.mark.parametrize("name", CLEAN)
@@ -65,7 +76,7 @@ def test_a_clean_export_agrees_with_every_module_aligned_or_explained(name):
     result = compare_framework(HERE / f"{name}.onnx", captured_side(_capture(name)))
     assert result.agree and result.first is None and not result.diagnosis
     aligned, leaves = result.leaf_coverage()
-    assert aligned == leaves >= 3  # fewer than 10 leaf modules: every one
+    assert aligned == leaves >= 1  # fewer than 10 leaf modules: every one
     assert all(c.status == "agrees" for c in result.checks if c.point.aligned)
     unexplained = [c.point.label for c in result.checks if not c.point.aligned and "may not use it" not in c.point.reason]
     assert not unexplained  # only values the model never uses (an RNN's final state) are left
@@ -94,6 +105,7 @@ def test_a_planted_fault_is_found_at_its_module_with_its_own_error_and_source_li
     assert (first.point.module, first.point.call) == (module, call)
     assert (first.point.index if first.point.kind == "layer_out" else None) == layer
     assert first.where.step == step
+    assert first.where.iteration == ((call,) if fault == "elman_loop_weight" else None)  # the Loop's iteration
     if gate is not None:
         assert first.where.gate == gate
     assert first.own is not None and first.own.max_abs > 1e-3 > first.handed
@@ -101,14 +113,17 @@ def test_a_planted_fault_is_found_at_its_module_with_its_own_error_and_source_li
     assert first.source == _line(text, "class ConvGru" if fault.startswith("conv_gru") else after)
     after = result.checks[result.checks.index(first) + 1:]
     departing = [c for c in after if c.departs]
-    assert departing and all(c.status == "carried" for c in departing)  # the rest only carry its error
+    # the rest only carry its error (or are the same module again, reading the same weight at a later step; or
+    # hold it inside a body they run, where the two cannot be told apart)
+    assert departing and all(c.status in ("carried", "unknown") or c.point.module == module for c in departing)
+    assert any(c.status == "carried" for c in departing) or fault in UNFIXABLE
     doc = result.to_json()
     assert doc["agree"] is False and doc["first"]["module"] == module and doc["first"]["step"] == step
     assert doc["first"]["own_error"] > doc["first"]["carried_error"]
     assert doc["first"]["source"] == first.source and doc["first"]["onnx_node"] == first.point.onnx_node
 
 
-@pytest.mark.parametrize(("exporter", "fault"), CASES)
+@pytest.mark.parametrize(("exporter", "fault"), [c for c in CASES if c[1] not in UNFIXABLE])
 def test_each_fault_is_fixed_and_the_fix_proven(tmp_path, exporter, fault):
     captured = _capture_of_fault(fault)
     target = tmp_path / "fixed.onnx"
@@ -122,6 +137,15 @@ def test_each_fault_is_fixed_and_the_fix_proven(tmp_path, exporter, fault):
     names = [i.name for i in session.get_inputs()]
     got = session.run(None, dict(zip(names, stored.inputs)))[0]  # onnxruntime's word against PyTorch's output
     np.testing.assert_allclose(got, stored.outputs("")[0], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(("exporter", "fault"), [c for c in CASES if c[1] in UNFIXABLE])
+def test_a_fault_without_a_fix_is_reported_and_never_applied(tmp_path, exporter, fault):
+    target = tmp_path / "fixed.onnx"
+    report = fix(_model(exporter, fault), captured_side(_capture_of_fault(fault)), None, target)
+    assert not report.complete and report.written is None and not target.exists()
+    (outcome,) = report.outcomes
+    assert outcome.finding.module == FAULTS[fault][0] and outcome.finding.fix is None and not outcome.applied
 
 
 def test_recurrent_findings_name_the_exporter_mistake():

@@ -31,6 +31,7 @@ class Point:
     onnx_node: str | None = None
     layout: Layout = SAME
     reason: str = ""
+    iteration: tuple[int, ...] = ()  # the loop iteration whose value it is (a module called in a Loop's body)
 
     @property
     def aligned(self) -> bool:
@@ -45,18 +46,31 @@ class Point:
         return f"{name}{call}{what}"
 
 
-def top_values(trace: Any) -> dict[str, np.ndarray]:
-    """Every value the main graph's nodes produced in a run (by name)."""
-    found: dict[str, np.ndarray] = {}
+Recorded = dict[tuple[int, ...], dict[str, np.ndarray]]  # iteration tuple -> value name -> value
+
+
+def recorded_values(trace: Any) -> Recorded:
+    """Every tensor the run's nodes read or made, by iteration tuple (the main graph's and If branches' at ())."""
+    found: Recorded = {}
     for event in trace.events:
-        if event.iteration == ():
-            for name, value in event.outputs.items():
+        into = found.setdefault(event.iteration, {})
+        for values in (event.inputs, event.outputs):
+            for name, value in values.items():
                 if isinstance(value, np.ndarray):
-                    found[name] = value
+                    into[name] = value
     return found
 
 
-def align_points(model: Model, captured: Captured, scopes: Scopes, values: dict[str, np.ndarray]) -> list[Point]:
+def _in_loop(model: Model, nodes: list) -> bool:
+    """Whether the nodes all lie in the body of one Loop or Scan of the main graph."""
+    graphs = {n.graph.path for n in nodes}
+    if len(graphs) != 1 or "" in graphs:
+        return False
+    graph = nodes[0].graph
+    return graph.depth == 1 and graph.owner is not None and model.node(graph.owner).proto.op_type in ("Loop", "Scan")
+
+
+def align_points(model: Model, captured: Captured, scopes: Scopes, recorded: Recorded) -> list[Point]:
     """Every captured output and layer, in the framework's order, aligned or with its reason."""
     consumers: dict[str, set[str]] = {}
     producer: dict[str, str] = {}
@@ -66,6 +80,7 @@ def align_points(model: Model, captured: Captured, scopes: Scopes, values: dict[
         for name in node.proto.output:
             producer[name] = node.path
     graph_outputs = [o.name for o in model.graph.output]
+    values = recorded.get((), {})
     calls = {module: scopes.calls(module) for module in captured.modules}
     points: list[Point] = []
     for order, (module, call) in enumerate(captured.order):
@@ -80,6 +95,12 @@ def align_points(model: Model, captured: Captured, scopes: Scopes, values: dict[
             _graph_outputs(mine, graph_outputs, values, producer)
             continue
         nodes = calls[module].get(call)
+        iteration: tuple[int, ...] = ()
+        if not nodes and list(calls[module]) == [0] and _in_loop(model, calls[module][0]) \
+                and (call,) in recorded:  # a module called once per iteration of a Loop: call k, iteration k
+            nodes, iteration = calls[module][0], (call,)
+        elif nodes and info.calls > 1 and _in_loop(model, nodes) and (call,) in recorded:
+            iteration = (call,)
         if not nodes:
             why = ("the exporter wrote no scope for its calls one by one (ambiguous)"
                    if calls[module] else "no ONNX node carries its scope (fused into another or not exported)")
@@ -87,10 +108,14 @@ def align_points(model: Model, captured: Captured, scopes: Scopes, values: dict[
                 p.reason = why
             continue
         inside = {n.path for n in nodes}
+        here = recorded.get(iteration, {})
+        outputs = {o.name for o in nodes[0].graph.proto.output}
         leaving = [name for n in nodes for name in n.proto.output
-                   if name in values and (name in graph_outputs or consumers.get(name, set()) - inside)]
-        _layers([p for p in mine if p.kind == "layer_out"], info, nodes, model, values)
-        _outputs([p for p in mine if p.kind == "out"], leaving, values, producer)
+                   if name in here and (name in outputs or consumers.get(name, set()) - inside)]
+        for p in mine:
+            p.iteration = iteration
+        _layers([p for p in mine if p.kind == "layer_out"], info, nodes, model, here)
+        _outputs([p for p in mine if p.kind == "out"], leaving, here, producer)
     return points
 
 

@@ -14,7 +14,7 @@ from ..errors import CompareError, ExecutionError
 from ..executor import run
 from ..limits import Limits
 from ..model import Model, load
-from .align import align_points, top_values
+from .align import align_points, recorded_values
 from .calls import odd_weight
 from .captured import Captured, load_captured
 from .fitting import fit
@@ -84,9 +84,9 @@ def compare_framework(model: Model | str | os.PathLike | bytes, side: FrameworkS
         result.errors["explorer"] = str(exc)
     scopes = read_scopes(model, captured)
     result.scopes_from = scopes.how
-    values = top_values(trace)
-    points = align_points(model, captured, scopes, values)
-    result.checks = check_points(model, trace, captured, points, values, feeds, rtol, atol, scopes.stack)
+    recorded = recorded_values(trace)
+    points = align_points(model, captured, scopes, recorded)
+    result.checks = check_points(model, trace, captured, points, recorded, rtol, atol, scopes.stack)
     if diagnose:
         result.diagnosis = _diagnose(model, trace, captured, scopes, result, rtol, atol)
     return result
@@ -96,11 +96,11 @@ def _diagnose(model: Model, trace: Any, captured: Captured, scopes: Any, result:
               rtol: float, atol: float) -> list[Finding]:
     """A finding for each point departing with its own error: the exporter variant of a recurrent node that
     reproduces the framework, the odd weight of one call of a module called many times, or no explanation."""
-    found = []
+    found: list[Finding] = []
     for check in result.checks:
-        if check.status != "own error":
-            continue
         p = check.point
+        if check.status != "own error" or not p.module or any(f.module == p.module for f in found):
+            continue
         fitted = fit(model, trace, captured, p, rtol, atol)
         if fitted is not None:
             found.append(Finding(p.module, p.onnx_node, fitted.finding, fitted.variant.fix, fitted, p.label))

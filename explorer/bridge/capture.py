@@ -4,11 +4,12 @@ with that layer's own parameters (so an inner layer's per-step outputs can be co
 only here, and only when a capture runs."""
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +149,8 @@ def capture(module: Any, inputs: list[np.ndarray] | tuple[np.ndarray, ...]) -> C
     for sub in named.values():
         hooks.append(sub.register_forward_pre_hook(before))
         hooks.append(sub.register_forward_hook(after))
-    run_hooked(module, inputs, hooks)
+    with _plain_control_flow():
+        run_hooked(module, inputs, hooks)
     captured.inputs = [np.asarray(x) for x in inputs]
     for name, info in captured.modules.items():
         if info.recurrent is not None:
@@ -157,6 +159,23 @@ def capture(module: Any, inputs: list[np.ndarray] | tuple[np.ndarray, ...]) -> C
             for pname, parameter in named[name].named_parameters():
                 captured.params[f"{name}.{pname}"] = _array(parameter)
     return captured
+
+
+@contextlib.contextmanager
+def _plain_control_flow() -> Iterator[None]:
+    """torch.cond run as plain Python: forward hooks cannot run inside it (it compiles its branches)."""
+    import torch
+
+    original = torch.cond
+
+    def cond(pred: Any, true_fn: Any, false_fn: Any, operands: Any = (), **_: Any) -> Any:
+        return true_fn(*operands) if bool(pred) else false_fn(*operands)
+
+    torch.cond = cond
+    try:
+        yield
+    finally:
+        torch.cond = original
 
 
 def run_hooked(module: Any, inputs: Sequence[np.ndarray], hooks: list[Any]) -> Any:

@@ -1,7 +1,9 @@
 """Teacher forcing: a module's own error, apart from the error it was handed. The ONNX nodes between an aligned
-point and the aligned points before it (its ancestors back to them, to the graph inputs and the weights) are run
-again by explorer with the framework's values in place of those points' ONNX values (put back in the ONNX
-layout); what comes out, held against the framework's value, is the error the point makes itself."""
+point and the aligned points before it (its ancestors in its graph back to them) are run again by explorer with
+the framework's values in place of those points' ONNX values (put back in the ONNX layout); everything else they
+read (weights, graph inputs, a loop's counter and carried values, outer values) is what the run read at that
+iteration. What comes out, held against the framework's value, is the error the point makes itself; inside a
+Loop's body this is done per iteration."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -15,13 +17,13 @@ from ..errors import ExplorerError
 from ..executor import run
 from ..graph import free_names, subgraph_attributes
 from ..model import Model, load
-from .align import Point
+from .align import Point, Recorded
 
 
 @dataclass
 class Forced:
-    """The point's value computed from exact inputs (`value`, framework layout), the points it started from, and
-    how far the values it was handed were from the framework's (largest abs error among them)."""
+    """The point's value computed from exact inputs (`value`, framework layout; None when the nodes could not run
+    alone), the points it started from, and the largest abs error of the values it was handed."""
 
     value: np.ndarray | None
     frontier: list[Point] = field(default_factory=list)
@@ -37,22 +39,40 @@ def _reads(node: onnx.NodeProto) -> list[str]:
     return names
 
 
-def force(model: Model, point: Point, before: list[Point], values: dict[str, np.ndarray],
-          feeds: dict[str, Any], errors: dict[int, float]) -> Forced:
-    """Reruns the nodes computing `point` from the framework's values of the aligned points in `before` (the
-    latest point holding a value wins); `errors` holds each earlier point's abs error by id()."""
+def _path(model: Model, node: onnx.NodeProto) -> str:
+    found = next((ref.path for ref in model.nodes() if ref.proto is node or (
+        ref.proto.name == node.name and node.name and list(ref.proto.output) == list(node.output))), "")
+    return found
+
+
+def _framework_value(p: Point, like: np.ndarray) -> np.ndarray:
+    return p.layout.to_onnx(p.framework, like.shape).astype(like.dtype)
+
+
+def force(model: Model, point: Point, before: list[Point], recorded: Recorded, errors: dict[int, float]) -> Forced:
+    """Reruns the nodes computing `point` from the framework's values of the aligned points in `before` (of its
+    iteration, or outside loops; the latest point holding a value wins); `errors` holds each earlier point's abs
+    error by id()."""
     assert point.onnx_value is not None
+    here = recorded.get(point.iteration, {})
+    outer = recorded.get((), {})
     frontier: dict[str, Point] = {}
     for p in before:
-        if p.onnx_value is not None and p is not point:
+        if p.onnx_value is not None and p.iteration in (point.iteration, ()):
             frontier[p.onnx_value] = p
-    graph = model.as_given().graph
+    if point.onnx_value in frontier:  # the same value as an earlier point: nothing runs between them
+        source = frontier[point.onnx_value]
+        value = point.layout.to_framework(_framework_value(source, here[point.onnx_value]))
+        return Forced(value, [source], errors.get(id(source), 0.0), 0)
+    if point.onnx_node is None:
+        return Forced(None, note="no node computes it")
+    graph = model.node(point.onnx_node).graph.proto
     producer = {name: node for node in graph.node for name in node.output}
     initializers = {t.name for t in graph.initializer}
-    needed: list[onnx.NodeProto] = []
-    seen: set[str] = set()
+    needed: dict[int, onnx.NodeProto] = {}
+    given: dict[str, Any] = {}
     used: dict[str, Point] = {}
-    feeds_used: set[str] = set()
+    seen: set[str] = set()
     stack = [point.onnx_value]
     while stack:
         name = stack.pop()
@@ -61,41 +81,44 @@ def force(model: Model, point: Point, before: list[Point], values: dict[str, np.
         seen.add(name)
         if name in frontier:
             used[name] = frontier[name]
+            like = here.get(name, outer.get(name))
+            if like is None:
+                return Forced(None, note=f"the run holds no value {name!r}")
+            given[name] = _framework_value(frontier[name], like)
+        elif name in initializers:
             continue
-        if name in initializers:
-            continue
-        if name in feeds:
-            feeds_used.add(name)
-            continue
-        node = producer.get(name)
-        if node is None:
-            continue
-        if all(id(node) != id(n) for n in needed):
-            needed.append(node)
-            stack.extend(_reads(node))
-    if point.onnx_value in used:  # the point holds the same value as an earlier one: nothing runs between them
-        source = used[point.onnx_value]
-        value = point.layout.to_framework(source.layout.to_onnx(source.framework, values[point.onnx_value].shape))
-        return Forced(value, [source], errors.get(id(source), 0.0), 0)
+        elif name in producer:
+            node = producer[name]
+            if id(node) not in needed:
+                needed[id(node)] = node
+                stack.extend(_reads(node))
+        elif name in here or name in outer:  # a graph input, a loop's counter or carried value, an outer value
+            given[name] = here.get(name, outer.get(name))
+        elif name not in model.initializer_names:
+            return Forced(None, note=f"the run holds no value {name!r}")
+    inner = [p for p in before if p.onnx_node is not None and p.onnx_node != point.onnx_node]
+    for node in needed.values():
+        if subgraph_attributes(node) and any(p.onnx_node.startswith(f"{_path(model, node)}/") for p in inner
+                                              if p.onnx_node):
+            return Forced(None, note="the modules before it run inside a body (a loop's, a branch's) its nodes "
+                                     "hold: its own error cannot be told apart")
     order = {id(node): k for k, node in enumerate(graph.node)}
-    needed.sort(key=lambda node: order[id(node)])
-    given: dict[str, Any] = {name: feeds[name] for name in feeds_used}
-    for name, p in used.items():
-        given[name] = p.layout.to_onnx(p.framework, values[name].shape).astype(values[name].dtype)
+    nodes = sorted(needed.values(), key=lambda node: order[id(node)])
+    reads = {n for node in nodes for n in _reads(node)}
+    stored = [t for t in graph.initializer if t.name in reads]
+    if graph is not model.graph:  # a body reads the main graph's weights from outside
+        stored += [t for t in model.graph.initializer if t.name in reads and t.name not in initializers]
     inputs = [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.asarray(v).dtype),
                                             list(np.shape(v))) for name, v in given.items()]
-    out_value = values[point.onnx_value]
-    outputs = [helper.make_tensor_value_info(point.onnx_value, helper.np_dtype_to_tensor_dtype(out_value.dtype),
-                                             None)]
-    reads = {n for node in needed for n in _reads(node)}
-    sub = helper.make_graph(needed, "forced", inputs, outputs,
-                            [t for t in graph.initializer if t.name in reads])
-    proto = helper.make_model(sub, opset_imports=list(model.proto.opset_import), ir_version=model.proto.ir_version)
+    out = here[point.onnx_value]
+    outputs = [helper.make_tensor_value_info(point.onnx_value, helper.np_dtype_to_tensor_dtype(out.dtype), None)]
+    proto = helper.make_model(helper.make_graph(nodes, "forced", inputs, outputs, stored),
+                              opset_imports=list(model.proto.opset_import), ir_version=model.proto.ir_version)
     proto.functions.extend(model.proto.functions)
     handed = max((errors.get(id(p), 0.0) for p in used.values()), default=0.0)
     try:
         trace = run(load(proto), given)
     except ExplorerError as exc:
-        return Forced(None, list(used.values()), handed, len(needed), f"the nodes could not run alone: {exc}")
-    value = point.layout.to_framework(trace.outputs[point.onnx_value])
-    return Forced(value, list(used.values()), handed, len(needed))
+        return Forced(None, list(used.values()), handed, len(nodes), f"the nodes could not run alone: {exc}")
+    return Forced(point.layout.to_framework(trace.outputs[point.onnx_value]), list(used.values()), handed,
+                  len(nodes))

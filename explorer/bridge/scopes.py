@@ -7,10 +7,11 @@ call a run of nodes of that scope, between nodes of other scopes)."""
 from __future__ import annotations
 
 import ast
+import os
 import re
 from dataclasses import dataclass, field
 
-from ..graph import NodeRef
+from ..graph import NodeRef, subgraph_attributes
 from ..model import Model
 from .captured import Captured
 
@@ -66,8 +67,8 @@ def _resolve(parts: list[str], captured: Captured, numbered: bool) -> Scope:
 
 
 def read_scopes(model: Model, captured: Captured) -> Scopes:
-    """The scope of every node of the main graph."""
-    nodes = [n for n in model.nodes() if n.graph.path == ""]
+    """The scope of every node, in every graph (bodies too)."""
+    nodes = list(model.nodes())
     scopes = Scopes(nodes)
     dynamo = any("pkg.torch.onnx.name_scopes" in _metadata(n) or "namespace" in _metadata(n) for n in nodes)
     for node in nodes:
@@ -82,10 +83,32 @@ def read_scopes(model: Model, captured: Captured) -> Scopes:
         elif node.proto.name.startswith("/"):
             scopes.scope[node.path] = _resolve(node.proto.name.split("/")[1:-1], captured, numbered=True)
     scopes.how = "dynamo metadata" if dynamo else "TorchScript names" if scopes.scope else ""
+    _by_parameters(model, scopes, captured)
     _inherit(scopes)
     if dynamo:
         _number_calls(scopes, captured)
+    for path, scope in scopes.scope.items():  # a module called once: its only call
+        scopes.scope[path] = tuple((name, 0 if call is None and captured.modules[name].calls == 1 else call)
+                                   for name, call in scope)
     return scopes
+
+
+def _by_parameters(model: Model, scopes: Scopes, captured: Captured) -> None:
+    """A node the exporter wrote no module scope for (inside a torch.cond branch) that reads a module's parameter
+    (`calm.weight`) is that module's."""
+    stored = {t.name for t in model.graph.initializer}
+    stored |= {t.name for node in scopes.nodes for _, g in subgraph_attributes(node.proto) for t in g.initializer}
+    for node in scopes.nodes:
+        if scopes.scope.get(node.path):
+            continue
+        for name in node.proto.input:
+            owner = name.rpartition(".")[0]
+            if owner and name in stored and owner in captured.modules and captured.modules[owner].calls:
+                chain = [owner]
+                while "." in chain[0]:
+                    chain.insert(0, chain[0].rpartition(".")[0])
+                scopes.scope[node.path] = tuple((m, None) for m in chain if m in captured.modules)
+                break
 
 
 def _name_scopes(meta: dict[str, str]) -> list[str] | None:
@@ -103,7 +126,7 @@ def _name_scopes(meta: dict[str, str]) -> list[str] | None:
 
 
 def _inherit(scopes: Scopes) -> None:
-    """Unscoped nodes take the scope their scoped producers agree on (the deepest common one)."""
+    """Unscoped nodes take the scope their scoped producers (in their graph) agree on (the deepest common one)."""
     producer: dict[str, str] = {}
     for node in scopes.nodes:
         known = node.path in scopes.scope
@@ -111,13 +134,7 @@ def _inherit(scopes: Scopes) -> None:
             sources = [scopes.scope[producer[name]] for name in node.proto.input
                        if name in producer and producer[name] in scopes.scope]
             if sources:
-                common = sources[0]
-                for other in sources[1:]:
-                    k = 0
-                    while k < min(len(common), len(other)) and common[k] == other[k]:
-                        k += 1
-                    common = common[:k]
-                scopes.scope[node.path] = common
+                scopes.scope[node.path] = tuple(os.path.commonprefix(sources))  # works on any sequences
         for name in node.proto.output:
             producer[name] = node.path
 
@@ -130,6 +147,8 @@ def _number_calls(scopes: Scopes, captured: Captured) -> None:
         runs: list[list[str]] = []
         inside = False
         for node in scopes.nodes:
+            if node.graph.path:
+                continue
             scope = scopes.scope.get(node.path)
             if scope is None:
                 continue

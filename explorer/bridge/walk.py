@@ -15,7 +15,7 @@ from ..graph import attribute
 from ..model import Model
 from ..spec.rnn import CELLS
 from ..trace import Trace
-from .align import Point
+from .align import Point, Recorded
 from .captured import Captured
 from .forcing import force
 
@@ -65,9 +65,8 @@ def source_of(captured: Captured, module: str, stack: str | None = None) -> str:
     return f"{path.rsplit('/', 1)[-1]}:{line}" if found else ""
 
 
-def check_points(model: Model, trace: Trace, captured: Captured, points: list[Point],
-                 values: dict[str, np.ndarray], feeds: dict[str, Any], rtol: float = RTOL,
-                 atol: float = ATOL, stacks: dict[str, str] | None = None) -> list[PointCheck]:
+def check_points(model: Model, trace: Trace, captured: Captured, points: list[Point], recorded: Recorded,
+                 rtol: float = RTOL, atol: float = ATOL, stacks: dict[str, str] | None = None) -> list[PointCheck]:
     """Every point measured in order; departing ones teacher forced and located."""
     checks: list[PointCheck] = []
     errors: dict[int, float] = {}
@@ -78,13 +77,13 @@ def check_points(model: Model, trace: Trace, captured: Captured, points: list[Po
             check.note = p.reason
             continue
         assert p.onnx_value is not None
-        ours = p.layout.to_framework(values[p.onnx_value])
+        ours = p.layout.to_framework(recorded[p.iteration][p.onnx_value])
         check.diff = compare_values(p.label, ours, p.framework, rtol, atol)
         errors[id(p)] = check.diff.max_abs
         if check.diff.ok:
             check.status = "agrees"
             continue
-        forced = force(model, p, points[:k], values, feeds, errors)
+        forced = force(model, p, points[:k], recorded, errors)
         check.handed = forced.handed
         if forced.value is None:
             check.status, check.note = "unknown", forced.note
@@ -99,7 +98,7 @@ def _where(model: Model, trace: Trace, captured: Captured, p: Point, ours: np.nd
            atol: float) -> Where:
     info = captured.modules[p.module]
     if info.cell is not None or (info.calls > 1 and p.kind == "out"):
-        return Where(step=p.call)
+        return Where(step=p.call, iteration=p.iteration or None)
     if p.kind != "layer_out" or p.onnx_node is None:
         return Where()
     node = model.node(p.onnx_node)

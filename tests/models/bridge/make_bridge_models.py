@@ -82,23 +82,108 @@ class ConvGru(torch.nn.Module):
         return self.head(y)
 
 
+class Block(torch.nn.Module):
+    """A pre-norm transformer block: LayerNorm, self-attention, residual, LayerNorm, an MLP with GELU."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm1 = torch.nn.LayerNorm(8)
+        self.attn = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+        self.norm2 = torch.nn.LayerNorm(8)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.norm1(x)
+        a, _ = self.attn(h, h, h, need_weights=False)
+        x = x + a
+        return x + self.mlp(self.norm2(x))
+
+
+class Elman(torch.nn.Module):
+    """An Elman RNN as a loop over time steps; scripted, the TorchScript exporter writes it as a Loop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ih = torch.nn.Linear(3, 4)
+        self.hh = torch.nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.zeros(x.size(0), 4)
+        outs = []
+        for t in range(x.size(1)):
+            h = torch.tanh(self.ih(x[:, t]) + self.hh(h))
+            outs.append(h)
+        return torch.stack(outs, 1)
+
+
+class Branches(torch.nn.Module):
+    """torch.cond between two linear layers; dynamo writes an If whose branches carry no module scope."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calm = torch.nn.Linear(4, 4)
+        self.loud = torch.nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cond(x.sum() > 0, lambda v: self.calm(v).relu(), lambda v: self.loud(v) * 2.0, (x,))
+
+
+def tagger() -> Tagger:
+    """The factories `explorer compare --pytorch make_bridge_models.py:tagger` builds (seeded as stored)."""
+    torch.manual_seed(0)
+    return Tagger().eval()
+
+
+def cells() -> Cells:
+    torch.manual_seed(1)
+    return Cells().eval()
+
+
+def conv_gru() -> ConvGru:
+    torch.manual_seed(2)
+    return ConvGru().eval()
+
+
+def block() -> Block:
+    torch.manual_seed(3)
+    return Block().eval()
+
+
+def elman() -> Elman:
+    torch.manual_seed(4)
+    return Elman().eval()
+
+
+def branches() -> Branches:
+    torch.manual_seed(5)
+    return Branches().eval()
+
+
 def models() -> dict[str, tuple[torch.nn.Module, dict[str, np.ndarray]]]:
     """name -> (module, its ONNX inputs)."""
-    found = {}
-    torch.manual_seed(0)
-    found["tagger"] = (Tagger(), {"tokens": np.random.default_rng(0).integers(0, 20, (2, 6)).astype(np.int64)})
-    torch.manual_seed(1)
-    found["cells"] = (Cells(), {"x": np.random.default_rng(1).standard_normal((2, 4, 3)).astype(np.float32)})
-    torch.manual_seed(2)
-    found["conv_gru"] = (ConvGru(), {"x": np.random.default_rng(2).standard_normal((2, 3, 7)).astype(np.float32)})
-    return found
+    def normal(seed: int, *shape: int) -> np.ndarray:
+        return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+    return {"tagger": (tagger(), {"tokens": np.random.default_rng(0).integers(0, 20, (2, 6)).astype(np.int64)}),
+            "cells": (cells(), {"x": normal(1, 2, 4, 3)}),
+            "conv_gru": (conv_gru(), {"x": normal(2, 2, 3, 7)}),
+            "block": (block(), {"x": normal(3, 2, 5, 8)}),
+            "elman": (elman(), {"x": normal(4, 2, 5, 3)}),
+            "branches": (branches(), {"x": np.abs(normal(5, 2, 4))})}
 
 
-def export(module: torch.nn.Module, feeds: dict[str, np.ndarray], path: Path, dynamo: bool) -> None:
+EXPORTERS = {"elman": ("ts",), "branches": ("dynamo",)}  # a scripted loop (a Loop); torch.cond (an If)
+
+
+def export(module: torch.nn.Module, feeds: dict[str, np.ndarray], path: Path, dynamo: bool,
+           scripted: bool = False) -> None:
     args = tuple(torch.from_numpy(v) for v in feeds.values())
     common = {"input_names": list(feeds), "output_names": ["y"]}
     if dynamo:
         torch.onnx.export(module, args, str(path), dynamo=True, external_data=False, verbose=False, **common)
+    elif scripted:
+        torch.onnx.export(torch.jit.script(module), args, str(path), dynamo=False, opset_version=17,
+                          dynamic_axes={"x": {0: "batch", 1: "time"}}, **common)
     else:
         torch.onnx.export(module, args, str(path), dynamo=False, opset_version=17, **common)
 
@@ -189,11 +274,30 @@ def fault_step_bias(proto: onnx.ModelProto) -> str:
     return f"Gemm {node.name!r}: the GRUCell's input bias changed (+1) at step 2 only"
 
 
+def fault_loop_weight(proto: onnx.ModelProto) -> str:
+    """The recurrent Linear's weight, read inside the Loop's body, changed in one entry."""
+    value = numpy_helper.to_array(_init(proto, "hh.weight")).copy()
+    value[0, 0] += 1.0
+    _set(proto, "hh.weight", value)
+    return "Loop body: hh.weight[0, 0] + 1"
+
+
+def fault_branch_bias(proto: onnx.ModelProto) -> str:
+    """The bias the If's then branch reads (calm.bias) changed."""
+    value = numpy_helper.to_array(_init(proto, "calm.bias")).copy()
+    value += 0.5
+    _set(proto, "calm.bias", value)
+    return "If then branch: calm.bias + 0.5"
+
+
 FAULTS = {"tagger": {"gru_gates": fault_gru_gates, "gru_lbr": fault_gru_lbr, "gru_directions": fault_gru_directions,
                      "gru_bias_halves": fault_gru_bias_halves, "lstm_if": fault_lstm_if,
                      "layernorm_eps": fault_layernorm_eps},
           "cells": {"step_bias": fault_step_bias},
-          "conv_gru": {"gru_gates": fault_gru_gates, "gru_lbr": fault_gru_lbr}}
+          "conv_gru": {"gru_gates": fault_gru_gates, "gru_lbr": fault_gru_lbr},
+          "block": {"layernorm_eps": fault_layernorm_eps},
+          "elman": {"loop_weight": fault_loop_weight},
+          "branches": {"branch_bias": fault_branch_bias}}
 
 
 def _ort(path: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
@@ -222,9 +326,9 @@ def main() -> None:
         captured.save(HERE / f"{name}.npz")
         np.savez(HERE / f"{name}_feeds.npz", **feeds)
         expected = captured.outputs("")[0]
-        for exporter in ("ts", "dynamo"):
+        for exporter in EXPORTERS.get(name, ("ts", "dynamo")):
             path = HERE / f"{exporter}_{name}.onnx"
-            export(module, feeds, path, exporter == "dynamo")
+            export(module, feeds, path, exporter == "dynamo", scripted=name == "elman")
             got = _ort(path, feeds)
             np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
             for fault, plant in FAULTS[name].items():
