@@ -50,8 +50,10 @@ def _configure_sweep(p: argparse.ArgumentParser) -> None:
                    "core)")
     p.add_argument("--out", metavar="ROWS.json", help="write each row as it completes to this JSON file, and to a CSV "
                    "beside it (ROWS.csv)")
-    p.add_argument("--rtol", type=tolerance, default=1e-4, help="relative tolerance (default 1e-4)")
-    p.add_argument("--atol", type=tolerance, default=1e-5, help="absolute tolerance (default 1e-5)")
+    p.add_argument("--rtol", type=tolerance, help="relative tolerance for every value (default: each value's own "
+                                                   "precision: 1e-4 for float32, 2e-3 for float16, ...)")
+    p.add_argument("--atol", type=tolerance, help="absolute tolerance for every value (default: each value's own "
+                                                   "precision: 1e-5 for float32, 1e-3 for float16, ...)")
     p.add_argument("--top", type=count, default=20, help="rows of the printed summary, worst first (default 20)")
     p.add_argument("--judge-timeout", type=seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"wall-clock limit of each onnxruntime call (default {DEFAULT_TIMEOUT_S:g})")

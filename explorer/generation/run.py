@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -86,4 +87,5 @@ def save_generation_model(generation: Generation, path: str | Path, inputs: str 
     """Writes the generation loop model (and its inputs as an .npz), which the app runs and shows step by step."""
     onnx.save(generation.model.proto, str(path))
     if inputs is not None:
-        np.savez(str(inputs), **generation.loop_feeds)
+        arrays: dict[str, Any] = dict(generation.loop_feeds)
+        np.savez(str(inputs), **arrays)

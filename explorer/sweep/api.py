@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from ..compare.sides import ONNXRUNTIME, PYTORCH
-from ..compare.stats import ATOL, RTOL
 from ..errors import SweepError
 from ..feeds import symbolic_dims
 from ..limits import Limits
@@ -104,7 +103,8 @@ def model_ref(side: Model | str | os.PathLike, lenient: bool = False) -> tuple[M
 
 
 def plan(model: Model | str | os.PathLike, against: Any = ONNXRUNTIME, inputs: Inputs = None, *,
-         seeds: Sequence[int] | None = None, limits: Limits | None = None, rtol: float = RTOL, atol: float = ATOL,
+         seeds: Sequence[int] | None = None, limits: Limits | None = None, rtol: float | None = None,
+         atol: float | None = None,
          timeout: float | None = None, lenient: bool = False) -> Plan:
     """The sweep asked for, checked before anything runs: the models load, the inputs and reference exist
     (SweepError, ModelError, FeedError otherwise). See `sweep` for the arguments."""
@@ -142,7 +142,8 @@ def _items(inputs: Inputs, seeds: Sequence[int] | None, references: Path | None)
 
 
 def sweep(model: Model | str | os.PathLike, against: Any = ONNXRUNTIME, inputs: Inputs = None, *,
-          seeds: Sequence[int] | None = None, limits: Limits | None = None, rtol: float = RTOL, atol: float = ATOL,
+          seeds: Sequence[int] | None = None, limits: Limits | None = None, rtol: float | None = None,
+          atol: float | None = None,
           scheduler: str | None = None, workers: int | None = None, out: str | os.PathLike | None = None,
           timeout: float | None = None, lenient: bool = False, on_row: OnRow | None = None) -> SweepResult:
     """`model` (a path, a sample's name or a Model) compared with `against` on every input: "onnxruntime", another

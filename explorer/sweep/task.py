@@ -46,8 +46,8 @@ class Job:
     against: str = ONNXRUNTIME
     other: ModelRef | None = None
     limits: Limits = Limits()
-    rtol: float = 1e-4
-    atol: float = 1e-5
+    rtol: float | None = None  # None: each value at its own precision (compare/precision.py)
+    atol: float | None = None
     timeout: float | None = None
 
 

@@ -138,12 +138,14 @@ else:
     where = attempt(cluster)
     with st.expander("Tolerance"):
         left, right = st.columns(2)
-        rtol = left.number_input("rtol", min_value=0.0, value=1e-4, format="%g", key=key("rtol"))
-        atol = right.number_input("atol", min_value=0.0, value=1e-5, format="%g", key=key("atol"))
+        rtol = left.number_input("rtol", min_value=0.0, value=None, format="%g", placeholder="by type",
+                                 key=key("rtol"))
+        atol = right.number_input("atol", min_value=0.0, value=None, format="%g", placeholder="by type",
+                                  key=key("atol"))
     ready = None
     if given is not None and against is not None:
         ready = attempt(plan, source.path if source.path else model, against[0], given, seeds=seeds,
-                        limits=request.limits if request is not None else None, rtol=float(rtol), atol=float(atol),
+                        limits=request.limits if request is not None else None, rtol=rtol, atol=atol,
                         lenient=source.lenient)
     ready = ready if where is not None else None
     if ready is not None:
