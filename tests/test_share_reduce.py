@@ -131,3 +131,33 @@ def test_bisection_finds_the_smallest_tail_that_parts():
 
     assert _smallest(20, attempt) == (6, "cut of 6") and len(asked) <= 7
     assert _smallest(5, lambda k: None) is None
+
+
+def test_against_onnxruntime_bisects_past_a_value_it_cannot_take(tmp_path):
+    """Cast to 4-bit integers of floats out of the type's range: explorer follows the spec (0), onnxruntime keeps
+    the low bits. The first divergence is the Cast back to float (onnxruntime exposes no int4 value); one node
+    alone would need an int4 input, so bisection keeps both Casts, cut at the recorded product."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    graph = h.make_graph([h.make_node("Mul", ["x", "s"], ["big"], name="scale_up"),
+                          h.make_node("Cast", ["big"], ["q"], name="to_int4", to=T.INT4),
+                          h.make_node("Cast", ["q"], ["y"], name="back", to=T.FLOAT)], "int4",
+                         [h.make_tensor_value_info("x", T.FLOAT, [6])], [h.make_tensor_value_info("y", T.FLOAT, [6])],
+                         [numpy_helper.from_array(np.array(10, np.float32), "s")])
+    proto = h.make_model(graph, opset_imports=[h.make_opsetid("", 21)])
+    proto.ir_version = 10
+    x = np.array([0.1, 0.5, 1.2, -1.5, 3.0, -0.3], np.float32)
+    (tmp_path / "m.onnx").write_bytes(proto.SerializeToString())
+    np.savez(tmp_path / "x.npz", x=x)
+    out = tmp_path / "out"
+    assert main(["reduce", str(tmp_path / "m.onnx"), "--against", "onnxruntime", "--inputs", str(tmp_path / "x.npz"),
+                 "-o", str(out)]) == 0
+    reduced = onnx.load(str(out / "model.onnx"))
+    assert [n.name for n in reduced.graph.node] == ["to_int4", "back"]
+    inputs, expected = _test_data(out / "test_data_set_0")
+    np.testing.assert_array_equal(inputs[0], x * np.float32(10))
+    np.testing.assert_array_equal(_onnxruntime(out / "model.onnx", inputs), expected)  # onnxruntime's value
+    ours = explorer.run(explorer.load(out / "model.onnx"), {"big": inputs[0]}).outputs["y"]
+    assert _parts(ours, expected)  # explorer's (the spec's) is not
+    assert explorer.compare(explorer.load(out / "model.onnx"), "onnxruntime", {"big": inputs[0]}).first.node == "back"

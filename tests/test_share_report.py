@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 from hostile_names import PAYLOADS, hostile
 from report_checks import outside_references, parts
@@ -109,3 +110,26 @@ def test_a_tensor_of_many_elements_stays_small():
     big = np.random.default_rng(0).normal(size=1_000_000)
     assert len(line_plot({"A": big}, "x")) < 20_000
     assert len(heatmap(big.reshape(1000, 1000), "x")) < 700_000
+
+
+def test_the_reduced_model_rides_along(tmp_path):
+    """--reduce embeds what `explorer reduce` writes as a .zip download inside the page (a data: link)."""
+    import base64
+    import io
+    import zipfile
+
+    for scale, name in ((1.0, "a.onnx"), (1.5, "b.onnx")):
+        (tmp_path / name).write_bytes(loop_model(scale).SerializeToString())
+    np.savez(tmp_path / "x.npz", **FEEDS)
+    out = tmp_path / "report.html"
+    assert main(["report", str(tmp_path / "a.onnx"), "--against", str(tmp_path / "b.onnx"), "--inputs",
+                 str(tmp_path / "x.npz"), "--reduce", "-o", str(out)]) == 0
+    page = out.read_text()
+    assert outside_references(page) == []
+    (link,) = [attrs for tag, attrs in parts(page).tags if tag == "a" and attrs.get("download") == "reduced.zip"]
+    data = base64.b64decode(link["href"].split(",", 1)[1])
+    names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    assert {"reduced/model_a.onnx", "reduced/model_b.onnx", "reduced/test_data_set_0/input_0.pb",
+            "reduced/test_data_set_0/output_0.pb", "reduced/README.md"} <= set(names)
+    model = onnx.load_from_string(zipfile.ZipFile(io.BytesIO(data)).read("reduced/model_a.onnx"))
+    assert [n.name for n in model.graph.node] == ["scale"]

@@ -117,6 +117,9 @@ def _node_data(args: argparse.Namespace) -> int:
 def _configure_report(p: argparse.ArgumentParser) -> None:
     add_side_options(p)
     p.add_argument("--event", type=int, help="without another side: the step shown (default: the first NaN or Inf)")
+    p.add_argument("--reduce", action="store_true",
+                   help="with another side: embed the reduced model and its test data (as `reduce` writes them) "
+                        "as a .zip download in the page")
     p.add_argument("-o", "--output", required=True, help="the .html file to write")
 
 
@@ -135,7 +138,19 @@ def _report(args: argparse.Namespace) -> int:
     if sides.other is not None:
         comparison = compare(trace, sides.other, sides.feeds, limits=limits, model=sides.model,
                              **tolerances(args))
-    page = report_html(sides.model, trace, comparison, event_index=args.event, command=command_line())
+    attachments = {}
+    if args.reduce:
+        if sides.other is None or sides.other_path is None:
+            raise ValueError("--reduce needs another side: --against or --reference")
+        from ..share.reduce import reduce
+        from ..share.reduce_files import reduction_zip
+
+        reduction = reduce(sides.model, sides.other, sides.feeds, rtol=args.rtol, atol=args.atol, limits=limits)
+        attachments["reduced.zip"] = reduction_zip(reduction, reduced_from=sides.model.source,
+                                                   against=sides.other_path, command=_reduce_command(args, "reduced"))
+        print(f"reduced from {reduction.nodes_before} nodes to {len(reduction.nodes)}: {', '.join(reduction.nodes)}")
+    page = report_html(sides.model, trace, comparison, event_index=args.event, command=command_line(),
+                       attachments=attachments)
     Path(args.output).write_text(page, encoding="utf-8")
     print(f"wrote {args.output} ({len(page.encode('utf-8')) / 1e6:.2f} MB)")
     if comparison is not None:
@@ -144,13 +159,13 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _reduce_command(args: argparse.Namespace) -> str:
-    """The command that makes this reduction again."""
+def _reduce_command(args: argparse.Namespace, output: str | None = None) -> str:
+    """The command that makes this reduction again (into `output`, default the command's own)."""
     words = ["explorer", "reduce", args.model, "--against", args.against or args.reference]
     for option in ("inputs", "seed", "rtol", "atol"):
         if getattr(args, option) is not None:
             words += [f"--{option}", str(getattr(args, option))]
-    return shlex.join([*words, "-o", args.output])
+    return shlex.join([*words, "-o", output or args.output])
 
 
 def _configure_reduce(p: argparse.ArgumentParser) -> None:

@@ -80,3 +80,20 @@ def readme_text(reduction: Reduction, folder: Path, reduced_from: str, against: 
                   f"--inputs {folder.as_posix()}/test_data_set_0` shows both cuts part the same way "
                   f"({stems[1]}'s inputs: `{data}`).", ""]
     return "\n".join(lines)
+
+
+def reduction_zip(reduction: Reduction, *, reduced_from: str, against: str, command: str) -> bytes:
+    """The folder `write_reduction` writes, as the bytes of a .zip (for a report to offer as a download)."""
+    import io
+    import tempfile
+    import zipfile
+
+    with tempfile.TemporaryDirectory(prefix="explorer-reduced-") as folder:
+        root = Path(folder) / "reduced"
+        write_reduction(reduction, root, reduced_from=reduced_from, against=against, command=command)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(root.rglob("*")):
+                if path.is_file():
+                    archive.write(path, path.relative_to(root.parent).as_posix())
+        return buffer.getvalue()
