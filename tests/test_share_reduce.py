@@ -161,3 +161,56 @@ def test_against_onnxruntime_bisects_past_a_value_it_cannot_take(tmp_path):
     ours = explorer.run(explorer.load(out / "model.onnx"), {"big": inputs[0]}).outputs["y"]
     assert _parts(ours, expected)  # explorer's (the spec's) is not
     assert explorer.compare(explorer.load(out / "model.onnx"), "onnxruntime", {"big": inputs[0]}).first.node == "back"
+
+
+def test_an_optimized_model_with_a_planted_wrong_rewrite(tmp_path):
+    """The optimizer fuses opt_linear_cleanup's 19 nodes into Gemm, Relu, Tanh, Add; a Gemm planted wrong (alpha
+    1.05) parts at the original's bias Add. The smaller tails of its cone read values the optimized model no
+    longer computes, so the cut is the original's chain from x to the Add against the one Gemm."""
+    from onnx import helper as h
+
+    from explorer.optimizer import optimize
+    from explorer.samples import sample_inputs, sample_path
+
+    original = explorer.load(sample_path("opt_linear_cleanup"))
+    optimized = optimize(original).optimized
+    (gemm,) = [n for n in optimized.graph.node if n.op_type == "Gemm"]
+    gemm.attribute.append(h.make_attribute("alpha", 1.05))
+    feeds = sample_inputs("opt_linear_cleanup") or original.example_inputs()
+    reduction = explorer.reduce(original, explorer.load(optimized), feeds)
+    assert reduction.first.node == "bias" and reduction.nodes_before == 19
+    assert [n.op_type for n in reduction.models["model_b"].graph.node] == ["Gemm"]
+    kept = [n.op_type for n in reduction.models["model_a"].graph.node]
+    assert kept[-2:] == ["MatMul", "Add"] and len(kept) < 19
+    assert list(reduction.inputs["model_a"]) == list(reduction.inputs["model_b"]) == ["x"]
+    assert reduction.notes and "fused" in reduction.notes[0]
+
+
+def test_a_quantized_model_against_its_float_one(tmp_path):
+    """onnxruntime's dynamic quantization of a two-layer MLP: the float MatMul against the five nodes that
+    quantize x, multiply in integers and scale back, from the same input."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    rng = np.random.default_rng(0)
+    graph = h.make_graph([h.make_node("MatMul", ["x", "W1"], ["h1"], name="fc1"),
+                          h.make_node("Relu", ["h1"], ["a1"], name="relu"),
+                          h.make_node("MatMul", ["a1", "W2"], ["y"], name="fc2")], "mlp",
+                         [h.make_tensor_value_info("x", T.FLOAT, [2, 8])], [h.make_tensor_value_info("y", T.FLOAT, [2, 4])],
+                         [numpy_helper.from_array(rng.normal(size=(8, 16)).astype(np.float32), "W1"),
+                          numpy_helper.from_array(rng.normal(size=(16, 4)).astype(np.float32), "W2")])
+    proto = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    proto.ir_version = 8
+    onnx.save(proto, str(tmp_path / "mlp.onnx"))
+    quantize_dynamic(str(tmp_path / "mlp.onnx"), str(tmp_path / "mlp_q.onnx"), weight_type=QuantType.QInt8)
+    np.savez(tmp_path / "x.npz", x=rng.normal(size=(2, 8)).astype(np.float32))
+    out = tmp_path / "out"
+    assert main(["reduce", str(tmp_path / "mlp.onnx"), "--against", str(tmp_path / "mlp_q.onnx"), "--inputs",
+                 str(tmp_path / "x.npz"), "-o", str(out)]) == 0
+    assert [n.op_type for n in onnx.load(str(out / "model_a.onnx")).graph.node] == ["MatMul"]
+    quantized = [n.op_type for n in onnx.load(str(out / "model_b.onnx")).graph.node]
+    assert "MatMulInteger" in quantized and "DynamicQuantizeLinear" in quantized
+    inputs, expected = _test_data(out / "test_data_set_0")
+    assert _parts(_onnxruntime(out / "model_a.onnx", inputs), expected)
+    _onnxruntime(out / "model_b.onnx", inputs)  # valid, and onnxruntime runs it

@@ -15,14 +15,17 @@ def _read_names(index: GraphIndex, path: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def cone(model: Model, node_path: str) -> list[str]:
-    """The nodes of `node_path`'s graph whose values it reads, directly or not, and itself, in graph order."""
+def cone(model: Model, node_path: str, stop: frozenset[str] = frozenset()) -> list[str]:
+    """The nodes of `node_path`'s graph whose values it reads, directly or not, and itself, in graph order; the
+    values named in `stop` are taken as given (their producers are not followed)."""
     index = model.index
     graph_path = index.nodes[node_path].graph.path
     found = {node_path}
     stack = [node_path]
     while stack:
         for name in _read_names(index, stack.pop()):
+            if name in stop:
+                continue
             definition = index.definition(graph_path, name)
             if definition is not None and definition.node is not None and definition.node not in found:
                 found.add(definition.node)

@@ -16,9 +16,10 @@ from ..compare.report import Comparison, Divergence
 from ..compare.sides import Side, as_model, kind_of
 from ..errors import CompareError, ExplorerError
 from ..limits import Limits
-from ..model import load
+from ..model import Model, load
+from ..trace import Trace
 from .dataflow import cone
-from .reduce_cut import Cut, cut
+from .reduce_cut import Cut, cut, renamed
 
 
 class Tolerance(TypedDict, total=False):
@@ -88,6 +89,7 @@ def reduce(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: float
     expected = _other_value(comparison, first)
     if model_b is not None and first.b_node not in model_b.index.nodes:
         raise CompareError(f"B has no node {first.b_node!r}: the two models are not cut the same way")
+    counterparts = {(v.node, v.name): v.b_name for v in comparison.values}
     part = cone(model_a, first.node)
     b_trace = comparison.b.trace if comparison.b is not None and comparison.b.trace is not None else trace
 
@@ -97,11 +99,10 @@ def reduce(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: float
             cut_a = cut(model_a, trace, nodes, first.name, first.iteration, actual)
             cuts = {"model": cut_a}
             if model_b is not None:
-                b_nodes = [n for n in nodes if n in model_b.index.nodes]
-                if len(b_nodes) != len(nodes):
+                cut_b = _counterpart(model_b, b_trace, nodes, cut_a, first, expected, counterparts)
+                if cut_b is None:
                     return None
-                cuts = {"model_a": cut_a, "model_b": cut(model_b, b_trace, b_nodes, first.b_name, first.iteration,
-                                                         expected, inputs=cut_a.inputs)}
+                cuts = {"model_a": cut_a, "model_b": cut_b}
             reduced = _reduced_compare(cuts, kind, first, expected, limits, tolerance)
         except ExplorerError:
             return None
@@ -121,10 +122,40 @@ def reduce(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: float
                           first, reduced, len(model_a.index.nodes), cut_a.nodes,
                           model_a.index.nodes[first.node].graph.path, kind, tolerance, cone_size=len(part))
     if k > 5:
-        reduction.notes.append(f"{k} nodes: every smaller tail of the departing value's cone ({len(part)} nodes) "
-                               f"computed from the recorded values agrees, so these nodes together make the "
-                               f"difference")
+        reduction.notes.append(f"{k} nodes: no smaller tail of the departing value's cone ({len(part)} nodes) "
+                               f"parts the same way: computed from the recorded values it agrees, or it reads a "
+                               f"value the other side does not compute (a rewrite fused it, a re-export renamed it)")
     return reduction
+
+
+def _counterpart(model_b: Model, trace_b: Trace, nodes: list[str], cut_a: Cut, first: Divergence,
+                 expected: np.ndarray, counterparts: dict[tuple[str, str], str]) -> Cut | None:
+    """B cut the same way as A's cut: the same nodes where B has them, else (an optimized, quantized or re-exported
+    B that renamed or fused them) B's cone of its departing node from the counterparts of A's cut inputs (the
+    values compare paired), renamed as A's so both take one set of inputs; None when some input of A's cut has
+    no counterpart in B."""
+    if all(n in model_b.index.nodes for n in nodes):
+        return cut(model_b, trace_b, nodes, first.b_name, first.iteration, expected, inputs=cut_a.inputs)
+    index = cut_a.model.index
+    graph_path = index.nodes[nodes[0]].graph.path
+    names: dict[str, str] = {}  # A's input -> B's value
+    for name in cut_a.inputs:
+        definition = index.resolve(name, graph_path)
+        if definition is not None and definition.node is not None:
+            other = counterparts.get((definition.node, name))
+            if other is None:
+                return None
+            names[name] = other
+        else:
+            names[name] = name  # a graph or body input: the same name in B
+    b_nodes = cone(model_b, first.b_node, frozenset(names.values()))
+    shared = {names[a]: value for a, value in cut_a.inputs.items()}
+    cut_b = cut(model_b, trace_b, b_nodes, first.b_name, first.iteration, expected, inputs=shared)
+    if set(cut_b.inputs) != set(shared):
+        return None
+    back = {b: a for a, b in names.items()}
+    return Cut(renamed(cut_b.proto, back), {back[b]: v for b, v in cut_b.inputs.items()}, cut_b.output, b_nodes,
+               model_b)
 
 
 def _smallest(size: int, attempt: Callable[[int], Any]) -> tuple[int, Any] | None:

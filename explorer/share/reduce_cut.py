@@ -25,6 +25,7 @@ class Cut:
     inputs: dict[str, np.ndarray]
     output: str
     nodes: list[str]
+    model: Model  # the model it was cut from
 
 
 def _read(model: Model, path: str) -> list[str]:
@@ -102,4 +103,22 @@ def cut(model: Model, trace: Trace, nodes: list[str], output: str, iteration: tu
     proto = helper.make_model(graph, opset_imports=list(source.opset_import), ir_version=source.ir_version,
                               producer_name="explorer reduce")
     proto.functions.extend(source.functions)
-    return Cut(proto, given, output, nodes)
+    return Cut(proto, given, output, nodes, model)
+
+
+def renamed(proto: onnx.ModelProto, names: dict[str, str]) -> onnx.ModelProto:
+    """A copy of a cut whose inputs (and every read of them, in bodies too) are renamed `old -> new`."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(proto)
+
+    def rename(graph: onnx.GraphProto) -> None:
+        for node in graph.node:
+            node.input[:] = [names.get(n, n) for n in node.input]
+            for attribute in node.attribute:
+                for body in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                    rename(body)
+
+    for value in copy.graph.input:
+        value.name = names.get(value.name, value.name)
+    rename(copy.graph)
+    return copy

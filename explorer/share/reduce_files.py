@@ -23,6 +23,10 @@ got = session.run(None, dict(zip([i.name for i in session.get_inputs()], inputs)
 print("max abs difference from the expected output:", np.abs(got.astype(np.float64) - expected).max())"""
 
 
+def _signature(inputs: dict[str, np.ndarray]) -> list[tuple[str, str, tuple[int, ...]]]:
+    return [(name, str(np.asarray(v).dtype), np.shape(v)) for name, v in inputs.items()]
+
+
 def _write_set(folder: Path, inputs: dict[str, np.ndarray], output: str, expected: np.ndarray) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for k, (name, value) in enumerate(inputs.items()):
@@ -42,7 +46,7 @@ def write_reduction(reduction: Reduction, folder: str | Path, *, reduced_from: s
         onnx.save(proto, str(path))
         written.append(path)
         data = "test_data_set_0" if stem == first_stem else f"{stem}_test_data_set_0"
-        if stem == first_stem or list(reduction.inputs[stem]) != list(reduction.inputs[first_stem]):
+        if stem == first_stem or _signature(reduction.inputs[stem]) != _signature(reduction.inputs[first_stem]):
             expected = reduction.expected if stem == first_stem else reduction.actual
             _write_set(out / data, reduction.inputs[stem], reduction.output, expected)
     readme = out / "README.md"
