@@ -8,6 +8,7 @@ BRANCH_MEMBER (5) tests membership in a node's set of values."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -31,10 +32,17 @@ class Forest:
     touches: np.ndarray  # [nodes, targets] bool: the targets a leaf has a weight for
     members: np.ndarray | None = None  # [nodes, k]: BRANCH_MEMBER sets padded with NaN
 
-    @property
+    @cached_property
     def max_feature(self) -> int:
+        """The largest feature an interior node reads (-1 for none); found once, as `branch_modes`: a forest is
+        made once per node and its arrays never change."""
         interior = self.mode != LEAF
         return int(self.feature[interior].max()) if interior.any() else -1
+
+    @cached_property
+    def branch_modes(self) -> np.ndarray:
+        """The comparison modes its interior nodes use (indices into MODES), sorted."""
+        return np.unique(self.mode[self.mode != LEAF])
 
 
 def forest_from_lists(op: Any, dtype: np.dtype, n_targets: int, prefix: str) -> Forest:
@@ -193,22 +201,20 @@ def _leaf_weights(op: Any, prefix: str, dtype: np.dtype, n_targets: int, mode: n
 def leaves(forest: Forest, x: np.ndarray) -> np.ndarray:
     """The leaf each row of x [N, F] reaches in each tree: [N, trees] node indices, every row and tree moved one
     level per step. A cycle in the branches is refused instead of looping."""
-    n = x.shape[0]
-    node = np.broadcast_to(forest.roots, (n, forest.roots.size)).copy()
-    rows = np.broadcast_to(np.arange(n)[:, None], node.shape)
-    present = np.unique(forest.mode[forest.mode != LEAF])
-    for _ in range(len(forest.mode) + 1):
-        active = forest.mode[node] != LEAF
-        if not active.any():
+    node = np.empty((x.shape[0], forest.roots.size), np.int64)
+    node[...] = forest.roots
+    present = forest.branch_modes
+    compare = _COMPARE[present[0]] if present.size == 1 and present[0] != MEMBER else None
+    mode, feature, threshold, missing_true = forest.mode, forest.feature, forest.threshold, forest.missing_true
+    for _ in range(len(mode) + 1):
+        row, tree = (mode[node] != LEAF).nonzero()  # the (row, tree) pairs not at a leaf yet, in row order
+        if not row.size:
             return node
-        at, row = node[active], rows[active]
-        value = x[row, forest.feature[at]]
-        if present.size == 1 and present[0] != MEMBER:
-            hit = _COMPARE[present[0]](value, forest.threshold[at])
-        else:
-            hit = _mixed(forest, at, value, present)
-        hit |= forest.missing_true[at] & np.isnan(value)
-        node[active] = np.where(hit, forest.true_next[at], forest.false_next[at])
+        at = node[row, tree]
+        value = x[row, feature[at]]
+        hit = compare(value, threshold[at]) if compare is not None else _mixed(forest, at, value, present)
+        hit |= missing_true[at] & np.isnan(value)
+        node[row, tree] = np.where(hit, forest.true_next[at], forest.false_next[at])
     raise ValueError("the trees' branches form a cycle")
 
 
