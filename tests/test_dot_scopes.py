@@ -9,7 +9,8 @@ from onnx import TensorProto, helper
 import explorer
 from explorer.views import model_to_dot, search, search_nodes
 from explorer.views.dot_escape import svg_id
-from explorer.views.grouping import BLOCK_LIMIT, ScopeTree, auto_depth, scope_parts
+from explorer.views.grouping import BLOCK_LIMIT, ScopeTree, auto_depth
+from explorer.views.layers import scope_parts
 from explorer.views.navigation import breadcrumb
 from explorer.views.render import dot_available
 

@@ -23,7 +23,8 @@ def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
     """Attributes, declared input/output types, and the values each execution produced."""
     details = views_inspector.node_details(model, path)
     st.subheader(md(details.label))
-    st.caption(f"{md_code(details.path)} · domain {md(details.domain)}")
+    module = f" · module {md_code(details.module)}" if details.module else ""
+    st.caption(f"{md_code(details.path)} · domain {md(details.domain)}{module}")
     if details.doc is not None:
         operator_doc(details.doc)
     if details.attributes:

@@ -83,6 +83,9 @@ class BoxDrawer:
         ops = self.facts.scope_ops(scope)
         summary = " ".join(f"{op}×{n}" if n > 1 else op for op, n in ops)
         label = f"<B>▸ {html(scope.label, 40)}</B><BR/>"
+        module = scope.key[len(graph.prefix):].lstrip("/")
+        if "#" not in scope.key and module != scope.label:  # a layer is named by its whole module path
+            label += SMALL.format(html(module, 48)) + "<BR/>"
         label += SMALL.format(f"{scope.size} nodes · {html(summary, 48)}")
         attrs: Attrs = {**styles.VALUE_STYLES["scope"], "id": name, "label": Html(label),
                  "tooltip": tooltip(f"scope {scope.key}\n{scope.size} nodes")}

@@ -12,8 +12,10 @@ from ..cells import recurrent_cells
 from ..compare import Comparison, ValueComparison
 from ..compare.cell_sides import executions
 from ..compare.recording import Recording
+from ..model import Model
 from ..trace import Event
 from ..values import describe
+from .draw_facts import ModelFacts
 from .gates import cell_label
 from .heat import NodeValues
 from .plots import lines_figure
@@ -39,6 +41,17 @@ class StepPair:
     a: Event
     b_event: int | None  # index of B's event (when B is a recorded run)
     rows: list[dict[str, Any]]
+
+
+def worst_rows(model: Model, comparison: Comparison, count: int = 50) -> list[dict[str, Any]]:
+    """The worst values as table rows, each with the module path its node belongs to (layers.py) after the node."""
+    facts = ModelFacts.of(model)
+    out = []
+    for row in comparison.rows(count):
+        node = row["node"]
+        module = facts.module_of(node) if node in model.index.nodes else ""
+        out.append({"node": node, "module": module, **{k: v for k, v in row.items() if k != "node"}})
+    return out
 
 
 def counterparts(comparison: Comparison) -> dict[tuple[str, str], ValueComparison]:

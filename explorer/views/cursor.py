@@ -14,8 +14,9 @@ ITERATING_OPS = frozenset({"Loop", "Scan", "SequenceMap"})
 
 @dataclass(frozen=True)
 class Crumb:
-    """One level of an event's location: an enclosing node (with the iteration or branch it was in), or the node
-    itself (last crumb; its `detail` says which branch an If took, else it is empty)."""
+    """One level of an event's location: an enclosing node (with the iteration or branch it was in), a module of the
+    layer the node belongs to (op_type "module", its path the module path), or the node itself (last crumb; its
+    `detail` says which branch an If took, else it is empty)."""
 
     path: str
     op_type: str
@@ -40,7 +41,8 @@ def ancestors(model: Model, path: str) -> list[tuple[NodeRef, str]]:
 
 
 def breadcrumb(model: Model, event: Event) -> list[Crumb]:
-    """Where an event ran, e.g. `Scan 'enc' · iteration 3 › Loop 'inner' · iteration 1 › Add`."""
+    """Where an event ran, e.g. `Scan 'enc' · iteration 3 › Loop 'inner' · iteration 1 › Add`, or
+    `transformer › h.0 › attn › MatMul` in a layer."""
     crumbs: list[Crumb] = []
     depth = 0
     for owner, attribute in ancestors(model, event.node):
@@ -51,6 +53,9 @@ def breadcrumb(model: Model, event: Event) -> list[Crumb]:
             detail = attribute
         crumbs.append(Crumb(owner.path, owner.op_type, node_label(owner), detail))
     node = model.node(event.node)
+    module = ModelFacts.of(model).module_of(node.path)
+    for depth, part in enumerate(module.split("/") if module else ()):  # the layer it belongs to, level by level
+        crumbs.append(Crumb("/".join(module.split("/")[:depth + 1]), "module", part))
     taken = event.info.get("branch")
     crumbs.append(Crumb(node.path, node.op_type, op_title(node.proto), f"took {taken}" if taken else ""))
     return crumbs

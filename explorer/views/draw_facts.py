@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections import Counter
 from weakref import WeakKeyDictionary
 
-from ..graph import GraphRef
+from ..graph import GraphRef, node_ids
 from ..graph_index import Definition
 from ..model import Model
 from .grouping import Scope, ScopeTree
 from .labels import type_text
+from .layers import module_paths
 from .roles import BodyRoles, body_roles
 
 
@@ -32,6 +33,7 @@ class ModelFacts:
         self.index = model.index
         self.opset = model.opsets.get("", 1)
         self._trees: dict[str, ScopeTree] = {}
+        self._modules: dict[str, dict[str, str]] = {}
         self._type_text: dict[tuple[str, str], str] = {}
         self._scope_ops: dict[str, list[tuple[str, int]]] = {}
         self._scope_reads: dict[str, list[tuple[str, bool]]] = {}
@@ -75,12 +77,26 @@ class ModelFacts:
             tree = self._trees[graph.path] = ScopeTree(graph)
         return tree
 
+    def module_of(self, path: str) -> str:
+        """The module path the exporter wrote for a node (`transformer/h.0/attn`), "" at the top level or when it
+        wrote none."""
+        graph = self.index.nodes[path].graph
+        modules = self._modules.get(graph.path)
+        if modules is None:
+            modules = self._modules[graph.path] = {
+                graph.prefix + node_id: "/".join(parts) for node_id, parts in zip(node_ids(graph.proto), module_paths(graph))}
+        return modules.get(path, "")
+
     def scope_ops(self, scope: Scope) -> list[tuple[str, int]]:
-        """The three most common op types inside a scope, with their counts."""
+        """The three most common op types inside a scope, with their counts (Constants only when it holds
+        nothing else: they say little of what a layer computes)."""
         ops = self._scope_ops.get(scope.key)
         if ops is None:
             nodes = self.index.nodes
-            ops = self._scope_ops[scope.key] = Counter(nodes[p].op_type for p in scope.nodes()).most_common(3)
+            counts = Counter(nodes[p].op_type for p in scope.nodes())
+            if len(counts) > 1:
+                counts.pop("Constant", None)
+            ops = self._scope_ops[scope.key] = counts.most_common(3)
         return ops
 
     def scope_reads(self, scope: Scope) -> list[tuple[str, bool]]:

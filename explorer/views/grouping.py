@@ -1,8 +1,9 @@
-"""PyTorch-style scope grouping: node names like `/encoder/layer.0/attn/MatMul` form a tree of scopes
-(`encoder` > `layer.0` > `attn`) that a diagram draws as collapsible clusters.
+"""Layers: the module paths the exporter wrote (layers.module_paths: dynamo's metadata, scoped names such as
+`/encoder/layer.0/attn/MatMul`) form a tree of scopes (`encoder` > `layer.0` > `attn`) that a diagram draws as
+collapsible clusters, or as one box per collapsed layer.
 
-A scope's key is its graph's prefix followed by the scope path, e.g. `/encoder/layer.0` in the main graph
-or `Loop_0/body//encoder` in a body, so (for exported names) node paths inside start with the key. Chains of
+A scope's key is its graph's prefix followed by the module path, e.g. `/encoder/layer.0` in the main graph
+or `Loop_0/body//encoder` in a body (for TorchScript's names, node paths inside start with the key). Chains of
 scopes holding nothing but one sub-scope are merged (`encoder/layer.0`), and scopes holding a single node
 dissolve.
 Long member lists (graphs without scope names, scopes with hundreds of children) are cut into about a dozen
@@ -15,17 +16,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..graph import GraphRef, node_ids
+from .layers import Parts, constant_nodes, module_paths
 
 BLOCK_LIMIT = 150  # a member list longer than this is split into blocks…
 BLOCK_FANOUT = 12  # …about this many, each split again…
 BLOCK_LEAF = 40  # …while it holds more members than this
-
-
-def scope_parts(name: str) -> tuple[str, ...]:
-    """The scope path of a node name: `/encoder/layer.0/attn/MatMul` -> ("encoder", "layer.0", "attn")."""
-    if "/" not in name:
-        return ()
-    return tuple(p for p in name.split("/")[:-1] if p)
+OWN_LIMIT = 12  # a layer's own nodes among its sub-layers: more than this are boxed by runs
 
 
 @dataclass(eq=False)
@@ -77,21 +73,23 @@ class ScopeTree:
         self.scopes: dict[str, Scope] = {}
         self.scope_of: dict[str, Scope] = {}
         root = _Raw((), -1)
-        names = [node.name for node in graph.proto.node]
-        raws: dict[str, _Raw] = {}  # a name's scope path as written (all but its last part) -> its raw scope
-        prefix = graph.prefix
-        for index, (node_id, name) in enumerate(zip(node_ids(graph.proto), names)):
-            head = name.rpartition("/")[0]
-            raw = raws.get(head)
+        raws: dict[Parts, _Raw] = {(): root}
+        paths = self._paths = module_paths(graph)
+        constant = constant_nodes(graph)
+        # a layer is placed by its first computing node (constants, whose order says little, only when it has none)
+        order = [i for i in range(len(paths)) if not constant[i]] + [i for i in range(len(paths)) if constant[i]]
+        for index in order:
+            raw = raws.get(paths[index])
             if raw is None:
                 raw = root
-                for part in scope_parts(name):
+                for part in paths[index]:
                     child = raw.children.get(part)
                     if child is None:
                         child = raw.children[part] = _Raw(raw.parts + (part,), index)
                     raw = child
-                raws[head] = raw
-            raw.nodes.append((index, prefix + node_id))
+                raws[paths[index]] = raw
+        for index, node_id in enumerate(node_ids(graph.proto)):
+            raws[paths[index]].nodes.append((index, graph.prefix + node_id))
         self._prefix = graph.prefix
         self.members: list[str | Scope] = [m for _, m in self._build(root)]
         self._finish(self.members, None, 0)
@@ -114,9 +112,35 @@ class ScopeTree:
             else:
                 key = self._prefix + "/" + "/".join(child.parts)
                 members.append((child.first, Scope(key, child.parts[-1], [m for _, m in built], size)))
-        if raw.nodes:  # children come in the order of their first node: only the node list interleaves
-            members.sort(key=_first)
-        return self._blocks(members)
+        members.sort(key=_first)
+        return self._blocks(self._runs(members, len(raw.parts)))
+
+    def _runs(self, members: list[tuple[int, str | Scope]], depth: int) -> list[tuple[int, str | Scope]]:
+        """A layer's own nodes between its sub-layers, when they are many (a transformer's embeddings and mask
+        arithmetic around its blocks), drawn as one box per run of consecutive ones, so that its overview shows
+        the sub-layers and what lies between them in a few boxes."""
+        loose = sum(1 for _, m in members if not isinstance(m, Scope))
+        if loose <= OWN_LIMIT or loose == len(members):
+            return members
+        out: list[tuple[int, str | Scope]] = []
+        run: list[tuple[int, str | Scope]] = []
+        for member in members + [(-1, Scope("", ""))]:  # a sentinel scope ends the last run
+            if not isinstance(member[1], Scope):
+                run.append(member)
+                continue
+            if len(run) > 1:
+                (first, head), (last, tail) = run[0], run[-1]
+                label = f"{self._short(head)} … {self._short(tail)}"
+                inner = dict.fromkeys(self._paths[i][depth] for i, _ in run if len(self._paths[i]) > depth)
+                if inner:  # the single-node layers dissolved here (a transformer's wte and wpe) name the run
+                    label = f"{', '.join(inner)} · {label}"
+                out.append((first, Scope(f"{self._prefix}#{first}-{last}", label, [m for _, m in run], len(run))))
+            else:
+                out.extend(run)
+            run = []
+            if member[0] >= 0:
+                out.append(member)
+        return out
 
     def _blocks(self, members: list[tuple[int, str | Scope]], limit: int = BLOCK_LIMIT) -> list[tuple[int, str | Scope]]:
         """A long member list (a graph exported without scope names, or a scope with hundreds of children) is

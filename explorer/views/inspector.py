@@ -18,6 +18,7 @@ from ..trace import Trace
 from ..values import describe
 from ..weights import tensor_value
 from .cursor import node_label
+from .draw_facts import ModelFacts
 from .tables import short_text
 
 MAX_INLINE_VALUES = 16
@@ -42,6 +43,7 @@ class NodeDetails:
     outputs: list[Port]
     bodies: list[str]  # graph paths of the node's subgraphs
     doc: OperatorDoc | None = None  # onnxruntime's doc, for an operator of onnxruntime's own
+    module: str = ""  # the module path the exporter wrote (layers.py), "" at the top level
 
 
 def declared_type(model: Model, name: str, graph: GraphRef) -> str:
@@ -95,6 +97,7 @@ def node_details(model: Model, path: str) -> NodeDetails:
         outputs=[Port(n, declared_type(model, n, node.graph)) for n in node.proto.output if n],
         bodies=[g.path for g in node.subgraphs],
         doc=operator_doc(node.op_type, node.domain, model.opsets.get("" if node.domain == "ai.onnx" else node.domain, 1)),
+        module=ModelFacts.of(model).module_of(path),
     )
 
 

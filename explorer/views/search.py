@@ -2,7 +2,8 @@
 read or write, the shape of a value they write; and across a recorded run: nodes that wrote NaN or Inf, nodes
 slower than some milliseconds.
 
-Query forms: `text` (names, op types and value names), `name:text`, `op:Conv`, `value:text`, `shape:1x3x224x224`
+Query forms: `text` (names, op types, value names and module paths), `name:text`, `module:h.0/attn` (the module
+path the exporter wrote, see layers.py), `op:Conv`, `value:text`, `shape:1x3x224x224`
 (also `[1, 3, 224, 224]`; `?` matches any size), `nan` (or `is:nan`, `is:inf`, `is:nonfinite`), `slower:2ms`
 (also `time>2`, in milliseconds)."""
 from __future__ import annotations
@@ -17,8 +18,9 @@ from ..graph import NodeRef
 from ..model import Model
 from ..trace import Trace
 from ..values import ValueSummary, count_nonfinite
+from .draw_facts import ModelFacts
 
-FIELDS = ("name", "op", "value")
+FIELDS = ("name", "op", "value", "module")
 TRACE_QUERIES = ("nan", "inf", "nonfinite")
 _SLOWER = re.compile(r"^(?:slower:|time\s*>\s*)\s*([0-9.]+)\s*(ms|s)?$", re.IGNORECASE)
 
@@ -80,7 +82,7 @@ def _declared_shapes(model: Model, ref: NodeRef) -> list[tuple[Any, ...]]:
     return shapes
 
 
-def _node_hit(ref: NodeRef, fields: tuple[str, ...], needle: str) -> SearchHit | None:
+def _node_hit(ref: NodeRef, fields: tuple[str, ...], needle: str, facts: ModelFacts) -> SearchHit | None:
     node = ref.proto
     if "op" in fields and node.op_type.lower() == needle:
         return SearchHit(ref.path, "op", node.op_type)
@@ -90,6 +92,10 @@ def _node_hit(ref: NodeRef, fields: tuple[str, ...], needle: str) -> SearchHit |
         value = next((v for v in (*node.input, *node.output) if v and needle in v.lower()), None)
         if value is not None:
             return SearchHit(ref.path, "value", value)
+    if "module" in fields:
+        module = facts.module_of(ref.path)
+        if needle.strip("/") and needle.strip("/") in module.lower():
+            return SearchHit(ref.path, "module", module)
     return None
 
 
@@ -136,6 +142,7 @@ def search(model: Model, query: str, *, trace: Trace | None = None, limit: int |
         return []
     recorded = _trace_hits(trace, fields, needle, pattern) if from_trace and trace is not None else {}
     hits: list[SearchHit] = []
+    facts = ModelFacts.of(model)
     for ref in model.nodes():
         if from_trace:
             hit = recorded.get(ref.path)
@@ -143,7 +150,7 @@ def search(model: Model, query: str, *, trace: Trace | None = None, limit: int |
             shape = next((s for s in _declared_shapes(model, ref) if _fits(s, pattern)), None)
             hit = SearchHit(ref.path, "shape", f"declared {list(shape)}") if shape is not None else None
         else:
-            hit = _node_hit(ref, fields, needle)
+            hit = _node_hit(ref, fields, needle, facts)
         if hit is not None:
             hits.append(hit)
             if limit is not None and len(hits) >= limit:

@@ -252,6 +252,6 @@ else:
             with tabs[3]:
                 gates_tab(result, verdict)
             with tabs[4]:
-                st.dataframe(pd.DataFrame(result.rows(50)), hide_index=True)
+                st.dataframe(pd.DataFrame(views.worst_rows(model, result, 50)), hide_index=True)
             with tabs[5]:
                 st.dataframe(pd.DataFrame([u.__dict__ for u in result.unaligned]), hide_index=True)
