@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import onnx
 
 from .decoder import MERGED_FLAG, DecoderExport
 from .start import positions
@@ -23,19 +25,23 @@ class StepResult:
     presents: dict[str, np.ndarray]
 
 
-def onnxruntime_steps(export: DecoderExport, first: Mapping[str, np.ndarray],
-                      max_new_tokens: int) -> Iterator[StepResult]:
-    """The steps of onnxruntime's generation (see the module docstring)."""
+def onnxruntime_sessions(export: DecoderExport) -> tuple[Any, Any]:
+    """onnxruntime's sessions of the first step's decoder and of the later steps' (the same one when one file)."""
     import onnxruntime as ort
 
-    def session(proto: object) -> ort.InferenceSession:
+    def session(proto: onnx.ModelProto) -> ort.InferenceSession:
         options = ort.SessionOptions()
         options.log_severity_level = 3
-        return ort.InferenceSession(proto.SerializeToString(), options,  # type: ignore[attr-defined]
-                                    providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
     later = session(export.later)
-    first_session = session(export.first) if export.first is not None else later
+    return (session(export.first) if export.first is not None else later), later
+
+
+def onnxruntime_steps(export: DecoderExport, first: Mapping[str, np.ndarray], max_new_tokens: int,
+                      sessions: tuple[Any, Any] | None = None) -> Iterator[StepResult]:
+    """The steps of onnxruntime's generation (see the module docstring), on `sessions` when given."""
+    first_session, later = sessions or onnxruntime_sessions(export)
     feeds = {k: v for k, v in first.items() if k != FINISHED}
     finished = np.zeros(feeds["input_ids"].shape[0], bool)
     pad = export.pad_token_id or 0
