@@ -4,6 +4,7 @@ page reads it (the drawing's boxes, search, the step breadcrumb, the inspector, 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -115,3 +116,23 @@ def test_worst_values_name_their_layer():
     for row in rows:  # the module path is the node name's scope, as TorchScript writes it
         assert row["module"] == "/".join(row["node"].split("/")[1:-1]), row
     assert any(row["module"].startswith("encoder/layer.") for row in rows)
+
+
+def test_render_draws_a_big_model_as_its_layers_and_opens_one(tmp_path, capsys):
+    from explorer.cli import main
+
+    out = tmp_path / "gpt2.dot"
+    assert main(["render", str(GPT2 / "decoder_with_past_model.onnx"), "-o", str(out)]) == 0
+    overview = out.read_text()
+    boxes = re.findall(r'^\s*"[^"]+" \[', overview, re.MULTILINE)
+    assert 10 <= len(boxes) <= 40  # a few dozen boxes for 553 nodes…
+    for i in range(2):  # …each block one box, named by its module path
+        assert f'id="scope:/transformer/h.{i}"' in overview and f"transformer/h.{i}<" in overview
+    assert 'id="node:/transformer/h.0/attn/MatMul"' not in overview
+    assert main(["render", str(GPT2 / "decoder_with_past_model.onnx"), "-o", str(out), "--expand", "h.0"]) == 0
+    opened = out.read_text()
+    assert '"cluster:scope:/transformer/h.0"' in opened and 'id="scope:/transformer/h.1"' in opened
+    assert '"cluster:scope:/transformer/h.1"' not in opened
+    assert 'id="scope:/transformer/h.0/attn"' in opened  # one level opened, its sub-layers boxes
+    assert main(["render", str(GPT2 / "decoder_with_past_model.onnx"), "-o", str(out), "--expand", "h.9"]) == 2
+    assert "neither a body graph path nor a layer" in capsys.readouterr().err

@@ -12,7 +12,10 @@ from .registry import command
 def _configure_render(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="an .onnx file or a bundled sample's name")
     p.add_argument("-o", "--output", required=True, help="out.svg, out.png, out.pdf (through graphviz) or out.dot")
-    p.add_argument("--expand", nargs="+", metavar="all|none|PATH", help="bodies drawn as clusters (default: small ones)")
+    p.add_argument("--expand", nargs="+", metavar="all|none|PATH|LAYER",
+                   help="bodies drawn as clusters (default: small ones), or layers opened by module path (h.0, "
+                        "transformer/h.0: exactly those open). A model of more than 300 nodes is drawn by default "
+                        "as an overview of its layers (about 40 boxes)")
     p.add_argument("--focus", help="draw only this body graph path or scope key, under a breadcrumb")
     p.add_argument("--search", help="highlight the nodes matching this query (name, op:Conv, value:x)")
     p.add_argument("--trace", help="a trace .npz saved by `run --save`: show a position in it")
@@ -26,16 +29,17 @@ def _render(args: argparse.Namespace) -> int:
     from ..model import load
     from ..trace import Trace
     from ..views import GraphvizError, GraphvizMissing, TraceOverlay, model_to_dot, search_nodes
+    from ..views.draw_plan import default_max_boxes
+    from ..views.navigation import expansion
     from ..views.render import write_diagram
 
     model = load(model_path(args.model), lenient=args.lenient)
-    expand = None
-    if args.expand:
-        expand = args.expand[0] if args.expand in (["all"], ["none"]) else args.expand
+    expand, scopes = expansion(model, args.expand) if args.expand else (None, None)
     cursor = TraceOverlay.from_trace(Trace.load(args.trace, limits_from(args)), args.event) if args.trace else None
     highlight = search_nodes(model, args.search) if args.search else []
-    dot_text = model_to_dot(model, expand=expand, focus=args.focus, cursor=cursor, highlight=highlight,
-                            edge_labels=not args.no_edge_labels).dot
+    dot_text = model_to_dot(model, expand=expand, scopes=scopes, focus=args.focus, cursor=cursor,
+                            highlight=highlight, edge_labels=not args.no_edge_labels,
+                            max_boxes=default_max_boxes(len(model.index.nodes))).dot
     try:
         fmt = write_diagram(dot_text, args.output)
     except (GraphvizMissing, GraphvizError) as exc:

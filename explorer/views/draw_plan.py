@@ -12,6 +12,8 @@ from .heat import NodeValues
 from .overlays import RewriteOverlay, TraceOverlay
 
 AUTO_EDGE_LABELS = 60  # boxes: `dot` takes seconds to place labels on more edges than such drawings have
+OVERVIEW_NODES = 300  # a model of more nodes is drawn by default as an overview of its layers…
+OVERVIEW_BOXES = 40  # …of at most about this many boxes (each collapsed layer one box, named by its module path)
 MAX_REVEALED_MARKS = 24  # highlighted or rewritten nodes opened for at most; more stay in their collapsed boxes
 
 
@@ -34,6 +36,12 @@ class Options:
     fold_initializers: bool = True
     edge_labels: bool | None = True  # None: only while the drawing has at most AUTO_EDGE_LABELS boxes
     rankdir: str = "TB"
+
+
+def default_max_boxes(node_count: int) -> int:
+    """The box budget a drawing of a model of `node_count` nodes gets by default: every node of a small model, the
+    top levels of a big one's layers (OVERVIEW_BOXES)."""
+    return OVERVIEW_BOXES if node_count > OVERVIEW_NODES else Options.max_boxes
 
 
 def revealed(facts: ModelFacts, wanted: Iterable[str], group_scopes: bool = True

@@ -79,3 +79,43 @@ def parts(model: Model, target: str) -> list[tuple[str, str, int]]:
             out.append((member.key, member.label, member.size))
     return out
 
+
+
+def layer_keys(model: Model, name: str) -> list[str]:
+    """The scope keys of the layers a module path names: the whole path (`transformer/h.0`), its end (`h.0`), or
+    a scope key itself (`/transformer/h.0`); in every graph. [] when none does."""
+    facts = ModelFacts.of(model)
+    wanted = name.strip("/")
+    found = []
+    for graph in model.index.graphs.values():
+        for key in facts.tree(graph).scopes:
+            module = key[len(graph.prefix):].strip("/")
+            if key == name or (wanted and "#" not in key and (module == wanted or module.endswith("/" + wanted))):
+                found.append(key)
+    return found
+
+
+def expansion(model: Model, items: list[str]) -> tuple[str | list[str] | None, list[str] | None]:
+    """model_to_dot's `expand` and `scopes` rules for what a command line asks to open: "all", "none", body graph
+    paths and layers (module paths, see layer_keys). Opening layers opens exactly those (with the layers around
+    them), the others drawn collapsed. ValueError names an item that is neither."""
+    if items in (["all"], ["none"]):
+        return items[0], None
+    bodies: list[str] = []
+    scopes: list[str] = []
+    for item in items:
+        if item in model.index.graphs:
+            bodies.append(item)
+            continue
+        keys = layer_keys(model, item)
+        if not keys:
+            raise ValueError(f"{item!r} is neither a body graph path nor a layer of the model (layers: "
+                             f"{', '.join(sorted(_modules(model))[:8]) or 'none'})")
+        scopes.extend(keys)
+    return (bodies or None), (scopes or None)
+
+
+def _modules(model: Model) -> set[str]:
+    facts = ModelFacts.of(model)
+    return {key[len(g.prefix):].strip("/") for g in model.index.graphs.values() for key in facts.tree(g).scopes
+            if "#" not in key}
