@@ -48,6 +48,7 @@ FAULTS = {
     "tagger_lstm_if": ("lstm", 0, 0, 0, "i"),
     "tagger_layernorm_eps": ("norm", None, 0, None, None),
     "cells_step_bias": ("gcell", None, 2, 2, None),
+    "cells_cell_gates": ("gcell", None, 0, 0, None),
     "conv_gru_gru_gates": ("gru", 0, 0, 0, "z"),
     "conv_gru_gru_lbr": ("gru", 1, 0, 0, "h"),
     "block_layernorm_eps": ("norm1", None, 0, None, None),
@@ -160,6 +161,14 @@ def test_recurrent_findings_name_the_exporter_mistake():
     assert "directions" in texts["tagger_gru_directions"][1]
     assert "halves of B" in texts["tagger_gru_bias_halves"][1]
     assert "foic" in texts["tagger_lstm_if"][1] and "rzh" in texts["tagger_gru_gates"][1]
+
+
+def test_an_unrolled_cell_gets_its_weights_gate_order_fitted():
+    result = compare_framework(_model("dynamo", "cells_cell_gates"), captured_side(HERE / "cells.npz"))
+    (finding,) = result.diagnosis
+    assert finding.module == "gcell" and finding.fix == "reorder the gate blocks of weight_ih, weight_hh, " \
+        "bias_ih, bias_hh as zrn"
+    assert sorted(finding.replace) == ["gcell.bias_hh", "gcell.bias_ih", "gcell.weight_hh", "gcell.weight_ih"]
 
 
 def test_compare_and_fix_on_the_command_line(tmp_path, capsys):

@@ -14,9 +14,10 @@ from ..errors import CompareError, ExecutionError
 from ..executor import run
 from ..limits import Limits
 from ..model import Model, load
-from .align import align_points, recorded_values
+from .align import Recorded, align_points, recorded_values
 from .calls import odd_weight
 from .captured import Captured, load_captured
+from .cell_fitting import fit_cell
 from .fitting import fit
 from .report import Finding, FrameworkComparison
 from .scopes import read_scopes
@@ -88,12 +89,12 @@ def compare_framework(model: Model | str | os.PathLike | bytes, side: FrameworkS
     points = align_points(model, captured, scopes, recorded)
     result.checks = check_points(model, trace, captured, points, recorded, rtol, atol, scopes.stack)
     if diagnose:
-        result.diagnosis = _diagnose(model, trace, captured, scopes, result, rtol, atol)
+        result.diagnosis = _diagnose(model, trace, captured, scopes, result, recorded, rtol, atol)
     return result
 
 
 def _diagnose(model: Model, trace: Any, captured: Captured, scopes: Any, result: FrameworkComparison,
-              rtol: float, atol: float) -> list[Finding]:
+              recorded: Recorded, rtol: float, atol: float) -> list[Finding]:
     """A finding for each point departing with its own error: the exporter variant of a recurrent node that
     reproduces the framework, the odd weight of one call of a module called many times, or no explanation."""
     found: list[Finding] = []
@@ -105,7 +106,10 @@ def _diagnose(model: Model, trace: Any, captured: Captured, scopes: Any, result:
         if fitted is not None:
             found.append(Finding(p.module, p.onnx_node, fitted.finding, fitted.variant.fix, fitted, p.label))
             continue
-        odd = odd_setting(model, scopes, captured.modules[p.module], p)
+        index = result.checks.index(check)
+        odd = fit_cell(model, captured.modules[p.module], p, [c.point for c in result.checks[:index]], recorded,
+                       {id(c.point): c.diff.max_abs for c in result.checks[:index] if c.diff}, rtol, atol)
+        odd = odd or odd_setting(model, scopes, captured.modules[p.module], p)
         if odd is None and captured.modules[p.module].calls > 1:
             odd = odd_weight(model, scopes, p)
         if odd is not None:

@@ -59,6 +59,15 @@ _NAMES = ("X", "W", "R", "B")
 
 def _apply(proto: onnx.ModelProto, model: Model, finding: Finding) -> str:
     """Applies one fitted fix to `proto` (the model as given); returns why it could not be, or ""."""
+    if finding.replace:
+        stored = {t.name: t for t in proto.graph.initializer}
+        missing = [name for name in finding.replace if name not in stored]
+        if missing:
+            return f"{', '.join(missing)} is not stored in the main graph"
+        for name, value in finding.replace.items():
+            old = stored[name]
+            old.CopyFrom(numpy_helper.from_array(np.asarray(value).astype(numpy_helper.to_array(old).dtype), name))
+        return ""
     if finding.attribute is not None:
         path, key, value = finding.attribute
         ref = model.node(path)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from ..errors import ExplorerError
 from ..executor import run
@@ -49,10 +49,11 @@ def _framework_value(p: Point, like: np.ndarray) -> np.ndarray:
     return p.layout.to_onnx(p.framework, like.shape).astype(like.dtype)
 
 
-def force(model: Model, point: Point, before: list[Point], recorded: Recorded, errors: dict[int, float]) -> Forced:
+def force(model: Model, point: Point, before: list[Point], recorded: Recorded, errors: dict[int, float],
+          replace: dict[str, np.ndarray] | None = None) -> Forced:
     """Reruns the nodes computing `point` from the framework's values of the aligned points in `before` (of its
     iteration, or outside loops; the latest point holding a value wins); `errors` holds each earlier point's abs
-    error by id()."""
+    error by id(); `replace` gives other values to weights (initializers) by name."""
     assert point.onnx_value is not None
     here = recorded.get(point.iteration, {})
     outer = recorded.get((), {})
@@ -108,6 +109,9 @@ def force(model: Model, point: Point, before: list[Point], recorded: Recorded, e
     stored = [t for t in graph.initializer if t.name in reads]
     if graph is not model.graph:  # a body reads the main graph's weights from outside
         stored += [t for t in model.graph.initializer if t.name in reads and t.name not in initializers]
+    if replace:
+        stored = [numpy_helper.from_array(replace[t.name].astype(numpy_helper.to_array(t).dtype), t.name)
+                  if t.name in replace else t for t in stored]
     inputs = [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.asarray(v).dtype),
                                             list(np.shape(v))) for name, v in given.items()]
     out = here[point.onnx_value]

@@ -24,6 +24,7 @@ class Finding:
     point: str = ""  # the label of the point the fix mends (proven when it agrees afterwards)
     rewire: tuple[str, int, str] | None = None  # (node, input position, value the fix makes it read)
     attribute: tuple[str, str, float] | None = None  # (node, attribute, value the fix sets)
+    replace: dict[str, Any] | None = field(default=None, repr=False)  # weights (initializers) the fix rewrites
 
     def to_dict(self) -> dict[str, Any]:
         return {"module": self.module, "onnx_node": self.onnx_node, "finding": self.finding, "fix": self.fix}

@@ -274,6 +274,13 @@ def fault_step_bias(proto: onnx.ModelProto) -> str:
     return f"Gemm {node.name!r}: the GRUCell's input bias changed (+1) at step 2 only"
 
 
+def fault_cell_gates(proto: onnx.ModelProto) -> str:
+    """The GRUCell's r and z blocks swapped in all four of its parameters (every step reads them)."""
+    for name in ("gcell.weight_ih", "gcell.weight_hh", "gcell.bias_ih", "gcell.bias_hh"):
+        _set(proto, name, _blocks(numpy_helper.to_array(_init(proto, name)), 0, 3, [1, 0, 2]))
+    return "GRUCell: the r and z blocks of weight_ih, weight_hh, bias_ih and bias_hh swapped"
+
+
 def fault_loop_weight(proto: onnx.ModelProto) -> str:
     """The recurrent Linear's weight, read inside the Loop's body, changed in one entry."""
     value = numpy_helper.to_array(_init(proto, "hh.weight")).copy()
@@ -293,7 +300,7 @@ def fault_branch_bias(proto: onnx.ModelProto) -> str:
 FAULTS = {"tagger": {"gru_gates": fault_gru_gates, "gru_lbr": fault_gru_lbr, "gru_directions": fault_gru_directions,
                      "gru_bias_halves": fault_gru_bias_halves, "lstm_if": fault_lstm_if,
                      "layernorm_eps": fault_layernorm_eps},
-          "cells": {"step_bias": fault_step_bias},
+          "cells": {"step_bias": fault_step_bias, "cell_gates": fault_cell_gates},
           "conv_gru": {"gru_gates": fault_gru_gates, "gru_lbr": fault_gru_lbr},
           "block": {"layernorm_eps": fault_layernorm_eps},
           "elman": {"loop_weight": fault_loop_weight},
