@@ -136,31 +136,35 @@ def has_widgets() -> bool:
     return importlib.util.find_spec("ipywidgets") is not None and importlib.util.find_spec("IPython") is not None
 
 
-def show(x: Any, model: Model | None = None) -> Any:
-    """Displays `x` in a notebook. A Trace with its `model` gets a step slider (ipywidgets, where installed)
-    showing each step's place and values; everything else, and everything without ipywidgets, its static HTML.
-    Outside IPython, returns that HTML as text."""
+def view(x: Any, model: Model | None = None) -> Any:
+    """What `show` displays: for a Trace with its `model`, where ipywidgets is installed, its summary over a step
+    slider and the step's place and values (an ipywidgets box); else the static HTML (an IPython HTML object, or
+    the text without IPython)."""
     if isinstance(x, Trace) and model is not None and x.events and has_widgets():
         import ipywidgets
-        from IPython.display import HTML, display
 
         slider = ipywidgets.IntSlider(value=0, min=0, max=len(x.events) - 1, description="step")
-        out = ipywidgets.Output()
+        step = ipywidgets.HTML(step_html(model, x, 0))
 
-        def draw(change: Any = None) -> None:
-            out.clear_output(wait=True)
-            with out:
-                display(HTML(step_html(model, x, slider.value)))
+        def draw(change: Any) -> None:
+            step.value = step_html(model, x, change["new"])
 
         slider.observe(draw, names="value")
-        draw()
-        box = ipywidgets.VBox([ipywidgets.HTML(trace_html(x)), slider, out])
-        display(box)
-        return box
+        return ipywidgets.VBox([ipywidgets.HTML(trace_html(x)), slider, step])
     page = static_html(x, model)
     if importlib.util.find_spec("IPython") is None:
         return page
-    from IPython.display import HTML, display
+    from IPython.display import HTML
 
-    display(HTML(page))
+    return HTML(page)
+
+
+def show(x: Any, model: Model | None = None) -> str | None:
+    """Displays `x` in a notebook (see `view`); outside IPython, returns its HTML as text."""
+    shown = view(x, model)
+    if isinstance(shown, str):
+        return shown
+    from IPython.display import display
+
+    display(shown)
     return None
