@@ -14,6 +14,7 @@ from onnx import helper, numpy_helper
 
 import explorer
 from explorer.cli import main
+from explorer.generation import generate_against
 from explorer.generation.against import (
     GenerationComparison,
     against_model,
@@ -168,3 +169,22 @@ def test_command_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture
                  "--json", str(out)]) == 1
     assert json.loads(out.read_text())["first_token_diff"] == 3
     assert "first token that differs: new token 3" in capsys.readouterr().out
+
+
+def test_float16_conversion_drifts_from_the_first_layer(tmp_path: Path) -> None:
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    folder = tmp_path / "fp16"
+    folder.mkdir()
+    onnx.save(convert_float_to_float16(onnx.load(str(LLAMA / "model.onnx")), keep_io_types=False),
+              str(folder / "model.onnx"))
+    (folder / "config.json").write_text((LLAMA / "config.json").read_text())
+    entry = short(LLAMA)[0]
+    ours = explorer.generate(LLAMA, entry["prompt"], max_new_tokens=12)
+    result = generate_against(ours, str(folder))
+    theirs = np.array(result.against_tokens)
+    assert theirs.dtype == np.int64 and result.first_token_diff == against_tokens(ours, theirs).first_token_diff
+    departure = result.first_cache_departure  # float16's rounding shows in the first layer's first cache
+    assert departure is not None and (departure.step, departure.layer) == (0, 0)
+    assert 1e-4 < departure.max_abs < 1e-2
+    assert 1e-4 < max(result.logit_error) < 5e-2

@@ -63,6 +63,10 @@ def _branch(model: onnx.ModelProto, name: str, prefix: str, kept: dict[str, onnx
     return graph
 
 
+def _elem_type(value: onnx.ValueInfoProto) -> int:
+    return value.type.tensor_type.elem_type or TensorProto.FLOAT
+
+
 def _const(name: str, value: np.ndarray) -> onnx.NodeProto:
     return helper.make_node("Constant", [], [name], name=name, value=numpy_helper.from_array(value, name))
 
@@ -184,7 +188,8 @@ def generation_model(export: DecoderExport, pad: int = 0, eos: Iterable[int] = (
         body_outputs.append(declared_out[out] if out in declared_out else
                             helper.make_value_info(out, value.type))
     body_outputs += [helper.make_tensor_value_info("gen.token", TensorProto.INT64, ["batch_size"]),
-                     helper.make_tensor_value_info("gen.last_logits", TensorProto.FLOAT, ["batch_size", "vocab"])]
+                     helper.make_tensor_value_info("gen.last_logits", _elem_type(declared_out[export.logits_name()]),
+                                                   ["batch_size", "vocab"])]
     body = helper.make_graph(body_nodes, "generation_step", body_inputs, body_outputs, value_info=value_info)
     starts = [START + value.name for value in carried]
     loop = helper.make_node("Loop", ["max_new_tokens", "", *starts],
@@ -192,7 +197,8 @@ def generation_model(export: DecoderExport, pad: int = 0, eos: Iterable[int] = (
     main_inputs = [helper.make_tensor_value_info("max_new_tokens", TensorProto.INT64, [])]
     main_inputs += [helper.make_value_info(START + value.name, value.type) for value in carried]
     main_outputs = [helper.make_tensor_value_info(TOKENS, TensorProto.INT64, ["steps", "batch_size"]),
-                    helper.make_tensor_value_info(STEP_LOGITS, TensorProto.FLOAT, ["steps", "batch_size", "vocab"])]
+                    helper.make_tensor_value_info(STEP_LOGITS, _elem_type(declared_out[export.logits_name()]),
+                                                  ["steps", "batch_size", "vocab"])]
     graph = helper.make_graph([loop], "generation", main_inputs, main_outputs, initializer=list(kept.values()))
     opsets = {o.domain: o.version for o in later.opset_import}
     for model in (export.first,) if export.first is not None else ():
