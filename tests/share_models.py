@@ -12,9 +12,9 @@ TRIPS = 6
 DEPARTING_ITERATION = 3
 
 
-def loop_model(scale: float = 1.0, w_scale: float = 1.0) -> onnx.ModelProto:
+def loop_model(scale: float = 1.0, w_scale: float = 1.0, at: int = DEPARTING_ITERATION) -> onnx.ModelProto:
     """x [4] -> Loop of TRIPS iterations: h = tanh(h @ W) (then times `scale` at iteration 3) + bias; W (read by
-    the body from the main graph) times `w_scale`."""
+    the body from the main graph) times `w_scale`; the If's branch taken at iteration `at`."""
     then_branch = graph([node("Mul", ["act", "k"], ["scaled"], name="scale")], "then", [], [vi("scaled", F, [4])],
                         [const("k", scale)])
     else_branch = graph([node("Identity", ["act"], ["kept"], name="keep")], "else", [], [vi("kept", F, [4])])
@@ -27,7 +27,7 @@ def loop_model(scale: float = 1.0, w_scale: float = 1.0) -> onnx.ModelProto:
         node("Identity", ["cond"], ["cond_out"], name="go_on"),
         node("Identity", ["h_next"], ["y"], name="emit"),
     ], "body", [vi("i", I64, []), vi("cond", B, []), vi("h", F, [4])],
-        [vi("cond_out", B, []), vi("h_next", F, [4]), vi("y", F, [4])], [const("three", 3, np.int64)])
+        [vi("cond_out", B, []), vi("h_next", F, [4]), vi("y", F, [4])], [const("three", at, np.int64)])
     rng = np.random.default_rng(0)
     main = graph([
         h.make_node("Identity", ["x"], ["x0"]),  # unnamed: Model Explorer's adapter calls it "node"

@@ -214,3 +214,13 @@ def test_a_quantized_model_against_its_float_one(tmp_path):
     inputs, expected = _test_data(out / "test_data_set_0")
     assert _parts(_onnxruntime(out / "model_a.onnx", inputs), expected)
     _onnxruntime(out / "model_b.onnx", inputs)  # valid, and onnxruntime runs it
+
+
+def test_the_iteration_number_becomes_an_input():
+    """B takes the If's branch at iteration 4 instead of 3: the first departure is the body's Equal on the
+    iteration number at iteration 3, cut to that node with the number as its input and each side's constant."""
+    reduction = explorer.reduce(explorer.load(loop_model()), explorer.load(loop_model(at=4)), FEEDS)
+    assert reduction.nodes == ["loop/body/is3"] and reduction.first.iteration == (DEPARTING_ITERATION,)
+    assert {name: int(v) for name, v in reduction.inputs["model_a"].items()} == {"i": DEPARTING_ITERATION}
+    constants = {stem: int(numpy_helper.to_array(proto.graph.initializer[0])) for stem, proto in reduction.models.items()}
+    assert constants == {"model_a": DEPARTING_ITERATION, "model_b": 4}
