@@ -133,3 +133,24 @@ def test_the_reduced_model_rides_along(tmp_path):
             "reduced/test_data_set_0/output_0.pb", "reduced/README.md"} <= set(names)
     model = onnx.load_from_string(zipfile.ZipFile(io.BytesIO(data)).read("reduced/model_a.onnx"))
     assert [n.name for n in model.graph.node] == ["scale"]
+
+
+def test_a_run_that_fails_is_reported_up_to_the_failing_node(tmp_path, capsys):
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    graph = h.make_graph([h.make_node("Relu", ["x"], ["r"], name="relu"),
+                          h.make_node("Reshape", ["r", "shape"], ["y"], name="bad_reshape")], "fails",
+                         [h.make_tensor_value_info("x", T.FLOAT, [6])], [h.make_tensor_value_info("y", T.FLOAT, None)],
+                         [numpy_helper.from_array(np.array([4, 2], np.int64), "shape")])
+    proto = h.make_model(graph, opset_imports=[h.make_opsetid("", 21)])
+    proto.ir_version = 10
+    (tmp_path / "fails.onnx").write_bytes(proto.SerializeToString())
+    out = tmp_path / "fails.html"
+    assert main(["report", str(tmp_path / "fails.onnx"), "-o", str(out)]) == 0
+    assert "partial trace" in capsys.readouterr().out
+    page = out.read_text()
+    text = " ".join(" ".join(parts(page).text).split())
+    assert "The run failed" in text and "cannot reshape" in text and "node bad_reshape (Reshape)" in text
+    assert '<g id="node:bad_reshape" class="node departing"' in page and outside_references(page) == []

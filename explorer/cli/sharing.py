@@ -127,13 +127,20 @@ def _configure_report(p: argparse.ArgumentParser) -> None:
          {0: "written (also when the two sides agree: the report says so)"})(_configure_report)
 def _report(args: argparse.Namespace) -> int:
     from ..compare import compare
+    from ..errors import ExecutionError
     from ..executor import run
     from ..share.environment import command_line
     from ..share.report_html import report_html
 
     sides = sides_from(args)
     limits = limits_from(args)
-    trace = run(sides.model, sides.feeds, limits=limits)
+    try:
+        trace = run(sides.model, sides.feeds, limits=limits)
+    except ExecutionError as exc:
+        if exc.trace is None:
+            raise
+        trace = exc.trace
+        print(f"note: the run failed ({exc}); the report shows its partial trace, up to the node that failed")
     comparison = None
     if sides.other is not None:
         comparison = compare(trace, sides.other, sides.feeds, limits=limits, model=sides.model,

@@ -36,6 +36,8 @@ def report_html(model: Model, trace: Trace | None = None, comparison: Comparison
         trace = comparison.a.trace
     event = focus_event(trace, comparison, event_index)
     sections = [f"<h1>explorer report: <span class=\"name\">{esc(model.source)}</span></h1>"]
+    if trace is not None and trace.error is not None:
+        sections.append(f'<h2>The run failed</h2><p class="verdict">{esc(trace.error.message)}</p>')
     if comparison is not None:
         sections.append(f"<h2>First divergence</h2>{divergence_html(comparison)}")
     if trace is not None and event is not None:

@@ -45,8 +45,8 @@ def table(rows: Sequence[Mapping[str, Any]], numeric: Iterable[str] = ()) -> str
 
 
 def focus_event(trace: Trace | None, comparison: Comparison | None, event_index: int | None) -> Event | None:
-    """The event the report is about: the first divergence's execution, else the given one, else the first that
-    wrote NaN or Inf, else none."""
+    """The event the report is about: the first divergence's execution, else the given one, else the node that
+    failed (a partial trace), else the first that wrote NaN or Inf, else none."""
     if trace is None or not trace.events:
         return None
     first = comparison.first if comparison is not None else None
@@ -56,6 +56,8 @@ def focus_event(trace: Trace | None, comparison: Comparison | None, event_index:
             return trace.events[produced.order[first.iteration]]
     if event_index is not None:
         return trace.events[event_index]
+    if trace.error is not None:  # a partial trace: its last event is the node that failed
+        return trace.events[-1]
     return trace.first_nonfinite()
 
 
