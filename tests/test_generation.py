@@ -188,3 +188,25 @@ def test_float16_conversion_drifts_from_the_first_layer(tmp_path: Path) -> None:
     assert departure is not None and (departure.step, departure.layer) == (0, 0)
     assert 1e-4 < departure.max_abs < 1e-2
     assert 1e-4 < max(result.logit_error) < 5e-2
+
+
+def test_int32_ids_mask_and_positions(tmp_path: Path) -> None:
+    """A decoder that takes its ids, mask and positions as int32 (as onnxruntime-genai's models do)."""
+    model = onnx.load(str(LLAMA / "model.onnx"))
+    graph = model.graph
+    for value in [i for i in graph.input if i.name in ("input_ids", "attention_mask", "position_ids")]:
+        value.type.tensor_type.elem_type = onnx.TensorProto.INT32
+        for node in graph.node:
+            node.input[:] = [f"{value.name}.int64" if name == value.name else name for name in node.input]
+        graph.node.insert(0, helper.make_node("Cast", [value.name], [f"{value.name}.int64"],
+                                              to=onnx.TensorProto.INT64))
+    folder = tmp_path / "int32"
+    folder.mkdir()
+    onnx.save(model, str(folder / "model.onnx"))
+    (folder / "config.json").write_text((LLAMA / "config.json").read_text())
+    entry = short(LLAMA)[2]
+    generation = explorer.generate(folder, entry["prompt"], max_new_tokens=12)
+    assert generation.tokens.tolist() == [entry["tokens"]]
+    assert generation.steps[3].inputs["attention_mask"].dtype == np.int32
+    result = against_onnxruntime(generation)
+    assert result.first_token_diff is None and max(result.logit_error) < 1e-4

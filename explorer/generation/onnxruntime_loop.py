@@ -60,11 +60,13 @@ def onnxruntime_steps(export: DecoderExport, first: Mapping[str, np.ndarray], ma
         finished |= np.isin(token, export.eos_token_ids)
         if finished.all():
             return
-        feeds["input_ids"] = token[:, None]
+        feeds["input_ids"] = token[:, None].astype(feeds["input_ids"].dtype)
+        typed = feeds.get("position_ids", token).dtype
         if "attention_mask" in feeds:
-            feeds["attention_mask"] = np.concatenate([feeds["attention_mask"], np.ones_like(token)[:, None]], axis=1)
+            mask = feeds["attention_mask"]
+            feeds["attention_mask"] = np.concatenate([mask, np.ones((len(token), 1), mask.dtype)], axis=1)
             if "position_ids" in feeds:
-                feeds["position_ids"] = positions(feeds["attention_mask"])[:, -1:]
+                feeds["position_ids"] = positions(feeds["attention_mask"])[:, -1:].astype(typed)
         elif "position_ids" in feeds:
             feeds["position_ids"] = feeds["position_ids"][:, -1:] + 1
         for pair in export.caches:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from ..atomic_write import replacing
 from ..executor import run
 from ..limits import Limits
 from ..model import Model, load
@@ -85,7 +86,10 @@ def generate(model: str | Path | DecoderExport, prompt_ids: Sequence[int] | Sequ
 
 def save_generation_model(generation: Generation, path: str | Path, inputs: str | Path | None = None) -> None:
     """Writes the generation loop model (and its inputs as an .npz), which the app runs and shows step by step."""
-    onnx.save(generation.model.proto, str(path))
+    with replacing(path) as out:  # a temporary file moved into place once whole
+        onnx.save(generation.model.proto, out)
     if inputs is not None:
         arrays: dict[str, Any] = dict(generation.loop_feeds)
-        np.savez(str(inputs), **arrays)
+        target = str(inputs) if str(inputs).endswith(".npz") else f"{inputs}.npz"  # the name np.savez gives it
+        with replacing(target) as out:
+            np.savez(out, **arrays)

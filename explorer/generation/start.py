@@ -58,6 +58,10 @@ def first_inputs(export: DecoderExport, prompt: np.ndarray | None = None,
     for pair in export.caches:
         if pair.past not in feeds:
             feeds[pair.past] = _empty_cache(declared[pair.past], batch)
+    for name in ("input_ids", "attention_mask", "position_ids"):  # as the decoder declares them (int32 or int64)
+        if name in feeds and name in declared:
+            feeds[name] = feeds[name].astype(helper.tensor_dtype_to_np_dtype(
+                declared[name].type.tensor_type.elem_type or onnx.TensorProto.INT64))
     missing = [name for name in export.input_names() if name not in feeds]
     if missing:
         raise FeedError(f"the first step needs inputs {', '.join(missing)}: pass them with --inputs")

@@ -71,8 +71,15 @@ def _const(name: str, value: np.ndarray) -> onnx.NodeProto:
     return helper.make_node("Constant", [], [name], name=name, value=numpy_helper.from_array(value, name))
 
 
+def _int_type(export: DecoderExport, name: str) -> int:
+    """The element type the decoder declares for an integer input (int64 unless it says int32)."""
+    declared = next((i for i in export.later.graph.input if i.name == name), None)
+    return (declared.type.tensor_type.elem_type if declared is not None else 0) or TensorProto.INT64
+
+
 def _choice(export: DecoderExport, pad: int, eos: Iterable[int]) -> list[onnx.NodeProto]:
-    """Nodes after the decoder: the greedy token, the next ids, mask and positions, `finished` and `cond`."""
+    """Nodes after the decoder: the greedy token, the next ids, mask and positions (in int64, cast to the types
+    the decoder declares), `finished` and `cond`."""
     node = helper.make_node
     logits = export.logits_name()
     nodes = [
@@ -83,7 +90,8 @@ def _choice(export: DecoderExport, pad: int, eos: Iterable[int]) -> list[onnx.No
         node("Gather", [logits, "gen.minus_one"], ["gen.last_logits"], name="gen/last_logits", axis=1),
         node("ArgMax", ["gen.last_logits"], ["gen.argmax"], name="gen/argmax", axis=-1, keepdims=0),
         node("Where", [FINISHED, "gen.pad", "gen.argmax"], ["gen.token"], name="gen/token"),
-        node("Unsqueeze", ["gen.token", "gen.axis1"], ["gen.next_ids"], name="gen/next_ids"),
+        node("Unsqueeze", ["gen.token", "gen.axis1"], ["gen.token_column"], name="gen/token_column"),
+        node("Cast", ["gen.token_column"], ["gen.next_ids"], name="gen/next_ids", to=_int_type(export, "input_ids")),
     ]
     ended = FINISHED
     for k, token in enumerate(eos):
@@ -96,28 +104,37 @@ def _choice(export: DecoderExport, pad: int, eos: Iterable[int]) -> list[onnx.No
               node("Cast", ["gen.running"], ["gen.running_int"], name="gen/running_int", to=TensorProto.INT64),
               node("ReduceMax", ["gen.running_int"], ["gen.any_running"], name="gen/any_running", keepdims=0),
               node("Cast", ["gen.any_running"], ["gen.cond_out"], name="gen/cond_out", to=TensorProto.BOOL)]
+    positions = _int_type(export, "position_ids")
     if export.has_input("attention_mask"):
-        nodes += [node("Shape", ["gen.next_ids"], ["gen.ids_shape"], name="gen/ids_shape"),
+        nodes += [node("Cast", ["attention_mask"], ["gen.mask"], name="gen/mask", to=TensorProto.INT64),
+                  node("Shape", ["gen.token_column"], ["gen.ids_shape"], name="gen/ids_shape"),
                   node("ConstantOfShape", ["gen.ids_shape"], ["gen.ones"], name="gen/ones",
                        value=numpy_helper.from_array(np.array([1], np.int64))),
-                  node("Concat", ["attention_mask", "gen.ones"], ["gen.next_mask"], name="gen/next_mask", axis=1)]
+                  node("Concat", ["gen.mask", "gen.ones"], ["gen.longer_mask"], name="gen/longer_mask", axis=1),
+                  node("Cast", ["gen.longer_mask"], ["gen.next_mask"], name="gen/next_mask",
+                       to=_int_type(export, "attention_mask"))]
         if export.has_input("position_ids"):
             nodes += [_const("gen.zero", np.array(0, np.int64)),
-                      node("CumSum", ["gen.next_mask", "gen.one"], ["gen.cumsum"], name="gen/cumsum"),
+                      node("CumSum", ["gen.longer_mask", "gen.one"], ["gen.cumsum"], name="gen/cumsum"),
                       node("Sub", ["gen.cumsum", "gen.one"], ["gen.counted"], name="gen/counted"),
-                      node("Equal", ["gen.next_mask", "gen.zero"], ["gen.masked"], name="gen/masked"),
+                      node("Equal", ["gen.longer_mask", "gen.zero"], ["gen.masked"], name="gen/masked"),
                       node("Where", ["gen.masked", "gen.one", "gen.counted"], ["gen.positions"],
                            name="gen/positions"),
                       _const("gen.last_start", np.array([-1], np.int64)),
                       _const("gen.last_end", np.array([np.iinfo(np.int64).max], np.int64)),
                       node("Slice", ["gen.positions", "gen.last_start", "gen.last_end", "gen.axis1"],
-                           ["gen.next_positions"], name="gen/next_positions")]
+                           ["gen.last_positions"], name="gen/last_positions"),
+                      node("Cast", ["gen.last_positions"], ["gen.next_positions"], name="gen/next_positions",
+                           to=positions)]
     elif export.has_input("position_ids"):
-        nodes += [node("Gather", ["position_ids", "gen.minus_one"], ["gen.last_position"], name="gen/last_position",
+        nodes += [node("Cast", ["position_ids"], ["gen.positions"], name="gen/positions", to=TensorProto.INT64),
+                  node("Gather", ["gen.positions", "gen.minus_one"], ["gen.last_position"], name="gen/last_position",
                        axis=1),
                   node("Add", ["gen.last_position", "gen.one"], ["gen.next_position"], name="gen/next_position"),
-                  node("Unsqueeze", ["gen.next_position", "gen.axis1"], ["gen.next_positions"],
-                       name="gen/next_positions")]
+                  node("Unsqueeze", ["gen.next_position", "gen.axis1"], ["gen.last_positions"],
+                       name="gen/last_positions"),
+                  node("Cast", ["gen.last_positions"], ["gen.next_positions"], name="gen/next_positions",
+                       to=positions)]
     return nodes
 
 
