@@ -20,6 +20,21 @@ def server():
 
 
 @pytest.fixture(scope="session")
+def chromium():
+    """Debian's Chromium without the app's server, for pages opened from files."""
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="session")
 def browser(server):
     from playwright.sync_api import sync_playwright
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from app_server import CHROMIUM, launch
 
 from explorer.cli import main
 
@@ -19,20 +18,6 @@ def report(tmp_path_factory):
     assert main(["report", str(KERAS / "keras_lstm.onnx"), "--against", str(KERAS / "keras_lstm_fp16.onnx"),
                  "--rtol", "1e-4", "--atol", "1e-5", "-o", str(out)]) == 0
     return out
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def _open(chromium, report: Path, width: int):
