@@ -24,8 +24,6 @@ from contextvars import ContextVar
 from typing import Any, Protocol
 
 from .errors import ExplorerError, summarize
-from .model_files import runtime_copy
-from .model_inference import model_bytes
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_BYTES = 4 << 30  # on top of the child's own footprint and of the model's size
@@ -76,6 +74,9 @@ class Judge:
              timeout: float | None) -> dict[str, Any]:
         if importlib.util.find_spec("onnxruntime") is None:
             raise NoVerdict("missing", "onnxruntime is not installed (pip install onnxruntime)")
+        from .model_files import runtime_copy  # onnx, imported when a model is judged (not by --help)
+        from .model_inference import model_bytes
+
         limit = self.timeout if timeout is None else timeout
         size = len(model) if isinstance(model, (bytes, bytearray)) else model_bytes(getattr(model, "proto", model))
         memory = None if self.memory_bytes is None else self.memory_bytes + 3 * size

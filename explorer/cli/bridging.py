@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 from ..atomic_write import write_text
-from ..compare.stats import ATOL, RTOL
 from . import running  # noqa: F401 - `compare` is registered before it is extended
 from .common import limits_from, load_feeds, load_model, tolerance
 from .registry import COMMANDS, Command, command
@@ -58,6 +57,7 @@ def framework_side(args: argparse.Namespace) -> Any:
 def compare_framework_command(args: argparse.Namespace) -> int:
     """`compare MODEL --pytorch SPEC | --captured VALUES.npz`: 0 agree, 1 differ, 2 a side did not finish."""
     from ..bridge.api import compare_framework
+    from ..compare.stats import ATOL, RTOL
 
     model = load_model(args.a, args.lenient)
     side = framework_side(args)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..limits import Limits
-from ..model import Model, load
+
+if TYPE_CHECKING:
+    from ..model import Model
 
 MB = 1 << 20
 
@@ -22,6 +24,8 @@ def model_path(text: str) -> str:
 
 def load_model(text: str, lenient: bool) -> Model:
     """The model a command names (a path or a sample), its load warnings printed (lenient mode's among them)."""
+    from ..model import load  # onnx and the model's checks, imported when a command runs (not by --help)
+
     model = load(model_path(text), lenient=lenient)
     for warning in model.warnings:
         print(f"warning: {warning}")
@@ -36,6 +40,8 @@ def load_feeds(path: str | None, model: Any = None, limits: Limits | None = None
     from ..inputs import feeds_from_npz, feeds_from_test_data
 
     if Path(path).is_dir():
+        from ..model import Model, load
+
         return feeds_from_test_data(model if isinstance(model, Model) else load(model), path, limits)
     return feeds_from_npz(Path(path).read_bytes(), limits)
 

@@ -9,14 +9,14 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..compare.report import Comparison
-from ..model import Model
-from ..trace import Trace
-from ..values import count_nonfinite
-from ..views import styles
-from .adapter_ids import adapter_placements
+from ..atomic_write import write_text
+
+if TYPE_CHECKING:  # the command line reads METRICS for its --help: the rest is imported when node data is made
+    from ..compare.report import Comparison
+    from ..model import Model
+    from ..trace import Trace
 
 METRICS: dict[str, str] = {
     "max_abs": "max abs error against the other side",
@@ -52,6 +52,8 @@ def node_numbers(trace: Trace, metric: str, comparison: Comparison | None = None
             if not v.ok:
                 beyond.add(v.node)
         return NodeNumbers(metric, values, frozenset(beyond))
+    from ..values import count_nonfinite
+
     for event in trace.events:
         if metric == "time":
             number = event.seconds * 1e3
@@ -74,6 +76,9 @@ def _number(value: float) -> float | int:
 def node_data(model: Model, numbers: NodeNumbers, name: str | None = None) -> dict[str, Any]:
     """Model Explorer's node data of one metric: graph id -> {"name", "results": {node id: {"value"}}, "gradient"};
     with errors, a node beyond the tolerance is drawn in the bad tone and one within it in the good tone."""
+    from ..views import styles
+    from .adapter_ids import adapter_placements
+
     placements = adapter_placements(model.proto)
     data: dict[str, Any] = {}
     for path, value in numbers.values.items():
@@ -94,6 +99,4 @@ def node_data(model: Model, numbers: NodeNumbers, name: str | None = None) -> di
 
 def write_node_data(path: str | os.PathLike[str], data: Mapping[str, Any]) -> None:
     """Writes node data as JSON (no NaN or Infinity: Model Explorer's JSON.parse refuses them)."""
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, allow_nan=False)
-        f.write("\n")
+    write_text(path, json.dumps(data, indent=1, allow_nan=False) + "\n")
