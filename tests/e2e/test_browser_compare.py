@@ -34,10 +34,20 @@ def texts(page) -> str:
     return "\n".join(page.get_by_test_id("stText").all_inner_texts())
 
 
+def in_view(page, locator) -> bool:
+    """Whether an element lies within the window as the page opens (no scrolling, no zooming)."""
+    box = locator.bounding_box()
+    size = page.viewport_size
+    return box is not None and size is not None and 0 <= box["y"] and box["y"] + box["height"] <= size["height"] \
+        and box["x"] + box["width"] <= size["width"]
+
+
 def test_compare_names_outlines_and_steps_to_the_first_divergence(page):
     choose_sample(page, "nested_loops")  # side A, on its own inputs
     open_page(page, "Compare")
-    page.get_by_text("Every aligned value agrees").wait_for()
+    agree = page.get_by_test_id("stAlertContentSuccess").filter(has_text="and onnxruntime agree")
+    agree.wait_for()
+    assert in_view(page, agree)  # the verdict, first, without scrolling
     diagram(page).locator("#content svg").wait_for()
     no_exception(page)
     shot(page, "compare_onnxruntime")
@@ -47,7 +57,9 @@ def test_compare_names_outlines_and_steps_to_the_first_divergence(page):
     page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
         files=[{"name": "ref.npz", "mimeType": "application/octet-stream", "buffer": reference_npz()}])
     settle(page)
-    page.get_by_text("First divergence, in A's execution order:").wait_for()
+    verdict = page.get_by_test_id("stAlertContentError").filter(has_text=f"part at node '{SQUASH}' (Tanh)")
+    verdict.wait_for()
+    assert "iteration (2,), value 's_out'" in verdict.inner_text() and in_view(page, verdict)
     assert f"node '{SQUASH}' (Tanh) at iteration (2,), value 's_out'" in texts(page)
     node = diagram(page).locator(f'g.node[id="node:{SQUASH}"]')
     expect(node).to_have_class(re.compile(r"\bexplorer-selected\b"))  # zoomed to and outlined
