@@ -3,30 +3,35 @@
 reverse proxy or a tunnel in front of 127.0.0.1 makes a local app reachable from elsewhere, which the app cannot
 see. Not shared, it must listen on this machine only (a loopback address: 127.0.0.0/8, ::1 or localhost), and
 local paths open as they are; listening beyond it without EXPLORER_SHARED=1 is refused (`NotShared`). Shared, a
-local path opens (or is written, as the optimized model is saved) only when its resolved form (`..` and symlinks
-followed) lies inside a folder the operator allowed, and a sweep may reach only the Dask schedulers the operator
-listed; every refusal is the same message, whatever the path names.
+local path opens only when its resolved form (`..` and symlinks followed) lies inside a folder the operator
+allowed, every file a sweep reads is checked as it is opened (`open_confined`: the file actually opened, so a
+symlink inside that leads out is refused too), and a sweep may reach only the Dask schedulers the operator
+listed; every refusal is the same message, whatever the path names. A shared app saves (the optimized model)
+only into the one folder the operator named for saves, only .onnx/.data/.npz/.html files (`target`).
 
-The operator sets the folders with EXPLORER_ALLOWED_DIRS (separated by os.pathsep) and the schedulers with
-EXPLORER_SCHEDULERS (separated by commas), or in explorer's settings file (settings.py: `explorer.toml` in the
-folder the app is started from; EXPLORER_SETTINGS names another):
+The operator sets the folders with EXPLORER_ALLOWED_DIRS (separated by os.pathsep), the schedulers with
+EXPLORER_SCHEDULERS (separated by commas) and the save folder with EXPLORER_SAVE_DIR, or in explorer's settings
+file (settings.py: `explorer.toml` in the folder the app is started from; EXPLORER_SETTINGS names another):
 
     [shared]
     shared = true
     allowed_dirs = ["/srv/models"]
     schedulers = ["tcp://10.0.0.5:8786"]
+    save_dir = "/srv/saved"
 """
 from __future__ import annotations
 
 import ipaddress
 import os
 import socket
-from collections.abc import Mapping
+import stat
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import ExplorerError
-from .settings import table
+from .settings import SETTINGS_FILE, settings_path, table
 
 TRUE, FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off", ""})
 REFUSED = ("This path cannot be opened here: the app is shared, and opens local files only when they are ONNX "
@@ -35,6 +40,15 @@ REFUSED = ("This path cannot be opened here: the app is shared, and opens local 
 
 class AccessRefused(ExplorerError):
     """A shared app refused a local path or a scheduler address (the message is always the same)."""
+
+
+SAVE_SUFFIXES = (".onnx", ".data", ".npz", ".html")
+NO_SAVES = ("Nothing can be saved here: the app is shared, and its operator named no folder for saves (download "
+            "the file instead).")
+SAVE_NAMES = ("This name cannot be saved here: the app is shared, and saves only files whose names end in "
+              + ", ".join(SAVE_SUFFIXES[:-1]) + f" or {SAVE_SUFFIXES[-1]}.")
+SAVE_REFUSED = ("This file cannot be written here: the app is shared, and saves only .onnx, .data, .npz or .html "
+                "files into the folder its operator named for saves.")
 
 
 class NotShared(ExplorerError):
@@ -49,6 +63,13 @@ class Access:
     shared: bool = False
     folders: tuple[Path, ...] = ()
     schedulers: tuple[str, ...] = ()
+    save_folder: Path | None = None
+
+    @property
+    def read_folders(self) -> tuple[Path, ...] | None:
+        """The folders every file read from a path must lie in (resolved, symlinks followed): None when served
+        locally (any file)."""
+        return self.folders if self.shared else None
 
     def path(self, text: str, *, folder: bool = False) -> Path:
         """The local file (or with `folder`, the folder) `text` names: as given when served locally; when shared,
@@ -66,19 +87,26 @@ class Access:
         return resolved
 
     def target(self, text: str) -> Path:
-        """Where to write a file `text` names: as given when served locally; when shared, only into an existing
-        allowed folder (a symlink followed to where it points), AccessRefused otherwise."""
+        """Where to write a file `text` names: as given when served locally. Shared, only into the folder the
+        operator named for saves (`save_folder`; none named: nothing is written, NO_SAVES), and only a file
+        whose name ends in one of SAVE_SUFFIXES (SAVE_NAMES otherwise: never explorer.toml); a symlink is
+        followed to where it points, which must be such a file in that folder too (SAVE_REFUSED otherwise,
+        whatever the path names)."""
         given = Path(os.path.expanduser(text.strip()))
         if not self.shared:
             return given
+        if self.save_folder is None:
+            raise AccessRefused(NO_SAVES)
+        if not _save_name(given.name):
+            raise AccessRefused(SAVE_NAMES)
         try:
             folder = given.parent.resolve(strict=True)
             resolved = (folder / given.name).resolve()
         except (OSError, RuntimeError):
-            raise AccessRefused(REFUSED) from None
-        if not given.name or not any(resolved.parent.is_relative_to(allowed) for allowed in self.folders) \
-                or resolved.is_dir():
-            raise AccessRefused(REFUSED)
+            raise AccessRefused(SAVE_REFUSED) from None
+        if not _save_name(resolved.name) or not resolved.parent.is_relative_to(self.save_folder) \
+                or resolved.is_dir() or (resolved.exists() and not resolved.is_file()) or _is_settings(resolved):
+            raise AccessRefused(SAVE_REFUSED)
         return resolved
 
     def scheduler(self, address: str) -> str:
@@ -155,11 +183,81 @@ def is_shared(server_address: str | None, environ: Mapping[str, str] | None = No
     return False
 
 
+def _save_name(name: str) -> bool:
+    """Whether a shared app may save a file of this name: one of SAVE_SUFFIXES, not hidden."""
+    return bool(name) and not name.startswith(".") and name.lower().endswith(SAVE_SUFFIXES) \
+        and name.lower() != SETTINGS_FILE
+
+
+def _is_settings(path: Path) -> bool:
+    """Whether `path` is explorer's settings file (the one this process reads)."""
+    try:
+        return os.path.samefile(path, settings_path())
+    except OSError:
+        return False
+
+
+def open_confined(path: str | os.PathLike[str], folders: Sequence[Path] | None) -> BinaryIO:
+    """A file opened for reading, only when it is a regular file (never a FIFO or a device, which could block
+    the reader or never end) and, with `folders` (Access.read_folders), only when the file actually opened
+    lies inside one of them, symlinks followed (checked on the open file itself: a link swapped after the
+    check cannot lead elsewhere). With folders, every refusal is AccessRefused(REFUSED); without, an
+    OSError (missing) or an ExplorerError (not a regular file)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError:
+        if folders is not None:
+            raise AccessRefused(REFUSED) from None
+        raise
+    try:
+        regular = stat.S_ISREG(os.fstat(descriptor).st_mode)
+        if folders is not None:
+            real = Path(_real_path(descriptor, path))
+            if not regular or not any(real.is_relative_to(folder) for folder in folders):
+                raise AccessRefused(REFUSED)
+        elif not regular:
+            raise ExplorerError(f"{os.fspath(path)!r} is not a regular file")
+        return os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
+def confined_folder(path: str | os.PathLike[str], folders: Sequence[Path] | None) -> Path:
+    """A folder files are listed in: with `folders`, only when it resolves (symlinks followed) to a folder
+    inside one of them, AccessRefused(REFUSED) otherwise (a folder out of them is not even listed)."""
+    if folders is None:
+        return Path(path)
+    try:
+        resolved = Path(path).resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise AccessRefused(REFUSED) from None
+    if not resolved.is_dir() or not any(resolved.is_relative_to(folder) for folder in folders):
+        raise AccessRefused(REFUSED)
+    return resolved
+
+
+def read_confined(path: str | os.PathLike[str], folders: Sequence[Path] | None) -> bytes:
+    """The bytes of a file opened with open_confined."""
+    with open_confined(path, folders) as f:
+        return f.read()
+
+
+def _real_path(descriptor: int, path: str | os.PathLike[str]) -> str:
+    """Where an open file lies: read from the system for the descriptor where it can say (Linux), else the
+    path resolved."""
+    try:
+        return os.readlink(f"/proc/self/fd/{descriptor}")
+    except OSError:
+        return os.path.realpath(path)
+
+
 def settings(environ: Mapping[str, str] | None = None) -> dict[str, list[str]]:
-    """The operator's `[shared]` settings: allowed_dirs and schedulers, from the environment where set, else from
-    the settings file (missing: none)."""
+    """The operator's `[shared]` settings: allowed_dirs, schedulers and save_dir (one folder at most), from the
+    environment where set, else from the settings file (missing: none)."""
     environ = os.environ if environ is None else environ
-    found: dict[str, list[str]] = {"allowed_dirs": [], "schedulers": []}
+    found: dict[str, list[str]] = {"allowed_dirs": [], "schedulers": [], "save_dir": []}
     shared = table("shared", environ)
     for key in found:
         value = shared.get(key, [])
@@ -168,6 +266,11 @@ def settings(environ: Mapping[str, str] | None = None) -> dict[str, list[str]]:
         found["allowed_dirs"] = environ["EXPLORER_ALLOWED_DIRS"].split(os.pathsep)
     if environ.get("EXPLORER_SCHEDULERS", "").strip():
         found["schedulers"] = environ["EXPLORER_SCHEDULERS"].split(",")
+    if environ.get("EXPLORER_SAVE_DIR", "").strip():
+        found["save_dir"] = [environ["EXPLORER_SAVE_DIR"]]
+    found["save_dir"] = [d for d in found["save_dir"] if d.strip()]
+    if len(found["save_dir"]) > 1:
+        raise ExplorerError(f"save_dir names one folder for saves, not {len(found['save_dir'])}")
     return found
 
 
@@ -179,4 +282,6 @@ def access_for(server_address: str | None, environ: Mapping[str, str] | None = N
     found = settings(environ)
     folders = tuple(dict.fromkeys(Path(os.path.expanduser(d.strip())).resolve()
                                   for d in found["allowed_dirs"] if d.strip()))
-    return Access(True, folders, tuple(s.strip() for s in found["schedulers"] if s.strip()))
+    saves = [Path(os.path.expanduser(d.strip())).resolve() for d in found["save_dir"]]
+    return Access(True, folders, tuple(s.strip() for s in found["schedulers"] if s.strip()),
+                  saves[0] if saves else None)

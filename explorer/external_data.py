@@ -39,11 +39,13 @@ class Stripped:
 
 @dataclass
 class Mapped:
-    """What mapping a model's tensors found: the sources they point into (the model keeps them alive), and
-    whether any of them is an external data file."""
+    """What mapping a model's tensors found: the sources they point into (the model keeps them alive), whether
+    any of them is an external data file, and every source read (those of small tensors read into the proto
+    too)."""
 
     sources: list[WeightSource] = field(default_factory=list)
     external: bool = False
+    files: list[WeightSource] = field(default_factory=list)  # every source read, mapped or inlined
 
     def add(self, source: WeightSource) -> None:
         if all(source is not known for known in self.sources):
@@ -94,6 +96,8 @@ def map_external_data(tensors: Iterable[onnx.TensorProto], base_dir: Path | None
         pending.append((tensor, where, offset, length))
     for tensor, where, offset, length in pending:  # every range checked: only now is anything mapped or read
         source = where if isinstance(where, WeightSource) else file_source(where, "data")
+        if all(source is not known for known in found.files):
+            found.files.append(source)
         if length < INLINE_BYTES:
             _inline(tensor, source, offset, length)
             continue

@@ -3,14 +3,17 @@ grids and back, and a content key per set of feeds (so a run is redone only when
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import onnx
 from google.protobuf import unknown_fields
 
+from .access import confined_folder, open_confined
 from .archive import check_declared_sizes, open_zip, read_npy
 from .errors import FeedError
 from .feeds import proto_to_value
@@ -47,18 +50,44 @@ _PROTO_OF_KIND = {"tensor": onnx.TensorProto, "sequence": onnx.SequenceProto, "o
 _INPUT_FILE = re.compile(r"input_(\d+)\.pb")
 
 
-def feeds_from_test_data(model: Model, folder: str | Path, limits: Limits | None = None) -> dict[str, Any]:
+def feeds_from_npz_file(path: str | Path, limits: Limits | None = None,
+                        folders: Sequence[Path] | None = None) -> dict[str, np.ndarray]:
+    """`feeds_from_npz` of a file; with `folders` (a shared app's: access.Access.read_folders), only a file that
+    lies inside one of them, symlinks followed (AccessRefused otherwise)."""
+    with open_confined(path, folders) as f:
+        budget = (limits or Limits()).max_input_bytes
+        if os.fstat(f.fileno()).st_size > budget + (16 << 20):  # its arrays are checked again before they inflate
+            raise FeedError(f"the inputs file holds more than {budget} bytes (the limit for external inputs)")
+        return feeds_from_npz(f.read(), limits)
+
+
+def _read_files(paths: list[Path], folders: Sequence[Path] | None, budget: int, what: str) -> dict[str, bytes]:
+    """name -> bytes of a test data set's files, each opened with access.open_confined (with `folders`, only
+    files inside them, symlinks followed), their sizes told by the open files before any is read."""
+    opened: list[tuple[str, BinaryIO]] = []
+    try:
+        for path in paths:
+            opened.append((path.name, open_confined(path, folders)))
+        if sum(os.fstat(f.fileno()).st_size for _, f in opened) > budget:
+            raise FeedError(f"the {what} files of {str(paths[0].parent)!r} hold more than {budget} bytes (the limit "
+                            "for external inputs)")
+        return {name: f.read() for name, f in opened}
+    finally:
+        for _, f in opened:
+            f.close()
+
+
+def feeds_from_test_data(model: Model, folder: str | Path, limits: Limits | None = None,
+                         folders: Sequence[Path] | None = None) -> dict[str, Any]:
     """An ONNX test data set (a folder with input_0.pb, input_1.pb, ... as model zoos and the backend tests ship
-    them) as feeds; see `feeds_from_input_protos`."""
-    folder = Path(folder)
-    paths = [path for path in folder.glob("input_*.pb") if _INPUT_FILE.fullmatch(path.name)]
+    them) as feeds; see `feeds_from_input_protos`. With `folders` (a shared app's), every file read must lie
+    inside one of them, symlinks followed (AccessRefused otherwise)."""
+    folder = confined_folder(folder, folders)
+    paths = sorted(path for path in folder.glob("input_*.pb") if _INPUT_FILE.fullmatch(path.name))
     if not paths:
         raise FeedError(f"{str(folder)!r} holds no input_<i>.pb files (an ONNX test data set)")
-    budget = (limits or Limits()).max_input_bytes
-    if sum(path.stat().st_size for path in paths) > budget:
-        raise FeedError(f"the input_<i>.pb files of {str(folder)!r} hold more than {budget} bytes (the limit for "
-                        "external inputs)")
-    return feeds_from_input_protos(model, {path.name: path.read_bytes() for path in paths}, limits)
+    files = _read_files(paths, folders, (limits or Limits()).max_input_bytes, "input_<i>.pb")
+    return feeds_from_input_protos(model, files, limits)
 
 
 def feeds_from_input_protos(model: Model, files: dict[str, bytes], limits: Limits | None = None) -> dict[str, Any]:
@@ -89,11 +118,13 @@ def feeds_from_input_protos(model: Model, files: dict[str, bytes], limits: Limit
 _OUTPUT_FILE = re.compile(r"output_(\d+)\.pb")
 
 
-def outputs_from_test_data(model: Model, folder: str | Path, limits: Limits | None = None) -> dict[str, Any]:
+def outputs_from_test_data(model: Model, folder: str | Path, limits: Limits | None = None,
+                           folders: Sequence[Path] | None = None) -> dict[str, Any]:
     """The reference outputs of an ONNX test data set: output_<i>.pb is the model's i-th output, keyed by its
     name. FeedError when the folder holds none, an i beyond the model's outputs, or a file that is not that
-    proto."""
-    folder = Path(folder)
+    proto. With `folders` (a shared app's), every file read must lie inside one of them, symlinks followed
+    (AccessRefused otherwise)."""
+    folder = confined_folder(folder, folders)
     numbered = {int(m.group(1)): path for path in folder.glob("output_*.pb")
                 if (m := _OUTPUT_FILE.fullmatch(path.name))}
     if not numbered:
@@ -103,11 +134,10 @@ def outputs_from_test_data(model: Model, folder: str | Path, limits: Limits | No
         raise FeedError(f"{numbered[beyond[0]].name} is output {beyond[0]}, but the model has "
                         f"{len(model.outputs)} output(s): {[s.name for s in model.outputs]}")
     limits = limits or Limits()
-    if sum(path.stat().st_size for path in numbered.values()) > limits.max_input_bytes:
-        raise FeedError(f"the output_<i>.pb files of {str(folder)!r} hold more than {limits.max_input_bytes} bytes "
-                        "(the limit for external inputs)")
-    return {model.outputs[i].name: _read_value_proto(model.outputs[i], numbered[i].name, numbered[i].read_bytes(),
-                                                     limits.max_tensor_bytes, "output") for i in sorted(numbered)}
+    order = sorted(numbered)
+    files = _read_files([numbered[i] for i in order], folders, limits.max_input_bytes, "output_<i>.pb")
+    return {model.outputs[i].name: _read_value_proto(model.outputs[i], numbered[i].name, files[numbered[i].name],
+                                                     limits.max_tensor_bytes, "output") for i in order}
 
 
 def _read_value_proto(spec: ValueSpec, file_name: str, data: bytes, max_bytes: int, role: str = "input") -> Any:

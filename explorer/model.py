@@ -12,6 +12,7 @@ from typing import Any
 
 import onnx
 
+from .atomic_write import remember_loaded
 from .collector import collector_paused
 from .errors import ModelError, cause_text
 from .external_data import map_external_data
@@ -23,7 +24,7 @@ from .model_inference import check_and_infer, copy_fields, model_bytes
 from .model_source import parse_model
 from .typing_rules import violations
 from .value_spec import ValueSpec, value_spec
-from .weights import WeightSource
+from .weights import FileSource, WeightSource
 
 # Domains explorer can run natively (onnx.reference covers them); others need a model-local function.
 KNOWN_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview"})
@@ -175,8 +176,19 @@ def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | o
         raise ModelError(f"{label} breaks the spec's typing rules: {broken[0]}{more}; onnxruntime refuses such a "
                          "model (load it with lenient=True, or --lenient, to run it anyway)")
     warnings += [f"lenient mode: {problem}" for problem in broken]
+    _remember_files(parsed.path, mapped.files)
     return Model(proto, source=label, warnings=warnings, lenient=lenient, given=given,
                  weights=tuple(mapped.sources), path=parsed.path)
+
+
+def _remember_files(path: Path | None, sources: list[WeightSource]) -> None:
+    """Records a loaded model's files (its source, the files its weights are mapped from) with the process's
+    writers (atomic_write.py): no save of this process may write over them."""
+    if path is not None:
+        remember_loaded(path)
+    for source in sources:
+        if isinstance(source, FileSource):
+            remember_loaded(source.fileno())
 
 
 def value_info_names(graph: onnx.GraphProto) -> frozenset[str]:

@@ -15,6 +15,7 @@ from typing import IO, Any, cast
 import numpy as np
 import onnx
 
+from .atomic_write import check_targets, final_path, replacing, staged
 from .errors import ModelError
 from .model_guards import survey
 from .model_inference import copy_fields, model_bytes
@@ -38,9 +39,12 @@ def needs_external(proto: onnx.ModelProto) -> bool:
 
 def save_model(model: onnx.ModelProto | Any, path: str | os.PathLike, *, external: bool | None = None) -> list[Path]:
     """Writes a model (a ModelProto or a Model) to `path`, its weights in `<name>.data` beside it when `external`
-    (by default: see needs_external); the files written."""
+    (by default: see needs_external); the files written. Each is written to a temporary file beside it and moved
+    into place once complete (atomic_write.py): a save that fails leaves the old files as they were. A target
+    that is a loaded model's file (its source or weights, a hard link to one included) is refused
+    (WriteRefused) before anything is written."""
     proto = cast(onnx.ModelProto, getattr(model, "proto", model))
-    target = Path(path)
+    target = final_path(path)
     if external is None:
         external = needs_external(proto)
     if external:
@@ -48,7 +52,7 @@ def save_model(model: onnx.ModelProto | Any, path: str | os.PathLike, *, externa
     if model_bytes(proto) > MAX_SINGLE_FILE:
         raise ModelError(f"the model takes {model_bytes(proto)} bytes, past protobuf's 2 GiB: write it with "
                          "external data")
-    with open(target, "wb") as out:
+    with replacing(target) as out:
         _write_single(proto, out)
     return [target]
 
@@ -113,7 +117,10 @@ def _save_external(proto: onnx.ModelProto, target: Path) -> list[Path]:
     copy = onnx.ModelProto()
     copy.CopyFrom(proto)  # small: its weights are mapped or few
     data_name = external_data_name(target)
-    with open(target.parent / data_name, "wb") as data:
+    data_path = target.parent / data_name
+    check_targets([target, data_path])
+    with staged() as files:
+        data = files.open(data_path)  # the tensors name its final name: it is moved into place with the model
         for tensor in survey(copy, "the model").tensors:
             place = mapped_place(tensor)
             if place is None:
@@ -135,8 +142,8 @@ def _save_external(proto: onnx.ModelProto, target: Path) -> list[Path]:
                 entry = tensor.external_data.add()
                 entry.key, entry.value = key, value
             tensor.data_location = onnx.TensorProto.EXTERNAL
-    target.write_bytes(copy.SerializeToString())
-    return [target, target.parent / data_name]
+        files.open(target).write(copy.SerializeToString())
+    return [target, data_path]
 
 
 def copy_bytes(source: WeightSource, offset: int, length: int, out: IO[bytes] | bytearray) -> None:

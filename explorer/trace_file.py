@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .archive import check_declared_sizes, map_npy, mappable, open_zip, read_npy
+from .atomic_write import replacing
 from .cell_gates import CellLayout
 from .errors import TraceFileError, cause_text
 from .limits import Limits
@@ -30,7 +31,8 @@ RELEASE_FROM = 16 << 20
 
 
 def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
-    """Writes the trace to one .npz: arrays as npy members, everything else as JSON (no pickle)."""
+    """Writes the trace to one .npz: arrays as npy members, everything else as JSON (no pickle); to a temporary
+    file moved into place once complete (atomic_write.py)."""
     codec = _Encoder()
     meta = {
         "format": FORMAT_VERSION,
@@ -55,7 +57,7 @@ def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
         ],
         "cells": {path: layout.to_dict() for path, layout in trace.cells.items()},
     }
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+    with replacing(path) as out, zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
         zf.writestr("meta.json", json.dumps(meta))
         for key, array in codec.arrays.items():
             with zf.open(f"{key}.npy", "w", force_zip64=array.nbytes > ZIP64_FROM) as member:

@@ -8,7 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from explorer.access import REFUSED, Access, AccessRefused, access_for, is_shared, settings
+from explorer.access import (
+    NO_SAVES,
+    REFUSED,
+    SAVE_NAMES,
+    SAVE_REFUSED,
+    Access,
+    AccessRefused,
+    access_for,
+    is_shared,
+    settings,
+)
 
 
 @pytest.mark.parametrize("address", ["localhost", "127.0.0.1", "::1", "LOCALHOST"])
@@ -22,14 +32,18 @@ def test_served_beyond_this_machine_when_declared_shared(address):
 
 
 def test_settings_come_from_the_environment_over_the_settings_file(tmp_path):
-    (tmp_path / "explorer.toml").write_text('[shared]\nallowed_dirs = ["/srv/a"]\nschedulers = ["tcp://h:1"]\n')
+    (tmp_path / "explorer.toml").write_text('[shared]\nallowed_dirs = ["/srv/a"]\nschedulers = ["tcp://h:1"]\n'
+                                            'save_dir = "/srv/out"\n')
     environ = {"EXPLORER_SETTINGS": str(tmp_path / "explorer.toml")}
-    assert settings(environ) == {"allowed_dirs": ["/srv/a"], "schedulers": ["tcp://h:1"]}
+    assert settings(environ) == {"allowed_dirs": ["/srv/a"], "schedulers": ["tcp://h:1"], "save_dir": ["/srv/out"]}
     environ["EXPLORER_ALLOWED_DIRS"] = os.pathsep.join(["/srv/b", "/srv/c"])
     environ["EXPLORER_SCHEDULERS"] = "tcp://a:1,tcp://b:2"
-    assert settings(environ) == {"allowed_dirs": ["/srv/b", "/srv/c"], "schedulers": ["tcp://a:1", "tcp://b:2"]}
+    environ["EXPLORER_SAVE_DIR"] = "/srv/saved"
+    assert settings(environ) == {"allowed_dirs": ["/srv/b", "/srv/c"], "schedulers": ["tcp://a:1", "tcp://b:2"],
+                                 "save_dir": ["/srv/saved"]}
     shared = access_for("0.0.0.0", {**environ, "EXPLORER_SHARED": "1"})
     assert shared.folders == (Path("/srv/b").resolve(), Path("/srv/c").resolve())
+    assert shared.save_folder == Path("/srv/saved").resolve()
     assert shared.describe() == f"shared: models from {os.path.realpath('/srv/b')}, {os.path.realpath('/srv/c')} only"
 
 
@@ -64,16 +78,32 @@ def test_a_shared_app_reaches_only_the_listed_schedulers():
     assert Access().scheduler("tcp://anywhere:1") == "tcp://anywhere:1"
 
 
-def test_a_shared_app_writes_only_into_an_allowed_folder(tmp_path):
-    allowed, outside = tmp_path / "allowed", tmp_path / "outside"
-    allowed.mkdir()
+def test_a_shared_app_writes_only_into_its_save_folder(tmp_path):
+    """Saves go only into the folder the operator named for them (none named: nothing is saved), only as .onnx,
+    .data, .npz or .html files; every path refusal is one message, whatever the path names."""
+    saves, outside = tmp_path / "saves", tmp_path / "outside"
+    (saves / "sub").mkdir(parents=True)
     outside.mkdir()
-    (allowed / "link.onnx").symlink_to(outside / "victim.onnx")
-    access = Access(True, (allowed.resolve(),))
-    assert access.target(str(allowed / "new.onnx")) == (allowed / "new.onnx").resolve()
-    for text in (str(outside / "new.onnx"), str(allowed / ".." / "outside" / "new.onnx"), str(allowed / "link.onnx"),
-                 str(allowed / "missing_folder" / "new.onnx"), str(allowed), "/etc/cron.d/x"):
+    (saves / "link.onnx").symlink_to(outside / "victim.onnx")
+    (saves / "settings.onnx").symlink_to(tmp_path / "explorer.toml")
+    (saves / "folder.onnx").mkdir()
+    access = Access(True, (outside.resolve(),), save_folder=saves.resolve())
+    assert access.target(str(saves / "new.onnx")) == (saves / "new.onnx").resolve()
+    assert access.target(str(saves / "sub" / "new.onnx.data")) == (saves / "sub" / "new.onnx.data").resolve()
+    for name in ("trace.NPZ", "report.html"):
+        assert access.target(str(saves / name)) == (saves / name).resolve()
+    for text in (str(outside / "new.onnx"), str(saves / ".." / "outside" / "new.onnx"), str(saves / "link.onnx"),
+                 str(saves / "missing_folder" / "new.onnx"), str(saves / "settings.onnx"), str(saves / "folder.onnx"),
+                 "/etc/cron.d/x.onnx"):
         with pytest.raises(AccessRefused) as raised:
             access.target(text)
-        assert str(raised.value) == REFUSED
+        assert str(raised.value) == SAVE_REFUSED, text
+    for name in ("explorer.toml", "EXPLORER.TOML", "x.py", ".bashrc", ".onnx", "x.onnx.txt", "", "sub"):
+        with pytest.raises(AccessRefused) as raised:
+            access.target(str(saves / name))
+        assert str(raised.value) == SAVE_NAMES, name
+    assert not (saves / "explorer.toml").exists()
+    with pytest.raises(AccessRefused) as raised:
+        Access(True, (saves.resolve(),)).target(str(saves / "new.onnx"))  # no save folder named: no saves
+    assert str(raised.value) == NO_SAVES
     assert Access().target(str(outside / "new.onnx")) == outside / "new.onnx"

@@ -11,7 +11,7 @@ from markdown_text import shown
 from streamlit import config
 from sweep_models import planted_pair
 
-from explorer.access import REFUSED
+from explorer.access import REFUSED, SAVE_REFUSED
 from explorer.ui import state
 from explorer.ui.sweeping import key
 
@@ -24,6 +24,7 @@ def served(monkeypatch):
     before = config.get_option("server.address")
     monkeypatch.delenv("EXPLORER_ALLOWED_DIRS", raising=False)
     monkeypatch.delenv("EXPLORER_SCHEDULERS", raising=False)
+    monkeypatch.delenv("EXPLORER_SAVE_DIR", raising=False)
     monkeypatch.delenv("EXPLORER_SHARED", raising=False)
     monkeypatch.setenv("EXPLORER_SETTINGS", "/nonexistent/explorer.toml")
 
@@ -129,8 +130,8 @@ def test_served_on_this_machine_local_paths_open_as_before(served, folders):
 
 
 def test_a_shared_app_writes_no_weights_through_a_symlink_out_of_its_folders(served, folders, monkeypatch):
-    """Saving an optimized model writes `<name>.data` beside it: a symlink of that name leading out of the allowed
-    folders refuses the save, and the file it points at is left as it was."""
+    """Saving an optimized model writes `<name>.data` beside it: a symlink of that name leading out of the save
+    folder refuses the save, and the file it points at is left as it was."""
     import numpy as np
     import onnx
     from app_support import PAGES
@@ -150,11 +151,12 @@ def test_a_shared_app_writes_no_weights_through_a_symlink_out_of_its_folders(ser
     victim.write_bytes(b"keep")
     (allowed / "weighted.optimized.onnx.data").symlink_to(victim)
     monkeypatch.setenv("EXPLORER_ALLOWED_DIRS", str(allowed))
+    monkeypatch.setenv("EXPLORER_SAVE_DIR", str(allowed))
     served("0.0.0.0")
     at = open_path(start(), str(model))
     assert not at.error
     at.switch_page(PAGES["optimizer"]).run()
     at.text_input(key=state.W_OPTIMIZED_PATH).input(str(allowed / "weighted.optimized.onnx")).run()
     at.button(key=state.W_OPTIMIZED_SAVE).click().run()
-    assert any(REFUSED in shown(e.value) for e in at.error)
+    assert any(SAVE_REFUSED in shown(e.value) for e in at.error)
     assert victim.read_bytes() == b"keep" and not (allowed / "weighted.optimized.onnx").exists()

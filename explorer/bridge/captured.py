@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..atomic_write import write_bytes
 from ..errors import CompareError
 from ..inputs import feeds_from_npz
 from ..limits import Limits
@@ -98,7 +99,7 @@ class Captured:
         return out.getvalue()
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_bytes(self.to_bytes())
+        write_bytes(path, self.to_bytes())  # a temporary file moved into place once whole
 
 
 def load_captured(source: str | Path | bytes, limits: Limits | None = None) -> Captured:

@@ -37,13 +37,13 @@ def load_feeds(path: str | None, model: Any = None, limits: Limits | None = None
     against `limits` before it is inflated."""
     if not path:
         return None
-    from ..inputs import feeds_from_npz, feeds_from_test_data
+    from ..inputs import feeds_from_npz_file, feeds_from_test_data
 
     if Path(path).is_dir():
         from ..model import Model, load
 
         return feeds_from_test_data(model if isinstance(model, Model) else load(model), path, limits)
-    return feeds_from_npz(Path(path).read_bytes(), limits)
+    return feeds_from_npz_file(path, limits)
 
 
 def count(text: str) -> int:

@@ -5,6 +5,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ..atomic_write import write_text
 from .common import add_limit_options, count, limits_from, tolerance
 from .registry import command
 
@@ -87,7 +88,7 @@ def _generate(args: argparse.Namespace) -> int:
             print(f"first divergence inside step {found['step']}: {found['node']} ({found['op_type']}) "
                   f"{found['name']}")
     if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+        write_text(args.json, json.dumps(report, indent=1) + "\n")
     if args.save:
         generation.trace.save(args.save)
     if args.save_model:

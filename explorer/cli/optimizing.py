@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..atomic_write import check_targets, final_path, write_text
 from .common import count, load_feeds, load_model, seed
 from .registry import command
 
@@ -30,6 +31,7 @@ def _pattern_list(text: str | None) -> list[str] | None:
 def _optimize(args: argparse.Namespace) -> int:
     import json
 
+    from ..model_files import external_data_name
     from ..optimizer import default_patterns, optimize
     from ..optimizer.pattern import description
     from ..optimizer.verify import verify
@@ -41,6 +43,11 @@ def _optimize(args: argparse.Namespace) -> int:
     if not args.model:
         raise ValueError("give a model to optimize (or --list)")
     model = load_model(args.model, args.lenient)
+    if args.output:  # before the work: a target that is the loaded model's own file is refused
+        target = final_path(args.output)
+        check_targets([target, target.parent / external_data_name(target)])
+    if args.report:
+        check_targets([args.report])
     result = optimize(model, patterns=_pattern_list(args.patterns), exclude=_pattern_list(args.exclude) or (),
                       stop_after=args.stop_after)
     print(result.stats_table())
@@ -55,8 +62,7 @@ def _optimize(args: argparse.Namespace) -> int:
     if args.report:
         report = {"model": args.model, **result.to_dict(),
                   "equivalence": None if verdict is None else verdict.to_dict()}
-        with open(args.report, "w") as f:
-            json.dump(report, f, indent=1, default=str)
+        write_text(args.report, json.dumps(report, indent=1, default=str))
         print(f"report written to {args.report}")
     failed = result.onnxruntime is not None and result.onnxruntime.status == "refused"
     return 1 if failed or verdict is not None and verdict.status == "different" else 0

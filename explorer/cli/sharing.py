@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
+from ..atomic_write import write_text
 from .common import add_limit_options, limits_from, load_feeds, model_path, seed, tolerance
 from .registry import command
 
@@ -158,7 +159,7 @@ def _report(args: argparse.Namespace) -> int:
         print(f"reduced from {reduction.nodes_before} nodes to {len(reduction.nodes)}: {', '.join(reduction.nodes)}")
     page = report_html(sides.model, trace, comparison, event_index=args.event, command=command_line(),
                        attachments=attachments)
-    Path(args.output).write_text(page, encoding="utf-8")
+    write_text(args.output, page)
     print(f"wrote {args.output} ({len(page.encode('utf-8')) / 1e6:.2f} MB)")
     if comparison is not None:
         first = comparison.first

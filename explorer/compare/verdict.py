@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..atomic_write import write_text
 from .gates import GateDivergence
 from .report import Comparison, Divergence
 
@@ -70,7 +71,7 @@ class Verdict:
         return _finite(data)
 
     def write_json(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
 
 def _finite(value: Any) -> Any:

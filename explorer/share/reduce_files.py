@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import onnx
 from onnx import numpy_helper
 
+from ..atomic_write import write_bytes, write_text
 from .environment import versions
 from .reduce import Reduction
 
@@ -30,8 +30,8 @@ def _signature(inputs: dict[str, np.ndarray]) -> list[tuple[str, str, tuple[int,
 def _write_set(folder: Path, inputs: dict[str, np.ndarray], output: str, expected: np.ndarray) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for k, (name, value) in enumerate(inputs.items()):
-        onnx.save_tensor(numpy_helper.from_array(np.asarray(value), name), str(folder / f"input_{k}.pb"))
-    onnx.save_tensor(numpy_helper.from_array(np.asarray(expected), output), str(folder / "output_0.pb"))
+        write_bytes(folder / f"input_{k}.pb", numpy_helper.from_array(np.asarray(value), name).SerializeToString())
+    write_bytes(folder / "output_0.pb", numpy_helper.from_array(np.asarray(expected), output).SerializeToString())
 
 
 def write_reduction(reduction: Reduction, folder: str | Path, *, reduced_from: str, against: str,
@@ -43,14 +43,14 @@ def write_reduction(reduction: Reduction, folder: str | Path, *, reduced_from: s
     first_stem = next(iter(reduction.models))
     for stem, proto in reduction.models.items():
         path = out / f"{stem}.onnx"
-        onnx.save(proto, str(path))
+        write_bytes(path, proto.SerializeToString())
         written.append(path)
         data = "test_data_set_0" if stem == first_stem else f"{stem}_test_data_set_0"
         if stem == first_stem or _signature(reduction.inputs[stem]) != _signature(reduction.inputs[first_stem]):
             expected = reduction.expected if stem == first_stem else reduction.actual
             _write_set(out / data, reduction.inputs[stem], reduction.output, expected)
     readme = out / "README.md"
-    readme.write_text(readme_text(reduction, out, reduced_from, against, command), encoding="utf-8")
+    write_text(readme, readme_text(reduction, out, reduced_from, against, command))
     written.append(readme)
     return written
 

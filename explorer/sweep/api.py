@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..access import confined_folder
 from ..compare.sides import ONNXRUNTIME, PYTORCH
 from ..errors import SweepError
 from ..feeds import symbolic_dims
@@ -105,9 +106,15 @@ def model_ref(side: Model | str | os.PathLike, lenient: bool = False) -> tuple[M
 def plan(model: Model | str | os.PathLike, against: Any = ONNXRUNTIME, inputs: Inputs = None, *,
          seeds: Sequence[int] | None = None, limits: Limits | None = None, rtol: float | None = None,
          atol: float | None = None,
-         timeout: float | None = None, lenient: bool = False) -> Plan:
+         timeout: float | None = None, lenient: bool = False,
+         folders: Sequence[str | os.PathLike] | None = None) -> Plan:
     """The sweep asked for, checked before anything runs: the models load, the inputs and reference exist
     (SweepError, ModelError, FeedError otherwise). See `sweep` for the arguments."""
+    confined = None if folders is None else tuple(Path(folder).resolve() for folder in folders)
+    if confined is not None:  # the folders of inputs and references (their files are checked as they are read)
+        for given in (inputs, against):
+            if isinstance(given, (str, os.PathLike)) and Path(given).is_dir():
+                confined_folder(given, confined)
     ref, data, loaded = model_ref(model, lenient)
     other = other_data = None
     references = None
@@ -122,7 +129,7 @@ def plan(model: Model | str | os.PathLike, against: Any = ONNXRUNTIME, inputs: I
     if kind == "reference" and any(item.path is None for item in items):
         raise SweepError("reference values from a folder need inputs from files (--inputs): random inputs have none")
     # one BLAS thread per input: the cluster runs one input per worker thread, a worker per core by default
-    job = Job(ref, kind, other, replace(limits or Limits(), threads=1), rtol, atol, timeout)
+    job = Job(ref, kind, other, replace(limits or Limits(), threads=1), rtol, atol, timeout, confined)
     dims = list(inputs) if isinstance(inputs, Mapping) else symbolic_dims(loaded)
     return Plan(job, items, data, other_data, dims, [o.name for o in loaded.outputs])
 
@@ -145,7 +152,8 @@ def sweep(model: Model | str | os.PathLike, against: Any = ONNXRUNTIME, inputs: 
           seeds: Sequence[int] | None = None, limits: Limits | None = None, rtol: float | None = None,
           atol: float | None = None,
           scheduler: str | None = None, workers: int | None = None, out: str | os.PathLike | None = None,
-          timeout: float | None = None, lenient: bool = False, on_row: OnRow | None = None) -> SweepResult:
+          timeout: float | None = None, lenient: bool = False, on_row: OnRow | None = None,
+          folders: Sequence[str | os.PathLike] | None = None) -> SweepResult:
     """`model` (a path, a sample's name or a Model) compared with `against` on every input: "onnxruntime", another
     model (a path, sample or Model: a re-export, an fp16 variant, the optimized model), "pytorch" (PyTorch's
     recurrent equations) or a folder of reference values (see plan.files). `inputs` is a grid of dim sizes
@@ -153,7 +161,9 @@ def sweep(model: Model | str | os.PathLike, against: Any = ONNXRUNTIME, inputs: 
     list of such paths. Each input runs under `limits`; one that fails or stops at a limit gets its row and the
     sweep goes on. With no `scheduler` address, a local Dask cluster of `workers` processes (default: one per
     core) is started for the sweep. With `out`, rows are written to that JSON file and a CSV beside it as they
-    complete; `on_row` sees each. Ctrl-C stops the sweep (KeyboardInterrupt) with the rows already written kept."""
+    complete; `on_row` sees each. Ctrl-C stops the sweep (KeyboardInterrupt) with the rows already written kept.
+    With `folders`, every input and reference file is read only when it lies inside one of them, symlinks
+    followed (a shared app's allowed folders: any other file's row is the one refusal, access.REFUSED)."""
     ready = plan(model, against, inputs, seeds=seeds, limits=limits, rtol=rtol, atol=atol, timeout=timeout,
-                 lenient=lenient)
+                 lenient=lenient, folders=folders)
     return ready.run(scheduler, workers, out, on_row)

@@ -16,7 +16,7 @@ from ..compare import compare
 from ..compare.sides import ONNXRUNTIME
 from ..errors import ExplorerError, FeedError, LimitExceeded, failure_text
 from ..feeds import validate_feeds
-from ..inputs import feeds_from_npz, feeds_from_test_data, outputs_from_test_data
+from ..inputs import feeds_from_npz_file, feeds_from_test_data, outputs_from_test_data
 from ..judge import Judge, using_judge
 from ..limits import Limits
 from ..model import Model, load
@@ -40,7 +40,8 @@ class ModelRef:
 @dataclass(frozen=True)
 class Job:
     """What every input of a sweep shares: the model, the reference ("onnxruntime", "model" for `other`, or
-    "reference" for values read from each item's reference file), the limits and the tolerances."""
+    "reference" for values read from each item's reference file), the limits and the tolerances; in a shared
+    app, the folders every file an input reads must lie in (symlinks followed: access.open_confined)."""
 
     model: ModelRef
     against: str = ONNXRUNTIME
@@ -49,6 +50,7 @@ class Job:
     rtol: float | None = None  # None: each value at its own precision (compare/precision.py)
     atol: float | None = None
     timeout: float | None = None
+    folders: tuple[Path, ...] | None = None  # a shared app's: every input and reference file read lies inside
 
 
 _models: OrderedDict[str, Model] = OrderedDict()
@@ -82,28 +84,30 @@ def _judge(timeout: float | None) -> Judge:
     return judge
 
 
-def feeds_of(model: Model, item: Item, limits: Limits) -> dict[str, Any]:
-    """The item's feeds: random from its dims and seed, or read from its .npz or test data set folder."""
+def feeds_of(model: Model, item: Item, limits: Limits, folders: tuple[Path, ...] | None = None) -> dict[str, Any]:
+    """The item's feeds: random from its dims and seed, or read from its .npz or test data set folder (with
+    `folders`, a shared app's, only files inside them, symlinks followed: AccessRefused otherwise)."""
     if item.path is None:
         return model.example_inputs(seed=item.seed or 0, dims=item.dims_dict)
     path = Path(item.path)
     if path.is_dir():
-        return feeds_from_test_data(model, path, limits)
-    if not path.is_file():
+        return feeds_from_test_data(model, path, limits, folders)
+    if folders is None and not path.is_file():
         raise FeedError(f"input file {item.path!r} does not exist")
-    return feeds_from_npz(path.read_bytes(), limits)
+    return feeds_from_npz_file(path, limits, folders)
 
 
-def reference_of(model: Model, item: Item, limits: Limits) -> dict[str, Any]:
-    """The item's reference values: a test data set's output_<i>.pb files, or an .npz keyed by value names."""
+def reference_of(model: Model, item: Item, limits: Limits, folders: tuple[Path, ...] | None = None) -> dict[str, Any]:
+    """The item's reference values: a test data set's output_<i>.pb files, or an .npz keyed by value names
+    (with `folders`, only files inside them, symlinks followed)."""
     if item.reference is None:
         raise FeedError(f"input {item.label!r} has no reference values")
     path = Path(item.reference)
     if path.is_dir():
-        return outputs_from_test_data(model, path, limits)
-    if not path.is_file():
+        return outputs_from_test_data(model, path, limits, folders)
+    if folders is None and not path.is_file():
         raise FeedError(f"no reference values for input {item.label!r}: {item.reference!r} does not exist")
-    return feeds_from_npz(path.read_bytes(), limits)
+    return feeds_from_npz_file(path, limits, folders)
 
 
 def dims_of(model: Model, feeds: dict[str, Any]) -> dict[str, int]:
@@ -125,13 +129,13 @@ def run_item(item: Item, job: Job, model_data: bytes | None = None, other_data: 
     dims = item.dims_dict
     try:
         model = model_of(job.model, model_data)
-        feeds = validate_feeds(model, feeds_of(model, item, job.limits))  # by name: explorer's message if not
+        feeds = validate_feeds(model, feeds_of(model, item, job.limits, job.folders))  # by name: explorer's message if not
         dims = dims or dims_of(model, feeds)
         other: Any = job.against  # "onnxruntime" or "pytorch"
         if job.against == "model" and job.other is not None:
             other = model_of(job.other, other_data)
         elif job.against == "reference":
-            other = reference_of(model, item, job.limits)
+            other = reference_of(model, item, job.limits, job.folders)
         with using_judge(_judge(job.timeout)):
             result = compare(model, other, feeds, rtol=job.rtol, atol=job.atol, limits=job.limits,
                              timeout=job.timeout)

@@ -1,6 +1,8 @@
 """Rows written as they come: a JSON file that is a valid array after every row (each row goes in before the
 closing bracket), and a CSV beside it with one column per dim, per output error and per part of the first
-divergence. Infinite and NaN errors are written as "inf" and "nan" (JSON has no such numbers)."""
+divergence. Infinite and NaN errors are written as "inf" and "nan" (JSON has no such numbers). Both are written
+to temporary files beside their targets and moved into place when the sweep ends, finished or stopped
+(atomic_write.py): files of the same names are replaced only then, never emptied first."""
 from __future__ import annotations
 
 import csv
@@ -10,6 +12,7 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
+from ..atomic_write import Staged
 from .rows import verdict_of
 
 _CLOSE = b"\n]\n"
@@ -39,10 +42,15 @@ class RowWriter:
         self.csv_path = csv_path(out)
         self._dims, self._outputs = dims, outputs
         self._rows = 0
-        self._json: IO[bytes] = open(self.path, "w+b")
-        self._json.write(b"[" + _CLOSE)
-        self._json.flush()
-        self._csv_file: IO[str] = open(self.csv_path, "w", newline="")
+        self._files = Staged()
+        try:
+            self._json: IO[bytes] = self._files.open(self.path, "w+b")
+            self._json.write(b"[" + _CLOSE)
+            self._json.flush()
+            self._csv_file: IO[str] = self._files.open(self.csv_path, "w", newline="")
+        except BaseException:
+            self._files.discard()
+            raise
         self._csv = csv.writer(self._csv_file)
         self._csv.writerow(["index", "input", "seed", "file", *(f"dim {d}" for d in dims), "verdict", "status",
                             "max_abs", "max_rel", *(f"{kind} {o}" for o in outputs for kind in ("max_abs", "max_rel")),
@@ -67,5 +75,9 @@ class RowWriter:
         self._csv_file.flush()
 
     def close(self) -> None:
-        self._json.close()
-        self._csv_file.close()
+        """Moves both files into place with the rows written so far (a sweep stopped early keeps them)."""
+        try:
+            self._files.commit()
+        except BaseException:
+            self._files.discard()
+            raise

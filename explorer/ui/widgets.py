@@ -158,7 +158,9 @@ def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
     mode = st.radio("Inputs", modes, key=state.W_INPUT_MODE, horizontal=True, label_visibility="collapsed")
     if mode == SWEPT_INPUTS:
         st.caption(f"The sweep's input {md_code(swept.label)}, read from {md_code(swept.path)}")
-        return state.RunRequest(f"swept:{swept.path}", swept.label, lambda: feeds_of(model, swept, limits), limits)
+        folders = reach.access().read_folders  # a shared app reads only files inside its allowed folders
+        return state.RunRequest(f"swept:{swept.path}", swept.label, lambda: feeds_of(model, swept, limits, folders),
+                                limits)
     if mode == SAMPLE_INPUTS:
         st.caption("The inputs this sample was built to be run on: "
                    + ", ".join(f"{md_code(name)} = {md(short_text(value))}" for name, value in given.items()))

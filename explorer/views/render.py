@@ -6,6 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ..atomic_write import write_bytes, write_text
 from ..errors import ExplorerError
 
 FORMATS = ("svg", "png", "pdf")
@@ -54,15 +55,15 @@ def render_svg(dot_text: str, *, timeout: float = 300.0) -> str:
 
 
 def write_diagram(dot_text: str, path: str | Path, *, timeout: float = 300.0) -> str:
-    """Writes DOT text to `path`, as it is for `.dot`/`.gv`, rendered by `dot` for `.svg`/`.png`/`.pdf`.
-    Returns the format written."""
+    """Writes DOT text to `path`, as it is for `.dot`/`.gv`, rendered by `dot` for `.svg`/`.png`/`.pdf` (to a
+    temporary file moved into place once complete). Returns the format written."""
     path = Path(path)
     fmt = path.suffix.lower().lstrip(".")
     if fmt in ("dot", "gv"):
-        path.write_text(dot_text, encoding="utf-8")
+        write_text(path, dot_text)
         return "dot"
     if fmt not in FORMATS:
         known = ", ".join(f".{f}" for f in FORMATS)
         raise ValueError(f"cannot tell the format of {str(path)!r}: use .dot, .gv, {known}")
-    path.write_bytes(render(dot_text, fmt, timeout=timeout))
+    write_bytes(path, render(dot_text, fmt, timeout=timeout))
     return fmt

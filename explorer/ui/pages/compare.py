@@ -52,7 +52,7 @@ def side_b(model):
         return choice, choice
     if choice == SWEPT:
         try:
-            return reference_of(model, swept, Limits()), f"sweep:{swept.reference}"
+            return reference_of(model, swept, Limits(), reach.access().read_folders), f"sweep:{swept.reference}"
         except ExplorerError as exc:
             st.error(f"The sweep's reference values do not load: {md(exc)}")
             return None

@@ -8,8 +8,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from explorer.access import NO_SAVES
 from explorer.docs_links import more
-from explorer.errors import ExplorerError
+from explorer.errors import ExplorerError, failure_text
 from explorer.model_files import external_data_name, needs_external, serialize_model
 from explorer.ui import diagram, jobs, reach, state, work
 from explorer.views import rewrites
@@ -44,23 +45,29 @@ def proof(key: str, job, label: str, shown: str | None = None) -> None:
 
 def save_result(model, result, column) -> None:
     """A download of the optimized model; one with external data (the original had some, or it is over 2 GiB)
-    is saved to a local path instead, its weights in `<name>.data` beside it."""
+    is saved to a local path instead, its weights in `<name>.data` beside it: in a shared app only into the
+    folder its operator named for saves. The save is refused when either file is a loaded model's own (any
+    session's: atomic_write.py), and written beside its target first, so a failed save loses nothing."""
     name = f"{model.source.rsplit('/', 1)[-1].removesuffix('.onnx')}.optimized.onnx"
     if not (result.external or needs_external(result.optimized)):
         column.download_button("Download the optimized model", lambda: serialize_model(result.optimized),
                                file_name=name, mime="application/octet-stream", width="stretch")
         return
+    access = reach.access()
+    if access.shared and access.save_folder is None:
+        column.info(md(NO_SAVES))
+        return
     folder = model.path.parent if model.path is not None else Path.cwd()
+    folder = access.save_folder if access.save_folder is not None and access.shared else folder
     target = column.text_input("Save the optimized model (with its external data) to", str(folder / name),
                                key=state.W_OPTIMIZED_PATH)
     if column.button("Save", key=state.W_OPTIMIZED_SAVE, width="stretch"):
         try:
-            access = reach.access()
             path = access.target(target)
             access.target(str(path.parent / external_data_name(path)))  # its weights' file: a symlink must not lead out
             written = result.save(path)
-        except (ExplorerError, OSError) as exc:
-            column.error(f"Not saved: {md(exc)}", icon=":material/error:")
+        except Exception as exc:  # noqa: BLE001 - whatever went wrong, the page says so and the session goes on
+            column.error(f"Not saved: {md(failure_text(exc))}", icon=":material/error:")
         else:
             column.success(md("Saved " + " and ".join(str(path) for path in written)))
 

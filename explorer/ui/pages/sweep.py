@@ -146,7 +146,7 @@ else:
     if given is not None and against is not None:
         ready = attempt(plan, source.path if source.path else model, against[0], given, seeds=seeds,
                         limits=request.limits if request is not None else None, rtol=rtol, atol=atol,
-                        lenient=source.lenient)
+                        lenient=source.lenient, folders=reach.access().read_folders)
     ready = ready if where is not None else None
     if ready is not None:
         st.caption(f"{len(ready.items)} inputs; each runs under the sidebar's limits.")
