@@ -1,4 +1,4 @@
-"""Generation step by step on optimum's exports of tiny GPT-2 and Llama (tests/models/generation): explorer's
+"""Generation step by step on optimum's exports of tiny GPT-2, Llama and Qwen2 (tests/models/generation): explorer's
 tokens against transformers' generate (stored by the recipe) and onnxruntime driving the same loop; one trace
 whose loop has an iteration per step; caches recorded once; planted faults found at their step, layer and head."""
 from __future__ import annotations
@@ -25,7 +25,7 @@ from explorer.generation.onnxruntime_loop import onnxruntime_steps
 from explorer.generation.wrap import LOOP
 
 HERE = Path(__file__).resolve().parent / "models" / "generation"
-GPT2, LLAMA = HERE / "gpt2", HERE / "llama"
+GPT2, LLAMA, QWEN2 = HERE / "gpt2", HERE / "llama", HERE / "qwen2"
 
 
 def reference(folder: Path) -> list[dict]:
@@ -41,7 +41,8 @@ def short(folder: Path) -> list[dict]:
     (GPT2 / "decoder_model.onnx", GPT2 / "decoder_with_past_model.onnx", GPT2),  # two files
     (GPT2 / "decoder_with_past_model.onnx", None, GPT2),  # one file, the first step on an empty past
     (LLAMA, None, LLAMA),
-], ids=["gpt2-merged", "gpt2-two-files", "gpt2-with-past", "llama"])
+    (QWEN2, None, QWEN2),
+], ids=["gpt2-merged", "gpt2-two-files", "gpt2-with-past", "llama", "qwen2"])
 def test_tokens_equal_transformers_and_onnxruntime(model: Path, with_past: Path | None, folder: Path) -> None:
     logits = np.load(folder / "reference_logits.npz")
     for k, entry in enumerate(short(folder)):

@@ -1,4 +1,4 @@
-"""The recipe of the decoders in this folder: tiny random GPT-2 and Llama models (hidden size 32, two layers, a
+"""The recipe of the decoders in this folder: tiny random GPT-2, Llama and Qwen2 models (hidden size 32, two layers, a
 vocabulary of 128, untied output embeddings so that greedy tokens vary), built from transformers' config classes
 with seeded weights (no download: HF_HUB_OFFLINE=1), saved to a temporary folder and exported by optimum's ONNX
 exporter (`main_export`, which checks onnxruntime's outputs against PyTorch's), at opset 17, each into an
@@ -8,8 +8,8 @@ optimum-style folder with its config.json:
   use_past_in_inputs=False), `decoder_with_past_model.onnx` (task
   text-generation-with-past: `past_key_values.*` in, `present.*` out) and `decoder_model_merged.onnx`, the two
   merged by optimum's `merge_decoders` (an If on `use_cache_branch`);
-- llama/: `model.onnx`, one decoder with past (grouped-query attention, rotary positions), first step on an
-  empty past, as optimum exports decoders today.
+- llama/ and qwen2/: `model.onnx`, one decoder with past (grouped-query attention, rotary positions; Qwen2's
+  biased q/k/v projections), first step on an empty past, as optimum exports decoders today.
 
 Each folder's reference.json holds transformers' `generate` (greedy, `max_new_tokens`) for fixed prompts (the first
 one also for 40 tokens, where GPT-2 stops at its end-of-sequence id 3): the new tokens, and per step the chosen token's logit margin over the runner-up (how far a float error must go to change
@@ -33,7 +33,14 @@ import torch  # noqa: E402
 from optimum.exporters.onnx import main_export  # noqa: E402
 from optimum.exporters.onnx.model_configs import GPT2OnnxConfig  # noqa: E402
 from optimum.onnx.graph_transformations import merge_decoders  # noqa: E402
-from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM  # noqa: E402
+from transformers import (  # noqa: E402
+    GPT2Config,
+    GPT2LMHeadModel,
+    LlamaConfig,
+    LlamaForCausalLM,
+    Qwen2Config,
+    Qwen2ForCausalLM,
+)
 
 HERE = Path(__file__).resolve().parent
 VOCAB, HIDDEN, HEADS, LAYERS = 128, 32, 4, 2
@@ -50,6 +57,13 @@ def gpt2() -> torch.nn.Module:
 
 def llama() -> torch.nn.Module:
     return LlamaForCausalLM(LlamaConfig(vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=64,
+                                        num_hidden_layers=LAYERS, num_attention_heads=HEADS, num_key_value_heads=2,
+                                        max_position_embeddings=64, tie_word_embeddings=False,
+                                        initializer_range=0.2, **SPECIAL))
+
+
+def qwen2() -> torch.nn.Module:
+    return Qwen2ForCausalLM(Qwen2Config(vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=64,
                                         num_hidden_layers=LAYERS, num_attention_heads=HEADS, num_key_value_heads=2,
                                         max_position_embeddings=64, tie_word_embeddings=False,
                                         initializer_range=0.2, **SPECIAL))
@@ -109,12 +123,13 @@ def main() -> None:
                        save_path=folder / "decoder_model_merged.onnx")
         reference(model, folder)
 
-        folder = HERE / "llama"
-        folder.mkdir(exist_ok=True)
-        model = export(llama, "text-generation-with-past", scratch / "llama")
-        for name in ("model.onnx", "config.json"):
-            shutil.copyfile(scratch / "llama" / name, folder / name)
-        reference(model, folder)
+        for name, make in (("llama", llama), ("qwen2", qwen2)):
+            folder = HERE / name
+            folder.mkdir(exist_ok=True)
+            model = export(make, "text-generation-with-past", scratch / name)
+            for file in ("model.onnx", "config.json"):
+                shutil.copyfile(scratch / name / file, folder / file)
+            reference(model, folder)
     for path in sorted(HERE.glob("*/*.onnx")):
         check(path)
         print(f"{path.relative_to(HERE)}: {path.stat().st_size} bytes")
