@@ -2,6 +2,7 @@
 marked (inside bodies too), and each rewrite's neighbourhood with one level of context."""
 from __future__ import annotations
 
+import onnx
 import pytest
 from dot_support import box, parse_dot
 from test_dot_overlays import state_of
@@ -69,3 +70,44 @@ def test_marks_follow_nodes_when_the_optimizer_drops_the_names_it_gave():
     assert [k for k, v in drawn_before.items() if v == "removed"] == [box("Identity_0")]
     drawn_after = states(result.optimized, after)
     assert all(v != "added" for v in drawn_after.values())
+
+
+def _loop_with_identities(identities: int = 30, kept: int = 12) -> onnx.ModelProto:
+    """A Loop whose body runs x through `identities` Identity nodes (the optimizer removes them) and `kept` Relus."""
+    h = onnx.helper
+    nodes = [h.make_node("Identity", ["cond_in"], ["cond_out"], name="keep_going")]
+    value = "x_in"
+    for i in range(identities):
+        nodes.append(h.make_node("Identity", [value], [f"id{i}"], name=f"id{i}"))
+        value = f"id{i}"
+    for i in range(kept):
+        nodes.append(h.make_node("Relu", [value], [f"relu{i}"], name=f"relu{i}"))
+        value = f"relu{i}"
+    nodes.append(h.make_node("Neg", [value], ["x_out"], name="neg"))
+    f = onnx.TensorProto.FLOAT
+    body = h.make_graph(nodes, "body", [h.make_tensor_value_info("i", onnx.TensorProto.INT64, []),
+                                        h.make_tensor_value_info("cond_in", onnx.TensorProto.BOOL, []),
+                                        h.make_tensor_value_info("x_in", f, [3])],
+                        [h.make_tensor_value_info("cond_out", onnx.TensorProto.BOOL, []),
+                         h.make_tensor_value_info("x_out", f, [3])])
+    graph = h.make_graph([h.make_node("Loop", ["n", "", "x"], ["y"], name="loop", body=body)], "g",
+                         [h.make_tensor_value_info("n", onnx.TensorProto.INT64, []),
+                          h.make_tensor_value_info("x", f, [3])], [h.make_tensor_value_info("y", f, [3])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 21)])
+
+
+def test_before_and_after_are_drawn_at_the_same_expansion():
+    from explorer.views.draw_plan import Options
+    from explorer.views.rewrites import result_overlays, side_by_side
+
+    model = explorer.load(_loop_with_identities())
+    result = explorer.optimize(model)
+    before, after = explorer.load(result.original), explorer.load(result.optimized)
+    assert len(before.index.graphs["loop/body"].proto.node) > Options.max_expanded_nodes
+    assert len(after.index.graphs["loop/body"].proto.node) <= Options.max_expanded_nodes
+    removed, added = result_overlays(result)
+    alone = explorer.model_to_dot(before, overlay=removed), explorer.model_to_dot(after, overlay=added)
+    assert [sorted(d.bodies) for d in alone] == [[], ["loop/body"]]  # each by its own size: one shut, one open
+    drawn = side_by_side(before, after, removed, added)
+    assert [sorted(d.bodies) for d in drawn] == [["loop/body"], ["loop/body"]]
+    assert drawn[0].shows("loop/body/relu0") and drawn[1].shows("loop/body/relu0")

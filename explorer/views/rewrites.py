@@ -5,7 +5,11 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from ..model import Model
 from ..optimizer import OptimizationResult, RewriteStep, default_patterns
+from .builder import Drawing
+from .dot import model_to_dot
+from .draw_facts import ModelFacts
 from .overlays import RewriteOverlay
 
 
@@ -53,3 +57,25 @@ def step_overlays(step: RewriteStep) -> tuple[RewriteOverlay, RewriteOverlay]:
     prefix = f"{step.graph}/" if step.graph else ""
     return (RewriteOverlay(removed=frozenset(p[len(prefix):] for p in step.removed)),
             RewriteOverlay(added=frozenset(p[len(prefix):] for p in step.added)))
+
+
+def side_by_side(before: Model, after: Model, removed: RewriteOverlay, added: RewriteOverlay,
+                 **options: Any) -> tuple[Drawing, Drawing]:
+    """The original (removed nodes marked) and the optimized model (added ones marked) drawn at the same
+    expansion: a body or layer open on either side (by the default rule, or to show a mark) is open on both where
+    both have it, so that a body the rewrites shrank is not drawn collapsed before and open after."""
+    first = model_to_dot(before, overlay=removed, **options)
+    second = model_to_dot(after, overlay=added, **options)
+    bodies = first.bodies | second.bodies
+    scopes = first.scopes | second.scopes
+    if (bodies, scopes) == (first.bodies, first.scopes) == (second.bodies, second.scopes):
+        return first, second
+
+    def rules(model: Model) -> dict[str, Any]:
+        facts = ModelFacts.of(model)
+        known = {key for graph in model.index.graphs.values() for key in facts.tree(graph).scopes}
+        return {"expand": {path: path in bodies for path in model.index.graphs if path},
+                "scopes": {key: key in scopes for key in known}}
+
+    return (model_to_dot(before, overlay=removed, **{**options, **rules(before)}),
+            model_to_dot(after, overlay=added, **{**options, **rules(after)}))

@@ -84,13 +84,16 @@ def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> None:
                      key=state.W_OPT_WHOLE, help="Laying out a big model takes graphviz a few seconds"):
         return
     removed, added = rewrites.result_overlays(partial)
+    drawn = rewrites.side_by_side(state.proto_model(partial.original, partial.lenient),
+                                  state.proto_model(partial.optimized, partial.lenient), removed, added,
+                                  edge_labels=None)  # at the same expansion
     before, after = st.columns(2)
     with before:
         st.markdown("##### Original (removed nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(partial.original, partial.lenient), overlay=removed, edge_labels=None), key=state.W_OPT_BEFORE)
+        diagram.show(drawn[0], key=state.W_OPT_BEFORE)
     with after:
         st.markdown(f"##### After {k} rewrite{'s' if k != 1 else ''} (added nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(partial.optimized, partial.lenient), overlay=added, edge_labels=None), key=state.W_OPT_AFTER)
+        diagram.show(drawn[1], key=state.W_OPT_AFTER)
 
 
 def rewrite_list(result) -> None:
