@@ -211,3 +211,12 @@ def test_int32_ids_mask_and_positions(tmp_path: Path) -> None:
     assert generation.steps[3].inputs["attention_mask"].dtype == np.int32
     result = against_onnxruntime(generation)
     assert result.first_token_diff is None and max(result.logit_error) < 1e-4
+
+
+def test_what_cannot_be_generated_is_said() -> None:
+    with pytest.raises(explorer.ModelError, match="no past inputs"):
+        explorer.generate(GPT2 / "decoder_model.onnx", [1, 2])  # the first step's decoder alone
+    with pytest.raises(explorer.FeedError, match="at least 1"):
+        explorer.generate(GPT2, [1, 2], max_new_tokens=0)
+    with pytest.raises(explorer.FeedError, match="no prompt"):
+        explorer.generate(GPT2)

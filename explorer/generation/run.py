@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 
 from ..atomic_write import replacing
+from ..errors import FeedError
 from ..executor import run
 from ..limits import Limits
 from ..model import Model, load
@@ -68,6 +69,8 @@ def generate(model: str | Path | DecoderExport, prompt_ids: Sequence[int] | Sequ
     decoder export: a decoder .onnx (`with_past` the decoder of the later steps when it has no past inputs) or an
     optimum-style folder with config.json. `prompt_ids`: one prompt, or one per batch row; `inputs`: the first
     step's inputs (input_ids, attention_mask, ...) instead, completed as optimum would."""
+    if max_new_tokens < 1:
+        raise FeedError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
     export = model if isinstance(model, DecoderExport) else open_decoder(model, with_past)
     prompt = None if prompt_ids is None else np.array(prompt_ids, np.int64)
     first = first_inputs(export, prompt, inputs)
