@@ -6,7 +6,8 @@ len_b - 1 - s of item b (seq_length - 1 - s without sequence_lens). The same per
 produced back to time order. Steps past an item's length keep its previous state (see `schedule`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -17,6 +18,8 @@ class TimeOrder:
 
     reverse: bool
     index: np.ndarray | None = None  # [seq, batch] for a reverse direction with sequence_lens (its own inverse)
+    _gathers: dict[tuple[tuple[int, ...], int], tuple[np.ndarray, ...]] = field(
+        default_factory=dict, compare=False, repr=False)
 
     def apply(self, array: np.ndarray, batch_axis: int) -> np.ndarray:
         """`array` (time first, batch items along `batch_axis`) permuted between time and processing order."""
@@ -24,16 +27,46 @@ class TimeOrder:
             return array
         if self.index is None:
             return array[::-1]
-        shape = [1] * array.ndim
-        shape[0], shape[batch_axis] = self.index.shape
-        return np.take_along_axis(array, self.index.reshape(shape), axis=0)
+        key = (array.shape, batch_axis)
+        gather = self._gathers.get(key)
+        if gather is None:
+            gather = self._gathers[key] = _gather(self.index, array.shape, batch_axis)
+        return array[gather]
+
+
+def _gather(index: np.ndarray, shape: tuple[int, ...], batch_axis: int) -> tuple[np.ndarray, ...]:
+    """The fancy index np.take_along_axis(array, index, axis=0) builds (`index` [seq, batch] set along axes 0 and
+    `batch_axis`, every other axis its own range), made once per shape: take_along_axis builds it in Python at
+    every call, which costs a small cell more than the gather."""
+    ndim = len(shape)
+    index_shape = [1] * ndim
+    index_shape[0], index_shape[batch_axis] = index.shape
+    found = [index.reshape(index_shape)]
+    for axis in range(1, ndim):
+        axis_shape = [1] * ndim
+        axis_shape[axis] = shape[axis]
+        found.append(np.arange(shape[axis]).reshape(axis_shape))
+    return tuple(found)
+
+
+_FORWARD, _BACKWARD = TimeOrder(False), TimeOrder(True)
 
 
 def time_order(reverse: bool, seq: int, lens: np.ndarray | None) -> TimeOrder:
+    """The order of one direction; `lens` the int64 sequence lengths, or None when every sequence is full."""
     if not reverse or lens is None:
-        return TimeOrder(reverse)
+        return _BACKWARD if reverse else _FORWARD
+    return _reverse_order(seq, lens.tobytes())
+
+
+@lru_cache(maxsize=64)
+def _reverse_order(seq: int, lens: bytes) -> TimeOrder:
+    """A reverse direction's order for these lengths, made once (with its gathers): a model sees the same few."""
+    lengths = np.frombuffer(lens, np.int64)
     t = np.arange(seq)[:, None]
-    return TimeOrder(True, np.where(t < lens[None, :], lens[None, :] - 1 - t, t))
+    index = np.where(t < lengths[None, :], lengths[None, :] - 1 - t, t)
+    index.flags.writeable = False
+    return TimeOrder(True, index)
 
 
 Schedule = list[tuple[int, "np.ndarray | None"]]
@@ -41,8 +74,23 @@ Schedule = list[tuple[int, "np.ndarray | None"]]
 
 def schedule(seq: int, lens: np.ndarray | None) -> Schedule:
     """(processing step, mask [batch, 1] of the items whose sequence has ended, to keep their previous state, or
-    None when every item is still running) for each step any item needs."""
+    None when every item is still running) for each step any item needs. Made once per length and lengths (the
+    cells only read it)."""
+    return _schedule(seq, None if lens is None else lens.tobytes())
+
+
+@lru_cache(maxsize=64)
+def _schedule(seq: int, lens: bytes | None) -> Schedule:
     if lens is None:
         return [(s, None) for s in range(seq)]
-    shortest = int(lens.min())
-    return [(s, None if s < shortest else (s >= lens)[:, None]) for s in range(int(lens.max()))]
+    lengths = np.frombuffer(lens, np.int64)
+    shortest = int(lengths.min())
+    found: Schedule = []
+    for s in range(int(lengths.max())):
+        if s < shortest:
+            found.append((s, None))
+        else:
+            mask = (s >= lengths)[:, None]
+            mask.flags.writeable = False
+            found.append((s, mask))
+    return found
