@@ -31,7 +31,8 @@ class TimeOrder:
         gather = self._gathers.get(key)
         if gather is None:
             gather = self._gathers[key] = _gather(self.index, array.shape, batch_axis)
-        return array[gather]
+        gathered: np.ndarray = array[gather]
+        return gathered
 
 
 def _gather(index: np.ndarray, shape: tuple[int, ...], batch_axis: int) -> tuple[np.ndarray, ...]:
