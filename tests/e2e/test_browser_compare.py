@@ -79,3 +79,59 @@ def test_compare_names_outlines_and_steps_to_the_first_divergence(page):
     expect(legend).to_contain_text("0.25")
     no_exception(page)
     shot(page, "compare_graph_error")
+
+
+def open_path(page, path) -> None:
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Local path", exact=True).click()
+    settle(page)
+    field = page.get_by_label("Path to an .onnx file", exact=True)
+    field.fill(str(path))
+    field.press("Enter")
+    settle(page)
+
+
+def test_an_exporter_bug_is_one_verdict_with_the_gates_tab_on_its_gate_at_1000_px(browser, server, tmp_path):
+    """A PyTorch GRU exported with linear_before_reset=0, against PyTorch's equations, in a 1000 px window: the
+    banner names the node, gate h and step 0 with the diagnosis, within the window, and the Gates tab is open
+    on gate h with where it departs."""
+    import onnx
+    from app_server import RUN_TIMEOUT
+
+    from tests.compare_models import exported_rnn, torch_parameters
+
+    model = exported_rnn("GRU", torch_parameters("GRU"), linear_before_reset=0)
+    model.producer_name = "pytorch"
+    onnx.save(model, tmp_path / "gru.onnx")
+    context = browser.new_context(viewport={"width": 1000, "height": 1100})
+    page = context.new_page()
+    page.set_default_timeout(RUN_TIMEOUT)
+    try:
+        page.goto(server)
+        settle(page)
+        open_path(page, tmp_path / "gru.onnx")
+        open_page(page, "Compare")
+        page.get_by_test_id("stRadio").get_by_text("PyTorch's equations (GRU/LSTM/RNN)").click()
+        settle(page)
+        verdict = page.get_by_test_id("stAlertContentError").filter(has_text="part at node 'rnn' (GRU), gate h")
+        verdict.wait_for()
+        assert "(a known exporter bug)" in verdict.inner_text() and in_view(page, verdict)
+        expect(page.get_by_role("tab", name="Gates")).to_have_attribute("aria-selected", "true")
+        page.get_by_text("Gate h departs first at time step 0").wait_for()
+        expect(page.get_by_test_id("stRadio").filter(has_text="Gate").get_by_role("radio", name="h", exact=True)).to_be_checked()
+        no_exception(page)
+        shot(page, "compare_gru_exporter_bug_1000")
+    finally:
+        context.close()
+
+
+def test_a_float16_lstm_agrees_with_onnxruntime(page):
+    from pathlib import Path
+
+    open_path(page, Path(__file__).resolve().parents[1] / "models" / "torch_exports" / "ts_lstm_2layer_fp16.onnx")
+    open_page(page, "Compare")
+    agree = page.get_by_test_id("stAlertContentSuccess").filter(has_text="and onnxruntime agree")
+    agree.wait_for()
+    assert in_view(page, agree)
+    no_exception(page)
+    shot(page, "compare_fp16_lstm")
