@@ -29,6 +29,7 @@ from .rounding import ACCUMULATING, judge
 CARRIED = "rounding of its inputs' differences"
 ACCUMULATED = "the rounding of its accumulation (epsilon · Σ|a|·|b|)"
 FROM_BODY = "its body's rounding"
+TIE = "tie order: indices differ only among values equal within the tolerance"
 TIE_OPS = frozenset({"TopK", "ArgMax", "ArgMin", "NonMaxSuppression"})
 CONTROL = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 MAX_SECONDS = 30.0  # past this, what is left unexplained stays a difference (a note says so)
@@ -152,7 +153,34 @@ def explain(values: list[ValueComparison], pairs: list[Pair], a: Recording, b: R
             break
         e.ok, e.within = True, reason
         explained.append(order)
+    _tie_effects(values, rerun)
     return []
+
+
+def _tie_effects(values: list[ValueComparison], rerun: _Rerun) -> None:
+    """Says, for each tie order, what it changes downstream: the later values that differ only as carried."""
+    carried = {v.node for v in values for e in v.errors if e.within in (CARRIED, FROM_BODY)}
+    for v in values:
+        for e in v.errors:
+            if e.within != TIE:
+                continue
+            reached = _downstream(rerun, v.node, v.name) & carried
+            e.within = TIE + ("; downstream it changes " + ", ".join(sorted(reached)[:5])
+                              + (", ..." if len(reached) > 5 else "") if reached else "; nothing downstream differs")
+
+
+def _downstream(rerun: _Rerun, node: str, name: str) -> set[str]:
+    """The nodes of the same graph that read `name`, directly or through other nodes."""
+    index = rerun.model.index
+    consumers = index.consumers(rerun.model.node(node).graph.path)
+    found: set[str] = set()
+    pending = [name]
+    while pending:
+        for path in consumers.get(pending.pop(), ()):
+            if path not in found:
+                found.add(path)
+                pending.extend(n for n in rerun.model.node(path).proto.output if n)
+    return found
 
 
 def _why(rerun: _Rerun, pair: Pair, v: ValueComparison, e: IterationError, explained: list[int]) -> str | None:
@@ -192,7 +220,7 @@ def _why(rerun: _Rerun, pair: Pair, v: ValueComparison, e: IterationError, expla
         if args is not None and _ties(v.op_type, rerun.model.node(v.node).proto, args, found[v.name], theirs,
                                       v.tolerance):
             e.own_error = own.max_abs
-            return "tie order: indices differ only among values equal within the tolerance"
+            return TIE
     return None
 
 
