@@ -162,3 +162,20 @@ def test_float16_head_against_onnxruntime_agrees_within_float16_rounding():
     assert result.first is None and not result.differs and all(d.ok for d in result.outputs)
     assert result.value("/head/Add").tolerance.precision == "float16"
     assert compare(model, "onnxruntime", feeds, rtol=1e-4, atol=1e-5).differs
+
+
+def test_non_max_suppression_picks_that_differ_among_equal_scores_are_a_tie_order():
+    boxes = np.array([[[0, 0, 1, 1], [2, 2, 3, 3], [4, 4, 5, 5], [6, 6, 7, 7]]], np.float32)
+    scores = np.array([[[0.9, 0.5, 0.9, 0.2]]], np.float32)
+    model = _model([h.make_node("NonMaxSuppression", ["boxes", "scores", "most"], ["picked"], name="nms")],
+                   [_info("boxes", [1, 4, 4]), _info("scores", [1, 1, 4])],
+                   [h.make_tensor_value_info("picked", T.INT64, None)],
+                   [nh.from_array(np.array([2], np.int64), "most")])
+    feeds = {"boxes": boxes, "scores": scores}
+    ours = explorer.run(model, feeds).outputs["picked"]
+    assert sorted(ours[:, 2]) == [0, 2]
+    result = compare(model, {"picked": ours[::-1].copy()}, feeds)  # the two 0.9 boxes in the other order
+    assert result.first is None and result.value("nms").errors[0].within.startswith("tie order")
+    other = ours.copy()
+    other[1, 2] = 1  # a 0.5 box for a 0.9 one: no tie
+    assert compare(model, {"picked": other}, feeds).first.node == "nms"
