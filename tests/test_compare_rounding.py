@@ -126,26 +126,34 @@ def test_dropout_in_inference_draws_nothing():
 
 
 def test_the_optimizer_s_proof_judges_a_normalization_s_output_by_its_scale():
-    """A BatchNormalization folded by hand into the Conv before it: the folded weights round differently, so
-    values near zero differ by more than 1e-4 of themselves; the proof judges them by the tensor's scale."""
-    x = (RNG.standard_normal((1, 3, 8, 8)) * 100).astype(np.float32)  # large activations
-    w = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
-    scale, bias = RNG.uniform(0.5, 2, 4).astype(np.float32), RNG.standard_normal(4).astype(np.float32)
-    mean, var = RNG.standard_normal(4).astype(np.float32), RNG.uniform(0.5, 2, 4).astype(np.float32)
+    """A BatchNormalization folded by hand into the Conv before it, over large activations, with a bias that
+    puts an output of each channel near zero: the folded weights round differently, so those values differ by
+    far more than 1e-4 of themselves; the proof judges them by the tensor's scale."""
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((1, 3, 8, 8)) * 100).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    scale = rng.uniform(0.5, 2, 4).astype(np.float32)
+    mean, var = rng.standard_normal(4).astype(np.float32), rng.uniform(0.5, 2, 4).astype(np.float32)
     k = scale / np.sqrt(var + 1e-5)
-    folded_w = (w * k[:, None, None, None]).astype(np.float32)
-    folded_b = (bias - mean * k).astype(np.float32)
+    shape = ([_info("x", [1, 3, 8, 8])], [_info("y", [1, 4, 6, 6])])
+    conv = explorer.run(_model([h.make_node("Conv", ["x", "w"], ["y"])], *shape, [nh.from_array(w, "w")]),
+                        {"x": x}).outputs["y"]
+    bias = (-(conv[0, :, 2, 3] - mean) * k).astype(np.float32)  # each channel's output at (2, 3) near zero
     conv_bn = _model([h.make_node("Conv", ["x", "w"], ["c"], name="conv"),
-                      h.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["y"], name="bn")],
-                     [_info("x", [1, 3, 8, 8])], [_info("y", [1, 4, 6, 6])],
+                      h.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["y"], name="bn")], *shape,
                      [nh.from_array(a, n) for a, n in ((w, "w"), (scale, "s"), (bias, "b"), (mean, "m"), (var, "v"))])
-    folded = _model([h.make_node("Conv", ["x", "w", "b"], ["y"], name="conv")], [_info("x", [1, 3, 8, 8])],
-                    [_info("y", [1, 4, 6, 6])], [nh.from_array(folded_w, "w"), nh.from_array(folded_b, "b")])
+    folded = _model([h.make_node("Conv", ["x", "w", "b"], ["y"], name="conv")], *shape,
+                    [nh.from_array((w * k[:, None, None, None]).astype(np.float32), "w"),
+                     nh.from_array((bias - mean * k).astype(np.float32), "b")])
     before = explorer.run(conv_bn, {"x": x}).outputs["y"]
     after = explorer.run(folded, {"x": x}).outputs["y"]
     assert not compare_values("y", after, before).ok  # near-zero values, far apart relative to themselves
     verdict = compare_models(conv_bn, folded, {"x": x}, judges=("explorer",))
     assert verdict.status == "equivalent", verdict.lines()
+    wrong = _model([h.make_node("Conv", ["x", "w", "b"], ["y"], name="conv")], *shape,
+                   [nh.from_array((w * k[:, None, None, None]).astype(np.float32), "w"),
+                    nh.from_array((bias - mean * k + 1.0).astype(np.float32), "b")])  # 2e-3 of the scale
+    assert compare_models(conv_bn, wrong, {"x": x}, judges=("explorer",)).status == "different"
 
 
 def test_float16_head_against_onnxruntime_agrees_within_float16_rounding():
@@ -179,3 +187,32 @@ def test_non_max_suppression_picks_that_differ_among_equal_scores_are_a_tie_orde
     other = ours.copy()
     other[1, 2] = 1  # a 0.5 box for a 0.9 one: no tie
     assert compare(model, {"picked": other}, feeds).first.node == "nms"
+
+
+def test_a_bfloat16_export_agrees_with_pytorch_within_bfloat16_rounding():
+    """A real TorchScript export computing in bfloat16 (its output cast back to float32) against PyTorch's own
+    output: the output carries bfloat16's rounding, and is judged at bfloat16's precision."""
+    from pathlib import Path
+
+    exports = Path(__file__).resolve().parent / "models" / "torch_exports"
+    reference = dict(np.load(exports / "reference" / "ts_attention_bfloat16.npz"))
+    model = explorer.load(exports / "ts_attention_bfloat16.onnx")
+    result = compare(model, {"y": reference["outputs/y"]}, {"x": reference["inputs/x"]})
+    assert result.first is None and result.within == ["bfloat16 rounding"]
+    assert result.value("/Cast_3", "y").tolerance.precision == "bfloat16"
+    assert compare(model, {"y": reference["outputs/y"]}, {"x": reference["inputs/x"]}, rtol=1e-4,
+                   atol=1e-5).differs
+
+
+def test_a_quantized_value_one_step_away_agrees_within_one_quantization_step():
+    model = _model([h.make_node("QuantizeLinear", ["x", "scale", "zero"], ["q"], name="quantize")],
+                   [_info("x", [6])], [h.make_tensor_value_info("q", T.UINT8, [6])],
+                   [nh.from_array(np.array(0.1, np.float32), "scale"), nh.from_array(np.array(0, np.uint8), "zero")])
+    x = np.array([0.05, 0.15, 0.26, 1.0, 2.5, 0.0], np.float32)
+    ours = explorer.run(model, {"x": x}).outputs["q"]
+    rounded_up = ours.copy()
+    rounded_up[0] += 1  # 0.05 / 0.1 = 0.5 rounded the other way
+    result = compare(model, {"q": rounded_up}, {"x": x})
+    assert result.first is None and result.within == ["one quantization step"]
+    rounded_up[3] += 2
+    assert compare(model, {"q": rounded_up}, {"x": x}).first.node == "quantize"
