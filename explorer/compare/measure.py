@@ -22,7 +22,7 @@ class IterationError:
     max_rel: float
     ok: bool
     note: str = ""
-    within: str = ""  # why a difference is no divergence: "float16 rounding", "rounding of its inputs' errors"...
+    within: str = ""  # why a difference is no divergence: "float16 rounding", "rounding carried from its inputs"...
     own_error: float | None = None  # the node run on B's inputs against B's value (own_error.py), when asked
 
 

@@ -26,9 +26,9 @@ from .precision import Tolerance
 from .recording import Produced, Recording, is_summary
 from .rounding import ACCUMULATING, judge
 
-CARRIED = "rounding of its inputs' differences"
-ACCUMULATED = "the rounding of its accumulation (epsilon · Σ|a|·|b|)"
-FROM_BODY = "its body's rounding"
+CARRIED = "rounding carried from its inputs"
+ACCUMULATED = "an accumulation's rounding (ε · Σ|a|·|b|)"
+FROM_BODY = "rounding carried from its body"
 TIE = "tie order: indices differ only among values equal within the tolerance"
 TIE_OPS = frozenset({"TopK", "ArgMax", "ArgMin", "NonMaxSuppression"})
 CONTROL = frozenset({"If", "Loop", "Scan", "SequenceMap"})

@@ -94,8 +94,8 @@ class Comparison:
 
     @property
     def within(self) -> list[str]:
-        """Why differences beyond float32's tolerance are none: "float16 rounding", "rounding of its inputs'
-        differences", a tie order..., each once, in execution order."""
+        """Why differences beyond float32's tolerance are none: "float16 rounding", "rounding carried from its
+        inputs", a tie order..., each once, in execution order."""
         found = sorted((e.order, e.within) for v in self.values for e in v.errors if e.ok and e.within)
         return list(dict.fromkeys(within for _, within in found))
 
