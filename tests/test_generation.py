@@ -25,7 +25,7 @@ from explorer.generation.onnxruntime_loop import onnxruntime_steps
 from explorer.generation.wrap import LOOP
 
 HERE = Path(__file__).resolve().parent / "models" / "generation"
-GPT2, LLAMA, QWEN2 = HERE / "gpt2", HERE / "llama", HERE / "qwen2"
+GPT2, LLAMA, QWEN2, T5 = HERE / "gpt2", HERE / "llama", HERE / "qwen2", HERE / "t5"
 
 
 def reference(folder: Path) -> list[dict]:
@@ -37,20 +37,24 @@ def short(folder: Path) -> list[dict]:
 
 
 @pytest.mark.parametrize(("model", "with_past", "folder"), [
+    (T5, None, T5),  # an encoder-decoder: the encoder once, its states and cross-attention caches every step
+    (T5 / "decoder_model.onnx", T5 / "decoder_with_past_model.onnx", T5),
     (GPT2, None, GPT2),  # the folder: decoder_model_merged.onnx, an If on use_cache_branch
     (GPT2 / "decoder_model.onnx", GPT2 / "decoder_with_past_model.onnx", GPT2),  # two files
     (GPT2 / "decoder_with_past_model.onnx", None, GPT2),  # one file, the first step on an empty past
     (LLAMA, None, LLAMA),
     (QWEN2, None, QWEN2),
-], ids=["gpt2-merged", "gpt2-two-files", "gpt2-with-past", "llama", "qwen2"])
+], ids=["t5-merged", "t5-two-files", "gpt2-merged", "gpt2-two-files", "gpt2-with-past", "llama", "qwen2"])
 def test_tokens_equal_transformers_and_onnxruntime(model: Path, with_past: Path | None, folder: Path) -> None:
     logits = np.load(folder / "reference_logits.npz")
+    encoder = folder / "encoder_model.onnx" if (folder / "encoder_model.onnx").exists() else None
     for k, entry in enumerate(short(folder)):
-        generation = explorer.generate(model, entry["prompt"], with_past=with_past,
+        generation = explorer.generate(model, entry["prompt"], with_past=with_past, encoder=encoder,
                                        max_new_tokens=entry["max_new_tokens"])
         assert generation.tokens.tolist() == [entry["tokens"]]
         np.testing.assert_allclose(generation.logits[:, 0], logits[f"p{k}"], atol=2e-5)
-        steps = list(onnxruntime_steps(generation.export, generation.feeds, entry["max_new_tokens"]))
+        steps = list(onnxruntime_steps(generation.export, generation.feeds, entry["max_new_tokens"],
+                                       encoder=generation.encoder_feeds))
         assert [int(s.token[0]) for s in steps] == entry["tokens"]
         result = against_onnxruntime(generation)
         assert result.first_token_diff is None and result.first_cache_departure is None
@@ -220,3 +224,14 @@ def test_what_cannot_be_generated_is_said() -> None:
         explorer.generate(GPT2, [1, 2], max_new_tokens=0)
     with pytest.raises(explorer.FeedError, match="no prompt"):
         explorer.generate(GPT2)
+
+
+def test_encoder_decoder_keeps_its_cross_attention_caches() -> None:
+    entry = short(T5)[1]
+    generation = explorer.generate(T5, entry["prompt"], max_new_tokens=12)
+    main = [e for e in generation.trace.events if not e.iteration]
+    assert sum(e.op_type == "Loop" for e in main) == 1 and len(main) > 50  # the encoder ran once, before the loop
+    cross = [generation.presents(t)["present.1.encoder.key"] for t in range(12)]
+    assert all(c.shape == (1, 4, 3, 8) and np.shares_memory(c, cross[0]) for c in cross)  # the prompt's 3 positions
+    assert generation.presents(11)["present.1.decoder.key"].shape == (1, 4, 12, 8)
+    assert generation.trace_bytes <= 1.5 * generation.cache_bytes

@@ -27,10 +27,14 @@ def _configure(p: argparse.ArgumentParser) -> None:
                                  "or model.onnx; config.json gives the end-of-sequence and pad ids)")
     p.add_argument("--decoder-with-past", metavar="MODEL2", help="the decoder of the steps after the first, when "
                                                                 "MODEL has no past inputs")
+    p.add_argument("--encoder", metavar="ENCODER", help="the encoder of an encoder-decoder (T5), when MODEL is a "
+                                                        "decoder file (a folder's encoder_model.onnx is found)")
     given = p.add_mutually_exclusive_group(required=True)
-    given.add_argument("--prompt-ids", type=prompt_ids, metavar="IDS", help="the prompt, e.g. 15,2,99")
+    given.add_argument("--prompt-ids", type=prompt_ids, metavar="IDS", help="the prompt, e.g. 15,2,99 (an "
+                                                                           "encoder-decoder's encoder reads it)")
     given.add_argument("--inputs", metavar="FEEDS.npz", help="the first step's inputs (input_ids, and "
-                                                             "attention_mask, position_ids when not the defaults)")
+                                                             "attention_mask, position_ids when not the defaults; an "
+                                                             "encoder-decoder's encoder inputs, and decoder_input_ids)")
     p.add_argument("--max-new-tokens", type=count, default=20, metavar="N", help="tokens to generate (default 20)")
     p.add_argument("--against", metavar="SIDE", help="onnxruntime (driving the same loop on the same files), "
                                                      "another export (a .onnx or folder), or reference tokens "
@@ -55,7 +59,8 @@ def _generate(args: argparse.Namespace) -> int:
 
     limits = limits_from(args)
     inputs = feeds_from_npz(Path(args.inputs).read_bytes(), limits) if args.inputs else None
-    generation = generate(args.model, args.prompt_ids, with_past=args.decoder_with_past, inputs=inputs,
+    generation = generate(args.model, args.prompt_ids, with_past=args.decoder_with_past, encoder=args.encoder,
+                          inputs=inputs,
                           max_new_tokens=args.max_new_tokens, limits=limits)
     tokens = generation.tokens.tolist()
     print(f"tokens: {tokens[0] if len(tokens) == 1 else tokens}")

@@ -134,7 +134,8 @@ def compare_steps(generation: Generation, other: Iterable[StepResult], label: st
 
 def against_onnxruntime(generation: Generation, atol: float = ATOL, rtol: float = RTOL) -> GenerationComparison:
     """Our generation against onnxruntime driving the same loop on the same export."""
-    steps = onnxruntime_steps(generation.export, generation.feeds, generation.logits.shape[0])
+    steps = onnxruntime_steps(generation.export, generation.feeds, generation.logits.shape[0],
+                              encoder=generation.encoder_feeds)
     return compare_steps(generation, steps, "onnxruntime", atol, rtol)
 
 
@@ -199,7 +200,5 @@ def generate_against(generation: Generation, against: str, with_past: str | None
         return against_onnxruntime(generation, atol, rtol)
     if against.endswith((".npy", ".json")) and Path(against).is_file():
         return against_tokens(generation, read_tokens(against), against)
-    pasts = {pair.past for pair in generation.export.caches}  # the other side's own empty caches (its own type)
-    other = generate(against, with_past=with_past, inputs={k: v for k, v in generation.feeds.items() if k not in pasts},
-                     max_new_tokens=generation.logits.shape[0])
+    other = generate(against, with_past=with_past, inputs=generation.given(), max_new_tokens=generation.logits.shape[0])
     return against_model(generation, other, atol, rtol)

@@ -13,6 +13,7 @@ import onnx
 from ..errors import ModelError
 
 MERGED_FLAG = "use_cache_branch"
+ENCODER_STATES, ENCODER_MASK = "encoder_hidden_states", "encoder_attention_mask"  # what the encoder gives a step
 _FOLDER_FILES = (("decoder_model_merged.onnx",), ("decoder_model.onnx", "decoder_with_past_model.onnx"),
                  ("model.onnx",), ("decoder_with_past_model.onnx",))
 
@@ -24,6 +25,7 @@ class CachePair:
     past: str
     present: str
     layer: int  # the layer its name gives (-1 when it names none)
+    static: bool = False  # a cross-attention cache: made by the first step from the encoder's states, then kept
 
 
 @dataclass
@@ -34,6 +36,7 @@ class DecoderExport:
     later: onnx.ModelProto
     first: onnx.ModelProto | None = None
     source: str = ""
+    encoder: onnx.ModelProto | None = None
     eos_token_ids: tuple[int, ...] = ()
     pad_token_id: int | None = None
     decoder_start_token_id: int | None = None
@@ -44,8 +47,10 @@ class DecoderExport:
         return any(i.name == MERGED_FLAG for i in self.later.graph.input)
 
     def input_names(self) -> list[str]:
-        """The inputs every step with a past feeds, `use_cache_branch` left out (the loop computes it)."""
-        return [i.name for i in self.later.graph.input if i.name != MERGED_FLAG]
+        """The inputs the loop carries from step to step: `use_cache_branch` left out (the loop computes it), and
+        what the encoder gives every step (its states and mask)."""
+        fixed = {MERGED_FLAG, ENCODER_STATES, ENCODER_MASK} if self.encoder is not None else {MERGED_FLAG}
+        return [i.name for i in self.later.graph.input if i.name not in fixed]
 
     def has_input(self, name: str) -> bool:
         return name in self.input_names()
@@ -64,9 +69,10 @@ def present_of(past: str, outputs: list[str]) -> str | None:
     return None
 
 
-def cache_pairs(model: onnx.ModelProto) -> list[CachePair]:
-    """Every past input with the present output that feeds it."""
-    outputs = [o.name for o in model.graph.output]
+def cache_pairs(model: onnx.ModelProto, first: onnx.ModelProto | None = None) -> list[CachePair]:
+    """Every past input with the present output that feeds it; a cross-attention cache (`.encoder.` in its name)
+    is static, its present the first step's (`first`'s when the later steps' decoder does not return it)."""
+    outputs = [o.name for o in model.graph.output] + [o.name for o in (first.graph.output if first else ())]
     pairs = []
     for value in model.graph.input:
         if "past" not in value.name:
@@ -76,7 +82,7 @@ def cache_pairs(model: onnx.ModelProto) -> list[CachePair]:
             raise ModelError(f"input {value.name!r} looks like a cache but no output feeds it next "
                              f"(outputs: {', '.join(outputs)})")
         found = re.search(r"(\d+)", value.name)
-        pairs.append(CachePair(value.name, present, int(found.group(1)) if found else -1))
+        pairs.append(CachePair(value.name, present, int(found.group(1)) if found else -1, ".encoder." in value.name))
     return pairs
 
 
@@ -88,10 +94,12 @@ def _ids(value: object) -> tuple[int, ...]:
     return ()
 
 
-def open_decoder(path: str | Path, with_past: str | Path | None = None) -> DecoderExport:
+def open_decoder(path: str | Path, with_past: str | Path | None = None,
+                 encoder: str | Path | None = None) -> DecoderExport:
     """The export at `path`: a decoder .onnx (with past inputs, or merged; `with_past` the decoder of the later
-    steps when `path` has no past), or an optimum-style folder (decoder_model_merged.onnx, or decoder_model.onnx
-    with decoder_with_past_model.onnx, or model.onnx) whose config.json gives the special token ids."""
+    steps when `path` has no past; `encoder` the encoder of an encoder-decoder), or an optimum-style folder
+    (decoder_model_merged.onnx, or decoder_model.onnx with decoder_with_past_model.onnx, or model.onnx; with
+    encoder_model.onnx for an encoder-decoder) whose config.json gives the special token ids."""
     path = Path(path)
     config: dict[str, object] = {}
     if path.is_dir():
@@ -101,18 +109,20 @@ def open_decoder(path: str | Path, with_past: str | Path | None = None) -> Decod
         if files is None:
             raise ModelError(f"{path}: no decoder found (looked for {', '.join(n for f in _FOLDER_FILES for n in f)})")
         models = [onnx.load(str(path / name)) for name in files]
+        if encoder is None and (path / "encoder_model.onnx").exists():
+            encoder = path / "encoder_model.onnx"
     else:
         models = [onnx.load(str(path))] + ([onnx.load(str(with_past))] if with_past is not None else [])
         if (path.parent / "config.json").exists():
             config = json.loads((path.parent / "config.json").read_text())
     first = models[0] if len(models) == 2 else None
     later = models[-1]
-    export = DecoderExport(later, first, str(path), _ids(config.get("eos_token_id")),
-                           next(iter(_ids(config.get("pad_token_id"))), None),
-                           next(iter(_ids(config.get("decoder_start_token_id"))), None), cache_pairs(later))
+    export = DecoderExport(later, first, str(path), None if encoder is None else onnx.load(str(encoder)),
+                           _ids(config.get("eos_token_id")), next(iter(_ids(config.get("pad_token_id"))), None),
+                           next(iter(_ids(config.get("decoder_start_token_id"))), None), cache_pairs(later, first))
     if not export.caches:
         raise ModelError(f"{path}: the decoder has no past inputs: nothing to carry from step to step "
                          "(pass the decoder with past, or the folder)")
-    if first is not None and [o.name for o in first.graph.output] != [o.name for o in later.graph.output]:
-        raise ModelError(f"{path}: the first step's decoder and the decoder with past have different outputs")
+    if first is not None and not {o.name for o in later.graph.output} <= {o.name for o in first.graph.output}:
+        raise ModelError(f"{path}: the decoder with past returns outputs the first step's decoder does not")
     return export

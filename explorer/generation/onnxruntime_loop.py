@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from .decoder import MERGED_FLAG, DecoderExport
+from .decoder import ENCODER_MASK, ENCODER_STATES, MERGED_FLAG, DecoderExport
 from .start import positions
 from .wrap import FINISHED
 
@@ -25,8 +25,9 @@ class StepResult:
     presents: dict[str, np.ndarray]
 
 
-def onnxruntime_sessions(export: DecoderExport) -> tuple[Any, Any]:
-    """onnxruntime's sessions of the first step's decoder and of the later steps' (the same one when one file)."""
+def onnxruntime_sessions(export: DecoderExport) -> tuple[Any, Any, Any]:
+    """onnxruntime's sessions of the first step's decoder, of the later steps' (the same one when one file) and
+    of the encoder (None for a decoder alone)."""
     import onnxruntime as ort
 
     def session(proto: onnx.ModelProto) -> ort.InferenceSession:
@@ -35,14 +36,22 @@ def onnxruntime_sessions(export: DecoderExport) -> tuple[Any, Any]:
         return ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
     later = session(export.later)
-    return (session(export.first) if export.first is not None else later), later
+    return ((session(export.first) if export.first is not None else later), later,
+            None if export.encoder is None else session(export.encoder))
 
 
 def onnxruntime_steps(export: DecoderExport, first: Mapping[str, np.ndarray], max_new_tokens: int,
-                      sessions: tuple[Any, Any] | None = None) -> Iterator[StepResult]:
-    """The steps of onnxruntime's generation (see the module docstring), on `sessions` when given."""
-    first_session, later = sessions or onnxruntime_sessions(export)
+                      sessions: tuple[Any, Any, Any] | None = None,
+                      encoder: Mapping[str, np.ndarray] | None = None) -> Iterator[StepResult]:
+    """The steps of onnxruntime's generation (see the module docstring), on `sessions` when given; an
+    encoder-decoder's encoder runs once on `encoder` (its inputs), its states and mask fed to every step, and
+    the cross-attention caches of the first step kept."""
+    first_session, later, encoder_session = sessions or onnxruntime_sessions(export)
     feeds = {k: v for k, v in first.items() if k != FINISHED}
+    if encoder_session is not None:
+        feeds[ENCODER_STATES] = encoder_session.run(None, dict(encoder or {}))[0]
+        if encoder and "attention_mask" in encoder:
+            feeds[ENCODER_MASK] = encoder["attention_mask"]
     finished = np.zeros(feeds["input_ids"].shape[0], bool)
     pad = export.pad_token_id or 0
     logits_name = export.logits_name()
@@ -55,7 +64,8 @@ def onnxruntime_steps(export: DecoderExport, first: Mapping[str, np.ndarray], ma
         outputs = dict(zip([o.name for o in current.get_outputs()], current.run(None, given)))
         logits = outputs[logits_name][:, -1]
         token = np.where(finished, pad, np.argmax(logits, axis=-1)).astype(np.int64)
-        presents = {pair.present: outputs[pair.present] for pair in export.caches}
+        presents = {pair.present: feeds[pair.past] if pair.static and step else outputs[pair.present]
+                    for pair in export.caches}
         yield StepResult(step, token, logits, presents)
         finished |= np.isin(token, export.eos_token_ids)
         if finished.all():

@@ -16,12 +16,13 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from .decoder import MERGED_FLAG, DecoderExport
+from .decoder import ENCODER_MASK, ENCODER_STATES, MERGED_FLAG, DecoderExport
 
 LOOP = "generate"
 TOKENS, STEP_LOGITS = "tokens", "step_logits"
 STEP, COND, FINISHED = "gen.step", "gen.cond", "gen.finished"
 START = "start."
+ENCODER_IDS = "encoder_input_ids"
 
 
 def _rename(graph: onnx.GraphProto, mapping: dict[str, str]) -> None:
@@ -166,59 +167,117 @@ def _next_of(export: DecoderExport, name: str) -> str:
     raise onnx.checker.ValidationError(f"the generation loop does not know how to feed input {name!r} next")
 
 
+def _with_static_outputs(first: onnx.ModelProto, later: onnx.ModelProto,
+                         static: list[tuple[str, str]]) -> onnx.ModelProto:
+    """`later` returning what `first` returns, in `first`'s order: each static cache it does not return passed
+    through from its past input (an If's branches return the same values)."""
+    model = onnx.ModelProto()
+    model.CopyFrom(later)
+    graph = model.graph
+    returned = {o.name for o in graph.output}
+    for past, present in static:
+        if present not in returned:
+            graph.node.append(helper.make_node("Identity", [past], [present], name=f"keep/{present}"))
+    declared = {o.name: o for o in (*first.graph.output, *graph.output)}
+    outputs = [declared[o.name] for o in first.graph.output]
+    del graph.output[:]
+    graph.output.extend(outputs)
+    return model
+
+
+def _kept_caches(static: list[tuple[str, str]], prefix: str) -> onnx.NodeProto:
+    """An If that gives each static cache: the first step's (renamed `prefix` + present), later its past."""
+    def branch(name: str, sources: list[str]) -> onnx.GraphProto:
+        nodes = [helper.make_node("Identity", [source], [f"{name}.{present}"], name=f"{name}/{present}")
+                 for source, (_, present) in zip(sources, static)]
+        return helper.make_graph(nodes, name, [], [helper.make_empty_tensor_value_info(f"{name}.{present}")
+                                                   for _, present in static])
+
+    return helper.make_node("If", ["gen.is_first"], [present for _, present in static], name="gen/cross_caches",
+                            then_branch=branch("made", [prefix + present for _, present in static]),
+                            else_branch=branch("kept", [past for past, _ in static]))
+
+
+def _decoder_nodes(export: DecoderExport, kept: dict[str, onnx.TensorProto]
+                   ) -> tuple[list[onnx.NodeProto], list[onnx.ValueInfoProto], list[onnx.ValueInfoProto]]:
+    """The body's nodes that run the decoder (and keep the static caches), their value infos, and the values
+    the decoder returns (the first step's when it returns more)."""
+    later = export.later
+    static = [(pair.past, pair.present) for pair in export.caches if pair.static]
+    nodes = [_const("gen.zero_step", np.array(0, np.int64)),
+             helper.make_node("Equal", [STEP, "gen.zero_step"], ["gen.is_first"], name="gen/is_first")]
+    if export.first is not None:
+        later = _with_static_outputs(export.first, later, static)
+        outputs = list(export.first.graph.output)
+        then_graph = _branch(export.first, "first_step", "first.", kept)
+        else_graph = _branch(later, "with_past", "later.", kept)
+        nodes.append(helper.make_node("If", ["gen.is_first"], [o.name for o in outputs], name="decoder",
+                                      then_branch=then_graph, else_branch=else_graph))
+        return nodes, [], outputs
+    graph = onnx.GraphProto()
+    graph.CopyFrom(later.graph)
+    _hoist(graph, kept, "")
+    if static:  # a merged decoder's branch with past returns placeholders for them
+        _rename(graph, {present: "decoder." + present for _, present in static})
+    if export.merged:
+        nodes += [_const("gen.axis0", np.array([0], np.int64)),
+                  helper.make_node("Not", ["gen.is_first"], ["gen.has_past"], name="gen/has_past"),
+                  helper.make_node("Unsqueeze", ["gen.has_past", "gen.axis0"], [MERGED_FLAG],
+                                   name="gen/use_cache_branch")]
+    nodes += list(graph.node)
+    if static:
+        nodes.append(_kept_caches(static, "decoder."))
+    return nodes, list(graph.value_info), list(later.graph.output)
+
+
+def _encoder_nodes(export: DecoderExport, kept: dict[str, onnx.TensorProto]
+                   ) -> tuple[list[onnx.NodeProto], list[onnx.ValueInfoProto]]:
+    """The main graph's nodes that run the encoder once (its first output named encoder_hidden_states, its ids
+    encoder_input_ids, its mask encoder_attention_mask, its other values prefixed `encoder/`), and its inputs."""
+    if export.encoder is None:
+        return [], []
+    graph = onnx.GraphProto()
+    graph.CopyFrom(export.encoder.graph)
+    _hoist(graph, kept, "encoder/")
+    mapping = {name: "encoder/" + name for node in graph.node for name in node.output if name}
+    mapping.update({"input_ids": ENCODER_IDS, "attention_mask": ENCODER_MASK, graph.output[0].name: ENCODER_STATES})
+    _rename(graph, mapping)
+    return list(graph.node), list(graph.input)
+
+
 def generation_model(export: DecoderExport, pad: int = 0, eos: Iterable[int] = ()) -> onnx.ModelProto:
     """The generation loop around `export` (see the module docstring)."""
     kept: dict[str, onnx.TensorProto] = {}
     later = export.later
-    body_nodes: list[onnx.NodeProto] = []
-    value_info: list[onnx.ValueInfoProto] = []
-    outputs = [o.name for o in later.graph.output]
-    if export.first is not None:
-        then_graph = _branch(export.first, "first_step", "first.", kept)
-        else_graph = _branch(later, "with_past", "later.", kept)
-        body_nodes += [_const("gen.zero_step", np.array(0, np.int64)),
-                       helper.make_node("Equal", [STEP, "gen.zero_step"], ["gen.is_first"], name="gen/is_first"),
-                       helper.make_node("If", ["gen.is_first"], outputs, name="decoder", then_branch=then_graph,
-                                        else_branch=else_graph)]
-    else:
-        graph = onnx.GraphProto()
-        graph.CopyFrom(later.graph)
-        _hoist(graph, kept, "")
-        if export.merged:
-            body_nodes += [_const("gen.zero_step", np.array(0, np.int64)),
-                           _const("gen.axis0", np.array([0], np.int64)),
-                           helper.make_node("Greater", [STEP, "gen.zero_step"], ["gen.has_past"], name="gen/has_past"),
-                           helper.make_node("Unsqueeze", ["gen.has_past", "gen.axis0"], [MERGED_FLAG],
-                                            name="gen/use_cache_branch")]
-        body_nodes += list(graph.node)
-        value_info += list(graph.value_info)
+    encoder_nodes, encoder_inputs = _encoder_nodes(export, kept)
+    body_nodes, value_info, returned = _decoder_nodes(export, kept)
     body_nodes += _choice(export, pad, eos)
     declared = {i.name: _open_shape(i) for i in later.graph.input}
     finished = helper.make_tensor_value_info(FINISHED, TensorProto.BOOL, ["batch_size"])
     carried = [declared.get(name, finished) for name in carried_names(export)]
     body_inputs = [helper.make_tensor_value_info(STEP, TensorProto.INT64, []),
                    helper.make_tensor_value_info(COND, TensorProto.BOOL, []), *carried]
-    declared_out = {o.name: o for o in later.graph.output}
+    declared_out = {o.name: o for o in returned}
+    logits_type = _elem_type(declared_out[export.logits_name()])
     body_outputs = [helper.make_tensor_value_info("gen.cond_out", TensorProto.BOOL, [])]
     for value in carried:
         out = _next_of(export, value.name)
-        body_outputs.append(declared_out[out] if out in declared_out else
+        body_outputs.append(_open_shape(declared_out[out]) if out in declared_out else
                             helper.make_value_info(out, value.type))
     body_outputs += [helper.make_tensor_value_info("gen.token", TensorProto.INT64, ["batch_size"]),
-                     helper.make_tensor_value_info("gen.last_logits", _elem_type(declared_out[export.logits_name()]),
-                                                   ["batch_size", "vocab"])]
+                     helper.make_tensor_value_info("gen.last_logits", logits_type, ["batch_size", "vocab"])]
     body = helper.make_graph(body_nodes, "generation_step", body_inputs, body_outputs, value_info=value_info)
     starts = [START + value.name for value in carried]
     loop = helper.make_node("Loop", ["max_new_tokens", "", *starts],
                             [f"final.{value.name}" for value in carried] + [TOKENS, STEP_LOGITS], name=LOOP, body=body)
-    main_inputs = [helper.make_tensor_value_info("max_new_tokens", TensorProto.INT64, [])]
+    main_inputs = [*encoder_inputs, helper.make_tensor_value_info("max_new_tokens", TensorProto.INT64, [])]
     main_inputs += [helper.make_value_info(START + value.name, value.type) for value in carried]
     main_outputs = [helper.make_tensor_value_info(TOKENS, TensorProto.INT64, ["steps", "batch_size"]),
-                    helper.make_tensor_value_info(STEP_LOGITS, _elem_type(declared_out[export.logits_name()]),
-                                                  ["steps", "batch_size", "vocab"])]
-    graph = helper.make_graph([loop], "generation", main_inputs, main_outputs, initializer=list(kept.values()))
+                    helper.make_tensor_value_info(STEP_LOGITS, logits_type, ["steps", "batch_size", "vocab"])]
+    graph = helper.make_graph([*encoder_nodes, loop], "generation", main_inputs, main_outputs,
+                              initializer=list(kept.values()))
     opsets = {o.domain: o.version for o in later.opset_import}
-    for model in (export.first,) if export.first is not None else ():
+    for model in (m for m in (export.first, export.encoder) if m is not None):
         for o in model.opset_import:
             opsets[o.domain] = max(opsets.get(o.domain, 0), o.version)
     opsets[""] = max(opsets.get("", 0), 13)

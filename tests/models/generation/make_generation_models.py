@@ -1,4 +1,4 @@
-"""The recipe of the decoders in this folder: tiny random GPT-2, Llama and Qwen2 models (hidden size 32, two layers, a
+"""The recipe of the decoders in this folder: tiny random GPT-2, Llama, Qwen2 and T5 models (hidden size 32, two layers, a
 vocabulary of 128, untied output embeddings so that greedy tokens vary), built from transformers' config classes
 with seeded weights (no download: HF_HUB_OFFLINE=1), saved to a temporary folder and exported by optimum's ONNX
 exporter (`main_export`, which checks onnxruntime's outputs against PyTorch's), at opset 17, each into an
@@ -9,7 +9,11 @@ optimum-style folder with its config.json:
   text-generation-with-past: `past_key_values.*` in, `present.*` out) and `decoder_model_merged.onnx`, the two
   merged by optimum's `merge_decoders` (an If on `use_cache_branch`);
 - llama/ and qwen2/: `model.onnx`, one decoder with past (grouped-query attention, rotary positions; Qwen2's
-  biased q/k/v projections), first step on an empty past, as optimum exports decoders today.
+  biased q/k/v projections), first step on an empty past, as optimum exports decoders today;
+- t5/: an encoder-decoder: `encoder_model.onnx`, `decoder_model.onnx` (the first step: the encoder's states in,
+  the decoder's and the cross-attention's caches out), `decoder_with_past_model.onnx` (later steps: both caches in,
+  the decoder's out) and `decoder_model_merged.onnx`; the prompt feeds the encoder, decoding starts from the
+  config's decoder_start_token_id.
 
 Each folder's reference.json holds transformers' `generate` (greedy, `max_new_tokens`) for fixed prompts (the first
 one also for 40 tokens, where GPT-2 stops at its end-of-sequence id 3): the new tokens, and per step the chosen token's logit margin over the runner-up (how far a float error must go to change
@@ -40,6 +44,8 @@ from transformers import (  # noqa: E402
     LlamaForCausalLM,
     Qwen2Config,
     Qwen2ForCausalLM,
+    T5Config,
+    T5ForConditionalGeneration,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -69,6 +75,14 @@ def qwen2() -> torch.nn.Module:
                                         initializer_range=0.2, **SPECIAL))
 
 
+def t5() -> torch.nn.Module:
+    return T5ForConditionalGeneration(T5Config(vocab_size=VOCAB, d_model=HIDDEN, d_kv=8, d_ff=64, num_layers=LAYERS,
+                                               num_decoder_layers=LAYERS, num_heads=HEADS,
+                                               relative_attention_num_buckets=8, relative_attention_max_distance=16,
+                                               tie_word_embeddings=False,
+                                               pad_token_id=0, eos_token_id=3, decoder_start_token_id=0))
+
+
 def export(make: Callable[[], torch.nn.Module], task: str, folder: Path, past_in: bool = True) -> torch.nn.Module:
     """The model exported into `folder`; `past_in=False`: the first step's decoder (no past in, `present.*` out),
     as optimum's exporter wrote decoder_model.onnx before it exported one decoder with past."""
@@ -94,7 +108,8 @@ def reference(model: torch.nn.Module, folder: Path) -> None:
                                  do_sample=False, output_logits=True, return_dict_in_generate=True)
         steps = torch.cat(out.logits).numpy().astype(np.float32)  # [steps, vocab]
         top2 = np.sort(steps, axis=-1)[:, -2:]
-        new = out.sequences[0, len(prompt):].tolist()
+        start = 1 if model.config.is_encoder_decoder else len(prompt)  # after decoder_start_token_id, or the prompt
+        new = out.sequences[0, start:].tolist()
         entries.append({"prompt": prompt, "max_new_tokens": count, "tokens": new,
                         "margins": [float(f"{m:.4g}") for m in top2[:, 1] - top2[:, 0]]})
         logits[f"p{k}"] = steps
@@ -130,6 +145,14 @@ def main() -> None:
             for file in ("model.onnx", "config.json"):
                 shutil.copyfile(scratch / name / file, folder / file)
             reference(model, folder)
+
+        folder = HERE / "t5"
+        folder.mkdir(exist_ok=True)
+        model = export(t5, "text2text-generation-with-past", scratch / "t5")
+        for file in ("encoder_model.onnx", "decoder_model.onnx", "decoder_with_past_model.onnx",
+                     "decoder_model_merged.onnx", "config.json"):
+            shutil.copyfile(scratch / "t5" / file, folder / file)
+        reference(model, folder)
     for path in sorted(HERE.glob("*/*.onnx")):
         check(path)
         print(f"{path.relative_to(HERE)}: {path.stat().st_size} bytes")
