@@ -6,7 +6,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .bridge import captured_side, compare, pytorch
+    from .bridge import captured_side, compare, keras, pytorch
     from .cells import RecurrentCell, recurrent_cells
     from .errors import (
         CompareError,
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CompareError", "Event", "ExecutionError", "ExplorerError", "FeedError", "Generation", "Iteration", "LimitExceeded", "Limits", "Model",
-    "ModelError", "RecurrentCell", "SweepError", "Trace", "UnsupportedOperatorError", "ValueSummary", "captured_side", "compare", "generate", "load",
+    "ModelError", "RecurrentCell", "SweepError", "Trace", "UnsupportedOperatorError", "ValueSummary", "captured_side", "compare", "generate", "keras", "load",
     "model_to_dot", "optimize", "pytorch", "recurrent_cells", "reduce", "render", "run", "show", "sweep", "write_diagram",
 ]
 __version__ = "0.1.0"
@@ -43,6 +43,7 @@ __version__ = "0.1.0"
 _API = {
     'captured_side': ('.bridge', 'captured_side'),
     'compare': ('.bridge', 'compare'),
+    'keras': ('.bridge', 'keras'),
     'pytorch': ('.bridge', 'pytorch'),
     'RecurrentCell': ('.cells', 'RecurrentCell'),
     'recurrent_cells': ('.cells', 'recurrent_cells'),

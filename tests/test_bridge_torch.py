@@ -4,29 +4,22 @@ of the recipe's own modules, the same as the stored one; explorer.compare with e
 command line's --pytorch FILE.py:FACTORY; fix proven on other random inputs by the framework itself."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import explorer
 from explorer.bridge import fix, load_captured
 from explorer.cli import main
+from tests.bridge_support import BRIDGE, load_recipe
 
 pytest.importorskip("torch")
-HERE = Path(__file__).resolve().parent / "models" / "bridge"
+HERE = BRIDGE
 RECIPE = HERE / "make_bridge_models.py"
 
 
 @pytest.fixture(scope="module")
 def recipe():
-    spec = importlib.util.spec_from_file_location("make_bridge_models", RECIPE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["make_bridge_models"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_recipe("make_bridge_models.py")
 
 
 def test_a_live_capture_is_the_stored_one(recipe, monkeypatch):

@@ -173,6 +173,10 @@ def _layers(points: list[Point], info: ModuleInfo, nodes: list, model: Model,
         return
     ops = [n for n in nodes if n.proto.op_type == info.recurrent["op"]]
     for p in points:
+        if not ops and len(points) == 1:
+            p.reason = (f"written as a loop or unrolled, not as a {info.recurrent['op']} operator: its one layer is "
+                        "the module's output")
+            continue
         if len(ops) != len(points):
             p.reason = f"{len(ops)} {info.recurrent['op']} operator(s) in its scope for {len(points)} layers"
             continue

@@ -32,18 +32,32 @@ class FrameworkSide:
     label: str
     module: Any = None
     captured: Captured | None = None
+    framework: str = "PyTorch"
 
     def capture(self, inputs: list[np.ndarray]) -> Captured:
         if self.captured is not None:
             return self.captured
+        if self.framework == "Keras":
+            from .capture_keras import capture_keras  # keras is imported here only
+
+            return capture_keras(self.module, inputs)
         from .capture import capture  # torch is imported here only
 
         return capture(self.module, inputs)
+
+    def fresh(self) -> FrameworkSide:
+        """The same live model, to be captured again (on other inputs)."""
+        return FrameworkSide(self.label, module=self.module, framework=self.framework)
 
 
 def pytorch(module: Any) -> FrameworkSide:
     """A PyTorch nn.Module as a side of `explorer.compare` (run in eval mode on the ONNX model's inputs)."""
     return FrameworkSide(f"PyTorch {type(module).__name__}", module=module)
+
+
+def keras(model: Any) -> FrameworkSide:
+    """A keras.Model (functional or Sequential) as a side of `explorer.compare`."""
+    return FrameworkSide(f"Keras {getattr(model, 'name', type(model).__name__)}", module=model, framework="Keras")
 
 
 def captured_side(source: str | os.PathLike | bytes | Captured, limits: Limits | None = None) -> FrameworkSide:
@@ -125,11 +139,17 @@ def _diagnose(model: Model, trace: Any, captured: Captured, scopes: Any, result:
 
 def load_factory(spec: str) -> Any:
     """The object `factory()` returns for SPEC `path/to/file.py:factory` or `package.module:factory` (user code:
-    it runs here)."""
+    it runs here), or the model a `.keras` file holds."""
     import importlib
     import importlib.util
     import sys
 
+    if spec.endswith(".keras"):
+        import keras as keras_package
+
+        if not Path(spec).is_file():
+            raise CompareError(f"no file {spec!r}")
+        return keras_package.saving.load_model(spec)
     where, sep, name = spec.rpartition(":")
     if not sep or not where or not name:
         raise CompareError(f"a framework model is FILE.py:FACTORY or package.module:FACTORY, got {spec!r}")

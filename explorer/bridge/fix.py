@@ -156,7 +156,7 @@ def fix(model: Model | str | os.PathLike, side: FrameworkSide, feeds: dict[str, 
         base = feeds if feeds is not None else {}
         for seed in seeds:
             other = _random_like(base, seed)
-            fresh = FrameworkSide(side.label, module=side.module)
+            fresh = side.fresh()
             runs.append((f"random inputs (seed {seed}, the same sizes)",
                          compare_framework(fixed, fresh, other, rtol=rtol, atol=atol, diagnose=False)))
     for outcome in report.outcomes:

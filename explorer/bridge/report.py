@@ -121,7 +121,7 @@ class FrameworkComparison:
             text = f"  {c.point.label:28} {c.status:9} error {c.diff.max_abs if c.diff else 0:9.3g}"
             if c.own is not None:
                 text += f"  own {c.own.max_abs:9.3g}  handed {c.handed or 0:9.3g}"
-            out.append(text + f"  <- {c.point.onnx_value} ({c.source})")
+            out.append(text + f"  <- {c.point.onnx_value}" + (f" ({c.source})" if c.source else ""))
         for f in self.diagnosis:
             out.append(f"diagnosis: {f.finding}" + (f"; fix: {f.fix}" if f.fix else "; no fix explorer can prove"))
         return out

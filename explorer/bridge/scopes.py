@@ -44,9 +44,13 @@ def _metadata(node: NodeRef) -> dict[str, str]:
 
 def _resolve(parts: list[str], captured: Captured, numbered: bool) -> Scope:
     """Module names from scope parts: each part a child's attribute name (or already a qualified name); with
-    `numbered`, `name_k` not itself a module is the k-th call of `name`."""
+    `numbered`, `name_k` not itself a module is the k-th call of `name` (Keras numbers calls from 1)."""
     found: list[tuple[str, int | None]] = []
     prefix = ""
+    first = 1 if captured.framework == "Keras" else 0
+    root = str(captured.modules[""].settings.get("name", "")) if "" in captured.modules else ""
+    if root and parts and _SUFFIX.sub(r"\g<base>", parts[0]) == root:
+        parts = parts[1:]  # tf2onnx's names start with the model's
     for part in parts:
         if not part:
             continue
@@ -58,7 +62,7 @@ def _resolve(parts: list[str], captured: Captured, numbered: bool) -> Scope:
             if match:
                 base = f"{prefix}.{match['base']}" if prefix else match["base"]
                 if base in captured.modules:
-                    name, call = base, int(match["k"])
+                    name, call = base, int(match["k"]) - first
         if name is None:
             break
         found.append((name, call))
@@ -82,7 +86,12 @@ def read_scopes(model: Model, captured: Captured) -> Scopes:
                 scopes.stack[node.path] = meta["pkg.torch.onnx.stack_trace"]
         elif node.proto.name.startswith("/"):
             scopes.scope[node.path] = _resolve(node.proto.name.split("/")[1:-1], captured, numbered=True)
-    scopes.how = "dynamo metadata" if dynamo else "TorchScript names" if scopes.scope else ""
+        elif captured.framework == "Keras" and "/" in node.proto.name:
+            scope = _resolve(node.proto.name.split("/")[:-1], captured, numbered=True)
+            if scope:
+                scopes.scope[node.path] = scope
+    scopes.how = "dynamo metadata" if dynamo else "tf2onnx names" if captured.framework == "Keras" \
+        else "TorchScript names" if scopes.scope else ""
     _by_parameters(model, scopes, captured)
     _inherit(scopes)
     if dynamo:
@@ -126,7 +135,19 @@ def _name_scopes(meta: dict[str, str]) -> list[str] | None:
 
 
 def _inherit(scopes: Scopes) -> None:
-    """Unscoped nodes take the scope their scoped producers (in their graph) agree on (the deepest common one)."""
+    """Unscoped nodes take the scope their consumers agree on (the deepest common one: a node the exporter made
+    while rewriting a module's operations feeds that module's nodes), else the one their producers agree on."""
+    consumers: dict[str, list[str]] = {}
+    for node in scopes.nodes:
+        for name in node.proto.input:
+            consumers.setdefault(name, []).append(node.path)
+    for node in reversed(scopes.nodes):
+        if node.path in scopes.scope:
+            continue
+        readers = [scopes.scope[path] for name in node.proto.output for path in consumers.get(name, [])
+                   if path in scopes.scope]
+        if readers and all(r for r in readers):
+            scopes.scope[node.path] = tuple(os.path.commonprefix(readers))
     producer: dict[str, str] = {}
     for node in scopes.nodes:
         known = node.path in scopes.scope

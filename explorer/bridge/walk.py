@@ -99,6 +99,9 @@ def _where(model: Model, trace: Trace, captured: Captured, p: Point, ours: np.nd
     info = captured.modules[p.module]
     if info.cell is not None or (info.calls > 1 and p.kind == "out"):
         return Where(step=p.call, iteration=p.iteration or None)
+    if p.kind == "out" and p.index == 0 and info.recurrent is not None:  # per-step output: its first bad step
+        return _first_step(ours, p.framework, bool(info.recurrent.get("batch_first")),
+                           bool(info.recurrent.get("go_backwards")), rtol, atol)
     if p.kind != "layer_out" or p.onnx_node is None:
         return Where()
     node = model.node(p.onnx_node)
@@ -133,6 +136,19 @@ def _where(model: Model, trace: Trace, captured: Captured, p: Point, ours: np.nd
         if where.step is None:
             where.step, where.direction = gates.divergence.step, gates.divergence.direction
     return where
+
+
+def _first_step(ours: np.ndarray, theirs: np.ndarray, batch_first: bool, backwards: bool, rtol: float,
+                atol: float) -> Where:
+    """The first time step (in processing order) of a recurrent module's per-step output that departs."""
+    if ours.ndim != 3 or ours.shape != theirs.shape:
+        return Where()
+    bad = float_errors(ours, theirs, rtol, atol)[2]
+    per_step = bad.any(axis=(0, 2)) if batch_first else bad.any(axis=(1, 2))
+    steps = np.flatnonzero(per_step)
+    if not steps.size:
+        return Where()
+    return Where(step=int(steps[-1] if backwards else steps[0]))
 
 
 def layer_parameters(captured: Captured, module: str, layer: int, node: str, directions: int) -> dict[str, Any]:

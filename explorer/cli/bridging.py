@@ -1,4 +1,4 @@
-"""`compare --pytorch SPEC` / `--captured VALUES.npz` (an export against the framework model it came from,
+"""`compare --pytorch SPEC` / `--keras SPEC` / `--captured VALUES.npz` (an export against the framework model it came from,
 module by module) and `fix` (the export with the fitted fixes applied and proven)."""
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ def add_framework_options(p: argparse.ArgumentParser) -> None:
                    help="B is the PyTorch model the export came from: FILE.py:FACTORY or package.module:FACTORY, "
                         "FACTORY() returning the nn.Module (needs torch); its inputs are --inputs in the ONNX "
                         "inputs' order")
+    p.add_argument("--keras", metavar="SPEC",
+                   help="B is the Keras model the export came from: FILE.py:FACTORY, package.module:FACTORY or a "
+                        ".keras file (needs keras); its inputs are --inputs in the ONNX inputs' order")
     p.add_argument("--captured", metavar="VALUES.npz",
                    help="B is a framework run captured earlier by explorer.bridge.capture (no framework needed)")
 
@@ -37,7 +40,7 @@ def _extend_compare() -> None:
         add_json_option(p)
 
     def handler(args: argparse.Namespace) -> int:
-        if args.pytorch or args.captured:
+        if args.pytorch or args.keras or args.captured:
             return compare_framework_command(args)
         return base.handler(args)
 
@@ -45,12 +48,14 @@ def _extend_compare() -> None:
 
 
 def framework_side(args: argparse.Namespace) -> Any:
-    from ..bridge.api import captured_side, load_factory, pytorch
+    from ..bridge.api import captured_side, keras, load_factory, pytorch
 
-    if args.pytorch and args.captured:
-        raise ValueError("give --pytorch or --captured, not both")
+    if sum(bool(x) for x in (args.pytorch, args.keras, args.captured)) != 1:
+        raise ValueError("give one of --pytorch, --keras and --captured")
     if args.pytorch:
         return pytorch(load_factory(args.pytorch))
+    if args.keras:
+        return keras(load_factory(args.keras))
     return captured_side(args.captured, limits_from(args))
 
 
@@ -62,8 +67,8 @@ def compare_framework_command(args: argparse.Namespace) -> int:
     model = load_model(args.a, args.lenient)
     side = framework_side(args)
     feeds = load_feeds(args.inputs, model, limits_from(args))
-    if feeds is None and args.pytorch:
-        raise ValueError("--pytorch needs --inputs FEEDS.npz (the framework model runs on them)")
+    if feeds is None and (args.pytorch or args.keras):
+        raise ValueError("--pytorch and --keras need --inputs FEEDS.npz (the framework model runs on them)")
     if args.b or args.ort or args.reference:
         raise ValueError("give exactly one B: a framework model (--pytorch, --captured) or another side")
     result = compare_framework(model, side, feeds, rtol=RTOL if args.rtol is None else args.rtol,
@@ -94,13 +99,13 @@ def _configure_fix(p: argparse.ArgumentParser) -> None:
 def _fix(args: argparse.Namespace) -> int:
     from ..bridge.fix import fix
 
-    if not args.pytorch and not args.captured:
-        raise ValueError("give the framework model: --pytorch SPEC or --captured VALUES.npz")
+    if not args.pytorch and not args.keras and not args.captured:
+        raise ValueError("give the framework model: --pytorch SPEC, --keras SPEC or --captured VALUES.npz")
     model = load_model(args.model, args.lenient)
     side = framework_side(args)
     feeds = load_feeds(args.inputs, model, limits_from(args))
-    if feeds is None and args.pytorch:
-        raise ValueError("--pytorch needs --inputs FEEDS.npz (the framework model runs on them)")
+    if feeds is None and (args.pytorch or args.keras):
+        raise ValueError("--pytorch and --keras need --inputs FEEDS.npz (the framework model runs on them)")
     report = fix(model, side, feeds, args.output, rtol=args.rtol, atol=args.atol)
     for line in report.lines():
         print(line)

@@ -1,0 +1,122 @@
+"""The recipe of the Keras models in this folder: small functional Keras 3 models (seeded) exported by tf2onnx,
+each stored with what Keras computed (`<model>.npz`, written by explorer.bridge.capture_keras: every layer's
+input and output, a Bidirectional layer's two directions), its inputs (`<model>_feeds.npz`) and copies with
+faults planted by editing the ONNX file (`faults/`). Run it from this folder with the TensorFlow venv:
+
+    python make_keras_models.py            # writes everything
+    python make_keras_models.py --check    # checks the stored captures against a fresh run, writes nothing
+
+Made with tensorflow 2.21.0, keras 3.15.1, tf2onnx 1.17.0, onnx 1.23.2, onnxruntime 1.32.0."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+import onnxruntime  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import tf2onnx  # noqa: E402
+from onnx import numpy_helper  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[2]))
+from explorer.bridge.capture_keras import capture_keras  # noqa: E402
+from explorer.bridge.captured import load_captured  # noqa: E402
+
+
+def keras_tagger() -> keras.Model:
+    """A Bidirectional GRU (reset_after=True), an LSTM and a Dense head over [2, 6, 3]."""
+    keras.utils.set_random_seed(0)
+    x = keras.Input((6, 3), batch_size=2, name="x")
+    h = keras.layers.Bidirectional(keras.layers.GRU(4, return_sequences=True, reset_after=True), name="bigru")(x)
+    h = keras.layers.LSTM(5, return_sequences=True, name="lstm")(h)
+    return keras.Model(x, keras.layers.Dense(2, name="head")(h), name="tagger")
+
+
+def keras_conv() -> keras.Model:
+    """A Conv1D over time, a GRU with reset_after=False and a Dense head over [2, 7, 3]."""
+    keras.utils.set_random_seed(1)
+    x = keras.Input((7, 3), batch_size=2, name="x")
+    h = keras.layers.Conv1D(4, 3, padding="same", activation="relu", name="conv")(x)
+    h = keras.layers.GRU(4, return_sequences=True, reset_after=False, name="gru")(h)
+    return keras.Model(x, keras.layers.Dense(2, name="head")(h), name="convgru")
+
+
+MODELS = {"keras_tagger": (keras_tagger, (2, 6, 3)), "keras_conv": (keras_conv, (2, 7, 3))}
+
+
+def _init(proto: onnx.ModelProto, name: str) -> onnx.TensorProto:
+    return next(t for t in proto.graph.initializer if t.name == name)
+
+
+def fault_lstm_if(proto: onnx.ModelProto) -> str:
+    """The LSTM operator's input and forget gate blocks swapped in W, R and B (ONNX order i, o, f, c)."""
+    node = next(n for n in proto.graph.node if n.op_type == "LSTM")
+    for k in (1, 2, 3):
+        value = numpy_helper.to_array(_init(proto, node.input[k]))
+        parts = np.split(value, 8 if k == 3 else 4, axis=1)
+        order = [2, 1, 0, 3, 6, 5, 4, 7] if k == 3 else [2, 1, 0, 3]
+        _init(proto, node.input[k]).CopyFrom(numpy_helper.from_array(np.concatenate([parts[i] for i in order], 1),
+                                                                     node.input[k]))
+    return f"LSTM {node.name!r}: the input and forget gate blocks swapped"
+
+
+def fault_loop_constant(proto: onnx.ModelProto) -> str:
+    """The constant 1 of the GRU cell's `1 - z` inside the (first) Loop's body set to 0.9."""
+    loop = next(n for n in proto.graph.node if n.op_type == "Loop")
+    body = next(a.g for a in loop.attribute if a.name == "body")
+    one = next(t for t in body.initializer if t.name.endswith("gru_cell_1/sub/x:0"))
+    one.CopyFrom(numpy_helper.from_array(np.full_like(numpy_helper.to_array(one), 0.9), one.name))
+    return f"Loop {loop.name!r}: its body's constant {one.name} (1 in 1 - z) set to 0.9"
+
+
+FAULTS = {"keras_tagger": {"lstm_if": fault_lstm_if, "loop_constant": fault_loop_constant},
+          "keras_conv": {"loop_constant": fault_loop_constant}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="check the stored captures, write nothing")
+    args = parser.parse_args()
+    os.chdir(HERE)
+    (HERE / "faults").mkdir(exist_ok=True)
+    for name, (build, shape) in MODELS.items():
+        model = build()
+        x = np.random.default_rng(len(name)).standard_normal(shape).astype(np.float32)
+        captured = capture_keras(model, [x])
+        if args.check:
+            stored = load_captured(HERE / f"{name}.npz")
+            assert set(stored.values) == set(captured.values), name
+            for key, value in captured.values.items():
+                np.testing.assert_allclose(stored.values[key], value, rtol=1e-6, atol=1e-7, err_msg=str(key))
+            print(f"{name}: the stored capture is what a fresh run gives ({len(captured.values)} values)")
+            continue
+        captured.save(HERE / f"{name}.npz")
+        np.savez(HERE / f"{name}_feeds.npz", x=x)
+        spec = (tf.TensorSpec(shape, tf.float32, name="x"),)
+        proto, _ = tf2onnx.convert.from_keras(model, input_signature=spec, opset=17)
+        path = HERE / f"tf2onnx_{name}.onnx"
+        onnx.save(proto, str(path))
+        expected = captured.outputs("")[0]
+        session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        np.testing.assert_allclose(session.run(None, {"x": x})[0], expected, rtol=1e-4, atol=1e-5)
+        for fault, plant in FAULTS[name].items():
+            copy = onnx.load(str(path))
+            what = plant(copy)
+            faulty = HERE / "faults" / f"tf2onnx_{name}_{fault}.onnx"
+            onnx.save(copy, str(faulty))
+            got = onnxruntime.InferenceSession(str(faulty), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+            differs = float(np.abs(got - expected).max())
+            assert differs > 1e-3, (faulty.name, differs)
+            print(f"{faulty.name}: {what} (output off by {differs:.3g})")
+        print(f"{name}: {len(captured.values)} values of {len(captured.modules)} modules")
+
+
+if __name__ == "__main__":
+    main()
