@@ -44,6 +44,32 @@ class Forest:
         """The comparison modes its interior nodes use (indices into MODES), sorted."""
         return np.unique(self.mode[self.mode != LEAF])
 
+    @cached_property
+    def walk(self) -> Walk | None:
+        """The tables of a walk in which every (row, tree) pair moves at every level; None when the branches
+        reachable from the roots form a cycle (leaves() then moves only the pairs not at a leaf, and refuses the
+        cycle only when a row takes it)."""
+        leaf = self.mode == LEAF
+        frontier = np.unique(self.roots)
+        for depth in range(len(self.mode) + 2):
+            frontier = frontier[~leaf[frontier]]
+            if not frontier.size:
+                own = np.arange(len(self.mode))
+                following = np.stack([np.where(leaf, own, self.false_next), np.where(leaf, own, self.true_next)])
+                return Walk(depth, np.where(leaf, 0, self.feature), following, bool(self.missing_true[~leaf].any()))
+            frontier = np.unique(np.r_[self.true_next[frontier], self.false_next[frontier]])
+        return None
+
+
+@dataclass(frozen=True)
+class Walk:
+    """A forest walked level by level, every pair moving: a leaf leads to itself (and reads feature 0)."""
+
+    depth: int  # the levels of the deepest tree
+    feature: np.ndarray  # [nodes]: the feature each node reads
+    following: np.ndarray  # [2, nodes]: the next node when the comparison is false (0) or true (1)
+    missing: bool  # whether some interior node sends NaN the true way
+
 
 def forest_from_lists(op: Any, dtype: np.dtype, n_targets: int, prefix: str) -> Forest:
     """The nodes of TreeEnsembleRegressor/Classifier 1 and 3 (`prefix` is "target" or "class"), checked as
@@ -198,9 +224,35 @@ def _leaf_weights(op: Any, prefix: str, dtype: np.dtype, n_targets: int, mode: n
     return weights, touches
 
 
+_EVERY_PAIR = 4096  # (row, tree) pairs up to which every pair moves at every level: fewer NumPy calls a level,
+# where their count is the time; beyond, the pairs at a leaf stop (a deep tree beside shallow ones costs no more)
+
+
 def leaves(forest: Forest, x: np.ndarray) -> np.ndarray:
     """The leaf each row of x [N, F] reaches in each tree: [N, trees] node indices, every row and tree moved one
-    level per step. A cycle in the branches is refused instead of looping."""
+    level per step, as many steps as the deepest tree has levels (a leaf leads to itself). A cycle in the
+    branches is refused instead of looping."""
+    walk = forest.walk
+    if walk is None or x.shape[0] * forest.roots.size > _EVERY_PAIR:
+        return _leaves_moving(forest, x)
+    node = np.empty((x.shape[0], forest.roots.size), np.int64)
+    node[...] = forest.roots
+    present = forest.branch_modes
+    compare = _COMPARE[present[0]] if present.size == 1 and present[0] != MEMBER else None
+    rows = np.arange(x.shape[0])[:, None]
+    threshold, missing_true, following = forest.threshold, forest.missing_true, walk.following
+    for _ in range(walk.depth):
+        value = x[rows, walk.feature[node]]
+        hit = compare(value, threshold[node]) if compare is not None else _mixed(forest, node, value, present)
+        if walk.missing:
+            hit |= missing_true[node] & np.isnan(value)
+        node = following[hit.view(np.uint8), node]
+    return node
+
+
+def _leaves_moving(forest: Forest, x: np.ndarray) -> np.ndarray:
+    """leaves() moving only the pairs not at a leaf (for many pairs, or a forest whose branches hold a cycle: a
+    row that takes the cycle is refused)."""
     node = np.empty((x.shape[0], forest.roots.size), np.int64)
     node[...] = forest.roots
     present = forest.branch_modes
