@@ -46,11 +46,20 @@ def _random_tensor(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, 
     raise FeedError(f"cannot build random values of dtype {dtype}")
 
 
+def sum_terms(dim: str) -> list[str]:
+    """The sizes a dimension written as their sum names (optimum's `past_sequence_length + sequence_length`): its
+    size follows from theirs, never chosen apart. [] for any other name."""
+    terms = [t.strip() for t in dim.split("+")]
+    return terms if len(terms) > 1 and all(t.isidentifier() for t in terms) else []
+
+
 def _concrete_shape(spec_shape, dims: dict[str, int], name: str) -> tuple[int, ...]:
     shape = []
     for axis, d in enumerate(spec_shape):
         if isinstance(d, int) and not isinstance(d, bool) and d >= 0:
             shape.append(d)  # (some exporters write -1 for "unknown")
+        elif isinstance(d, str) and (terms := sum_terms(d)):
+            shape.append(sum(int(dims.get(t, DEFAULT_DIM)) for t in terms))
         elif isinstance(d, str) and d in dims:
             shape.append(int(dims[d]))
         elif not isinstance(d, str) and f"{name}[{axis}]" in dims:  # an unnamed dynamic axis
@@ -80,6 +89,8 @@ def _example_for_type(tp: onnx.TypeProto, rng, dims: dict[str, int], name: str) 
         if size > MAX_EXAMPLE_BYTES:
             raise FeedError(f"input {name!r}: random values of shape {list(shape)} would take {size} bytes, beyond "
                             f"Limits.max_tensor_bytes={MAX_EXAMPLE_BYTES}; choose smaller sizes for its dims")
+        if "mask" in name.lower() and (np.issubdtype(dtype, np.integer) or dtype == np.bool_):
+            return np.ones(shape, dtype)  # an attention mask of 0..3 is no mask: all positions attended
         return _random_tensor(rng, dtype, shape)
     if which == "sequence_type":
         return [_example_for_type(tp.sequence_type.elem_type, rng, dims, name) for _ in range(DEFAULT_DIM)]
@@ -103,12 +114,13 @@ def example_inputs(model: Declared, seed: int = 0, dims: dict[str, int] | None =
 
 
 def symbolic_dims(model: Declared) -> list[str]:
-    """Names of the symbolic dimensions used by the model's inputs, in order of first appearance."""
+    """Names of the symbolic dimensions used by the model's inputs, in order of first appearance (the terms of a
+    dimension written as a sum, not the sum)."""
     seen: dict[str, None] = {}
     for spec in model.inputs:
         for d in spec.shape or ():
             if isinstance(d, str):
-                seen[d] = None
+                seen.update(dict.fromkeys(sum_terms(d) or [d]))  # a sum's size follows from its terms'
     return list(seen)
 
 

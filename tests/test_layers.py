@@ -136,3 +136,17 @@ def test_render_draws_a_big_model_as_its_layers_and_opens_one(tmp_path, capsys):
     assert 'id="scope:/transformer/h.0/attn"' in opened  # one level opened, its sub-layers boxes
     assert main(["render", str(GPT2 / "decoder_with_past_model.onnx"), "-o", str(out), "--expand", "h.9"]) == 2
     assert "neither a body graph path nor a layer" in capsys.readouterr().err
+
+
+def test_random_inputs_of_a_decoder_with_past_run(gpt2):
+    """optimum declares the attention mask `[batch_size, past_sequence_length + sequence_length]`: random inputs
+    give it the sum of those sizes (it was 2 whatever they were) and ones (a mask), so the decoder runs on random
+    inputs (it failed in the mask's Gather) and its drawing opens as its layers, not at a failed node."""
+    feeds = gpt2.example_inputs(dims={"batch_size": 1, "sequence_length": 2, "past_sequence_length": 3})
+    assert feeds["attention_mask"].shape == (1, 5) and feeds["past_key_values.0.key"].shape == (1, 4, 3, 8)
+    assert (feeds["attention_mask"] == 1).all()  # a mask, not random counts (their cumulative sum indexed past it)
+    from explorer.feeds import symbolic_dims
+
+    assert symbolic_dims(gpt2) == ["batch_size", "sequence_length", "past_sequence_length"]  # the sidebar's sizes
+    for seed in range(4):
+        assert explorer.run(gpt2, gpt2.example_inputs(seed=seed)).error is None
