@@ -24,6 +24,7 @@ class Holdings:
         self.owner = owner  # the session's id
         self.sizes = sizes
         self.used = time.monotonic()
+        self.ended = False  # its session ended and was told to go (release_idle's `ended`)
         self._kinds: dict[str, OrderedDict[Any, Any]] = {}
         self._lock = threading.RLock()
         HOLDINGS.add(self)
@@ -65,15 +66,19 @@ HOLDINGS: weakref.WeakSet[Holdings] = weakref.WeakSet()
 
 
 def release_idle(alive: Callable[[str], bool], idle_seconds: float | None, holdings: Iterable[Holdings] | None = None,
-                 now: float | None = None) -> int:
-    """Releases the holdings of sessions that ended (`alive(owner)` is False) or have been idle longer than
-    `idle_seconds`; then, when any were released, collects the garbage and gives the freed memory back to the
-    system. Returns how many were released."""
+                 now: float | None = None, ended: Callable[[str], None] | None = None) -> int:
+    """Releases the holdings of sessions that ended (`alive(owner)` is False; `ended(owner)` is called for each,
+    once) or have been idle longer than `idle_seconds`; then, when any were released, collects the garbage and
+    gives the freed memory back to the system. Returns how many were released."""
     now = time.monotonic() if now is None else now
     released = 0
     for found in list(HOLDINGS if holdings is None else holdings):
-        if not alive(found.owner) or (idle_seconds is not None and now - found.used > idle_seconds):
+        gone = not alive(found.owner)
+        if gone or (idle_seconds is not None and now - found.used > idle_seconds):
             released += found.release()
+        if gone and ended is not None and not found.ended:
+            found.ended = True
+            ended(found.owner)
     if released:
         gc.collect()
         give_back_memory()

@@ -33,9 +33,11 @@ def test_a_store_keeps_its_latest_entries_and_releases_them_when_its_session_end
     assert release_idle(lambda owner: owner != "gone", 60.0, [kept, idle], now=idle.used + 30) == 0
     assert release_idle(lambda owner: True, 60.0, [kept, idle], now=idle.used + 61) == 2  # both idle a minute
     assert kept.count() == idle.count() == 0
-    ended = Holdings("gone", {"runs": 2})
+    ended, told = Holdings("gone", {"runs": 2}), []
     ended.get("runs", "y", lambda: ["y"])
-    assert release_idle(lambda owner: owner != "gone", None, [ended]) == 1
+    assert release_idle(lambda owner: owner != "gone", None, [ended], ended=told.append) == 1
+    assert release_idle(lambda owner: owner != "gone", None, [ended], ended=told.append) == 0
+    assert told == ["gone"]  # its session is closed once
 
 
 def test_a_sessions_run_and_its_folder_go_when_the_session_ends():
@@ -82,3 +84,22 @@ def test_run_folders_of_a_killed_server_are_removed_when_the_app_starts(monkeypa
         for folder in (leftover, living):
             if folder.exists():
                 shutil.rmtree(folder)
+
+
+def test_a_model_run_and_drawn_goes_once_nothing_holds_it():
+    """Its compiled program and its drawing facts are kept with the model, not in a process-wide table whose
+    entries, referring to their model, kept every model loaded since the server started."""
+    import explorer
+    from explorer.executor.run import program_of
+    from explorer.samples import sample_path
+    from explorer.views.dot import model_to_dot
+    from explorer.views.draw_facts import ModelFacts
+
+    model = explorer.load(sample_path("nested_loops"))
+    explorer.run(model, model.example_inputs(seed=0))
+    model_to_dot(model)
+    assert program_of(model) is program_of(model) and ModelFacts.of(model) is ModelFacts.of(model)
+    gone = weakref.ref(model)
+    del model
+    gc.collect()
+    assert gone() is None

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import time
-import weakref
 from typing import Any
 
 import numpy as np
@@ -21,7 +20,9 @@ from .heap import keep_freed_memory
 from .ops.streams import run_streams
 from .program import Program
 
-_PROGRAMS: weakref.WeakKeyDictionary[Model, Program] = weakref.WeakKeyDictionary()
+# the program is kept in the model's own attributes, so it goes with the model (a WeakKeyDictionary would keep
+# every model forever: its value, the program, refers to its key)
+_PROGRAM = "_explorer_program"
 _DEFAULT_LIMITS: dict[int, Limits] = {}  # Limits() by its default threads: a dataclass made per run costs µs
 
 
@@ -36,9 +37,9 @@ def _default_limits() -> Limits:
 
 def program_of(model: Model) -> Program:
     """The model's compiled program, built once and kept on the model."""
-    program = _PROGRAMS.get(model)
+    program: Program | None = vars(model).get(_PROGRAM)
     if program is None:
-        program = _PROGRAMS[model] = Program(model)
+        program = vars(model)[_PROGRAM] = Program(model)
     return program
 
 

@@ -30,11 +30,6 @@ _component = declare_component("explorer_diagram", path=str(Path(__file__).paren
 HEIGHT = 640
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _svg(dot_text: str) -> str:
-    return render_svg(dot_text, timeout=120)
-
-
 def drawing(model: Model, key: str, **options: Any) -> Drawing:
     """`model_to_dot(model, **options)`, held by the session by the model and `key`, which must tell apart every
     choice of options the caller makes (a 20,000-node model takes seconds to draw, and a page reruns on every
@@ -58,12 +53,12 @@ def show_ahead(model: Model, key: str, *, canvas: str, height: int = HEIGHT) -> 
 
 
 def laid_out(drawing: Drawing) -> dict[str, str]:
-    """The drawing for the canvas: its SVG when the server can lay it out (cached by DOT text), else its DOT
-    text for the browser to lay out. `layout` names it."""
+    """The drawing for the canvas: its SVG when the server can lay it out (held by the session by its DOT text),
+    else its DOT text for the browser to lay out. `layout` names it."""
     key = hashlib.sha1(drawing.dot.encode("utf-8")).hexdigest()
     if dot_available():
         try:
-            return {"layout": key, "svg": _svg(drawing.dot)}
+            return {"layout": key, "svg": owned.held("svgs", key, lambda: render_svg(drawing.dot, timeout=120))}
         except GraphvizError as exc:
             st.caption(f"graphviz on the server could not lay this diagram out ({md(exc)}); the browser does.")
     return {"layout": key, "dot": drawing.dot}

@@ -21,7 +21,7 @@ from . import reach
 
 T = TypeVar("T")
 KEY = "session_holdings"  # session_state: the session's Holdings
-SIZES = {"runs": 2, "models": 2, "drawings": 16, "overlays": 8}  # entries of each kind a session keeps
+SIZES = {"runs": 2, "models": 2, "drawings": 16, "svgs": 16, "overlays": 8}  # entries of each kind a session keeps
 WATCH_S = 5.0
 _WATCHING = threading.Lock()
 _watcher: list[threading.Thread] = []
@@ -46,9 +46,18 @@ def alive(session_id: str) -> bool:
     return not Runtime.exists() or Runtime.instance().is_active_session(session_id)
 
 
+def close(session_id: str) -> None:
+    """Ends a disconnected session for good: Streamlit keeps one for server.disconnectedSessionTTL (2 minutes)
+    for the browser to come back, with its session state and uploaded files (a browser that comes back gets a
+    new session, restored from its address)."""
+    if Runtime.exists():
+        Runtime.instance().clear_user_info_for_session(session_id)  # thread-safe: closes a stored session
+
+
 def release_now() -> int:
-    """Releases what ended and idle sessions hold (see holdings.release_idle); how many were released."""
-    return release_idle(alive, reach.caps().idle_seconds)
+    """Releases what ended and idle sessions hold (see holdings.release_idle) and closes the ended ones; how
+    many were released."""
+    return release_idle(alive, reach.caps().idle_seconds, ended=close)
 
 
 def watch() -> None:

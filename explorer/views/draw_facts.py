@@ -4,7 +4,6 @@ where a value is defined and its type."""
 from __future__ import annotations
 
 from collections import Counter
-from weakref import WeakKeyDictionary
 
 from ..graph import GraphRef, node_ids
 from ..graph_index import Definition
@@ -18,14 +17,14 @@ from .roles import BodyRoles, body_roles
 class ModelFacts:
     """Cached lookups over a model's nested graphs (a model is never changed once loaded)."""
 
-    _shared: WeakKeyDictionary[Model, ModelFacts] = WeakKeyDictionary()
-
     @classmethod
     def of(cls, model: Model) -> ModelFacts:
-        """The facts of a model, computed once: a 20,000-node model's scope trees take most of a second."""
-        facts = cls._shared.get(model)
+        """The facts of a model, computed once: a 20,000-node model's scope trees take most of a second. They are
+        kept in the model's own attributes, so they go with it (in a WeakKeyDictionary they would keep every
+        model forever: they refer to it)."""
+        facts: ModelFacts | None = vars(model).get("_explorer_draw_facts")
         if facts is None:
-            facts = cls._shared[model] = cls(model)
+            facts = vars(model)["_explorer_draw_facts"] = cls(model)
         return facts
 
     def __init__(self, model: Model) -> None:
