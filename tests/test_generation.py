@@ -22,10 +22,11 @@ from explorer.generation.against import (
     against_tokens,
 )
 from explorer.generation.onnxruntime_loop import onnxruntime_steps
+from explorer.generation.prompts import read_prompts
 from explorer.generation.wrap import LOOP
 
 HERE = Path(__file__).resolve().parent / "models" / "generation"
-GPT2, LLAMA, QWEN2, T5 = HERE / "gpt2", HERE / "llama", HERE / "qwen2", HERE / "t5"
+GPT2, LLAMA, QWEN2, T5, WHISPER = (HERE / name for name in ("gpt2", "llama", "qwen2", "t5", "whisper"))
 
 
 def reference(folder: Path) -> list[dict]:
@@ -99,17 +100,34 @@ def test_caches_recorded_once(folder: Path) -> None:
     assert not any(np.shares_memory(v, last) for v in loop.input_values if isinstance(v, np.ndarray))
 
 
-def _against_fault(tmp_path: Path, edit: Callable[[onnx.ModelProto], None]) -> GenerationComparison:
-    """GPT-2's decoder with past against a copy that `edit` changed, on the first prompt."""
+def _faulty(tmp_path: Path, edit: Callable[[onnx.ModelProto], None]) -> Path:
+    """A folder holding GPT-2's decoder with past as `edit` changed it, and its config."""
     model = onnx.load(str(GPT2 / "decoder_with_past_model.onnx"))
     edit(model)
     folder = tmp_path / "faulty"
     folder.mkdir()
     onnx.save(model, str(folder / "model.onnx"))
     (folder / "config.json").write_text((GPT2 / "config.json").read_text())
+    return folder
+
+
+def _against_fault(tmp_path: Path, edit: Callable[[onnx.ModelProto], None]) -> GenerationComparison:
+    """GPT-2's decoder with past against a copy that `edit` changed, on the first prompt."""
     prompt = short(GPT2)[0]["prompt"]
     ours = explorer.generate(GPT2 / "decoder_with_past_model.onnx", prompt, max_new_tokens=12)
-    return against_model(ours, explorer.generate(folder, prompt, max_new_tokens=12))
+    return against_model(ours, explorer.generate(_faulty(tmp_path, edit), prompt, max_new_tokens=12))
+
+
+def scale_query_of_head(model: onnx.ModelProto) -> None:
+    """Layer 0's query scale, head 1 only, times 1.5."""
+    graph = model.graph
+    (matmul,) = [n for n in graph.node if n.name == "/transformer/h.0/attn/MatMul"]
+    factor = np.ones((1, 4, 1, 1), np.float32)
+    factor[0, 1] = 1.5
+    graph.initializer.append(numpy_helper.from_array(factor, "fault.factor"))
+    graph.node.insert(list(graph.node).index(matmul), helper.make_node(
+        "Mul", [matmul.input[0], "fault.factor"], ["fault.scaled"], name="fault"))
+    matmul.input[0] = "fault.scaled"
 
 
 def test_planted_key_scale_found_at_its_layer_and_head(tmp_path: Path) -> None:
@@ -129,17 +147,7 @@ def test_planted_key_scale_found_at_its_layer_and_head(tmp_path: Path) -> None:
 
 
 def test_planted_attention_scale_found_at_its_step_layer_and_head(tmp_path: Path) -> None:
-    def scale_head(model: onnx.ModelProto) -> None:  # layer 0's query scale, head 1 only, times 1.5
-        graph = model.graph
-        (matmul,) = [n for n in graph.node if n.name == "/transformer/h.0/attn/MatMul"]
-        factor = np.ones((1, 4, 1, 1), np.float32)
-        factor[0, 1] = 1.5
-        graph.initializer.append(numpy_helper.from_array(factor, "fault.factor"))
-        graph.node.insert(list(graph.node).index(matmul), helper.make_node(
-            "Mul", [matmul.input[0], "fault.factor"], ["fault.scaled"], name="fault"))
-        matmul.input[0] = "fault.scaled"
-
-    result = _against_fault(tmp_path, scale_head)
+    result = _against_fault(tmp_path, scale_query_of_head)
     found = result.first_divergence
     assert found is not None
     assert (found["node"], found["step"], found["head"]) == ("/transformer/h.0/attn/MatMul", 0, 1)
@@ -235,3 +243,41 @@ def test_encoder_decoder_keeps_its_cross_attention_caches() -> None:
     assert all(c.shape == (1, 4, 3, 8) and np.shares_memory(c, cross[0]) for c in cross)  # the prompt's 3 positions
     assert generation.presents(11)["present.1.decoder.key"].shape == (1, 4, 12, 8)
     assert generation.trace_bytes <= 1.5 * generation.cache_bytes
+
+
+def test_prompts_swept_worst_first(tmp_path: Path) -> None:
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    (folder / "a.json").write_text("[15, 2, 99, 7]")
+    (folder / "b.txt").write_text("5, 6, 7")
+    np.save(folder / "c.npy", np.array([100]))
+    assert read_prompts(folder) == {"a": [15, 2, 99, 7], "b": [5, 6, 7], "c": [100]}
+    faulty = _faulty(tmp_path, scale_query_of_head)
+    out = tmp_path / "rows.json"
+    assert main(["generate", str(GPT2 / "decoder_with_past_model.onnx"), "--prompts", str(folder), "--against",
+                 str(faulty), "--max-new-tokens", "12", "--json", str(out)]) == 1
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["prompt"], r["first_token_diff"]) for r in rows] == [("a", 1), ("b", 2), ("c", 6)]
+    # one position at step 0: a softmax over one score, whatever its scale, so the caches part from step 1
+    assert rows[2]["first_cache_departure"]["step"] == 1 and rows[0]["first_cache_departure"]["step"] == 0
+    assert [r["tokens"] for r in rows[:2]] == [short(GPT2)[0]["tokens"], short(GPT2)[1]["tokens"]]
+
+
+def test_whisper_from_its_input_features(tmp_path: Path) -> None:
+    """Whisper's encoder reads input_features (given with --inputs); its merged decoder runs every step."""
+    features = np.load(WHISPER / "reference_features.npz")
+    logits = np.load(WHISPER / "reference_logits.npz")
+    entries = reference(WHISPER)
+    assert len({tuple(e["tokens"]) for e in entries}) == 3  # the features decide the tokens
+    for entry in entries:
+        name = entry["input_features"]
+        generation = explorer.generate(WHISPER, inputs={"input_features": features[name]}, max_new_tokens=12)
+        assert generation.tokens.tolist() == [entry["tokens"]]
+        np.testing.assert_allclose(generation.logits[:, 0], logits[name], atol=2e-5)
+        assert against_onnxruntime(generation).first_token_diff is None
+    inputs, tokens, out = tmp_path / "features.npz", tmp_path / "tokens.npy", tmp_path / "out.json"
+    np.savez(inputs, input_features=features["p1"])
+    np.save(tokens, np.array(entries[1]["tokens"]))
+    assert main(["generate", str(WHISPER), "--inputs", str(inputs), "--max-new-tokens", "12", "--reference",
+                 str(tokens), "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["tokens"] == entries[1]["tokens"]

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from ..atomic_write import write_text
+from ..limits import Limits
 from .common import add_limit_options, count, limits_from, tolerance
 from .registry import command
 
@@ -35,6 +36,9 @@ def _configure(p: argparse.ArgumentParser) -> None:
     given.add_argument("--inputs", metavar="FEEDS.npz", help="the first step's inputs (input_ids, and "
                                                              "attention_mask, position_ids when not the defaults; an "
                                                              "encoder-decoder's encoder inputs, and decoder_input_ids)")
+    given.add_argument("--prompts", metavar="PATH", help="many prompts, each against the same side (needs "
+                                                         "--against): a folder of prompt files (.json, .npy, .txt "
+                                                         "ids) or one .json list; rows worst first")
     p.add_argument("--max-new-tokens", type=count, default=20, metavar="N", help="tokens to generate (default 20)")
     p.add_argument("--against", metavar="SIDE", help="onnxruntime (driving the same loop on the same files), "
                                                      "another export (a .onnx or folder), or reference tokens "
@@ -58,6 +62,8 @@ def _generate(args: argparse.Namespace) -> int:
     from ..inputs import feeds_from_npz
 
     limits = limits_from(args)
+    if args.prompts:
+        return _sweep(args, limits)
     inputs = feeds_from_npz(Path(args.inputs).read_bytes(), limits) if args.inputs else None
     generation = generate(args.model, args.prompt_ids, with_past=args.decoder_with_past, encoder=args.encoder,
                           inputs=inputs,
@@ -99,3 +105,25 @@ def _generate(args: argparse.Namespace) -> int:
     if args.save_model:
         save_generation_model(generation, args.save_model, Path(args.save_model).with_suffix(".npz"))
     return status
+
+
+def _sweep(args: argparse.Namespace, limits: Limits) -> int:
+    """--prompts: one generation per prompt against the same side, a row each, worst first."""
+    from ..errors import FeedError
+    from ..generation.prompts import read_prompts, sweep_prompts
+
+    against = args.against or args.reference
+    if not against:
+        raise FeedError("--prompts compares each generation: give --against or --reference")
+    rows = sweep_prompts(args.model, read_prompts(args.prompts), against, with_past=args.decoder_with_past,
+                         encoder=args.encoder, max_new_tokens=args.max_new_tokens, atol=args.atol, rtol=args.rtol,
+                         limits=limits)
+    print(f"{'prompt':<16} {'first token diff':>16} {'max logit error':>16}  first cache departure")
+    for row in rows:
+        departure = row["first_cache_departure"]
+        where = "-" if departure is None else f"step {departure['step']}, layer {departure['layer']}, {departure['name']}"
+        diff = "-" if row["first_token_diff"] is None else row["first_token_diff"]
+        print(f"{row['prompt']:<16} {diff:>16} {max(row['logit_error'], default=0.0):>16.3g}  {where}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"against": against, "rows": rows}, indent=1) + "\n")
+    return 1 if any(row["first_token_diff"] is not None for row in rows) else 0

@@ -1,4 +1,4 @@
-"""The recipe of the decoders in this folder: tiny random GPT-2, Llama, Qwen2 and T5 models (hidden size 32, two layers, a
+"""The recipe of the decoders in this folder: tiny random GPT-2, Llama, Qwen2, T5 and Whisper models (hidden size 32, two layers, a
 vocabulary of 128, untied output embeddings so that greedy tokens vary), built from transformers' config classes
 with seeded weights (no download: HF_HUB_OFFLINE=1), saved to a temporary folder and exported by optimum's ONNX
 exporter (`main_export`, which checks onnxruntime's outputs against PyTorch's), at opset 17, each into an
@@ -13,7 +13,9 @@ optimum-style folder with its config.json:
 - t5/: an encoder-decoder: `encoder_model.onnx`, `decoder_model.onnx` (the first step: the encoder's states in,
   the decoder's and the cross-attention's caches out), `decoder_with_past_model.onnx` (later steps: both caches in,
   the decoder's out) and `decoder_model_merged.onnx`; the prompt feeds the encoder, decoding starts from the
-  config's decoder_start_token_id.
+  config's decoder_start_token_id;
+- whisper/: `encoder_model.onnx` (input_features [batch, 16 mel bins, 32 frames]) and `decoder_model_merged.onnx`;
+  its reference is GenerationMixin's plain greedy generation from seeded random features (reference_features.npz).
 
 Each folder's reference.json holds transformers' `generate` (greedy, `max_new_tokens`) for fixed prompts (the first
 one also for 40 tokens, where GPT-2 stops at its end-of-sequence id 3): the new tokens, and per step the chosen token's logit margin over the runner-up (how far a float error must go to change
@@ -46,7 +48,10 @@ from transformers import (  # noqa: E402
     Qwen2ForCausalLM,
     T5Config,
     T5ForConditionalGeneration,
+    WhisperConfig,
+    WhisperForConditionalGeneration,
 )
+from transformers.generation.utils import GenerationMixin  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 VOCAB, HIDDEN, HEADS, LAYERS = 128, 32, 4, 2
@@ -83,7 +88,17 @@ def t5() -> torch.nn.Module:
                                                pad_token_id=0, eos_token_id=3, decoder_start_token_id=0))
 
 
-def export(make: Callable[[], torch.nn.Module], task: str, folder: Path, past_in: bool = True) -> torch.nn.Module:
+def whisper() -> torch.nn.Module:
+    return WhisperForConditionalGeneration(WhisperConfig(
+        vocab_size=VOCAB, num_mel_bins=16, d_model=HIDDEN, encoder_layers=1, decoder_layers=LAYERS,
+        encoder_attention_heads=HEADS, decoder_attention_heads=HEADS, encoder_ffn_dim=64, decoder_ffn_dim=64,
+        max_source_positions=16, max_target_positions=64, tie_word_embeddings=False, init_std=0.05, pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2, decoder_start_token_id=1, suppress_tokens=[], begin_suppress_tokens=[]))
+
+
+def export(make: Callable[[], torch.nn.Module], task: str, folder: Path, past_in: bool = True,
+           **shapes: int) -> torch.nn.Module:
     """The model exported into `folder`; `past_in=False`: the first step's decoder (no past in, `present.*` out),
     as optimum's exporter wrote decoder_model.onnx before it exported one decoder with past."""
     torch.manual_seed(0)
@@ -94,7 +109,7 @@ def export(make: Callable[[], torch.nn.Module], task: str, folder: Path, past_in
     with tempfile.TemporaryDirectory() as saved:
         model.save_pretrained(saved)
         main_export(saved, folder, task=task, opset=17, local_files_only=True, atol=1e-4,
-                    custom_onnx_configs=custom or None)
+                    custom_onnx_configs=custom or None, **shapes)
     return model
 
 
@@ -117,6 +132,29 @@ def reference(model: torch.nn.Module, folder: Path) -> None:
     (folder / "reference.json").write_text(json.dumps(
         {"generate": "transformers greedy", "prompts": entries}, indent=1) + "\n")
     np.savez_compressed(folder / "reference_logits.npz", **logits)
+
+
+def reference_whisper(model: torch.nn.Module, folder: Path) -> None:
+    """Plain greedy generation (GenerationMixin's: Whisper's own adds its task logic) from seeded random
+    features: reference.json, reference_logits.npz, and the features in reference_features.npz."""
+    entries, logits, features = [], {}, {}
+    generator = torch.Generator().manual_seed(0)
+    for k in range(3):
+        x = torch.randn(1, 16, 32, generator=generator)  # [batch, mel bins, frames]
+        with torch.no_grad():
+            out = GenerationMixin.generate(model, input_features=x, max_new_tokens=MAX_NEW_TOKENS, do_sample=False,
+                                           output_logits=True, return_dict_in_generate=True)
+        steps = torch.cat(out.logits).numpy().astype(np.float32)
+        top2 = np.sort(steps, axis=-1)[:, -2:]
+        new = out.sequences[0, 1:].tolist()
+        entries.append({"input_features": f"p{k}", "max_new_tokens": MAX_NEW_TOKENS, "tokens": new,
+                        "margins": [float(f"{m:.4g}") for m in top2[:, 1] - top2[:, 0]]})
+        logits[f"p{k}"], features[f"p{k}"] = steps, x.numpy()
+        print(f"{folder.name} features p{k} -> {new}")
+    (folder / "reference.json").write_text(json.dumps(
+        {"generate": "transformers greedy (GenerationMixin)", "prompts": entries}, indent=1) + "\n")
+    np.savez_compressed(folder / "reference_logits.npz", **logits)
+    np.savez_compressed(folder / "reference_features.npz", **features)
 
 
 def check(path: Path) -> None:
@@ -153,6 +191,13 @@ def main() -> None:
                      "decoder_model_merged.onnx", "config.json"):
             shutil.copyfile(scratch / "t5" / file, folder / file)
         reference(model, folder)
+
+        folder = HERE / "whisper"
+        folder.mkdir(exist_ok=True)
+        model = export(whisper, "automatic-speech-recognition-with-past", scratch / "whisper", nb_max_frames=32)
+        for file in ("encoder_model.onnx", "decoder_model_merged.onnx", "config.json"):
+            shutil.copyfile(scratch / "whisper" / file, folder / file)
+        reference_whisper(model, folder)
     for path in sorted(HERE.glob("*/*.onnx")):
         check(path)
         print(f"{path.relative_to(HERE)}: {path.stat().st_size} bytes")
