@@ -25,13 +25,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int) -> subprocess.Popen:
-    """`streamlit run app.py` on 127.0.0.1:port; returns once it says it serves and /_stcore/health answers ok.
-    A thread reads its output to the end (so it never blocks on a full pipe) and keeps the last lines."""
+def start_server(port: int, address: str = "127.0.0.1", env: dict[str, str] | None = None) -> subprocess.Popen:
+    """`streamlit run app.py` on address:port (`env`: its environment, by default this one's); returns once it
+    says it serves and /_stcore/health answers ok. A thread reads its output to the end (so it never blocks on a
+    full pipe) and keeps the last lines."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true", "--server.address=127.0.0.1",
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true", f"--server.address={address}",
          f"--server.port={port}", "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     answered, lines = threading.Event(), deque(maxlen=40)
 
     def read() -> None:
