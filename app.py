@@ -13,6 +13,7 @@ def main() -> None:
     # intervals behind a model being loaded or drawn, and a big model's page fetches dozens of them meanwhile
     sys.setswitchinterval(0.001)
     st.set_page_config(page_title="explorer · ONNX", page_icon=":material/account_tree:", layout="wide")
+    st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }</style>")  # the diagram higher up
     reach.refuse_unless_chosen()  # listening beyond this machine, the operator must have said the app is shared
     owned.watch()  # once per server: run folders a killed server left are removed; ended sessions' runs released
     state.init()

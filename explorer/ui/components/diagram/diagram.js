@@ -12,7 +12,9 @@ const mapImage = minimap.querySelector("img");
 const viewport = document.getElementById("viewport");
 const statusLine = document.getElementById("status");
 const legend = document.getElementById("legend");
-const MAP_WIDTH = 180, READABLE = 0.5;  // minimap width (px); the smallest zoom at which labels can be read
+// minimap width (px); the smallest zoom at which labels can be read (graphviz's 10 pt labels at 7.5 px, its 8 pt
+// lines at 6 px: at 50 % they were 5 and 4 px, too small to read without zooming)
+const MAP_WIDTH = 130, READABLE = 0.75;
 const TOP = 42;  // px the controls take at the top of the canvas: a tall drawing's top starts below them
 
 const send = (type, extra) => window.parent.postMessage({ isStreamlitMessage: true, type, ...extra }, "*");
@@ -25,6 +27,22 @@ stage.addEventListener("wheel", (event) => { event.preventDefault(); autoView = 
 let shownKey = null, size = { w: 1, h: 1 }, args = {}, lastFocus = null, clicks = 0, graphviz = null, frameHeight = null;
 let allScale = 1;  // the zoom showing the whole drawing
 let autoView = null;  // the view chosen for the user (re-applied when the canvas is resized) until they move it
+let mapChosen = null;  // the Map button's choice (true shown, false hidden); null: shown where it hides no node
+
+// The minimap, in the canvas's bottom-right corner, shows only where it helps and hides nothing: not when the whole
+// drawing is in view, nor over a node of the opening view (the Map button shows or hides it whatever the rule).
+function placeMap(moved = false) {  // moved: the view followed a node, the map may hide, never come back
+  if (mapChosen !== null) return minimap.classList.toggle("hidden", !mapChosen);
+  if (moved && minimap.classList.contains("hidden")) return;
+  minimap.classList.remove("hidden");
+  const whole = panzoom.getScale() <= allScale * 1.001;
+  const m = minimap.getBoundingClientRect();
+  const covers = () => [...content.querySelectorAll("g.node")].some((node) => {
+    const r = node.getBoundingClientRect();
+    return r.right > m.left && r.left < m.right && r.bottom > m.top && r.top < m.bottom;
+  });
+  minimap.classList.toggle("hidden", whole || covers());
+}
 
 function measure() {  // the zoom showing the whole drawing on the canvas as wide as it is now
   allScale = Math.min(stage.clientWidth / size.w, (args.height - TOP) / size.h, 1) * 0.97;
@@ -88,6 +106,7 @@ function afterChange() {
   viewport.style.width = (stage.clientWidth / scale * k) + "px";
   viewport.style.height = (stage.clientHeight / scale * k) + "px";
   statusLine.textContent = Math.round(scale * 100) + "%";
+  if (autoView && !minimap.classList.contains("hidden")) placeMap(true);  // a view chosen for the user: nothing hidden
 }
 content.addEventListener("panzoomchange", afterChange);
 
@@ -156,7 +175,7 @@ function fitHeight() {
 // a step the canvas shows before the server's rerun: the same layout, that event's marks and box to follow
 function showStep(index, frame) {
   args = { ...args, marks: frame.marks, focus: frame.focus, step: index };
-  if (args.focus && args.focus !== lastFocus && !visible(args.focus)) zoomTo(args.focus, true);
+  if (args.focus && args.focus !== lastFocus && !visible(args.focus)) zoomTo(args.focus, true) && placeMap(true);
   lastFocus = args.focus;
   applyMarks();
   fitHeight();
@@ -202,7 +221,7 @@ async function draw() {
     content.style.height = size.h + "px";
     measure();
     minimap.style.width = MAP_WIDTH + "px";
-    minimap.style.height = Math.max(40, Math.min(args.height * 0.4, size.h * MAP_WIDTH / size.w)) + "px";
+    minimap.style.height = Math.max(40, Math.min(args.height * 0.25, size.h * MAP_WIDTH / size.w)) + "px";
     const k = mapScale();
     if (mapImage.src) URL.revokeObjectURL(mapImage.src);
     mapImage.src = URL.createObjectURL(new Blob([svg], { type: "image/svg+xml" }));
@@ -212,22 +231,26 @@ async function draw() {
     const sameLayout = before && Math.abs(before.size.w - size.w) < 1 && Math.abs(before.size.h - size.h) < 1;
     const kept = sameLayout && args.focus && zoomTo(args.focus, true);
     const opening = () => {
-      if (args.focus && !args.follow && allScale < READABLE && zoomTo(args.focus, false)) return;
-      fit();
-      if (args.follow && args.focus && !visible(args.focus)) zoomTo(args.focus, true);
+      if (!(args.focus && !args.follow && allScale < READABLE && zoomTo(args.focus, false))) {
+        fit();
+        if (args.follow && args.focus && !visible(args.focus)) zoomTo(args.focus, true);
+      }
+      placeMap();
     };
     if (!kept) {
       opening();
       autoView = opening;
-    }
+    } else placeMap();
+    // and once the frame has its size (Streamlit sizes it after the first paint): hidden if it now covers a node
+    requestAnimationFrame(() => requestAnimationFrame(() => placeMap(true)));
     lastFocus = args.focus;
   } else if (args.focus && args.focus !== lastFocus) {
     if (!args.follow) {
       const focus = args.focus;
-      autoView = () => zoomTo(focus, false);
+      autoView = () => zoomTo(focus, false) && placeMap(true);
       autoView();
     }
-    else if (!visible(args.focus)) zoomTo(args.focus, true);  // stepping: keep the zoom, pan to the node
+    else if (!visible(args.focus)) zoomTo(args.focus, true) && placeMap(true);  // stepping: keep the zoom, pan
     lastFocus = args.focus;
   }
   mark();
@@ -254,7 +277,10 @@ content.addEventListener("click", (event) => {
 });
 document.getElementById("controls").addEventListener("click", (event) => {
   const act = event.target.dataset.act;
-  if (act === "map") return minimap.classList.toggle("hidden");
+  if (act === "map") {
+    mapChosen = minimap.classList.contains("hidden");
+    return placeMap();
+  }
   const views = { in: () => panzoom.zoomIn(), out: () => panzoom.zoomOut(), fit, all: showAll,
                   node: () => zoomTo(args.focus, false) };
   if (!views[act]) return;
