@@ -197,15 +197,16 @@ def _gates(pairs: list[Pair], a: Recording, b: Recording, values: list[ValueComp
             checked.append(f"{pair.a.op_type} {pair.a.node!r}")
         for iteration in sorted(pair.a.values, key=lambda it: pair.a.order[it]):
             tolerance = tolerances.get(pair.a.node, FLOAT32)
-            departure = _departure(pair, iteration, a, b, tolerance.rtol, tolerance.atol, pair.a.key in differing)
+            departure = _departure(pair, iteration, a, b, tolerance, pair.a.key in differing)
             if departure is not None:
                 found.append(departure)
                 break
     return found, checked
 
 
-def _departure(pair: Pair, iteration: tuple[int, ...], a: Recording, b: Recording, rtol: float, atol: float,
+def _departure(pair: Pair, iteration: tuple[int, ...], a: Recording, b: Recording, tolerance: Tolerance,
                differs: bool) -> GateDivergence | None:
+    rtol, atol = tolerance.rtol, tolerance.atol
     assert a.trace is not None and a.model is not None
     event = a.trace.event(pair.a.node, iteration)
     if event.summarized:
@@ -224,5 +225,5 @@ def _departure(pair: Pair, iteration: tuple[int, ...], a: Recording, b: Recordin
     if b.kind == ONNXRUNTIME and differs and iteration in pair.b.values:
         y = layout0(a.model, pair.a.node, np.asarray(pair.b.values[iteration]))
         return check_gates(a.model, a.trace, pair.a.node, iteration, against=ONNXRUNTIME, teacher_h=y,
-                           rtol=rtol, atol=atol).divergence
+                           rtol=rtol, atol=atol, rounding=tolerance.eps).divergence
     return None

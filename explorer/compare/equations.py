@@ -106,3 +106,26 @@ def run_cell(op: str, weights: list[CellWeights], x: np.ndarray, h0: np.ndarray 
             c = np.where(valid, out.get("C", c), c)
             previous = t
     return series
+
+
+def preactivation_magnitudes(op: str, weights: list[CellWeights], x: np.ndarray, h0: np.ndarray | None,
+                             teacher_h: np.ndarray, *, reverse: list[bool]) -> dict[str, np.ndarray]:
+    """Per gate and step, the magnitudes its pre-activation sums: |x|·|W|ᵀ + |h|·|R|ᵀ + |b_ih| + |b_hh|, with h the
+    previous step's `teacher_h` (h0, else zeros, at the first): what the rounding of that sum scales with.
+    [seq, num_directions, batch, hidden] per recorded gate letter."""
+    seq, batch, _ = x.shape
+    hidden = weights[0].r.shape[-1]
+    ax = np.abs(x.astype(np.float64))
+    found: dict[str, np.ndarray] = {}
+    for d, cw in enumerate(weights):
+        steps = list(range(seq - 1, -1, -1) if reverse[d] else range(seq))
+        start = np.zeros((batch, hidden)) if h0 is None else np.abs(h0[d].astype(np.float64))
+        previous = [start] + [np.abs(np.nan_to_num(teacher_h[t, d].astype(np.float64))) for t in steps[:-1]]
+        h = np.empty((seq, batch, hidden))
+        for t, value in zip(steps, previous):
+            h[t] = value
+        for gate in cw.order:
+            total = ax @ np.abs(cw.block(cw.w, gate)).T + h @ np.abs(cw.block(cw.r, gate)).T \
+                + np.abs(cw.block(cw.b_ih, gate)) + np.abs(cw.block(cw.b_hh, gate))
+            found.setdefault(gate, np.zeros((seq, len(weights), batch, hidden)))[:, d] = total
+    return found

@@ -12,8 +12,9 @@ import numpy as np
 from ..model import Model
 from ..spec.rnn import CELLS, RnnConfig, rnn_config
 from ..trace import Event, Trace
-from .equations import ONNX_ORDER, TORCH_ORDER, CellWeights, run_cell
+from .equations import ONNX_ORDER, TORCH_ORDER, CellWeights, preactivation_magnitudes, run_cell
 from .gates import GateDivergence, first_departure, reverse_directions
+from .rounding import ROUNDINGS
 from .stats import ATOL, RTOL
 
 TORCH_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
@@ -98,6 +99,7 @@ class GateCheck:
     divergence: GateDivergence | None = None
     notes: list[str] = field(default_factory=list)
     theirs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    slack: dict[str, np.ndarray] | None = field(default=None, repr=False)  # what rounding explains, per series
 
 
 def _unsupported(config: RnnConfig, has_peephole: bool) -> list[str]:
@@ -119,11 +121,13 @@ def _unsupported(config: RnnConfig, has_peephole: bool) -> list[str]:
 
 def check_gates(model: Model, trace: Trace, path: str, iteration: tuple[int, ...] = (), *, against: str = "PyTorch",
                 reference: dict[str, Any] | None = None, teacher_h: np.ndarray | None = None,
-                rtol: float = RTOL, atol: float = ATOL) -> GateCheck:
+                rtol: float = RTOL, atol: float = ATOL, rounding: float = 0.0) -> GateCheck:
     """explorer's recorded gates of one execution against PyTorch's equations (`against='PyTorch'`: weights from
     `reference` when it holds the module's parameters, else the node's own by the export mapping) or the spec's
     equations started from another runtime's H at each step (`teacher_h`, its Y in layout 0; an LSTM's C is
-    carried by the equations themselves, since onnxruntime returns no C per step)."""
+    carried by the equations themselves, since onnxruntime returns no C per step). `rounding` (a type's epsilon,
+    with `teacher_h`) widens each gate's tolerance by the rounding of its pre-activation's sums, and C's and H's
+    by what their gates' rounding carries (C over the steps: onnxruntime's C is not given per step)."""
     event = trace.event(path, iteration)
     if "error" in event.info:  # the node failed: there are no gates to recompute
         check = GateCheck(path, event.op_type, tuple(iteration), against, "")
@@ -152,6 +156,37 @@ def check_gates(model: Model, trace: Trace, path: str, iteration: tuple[int, ...
                       reverse=reverse_directions(inputs.config.direction, directions), teacher_h=teacher_h)
     ours = {k: v for k, v in trace.gates(path, iteration).items() if k != "mask"}
     check.theirs = theirs
-    check.divergence = first_departure(op, path, tuple(iteration), ours, theirs,
-                                       reverse_directions(inputs.config.direction, directions), against, rtol, atol)
+    reverse = reverse_directions(inputs.config.direction, directions)
+    slack = None
+    if rounding and teacher_h is not None:
+        slack = _recurrence_slack(op, preactivation_magnitudes(op, weights, inputs.x, inputs.h0, teacher_h,
+                                                               reverse=reverse), rounding, reverse, theirs)
+    check.slack = slack
+    check.divergence = first_departure(op, path, tuple(iteration), ours, theirs, reverse, against, rtol, atol, slack)
     return check
+
+
+def _recurrence_slack(op: str, magnitudes: dict[str, np.ndarray], rounding: float, reverse: list[bool],
+                      theirs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """What rounding explains of each series: a gate, 2·epsilon times the magnitudes its pre-activation sums (the
+    activations' slopes are at most 1); an LSTM's C, its gates' rounding summed over the steps so far (scaled by
+    |C| for the forget gate); H, its last gates' and C's."""
+    slack = {g: ROUNDINGS * rounding * np.nan_to_num(m) for g, m in magnitudes.items()}
+    if op == "LSTM":
+        cell = np.abs(np.nan_to_num(np.asarray(theirs["C"], np.float64))) if "C" in theirs else 1.0
+        step = slack["i"] + slack["c"] + slack["f"] * np.maximum(cell, 1.0)
+        slack["C"] = _summed(step, reverse)
+        slack["H"] = slack["o"] + slack["C"]
+    elif op == "GRU":
+        slack["H"] = 2.0 * slack["z"] + slack["h"]
+    elif "a" in slack:
+        slack["H"] = slack["a"]
+    return slack
+
+
+def _summed(step: np.ndarray, reverse: list[bool]) -> np.ndarray:
+    """[seq, directions, ...] summed over the steps each direction has processed so far."""
+    out = np.empty_like(step)
+    for d, backwards in enumerate(reverse):
+        out[:, d] = np.cumsum(step[::-1, d], axis=0)[::-1] if backwards else np.cumsum(step[:, d], axis=0)
+    return out

@@ -39,7 +39,7 @@ class GateDivergence:
 
 def first_departure(op_type: str, node: str, iteration: tuple[int, ...], ours: dict[str, np.ndarray],
                     theirs: dict[str, np.ndarray], reverse: list[bool], against: str, rtol: float,
-                    atol: float) -> GateDivergence | None:
+                    atol: float, slack: dict[str, np.ndarray] | None = None) -> GateDivergence | None:
     """The earliest step (processing order) at which any gate of `ours` departs from `theirs`; forward
     direction first. Only the series both sides have are compared: a "recurrence" (a cell of no known kind), or
     a cell the other side recognized as another kind, by its carried state."""
@@ -48,7 +48,9 @@ def first_departure(op_type: str, node: str, iteration: tuple[int, ...], ours: d
     if not names:
         return None
     seq, directions = np.shape(ours[names[0]])[:2]
-    errors = {g: float_errors(np.asarray(ours[g]), np.asarray(theirs[g]), rtol, atol) for g in names}
+    slack = slack or {}
+    errors = {g: float_errors(np.asarray(ours[g]), np.asarray(theirs[g]), rtol, atol, slack.get(g, 0.0))
+              for g in names}
     for d in range(directions):
         steps = range(seq - 1, -1, -1) if reverse[d] else range(seq)
         for t in steps:

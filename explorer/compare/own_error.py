@@ -21,13 +21,17 @@ from ..spec.random_ops import draws
 from ..spec.rnn import CELLS
 from ..trace import Event, Trace
 from .align import Pair
+from .both_gates import layout0
+from .framework import check_gates
 from .measure import IterationError, ValueComparison
 from .precision import Tolerance
 from .recording import Produced, Recording, is_summary
 from .rounding import ACCUMULATING, judge
+from .stats import float_errors
 
 CARRIED = "rounding carried from its inputs"
 ACCUMULATED = "an accumulation's rounding (ε · Σ|a|·|b|)"
+RECURRENCE = "rounding carried through its recurrence (each side's every step is the equations' from its own state)"
 FROM_BODY = "rounding carried from its body"
 TIE = "tie order: indices differ only among values equal within the tolerance"
 TIE_OPS = frozenset({"TopK", "ArgMax", "ArgMin", "NonMaxSuppression"})
@@ -215,6 +219,9 @@ def _why(rerun: _Rerun, pair: Pair, v: ValueComparison, e: IterationError, expla
     if own.ok:
         e.own_error = own.max_abs
         return CARRIED
+    if v.op_type in CELLS and _steps_agree(rerun, event, v):
+        e.own_error = own.max_abs
+        return RECURRENCE
     if v.op_type in TIE_OPS:
         args = rerun.inputs(event)
         if args is not None and _ties(v.op_type, rerun.model.node(v.node).proto, args, found[v.name], theirs,
@@ -222,6 +229,32 @@ def _why(rerun: _Rerun, pair: Pair, v: ValueComparison, e: IterationError, expla
             e.own_error = own.max_abs
             return TIE
     return None
+
+
+def _steps_agree(rerun: _Rerun, event: Event, v: ValueComparison) -> bool:
+    """Whether each side's every step of a recurrent node is, within the rounding of its sums, the spec's
+    equations started from that side's own previous H (A: its gates; B: its Y): then what differs at the
+    outputs is rounding the recurrence carried, step after step."""
+    y = rerun.model.node(event.node).proto.output[0]
+    pair = next((p for p in rerun.by_name.get(y, ()) if p.a.node == event.node), None)
+    theirs, ours = (None, None) if pair is None else (pair.b.values.get(event.iteration),
+                                                      pair.a.values.get(event.iteration))
+    if not isinstance(theirs, np.ndarray) or not isinstance(ours, np.ndarray) or "gates" not in event.info:
+        return False
+    tolerance = v.tolerance
+    try:
+        checks = [check_gates(rerun.model, rerun.trace, event.node, event.iteration, against="B",
+                              teacher_h=layout0(rerun.model, event.node, y_of).astype(np.float64),
+                              rtol=tolerance.rtol, atol=tolerance.atol, rounding=tolerance.eps)
+                  for y_of in (ours, theirs)]
+    except (KeyError, ValueError, IndexError):
+        return False
+    own, other = checks
+    if own.notes or own.divergence is not None or other.slack is None or "H" not in other.theirs:
+        return False
+    _, _, beyond = float_errors(np.nan_to_num(other.theirs["H"]), layout0(rerun.model, event.node, theirs),
+                                tolerance.rtol, tolerance.atol, other.slack["H"])
+    return not beyond.any()
 
 
 def _ties(op_type: str, proto: Any, args: list[Any], ours: Any, theirs: Any, tolerance: Tolerance) -> bool:
