@@ -32,6 +32,7 @@ TOPICS: dict[str, tuple[str, str]] = {  # part of the app -> (page of docs/, hea
     "compare": ("app.md", "compare"),
     "sweep": ("app.md", "sweep"),
     "reference values": ("compare.md", "reference-values-from-pytorch"),
+    "framework": ("framework.md", ""),
 }
 
 

@@ -1,6 +1,7 @@
 """The Compare page driven with AppTest: B chosen as onnxruntime, another model, reference values and PyTorch's
 equations; the first divergence, the lockstep cursor, error over iterations and the gates of both sides."""
 import io
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -133,3 +134,20 @@ def test_agreeing_gates_are_said_to_agree():
     at.radio(key="w_compare_b").set_value("pytorch").run()
     assert_clean(at)
     assert "Gates compared step by step, all agree: LSTM 'lstm'" in texts(at)
+
+
+def test_an_export_against_its_framework_capture_shows_the_module_tree_and_the_fix():
+    bridge = Path(__file__).resolve().parent / "models" / "bridge"
+    at = compare_page(str(bridge / "faults" / "ts_tagger_gru_lbr.onnx"))
+    at.radio(key="w_compare_b").set_value("framework").run()
+    assert "the app runs no framework code" in at.info[0].value
+    at.file_uploader(key=state.W_COMPARE_CAPTURE).upload("tagger.npz", (bridge / "tagger.npz").read_bytes()).run()
+    assert_clean(at)
+    assert "First departing module: gru layer 1 at make_bridge_models.py:44, ONNX node /gru/GRU_1 (step 0, " \
+        "direction 0, gate h): own error 0.353" in plain(at.error[0].value)
+    rows = at.dataframe[0].value
+    statuses = dict(zip(rows["module"].str.strip(), rows["status"]))
+    assert statuses["gru layer 1"] == "own error" and statuses["lstm"] == "carried" and statuses["embed"] == "agrees"
+    assert "Fix: set linear_before_reset=1" in texts(at)
+    fixed = at.get("download_button")[0]
+    assert fixed.proto.label == "Download the fixed model"

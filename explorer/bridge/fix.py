@@ -131,10 +131,10 @@ def _random_like(feeds: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
     return out
 
 
-def fix(model: Model | str | os.PathLike, side: FrameworkSide, feeds: dict[str, Any] | None, output: str | os.PathLike,
-        *, rtol: float = RTOL, atol: float = ATOL, seeds: tuple[int, ...] = (1, 2)) -> FixReport:
-    """Compares, applies every fitted fix, proves the fixed model, and writes it to `output` (atomically; never
-    over a loaded model) when at least one fix was proven."""
+def fixed_model(model: Model | str | os.PathLike, side: FrameworkSide, feeds: dict[str, Any] | None, *,
+                rtol: float = RTOL, atol: float = ATOL, seeds: tuple[int, ...] = (1, 2)) -> tuple[FixReport, bytes | None]:
+    """Compares, applies every fitted fix and proves the fixed model: the report, and the model with the proven
+    fixes (serialized; None when no fix was proven)."""
     model = model if isinstance(model, Model) else load(model)
     comparison = compare_framework(model, side, feeds, rtol=rtol, atol=atol)
     report = FixReport(comparison)
@@ -146,7 +146,7 @@ def fix(model: Model | str | os.PathLike, side: FrameworkSide, feeds: dict[str, 
         outcome.applied = not outcome.why
         report.outcomes.append(outcome)
     if not any(o.applied for o in report.outcomes):
-        return report
+        return report, None
     data = proto.SerializeToString()
     fixed = load(data)
     runs: list[tuple[str, FrameworkComparison]] = [("the given inputs",
@@ -172,14 +172,24 @@ def fix(model: Model | str | os.PathLike, side: FrameworkSide, feeds: dict[str, 
         report.proofs.append(f"{label}: " + ("every aligned module agrees" if result.agree else
                                              f"first departing module {first.point.label}" if first else
                                              "no verdict"))
-    if any(o.proven for o in report.outcomes):
-        if not all(o.proven for o in report.outcomes if o.applied):  # write only proven fixes
-            proto = onnx.ModelProto()
-            proto.CopyFrom(model.as_given())
-            for o in report.outcomes:
-                if o.proven:
-                    _apply(proto, model, o.finding)
-            data = proto.SerializeToString()
+    if not any(o.proven for o in report.outcomes):
+        return report, None
+    if not all(o.proven for o in report.outcomes if o.applied):  # keep only proven fixes
+        proto = onnx.ModelProto()
+        proto.CopyFrom(model.as_given())
+        for o in report.outcomes:
+            if o.proven:
+                _apply(proto, model, o.finding)
+        data = proto.SerializeToString()
+    return report, data
+
+
+def fix(model: Model | str | os.PathLike, side: FrameworkSide, feeds: dict[str, Any] | None, output: str | os.PathLike,
+        *, rtol: float = RTOL, atol: float = ATOL, seeds: tuple[int, ...] = (1, 2)) -> FixReport:
+    """`fixed_model`, the fixed model written to `output` (atomically; never over a loaded model) when at least one
+    fix was proven."""
+    report, data = fixed_model(model, side, feeds, rtol=rtol, atol=atol, seeds=seeds)
+    if data is not None:
         write_bytes(output, data)
         report.written = str(output)
     return report
