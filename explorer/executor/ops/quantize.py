@@ -140,11 +140,11 @@ def dequantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
 def dynamic_quantize(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(y, scale, zero point) of DynamicQuantizeLinear: uint8 over the range of x widened to include 0."""
     x = x.astype(np.float32, copy=False)
-    low = min(0.0, float(x.min(initial=0.0)))
-    high = max(0.0, float(x.max(initial=0.0)))
-    scale = np.float32((high - low) / 255.0)
-    if scale == 0:
-        return np.zeros(x.shape, np.uint8), np.array(scale), np.array(0, np.uint8)
+    low = np.minimum(np.float32(0), x.min(initial=np.float32(0)))
+    high = np.maximum(np.float32(0), x.max(initial=np.float32(0)))
+    if high == low:  # an all-zero x: scale 1 as the spec's reference and onnxruntime give it, every y 0
+        return np.zeros(x.shape, np.uint8), np.array(1, np.float32), np.array(0, np.uint8)
+    scale = np.float32(high - low) / np.float32(255)  # in float32, as the spec and onnxruntime compute it
     zero = saturate_cast(np.rint(np.float32(-low) / scale), np.dtype(np.uint8))
     y = saturate_cast(np.rint(x / scale) + float(zero), np.dtype(np.uint8))
     return y, np.array(scale, np.float32), np.array(zero, np.uint8)

@@ -15,7 +15,10 @@ optimum-style folder with its config.json:
   the decoder's out) and `decoder_model_merged.onnx`; the prompt feeds the encoder, decoding starts from the
   config's decoder_start_token_id;
 - whisper/: `encoder_model.onnx` (input_features [batch, 16 mel bins, 32 frames]) and `decoder_model_merged.onnx`;
-  its reference is GenerationMixin's plain greedy generation from seeded random features (reference_features.npz).
+  its reference is GenerationMixin's plain greedy generation from seeded random features (reference_features.npz);
+- llama_int4/ and llama_dynamic/: the Llama decoder quantized by onnxruntime's tools (MatMulNBits with 4-bit
+  weights; DynamicQuantizeLinear + MatMulInteger), for generations against the float one
+  (`python make_generation_models.py quantized` makes only these).
 
 Each folder's reference.json holds transformers' `generate` (greedy, `max_new_tokens`) for fixed prompts (the first
 one also for 40 tokens, where GPT-2 stops at its end-of-sequence id 3): the new tokens, and per step the chosen token's logit margin over the runner-up (how far a float error must go to change
@@ -27,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -157,6 +161,25 @@ def reference_whisper(model: torch.nn.Module, folder: Path) -> None:
     np.savez_compressed(folder / "reference_features.npz", **features)
 
 
+def quantized() -> None:
+    """Llama's decoder quantized by onnxruntime's tools: weights to 4 bits in blocks of 16 (MatMulNBits,
+    llama_int4/) and dynamic 8-bit quantization (DynamicQuantizeLinear + MatMulInteger, llama_dynamic/); each
+    folder holds the float model's config.json."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    source = HERE / "llama"
+    for name in ("llama_int4", "llama_dynamic"):
+        (HERE / name).mkdir(exist_ok=True)
+        shutil.copyfile(source / "config.json", HERE / name / "config.json")
+    quantizer = MatMulNBitsQuantizer(onnx.load(str(source / "model.onnx")), block_size=16, is_symmetric=True)
+    quantizer.process()
+    quantizer.model.save_model_to_file(str(HERE / "llama_int4" / "model.onnx"))
+    quantize_dynamic(str(source / "model.onnx"), str(HERE / "llama_dynamic" / "model.onnx"),
+                     weight_type=QuantType.QInt8)
+
+
 def check(path: Path) -> None:
     """onnxruntime loads the file."""
     ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
@@ -198,10 +221,14 @@ def main() -> None:
         for file in ("encoder_model.onnx", "decoder_model_merged.onnx", "config.json"):
             shutil.copyfile(scratch / "whisper" / file, folder / file)
         reference_whisper(model, folder)
+    quantized()
     for path in sorted(HERE.glob("*/*.onnx")):
         check(path)
         print(f"{path.relative_to(HERE)}: {path.stat().st_size} bytes")
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["quantized"]:  # only the quantized forms of the committed float Llama
+        quantized()
+    else:
+        main()
