@@ -20,6 +20,7 @@ from explorer.generation.against import (
     against_model,
     against_onnxruntime,
     against_tokens,
+    saturated_steps,
 )
 from explorer.generation.onnxruntime_loop import onnxruntime_steps
 from explorer.generation.prompts import read_prompts
@@ -317,3 +318,12 @@ def test_dynamically_quantized_decoder_is_exact_integer_arithmetic() -> None:
     for event in products:
         (expected,) = matmul_integer(list(event.input_values), {})
         np.testing.assert_array_equal(event.output_values[0], expected)
+
+
+def test_the_steps_where_onnxruntime_saturates_are_named() -> None:
+    """Against onnxruntime, the steps whose integer products its u8s8 kernel saturates on an x86 CPU without
+    VNNI, found from explorer's own values (so on any CPU): every step of the dynamic Llama, none of the float."""
+    prompt = short(LLAMA)[0]["prompt"]
+    dynamic = explorer.generate(HERE / "llama_dynamic", prompt, max_new_tokens=4)
+    assert saturated_steps(dynamic) == [0, 1, 2, 3]
+    assert against_onnxruntime(explorer.generate(LLAMA, prompt, max_new_tokens=4)).saturated_steps == []

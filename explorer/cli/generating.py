@@ -90,6 +90,9 @@ def _generate(args: argparse.Namespace) -> int:
         if result.logit_error:
             print(f"largest logit error over the {len(result.logit_error)} steps compared: "
                   f"{max(result.logit_error):.3g} (worst rank of our token on their side: {max(result.rank)})")
+        if result.saturated_steps:
+            print(f"onnxruntime's u8s8 kernel saturates at steps {result.saturated_steps} on an x86 CPU without "
+                  "VNNI (explorer follows the spec's exact integer arithmetic)")
         departure = result.first_cache_departure
         if departure is not None:
             print(f"first cache departure: step {departure.step}, layer {departure.layer}, {departure.name}, "
