@@ -128,5 +128,5 @@ def _sweep(args: argparse.Namespace, limits: Limits) -> int:
         diff = "-" if row["first_token_diff"] is None else row["first_token_diff"]
         print(f"{row['prompt']:<16} {diff:>16} {max(row['logit_error'], default=0.0):>16.3g}  {where}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"against": against, "rows": rows}, indent=1) + "\n")
+        write_text(args.json, json.dumps({"against": against, "rows": rows}, indent=1) + "\n")
     return 1 if any(row["first_token_diff"] is not None for row in rows) else 0
