@@ -45,9 +45,11 @@ def short(folder: Path) -> list[dict]:
     (GPT2, None, GPT2),  # the folder: decoder_model_merged.onnx, an If on use_cache_branch
     (GPT2 / "decoder_model.onnx", GPT2 / "decoder_with_past_model.onnx", GPT2),  # two files
     (GPT2 / "decoder_with_past_model.onnx", None, GPT2),  # one file, the first step on an empty past
+    (HERE / "gpt2_optimized", None, GPT2),  # onnxruntime's transformer optimizer: SkipLayerNormalization, FastGelu
     (LLAMA, None, LLAMA),
     (QWEN2, None, QWEN2),
-], ids=["t5-merged", "t5-two-files", "gpt2-merged", "gpt2-two-files", "gpt2-with-past", "llama", "qwen2"])
+], ids=["t5-merged", "t5-two-files", "gpt2-merged", "gpt2-two-files", "gpt2-with-past", "gpt2-optimized", "llama",
+                             "qwen2"])
 def test_tokens_equal_transformers_and_onnxruntime(model: Path, with_past: Path | None, folder: Path) -> None:
     logits = np.load(folder / "reference_logits.npz")
     encoder = folder / "encoder_model.onnx" if (folder / "encoder_model.onnx").exists() else None

@@ -17,8 +17,9 @@ optimum-style folder with its config.json:
 - whisper/: `encoder_model.onnx` (input_features [batch, 16 mel bins, 32 frames]) and `decoder_model_merged.onnx`;
   its reference is GenerationMixin's plain greedy generation from seeded random features (reference_features.npz);
 - llama_int4/ and llama_dynamic/: the Llama decoder quantized by onnxruntime's tools (MatMulNBits with 4-bit
-  weights; DynamicQuantizeLinear + MatMulInteger), for generations against the float one
-  (`python make_generation_models.py quantized` makes only these).
+  weights; DynamicQuantizeLinear + MatMulInteger), and gpt2_optimized/: GPT-2's decoder with past rewritten by
+  onnxruntime's transformer optimizer, for generations against the float ones
+  (`python make_generation_models.py onnxruntime-tools` makes only these).
 
 Each folder's reference.json holds transformers' `generate` (greedy, `max_new_tokens`) for fixed prompts (the first
 one also for 40 tokens, where GPT-2 stops at its end-of-sequence id 3): the new tokens, and per step the chosen token's logit margin over the runner-up (how far a float error must go to change
@@ -161,18 +162,23 @@ def reference_whisper(model: torch.nn.Module, folder: Path) -> None:
     np.savez_compressed(folder / "reference_features.npz", **features)
 
 
-def quantized() -> None:
-    """Llama's decoder quantized by onnxruntime's tools: weights to 4 bits in blocks of 16 (MatMulNBits,
-    llama_int4/) and dynamic 8-bit quantization (DynamicQuantizeLinear + MatMulInteger, llama_dynamic/); each
-    folder holds the float model's config.json."""
+def onnxruntime_tools() -> None:
+    """The committed float decoders rewritten by onnxruntime's tools: Llama's quantized, weights to 4 bits in
+    blocks of 16 (MatMulNBits, llama_int4/) and dynamically to 8 bits (DynamicQuantizeLinear + MatMulInteger,
+    llama_dynamic/); GPT-2's decoder with past by the transformer optimizer (gpt2_optimized/: LayerNorm and Gelu
+    fused into SkipLayerNormalization and FastGelu). Each folder holds its float model's config.json."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+    from onnxruntime.transformers.optimizer import optimize_model
 
     source = HERE / "llama"
-    for name in ("llama_int4", "llama_dynamic"):
+    for name, model in (("llama_int4", "llama"), ("llama_dynamic", "llama"), ("gpt2_optimized", "gpt2")):
         (HERE / name).mkdir(exist_ok=True)
-        shutil.copyfile(source / "config.json", HERE / name / "config.json")
+        shutil.copyfile(HERE / model / "config.json", HERE / name / "config.json")
+    optimized = optimize_model(str(HERE / "gpt2" / "decoder_with_past_model.onnx"), model_type="gpt2", num_heads=HEADS,
+                               hidden_size=HIDDEN, opt_level=1, use_gpu=False)
+    optimized.save_model_to_file(str(HERE / "gpt2_optimized" / "model.onnx"))
     quantizer = MatMulNBitsQuantizer(onnx.load(str(source / "model.onnx")), block_size=16, is_symmetric=True)
     quantizer.process()
     quantizer.model.save_model_to_file(str(HERE / "llama_int4" / "model.onnx"))
@@ -221,14 +227,14 @@ def main() -> None:
         for file in ("encoder_model.onnx", "decoder_model_merged.onnx", "config.json"):
             shutil.copyfile(scratch / "whisper" / file, folder / file)
         reference_whisper(model, folder)
-    quantized()
+    onnxruntime_tools()
     for path in sorted(HERE.glob("*/*.onnx")):
         check(path)
         print(f"{path.relative_to(HERE)}: {path.stat().st_size} bytes")
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["quantized"]:  # only the quantized forms of the committed float Llama
-        quantized()
+    if sys.argv[1:] == ["onnxruntime-tools"]:  # only the committed float decoders' rewrites
+        onnxruntime_tools()
     else:
         main()
