@@ -227,3 +227,11 @@ def test_layouts_undo_and_redo_the_exporters_axes():
     swapped = fitting_layout((6, 2, 10), (2, 6, 10))
     assert swapped is not None and swapped.perm == (1, 0, 2)
     assert fitting_layout((1, 2, 4), (2, 4)).shape == (2, 4) and fitting_layout((3, 4), (5, 4)) is None
+
+
+def test_a_projected_lstm_is_said_plainly():
+    captured = load_captured(HERE / "tagger.npz")
+    captured.modules["lstm"].recurrent["proj_size"] = 2  # as the capture of nn.LSTM(..., proj_size=2) records it
+    result = compare_framework(HERE / "ts_tagger.onnx", captured_side(captured))
+    assert any("proj_size=2" in note and "does not export" in note for note in result.notes)
+    assert result.to_json()["notes"] == result.notes and result.notes[0] in result.lines()

@@ -60,3 +60,15 @@ def test_a_fix_is_proven_on_other_random_inputs(recipe, tmp_path):
     assert report.complete
     assert len(report.proofs) == 3 and all("every aligned module agrees" in p for p in report.proofs)
     assert any("seed" in p for p in report.proofs)
+
+
+def test_a_projected_lstm_is_captured_whole():
+    import torch
+
+    from explorer.bridge.capture import capture
+
+    torch.manual_seed(0)
+    module = torch.nn.LSTM(3, 4, proj_size=2, batch_first=True)
+    captured = capture(module, [np.zeros((1, 5, 3), np.float32)])
+    assert captured.modules[""].recurrent["proj_size"] == 2
+    assert captured.outputs("")[0].shape == (1, 5, 2) and not captured.layers("")

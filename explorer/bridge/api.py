@@ -97,6 +97,10 @@ def compare_framework(model: Model | str | os.PathLike | bytes, side: FrameworkS
             raise
         trace = exc.trace
         result.errors["explorer"] = str(exc)
+    result.notes += [f"{name!r} is an nn.LSTM with proj_size={info.recurrent['proj_size']}: torch 2.13 does not export "
+                     "it faithfully (TorchScript refuses it, dynamo writes an LSTM onnxruntime rejects), and explorer "
+                     "compares it whole, not layer by layer"
+                     for name, info in captured.modules.items() if info.recurrent and info.recurrent.get("proj_size")]
     scopes = read_scopes(model, captured)
     result.scopes_from = scopes.how
     recorded = recorded_values(trace)

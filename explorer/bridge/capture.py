@@ -153,7 +153,7 @@ def capture(module: Any, inputs: list[np.ndarray] | tuple[np.ndarray, ...]) -> C
         run_hooked(module, inputs, hooks)
     captured.inputs = [np.asarray(x) for x in inputs]
     for name, info in captured.modules.items():
-        if info.recurrent is not None:
+        if info.recurrent is not None and not info.recurrent["proj_size"]:  # projected LSTMs: see the report
             for call in range(info.calls):
                 _layers(named[name], name, call, captured)
             for pname, parameter in named[name].named_parameters():

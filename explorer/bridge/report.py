@@ -41,6 +41,7 @@ class FrameworkComparison:
     scopes_from: str = ""
     diagnosis: list[Finding] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
     rtol: float = 0.0
     atol: float = 0.0
 
@@ -79,7 +80,7 @@ class FrameworkComparison:
         doc: dict[str, Any] = {"agree": self.agree, "first": None, "aligned": sum(c.point.aligned for c in self.checks),
                                "unaligned": self.unaligned(), "diagnosis": [f.to_dict() for f in self.diagnosis],
                                "framework": self.framework, "model": self.model_source, "scopes": self.scopes_from,
-                               "errors": dict(self.errors)}
+                               "errors": dict(self.errors), "notes": list(self.notes)}
         if first is not None:
             p = first.point
             doc["first"] = {"module": p.module, "call": p.call, "layer": p.index if p.kind == "layer_out" else None,
@@ -101,6 +102,7 @@ class FrameworkComparison:
                f"aligned: {sum(c.point.aligned for c in self.checks)} of {len(self.checks)} module values, "
                f"{aligned} of {leaves} leaf modules (scopes from {self.scopes_from or 'nothing the exporter wrote'})"]
         out += [f"{label}: {message}" for label, message in self.errors.items()]
+        out += self.notes
         first = self.first
         if first is None:
             out.append("first departing module: none (every aligned module agrees)")
