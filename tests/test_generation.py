@@ -180,6 +180,13 @@ def test_command_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture
     assert report["tokens"] == entry["tokens"] == report["against"]["tokens"]
     assert report["first_token_diff"] is None and report["first_cache_departure"] is None
     assert len(report["logit_error"]) == 12 and report["trace_bytes"] <= 1.5 * report["cache_bytes"]
+    loop, trace = tmp_path / "loop.onnx", tmp_path / "trace.npz"
+    assert main(["generate", str(GPT2), "--prompt-ids", ids, "--max-new-tokens", "12", "--save-model", str(loop),
+                 "--save", str(trace)]) == 0
+    saved = explorer.Trace.load(trace)
+    assert [int(s.outputs["gen.token"][0]) for s in saved.iterations(LOOP)] == entry["tokens"]
+    inputs = dict(np.load(tmp_path / "loop.npz"))
+    assert explorer.run(explorer.load(loop), inputs).outputs["tokens"][:, 0].tolist() == entry["tokens"]
     tokens = tmp_path / "tokens.npy"
     np.save(tokens, np.array(entry["tokens"][:3] + [0] * 9))
     assert main(["generate", str(GPT2), "--prompt-ids", ids, "--max-new-tokens", "12", "--reference", str(tokens),

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnx
 
 from ..atomic_write import replacing
 from ..errors import FeedError
@@ -107,7 +106,7 @@ def generate(model: str | Path | DecoderExport, prompt_ids: Sequence[int] | Sequ
 def save_generation_model(generation: Generation, path: str | Path, inputs: str | Path | None = None) -> None:
     """Writes the generation loop model (and its inputs as an .npz), which the app runs and shows step by step."""
     with replacing(path) as out:  # a temporary file moved into place once whole
-        onnx.save(generation.model.proto, out)
+        out.write(generation.model.proto.SerializeToString())
     if inputs is not None:
         arrays: dict[str, Any] = dict(generation.loop_feeds)
         target = str(inputs) if str(inputs).endswith(".npz") else f"{inputs}.npz"  # the name np.savez gives it
