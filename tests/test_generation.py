@@ -336,3 +336,15 @@ def test_the_steps_where_onnxruntime_saturates_are_named() -> None:
     dynamic = explorer.generate(HERE / "llama_dynamic", prompt, max_new_tokens=4)
     assert saturated_steps(dynamic) == [0, 1, 2, 3]
     assert against_onnxruntime(explorer.generate(LLAMA, prompt, max_new_tokens=4)).saturated_steps == []
+
+
+@pytest.mark.parametrize("folder", [GPT2, LLAMA, T5], ids=["gpt2", "llama", "t5"])
+def test_a_left_padded_batch_gives_each_prompt_its_own_tokens(folder: Path) -> None:
+    """Two prompts in one batch, the shorter padded on the left and masked: each row's tokens are those of its
+    prompt alone (positions counted along the mask, as transformers and optimum count them)."""
+    (long_one, short_one) = (short(folder)[0], short(folder)[1])  # 4 and 3 ids
+    ids = np.array([[0] + short_one["prompt"], long_one["prompt"]])
+    mask = np.array([[0, 1, 1, 1], [1, 1, 1, 1]])
+    generation = explorer.generate(folder, inputs={"input_ids": ids, "attention_mask": mask}, max_new_tokens=12)
+    assert generation.tokens.tolist() == [short_one["tokens"], long_one["tokens"]]
+    assert against_onnxruntime(generation).first_token_diff is None
