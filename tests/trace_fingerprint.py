@@ -8,6 +8,7 @@ values, their absolute values and squares, with its NaN and infinity counts), wh
 every value's bytes must be the same.
 
     python tests/trace_fingerprint.py        # writes tests/fingerprints/traces.json.gz (made before a change)
+    python tests/trace_fingerprint.py NAME   # rewrites one model's (after a deliberate change of its values)
 """
 from __future__ import annotations
 
@@ -153,9 +154,15 @@ def platform_key() -> str:
     return f"{cpu} | numpy {np.__version__} | blas {blas} | {features}"
 
 
-def write() -> None:
+def write(names: list[str] | None = None) -> None:
+    """Writes every model's fingerprint; with `names`, only theirs, the others kept as stored (after a deliberate
+    change of what some models record, made elsewhere)."""
     STORED.parent.mkdir(exist_ok=True)
-    stored: dict[str, Any] = {name: run_print(model, feeds) for name, model, feeds in fingerprint_models()}
+    if names:
+        stored = json.loads(gzip.decompress(STORED.read_bytes()))
+        stored.update({name: run_print(model, feeds) for name, model, feeds in fingerprint_models() if name in names})
+    else:
+        stored = {name: run_print(model, feeds) for name, model, feeds in fingerprint_models()}
     stored[PLATFORM] = platform_key()
     STORED.write_bytes(gzip.compress(json.dumps(stored, separators=(",", ":")).encode(), 9, mtime=0))
     print(f"{len(stored) - 1} models -> {STORED}")
@@ -163,4 +170,4 @@ def write() -> None:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
-    write()
+    write(sys.argv[1:])
