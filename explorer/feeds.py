@@ -107,10 +107,58 @@ def _example_for_type(tp: onnx.TypeProto, rng, dims: dict[str, int], name: str) 
 
 def example_inputs(model: Declared, seed: int = 0, dims: dict[str, int] | None = None) -> dict[str, Any]:
     """Random dtype-correct feeds for every declared input. Symbolic dims come from `dims` (by name, or as
-    "input[axis]" for an unnamed one, see `unnamed_dims`), else DEFAULT_DIM."""
+    "input[axis]" for an unnamed one, see `unnamed_dims`), else DEFAULT_DIM. An integer scalar that bounds a loop
+    (see `loop_bounds`) is drawn from LOOP_BOUND, so the loop runs at least twice."""
     rng = np.random.default_rng(seed)
     dims = dict(dims or {})
-    return {spec.name: _example_for_type(spec.type_proto, rng, dims, spec.name) for spec in model.inputs}
+    bounds = loop_bounds(model)
+    feeds = {}
+    for spec in model.inputs:
+        value = _example_for_type(spec.type_proto, rng, dims, spec.name)
+        if spec.name in bounds:
+            value = np.full(np.shape(value), rng.integers(*LOOP_BOUND), dtype=np.asarray(value).dtype)
+        feeds[spec.name] = value
+    return feeds
+
+
+LOOP_BOUND = (2, 6)  # [low, high): random trip counts and loop bounds run a loop 2 to 5 times
+_VIEWS = frozenset({"Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape", "Flatten", "Expand"})
+_COMPARISONS = frozenset({"Less", "LessOrEqual", "Greater", "GreaterOrEqual"})
+
+
+def loop_bounds(model: Declared) -> frozenset[str]:
+    """The integer scalar inputs that bound a loop: a Loop's trip count, or a value compared with (`i < max_len`,
+    TorchScript's while loops), through views and casts, in the graph or any body. Random values of 0 to 3 would
+    often run such a loop never or once."""
+    scalars = {spec.name for spec in model.inputs if _integer_scalar(spec.type_proto)}
+    views = {name: name for name in scalars}
+    found: set[str] = set()
+
+    def walk(graph: onnx.GraphProto) -> None:
+        for node in graph.node:
+            sources = [views.get(name) for name in node.input]
+            if node.op_type in _VIEWS and sources and sources[0]:
+                views.update({out: sources[0] for out in node.output if out})
+            if node.op_type == "Loop" and sources and sources[0]:
+                found.add(sources[0])
+            if node.op_type in _COMPARISONS:
+                found.update(source for source in sources if source)
+            for attribute in node.attribute:
+                for body in [attribute.g] if attribute.type == onnx.AttributeProto.GRAPH else attribute.graphs:
+                    walk(body)
+
+    if scalars:
+        walk(model.graph)
+    return frozenset(found)
+
+
+def _integer_scalar(tp: onnx.TypeProto) -> bool:
+    if tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.HasField("shape"):
+        return False
+    dims = tp.tensor_type.shape.dim
+    integral = np.issubdtype(np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tp.tensor_type.elem_type)), np.integer) \
+        if tp.tensor_type.elem_type else False
+    return integral and all(d.HasField("dim_value") and d.dim_value == 1 for d in dims)
 
 
 def symbolic_dims(model: Declared) -> list[str]:

@@ -2,6 +2,8 @@
 guided tours; the spec's C-style equivalent of each Loop mode (quoted from onnx.defs, every version)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -9,6 +11,7 @@ from app_support import move_target, start, step_to
 from onnx import helper as h
 
 import explorer
+from explorer.feeds import loop_bounds
 from explorer.samples import list_samples, sample_inputs, sample_path
 from explorer.ui import state
 from explorer.views import learning, loops
@@ -99,3 +102,39 @@ def test_loops_page_reveals_iterations_after_predictions_and_shows_the_c_equival
     [ahead] = [b for b in at.button if b.label == "Next"]
     ahead.click().run()
     assert "**Tour of loop_spec** · 2 of 4" in "\n".join(m.value for m in at.markdown)
+
+
+TORCH_EXPORTS = Path(__file__).parent / "models" / "torch_exports"
+
+
+@pytest.mark.parametrize(("name", "bounds"), [("ts_rnn_decoder", {"steps"}), ("ts_greedy_tokens", {"max_len"}),
+                                              ("dynamo_while_loop", {"n"}), ("ts_time_loop", set())])
+def test_random_inputs_run_a_loop_at_least_twice(name, bounds):
+    """A trip count or a loop bound drawn like other integers (0 to 3) often runs the loop never or once; drawn
+    from 2 to 5 it runs it at least twice. Other integer inputs keep their values."""
+    model = explorer.load(TORCH_EXPORTS / f"{name}.onnx")
+    assert loop_bounds(model) == bounds
+    for seed in range(12):
+        feeds = model.example_inputs(seed=seed)
+        for bound in bounds:
+            assert 2 <= int(feeds[bound]) <= 5 and feeds[bound].dtype == np.int64
+    if name == "ts_rnn_decoder":  # runs exactly `steps` iterations
+        trace = explorer.run(model, model.example_inputs(seed=3))
+        (loop,) = trace.events_of("/Loop")
+        assert loop.info["iterations"] == int(model.example_inputs(seed=3)["steps"]) >= 2
+
+
+def test_an_index_input_is_no_loop_bound():
+    graph = h.make_graph([h.make_node("Gather", ["x", "i"], ["y"])], "g",
+                         [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4]),
+                          h.make_tensor_value_info("i", onnx.TensorProto.INT64, [])],
+                         [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [])])
+    assert loop_bounds(explorer.load(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]))) == set()
+
+
+def test_the_app_says_which_input_bounds_a_loop():
+    at = start()
+    at.radio(key=state.W_SOURCE).set_value("Local path").run()
+    at.text_input(key=state.W_PATH).input(str(TORCH_EXPORTS / "ts_rnn_decoder.onnx")).run()
+    assert "bounds a loop: random values for it are drawn from 2 to 5, so the loop runs at least twice" in \
+        "\n".join(c.value for c in at.caption)

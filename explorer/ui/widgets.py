@@ -12,7 +12,7 @@ import streamlit as st
 
 from .. import inputs as user_inputs
 from ..docs_links import more
-from ..feeds import symbolic_dims, unnamed_dims
+from ..feeds import LOOP_BOUND, loop_bounds, symbolic_dims, unnamed_dims
 from ..limits import Limits
 from ..model import Model
 from ..samples import DEFAULT_SAMPLE, list_samples
@@ -183,6 +183,12 @@ def feeds_picker(model: Model, limits: Limits) -> state.RunRequest | None:
     seed = int(st.number_input("Seed", 0, 2**31 - 1, 0, key=state.W_SEED))
     dims = {name: int(st.number_input(dim_label(name), 1, 1 << 20, 2, key=state.dim_key(model, name)))
             for name in [*symbolic_dims(model), *unnamed_dims(model)]}
+    bounds = sorted(loop_bounds(model))
+    if bounds:
+        low, high = LOOP_BOUND
+        st.caption(", ".join(md_code(name) for name in bounds) + f" bound{'s' if len(bounds) == 1 else ''} a loop: "
+                   f"random values for {'it' if len(bounds) == 1 else 'them'} are drawn from {low} to {high - 1}, so "
+                   "the loop runs at least twice")
     if mode == "Random":
         key = f"random:{seed}:{sorted(dims.items())}"
         return state.RunRequest(key, f"random inputs (seed {seed})",
