@@ -66,9 +66,9 @@ class Engine:
         max_bytes, max_events = self.limits.max_tensor_bytes, self.limits.max_events
         perf, ndarray, generic = _perf, np.ndarray, np.generic
         budget = self._budget
+        index = len(events)  # the next event's index: counted here, read again after a special kernel's bodies
         try:
             for step, fn, special, fetch, first, guard, single, site, pick, constant in graph.plan:
-                index = len(events)
                 if index >= max_events:
                     self.check_events(step.path, step.op_type, iteration)
                 args = fetch(frame) if fetch is not None else (frame[first],) if first is not None else ()
@@ -88,6 +88,7 @@ class Engine:
                                                  budget, frame))
                     else:
                         append(Event(index, site, iteration, recorded, outputs, 0.0))
+                    index += 1
                     continue
                 if guard is not None:
                     try:
@@ -106,6 +107,7 @@ class Engine:
                         self._run_special(step, args, frame, iteration)
                     finally:
                         budget = self._budget
+                    index = len(events)
                     continue
                 start = perf()
                 try:
@@ -139,6 +141,7 @@ class Engine:
                                              frame))
                 else:
                     append(Event(index, site, iteration, recorded, outputs, seconds))
+                index += 1
         finally:
             self._budget = budget
             if self.trace.budget_exceeded_at is None and self.trace.spilled_at is None:
