@@ -4,8 +4,7 @@ same rounds; the ratios, their geometric mean, and the fixed cost of a run (a mo
 
 Models: the sample models, recurrent exports of tests/models (Keras through tf2onnx, TorchScript and dynamo
 torch.onnx, loops and cells), skl2onnx's tabular models, ShuffleNet (grouped and depthwise convolutions, seeded
-weights) and, from ../shared/models when present, silero-vad, a POS tagger's LSTM graph (KInference), tract's
-byte-level bidirectional LSTM and quantized LSTM, onnxruntime's Scan test model.
+weights) and, from ../shared/models when present, silero-vad, tract's byte-level bidirectional LSTM and quantized LSTM, onnxruntime's Scan test model.
 
 Each figure is the median over rounds of each side's best of a few runs in the round (enough runs to last about
 20 ms), each side starting once the other's threads have stopped spinning (timing.settle). Besides wall-clock
@@ -62,7 +61,6 @@ PROJECT = (
     "skl2onnx/svr_rbf.onnx", "skl2onnx/decision_tree_regressor.onnx",
 )
 SHARED_MODELS = {
-    "pos tagger (KInference)": "JetBrains-Research__kinference/utils/utils-testing/src/commonMain/resources/pos_tagger/model.onnx",
     "byte bi-LSTM (tract)": "sonos__tract/onnx/test_cases/byte_sb_bidi_lstm/model.onnx",
     "quantized LSTM (tract)": "sonos__tract/onnx/test_cases/qlstm_3-2-3_T3_S1/model.onnx",
     "scan_1 (onnxruntime)": "onnxruntime__onnxruntime-qnn/onnxruntime/test/testdata/scan_1.onnx",
