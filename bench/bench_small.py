@@ -4,7 +4,8 @@ same rounds; the ratios, their geometric mean, and the fixed cost of a run (a mo
 
 Models: the sample models, recurrent exports of tests/models (Keras through tf2onnx, TorchScript and dynamo
 torch.onnx, loops and cells), skl2onnx's tabular models, ShuffleNet (grouped and depthwise convolutions, seeded
-weights) and, from ../shared/models when present, silero-vad, tract's byte-level bidirectional LSTM and quantized LSTM, onnxruntime's Scan test model.
+weights) and, from ../shared/models when present, silero-vad, tract's byte-level bidirectional LSTM and
+quantized LSTM, onnxruntime's Scan test model.
 
 Each figure is the median over rounds of each side's best of a few runs in the round (enough runs to last about
 20 ms), each side starting once the other's threads have stopped spinning (timing.settle). Besides wall-clock
