@@ -47,7 +47,34 @@ def test_carried_questions_and_checks():
     assert learning.carried_question(body, its, 2) is None
     assert learning.check_number(6.0001, 6.0) and not learning.check_number(5.9, 6.0)
     assert learning.check_number(float("nan"), float("nan")) and not learning.check_number(0.0, np.nan)
-    assert learning.feedback(False, 6.0) == "Not quite: it was 6." and learning.feedback(True, "x") == "Right: x."
+    assert question.feedback("b_in", 5.9) == \
+        "Not quite: you predicted 5.9, but b_in leaves iteration 1 as 6 (it came in as -3)."
+    assert question.feedback("b_in", 6.0) == "Right: you predicted 6; b_in leaves iteration 1 as 6 (it came in as -3)."
+
+
+def test_a_loop_carrying_a_vector_asks_for_its_norm():
+    model = explorer.load(sample_path("while_loop"))
+    trace = explorer.run(model, sample_inputs("while_loop"))
+    loop = next(r.path for r in model.nodes() if r.op_type == "Loop")
+    run = loops.executions(model, trace, loop)[0]
+    its, body = loops.iterations_of(trace, run), loops.body_values(model, loop)
+    question = learning.carried_question(body, its, 1)
+    (asked,) = question.answers
+    carried = question.asked[asked]
+    assert asked == learning.norm_label(carried)
+    out = dict(body.carried)[carried]
+    assert question.answers[asked] == pytest.approx(float(np.linalg.norm(its[1].outputs[out])))
+
+
+def test_the_branch_feedback_names_the_prediction_the_truth_and_the_condition(nested):
+    model, trace = nested
+    index = next(i for i in range(len(trace.events)) if learning.branch_question(model, trace, i))
+    question = learning.branch_question(model, trace, index)
+    other = next(o for o in question.options if o != question.answer)
+    condition = "True" if question.answer == "then_branch" else "False"
+    assert question.feedback(other) == (f"Not quite: you predicted {other}, but {question.answer} ran. "
+                                        f"The condition {question.condition} was {condition}.")
+    assert question.feedback(question.answer).startswith(f"Right: you predicted {question.answer}")
 
 
 @pytest.mark.parametrize("opset", [1, 11, 13, 16, 19, 21])
@@ -78,7 +105,8 @@ def test_step_page_holds_back_until_the_branch_is_predicted():
     radio.set_value("else_branch").run()
     [check] = [b for b in at.button if b.label == "Check"]
     check.click().run()
-    assert "Not quite: it was then_branch." in "\n".join(m.value for m in at.markdown)
+    shown = "\n".join(m.value for m in at.markdown).replace("\\", "").replace("\u200b", "")
+    assert "Not quite: you predicted else_branch, but then_branch ran. The condition even was True." in shown
     assert move_target(at, "next") == 2
     assert not at.exception
 
@@ -96,7 +124,8 @@ def test_loops_page_reveals_iterations_after_predictions_and_shows_the_c_equival
     guess.set_value(6.0).run()
     [reveal] = [b for b in at.button if b.label == "Check and reveal"]
     reveal.click().run()
-    assert "Right: 6." in "\n".join(m.value for m in at.markdown)
+    shown = "\n".join(m.value for m in at.markdown).replace("\\", "").replace("\u200b", "")
+    assert "Right: you predicted 6; b_in leaves iteration 1 as 6 (it came in as -3)." in shown
     [table] = [d.value for d in at.dataframe if "iteration" in d.value.columns]
     assert len(table) == 2 and not at.exception
     [ahead] = [b for b in at.button if b.label == "Next"]

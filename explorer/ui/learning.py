@@ -61,14 +61,14 @@ def branch_quiz(model: Model, trace: Trace, index: int) -> None:
     answered = _answers().get(question.key)
     with st.container(border=True):
         if answered is not None:
-            st.markdown(f"**{md(question.label)}**: you predicted the branch. {answered}")
+            st.markdown(f"**{md(question.label)}**: {answered}")
             return
         choice = st.radio(f"Predict: which branch will **{md(question.label)}** take?", question.options, index=None,
                           horizontal=True, key=state.keyed(state.W_PREDICT, question.key))
 
         def check() -> None:
             picked = st.session_state.get(state.keyed(state.W_PREDICT, question.key))
-            _answers()[question.key] = learning.feedback(picked == question.answer, question.answer)
+            _answers()[question.key] = md(question.feedback(str(picked)))
 
         st.button("Check", key=state.keyed(state.W_CHECK, question.key), disabled=choice is None, on_click=check)
 
@@ -96,11 +96,7 @@ def carried_quiz(path: str, values: BodyValues, iterations: list[Iteration], pos
                    for name in question.answers}
 
         def check() -> None:
-            lines = []
-            for name, answer in question.answers.items():
-                guess = guesses[name]
-                right = guess is not None and learning.check_number(float(guess), answer)
-                lines.append(f"{md_code(name)}: " + learning.feedback(right, answer))
+            lines = [md(question.feedback(name, guesses[name])) for name in question.answers]
             _answers()[f"{path}@{shown + 1}"] = " · ".join(lines)
             st.session_state[position_key] = shown + 1
 
