@@ -15,7 +15,7 @@ from explorer.feeds import loop_bounds
 from explorer.samples import list_samples, sample_inputs, sample_path
 from explorer.ui import state
 from explorer.views import learning, loops
-from explorer.views.tours import TOURS
+from explorer.views.tours import TOURS, tip_event
 
 BRANCH = "enc/body/inner/body/branch"
 
@@ -167,3 +167,28 @@ def test_the_app_says_which_input_bounds_a_loop():
     at.text_input(key=state.W_PATH).input(str(TORCH_EXPORTS / "ts_rnn_decoder.onnx")).run()
     assert "bounds a loop: random values for it are drawn from 2 to 5, so the loop runs at least twice" in \
         "\n".join(c.value for c in at.caption)
+
+
+def test_every_tip_names_a_node_its_sample_runs():
+    for name, tips in TOURS.items():
+        model = explorer.load(sample_path(name))
+        trace = explorer.run(model, sample_inputs(name))
+        for tip in tips:
+            assert tip.node, (name, tip.text)
+            model.node(tip.node)  # raises for a path the model does not have
+            index = tip_event(trace, tip)
+            assert index is not None and trace.events[index].node == tip.node
+
+
+def test_the_tour_moves_the_cursor_to_what_it_describes():
+    at = start("nested_loops")
+    at.switch_page("explorer/ui/pages/step.py").run()
+    [ahead] = [b for b in at.button if b.label == "Next"]
+    ahead.click().run()
+    trace = explorer.run(explorer.load(sample_path("nested_loops")), sample_inputs("nested_loops"))
+    parity = "enc/body/inner/body/parity"
+    assert at.session_state[state.CURSOR] == trace.events_of(parity)[0].index
+    assert at.session_state[state.SELECTED] == parity
+    assert "**Tour of nested_loops** · 2 of 4: The cursor is at the first **Mod 'parity'**" in \
+        "\n".join(m.value for m in at.markdown)
+    assert move_target(at, "next") == trace.events_of(parity)[0].index + 1 and not at.exception

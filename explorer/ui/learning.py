@@ -9,7 +9,7 @@ from ..trace import Iteration, Trace
 from ..views import learning
 from ..views.loops import BodyValues
 from ..views.markup import md, md_code
-from ..views.tours import tour
+from ..views.tours import tip_event, tour
 from . import state
 
 
@@ -22,7 +22,9 @@ def _answers() -> dict[str, str]:
 
 
 def tour_panel() -> None:
-    """The active sample's tour, one tip at a time, until the learner closes it."""
+    """The active sample's tour, one tip at a time, until the learner closes it. Moving to a tip moves the step
+    cursor to the first execution of the node it describes (and selects that node)."""
+    trace = state.current_trace()
     source = st.session_state.get(state.ACTIVE)
     sample = source.label if source is not None and source.kind == "sample" else ""
     tips = tour(sample)
@@ -30,13 +32,20 @@ def tour_panel() -> None:
     at = positions.get(sample, 0)
     if not tips or at >= len(tips):
         return
+
+    def go(position: int) -> None:
+        positions[sample] = position
+        target = tip_event(trace, tips[position]) if trace is not None and position < len(tips) else None
+        if target is not None:
+            state.set_cursor(target)
+            st.session_state[state.SELECTED] = tips[position].node
+
     with st.container(border=True):
-        st.markdown(f"**Tour of {sample}** · {at + 1} of {len(tips)}: {tips[at]}")
+        st.markdown(f"**Tour of {sample}** · {at + 1} of {len(tips)}: {tips[at].text}")
         back, ahead, close = st.columns([1, 1, 4])
-        back.button("Back", key=state.keyed(state.W_TOUR, "back"), disabled=at == 0,
-                    on_click=lambda: positions.update({sample: at - 1}))
+        back.button("Back", key=state.keyed(state.W_TOUR, "back"), disabled=at == 0, on_click=lambda: go(at - 1))
         ahead.button("Next" if at + 1 < len(tips) else "Done", key=state.keyed(state.W_TOUR, "next"),
-                     on_click=lambda: positions.update({sample: at + 1}))
+                     on_click=lambda: go(at + 1))
         close.button("Close the tour", key=state.keyed(state.W_TOUR, "close"),
                      on_click=lambda: positions.update({sample: len(tips)}))
 
