@@ -101,3 +101,17 @@ def test_a_folder_of_test_data_sets_opens_an_input_with_its_own_reference(pair, 
     assert at.radio(key=state.W_INPUT_MODE).value == "Sweep input"
     assert at.radio(key=state.W_COMPARE_B).value == "sweep"
     assert "node 'loop' (Loop), value 'S'" in "\n".join(t.value for t in at.text)
+
+
+def test_the_error_chart_draws_one_line_per_size_of_the_other_dims():
+    """Rows swept over T and B: the chart against T has one line per seed and B, each line's points at one B (a
+    line through points of other B sizes would zig-zag)."""
+    from explorer.views.sweep import error_figure
+
+    rows = [{"index": k, "input": f"T={t} B={b} seed {s}", "dims": {"T": t, "B": b}, "seed": s,
+             "max_abs": float(t * b + s) / 10, "max_rel": 0.0, "status": "ok", "differs": True}
+            for k, (t, b, s) in enumerate((t, b, s) for t in (2, 4, 8) for b in (1, 3) for s in (0, 1))]
+    figure = error_figure(rows, "T")
+    lines = {trace.name: (list(trace.x), list(trace.y)) for trace in figure.data}
+    assert set(lines) == {"seed 0, B=1", "seed 0, B=3", "seed 1, B=1", "seed 1, B=3"}
+    assert lines["seed 1, B=3"] == ([2, 4, 8], [0.7, 1.3, 2.5])

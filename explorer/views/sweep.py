@@ -1,5 +1,5 @@
 """A sweep's rows as the Sweep page shows them: a table worst first, the rows to open, and the error against
-each swept dim (one line per seed)."""
+each swept dim (one line per seed and size of the other swept dims)."""
 from __future__ import annotations
 
 import math
@@ -48,20 +48,23 @@ def swept_dims(rows: Sequence[Row]) -> list[str]:
 
 
 def error_figure(rows: Sequence[Row], dim: str) -> go.Figure:
-    """The largest error over the outputs against `dim`'s size, one line per seed (inputs read from files: one
-    series of points); rows without a finite error (errors, limits) are left out."""
+    """The largest error over the outputs against `dim`'s size, one line per seed and size of every other swept
+    dim (so no line joins points across another dim; inputs read from files: one series of points); rows without a
+    finite error (errors, limits) are left out."""
+    others = [d for d in swept_dims(rows) if d != dim]
     series: dict[str, list[tuple[int, float, str]]] = {}
     for row in rows:
         error = row["max_abs"]
         if dim not in row["dims"] or error is None or not math.isfinite(error):
             continue
-        name = f"seed {row['seed']}" if row["seed"] is not None else "files"
+        name = ", ".join([f"seed {row['seed']}" if row["seed"] is not None else "files",
+                          *(f"{d}={row['dims'][d]}" for d in others if d in row["dims"])])
         series.setdefault(name, []).append((row["dims"][dim], max(error, FLOOR), row["input"]))
     figure = go.Figure()
-    for name, points in sorted(series.items(), key=lambda item: (item[0] == "files", item[0])):
+    for name, points in sorted(series.items(), key=lambda item: (item[0].startswith("files"), item[0])):
         points.sort()
         figure.add_trace(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points], text=[p[2] for p in points],
-                                    mode="markers" if name == "files" else "lines+markers", name=name,
+                                    mode="markers" if name.startswith("files") else "lines+markers", name=name,
                                     hovertemplate="%{text}: max abs %{y:.3g}<extra></extra>"))
     figure.update_xaxes(title=plot_text(dim))
     figure.update_yaxes(type="log", title="max abs error (outputs)")
