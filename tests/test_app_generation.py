@@ -12,6 +12,7 @@ from app_support import assert_clean, start, upload
 import explorer
 from explorer.generation.wrap import LOOP
 from explorer.ui import state
+from explorer.views.generation import PARTS
 from explorer.views.step_moves import moves_at, position_text
 
 GPT2 = Path(__file__).resolve().parent / "models" / "generation" / "gpt2"
@@ -47,3 +48,31 @@ def test_the_step_cursor_moves_by_token() -> None:
     assert trace.events[moves["prev_iteration"]].iteration == (2,)
     assert trace.events[moves["level0+"]].iteration[0] == 4
     assert "iteration 3" in position_text(model, trace, index)
+
+
+def test_the_compare_page_shows_two_generations_token_by_token(tmp_path: Path) -> None:
+    """A generation against another export's (GPT-2 with layer 0's query scaled for one head): the Compare page
+    lists both sides' tokens step by step and names the first step whose tokens differ."""
+    from test_generation import _faulty, scale_query_of_head
+
+    prompt = [15, 2, 99, 7]
+    ours = explorer.generate(GPT2 / "decoder_with_past_model.onnx", prompt, max_new_tokens=3)
+    theirs = explorer.generate(_faulty(tmp_path, scale_query_of_head), prompt, max_new_tokens=3)
+    (tmp_path / "a.onnx").write_bytes(ours.model.proto.SerializeToString())
+    (tmp_path / "b.onnx").write_bytes(theirs.model.proto.SerializeToString())
+    at = start(timeout=120)
+    at.radio(key=state.W_SOURCE).set_value("Local path").run()
+    at.text_input(key="w_path").input(str(tmp_path / "a.onnx")).run()
+    at.radio(key=state.W_INPUT_MODE).set_value("Upload .npz or .pb").run()
+    buffer = io.BytesIO()
+    np.savez(buffer, **ours.loop_feeds)
+    at.file_uploader(key=state.W_NPZ).upload("generation.npz", buffer.getvalue()).run()
+    at.switch_page("explorer/ui/pages/compare.py").run()
+    at.radio(key="w_compare_b").set_value("path").run()
+    at.text_input(key="w_compare_path").input(str(tmp_path / "b.onnx")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "the first token that differs: step 1" in [c.value for c in at.caption]
+    [table] = [f.value for f in at.dataframe if "same" in f.value.columns]
+    assert table["A"].tolist() == [str(t) for t in ours.tokens[0]]
+    assert table["B"].tolist() == [str(t) for t in theirs.tokens[0]]
+    assert table["same"].tolist()[:2] == [True, False] and table[""].tolist()[1] == PARTS

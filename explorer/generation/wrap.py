@@ -20,6 +20,7 @@ from .decoder import ENCODER_MASK, ENCODER_STATES, MERGED_FLAG, DecoderExport
 
 LOOP = "generate"
 TOKENS, STEP_LOGITS = "tokens", "step_logits"
+TOKEN = "gen.token"  # the body output of the token a step chose
 STEP, COND, FINISHED = "gen.step", "gen.cond", "gen.finished"
 START = "start."
 ENCODER_IDS = "encoder_input_ids"

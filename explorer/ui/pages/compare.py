@@ -22,6 +22,7 @@ from explorer.ui import diagram, jobs, reach, state, uploads, verdict_banner, wi
 from explorer.ui.report_button import download_report
 from explorer.views import compare as views
 from explorer.views import framework as framework_views
+from explorer.views import generation
 from explorer.views.dot import model_to_dot
 from explorer.views.markup import md
 from explorer.views.overlays import TraceOverlay
@@ -127,6 +128,14 @@ def framework_section(model) -> None:
         if data is not None:
             st.download_button("Download the fixed model", data, file_name="fixed.onnx",
                                mime="application/octet-stream", key=state.W_COMPARE_FIXED)
+
+
+def tokens_section(ours, theirs) -> None:
+    """Two generations (runs of `explorer generate`'s loop model): the tokens each chose, step by step."""
+    rows, first = generation.token_rows(generation.step_tokens(ours), generation.step_tokens(theirs))
+    st.markdown("##### Tokens, step by step")
+    st.caption("every token agrees" if first is None else f"the first token that differs: step {first}")
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
 
 
 def summary(result, verdict) -> None:
@@ -276,6 +285,8 @@ else:
         if result is not None:
             verdict = verdict_banner.verdict_of(result)
             summary(result, verdict)
+            if generation.is_generation(model) and result.b is not None and result.b.trace is not None:
+                tokens_section(trace, result.b.trace)
             download_report(model, "compare", comparison=result)
             tabs = st.tabs(["Diagram", "Step both", "Error over time", verdict_banner.GATES_TAB, "Worst values",
                             "Not aligned"], default=verdict_banner.open_tab(verdict))
