@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import numpy as np
-from app_support import assert_clean, start, upload
+import plotly.io
+from app_support import array, assert_clean, start, upload
 
 import explorer
 from explorer.generation.wrap import LOOP
@@ -76,3 +77,9 @@ def test_the_compare_page_shows_two_generations_token_by_token(tmp_path: Path) -
     assert table["A"].tolist() == [str(t) for t in ours.tokens[0]]
     assert table["B"].tolist() == [str(t) for t in theirs.tokens[0]]
     assert table["same"].tolist()[:2] == [True, False] and table[""].tolist()[1] == PARTS
+    [heatmap] = [plotly.io.from_json(c.proto.spec) for c in at.get("plotly_chart")
+                 if "Cache error" in plotly.io.from_json(c.proto.spec).layout.title.text]
+    assert list(heatmap.layout.yaxis.ticktext) == ["present.0.key", "present.0.value", "present.1.key",
+                                                   "present.1.value"]
+    errors = array(heatmap.data[0].z)  # caches down, steps across
+    assert errors.shape == (4, 3) and not errors[:2, 0].any() and errors[2:, 0].min() > 1e-3  # layer 0's caches

@@ -140,6 +140,7 @@ K_COMPARE_GATE = "w_compare_gate"  # Compare page: gate (per node)
 K_COMPARE_DIR = "w_compare_dir"  # Compare page: direction (per node)
 K_COMPARE_ITEM = "w_compare_item"  # Compare page: batch item (per node)
 K_COMPARE_GATE_PLOT = "compare_gate"  # Compare page: a gate heatmap of A, B or |A - B|
+K_COMPARE_CACHE_PLOT = "compare_cache"  # Compare page: two generations' cache error per step and layer
 K_STEP_VALUE = "step"  # Step page: a value's table and plot (per side and position, kept from step to step)
 K_DRILL = "w_drill"  # Graph page: drill into a body
 K_FOLD = "w_fold"  # Graph page: expand or collapse a body

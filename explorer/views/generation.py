@@ -1,14 +1,16 @@
 """What the Compare page shows of two generations (runs of `explorer generate`'s loop model): the tokens each
-side chose at every step, and the first step where they part."""
+side chose at every step, the first step where they part, and the error of every cache at every step."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+import plotly.graph_objects as go
 
 from ..generation.wrap import LOOP, TOKEN
 from ..model import Model
 from ..trace import Trace
+from .plots import time_heatmap
 
 PARTS = "◀ first difference"
 
@@ -43,3 +45,32 @@ def token_rows(ours: list[list[int]], theirs: list[list[int]]) -> tuple[list[dic
                      "B": "" if b is None else ", ".join(map(str, b)), "same": same,
                      "": PARTS if step == first else ""})
     return rows, first
+
+
+def cache_errors(ours: Trace, theirs: Trace) -> tuple[np.ndarray, list[str]]:
+    """The largest |A − B| of every cache (`present*`, by layer then name) at every step both sides ran:
+    [steps, caches], NaN where their shapes differ; and the caches' names."""
+    a_steps, b_steps = ours.iterations(LOOP), theirs.iterations(LOOP)
+    if not a_steps or not b_steps:
+        return np.zeros((0, 0)), []
+    names = sorted((n for n in a_steps[0].outputs if n.startswith("present") and n in b_steps[0].outputs),
+                   key=lambda n: (int("".join(c for c in n.split(".")[1] if c.isdigit()) or -1)
+                                  if "." in n else -1, n))
+    errors = np.full((min(len(a_steps), len(b_steps)), len(names)), np.nan)
+    for t, (a, b) in enumerate(zip(a_steps, b_steps)):
+        for k, name in enumerate(names):
+            x, y = a.outputs.get(name), b.outputs.get(name)
+            if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.shape == y.shape and x.size:
+                errors[t, k] = float(np.abs(x.astype(np.float64) - y).max())
+    return errors, names
+
+
+def cache_error_figure(ours: Trace, theirs: Trace) -> go.Figure | None:
+    """The per-step × per-cache heatmap of `cache_errors` (steps across, caches down by layer), or None."""
+    errors, names = cache_errors(ours, theirs)
+    if not names:
+        return None
+    figure = time_heatmap(errors, "Cache error |A − B| per step and layer")
+    figure.update_xaxes(title="step")
+    figure.update_yaxes(title="cache", tickvals=list(range(len(names))), ticktext=names)
+    return figure

@@ -136,6 +136,9 @@ def tokens_section(ours, theirs) -> None:
     st.markdown("##### Tokens, step by step")
     st.caption("every token agrees" if first is None else f"the first token that differs: step {first}")
     st.dataframe(pd.DataFrame(rows), hide_index=True)
+    figure = generation.cache_error_figure(ours, theirs)
+    if figure is not None:
+        st.plotly_chart(figure, key=state.K_COMPARE_CACHE_PLOT, width="stretch")
 
 
 def summary(result, verdict) -> None:
