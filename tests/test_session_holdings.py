@@ -103,3 +103,23 @@ def test_a_model_run_and_drawn_goes_once_nothing_holds_it():
     del model
     gc.collect()
     assert gone() is None
+
+
+def test_closing_a_session_forgets_the_functions_streamlit_tracked():
+    """Streamlit's command tracking caches each function it sees (an LRU the garbage collector cannot see into):
+    a function made inside a page would keep what it closes over, the page's model, past the session's end."""
+    from streamlit.runtime import metrics_util
+
+    held = [object()]
+
+    def made_in_a_page(x=held):
+        return x
+
+    metrics_util._get_arg_keywords_cached(made_in_a_page)
+    gone = weakref.ref(made_in_a_page)
+    del made_in_a_page
+    gc.collect()
+    assert gone() is not None  # what Streamlit keeps
+    owned.close("a session that ended")
+    gc.collect()
+    assert gone() is None

@@ -52,6 +52,18 @@ def close(session_id: str) -> None:
     new session, restored from its address)."""
     if Runtime.exists():
         Runtime.instance().clear_user_info_for_session(session_id)  # thread-safe: closes a stored session
+    _forget_tracked_functions()
+
+
+def _forget_tracked_functions() -> None:
+    """Streamlit's command tracking keeps the signature of every function it is handed (up to 256, by the
+    function, in an LRU cache whose entries the garbage collector cannot see): a function made inside a page, a
+    fragment or a callback, keeps that page's model alive after its session has ended."""
+    from streamlit.runtime import metrics_util
+
+    cached = getattr(metrics_util, "_get_arg_keywords_cached", None)
+    if cached is not None and hasattr(cached, "cache_clear"):
+        cached.cache_clear()
 
 
 def release_now() -> int:
