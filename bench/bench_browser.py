@@ -3,8 +3,10 @@ page until the new step's diagram is on screen (the canvas reports what it drew)
 and on gtcrn (1,786 nodes, goal <= 1 s), and until the whole step is (the server's rerun for that click over and
 its last frame painted); and
 the time from opening a 20,000-node synthetic model's address until its
-overview is drawn (goal <= 3 s), cold (a model the server has not seen) and warm (cached), median of three.
-`python bench/bench_browser.py` (or `... gtcrn tiny_mlp 20k`: only the samples and parts named)."""
+overview is drawn (goal <= 3 s), cold (a model the server has not seen) and warm (cached), median of three; and
+each page's first render (`pages`): from opening its address on a sample in a new session until the page is whole
+(its script run over, no element left stale, every diagram drawn, every chart and table painted), goal <= 2 s.
+`python bench/bench_browser.py` (or `... gtcrn tiny_mlp 20k pages`: only the samples and parts named)."""
 from __future__ import annotations
 
 import os
@@ -120,6 +122,59 @@ def overview_times(browser, base: str) -> None:
           f"{statistics.median(runs):.2f} s; load average {load}")
 
 
+PAGES = ("", "step", "loops", "gates", "optimizer", "compare", "sweep")  # the Graph page is the app's default
+PAGE_GOAL_S = 2.0
+WHOLE = """() => {
+    const script = document.querySelector("[data-test-script-state]")?.dataset?.testScriptState;
+    if (script !== "notRunning" || !document.querySelector("h1")) return false;
+    if (document.querySelector("[data-stale='true']")) return false;  // greyed out: the run has not redrawn it
+    const shown = (el) => el.offsetParent !== null;
+    const all = (selector) => [...document.querySelectorAll(selector)].filter(shown);
+    return all('[data-testid="stPlotlyChart"]').every((c) => c.querySelector(".main-svg"))
+        && all('[data-testid="stDataFrame"]').every((t) => t.querySelector("canvas"))
+        && all('iframe[title="explorer.ui.diagram.explorer_diagram"]').every((f) => f.contentDocument?.body?.dataset?.drawn);
+}"""
+STEADY_MS = 600  # the page must stay whole this long (a page that reruns itself is whole after its last run)
+
+
+PAGE_TIMEOUT_S = 120.0
+
+
+def first_render_seconds(browser, address: str) -> float:
+    """Seconds from opening `address` in a new session until the page is whole and stays so for STEADY_MS;
+    infinity when it is not whole within PAGE_TIMEOUT_S."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    start = time.perf_counter()
+    page.goto(address)
+    try:
+        while True:
+            left = PAGE_TIMEOUT_S - (time.perf_counter() - start)
+            page.wait_for_function(WHOLE, timeout=max(left, 1.0) * 1e3)  # polled at every animation frame
+            whole = time.perf_counter() - start
+            page.wait_for_timeout(STEADY_MS)
+            if page.evaluate(WHOLE):
+                return whole
+    except PlaywrightTimeout:
+        return float("inf")
+    finally:
+        context.close()
+
+
+def page_times(browser, base: str, samples: list[str]) -> None:
+    """Each page's first render on each sample (one new session each), worst first per page."""
+    print(f"first render of each page on the samples (1400x900, new session; goal <= {PAGE_GOAL_S:g} s):")
+    for path in PAGES:
+        times = {sample: first_render_seconds(browser, f"{base}{path}?sample={sample}") for sample in samples}
+        worst = max(times, key=times.__getitem__)
+        verdict = "within" if times[worst] <= PAGE_GOAL_S else "over"
+        print(f"  {path or 'graph':10s} median {statistics.median(times.values()):5.2f} s  worst {times[worst]:5.2f} s"
+              f" ({worst}; {verdict} {PAGE_GOAL_S:g} s)  " + " ".join(f"{s}={t:.2f}" for s, t in times.items()))
+    print("load average (1, 5, 15 min): " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
+
+
 def report(label: str, times: list[tuple[float, float]], goal_ms: float) -> None:
     if not times:
         print(f"  {label:26s} one event, nothing to step")
@@ -151,12 +206,16 @@ def main(only: list[str]) -> None:
             print("load average (1, 5, 15 min): " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
             print(f"click on next event -> new diagram on screen, and whole step on screen ({STEPS} clicks each):")
             for sample in filter(wanted, list_samples()):
+                if "pages" in only:  # `pages NAME ...`: the samples the pages are timed on
+                    continue
                 report(sample, step_times(page, f"{base}step?sample={sample}"), 300)
             if GTCRN.is_file() and wanted("gtcrn"):
                 report("gtcrn (1,786 nodes)", step_times(page, f"{base}step?" + urllib.parse.urlencode(
                     {"model": str(GTCRN)})), 1000)
             if wanted("20k"):
                 overview_times(browser, base)
+            if not only or "pages" in only:
+                page_times(browser, base, [s for s in list_samples() if not only or s in only] or list_samples())
             browser.close()
     finally:
         stop_server(proc)
