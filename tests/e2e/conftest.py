@@ -20,30 +20,34 @@ def server():
 
 
 @pytest.fixture(scope="session")
-def chromium():
-    """Debian's Chromium without the app's server, for pages opened from files."""
+def playwright():
+    """One Playwright per worker: its sync API runs an event loop of its own, and a second one started while the
+    first is open is refused ("using Playwright Sync API inside the asyncio loop")."""
     if not CHROMIUM.exists():
         pytest.skip("Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with sync_playwright() as running:
+        yield running
 
 
 @pytest.fixture(scope="session")
-def browser(server):
-    from playwright.sync_api import sync_playwright
+def chromium(playwright):
+    """Debian's Chromium without the app's server, for pages opened from files and for servers a test starts."""
+    browser = launch(playwright)
+    try:
+        yield browser
+    finally:
+        browser.close()
 
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        try:
-            yield browser
-        finally:
-            browser.close()
+
+@pytest.fixture(scope="session")
+def browser(server, playwright):
+    browser = launch(playwright)
+    try:
+        yield browser
+    finally:
+        browser.close()
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import os
 import numpy as np
 import onnx
 import pytest
-from app_server import CHROMIUM, free_port, launch, settle, start_server, stop_server
+from app_server import CHROMIUM, free_port, settle, start_server, stop_server
 from onnx import TensorProto, helper, numpy_helper
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
@@ -21,18 +21,6 @@ SAVE_LABEL = "Save the optimized model (with its external data) to"
 def environment(**given: str) -> dict[str, str]:
     found = {k: v for k, v in os.environ.items() if not k.startswith("EXPLORER_")}
     return {**found, "EXPLORER_SETTINGS": "/nonexistent/explorer.toml", **given}
-
-
-@pytest.fixture
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def weighted_model(path, n: int = 1 << 16) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_server import CHROMIUM, free_port, launch, settle, start_server, stop_server
+from app_server import CHROMIUM, free_port, settle, start_server, stop_server
 from onnx import TensorProto, helper
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
@@ -21,18 +21,6 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium
 def environment(**given: str) -> dict[str, str]:
     found = {k: v for k, v in os.environ.items() if not k.startswith("EXPLORER_")}
     return {**found, "EXPLORER_SETTINGS": "/nonexistent/explorer.toml", **given}
-
-
-@pytest.fixture
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def big_values() -> bytes:
