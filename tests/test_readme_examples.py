@@ -25,6 +25,7 @@ PAGES = {  # page -> what its examples must print
     "docs/optimizer.md": ["'equivalence: equivalent'", "onnxruntime loads the optimized model"],
     "docs/sweeps.md": ["0\nNone\n"],
     "docs/tutorials/optimized-models.md": ["False None\nFalse\n"],
+    "docs/generation.md": ["[[108  24  26  50 126 102  36  26 106   5  61  16]]", "(12, 1, 128)", "(1, 2, 7, 8)"],
 }
 
 
@@ -48,7 +49,8 @@ def blocks(page: str) -> list[str]:
 
 def test_every_page_with_python_examples_is_run():
     pages = {str(p.relative_to(ROOT)) for p in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")] if blocks(str(p))}
-    exporting = {"docs/tutorials/pytorch-gru.md", "docs/tutorials/keras-lstm.md"}  # need torch / tensorflow
+    exporting = {"docs/tutorials/pytorch-gru.md", "docs/tutorials/keras-lstm.md",  # need torch / tensorflow
+                 "docs/framework.md"}
     assert pages - exporting == set(PAGES)
 
 

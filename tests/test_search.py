@@ -25,7 +25,7 @@ def test_queries_parse_into_fields():
     assert parse_query("shape:[1, 3]") == (("shape",), "[1, 3]")
     assert parse_query("NaN") == (("is",), "nan") and parse_query("is:inf") == (("is",), "inf")
     assert parse_query("slower:2ms") == (("slower",), "2.0") and parse_query("time > 0.5 s") == (("slower",), "500.0")
-    assert parse_query("add") == (("name", "op", "value"), "add")
+    assert parse_query("add") == (("name", "op", "value", "module"), "add")
     assert shape_pattern("1x3×224") == ("1", "3", "224") and shape_pattern("[?, 4]") == ("?", "4")
     assert shape_pattern("scalar") == () and shape_pattern("3 by 4") is None
 
