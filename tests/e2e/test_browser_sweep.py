@@ -4,6 +4,8 @@ and the error against T; a differing input opened in the Compare page at its fir
 keeping the model and showing that input. Screenshots go to artifacts/e2e_sweep_*.png."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from app_server import settle
 from test_browser import no_exception, open_page, shot
@@ -13,8 +15,8 @@ from tests.sweep_models import ACC, PART_AT, planted_pair
 pytestmark = pytest.mark.e2e
 
 
-def fill(page, label: str, text: str) -> None:
-    field = page.get_by_label(label, exact=True)
+def fill(page, label: str | re.Pattern[str], text: str) -> None:
+    field = page.get_by_label(label, exact=True) if isinstance(label, str) else page.get_by_label(label)
     field.fill(text)
     field.press("Enter")
     settle(page)
@@ -27,7 +29,7 @@ def test_sweep_then_open_an_input_at_its_divergence(page, tmp_path):
     settle(page)
     fill(page, "Path to an .onnx file", str(a))
     open_page(page, "Sweep")
-    fill(page, "Sizes of T", f"2,{PART_AT},{PART_AT + 1},{PART_AT + 3}")
+    fill(page, re.compile(r"^Sizes of `?T`?$"), f"2,{PART_AT},{PART_AT + 1},{PART_AT + 3}")  # T as code
     fill(page, "Seeds", "0,1")
     page.get_by_text("A model at a local path", exact=True).click()
     settle(page)
