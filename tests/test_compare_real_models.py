@@ -4,6 +4,9 @@ opset-15 export against its opset-18 If-less re-export (same function, different
 own optimized form."""
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -92,8 +95,14 @@ def test_an_lstm_whose_rounding_its_recurrence_carries_agrees():
     sums: no divergence (was gate c at step 29)."""
     path = SHARED / "JetBrains-Research__kinference/utils/utils-testing/src/commonMain/resources/lstm" \
         / "test_bilstm_with_bias/model.onnx"
-    model = explorer.load(path)
-    result = explorer.compare(model, "onnxruntime", model.example_inputs(seed=0))
-    assert result.first is None and not result.differs and not result.gates
-    assert result.value("LSTM_0").max_abs > 1e-4
-    assert any("recurrence" in within for within in result.within)
+    # in a fresh process: within the whole suite's worker the drift came out otherwise (an order dependence not
+    # yet found; the comparison on its own gives the same figures every run)
+    code = ("import json, sys, explorer; model = explorer.load(sys.argv[1]); "
+            "r = explorer.compare(model, 'onnxruntime', model.example_inputs(seed=0)); "
+            "print(json.dumps([r.first is None, r.differs, bool(r.gates), r.value('LSTM_0').max_abs, list(r.within)]))")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True,
+                          timeout=600)
+    first_none, differs, gates, drift, within = json.loads(done.stdout.strip().splitlines()[-1])
+    assert first_none and not differs and not gates
+    assert drift > 1e-4
+    assert any("recurrence" in text for text in within)
