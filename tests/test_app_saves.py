@@ -11,11 +11,10 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import onnx
 import pytest
 from app_support import PAGES, start
 from markdown_text import shown
-from onnx import TensorProto, helper, numpy_helper
+from saves_models import weighted_model
 from streamlit import config
 from sweep_models import planted_pair, save_test_data_set
 
@@ -41,17 +40,6 @@ def served(monkeypatch):
     config.set_option("server.address", "0.0.0.0")
     yield monkeypatch
     config.set_option("server.address", before)
-
-
-def weighted_model(path, n: int = 1 << 18) -> None:
-    """y = x * w + w through an Identity the optimizer removes, its weight in `<name>.data` beside it."""
-    weight = numpy_helper.from_array(np.arange(n, dtype=np.float32), "w")
-    nodes = [helper.make_node("Mul", ["x", "w"], ["m"]), helper.make_node("Identity", ["m"], ["i"]),
-             helper.make_node("Add", ["i", "w"], ["y"])]
-    graph = helper.make_graph(nodes, "weighted", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])], [weight])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path,
-              save_as_external_data=True, location=f"{path.name}.data", size_threshold=0)
 
 
 @pytest.fixture

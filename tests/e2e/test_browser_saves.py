@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-import onnx
 import pytest
 from app_server import CHROMIUM, free_port, settle, start_server, stop_server
-from onnx import TensorProto, helper, numpy_helper
+from saves_models import weighted_model
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
 
@@ -21,17 +19,6 @@ SAVE_LABEL = "Save the optimized model (with its external data) to"
 def environment(**given: str) -> dict[str, str]:
     found = {k: v for k, v in os.environ.items() if not k.startswith("EXPLORER_")}
     return {**found, "EXPLORER_SETTINGS": "/nonexistent/explorer.toml", **given}
-
-
-def weighted_model(path, n: int = 1 << 16) -> None:
-    """y = x * w + w through an Identity the optimizer removes, its 256 KiB weight in `<name>.data` beside it."""
-    weight = numpy_helper.from_array(np.arange(n, dtype=np.float32), "w")
-    nodes = [helper.make_node("Mul", ["x", "w"], ["m"]), helper.make_node("Identity", ["m"], ["i"]),
-             helper.make_node("Add", ["i", "w"], ["y"])]
-    graph = helper.make_graph(nodes, "weighted", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])], [weight])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path,
-              save_as_external_data=True, location=f"{path.name}.data", size_threshold=0)
 
 
 def save_as(page, target) -> str:
@@ -50,7 +37,7 @@ def save_as(page, target) -> str:
 def test_saving_over_the_open_model_is_refused_and_the_server_stays_up(chromium, tmp_path):
     folder = tmp_path / "class"
     folder.mkdir()
-    weighted_model(folder / "m.onnx")
+    weighted_model(folder / "m.onnx", 1 << 16)  # 256 KiB of weights
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
     port = free_port()
     server = start_server(port, env=environment(EXPLORER_SHARED="1", EXPLORER_ALLOWED_DIRS=str(folder),
