@@ -16,7 +16,7 @@ from app_server import CHROMIUM, DIAGRAM_FRAME, VIEWPORT, free_port, launch, set
 from app_support import move_target, step_to
 from streamlit.testing.v1 import AppTest
 
-from explorer.samples import DEFAULT_SAMPLE, list_samples
+from explorer.inputs.samples import DEFAULT_SAMPLE, list_samples
 
 STEPS = 12
 GOAL_MS = 300

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 sys.path.insert(0, str(ROOT / "tests"))
 from app_server import CHROMIUM, DIAGRAM_FRAME, VIEWPORT, free_port, launch, settle, start_server, stop_server
 
-from explorer.samples import list_samples
+from explorer.inputs.samples import list_samples
 
 STEPS = 10
 REPEATS = 3

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import best_of
 
 import explorer
-from explorer.judge import run_onnxruntime
+from explorer.judge.judge import run_onnxruntime
 from explorer.optimizer import optimize
 
 GTCRN = Path(__file__).resolve().parents[2] / "shared/models/Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx"

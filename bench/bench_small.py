@@ -45,7 +45,7 @@ from real_models import (
 from timing import settle
 
 import explorer
-from explorer.samples import sample_inputs
+from explorer.inputs.samples import sample_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 

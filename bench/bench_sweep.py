@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import explorer  # noqa: E402
-from explorer.samples import sample_path  # noqa: E402
+from explorer.inputs.samples import sample_path  # noqa: E402
 from explorer.sweep.cluster import local_cluster  # noqa: E402
 
 LENGTHS = [8, 16, 32, 64]

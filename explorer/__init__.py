@@ -21,14 +21,14 @@ if TYPE_CHECKING:
     from .executor import run
     from .generation import Generation, generate
     from .limits import Limits
-    from .model import Model, load
+    from .model.model import Model, load
     from .optimizer import optimize
-    from .share.notebook import show
-    from .share.reduce import reduce
+    from .reduce.reduce import reduce
     from .sweep import sweep
-    from .trace import Event, Iteration, Trace
-    from .values import ValueSummary
+    from .trace.trace import Event, Iteration, Trace
+    from .trace.values import ValueSummary
     from .views.dot import model_to_dot
+    from .views.notebook import show
     from .views.render import render, write_diagram
 
 __all__ = [
@@ -59,16 +59,16 @@ _API = {
     'Generation': ('.generation', 'Generation'),
     'generate': ('.generation', 'generate'),
     'Limits': ('.limits', 'Limits'),
-    'Model': ('.model', 'Model'),
-    'load': ('.model', 'load'),
+    'Model': ('.model.model', 'Model'),
+    'load': ('.model.model', 'load'),
     'optimize': ('.optimizer', 'optimize'),
-    'show': ('.share.notebook', 'show'),
-    'reduce': ('.share.reduce', 'reduce'),
+    'show': ('.views.notebook', 'show'),
+    'reduce': ('.reduce.reduce', 'reduce'),
     'sweep': ('.sweep', 'sweep'),
-    'Event': ('.trace', 'Event'),
-    'Iteration': ('.trace', 'Iteration'),
-    'Trace': ('.trace', 'Trace'),
-    'ValueSummary': ('.values', 'ValueSummary'),
+    'Event': ('.trace.trace', 'Event'),
+    'Iteration': ('.trace.trace', 'Iteration'),
+    'Trace': ('.trace.trace', 'Trace'),
+    'ValueSummary': ('.trace.values', 'ValueSummary'),
     'model_to_dot': ('.views.dot', 'model_to_dot'),
     'render': ('.views.render', 'render'),
     'write_diagram': ('.views.render', 'write_diagram'),
@@ -80,7 +80,7 @@ def _load_api() -> None:
 
     for name, (module, attribute) in _API.items():
         globals()[name] = getattr(importlib.import_module(module, __name__), attribute)
-    from .share.notebook import install
+    from .views.notebook import install
 
     install()  # Jupyter shows models, traces, comparisons, cells and sweeps as HTML
 

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from .settings import table
+from .files.settings import table
 
 BUILT = Path(__file__).resolve().parent.parent / "static" / "docs"  # mkdocs.yml's site_dir, beside app.py
 SERVED = "app/static/docs/"  # where Streamlit serves that folder, relative to the app's address

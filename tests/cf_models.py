@@ -17,7 +17,7 @@ from onnx import numpy_helper
 
 import explorer
 from explorer.compare import compare_values
-from explorer.graph_index import GraphIndex
+from explorer.proto.graph_index import GraphIndex
 
 F, I64, B = T.FLOAT, T.INT64, T.BOOL
 

@@ -1,4 +1,4 @@
-"""explorer/access.py without Streamlit: which addresses serve beyond this machine, the operator's settings from
+"""explorer/files/access.py without Streamlit: which addresses serve beyond this machine, the operator's settings from
 the environment and from explorer.toml, and the one refusal for every path outside the allowed folders (`..`
 escapes, symlinks out, missing files, folders where a file is asked for) and every scheduler not listed."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.access import (
+from explorer.files.access import (
     NO_SAVES,
     REFUSED,
     SAVE_NAMES,

@@ -31,7 +31,7 @@ from onnx import TensorProto, helper
 from streamlit.testing.v1 import AppTest
 
 import explorer
-from explorer.samples import DEFAULT_SAMPLE, list_samples, sample_path
+from explorer.inputs.samples import DEFAULT_SAMPLE, list_samples, sample_path
 from explorer.ui import state
 from explorer.views.styles import NODE_STATES
 from explorer.views.tables import short_text
@@ -377,7 +377,7 @@ def test_without_graphviz_the_canvas_lays_diagrams_out_in_the_browser(monkeypatc
 
 
 def test_loops_page_draws_both_branches_of_an_if_with_the_taken_one_traced():
-    from explorer.samples import sample_inputs
+    from explorer.inputs.samples import sample_inputs
 
     model = explorer.load(sample_path("if_sign"))
     feeds = sample_inputs("if_sign") or model.example_inputs(seed=0)

@@ -26,7 +26,7 @@ from onnx import helper as h
 from streamlit.testing.v1 import AppTest
 
 import explorer
-from explorer.samples import sample_inputs, sample_path
+from explorer.inputs.samples import sample_inputs, sample_path
 from explorer.ui import state
 from explorer.views import hints
 

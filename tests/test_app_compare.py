@@ -11,7 +11,7 @@ from app_support import SVG, diagram_args, start
 from streamlit.testing.v1 import AppTest
 
 import explorer
-from explorer.samples import sample_inputs, sample_path
+from explorer.inputs.samples import sample_inputs, sample_path
 from explorer.ui import state
 from tests.compare_models import exported_rnn, torch_parameters
 

@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 from streamlit.testing.v1 import AppTest
 
 import explorer
-from explorer.samples import sample_inputs
+from explorer.inputs.samples import sample_inputs
 
 
 def choose(at: AppTest, sample: str) -> AppTest:

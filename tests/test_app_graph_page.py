@@ -7,7 +7,7 @@ from app_support import diagram_args, start
 
 import explorer
 import explorer.views.dot as dot_module
-from explorer.samples import sample_inputs, sample_path
+from explorer.inputs.samples import sample_inputs, sample_path
 from explorer.ui import state
 from explorer.views import heat
 

@@ -13,7 +13,7 @@ from markdown_text import live_markup, shown
 from page_text import markdown_sources, plot_texts, svg_markup
 
 from explorer.docs_links import docs_base
-from explorer.samples import sample_path
+from explorer.inputs.samples import sample_path
 from explorer.ui import state
 from tests.adversarial import models as m
 

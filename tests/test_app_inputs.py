@@ -1,4 +1,4 @@
-"""User feeds: .npz files, test data set .pb files, tables, content keys (explorer/inputs.py)."""
+"""User feeds: .npz files, test data set .pb files, tables, content keys (explorer/inputs/input_files.py)."""
 import io
 
 import numpy as np
@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import explorer
 from explorer.errors import FeedError
-from explorer.inputs import (
+from explorer.inputs.input_files import (
     editable,
     feeds_from_input_protos,
     feeds_from_npz,
@@ -20,7 +20,7 @@ from explorer.inputs import (
     from_grid,
     to_grid,
 )
-from explorer.model import ValueSpec
+from explorer.model.model import ValueSpec
 
 
 def _npz(**arrays) -> bytes:

@@ -10,7 +10,7 @@ import pytest
 from app_support import PAGES, assert_clean, position, start
 from streamlit.testing.v1 import AppTest
 
-from explorer.judge import Judge, run_onnxruntime
+from explorer.judge.judge import Judge, run_onnxruntime
 from explorer.ui import jobs, state, work
 from tests.test_judge import _endless_loop
 from tests.test_judge_job import judge_children

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from app_support import PAGES, assert_clean, start, texts
 
+from explorer.inputs.samples import sample_path
 from explorer.optimizer import optimize
-from explorer.samples import sample_path
 from explorer.views.rewrites import decline_rows
 
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from explorer.values import summarize
+from explorer.trace.values import summarize
 from explorer.views.plots import MAX_SLICES, lines_figure, series_figure, time_heatmap, value_figure
 
 

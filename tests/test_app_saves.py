@@ -19,9 +19,9 @@ from streamlit import config
 from sweep_models import planted_pair, save_test_data_set
 
 import explorer
-from explorer import model_files
-from explorer.access import NO_SAVES, REFUSED, SAVE_NAMES, SAVE_REFUSED
-from explorer.atomic_write import TEMP_SUFFIX
+from explorer.files.access import NO_SAVES, REFUSED, SAVE_NAMES, SAVE_REFUSED
+from explorer.files.atomic_write import TEMP_SUFFIX
+from explorer.model import model_files
 from explorer.ui import state
 from explorer.ui.sweeping import key
 

@@ -11,7 +11,7 @@ from markdown_text import shown
 from streamlit import config
 from sweep_models import planted_pair
 
-from explorer.access import REFUSED, SAVE_REFUSED
+from explorer.files.access import REFUSED, SAVE_REFUSED
 from explorer.ui import state
 from explorer.ui.sweeping import key
 

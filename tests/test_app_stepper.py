@@ -6,7 +6,7 @@ from __future__ import annotations
 from app_support import PAGES, diagram_args, move_target, start, step_to, stepper
 
 import explorer
-from explorer.samples import sample_inputs, sample_path
+from explorer.inputs.samples import sample_inputs, sample_path
 from explorer.ui import state
 from explorer.views import step_moves
 from explorer.views.cursor import breadcrumb_text

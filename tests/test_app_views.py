@@ -6,7 +6,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import explorer
-from explorer.samples import sample_path
+from explorer.inputs.samples import sample_path
 from explorer.views import cursor, gates, inspector, loops
 
 ADD = "enc/body/inner/body/branch/then_branch/add_x"

@@ -16,8 +16,8 @@ from onnx import helper as h
 import explorer
 from explorer import Limits, Trace
 from explorer.errors import FeedError, TraceFileError
-from explorer.inputs import feeds_from_input_protos, feeds_from_npz
-from explorer.values import SequenceSummary, summarize
+from explorer.inputs.input_files import feeds_from_input_protos, feeds_from_npz
+from explorer.trace.values import SequenceSummary, summarize
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
 
@@ -207,14 +207,14 @@ def test_a_loop_growing_a_sequence_past_the_budget_keeps_each_event_small(disk):
     assert len(trace.outputs["sf"]) == 600 and trace.budget_exceeded_at is not None
     inserts = [e for e in trace.events if e.op_type == "SequenceInsert"]
     on_disk = [e for e in inserts[trace.spilled_at or len(inserts):] if not e.summarized]  # elements on disk
-    assert all(len(e.outputs["so"]) <= explorer.spill.SEQUENCE_MAX for e in on_disk)
+    assert all(len(e.outputs["so"]) <= explorer.trace.spill.SEQUENCE_MAX for e in on_disk)
     assert bool(on_disk) == bool(disk)
     late = [e for e in trace.events if e.summarized and e.op_type == "SequenceInsert"]
     assert late and all(isinstance(e.outputs["so"], SequenceSummary) for e in late)
     first = 600 - len(late) + 1  # one SequenceInsert per iteration, each adding one element
     assert [e.outputs["so"].length for e in late] == list(range(first, 601))
     # what the views show of each: the length and the first element's summary, never the elements themselves
-    assert [explorer.values.describe(e.outputs["so"]) for e in late] == \
+    assert [explorer.trace.values.describe(e.outputs["so"]) for e in late] == \
         [f"seq({n}) of float32[4] (summary)" for n in range(first, 601)]
 
 
@@ -223,16 +223,16 @@ def test_the_size_of_a_growing_sequence_is_kept_not_summed_at_every_event(monkey
     """Each SequenceInsert passes its sequence's size on: over 2,000 iterations the elements ever summed stay
     a small multiple of the events (summing the whole sequence at each event would visit about 2,000,000)."""
     visited = []
-    summed = explorer.values.elements_bytes
+    summed = explorer.trace.values.elements_bytes
 
     def counting(value):
         visited.append(len(value))
         return summed(value)
 
-    monkeypatch.setattr(explorer.values, "elements_bytes", counting)
+    monkeypatch.setattr(explorer.trace.values, "elements_bytes", counting)
     trace = explorer.run(_growing_sequence_loop(), {"n": np.array(2000), "x": np.ones(4, np.float32)},
                          limits=Limits(trace_budget_bytes=budget))
     final = trace.outputs["sf"]
     assert len(final) == 2000 and len(trace.events) == 3 * 2000 + 2
     assert sum(visited) <= len(trace.events)
-    assert explorer.values.nbytes(final) == summed(list(final)) == 2000 * (16 + explorer.values.POINTER_BYTES)
+    assert explorer.trace.values.nbytes(final) == summed(list(final)) == 2000 * (16 + explorer.trace.values.POINTER_BYTES)

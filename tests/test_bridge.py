@@ -14,10 +14,10 @@ import onnxruntime
 import pytest
 
 import explorer
-from explorer.atomic_write import WriteRefused
 from explorer.bridge import captured_side, compare_framework, fix, load_captured
 from explorer.bridge.layouts import fitting_layout, recurrent_y
 from explorer.cli import main
+from explorer.files.atomic_write import WriteRefused
 
 HERE = Path(__file__).resolve().parent / "models" / "bridge"
 RECIPE = (HERE / "make_bridge_models.py").read_text().splitlines()

@@ -1,4 +1,4 @@
-"""The operator's caps on a shared app (explorer/caps.py): from explorer.toml or the environment, every cap set
+"""The operator's caps on a shared app (explorer/hosting/caps.py): from explorer.toml or the environment, every cap set
 in a shared app (defaults for the others), none unless set on this machine; the sidebar's limits cannot pass them
 (its inputs' highest values, and the limits the run gets even when the session state asks for more); a bigger
 upload or a model of more nodes is refused with explorer's message naming the cap; a shared sidebar names no path
@@ -15,8 +15,8 @@ from onnx import TensorProto, helper
 from streamlit import config
 
 from explorer import load
-from explorer.caps import SHARED_DEFAULTS, Caps, caps_for
 from explorer.errors import ExplorerError, ModelError
+from explorer.hosting.caps import SHARED_DEFAULTS, Caps, caps_for
 from explorer.limits import Limits
 from explorer.ui import state
 

@@ -15,7 +15,7 @@ from onnx import TensorProto, helper
 import explorer
 from explorer.cells import recurrent_cells
 from explorer.compare.cell_check import check_cell
-from explorer.rnn_report import rnn_report
+from explorer.reports.rnn_report import rnn_report
 from explorer.views.names import shortened
 
 TORCH_EXPORTS = Path(__file__).parent / "models" / "torch_exports"

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 import explorer
-from explorer.samples import list_samples
+from explorer.inputs.samples import list_samples
 
 ROOT = Path(__file__).resolve().parent.parent
 

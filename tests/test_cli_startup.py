@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("onnx", "numpy", "onnxruntime", "streamlit", "explorer.executor", "explorer.model", "explorer.compare")
+HEAVY = ("onnx", "numpy", "onnxruntime", "streamlit", "explorer.executor", "explorer.model.model", "explorer.compare")
 
 
 def _modules_after(code: str) -> dict:

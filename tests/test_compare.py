@@ -213,7 +213,7 @@ def test_top_level_api_and_a_run_stopped_by_a_limit(pair):
 def test_onnxruntime_through_if_branches_in_a_loop_in_a_scan():
     """nested_loops: an If inside a Loop inside a Scan whose branches alternate; each branch's value is exposed
     with a placeholder in the other branch and compared only where that branch ran."""
-    from explorer.samples import sample_inputs, sample_path
+    from explorer.inputs.samples import sample_inputs, sample_path
 
     model = explorer.load(sample_path("nested_loops"))
     trace = explorer.run(model, sample_inputs("nested_loops"))

@@ -12,7 +12,7 @@ from onnx import numpy_helper as nh
 
 import explorer
 from explorer.compare import compare
-from explorer.compare.gates import first_departure
+from explorer.compare.gate_departures import first_departure
 
 STEPS, BATCH, INPUT, HIDDEN = 5, 2, 3, 4
 

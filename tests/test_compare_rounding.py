@@ -13,7 +13,7 @@ import explorer
 from explorer.compare import compare
 from explorer.compare.own_error import ACCUMULATED, CARRIED
 from explorer.compare.precision import FLOAT32
-from explorer.compare.rounding import judge
+from explorer.compare.rounding import assess
 from explorer.compare.stats import compare_values
 from explorer.optimizer.verify import compare_models
 from explorer.spec.random_ops import draws
@@ -85,7 +85,7 @@ def test_a_normalized_value_near_zero_carries_the_tensor_s_rounding():
     k = int(np.argmin(np.abs(ours)))
     theirs.flat[k] += np.float32(2e-5)  # a value near zero, 2e-5 away: "rel" huge, the tensor's scale is 1
     assert not compare_values("y", ours, theirs).ok
-    assert judge("y", ours, theirs, FLOAT32, "InstanceNormalization").ok
+    assert assess("y", ours, theirs, FLOAT32, "InstanceNormalization").ok
     result = compare(model, {"y": theirs}, {"x": x})
     assert result.first is None
     theirs.flat[k] += np.float32(1e-2)

@@ -14,9 +14,9 @@ import pytest
 from sweep_models import planted_pair, save_test_data_set
 
 import explorer
-from explorer.access import REFUSED, AccessRefused, confined_folder, open_confined, read_confined
 from explorer.errors import ExplorerError
-from explorer.inputs import feeds_from_npz_file, feeds_from_test_data, outputs_from_test_data
+from explorer.files.access import REFUSED, AccessRefused, confined_folder, open_confined, read_confined
+from explorer.inputs.input_files import feeds_from_npz_file, feeds_from_test_data, outputs_from_test_data
 from explorer.sweep.plan import Item
 from explorer.sweep.task import feeds_of, reference_of
 

@@ -8,7 +8,7 @@ import onnx
 from app_support import assert_clean, start, upload
 
 import explorer
-from explorer.rnn_report import rnn_report
+from explorer.reports.rnn_report import rnn_report
 from explorer.spec.rnn import dequantized_weights
 from explorer.ui import state
 from explorer.views import gates

@@ -48,7 +48,7 @@ INVALID = {
     "onnxruntime__onnxruntime-qnn/onnxruntime/test/testdata/icm-31000000518483.onnx": ("If1", "cond input is missing"),
 }
 # Spec-invalid only through an attribute a body operator's version does not define (ReduceSum-13 `axes`).
-TYPING_INVALID = {  # breaks a typing rule explorer checks at load (explorer.typing_rules)
+TYPING_INVALID = {  # breaks a typing rule explorer checks at load (explorer.model.typing_rules)
     f"{MIGX}scan_invalid_input_axes_vals_test.onnx": r"scan_input_axes\[0\]=3 lies outside the 3 axes",
     f"{MIGX}scan_invalid_output_axes_vals_test.onnx": r"scan_output_axes\[0\]=-4 lies outside the 3 axes",
 }

@@ -12,9 +12,9 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 import explorer
-import explorer.judge
+import explorer.judge.judge
 from explorer.compare.outputs import compare_with_onnxruntime
-from explorer.judge import Judge, NoVerdict, run_onnxruntime
+from explorer.judge.judge import Judge, NoVerdict, run_onnxruntime
 from explorer.optimizer.verify import compare_models
 
 OPSET = [h.make_opsetid("", 17)]
@@ -67,8 +67,8 @@ def test_an_endless_loop_is_stopped_at_the_wall_clock_limit_and_the_next_call_wo
     judge.run(_div(T.FLOAT), {"a": np.ones(1, np.float32), "b": np.ones(1, np.float32)})  # its child is up
     child = judge._process
     clock = Clock()
-    monkeypatch.setattr(explorer.judge, "time", clock)
-    monkeypatch.setattr(explorer.judge, "select", clock)
+    monkeypatch.setattr(explorer.judge.judge, "time", clock)
+    monkeypatch.setattr(explorer.judge.judge, "select", clock)
     with pytest.raises(NoVerdict, match="within 1 s") as info:
         judge.run(_endless_loop(), {"x": np.ones(1, np.float32)}, timeout=1)
     monkeypatch.undo()

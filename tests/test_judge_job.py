@@ -8,9 +8,9 @@ import threading
 import numpy as np
 from onnx import TensorProto as T
 
-import explorer.judge_job
-from explorer.judge import NoVerdict, run_onnxruntime, shared_judge
-from explorer.judge_job import JudgeJob
+import explorer.judge.judge_job
+from explorer.judge.judge import NoVerdict, run_onnxruntime, shared_judge
+from explorer.judge.judge_job import JudgeJob
 from tests.test_judge import _div, _endless_loop
 
 
@@ -61,7 +61,7 @@ def judge_started(job: JudgeJob, hold: threading.Event | None = None) -> threadi
 
 def test_the_result_arrives_when_ready_and_the_judge_is_closed(monkeypatch):
     clock = Clock()
-    monkeypatch.setattr(explorer.judge_job, "time", clock)
+    monkeypatch.setattr(explorer.judge.judge_job, "time", clock)
     job = JudgeJob(lambda: run_onnxruntime(_div(T.FLOAT), {"a": np.array([3.0], np.float32),
                                                            "b": np.array([2.0], np.float32)}), "div")
     working = threading.Event()
@@ -89,7 +89,7 @@ def test_cancel_ends_onnxruntime_at_once_and_later_calls_start_no_process(monkey
         return calls
 
     clock = Clock()
-    monkeypatch.setattr(explorer.judge_job, "time", clock)
+    monkeypatch.setattr(explorer.judge.judge_job, "time", clock)
     job = JudgeJob(work, "endless")
     started = judge_started(job)
     job.start()

@@ -145,7 +145,7 @@ def test_random_inputs_of_a_decoder_with_past_run(gpt2):
     feeds = gpt2.example_inputs(dims={"batch_size": 1, "sequence_length": 2, "past_sequence_length": 3})
     assert feeds["attention_mask"].shape == (1, 5) and feeds["past_key_values.0.key"].shape == (1, 4, 3, 8)
     assert (feeds["attention_mask"] == 1).all()  # a mask, not random counts (their cumulative sum indexed past it)
-    from explorer.feeds import symbolic_dims
+    from explorer.model.feeds import symbolic_dims
 
     assert symbolic_dims(gpt2) == ["batch_size", "sequence_length", "past_sequence_length"]  # the sidebar's sizes
     for seed in range(4):

@@ -11,8 +11,8 @@ from app_support import move_target, start, step_to
 from onnx import helper as h
 
 import explorer
-from explorer.feeds import loop_bounds
-from explorer.samples import list_samples, sample_inputs, sample_path
+from explorer.inputs.samples import list_samples, sample_inputs, sample_path
+from explorer.model.feeds import loop_bounds
 from explorer.ui import state
 from explorer.views import learning, loops
 from explorer.views.tours import TOURS, tip_event

@@ -14,7 +14,7 @@ from test_value_html import tables
 
 import explorer
 from explorer.compare.stats import compare_values
-from explorer.values import MapSequence, describe, nbytes
+from explorer.trace.values import MapSequence, describe, nbytes
 from explorer.views import value_html
 
 X = np.array([[0.25, 0.5, 0.25], [1 / 3, 0.0, 2 / 3]], dtype=np.float32)

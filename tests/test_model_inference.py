@@ -9,7 +9,7 @@ from onnx import helper as h
 from onnx import numpy_helper
 
 import explorer
-from explorer.model_inference import check_and_infer
+from explorer.model.model_inference import check_and_infer
 
 
 def weighted_model(weight: onnx.TensorProto | None = None) -> onnx.ModelProto:
@@ -45,7 +45,7 @@ def test_a_big_weight_with_too_little_data_still_reaches_the_checker():
 
 
 def test_model_bytes_is_the_serialized_size_without_serializing_the_weights():
-    from explorer.model_inference import model_bytes
+    from explorer.model.model_inference import model_bytes
 
     model = weighted_model()
     assert model_bytes(model) == len(model.SerializeToString())

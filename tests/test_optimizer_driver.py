@@ -336,7 +336,7 @@ def test_an_unnamed_model_is_kept_as_given_and_its_paths_are_its_node_ids():
     # The optimizer names unnamed nodes on a copy of the graph (without its weights); the original stays the
     # given proto, unnamed, and every removed path is a node id GraphIndex gives it.
     from explorer import load
-    from explorer.graph_index import GraphIndex
+    from explorer.proto.graph_index import GraphIndex
 
     model = make([h.make_node("Identity", ["x"], ["a"]), h.make_node("MatMul", ["a", "w"], ["m"]),
                   h.make_node("Add", ["m", "zero"], ["y"])],
@@ -357,7 +357,7 @@ def test_an_unnamed_model_is_kept_as_given_and_its_paths_are_its_node_ids():
 def test_the_optimizer_and_graph_index_resolve_names_across_bodies_by_one_rule():
     # main defines h0 and w; the Loop body's input h_in and its If's branch read them: h0 is shadowed nowhere,
     # "w" is redefined by a node of the body, so the branch reads the body's w
-    from explorer.graph_index import GraphIndex
+    from explorer.proto.graph_index import GraphIndex
 
     branch = body([h.make_node("Add", ["w", "h0"], ["t"], name="add")], [], [info("t", shape=[2])], name="then")
     cond = h.make_node("If", ["c"], ["s"], name="if", then_branch=branch, else_branch=branch)

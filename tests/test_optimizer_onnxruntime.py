@@ -17,7 +17,7 @@ from onnx import helper as h
 from test_optimizer_models import info, make, proven, tensor
 
 import explorer
-from explorer.judge import Judge, using_judge
+from explorer.judge.judge import Judge, using_judge
 from explorer.optimizer import Pattern, optimize
 from explorer.optimizer.pattern import CLEANUP, STRUCTURE
 from explorer.optimizer.patterns import default_patterns
@@ -158,7 +158,7 @@ class RecordingJudge:
         self.real.warm()
 
     def load(self, model: Any, *, timeout=None) -> None:
-        from explorer.judge import NoVerdict
+        from explorer.judge.judge import NoVerdict
 
         if self.refuse_value_info in {i.name for i in model.graph.value_info}:
             raise NoVerdict("refused", f"onnxruntime refused: a type for {self.refuse_value_info} it disagrees with")

@@ -10,7 +10,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from test_optimizer_models import info, make, ops, proven, tensor
 
-from explorer.model_inference import model_bytes
+from explorer.model.model_inference import model_bytes
 from explorer.optimizer import optimize
 
 RNG = np.random.default_rng(5)

@@ -13,8 +13,8 @@ from onnx import numpy_helper
 
 import explorer
 from explorer.errors import ExecutionError
-from explorer.judge import run_onnxruntime
-from explorer.rnn_report import rnn_reports
+from explorer.judge.judge import run_onnxruntime
+from explorer.reports.rnn_report import rnn_reports
 
 MODELS = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
 pytestmark = pytest.mark.skipif(not MODELS.exists(), reason="../shared/models is not present")

@@ -13,7 +13,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 import explorer
-from explorer.rnn_report import rnn_report, rnn_reports
+from explorer.reports.rnn_report import rnn_report, rnn_reports
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT.parent / "shared" / "models"

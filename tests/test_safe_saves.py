@@ -1,4 +1,4 @@
-"""Saves never lose data (explorer/atomic_write.py), through the API and the command line: a model (one file over
+"""Saves never lose data (explorer/files/atomic_write.py), through the API and the command line: a model (one file over
 4 MiB, whose weights are mapped from it, or with external data) saved over itself, over a hard link or a
 symlink to its file, or with a `.data` beside it that is the loaded model's weights, is refused with explorer's
 error before anything is written, its files unchanged byte for byte (before, `optimize m.onnx -o m.onnx` left
@@ -18,9 +18,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import explorer
-from explorer import model_files
-from explorer.atomic_write import TEMP_SUFFIX, WriteRefused, is_loaded
 from explorer.cli import main
+from explorer.files.atomic_write import TEMP_SUFFIX, WriteRefused, is_loaded
+from explorer.model import model_files
 from explorer.optimizer import optimize
 from explorer.sweep.writer import RowWriter
 
@@ -267,10 +267,10 @@ def _writes(path: Path) -> list[tuple[str, int]]:
 
 
 def test_every_file_explorer_writes_goes_through_atomic_write():
-    """A new writer of models, traces, rows or reports must write through explorer/atomic_write.py (a temporary
+    """A new writer of models, traces, rows or reports must write through explorer/files/atomic_write.py (a temporary
     file moved into place, loaded models' files refused): this lists every other write in explorer/."""
     package = Path(explorer.__file__).parent
     stray = [f"{path.relative_to(package)}:{line} in {function}"
              for path in sorted(package.rglob("*.py")) if path.name != "atomic_write.py"
              for function, line in _writes(path) if (path.name, function) not in SCRATCH_WRITERS]
-    assert not stray, "write these through explorer.atomic_write (replacing, write_text, staged): " + ", ".join(stray)
+    assert not stray, "write these through explorer.files.atomic_write (replacing, write_text, staged): " + ", ".join(stray)

@@ -12,7 +12,7 @@ import pytest
 
 import explorer
 from explorer.compare.outputs import compare_with_onnxruntime
-from explorer.samples import list_samples, sample_inputs, sample_path
+from explorer.inputs.samples import list_samples, sample_inputs, sample_path
 
 ROOT = Path(__file__).resolve().parent.parent
 WITH_INPUTS = sorted(json.loads((ROOT / "sample_models" / "sample_inputs.json").read_text()))

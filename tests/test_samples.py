@@ -11,7 +11,7 @@ import pytest
 
 import explorer
 from explorer.compare.outputs import compare_with_onnxruntime
-from explorer.samples import list_samples, sample_path
+from explorer.inputs.samples import list_samples, sample_path
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = list_samples()

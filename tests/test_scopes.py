@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-from explorer.graph_index import GraphIndex
+from explorer.proto.graph_index import GraphIndex
 
 F = TensorProto.FLOAT
 

@@ -1,4 +1,4 @@
-"""Runs and their folders on disk belong to the session that made them (explorer/holdings.py, ui/owned.py): a
+"""Runs and their folders on disk belong to the session that made them (explorer/hosting/holdings.py, ui/owned.py): a
 session's runs are not another's, they go when the session ends or stays idle longer than the operator's
 `idle_minutes`, their run folders with them; run folders a killed server left behind are removed when the app
 starts."""
@@ -17,7 +17,7 @@ from pathlib import Path
 from app_support import start
 from test_caps import state_trace
 
-from explorer.holdings import Holdings, release_idle
+from explorer.hosting.holdings import Holdings, release_idle
 from explorer.ui import owned, state
 
 
@@ -91,7 +91,7 @@ def test_a_model_run_and_drawn_goes_once_nothing_holds_it():
     entries, referring to their model, kept every model loaded since the server started."""
     import explorer
     from explorer.executor.run import program_of
-    from explorer.samples import sample_path
+    from explorer.inputs.samples import sample_path
     from explorer.views.dot import model_to_dot
     from explorer.views.draw_facts import ModelFacts
 

@@ -11,8 +11,8 @@ from share_models import DEPARTING_ITERATION, FEEDS, TRIPS, loop_model
 
 import explorer
 from explorer.cli import main
-from explorer.share.adapter_ids import adapter_placements
-from explorer.share.node_data import node_data, node_numbers
+from explorer.views.adapter_ids import adapter_placements
+from explorer.views.node_data import node_data, node_numbers
 
 SCHEMA = json.loads((Path(__file__).parent / "model_explorer_node_data.schema.json").read_text())
 

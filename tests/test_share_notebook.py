@@ -15,9 +15,9 @@ from report_checks import outside_references, parts
 from share_models import FEEDS, loop_model
 
 import explorer
-from explorer.samples import sample_inputs, sample_path
-from explorer.share.notebook import view
+from explorer.inputs.samples import sample_inputs, sample_path
 from explorer.sweep.api import SweepResult
+from explorer.views.notebook import view
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "docs" / "tutorials" / "notebook.ipynb"
 

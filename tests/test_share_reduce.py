@@ -121,7 +121,7 @@ def test_a_captured_outer_constant_becomes_each_sides_initializer():
 
 
 def test_bisection_finds_the_smallest_tail_that_parts():
-    from explorer.share.reduce import _smallest
+    from explorer.reduce.reduce import _smallest
 
     asked = []
 
@@ -169,8 +169,8 @@ def test_an_optimized_model_with_a_planted_wrong_rewrite(tmp_path):
     longer computes, so the cut is the original's chain from x to the Add against the one Gemm."""
     from onnx import helper as h
 
+    from explorer.inputs.samples import sample_inputs, sample_path
     from explorer.optimizer import optimize
-    from explorer.samples import sample_inputs, sample_path
 
     original = explorer.load(sample_path("opt_linear_cleanup"))
     optimized = optimize(original).optimized

@@ -13,7 +13,7 @@ from share_models import DEPARTING_ITERATION, FEEDS, loop_model
 
 import explorer
 from explorer.cli import main
-from explorer.share.report_html import report_html
+from explorer.views.report_html import report_html
 
 KERAS = Path(__file__).parent / "models" / "keras_exports"
 DEPARTING = "loop/body/branch/then_branch/scale"
@@ -94,8 +94,8 @@ def test_a_run_alone_shows_the_chosen_step(tmp_path):
     out = tmp_path / "run.html"
     assert main(["report", "nested_loops", "--event", "20", "-o", str(out)]) == 0
     text = " ".join(" ".join(parts(out.read_text()).text).split())
-    model = explorer.load(explorer.samples.sample_path("nested_loops"))
-    from explorer.samples import sample_inputs
+    model = explorer.load(explorer.inputs.samples.sample_path("nested_loops"))
+    from explorer.inputs.samples import sample_inputs
 
     event = explorer.run(model, sample_inputs("nested_loops")).events[20]
     assert "step 21 of" in text and event.node in text
@@ -105,7 +105,7 @@ def test_a_run_alone_shows_the_chosen_step(tmp_path):
 
 def test_a_tensor_of_many_elements_stays_small():
     """A departing value of a million elements is drawn in at most a few hundred points."""
-    from explorer.share.svg_plots import heatmap, line_plot
+    from explorer.views.svg_plots import heatmap, line_plot
 
     big = np.random.default_rng(0).normal(size=1_000_000)
     assert len(line_plot({"A": big}, "x")) < 20_000

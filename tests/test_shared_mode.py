@@ -10,8 +10,8 @@ from app_support import start
 from markdown_text import shown
 from streamlit import config
 
-from explorer.access import REFUSED, NotShared, access_for, is_loopback, is_shared
 from explorer.errors import ExplorerError
+from explorer.files.access import REFUSED, NotShared, access_for, is_loopback, is_shared
 from explorer.ui import state
 
 

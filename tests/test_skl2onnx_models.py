@@ -13,7 +13,7 @@ import onnxruntime as ort
 import pytest
 
 import explorer
-from explorer.values import MapSequence
+from explorer.trace.values import MapSequence
 
 FOLDER = Path(__file__).parent / "models" / "skl2onnx"
 LISTED = json.loads((FOLDER / "inputs.json").read_text())

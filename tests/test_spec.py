@@ -7,7 +7,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from explorer.spec.bodies import body_signature
+from explorer.proto.body_signatures import body_signature
 from explorer.spec.rnn import ACTIVATION_DEFAULTS, BIAS_HALVES, CELLS, INPUTS, PEEPHOLES
 
 

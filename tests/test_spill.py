@@ -19,8 +19,8 @@ from onnx import helper as h
 from onnx import numpy_helper
 
 import explorer
-from explorer import spill
-from explorer.values import ValueSummary
+from explorer.trace import spill
+from explorer.trace.values import ValueSummary
 
 SEQ, BATCH, HIDDEN, FEATURES = 30, 2, 8, 4
 RNG = np.random.default_rng(0)

@@ -14,7 +14,7 @@ from sweep_models import ACC, PART_AT, KillOn, planted_pair, save_test_data_set
 
 import explorer
 from explorer.errors import FeedError, SweepError
-from explorer.inputs import feeds_from_npz
+from explorer.inputs.input_files import feeds_from_npz
 from explorer.sweep import plan
 from explorer.sweep.writer import csv_path
 

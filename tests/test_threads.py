@@ -15,8 +15,8 @@ from threadpoolctl import threadpool_info
 import explorer
 from explorer.cli import main
 from explorer.executor import ops
+from explorer.inputs.samples import sample_path
 from explorer.limits import THREAD_VARIABLES, available_cores
-from explorer.samples import sample_path
 
 
 def blas_threads() -> set[int]:

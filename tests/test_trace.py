@@ -11,8 +11,8 @@ import pytest
 import explorer
 from explorer import Limits, Trace
 from explorer.errors import TraceFileError
-from explorer.trace import Event, Iteration, RunError
-from explorer.values import ValueSummary
+from explorer.trace.trace import Event, Iteration, RunError
+from explorer.trace.values import ValueSummary
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
 

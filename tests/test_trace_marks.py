@@ -8,7 +8,7 @@ import re
 import pytest
 
 import explorer
-from explorer.samples import sample_inputs, sample_path
+from explorer.inputs.samples import sample_inputs, sample_path
 from explorer.views import styles
 from explorer.views.dot import model_to_dot
 from explorer.views.dot_escape import svg_id

@@ -158,8 +158,8 @@ def test_a_body_input_may_shadow_an_outer_name_as_onnxruntime_allows():
 
 
 def test_valid_samples_break_no_rule():
-    from explorer.samples import list_samples, sample_path
-    from explorer.typing_rules import violations
+    from explorer.inputs.samples import list_samples, sample_path
+    from explorer.model.typing_rules import violations
 
     for name in list_samples():
         assert violations(onnx.load(sample_path(name))) == [], name

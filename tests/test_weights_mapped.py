@@ -15,12 +15,12 @@ from onnx import helper as h
 from onnx import numpy_helper
 
 import explorer
-from explorer import weights
 from explorer.errors import ModelError
-from explorer.judge import run_onnxruntime
-from explorer.model_files import needs_external, runtime_copy, save_model
-from explorer.model_inference import model_bytes
+from explorer.judge.judge import run_onnxruntime
+from explorer.model.model_files import needs_external, runtime_copy, save_model
+from explorer.model.model_inference import model_bytes
 from explorer.optimizer import optimize
+from explorer.proto import weights
 
 N = 512  # a [512, 1024] float32 weight is 2 MiB; ten of them make 20 MiB of external data
 RNG = np.random.default_rng(0)

@@ -44,7 +44,7 @@ from real_models import (  # noqa: E402
 def fingerprint_models() -> Iterator[tuple[str, Any, dict[str, np.ndarray]]]:
     """(name, model, feeds) of every sample model, every real export of tests/models, two light CNNs, the benchmark's
     recurrent and Loop-with-If models, and gtcrn and silero-vad when ../shared/models holds them."""
-    from explorer.samples import sample_inputs, sample_path
+    from explorer.inputs.samples import sample_inputs, sample_path
 
     for path in sorted((ROOT / "sample_models").glob("*.onnx")):
         model = onnx.load(str(path))

@@ -3,7 +3,7 @@ defines in the default domain where onnx has none (LayerNormalization before ops
 with their attributes (types, defaults), inputs, outputs, type constraints and doc text, read from the installed
 onnxruntime, with onnxruntime's licence (MIT) that the doc text comes under.
 
-explorer never imports onnxruntime in its own process (it runs it in a child, explorer/judge.py); the schemas
+explorer never imports onnxruntime in its own process (it runs it in a child, explorer/judge/judge.py); the schemas
 its kernels check nodes against and the inspector shows are this file. Run again after upgrading onnxruntime:
 
     python tools/contrib_schemas.py

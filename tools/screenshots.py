@@ -112,7 +112,7 @@ def sweep(page, server: str) -> None:
 def learning(page, server: str) -> None:
     """Learning mode on nested_loops: before the trace enters the If's branch, the learner predicts which one."""
     import explorer
-    from explorer.samples import sample_inputs, sample_path
+    from explorer.inputs.samples import sample_inputs, sample_path
     from explorer.views.learning import branch_question
 
     model = explorer.load(sample_path("nested_loops"))

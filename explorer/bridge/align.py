@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ..graph import attribute
-from ..model import Model
+from ..model.model import Model
+from ..proto.graph import attribute
 from .captured import Captured, ModuleInfo
 from .layouts import SAME, Layout, fitting_layout, recurrent_y
 from .scopes import Scopes

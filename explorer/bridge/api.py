@@ -13,7 +13,7 @@ from ..compare.stats import ATOL, RTOL
 from ..errors import CompareError, ExecutionError
 from ..executor import run
 from ..limits import Limits
-from ..model import Model, load
+from ..model.model import Model, load
 from .align import Recorded, align_points, recorded_values
 from .calls import odd_weight
 from .captured import Captured, load_captured

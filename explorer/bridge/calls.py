@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import numpy_helper
 
-from ..model import Model
+from ..model.model import Model
 from .align import Point
 from .report import Finding
 from .scopes import Scopes

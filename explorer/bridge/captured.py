@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from ..atomic_write import write_bytes
 from ..errors import CompareError
-from ..inputs import feeds_from_npz
+from ..files.atomic_write import write_bytes
+from ..inputs.input_files import feeds_from_npz
 from ..limits import Limits
 
 # framework class name -> the ONNX operator that computes it

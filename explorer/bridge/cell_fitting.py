@@ -12,7 +12,7 @@ import numpy as np
 from onnx import numpy_helper
 
 from ..compare.stats import compare_values
-from ..model import Model
+from ..model.model import Model
 from ..spec.rnn import CELLS
 from .align import Point, Recorded
 from .captured import ModuleInfo

@@ -16,10 +16,10 @@ from onnx import helper
 from ..compare.stats import ATOL, RTOL, compare_values
 from ..errors import ExplorerError
 from ..executor import run
-from ..graph import attribute
-from ..model import Model, load
+from ..model.model import Model, load
+from ..proto.graph import attribute
 from ..spec.rnn import CELLS
-from ..trace import Trace
+from ..trace.trace import Trace
 from .align import Point
 from .captured import Captured
 

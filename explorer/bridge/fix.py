@@ -13,9 +13,9 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ..atomic_write import write_bytes
 from ..compare.stats import ATOL, RTOL
-from ..model import Model, load
+from ..files.atomic_write import write_bytes
+from ..model.model import Model, load
 from .api import FrameworkSide, compare_framework
 from .report import Finding, FrameworkComparison
 

@@ -15,8 +15,8 @@ from onnx import helper, numpy_helper
 
 from ..errors import ExplorerError
 from ..executor import run
-from ..graph import free_names, subgraph_attributes
-from ..model import Model, load
+from ..model.model import Model, load
+from ..proto.graph import free_names, subgraph_attributes
 from .align import Point, Recorded
 
 

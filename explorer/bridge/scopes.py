@@ -11,8 +11,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..graph import NodeRef, subgraph_attributes
-from ..model import Model
+from ..model.model import Model
+from ..proto.graph import NodeRef, subgraph_attributes
 from .captured import Captured
 
 _SUFFIX = re.compile(r"^(?P<base>.+)_(?P<k>\d+)$")

@@ -3,8 +3,8 @@ the operator's epsilon, LeakyReLU's slope into alpha, ELU's alpha... (the fix: s
 value)."""
 from __future__ import annotations
 
-from ..graph import attribute
-from ..model import Model
+from ..model.model import Model
+from ..proto.graph import attribute
 from .align import Point
 from .captured import ModuleInfo
 from .report import Finding

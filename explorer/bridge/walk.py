@@ -11,10 +11,10 @@ import numpy as np
 
 from ..compare.framework import check_gates
 from ..compare.stats import ATOL, RTOL, OutputDiff, compare_values, float_errors
-from ..graph import attribute
-from ..model import Model
+from ..model.model import Model
+from ..proto.graph import attribute
 from ..spec.rnn import CELLS
-from ..trace import Trace
+from ..trace.trace import Trace
 from .align import Point, Recorded
 from .captured import Captured
 from .forcing import force

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..cell_gates import CellLayout, Source
+from ..trace.cell_layout import CellLayout, Source
 
 KINDS = ("GRU", "LSTM", "RNN", "recurrence")
 FORMS = ("op", "loop", "scan", "unrolled")

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx
 
-from ..graph import GraphRef, NodeRef, node_ids
-from ..graph_index import GraphIndex
-from ..weights import tensor_value
+from ..proto.graph import GraphRef, NodeRef, node_ids
+from ..proto.graph_index import GraphIndex
+from ..proto.weights import tensor_value
 
 # Reads that change a value's shape or type but not its elements' meaning.
 VIEW_OPS = frozenset({"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Cast", "Expand", "Transpose"})

@@ -5,12 +5,12 @@ from __future__ import annotations
 import weakref
 
 from ..errors import ExplorerError
-from ..graph import NodeRef
-from ..model import Model
+from ..model.model import Model
+from ..proto.graph import NodeRef
 from ..spec.rnn import CELLS, cell_kind, rnn_config
 from .cell import RecurrentCell
 from .dataflow import Flows
-from .loops import loop_cells
+from .loop_cells import loop_cells
 from .unrolled import unrolled_cells
 
 _FOUND: weakref.WeakKeyDictionary[Model, list[RecurrentCell]] = weakref.WeakKeyDictionary()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..spec.bodies import BodySignature
+from ..proto.body_signatures import BodySignature
 from .dataflow import VIEW_OPS, Flows, GraphDataflow
 
 READ_OPS = frozenset({"Gather", "Slice", "GatherElements", "GatherND", "SequenceAt", "Split"})

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..cell_gates import CellLayout, DirectionSteps, Source
-from ..graph import NodeRef
+from ..proto.graph import NodeRef
+from ..trace.cell_layout import CellLayout, DirectionSteps, Source
 from .cell import RecurrentCell, Weights
+from .cell_weights import applied_weight, hidden_size
 from .dataflow import ACTIVATION_OPS, NORM_OPS, PART_OPS, VIEW_OPS, Flows, GraphDataflow
 from .match import Match, match_lstm, match_state, unnormalized
-from .weights import applied_weight, hidden_size
 
 FORWARD_OPS = frozenset({"Add", "Sub", "Mul", "Div", "Neg", "Where", "Concat"}) | ACTIVATION_OPS | PART_OPS | VIEW_OPS \
     | NORM_OPS

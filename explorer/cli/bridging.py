@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from ..atomic_write import write_text
+from ..files.atomic_write import write_text
 from . import running  # noqa: F401 - `compare` is registered before it is extended
 from .common import limits_from, load_feeds, load_model, tolerance
 from .registry import COMMANDS, Command, command

@@ -10,21 +10,23 @@ from typing import TYPE_CHECKING, Any
 from ..limits import Limits
 
 if TYPE_CHECKING:
-    from ..model import Model
+    from ..model.model import Model
 
 MB = 1 << 20
 
 
 def model_path(text: str) -> str:
     """A path as given, or a bundled sample's path when `text` names one and is not a file."""
-    from ..samples import list_samples, sample_path
+    from ..inputs.samples import list_samples, sample_path
 
     return str(sample_path(text)) if not Path(text).exists() and text in list_samples() else text
 
 
 def load_model(text: str, lenient: bool) -> Model:
     """The model a command names (a path or a sample), its load warnings printed (lenient mode's among them)."""
-    from ..model import load  # onnx and the model's checks, imported when a command runs (not by --help)
+    from ..model.model import (
+        load,  # onnx and the model's checks, imported when a command runs (not by --help)
+    )
 
     model = load(model_path(text), lenient=lenient)
     for warning in model.warnings:
@@ -37,10 +39,10 @@ def load_feeds(path: str | None, model: Any = None, limits: Limits | None = None
     against `limits` before it is inflated."""
     if not path:
         return None
-    from ..inputs import feeds_from_npz_file, feeds_from_test_data
+    from ..inputs.input_files import feeds_from_npz_file, feeds_from_test_data
 
     if Path(path).is_dir():
-        from ..model import Model, load
+        from ..model.model import Model, load
 
         return feeds_from_test_data(model if isinstance(model, Model) else load(model), path, limits)
     return feeds_from_npz_file(path, limits)

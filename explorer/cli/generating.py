@@ -5,7 +5,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..atomic_write import write_text
+from ..files.atomic_write import write_text
 from ..limits import Limits
 from .common import add_limit_options, count, limits_from, tolerance
 from .registry import command
@@ -59,7 +59,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
 def _generate(args: argparse.Namespace) -> int:
     from ..generation.against import generate_against
     from ..generation.run import generate, save_generation_model
-    from ..inputs import feeds_from_npz
+    from ..inputs.input_files import feeds_from_npz
 
     limits = limits_from(args)
     if args.prompts:

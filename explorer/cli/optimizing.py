@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..atomic_write import check_targets, final_path, write_text
+from ..files.atomic_write import check_targets, final_path, write_text
 from .common import count, load_feeds, load_model, seed
 from .registry import command
 
@@ -31,7 +31,7 @@ def _pattern_list(text: str | None) -> list[str] | None:
 def _optimize(args: argparse.Namespace) -> int:
     import json
 
-    from ..model_files import external_data_name
+    from ..model.model_files import external_data_name
     from ..optimizer import default_patterns, optimize
     from ..optimizer.pattern import description
     from ..optimizer.verify import verify

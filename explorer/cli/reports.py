@@ -26,8 +26,8 @@ def _configure_render(p: argparse.ArgumentParser) -> None:
 
 @command("render", "draw a model's graph as SVG, PNG, PDF or DOT")(_configure_render)
 def _render(args: argparse.Namespace) -> int:
-    from ..model import load
-    from ..trace import Trace
+    from ..model.model import load
+    from ..trace.trace import Trace
     from ..views import GraphvizError, GraphvizMissing, TraceOverlay, model_to_dot, search_nodes
     from ..views.draw_plan import default_max_boxes
     from ..views.navigation import expansion
@@ -62,8 +62,8 @@ def _configure_rnn(p: argparse.ArgumentParser) -> None:
     _configure_rnn)
 def _rnn(args: argparse.Namespace) -> int:
     from ..executor import run
-    from ..rnn_report import rnn_report, rnn_reports
-    from ..samples import sample_inputs
+    from ..inputs.samples import sample_inputs
+    from ..reports.rnn_report import rnn_report, rnn_reports
 
     path = model_path(args.model)
     model = load_model(args.model, args.lenient)
@@ -86,7 +86,7 @@ def _rnn(args: argparse.Namespace) -> int:
 
 @command("samples", "list the bundled sample models")(lambda p: None)
 def _samples(args: argparse.Namespace) -> int:
-    from ..samples import list_samples, sample_path
+    from ..inputs.samples import list_samples, sample_path
 
     for name, description in list_samples().items():
         print(f"{name:28s} {description}  [{sample_path(name)}]")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..judge import DEFAULT_TIMEOUT_S
+from ..judge.judge import DEFAULT_TIMEOUT_S
 from .common import (
     add_limit_options,
     count,
@@ -42,9 +42,9 @@ def _run(args: argparse.Namespace) -> int:
     from ..compare.outputs import compare_with_onnxruntime
     from ..errors import ExecutionError
     from ..executor import run
-    from ..feeds import symbolic_dims, unnamed_dims
-    from ..samples import sample_inputs
-    from ..values import describe
+    from ..inputs.samples import sample_inputs
+    from ..model.feeds import symbolic_dims, unnamed_dims
+    from ..trace.values import describe
     from ..views.trace_size import trace_size_text
 
     path = model_path(args.model)
@@ -123,8 +123,8 @@ def _configure_compare(p: argparse.ArgumentParser) -> None:
           2: "a side did not finish (an error or a limit), or an error before the comparison"})(_configure_compare)
 def _compare(args: argparse.Namespace) -> int:
     from ..compare import compare
-    from ..model import load
-    from ..samples import sample_inputs
+    from ..inputs.samples import sample_inputs
+    from ..model.model import load
     from ..views.verdict import full_verdict
 
     chosen = [b for b in (args.b, "onnxruntime" if args.ort else None, args.reference) if b]

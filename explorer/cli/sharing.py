@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
-from ..atomic_write import write_text
+from ..files.atomic_write import write_text
 from .common import add_limit_options, limits_from, load_feeds, model_path, seed, tolerance
 from .registry import command
 
@@ -41,8 +41,8 @@ class Sides:
 
 def sides_from(args: argparse.Namespace) -> Sides:
     """The model, the other side and the feeds the options of `add_side_options` ask for."""
-    from ..model import load
-    from ..samples import sample_inputs
+    from ..inputs.samples import sample_inputs
+    from ..model.model import load
 
     given = [b for b in (args.against, args.reference) if b]
     if len(given) > 1:
@@ -77,7 +77,7 @@ def tolerances(args: argparse.Namespace) -> Tolerances:
 
 
 def _configure_node_data(p: argparse.ArgumentParser) -> None:
-    from ..share.node_data import METRICS
+    from ..views.node_data import METRICS
 
     add_side_options(p)
     p.add_argument("--metric", choices=[*METRICS, "all"],
@@ -91,7 +91,7 @@ def _configure_node_data(p: argparse.ArgumentParser) -> None:
 def _node_data(args: argparse.Namespace) -> int:
     from ..compare import compare
     from ..executor import run
-    from ..share.node_data import ERROR_METRICS, METRICS, node_data, node_numbers, write_node_data
+    from ..views.node_data import ERROR_METRICS, METRICS, node_data, node_numbers, write_node_data
 
     sides = sides_from(args)
     limits = limits_from(args)
@@ -128,10 +128,10 @@ def _configure_report(p: argparse.ArgumentParser) -> None:
          {0: "written (also when the two sides agree: the report says so)"})(_configure_report)
 def _report(args: argparse.Namespace) -> int:
     from ..compare import compare
+    from ..environment import command_line
     from ..errors import ExecutionError
     from ..executor import run
-    from ..share.environment import command_line
-    from ..share.report_html import report_html
+    from ..views.report_html import report_html
 
     sides = sides_from(args)
     limits = limits_from(args)
@@ -150,8 +150,8 @@ def _report(args: argparse.Namespace) -> int:
     if args.reduce:
         if sides.other is None or sides.other_path is None:
             raise ValueError("--reduce needs another side: --against or --reference")
-        from ..share.reduce import reduce
-        from ..share.reduce_files import reduction_zip
+        from ..reduce.reduce import reduce
+        from ..reduce.reduce_files import reduction_zip
 
         reduction = reduce(sides.model, sides.other, sides.feeds, rtol=args.rtol, atol=args.atol, limits=limits)
         attachments["reduced.zip"] = reduction_zip(reduction, reduced_from=sides.model.source,
@@ -187,8 +187,8 @@ def _configure_reduce(p: argparse.ArgumentParser) -> None:
          {0: "reduced: the folder is written", 2: "the sides agree, no part parts the same way, or an error"})(
     _configure_reduce)
 def _reduce(args: argparse.Namespace) -> int:
-    from ..share.reduce import reduce
-    from ..share.reduce_files import write_reduction
+    from ..reduce.reduce import reduce
+    from ..reduce.reduce_files import write_reduction
 
     sides = sides_from(args)
     if sides.other is None or sides.other_path is None:

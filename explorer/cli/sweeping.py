@@ -5,7 +5,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..judge import DEFAULT_TIMEOUT_S
+from ..judge.judge import DEFAULT_TIMEOUT_S
 from .common import add_limit_options, count, limits_from, model_path, seconds, tolerance
 from .registry import command
 

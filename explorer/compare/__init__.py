@@ -3,7 +3,7 @@ an fp16 variant, the optimized model), against a framework's values; every value
 iterations of loops and the gates of recurrent nodes."""
 from .api import compare
 from .framework import GateCheck, check_gates
-from .gates import GateDivergence
+from .gate_departures import GateDivergence
 from .measure import IterationError, ValueComparison
 from .report import Comparison, Divergence
 from .stats import OutputDiff, compare_values

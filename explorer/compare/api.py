@@ -7,24 +7,24 @@ from typing import Any
 import numpy as np
 
 from ..errors import CompareError
-from ..graph import attribute
 from ..limits import Limits
-from ..model import Model
+from ..model.model import Model
+from ..proto.graph import attribute
 from ..spec.random_ops import NONDETERMINISTIC, draws
 from ..spec.rnn import CELLS
-from ..trace import Trace
+from ..trace.trace import Trace
 from .align import Pair, align
 from .both_gates import layout0
 from .cell_sides import cell_departures
 from .framework import check_gates
-from .gates import GateDivergence, first_departure, reverse_directions
+from .gate_departures import GateDivergence, first_departure, reverse_directions
 from .measure import ValueComparison, measure
 from .onnxruntime_side import MAX_EXPOSED, onnxruntime_recording
 from .own_error import explain
 from .precision import FLOAT32, Tolerance, given, of_dtype, widest
 from .recording import Recording, from_trace, from_values
 from .report import Comparison
-from .rounding import judge
+from .rounding import assess
 from .saturation import explain as explain_saturation
 from .sides import (
     ONNXRUNTIME,
@@ -156,7 +156,7 @@ def _outputs(a: Recording, b: Recording, values: list[ValueComparison], user: To
             tolerance = producer.tolerance
         else:
             tolerance = user or widest(of_dtype(getattr(v, "dtype", "float32")) for v in (value, other))
-        diff = judge(name, value, other, tolerance, producer.op_type if producer else "")
+        diff = assess(name, value, other, tolerance, producer.op_type if producer else "")
         within = [e.within for e in producer.errors if not e.iteration] if producer is not None else []
         if not diff.ok and producer is not None and producer.ok and within and within[0]:
             diff.ok, diff.note = True, "; ".join(filter(None, [diff.note, f"within {within[0]}"]))

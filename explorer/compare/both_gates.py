@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cells import find_cell
-from ..graph import attribute
-from ..model import Model
+from ..model.model import Model
+from ..proto.graph import attribute
 from .cell_sides import theirs_of
 from .framework import check_gates
 from .report import Comparison

@@ -10,13 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from ..cell_gates import CellLayout, DirectionSteps, Source, gather_gates
 from ..cells import RecurrentCell, find_cell
-from ..model import Model
-from ..trace import Trace
+from ..cells.cell_gates import gather_gates
+from ..model.model import Model
+from ..trace.cell_layout import CellLayout, DirectionSteps, Source
+from ..trace.trace import Trace
 from .equations import GATE_FUNCTIONS, CellWeights, run_cell
 from .framework import GateCheck, torch_weights
-from .gates import first_departure
+from .gate_departures import first_departure
 from .stats import ATOL, RTOL
 
 # the gate letters (as recorded) in the order each framework stacks their blocks in a fused kernel

@@ -9,10 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ..cell_gates import DirectionSteps, Source, StepValues, gather
 from ..cells import RecurrentCell, recurrent_cells
+from ..cells.cell_gates import StepValues, gather
+from ..trace.cell_layout import DirectionSteps, Source
 from .cell_check import check_cell
-from .gates import GateDivergence, first_departure
+from .gate_departures import GateDivergence, first_departure
 from .recording import Key, Produced, Recording
 from .sides import ONNXRUNTIME, PYTORCH
 

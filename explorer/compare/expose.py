@@ -12,8 +12,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ..graph_index import FUNCTION_BODY, GraphIndex
-from ..model import Model
+from ..model.model import Model
+from ..proto.graph_index import FUNCTION_BODY, GraphIndex
 from .recording import Key, Produced
 
 PREFIX = "__explorer_exposed"

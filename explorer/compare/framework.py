@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ..model import Model
+from ..model.model import Model
 from ..spec.rnn import CELLS, RnnConfig, rnn_config
-from ..trace import Event, Trace
+from ..trace.trace import Event, Trace
 from .equations import ONNX_ORDER, TORCH_ORDER, CellWeights, preactivation_magnitudes, run_cell
-from .gates import GateDivergence, first_departure, reverse_directions
+from .gate_departures import GateDivergence, first_departure, reverse_directions
 from .rounding import ROUNDINGS
 from .stats import ATOL, RTOL
 

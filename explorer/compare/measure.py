@@ -10,7 +10,7 @@ import numpy as np
 from .align import Pair
 from .precision import FLOAT32, Tolerance
 from .recording import is_summary
-from .rounding import judge
+from .rounding import assess
 from .stats import float_errors
 
 
@@ -69,7 +69,7 @@ class ValueComparison:
 
 
 def measure(pair: Pair, tolerance: Tolerance, time_axis: int | None = None) -> ValueComparison:
-    """The value's error at every iteration, judged at its precision (rounding.judge); `time_axis` (a recurrent
+    """The value's error at every iteration, judged at its precision (rounding.assess); `time_axis` (a recurrent
     node's Y) adds the error per time step."""
     a, b = pair.a, pair.b
     rtol, atol = tolerance.rtol, tolerance.atol
@@ -85,10 +85,10 @@ def measure(pair: Pair, tolerance: Tolerance, time_axis: int | None = None) -> V
         if is_summary(ours) or is_summary(theirs):
             skipped += 1
             continue
-        diff = judge(a.name, ours, theirs, tolerance, a.op_type)
+        diff = assess(a.name, ours, theirs, tolerance, a.op_type)
         within = ""
         if diff.ok and diff.max_abs > 0 and tolerance.precision not in (FLOAT32.precision, "given") \
-                and not judge(a.name, ours, theirs, FLOAT32, a.op_type).ok:
+                and not assess(a.name, ours, theirs, FLOAT32, a.op_type).ok:
             within = tolerance.rounding
         result.errors.append(IterationError(iteration, a.order[iteration], diff.max_abs, diff.max_rel, diff.ok,
                                             diff.note, within))

@@ -1,13 +1,13 @@
 """onnxruntime's side of a comparison: the model run by onnxruntime (in a child process under a wall-clock
-limit, see explorer/judge.py) with every value explorer recorded exposed as an output (bodies included, see
+limit, see explorer/judge/judge.py) with every value explorer recorded exposed as an output (bodies included, see
 expose.py), in chunks of at most `max_exposed` values. A chunk onnxruntime refuses is bisected until the values
 it cannot return are isolated and listed with its reason."""
 from __future__ import annotations
 
 from typing import Any
 
-from ..judge import NoVerdict, run_onnxruntime
-from ..model import Model
+from ..judge.judge import NoVerdict, run_onnxruntime
+from ..model.model import Model
 from .expose import at_iteration, exposed_model
 from .recording import Produced, Recording, is_summary
 

@@ -1,12 +1,12 @@
 """explorer's graph outputs against onnxruntime's (run in a child process under a wall-clock limit, see
-explorer/judge.py): the quick check behind `run --check`. The full comparison is `compare(...)`."""
+explorer/judge/judge.py): the quick check behind `run --check`. The full comparison is `compare(...)`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..judge import NoVerdict, run_onnxruntime
-from ..model import Model
+from ..judge.judge import NoVerdict, run_onnxruntime
+from ..model.model import Model
 from .stats import ATOL, RTOL, OutputDiff, compare_values
 
 

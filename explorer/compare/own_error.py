@@ -1,6 +1,6 @@
 """Whether a value's difference is its node's own or carried from its inputs: the node run again by explorer on
 B's values of its inputs (cast to A's types), against B's value, within the rounding its operation can make
-(rounding.judge, with the magnitudes it accumulates). In execution order, every difference its inputs' differences
+(rounding.assess, with the magnitudes it accumulates). In execution order, every difference its inputs' differences
 explain is marked so; the first one they do not explain is the first divergence. Indices that differ only among
 values equal within the tolerance (TopK, ArgMax, ArgMin, NonMaxSuppression) are a tie-order difference."""
 from __future__ import annotations
@@ -15,18 +15,18 @@ from ..executor.engine import Engine
 from ..executor.kernels import build_kernel
 from ..executor.ops.base import Call
 from ..executor.run import program_of
-from ..graph import attribute
 from ..limits import Limits
+from ..proto.graph import attribute
 from ..spec.random_ops import draws
 from ..spec.rnn import CELLS
-from ..trace import Event, Trace
+from ..trace.trace import Event, Trace
 from .align import Pair
 from .both_gates import layout0
 from .framework import check_gates
 from .measure import IterationError, ValueComparison
 from .precision import Tolerance
 from .recording import Produced, Recording, is_summary
-from .rounding import ACCUMULATING, judge
+from .rounding import ACCUMULATING, assess
 from .stats import float_errors
 
 CARRIED = "rounding carried from its inputs"
@@ -209,12 +209,12 @@ def _why(rerun: _Rerun, pair: Pair, v: ValueComparison, e: IterationError, expla
         magnitudes = rerun.outputs(event, magnitudes=True)
         magnitude = None if magnitudes is None else magnitudes.get(v.name)
         ours = event.outputs[v.name]
-        if magnitude is not None and judge(v.name, ours, theirs, v.tolerance, v.op_type, magnitude).ok:
+        if magnitude is not None and assess(v.name, ours, theirs, v.tolerance, v.op_type, magnitude).ok:
             return ACCUMULATED
-    own = judge(v.name, found[v.name], theirs, v.tolerance, v.op_type, magnitude)
+    own = assess(v.name, found[v.name], theirs, v.tolerance, v.op_type, magnitude)
     again = rerun.outputs(event, own=True)  # a recorded value its kernel does not give is the node's own error
     if again is None or v.name not in again or \
-            not judge(v.name, event.outputs[v.name], again[v.name], v.tolerance, v.op_type, magnitude).ok:
+            not assess(v.name, event.outputs[v.name], again[v.name], v.tolerance, v.op_type, magnitude).ok:
         return None
     if own.ok:
         e.own_error = own.max_abs
@@ -273,4 +273,4 @@ def _ties(op_type: str, proto: Any, args: list[Any], ours: Any, theirs: Any, tol
             picked = [np.take_along_axis(data, ix.astype(np.int64), axis) for ix in (ours, theirs)]
     except (IndexError, ValueError):
         return False
-    return judge("", picked[0], picked[1], tolerance).ok
+    return assess("", picked[0], picked[1], tolerance).ok

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ..graph import subgraph_attributes
+from ..proto.graph import subgraph_attributes
 from .stats import ATOL, RTOL
 
 T = onnx.TensorProto

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Model
-from ..trace import Trace
-from ..values import ValueSummary
+from ..model.model import Model
+from ..trace.trace import Trace
+from ..trace.values import ValueSummary
 
 Key = tuple[str, str]  # (node path, value name)
 

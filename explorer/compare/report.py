@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .align import Unaligned
-from .gates import GateDivergence
+from .gate_departures import GateDivergence
 from .measure import ValueComparison
 from .recording import Recording
 from .saturation import VERDICT, Saturation

@@ -47,7 +47,7 @@ def slack(op_type: str, reference: Any, tolerance: Tolerance, magnitude: Any = N
     return extra
 
 
-def judge(name: str, ours: Any, theirs: Any, tolerance: Tolerance, op_type: str = "",
+def assess(name: str, ours: Any, theirs: Any, tolerance: Tolerance, op_type: str = "",
           magnitude: Any = None) -> OutputDiff:
     """`ours` against the reference `theirs`, produced by an `op_type` node, within `tolerance` and the rounding
     that operation can make (`magnitude`: see slack). Quantized integers (precision "quantized") may differ by

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..graph import attribute_value
+from ..proto.graph import attribute_value
 from .stats import compare_values
 
 VERDICT = "onnxruntime's u8s8 kernel saturates on this CPU; explorer follows the spec"

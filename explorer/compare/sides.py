@@ -12,11 +12,11 @@ import onnx
 
 from ..errors import ExecutionError, FeedError
 from ..executor import run
-from ..inputs import feeds_from_npz
+from ..inputs.input_files import feeds_from_npz
+from ..inputs.samples import list_samples, sample_path
 from ..limits import Limits
-from ..model import Model, load
-from ..samples import list_samples, sample_path
-from ..trace import Trace
+from ..model.model import Model, load
+from ..trace.trace import Trace
 from .recording import Recording, from_trace
 
 ONNXRUNTIME = "onnxruntime"

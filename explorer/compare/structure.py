@@ -11,9 +11,9 @@ from collections.abc import Callable
 import numpy as np
 import onnx
 
-from ..graph_index import GraphIndex
-from ..model import Model
-from ..weights import tensor_value
+from ..model.model import Model
+from ..proto.graph_index import GraphIndex
+from ..proto.weights import tensor_value
 
 Token = tuple
 INTEGER_TYPES = frozenset({onnx.TensorProto.INT64, onnx.TensorProto.INT32})

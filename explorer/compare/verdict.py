@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..atomic_write import write_text
-from .gates import GateDivergence
+from ..files.atomic_write import write_text
+from .gate_departures import GateDivergence
 from .report import Comparison, Divergence
 
 

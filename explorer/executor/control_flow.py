@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import ExecutionError, where
-from ..spec.bodies import BodySignature, body_signature
+from ..proto.body_signatures import BodySignature, body_signature
 from .body_values import declared_rank, empty_stack, one_value, stack_outputs
 from .ops.base import Call, SpecialKernel
 
 if TYPE_CHECKING:
-    from ..graph import NodeRef
-    from ..trace import EventInfo
+    from ..proto.graph import NodeRef
+    from ..trace.trace import EventInfo
     from .program import Program
 
 

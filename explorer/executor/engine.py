@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ..errors import ExecutionError, ExplorerError, LimitExceeded, cause_text, where
-from ..trace import Event, EventInfo, EventSite, Iteration, IterationInfo, Trace
-from ..values import describe, nbytes
+from ..trace.trace import Event, EventInfo, EventSite, Iteration, IterationInfo, Trace
+from ..trace.values import describe, nbytes
 from .guards import product_bound2
 from .ops.base import Call
 from .past_budget import PastBudget

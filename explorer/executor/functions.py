@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedOperatorError
-from ..graph_index import FUNCTION_BODY
+from ..proto.graph_index import FUNCTION_BODY
 from .ops.base import Call, SpecialKernel
 
 if TYPE_CHECKING:
-    from ..graph import NodeRef
-    from ..trace import EventInfo
+    from ..proto.graph import NodeRef
+    from ..trace.trace import EventInfo
     from .program import Program
 
 

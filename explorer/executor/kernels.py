@@ -23,7 +23,7 @@ from .ops.base import KernelFactory
 from .reference import reference_kernel
 
 if TYPE_CHECKING:
-    from ..graph import NodeRef
+    from ..proto.graph import NodeRef
     from .program import Program
 
 SPECIAL: dict[tuple[str, str], KernelFactory] = {

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..spill import RunFolder, disk_size, removed_with, spilled
-from ..values import SequenceSummary, ValueSummary, summarize
+from ..trace.spill import RunFolder, disk_size, removed_with, spilled
+from ..trace.values import SequenceSummary, ValueSummary, summarize
 
 SUMMARIES = (ValueSummary, SequenceSummary)
 
 if TYPE_CHECKING:
     from ..limits import Limits
-    from ..trace import Event, Trace
+    from ..trace.trace import Event, Trace
 
 
 class PastBudget:

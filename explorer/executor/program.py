@@ -10,10 +10,10 @@ import numpy as np
 import onnx
 
 from ..errors import ExecutionError, ModelError
-from ..graph import GraphRef, NodeRef, free_names, node_ids
-from ..graph_index import GraphIndex
-from ..trace import EventSite
-from ..weights import tensor_value
+from ..proto.graph import GraphRef, NodeRef, free_names, node_ids
+from ..proto.graph_index import GraphIndex
+from ..proto.weights import tensor_value
+from ..trace.trace import EventSite
 from .guards import guard_for, quick_guard_for
 from .kernels import build_kernel
 from .memo import CONSTANT_BUDGET_BYTES, Budget, ComputedOnce, computed_once, remembered, worth_remembering
@@ -22,7 +22,7 @@ from .ops.constant import sparse_to_dense
 from .ops.draws import KERNELS as DRAWS
 
 if TYPE_CHECKING:
-    from ..model import Model
+    from ..model.model import Model
 
 
 @dataclass(slots=True)

@@ -14,7 +14,7 @@ from onnx.reference.ops._op import OpRunBinaryNumpy
 from ..errors import UnsupportedOperatorError, cause_text
 
 if TYPE_CHECKING:
-    from ..graph import NodeRef
+    from ..proto.graph import NodeRef
     from .ops.base import PlainKernel
     from .program import Program
 

@@ -10,10 +10,10 @@ import onnx
 from ..cells import recurrent_cells
 from ..collector import collector_paused
 from ..errors import ExecutionError
-from ..feeds import validate_feeds
 from ..limits import Limits, default_threads
-from ..model import Model, load
-from ..trace import RunError, Trace
+from ..model.feeds import validate_feeds
+from ..model.model import Model, load
+from ..trace.trace import RunError, Trace
 from .blas import blas_threads
 from .engine import Engine
 from .heap import keep_freed_memory

@@ -17,7 +17,7 @@ import numpy as np
 from ..compare import compare
 from ..compare.saturation import RECOMPUTED, recompute
 from ..errors import FeedError
-from ..graph import attribute_value
+from ..proto.graph import attribute_value
 from .onnxruntime_loop import StepResult, onnxruntime_steps
 from .run import Generation, generate
 from .wrap import LOOP

@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from ..atomic_write import replacing
 from ..errors import FeedError
 from ..executor import run
+from ..files.atomic_write import replacing
 from ..limits import Limits
-from ..model import Model, load
-from ..trace import Iteration, Trace
+from ..model.model import Model, load
+from ..trace.trace import Iteration, Trace
 from .decoder import ENCODER_MASK, DecoderExport, open_decoder
 from .sharing import held_bytes, share_caches
 from .start import encoder_inputs, first_inputs

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..trace import Iteration, Trace
+from ..trace.trace import Iteration, Trace
 from .decoder import CachePair
 
 POSITION_AXIS = -2  # [batch, heads, positions, head size], as optimum and onnxruntime's tools lay caches out

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import onnx
 
-from ..judge import NoVerdict, load_in_onnxruntime
+from ..judge.judge import NoVerdict, load_in_onnxruntime
 from .context import RewriteKey
 from .result import OnnxruntimeCheck, OptimizationResult
 from .size import drop_value_info

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 import onnx
 
-from ..graph import subgraph_attributes
+from ..proto.graph import subgraph_attributes
 from . import symbolic
 from .context import Context
 from .ir import Node

@@ -12,7 +12,7 @@ from ..executor import run as _run  # noqa: F401 - importing it registers explor
 from ..executor.guards import guard_for
 from ..executor.kernels import build_kernel
 from ..executor.ops.base import OpNode
-from ..graph import GraphRef, NodeRef
+from ..proto.graph import GraphRef, NodeRef
 
 _NO_GRAPH = GraphRef(path="", proto=onnx.GraphProto())
 

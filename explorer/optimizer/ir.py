@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ..graph import ProtoFields, attribute
+from ..proto.graph import ProtoFields, attribute
 
 ONNX_DOMAINS = ("", "ai.onnx")
 _BODY_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)

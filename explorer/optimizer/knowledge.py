@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 from onnx import helper, shape_inference
 
-from ..weights import tensor_value
+from ..proto.weights import tensor_value
 from . import symbolic, tensors
 
 if TYPE_CHECKING:

@@ -10,9 +10,9 @@ from typing import Any
 
 import onnx
 
-from ..graph_index import GraphIndex
-from ..model import Model
-from ..model_files import save_model
+from ..model.model import Model
+from ..model.model_files import save_model
+from ..proto.graph_index import GraphIndex
 from .context import RewriteKey
 from .pattern import Pattern
 from .record import RewriteStep

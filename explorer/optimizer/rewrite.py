@@ -8,10 +8,10 @@ from collections.abc import Iterable, Mapping
 import onnx
 
 from ..collector import collector_paused
-from ..graph import node_ids, subgraph_attributes
-from ..judge import warm_onnxruntime
-from ..model import GivenModel, Model, load, value_info_names
-from ..model_inference import copy_fields, model_bytes
+from ..judge.judge import warm_onnxruntime
+from ..model.model import GivenModel, Model, load, value_info_names
+from ..model.model_inference import copy_fields, model_bytes
+from ..proto.graph import node_ids, subgraph_attributes
 from .acceptance import accepted
 from .context import Context, RewriteKey
 from .driver import MAX_ROUNDS, Driver

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import onnx
 
-from ..graph import GraphRef, free_names, node_ids, subgraph_attributes
+from ..proto.graph import GraphRef, free_names, node_ids, subgraph_attributes
 
 if TYPE_CHECKING:
     from .ir import Node

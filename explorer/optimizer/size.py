@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import onnx
 
-from ..graph import subgraph_attributes
-from ..graph_index import GraphIndex
-from ..model_inference import model_bytes
+from ..model.model_inference import model_bytes
+from ..proto.graph import subgraph_attributes
+from ..proto.graph_index import GraphIndex
 
 SIZE_MARGIN = 0.10  # of the original model's bytes
 

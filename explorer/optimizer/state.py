@@ -17,7 +17,7 @@ from typing import Any
 import onnx
 from onnx import helper
 
-from ..graph import attribute, defining_scope
+from ..proto.graph import attribute, defining_scope
 from .context import Context
 from .ir import Node
 from .knowledge import Knowledge

@@ -5,7 +5,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ..weights import tensor_value
+from ..proto.weights import tensor_value
 
 
 def same(a: np.ndarray | None, b: np.ndarray | None) -> bool:

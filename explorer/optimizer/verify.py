@@ -10,12 +10,12 @@ from typing import Any
 import onnx
 
 from ..compare.precision import FLOAT32, Tolerance, tolerances
-from ..compare.rounding import judge as judge_value
+from ..compare.rounding import assess as assess_value
 from ..compare.stats import OutputDiff
 from ..errors import ExecutionError, ExplorerError, LimitExceeded, summarize
 from ..executor import run
-from ..judge import NoVerdict, run_onnxruntime, skipped_because_of_limit
-from ..model import Model, load
+from ..judge.judge import NoVerdict, run_onnxruntime, skipped_because_of_limit
+from ..model.model import Model, load
 from .record import RewriteStep
 from .rewrite import OptimizationResult, first_rewrites
 
@@ -176,7 +176,7 @@ def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | o
         producers = {out: node.op_type for node in before.graph.node for out in node.output}
         for k, (name, value) in enumerate(expected.items()):
             theirs = got.get(name, got[names[k]] if k < len(names) else None)
-            report.diffs.append(judge_value(name, theirs, value, tolerance, producers.get(name, "")))
+            report.diffs.append(assess_value(name, theirs, value, tolerance, producers.get(name, "")))
     return Equivalence(reports, tolerance=note)
 
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import onnx
 
 from ..errors import ExecutionError, where
-from ..graph import NodeRef
 from .schema import attribute_problem, schema_at
 
 # canonical name -> (default alpha, default beta); None: the function takes no such value. Defaults are those
@@ -24,6 +23,22 @@ ACTIVATION_DEFAULTS: dict[str, tuple[float | None, float | None]] = {
     "ScaledTanh": (1.0, 1.0), "HardSigmoid": (0.2, 0.5), "Elu": (1.0, None),
     "Softsign": (None, None), "Softplus": (None, None),
 }
+
+
+class CellNode(Protocol):
+    """What the cell specs read of a node: its proto, where it is, its operator and domain (proto.graph's NodeRef
+    has them)."""
+
+    @property
+    def proto(self) -> onnx.NodeProto: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def op_type(self) -> str: ...
+    @property
+    def domain(self) -> str: ...
+
+
 _CANONICAL = {name.lower(): name for name in ACTIVATION_DEFAULTS}
 DIRECTIONS = ("forward", "reverse", "bidirectional")
 INPUTS = ("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P")  # the node's input positions
@@ -65,7 +80,7 @@ RECURRENT_OPERATORS: dict[tuple[str, str], str] = {
 QUANTIZED_INPUTS = ("W_scale", "W_zero_point", "R_scale", "R_zero_point")
 
 
-def cell_kind(node: NodeRef) -> str | None:
+def cell_kind(node: CellNode) -> str | None:
     """"GRU", "LSTM" or "RNN" for a recurrent operator (DynamicQuantizeLSTM is an LSTM), else None."""
     domain = "" if node.domain == "ai.onnx" else node.domain
     return RECURRENT_OPERATORS.get((domain, node.op_type))
@@ -121,7 +136,7 @@ class RnnConfig:
         return 2 if self.direction == "bidirectional" else 1
 
 
-def rnn_config(node: NodeRef, opset: int) -> RnnConfig:
+def rnn_config(node: CellNode, opset: int) -> RnnConfig:
     """Reads and checks the attributes of a GRU/LSTM/RNN node at the model's opset; ExecutionError naming the node
     when invalid."""
     schema = schema_at(node.op_type, opset, "" if node.domain == "ai.onnx" else node.domain)
@@ -134,7 +149,7 @@ def rnn_config(node: NodeRef, opset: int) -> RnnConfig:
     return config_from(node, schema.since_version, values)
 
 
-def config_from(node: NodeRef, version: int, values: Mapping[str, Any]) -> RnnConfig:
+def config_from(node: CellNode, version: int, values: Mapping[str, Any]) -> RnnConfig:
     """The config of a GRU/LSTM/RNN node whose attributes (`values`, by name; strings as str or bytes) already
     fit the schema of `version`: checks what the schema cannot say, resolves every default."""
     kind = cell_kind(node)
@@ -164,7 +179,7 @@ def config_from(node: NodeRef, version: int, values: Mapping[str, Any]) -> RnnCo
                      bool(values.get("linear_before_reset", 0)), bool(values.get("input_forget", 0)))
 
 
-def _error(node: NodeRef, message: str) -> ExecutionError:
+def _error(node: CellNode, message: str) -> ExecutionError:
     return ExecutionError(f"{where(node.path, node.op_type, ())}: {message}", node=node.path, op_type=node.op_type)
 
 

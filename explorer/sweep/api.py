@@ -10,14 +10,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..access import confined_folder
 from ..compare.sides import ONNXRUNTIME, PYTORCH
 from ..errors import SweepError
-from ..feeds import symbolic_dims
+from ..files.access import confined_folder
+from ..inputs.samples import list_samples, sample_path
 from ..limits import Limits
-from ..model import Model, load
-from ..model_files import serialize_model
-from ..samples import list_samples, sample_path
+from ..model.feeds import symbolic_dims
+from ..model.model import Model, load
+from ..model.model_files import serialize_model
 from . import rows as sweep_rows
 from .cluster import Sweep
 from .plan import Item, files, grid, input_files

@@ -15,11 +15,11 @@ from typing import Any
 from ..compare import compare
 from ..compare.sides import ONNXRUNTIME
 from ..errors import ExplorerError, FeedError, LimitExceeded, failure_text
-from ..feeds import validate_feeds
-from ..inputs import feeds_from_npz_file, feeds_from_test_data, outputs_from_test_data
-from ..judge import Judge, using_judge
+from ..inputs.input_files import feeds_from_npz_file, feeds_from_test_data, outputs_from_test_data
+from ..judge.judge import Judge, using_judge
 from ..limits import Limits
-from ..model import Model, load
+from ..model.feeds import validate_feeds
+from ..model.model import Model, load
 from .plan import Item
 from .rows import LIMIT, failed_row, row_of
 

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
-from ..atomic_write import Staged
+from ..files.atomic_write import Staged
 from .rows import verdict_of
 
 _CLOSE = b"\n]\n"

@@ -13,14 +13,14 @@ from typing import Any
 import onnx
 import streamlit as st
 
-from ..access import REFUSED, Access, AccessRefused
 from ..errors import ExecutionError, ExplorerError, FeedError, failure_text
 from ..executor import run
+from ..files.access import REFUSED, Access, AccessRefused
+from ..inputs.samples import sample_inputs, sample_path
 from ..limits import Limits
-from ..model import Model, load
+from ..model.model import Model, load
 from ..optimizer import OptimizationResult, first_rewrites, optimize
-from ..samples import sample_inputs, sample_path
-from ..trace import Trace
+from ..trace.trace import Trace
 from ..views.heat import OVERLAYS, NodeValues
 from ..views.markup import md
 from . import owned, reach
@@ -37,7 +37,7 @@ class ModelSource:
     data: bytes | None = field(default=None, repr=False, compare=False)
     path: str | None = None
     lenient: bool = False  # load it even when it breaks the spec's typing rules (each a warning)
-    shared: bool = False  # a local path opened by a shared app: any failure is the one refusal (explorer/access.py)
+    shared: bool = False  # a local path opened by a shared app: any failure is the one refusal (explorer/files/access.py)
 
 
 def lenient(source: ModelSource | None, on: bool) -> ModelSource | None:

@@ -14,7 +14,7 @@ import streamlit as st
 from streamlit.components.v1 import declare_component
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from ..model import Model
+from ..model.model import Model
 from ..views import styles
 from ..views.builder import Drawing
 from ..views.dot import model_to_dot

@@ -1,5 +1,5 @@
 """The app's questions to onnxruntime (equivalence proofs, comparisons, output checks) as background jobs of the
-session (explorer/judge_job.py): the page shows their progress with a Cancel button and stays usable; the answer
+session (explorer/judge/judge_job.py): the page shows their progress with a Cancel button and stays usable; the answer
 appears when it is ready. A job that ends within WAIT_S of its start is shown at once, without a progress line."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from ..judge_job import JudgeJob
+from ..judge.judge_job import JudgeJob
 from .state import JOBS, K_JOB_AGAIN, K_JOB_CANCEL, keyed
 
 T = TypeVar("T")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ..model import Model
-from ..trace import Iteration, Trace
+from ..model.model import Model
+from ..trace.trace import Iteration, Trace
 from ..views import learning
 from ..views.loops import BodyValues
 from ..views.markup import md, md_code

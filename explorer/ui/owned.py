@@ -1,4 +1,4 @@
-"""What a session owns (explorer/holdings.py): its runs with their folders on disk, the models it uploaded and
+"""What a session owns (explorer/hosting/holdings.py): its runs with their folders on disk, the models it uploaded and
 their drawings live in its session state, not in a cache of the whole server, so they go when the session ends
 (the browser closed or lost) or has been idle longer than the operator's `idle_minutes` (caps.py). A thread
 of the server's, started with the app, looks every WATCH_S seconds; it first removes the run folders a killed
@@ -14,9 +14,9 @@ import streamlit as st
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from ..holdings import Holdings, release_idle
-from ..scratch import remove_orphans
-from ..spill import PREFIX as RUN_PREFIX
+from ..files.scratch import remove_orphans
+from ..hosting.holdings import Holdings, release_idle
+from ..trace.spill import PREFIX as RUN_PREFIX
 from . import reach
 
 T = TypeVar("T")

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ..model import Model
+from ..model.model import Model
 from ..spec.contrib import OperatorDoc
-from ..trace import Trace
+from ..trace.trace import Trace
 from ..views import inspector as views_inspector
 from ..views import value_html
 from ..views.markup import md, md_code

@@ -1,4 +1,4 @@
-"""The app's reach (explorer/access.py) for the server it runs in: not shared, it serves this machine only and
+"""The app's reach (explorer/files/access.py) for the server it runs in: not shared, it serves this machine only and
 local paths open; shared (EXPLORER_SHARED=1), only inside the folders the operator allowed, and sweeps reach only
 the schedulers the operator listed. Listening beyond this machine without being declared shared, it serves
 nothing but the message that says how to choose."""
@@ -8,9 +8,9 @@ import sys
 
 import streamlit as st
 
-from ..access import Access, access_for
-from ..caps import Caps, caps_for
 from ..errors import ExplorerError
+from ..files.access import Access, access_for
+from ..hosting.caps import Caps, caps_for
 from ..views.markup import md
 
 _TOLD: set[str] = set()  # the refusals already written to the server's log

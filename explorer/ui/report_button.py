@@ -1,5 +1,5 @@
 """The "Download report" button of the Compare, Step through and Gates pages: what the page shows as one
-self-contained HTML file (explorer/share/report_html.py), made when the button is clicked."""
+self-contained HTML file (explorer/views/report_html.py), made when the button is clicked."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -7,10 +7,10 @@ from collections.abc import Sequence
 import streamlit as st
 
 from explorer.compare import Comparison
-from explorer.model import Model
-from explorer.share.report_html import report_html
-from explorer.trace import Trace
+from explorer.model.model import Model
+from explorer.trace.trace import Trace
 from explorer.ui import state
+from explorer.views.report_html import report_html
 
 
 def download_report(model: Model, page: str, trace: Trace | None = None, comparison: Comparison | None = None, *,

@@ -8,8 +8,8 @@ from typing import Any
 
 import streamlit as st
 
-from ..model import Model
-from ..trace import Trace
+from ..model.model import Model
+from ..trace.trace import Trace
 from ..views.heat import NodeValues
 from .cache import (
     ModelSource,
@@ -212,7 +212,7 @@ def active_model() -> Model | None:
 
 
 def given_inputs() -> dict[str, Any] | None:
-    """The inputs the active model is first run on when it is a sample that has them (see explorer.samples)."""
+    """The inputs the active model is first run on when it is a sample that has them (see explorer.inputs.samples)."""
     source: ModelSource | None = st.session_state.get(ACTIVE)
     return given_sample_inputs(source.label) if source is not None and source.kind == "sample" else None
 

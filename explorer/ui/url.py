@@ -8,9 +8,9 @@ from typing import Any
 
 import streamlit as st
 
-from ..feeds import symbolic_dims, unnamed_dims
-from ..model import Model
-from ..samples import list_samples
+from ..inputs.samples import list_samples
+from ..model.feeds import symbolic_dims, unnamed_dims
+from ..model.model import Model
 from . import state
 
 SAMPLE, PATH, SEED, EVENT, NODE, DIM = "sample", "model", "seed", "event", "node", "dim."

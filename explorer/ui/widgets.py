@@ -10,14 +10,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from .. import inputs as user_inputs
 from ..docs_links import more
-from ..feeds import LOOP_BOUND, loop_bounds, symbolic_dims, unnamed_dims
+from ..inputs import input_files as user_inputs
+from ..inputs.samples import DEFAULT_SAMPLE, list_samples
 from ..limits import Limits
-from ..model import Model
-from ..samples import DEFAULT_SAMPLE, list_samples
+from ..model.feeds import LOOP_BOUND, loop_bounds, symbolic_dims, unnamed_dims
+from ..model.model import Model
 from ..sweep.task import feeds_of
-from ..trace import Event, Trace
+from ..trace.trace import Event, Trace
 from ..views import hints
 from ..views import inspector as views_inspector
 from ..views.loops import Execution

@@ -9,8 +9,8 @@ import streamlit as st
 
 from ..compare import Comparison, compare
 from ..compare.outputs import CheckReport, compare_with_onnxruntime
-from ..judge_job import JudgeJob
-from ..model import Model
+from ..judge.judge_job import JudgeJob
+from ..model.model import Model
 from ..optimizer import OptimizationResult
 from ..optimizer.verify import Equivalence, verify
 from . import jobs

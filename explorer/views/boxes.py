@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import onnx
 
-from ..graph import GraphRef, NodeRef, node_ids
+from ..proto.graph import GraphRef, NodeRef, node_ids
 from . import styles
 from .canvas import Canvas
 from .dot_escape import html, svg_id, tooltip

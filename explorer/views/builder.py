@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ..model import Model
+from ..model.model import Model
 from . import styles
 from .boxes import BoxDrawer
 from .canvas import Canvas

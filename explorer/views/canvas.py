@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..graph import GraphRef
+from ..proto.graph import GraphRef
 from .grouping import Scope
 from .scene import Attrs, Box, Cluster
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ..cell_gates import Source
 from ..cells import RecurrentCell
-from ..trace import Trace
+from ..trace.cell_layout import Source
+from ..trace.trace import Trace
 from .pseudocode import format_value
 
 GATE_NAMES = {"Sigmoid": "sigmoid", "HardSigmoid": "hard_sigmoid", "Tanh": "tanh", "Relu": "relu"}

@@ -12,9 +12,9 @@ from ..cells import recurrent_cells
 from ..compare import Comparison, ValueComparison
 from ..compare.cell_sides import executions
 from ..compare.recording import Recording
-from ..model import Model
-from ..trace import Event
-from ..values import describe
+from ..model.model import Model
+from ..trace.trace import Event
+from ..trace.values import describe
 from .draw_facts import ModelFacts
 from .gates import cell_label
 from .heat import NodeValues

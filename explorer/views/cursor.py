@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..graph import NodeRef
-from ..model import Model
-from ..trace import Event, Trace
+from ..model.model import Model
+from ..proto.graph import NodeRef
+from ..trace.trace import Event, Trace
 from .draw_facts import ModelFacts
 from .labels import op_title
 

@@ -19,7 +19,7 @@ names unchanged and encodes `%&"'<>\\:`, whitespace and non-printable characters
     outside:<value>            a value used outside a drilled-in scope, drawn as `↓ value`
     missing:<value>            a value no enclosing scope defines
 
-Graph and node paths are those of explorer.graph ("" is the main graph); a scope key is a graph's prefix and a
+Graph and node paths are those of explorer.proto.graph ("" is the main graph); a scope key is a graph's prefix and a
 scope path (`/encoder/layer.0`, `Loop_0/body//encoder`) or a block of consecutive nodes (`#0-14`).
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from dataclasses import fields, replace
 from typing import Any
 
 from ..collector import collector_paused
-from ..model import Model
+from ..model.model import Model
 from .builder import Drawing, build
 from .draw_plan import Options
 

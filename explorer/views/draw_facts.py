@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..graph import GraphRef, node_ids
-from ..graph_index import Definition
-from ..model import Model
+from ..model.model import Model
+from ..proto.graph import GraphRef, node_ids
+from ..proto.graph_index import Definition
 from .grouping import Scope, ScopeTree
 from .labels import type_text
 from .layers import module_paths

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import onnx
 
-from ..graph import GraphRef, node_ids
+from ..proto.graph import GraphRef, node_ids
 from . import styles
 from .boxes import SMALL, BoxDrawer
 from .canvas import Canvas, Source

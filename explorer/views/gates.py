@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 
 from ..cells import RecurrentCell, find_cell, recurrent_cells
-from ..model import Model
-from ..rnn_report import RnnReport
+from ..model.model import Model
+from ..reports.rnn_report import RnnReport
 from ..spec.rnn import CELLS, rnn_config
-from ..trace import Event, Trace
+from ..trace.trace import Event, Trace
 from .names import short_name
 
 # An RNN records the pre-activation `a` (unbounded) and H = f(a): its saturation is measured on H.

@@ -8,8 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..generation.wrap import LOOP, TOKEN
-from ..model import Model
-from ..trace import Trace
+from ..model.model import Model
+from ..trace.trace import Trace
 from .plots import time_heatmap
 
 PARTS = "◀ first difference"

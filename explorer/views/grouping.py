@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..graph import GraphRef, node_ids
+from ..proto.graph import GraphRef, node_ids
 from .layers import Parts, constant_nodes, module_paths
 
 BLOCK_LIMIT = 150  # a member list longer than this is split into blocks…

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ..trace import Trace
-from ..values import ValueSummary, count_nonfinite
+from ..trace.trace import Trace
+from ..trace.values import ValueSummary, count_nonfinite
 from . import styles
 
 

@@ -4,10 +4,10 @@ graph or an enclosing one). Hints
 are markdown with every model name escaped."""
 from __future__ import annotations
 
-from ..model import Model
-from ..rnn_report import rnn_report
+from ..model.model import Model
+from ..reports.rnn_report import rnn_report
 from ..spec.rnn import cell_kind
-from ..trace import Trace
+from ..trace.trace import Trace
 from .cursor import node_label
 from .markup import md, md_code
 from .tables import short_text

@@ -11,12 +11,12 @@ from weakref import WeakKeyDictionary
 import numpy as np
 import onnx
 
-from ..graph import GraphRef
-from ..model import Model, value_spec
+from ..model.model import Model, value_spec
+from ..proto.graph import GraphRef
+from ..proto.weights import tensor_value
 from ..spec.contrib import OperatorDoc, operator_doc
-from ..trace import Trace
-from ..values import describe
-from ..weights import tensor_value
+from ..trace.trace import Trace
+from ..trace.values import describe
 from .cursor import node_label
 from .draw_facts import ModelFacts
 from .tables import short_text

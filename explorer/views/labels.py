@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from ..weights import tensor_value
+from ..proto.weights import tensor_value
 from .dot_escape import shorten, visible
 
 MAX_ATTRIBUTES = 4

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import onnx
 
-from ..graph import GraphRef
+from ..proto.graph import GraphRef
 
 Parts = tuple[str, ...]
 DYNAMO_SCOPES = "pkg.torch.onnx.name_scopes"

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx
 
-from ..model import Model
-from ..trace import Iteration, Trace
+from ..model.model import Model
+from ..trace.trace import Iteration, Trace
 from .cursor import ancestors, node_label
 from .loops import BodyValues
 from .tables import short_text

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cells import RecurrentCell, recurrent_cells
-from ..graph import CONTROL_FLOW_OPS
-from ..model import Model
-from ..spec.bodies import body_signature
-from ..trace import Event, Iteration, Trace
+from ..model.model import Model
+from ..proto.body_signatures import body_signature
+from ..proto.graph import CONTROL_FLOW_OPS
+from ..trace.trace import Event, Iteration, Trace
 from .cursor import ITERATING_OPS, ancestors
 from .names import short_name, shortened
 from .tables import short_text

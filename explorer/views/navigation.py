@@ -1,7 +1,7 @@
 """Where a drawing is: titles of graphs (`Loop 'loop' · body`) and the breadcrumb from the top to a focus."""
 from __future__ import annotations
 
-from ..model import Model
+from ..model.model import Model
 from .draw_facts import ModelFacts
 from .grouping import find_scope
 from .labels import op_title

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from ..graph_index import GraphIndex
+from ..proto.graph_index import GraphIndex
 from . import styles
 from .boxes import TINT
 from .canvas import Canvas

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..trace import Event, Trace
+from ..trace.trace import Event, Trace
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ..graph import NodeRef
-from ..spec.bodies import body_signature
-from ..trace import Iteration, Trace
-from ..values import ValueSummary, type_text
+from ..proto.body_signatures import body_signature
+from ..proto.graph import NodeRef
+from ..trace.trace import Iteration, Trace
+from ..trace.values import ValueSummary, type_text
 
 MAX_INLINE = 8
 LOOP_OPSET = 21  # Loop's body signature is the same at every opset

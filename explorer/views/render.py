@@ -6,8 +6,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from ..atomic_write import write_bytes, write_text
 from ..errors import ExplorerError
+from ..files.atomic_write import write_bytes, write_text
 
 FORMATS = ("svg", "png", "pdf")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from ..model import Model
+from ..model.model import Model
 from ..optimizer import OptimizationResult, RewriteStep, default_patterns
 from .builder import Drawing
 from .dot import model_to_dot

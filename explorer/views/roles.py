@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import onnx
 
-from ..spec.bodies import BodySignature, Slot, body_signature
+from ..proto.body_signatures import BodySignature, Slot, body_signature
 
 
 @dataclass(frozen=True)

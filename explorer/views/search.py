@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ..graph import NodeRef
-from ..model import Model
-from ..trace import Trace
-from ..values import ValueSummary, count_nonfinite
+from ..model.model import Model
+from ..proto.graph import NodeRef
+from ..trace.trace import Trace
+from ..trace.values import ValueSummary, count_nonfinite
 from .draw_facts import ModelFacts
 
 FIELDS = ("name", "op", "value", "module")

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import Model
-from ..trace import Trace
+from ..model.model import Model
+from ..trace.trace import Trace
 from . import cursor as moves
 from .builder import Drawing
 from .draw_facts import ModelFacts

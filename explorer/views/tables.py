@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..values import MapSequence, ValueSummary, count_nonfinite, describe, summarize
+from ..trace.values import MapSequence, ValueSummary, count_nonfinite, describe, summarize
 
 MAX_TABLE_CELLS = 400
 

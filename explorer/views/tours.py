@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..trace import Trace
+from ..trace.trace import Trace
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model import Model
+from ..model.model import Model
 from . import styles
 from .builder import Drawing
 from .node_states import box_states, iteration_text

@@ -3,7 +3,7 @@ that decide it: the sidebar's and `explorer run`'s line."""
 from __future__ import annotations
 
 from ..limits import Limits
-from ..trace import Trace
+from ..trace.trace import Trace
 
 
 def byte_text(count: int) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..compare import Comparison
 from ..compare.verdict import Verdict, failed_node, verdict
 from ..errors import ExplorerError
-from ..rnn_report import rnn_report
+from ..reports.rnn_report import rnn_report
 from ..spec.rnn import cell_kind
 
 

@@ -21,11 +21,11 @@ from onnx import helper as h
 import explorer
 from explorer.cli import main
 from explorer.compare.outputs import compare_with_onnxruntime
-from explorer.inputs import feeds_from_input_protos, feeds_from_npz
+from explorer.inputs.input_files import feeds_from_input_protos, feeds_from_npz
 from explorer.limits import Limits
-from explorer.model_guards import MAX_GRAPH_DEPTH
+from explorer.model.model_guards import MAX_GRAPH_DEPTH
 from explorer.optimizer.verify import compare_models
-from explorer.rnn_report import rnn_reports
+from explorer.reports.rnn_report import rnn_reports
 from explorer.views.dot_escape import parse_svg_id
 from explorer.views.render import write_diagram
 
@@ -719,8 +719,8 @@ def cancelling_a_background_proof_of_an_endless_loop() -> str:
     """onnxruntime given an endless loop from a background job: cancel ends its process at once."""
     import threading
 
-    from explorer.judge import run_onnxruntime
-    from explorer.judge_job import JudgeJob
+    from explorer.judge.judge import run_onnxruntime
+    from explorer.judge.judge_job import JudgeJob
 
     job = JudgeJob(lambda: run_onnxruntime(m.endless_loop(), _X1, timeout=300), "proof")
     started, start = threading.Event(), job.judge._start

@@ -12,7 +12,7 @@ import select
 import signal
 from collections.abc import Callable
 
-import explorer.judge
+import explorer.judge.judge
 from explorer.errors import ExplorerError
 
 MEMORY_BYTES = 2 << 30  # on top of what the child already maps when it starts
@@ -45,7 +45,7 @@ def run_isolated(case: Callable[[], str], cpu_seconds: int = CPU_SECONDS,
         os.close(read_end)
         code = 0
         try:
-            explorer.judge._shared = None  # the parent's onnxruntime child is not ours to talk to
+            explorer.judge.judge._shared = None  # the parent's onnxruntime child is not ours to talk to
             _, hard = resource.getrlimit(resource.RLIMIT_AS)
             resource.setrlimit(resource.RLIMIT_AS, (_address_space() + memory, hard))
             _, hard = resource.getrlimit(resource.RLIMIT_CPU)

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from test_browser import choose_sample, no_exception, open_page, shot
 
 import explorer
-from explorer.samples import sample_inputs, sample_path
+from explorer.inputs.samples import sample_inputs, sample_path
 
 pytestmark = pytest.mark.e2e
 SQUASH = "enc/body/squash"

@@ -14,7 +14,7 @@ from .base import KernelFactory, OpNode, PlainKernel, as_array
 from .unary import erf
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 Activation = Callable[[np.ndarray], np.ndarray]

@@ -20,7 +20,7 @@ from .base import KernelFactory, PlainKernel
 from .shared import compute_dtype, node_attributes
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 

@@ -22,12 +22,12 @@ import numpy as np
 import onnx
 
 from ...errors import ExecutionError, UnsupportedOperatorError
-from ...graph import attribute_value
+from ...proto.graph import attribute_value
 from ...spec.schema import SchemaFacts, attribute_problem, schema_at, schema_facts
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
-    from ...trace import EventInfo, IterationInfo
+    from ...proto.graph import NodeRef
+    from ...trace.trace import EventInfo, IterationInfo
     from ..program import CompiledGraph, Program
 
 PlainKernel = Callable[[Sequence[Any]], Any]

@@ -14,7 +14,7 @@ from .base import KernelFactory, OpNode, PlainKernel
 from .casting import FLOAT4, SMALL_INTS, STRING, bit_width, convert, element_dtype
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import onnx
 
-from ...weights import tensor_value
+from ...proto.weights import tensor_value
 from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 SCALARS = {"value_float": np.float32, "value_int": np.int64, "value_string": object}

@@ -14,7 +14,7 @@ from .shared import compute_dtype
 from .unary import erf
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 DOMAIN = "com.microsoft"

@@ -19,7 +19,7 @@ from .contrib_quantize import integer_product_to_float
 from .shared import compute_dtype
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 DOMAIN = "com.microsoft"

@@ -16,7 +16,7 @@ from .linalg import matmul
 from .shared import compute_dtype
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 DOMAIN = "com.microsoft"

@@ -24,7 +24,7 @@ from .base import KernelFactory, OpNode, PlainKernel
 from .contrib_attention import merge_heads, split_heads
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 DOMAIN = "com.microsoft"

@@ -21,7 +21,7 @@ from .base import KernelFactory, PlainKernel
 from .shared import compute_dtype
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 DOMAIN = "com.microsoft"

@@ -21,7 +21,7 @@ from .pool import average_pool_kernel
 from .quantize import requantize, saturate_cast
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 DOMAIN = "com.microsoft"

@@ -23,7 +23,7 @@ from .linalg import _exact_matmul
 from .quantize import dynamic_quantize, saturate_cast
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 DOMAIN = "com.microsoft"

@@ -16,7 +16,7 @@ from .shared import compute_dtype, node_attributes
 from .windows import Window, pad_spatial, window_of
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 def window_for(attrs: dict[str, Any]) -> Callable[[np.ndarray], Window]:

@@ -15,7 +15,7 @@ from .base import KernelFactory, PlainKernel
 from .shared import node_attributes, refuse
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 

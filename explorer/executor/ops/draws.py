@@ -28,7 +28,7 @@ from .casting import element_dtype
 from .streams import stream
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 

@@ -12,7 +12,7 @@ from .base import KernelFactory, PlainKernel
 from .pad import zero_of
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 

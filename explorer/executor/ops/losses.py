@@ -22,7 +22,7 @@ from .shared import compute_dtype
 from .softmax import FUNCTIONS
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 REDUCTIONS = ("none", "sum", "mean")

@@ -21,7 +21,7 @@ from .ml_scores import F32, floats_attr
 from .strings import text
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 DOMAIN = "ai.onnx.ml"

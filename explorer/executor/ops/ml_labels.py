@@ -18,7 +18,7 @@ from .base import KernelFactory, OpNode, PlainKernel
 from .strings import string_array, text
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 DOMAIN = "ai.onnx.ml"

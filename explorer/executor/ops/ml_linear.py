@@ -23,7 +23,7 @@ from .ml_scores import (
 )
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 DOMAIN = "ai.onnx.ml"

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ...values import MapSequence
+from ...trace.values import MapSequence
 from .base import KernelFactory, OpNode, PlainKernel
 from .casting import element_dtype
 from .ml_scores import labels_of
 from .strings import string_array, text
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 DOMAIN = "ai.onnx.ml"

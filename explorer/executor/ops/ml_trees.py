@@ -18,7 +18,7 @@ from .ml_forest import Forest, forest_from_lists, forest_from_v5, leaves
 from .ml_scores import F32, check_transform, labels_of, probit, refuse_deprecated, transform, two_columns
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 DOMAIN = "ai.onnx.ml"

@@ -15,7 +15,7 @@ from .shared import compute_dtype, node_attributes, refuse
 from .streams import stream
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 

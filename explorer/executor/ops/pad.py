@@ -10,7 +10,7 @@ from .axes import axes_of, int_list
 from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 _NUMPY_MODE: dict[str, Literal["reflect", "edge", "wrap"]] = {"reflect": "reflect", "edge": "edge", "wrap": "wrap"}

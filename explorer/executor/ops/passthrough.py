@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 

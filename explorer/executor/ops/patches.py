@@ -15,7 +15,7 @@ from .shared import compute_dtype, node_attributes
 from .windows import window_of
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 

@@ -16,7 +16,7 @@ from .shared import compute_dtype, node_attributes, refuse
 from .windows import Window, extend_ends, pad_spatial, window_of
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 

@@ -16,7 +16,7 @@ from .conv import convolve, grouped_window, shifted
 from .shared import node_attributes, refuse
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from .base import KernelFactory, OpNode, PlainKernel, as_array
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 Axes = tuple[int, ...]

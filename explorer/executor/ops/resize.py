@@ -16,7 +16,7 @@ from .base import KernelFactory, PlainKernel
 from .shared import node_attributes, refuse
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 _TRANSFORMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",

@@ -16,7 +16,7 @@ from .base import KernelFactory, PlainKernel
 from .shared import compute_dtype, node_attributes, refuse
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 _MODES_16 = {"bilinear": "linear", "nearest": "nearest", "bicubic": "cubic"}

@@ -14,7 +14,7 @@ from .base import KernelFactory, OpNode, PlainKernel
 from .indexing import check_element_shapes, element_index, nd_index, nd_view
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 _REDUCE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import onnx
 
-from ...values import POINTER_BYTES, TensorSequence, nbytes
+from ...trace.values import POINTER_BYTES, TensorSequence, nbytes
 from .axes import axis_of, int_list, int_scalar
 from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 

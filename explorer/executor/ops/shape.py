@@ -14,7 +14,7 @@ from .axes import axes_of, broadcast_dims, int_list, shape_of
 from .base import KernelFactory, PlainKernel
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 

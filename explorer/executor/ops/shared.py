@@ -10,7 +10,7 @@ import numpy as np
 from .base import node_error
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 refuse = node_error

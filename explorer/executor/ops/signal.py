@@ -15,7 +15,7 @@ from .casting import element_dtype
 from .shared import node_attributes
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 _COSINE_TERMS = {  # op -> (a0, a1, a2) of a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N)

@@ -17,7 +17,7 @@ from .base import KernelFactory, OpNode, PlainKernel
 from .strings import text
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 

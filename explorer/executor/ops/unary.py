@@ -11,7 +11,7 @@ import numpy as np
 from .base import KernelFactory, PlainKernel, as_array
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 # Cephes' rational approximations of erf (|x| < 1) and erfc (1 <= |x| < 8, |x| >= 8), double precision.

@@ -11,7 +11,7 @@ import numpy as np
 from .base import KernelFactory, PlainKernel, as_array
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
+    from ...proto.graph import NodeRef
     from ..program import Program
 
 FOLDS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {

@@ -22,13 +22,13 @@ from ..aligned import aligned_copy, aligned_empty
 from ..ops.base import Call, SpecialKernel
 from . import cells
 from .activations import ActivationFn, lane_activations, sigmoid_of_negated
-from .inputs import RnnInputs, read_inputs
 from .lanes import TimeOrder, schedule, time_order
+from .rnn_inputs import RnnInputs, read_inputs
 from .step_rows import StepRows, joined_weights
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
-    from ...trace import EventInfo
+    from ...proto.graph import NodeRef
+    from ...trace.trace import EventInfo
     from ..program import Program
 
 

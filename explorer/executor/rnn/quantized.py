@@ -15,12 +15,12 @@ import numpy as np
 
 from ...spec.rnn import QUANTIZED_INPUTS, dequantized_weights
 from ..ops.base import Call, SpecialKernel
-from .inputs import read_inputs
 from .kernel import configured, failure, run_cells
+from .rnn_inputs import read_inputs
 
 if TYPE_CHECKING:
-    from ...graph import NodeRef
-    from ...trace import EventInfo
+    from ...proto.graph import NodeRef
+    from ...trace.trace import EventInfo
     from ..program import Program
 
 

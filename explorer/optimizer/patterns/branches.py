@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from ...weights import tensor_value
+from ...proto.weights import tensor_value
 from ..ir import ONNX_DOMAINS, Node
 from ..scope import graph_definitions
 from ..state import GraphState

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import onnx
 
-from ...weights import tensor_value
+from ...proto.weights import tensor_value
 from ..ir import Built, Node
 from ..pattern import SIMPLIFY, STRUCTURE, MatchResult, Pattern
 from ..scope import graph_definitions, node_captures, rename_in_graph

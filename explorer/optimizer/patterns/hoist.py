@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import onnx
 
+from ...proto.weights import tensor_value
 from ...spec.random_ops import NONDETERMINISTIC  # never folded, merged or moved
-from ...weights import tensor_value
 from ..ir import Built, Node
 from ..pattern import STRUCTURE, MatchResult, Pattern
 from ..scope import graph_definitions, node_captures, rename_node

@@ -14,9 +14,9 @@ from explorer.bridge.fix import fixed_model
 from explorer.compare.both_gates import gates_of_both
 from explorer.docs_links import more
 from explorer.errors import ExplorerError
-from explorer.inputs import feeds_from_npz
+from explorer.inputs.input_files import feeds_from_npz
+from explorer.inputs.samples import list_samples
 from explorer.limits import Limits
-from explorer.samples import list_samples
 from explorer.sweep.task import reference_of
 from explorer.ui import diagram, jobs, reach, state, uploads, verdict_banner, widgets, work
 from explorer.ui.report_button import download_report

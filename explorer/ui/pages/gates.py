@@ -7,7 +7,7 @@ import streamlit as st
 
 from explorer.cells import find_cell
 from explorer.docs_links import more
-from explorer.rnn_report import rnn_report
+from explorer.reports.rnn_report import rnn_report
 from explorer.ui import state, widgets
 from explorer.ui.report_button import download_report
 from explorer.views import gates

@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from explorer.access import NO_SAVES
 from explorer.docs_links import more
 from explorer.errors import ExplorerError, failure_text
-from explorer.model_files import external_data_name, needs_external, serialize_model
+from explorer.files.access import NO_SAVES
+from explorer.model.model_files import external_data_name, needs_external, serialize_model
 from explorer.ui import diagram, jobs, reach, state, work
 from explorer.views import rewrites
 from explorer.views.dot import model_to_dot

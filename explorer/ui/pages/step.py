@@ -4,8 +4,8 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.docs_links import more
-from explorer.model import Model
-from explorer.trace import Event, Trace
+from explorer.model.model import Model
+from explorer.trace.trace import Event, Trace
 from explorer.ui import diagram, jobs, learning, panels, state, url, work
 from explorer.ui.report_button import download_report
 from explorer.views import step_moves as steps

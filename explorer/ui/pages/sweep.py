@@ -8,9 +8,9 @@ import streamlit as st
 
 from explorer.docs_links import more
 from explorer.errors import ExplorerError
-from explorer.feeds import symbolic_dims
+from explorer.inputs.samples import list_samples, sample_path
 from explorer.limits import available_cores
-from explorer.samples import list_samples, sample_path
+from explorer.model.feeds import symbolic_dims
 from explorer.sweep import plan
 from explorer.sweep.plan import parse_numbers
 from explorer.ui import reach, state, sweeping, widgets

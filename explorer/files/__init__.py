@@ -1,0 +1,1 @@
+"""Files explorer touches: confined reads, archives, atomic writes, scratch folders and settings."""

@@ -1,0 +1,1 @@
+"""A shared app's caps and the holdings of each session."""

@@ -1,0 +1,1 @@
+"""Inputs a user brings (files, folders, test data sets) and sample inputs."""

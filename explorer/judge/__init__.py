@@ -1,0 +1,1 @@
+"""onnxruntime run in a child process, the independent judge of values."""

@@ -1,0 +1,234 @@
+"""onnxruntime as a judge, run in a child process under a wall-clock limit and a memory cap.
+
+A hostile or broken model can make onnxruntime loop forever, exhaust memory or crash (SIGFPE, abort): none of
+that may reach the caller. `Judge.run` returns onnxruntime's outputs or raises `NoVerdict` saying why there is
+none (timeout, crash, memory cap, onnxruntime refused the model, not installed, skipped). The child stays alive
+between calls (its start costs the import of onnxruntime) and is replaced after a timeout or a crash.
+"""
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import pickle
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Protocol
+
+from ..errors import ExplorerError, summarize
+
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MEMORY_BYTES = 4 << 30  # on top of the child's own footprint and of the model's size
+_HEADER = struct.Struct("<Q")
+_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "judge_worker.py")
+
+
+class NoVerdict(ExplorerError):
+    """onnxruntime gave no verdict. `kind` is one of: missing (not installed), timeout, crash, memory, refused
+    (onnxruntime rejects the model or the feeds), skipped (not run on purpose), cancelled."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def skipped_because_of_limit(exc: BaseException) -> NoVerdict:
+    """The stated reason for not asking onnxruntime when explorer's own run of the model hit one of its limits:
+    onnxruntime has no such limit and could run unbounded."""
+    return NoVerdict("skipped", f"not run: explorer's own run stopped at a limit ({exc}); onnxruntime has no "
+                                "such bound")
+
+
+class Judge:
+    """One onnxruntime child process. Thread-safe: calls are serialized; `cancel()` from another thread ends
+    the call under way (it raises NoVerdict('cancelled'))."""
+
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT_S, memory_bytes: int | None = DEFAULT_MEMORY_BYTES):
+        self.timeout = timeout
+        self.memory_bytes = memory_bytes
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._cancelled = False
+        self._shut = False  # after shutdown(): every call is refused, no process started
+
+    def run(self, model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
+            timeout: float | None = None) -> dict[str, Any]:
+        """onnxruntime's outputs (by name; `outputs` picks them) for a Model, ModelProto or serialized bytes,
+        given to onnxruntime as a path (model_files.runtime_copy: its weights read from where they lie)."""
+        return self._ask(model, dict(feeds), outputs, timeout)
+
+    def load(self, model: Any, *, timeout: float | None = None) -> None:
+        """Loads the model as a user does (an InferenceSession with onnxruntime's default options: its own type
+        and shape inference in every body, its graph rewrites); NoVerdict when it cannot."""
+        self._ask(model, None, None, timeout)
+
+    def _ask(self, model: Any, feeds: dict[str, Any] | None, outputs: Sequence[str] | None,
+             timeout: float | None) -> dict[str, Any]:
+        if importlib.util.find_spec("onnxruntime") is None:
+            raise NoVerdict("missing", "onnxruntime is not installed (pip install onnxruntime)")
+        from ..model.model_files import runtime_copy  # onnx, imported when a model is judged (not by --help)
+        from ..model.model_inference import model_bytes
+
+        limit = self.timeout if timeout is None else timeout
+        size = len(model) if isinstance(model, (bytes, bytearray)) else model_bytes(getattr(model, "proto", model))
+        memory = None if self.memory_bytes is None else self.memory_bytes + 3 * size
+        with runtime_copy(model) as path, self._lock:
+            request = {"model": str(path), "feeds": feeds, "outputs": list(outputs) if outputs else None,
+                       "memory": memory}
+            self._cancelled = False
+            reply = self._exchange(request, limit)
+        if reply["kind"] == "ok":
+            return dict(reply["outputs"])
+        prefix = {"refused": "onnxruntime refused: ", "memory": "onnxruntime reached its memory cap: "}
+        raise NoVerdict(reply["kind"], prefix.get(reply["kind"], "") + summarize(reply["message"]))
+
+    def warm(self) -> None:
+        """Starts the child process ahead of a call (it imports onnxruntime meanwhile), unless shut down."""
+        with self._lock:
+            if not self._shut and importlib.util.find_spec("onnxruntime") is not None:
+                self._start()
+
+    @property
+    def process_id(self) -> int | None:
+        """The child process's id while it lives (None before the first call, after close)."""
+        process = self._process
+        return process.pid if process is not None and process.poll() is None else None
+
+    def cancel(self) -> None:
+        """Ends the call under way, if any (its caller gets NoVerdict('cancelled'))."""
+        self._cancelled = True
+        self._kill()
+
+    def close(self) -> None:
+        """Stops the child process (a later call starts a new one)."""
+        self._kill()
+
+    def shutdown(self) -> None:
+        """Ends the call under way and refuses every later one (NoVerdict('cancelled')), for good."""
+        self._shut = True
+        self.cancel()
+
+    def _exchange(self, request: dict, limit: float) -> dict:
+        process = self._start()
+        if self._shut:  # shut down while this call waited: no onnxruntime may outlive that
+            self._kill()
+            raise NoVerdict("cancelled", "onnxruntime was stopped on request")
+        data = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
+        deadline = time.monotonic() + limit
+        try:
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(_HEADER.pack(len(data)) + data)
+            process.stdin.flush()
+            header = self._receive(process, _HEADER.size, deadline, limit)
+            return pickle.loads(self._receive(process, _HEADER.unpack(header)[0], deadline, limit))
+        except (BrokenPipeError, ConnectionError, EOFError):
+            raise self._ended(process) from None
+
+    def _receive(self, process: subprocess.Popen[bytes], size: int, deadline: float, limit: float) -> bytes:
+        assert process.stdout is not None
+        fd, chunks, got = process.stdout.fileno(), [], 0
+        while got < size:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._kill()
+                raise NoVerdict("timeout", f"onnxruntime did not finish within {limit:g} s (stopped)")
+            ready, _, _ = select.select([fd], [], [], min(left, 0.5))
+            if not ready:
+                continue
+            chunk = os.read(fd, min(size - got, 1 << 20))
+            if not chunk:
+                raise self._ended(process)
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+
+    def _ended(self, process: subprocess.Popen[bytes]) -> NoVerdict:
+        code = process.wait()
+        self._process = None
+        if self._cancelled:
+            return NoVerdict("cancelled", "onnxruntime was stopped on request")
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return NoVerdict("crash", f"onnxruntime crashed ({name})")
+        return NoVerdict("crash", f"onnxruntime's process ended unexpectedly (exit code {code})")
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._process is None or self._process.poll() is not None:
+            self._process = subprocess.Popen([sys.executable, _WORKER], stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+        return self._process
+
+    def _kill(self) -> None:
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+_shared: Judge | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_judge() -> Judge:
+    """The process-wide judge used by `run_onnxruntime` (its child is stopped at exit)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Judge()
+            atexit.register(_shared.close)
+        return _shared
+
+
+class Runs(Protocol):
+    """What `run_onnxruntime` and `load_in_onnxruntime` ask of a judge."""
+
+    def run(self, model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
+            timeout: float | None = None) -> dict[str, Any]: ...
+
+    def load(self, model: Any, *, timeout: float | None = None) -> None: ...
+
+    def warm(self) -> None: ...
+
+
+_current: ContextVar[Runs | None] = ContextVar("explorer_judge", default=None)
+
+
+@contextmanager
+def using_judge(judge: Runs) -> Iterator[None]:
+    """Within the block (in this thread), `run_onnxruntime` asks `judge` instead of the shared one."""
+    token = _current.set(judge)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def run_onnxruntime(model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
+                    timeout: float | None = None) -> dict[str, Any]:
+    """onnxruntime's outputs from the judge in use (see using_judge; by default the shared child process);
+    NoVerdict when it gives none."""
+    judge = _current.get() or shared_judge()
+    return judge.run(model, feeds, outputs, timeout=timeout)
+
+
+def warm_onnxruntime() -> None:
+    """Starts the judge in use (see using_judge) ahead of a call: its child imports onnxruntime meanwhile."""
+    (_current.get() or shared_judge()).warm()
+
+
+def load_in_onnxruntime(model: Any, *, timeout: float | None = None) -> None:
+    """Loads the model in onnxruntime as a user does (see Judge.load), with the judge in use; NoVerdict when it
+    cannot (kind 'refused' when onnxruntime rejects it)."""
+    judge = _current.get() or shared_judge()
+    judge.load(model, timeout=timeout)

@@ -1,0 +1,118 @@
+"""The child process behind explorer.judge.judge: runs onnxruntime sessions sent by its parent, one at a time.
+
+Run as a script (`python judge_worker.py`), never imported by explorer: it imports only onnxruntime, numpy and the
+standard library, so a model that crashes or exhausts onnxruntime takes down this process, not the caller.
+Messages on stdin/stdout are an 8-byte length followed by a pickle; the parent is the only peer.
+"""
+import os
+import sys
+
+if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
+    del sys.path[0]  # explorer's own modules (e.g. trace.py) must not shadow the standard library here
+
+import pickle
+import resource
+import struct
+
+HEADER = struct.Struct("<Q")
+
+
+def _read(stream) -> dict | None:
+    header = stream.read(HEADER.size)
+    if len(header) < HEADER.size:
+        return None
+    size = HEADER.unpack(header)[0]
+    return pickle.loads(stream.read(size))
+
+
+def _write(stream, message: object) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def _address_space() -> int:
+    """Bytes of address space this process uses now (the memory cap is counted on top of it)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _cap_memory(extra: int | None) -> None:
+    if extra is None:
+        limit = resource.RLIM_INFINITY
+    else:
+        try:
+            limit = _address_space() + extra
+        except OSError:
+            return  # no /proc: run uncapped, the wall-clock limit still holds
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = hard if limit == resource.RLIM_INFINITY else min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _session(ort, model: str, as_written: bool = True):
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    if as_written:  # a judge runs the graph as written: onnxruntime's own rewrites (e.g. Cast fusion) could hide a
+        # difference; a load check (not as_written) loads it as a user does, with onnxruntime's default rewrites
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
+def _serve(request: dict) -> dict:
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return {"kind": "missing", "message": "onnxruntime is not installed (pip install onnxruntime)"}
+    _cap_memory(request.get("memory"))
+    load_only = request.get("feeds") is None
+    try:
+        session = _session(ort, request["model"], as_written=not load_only)
+    except MemoryError:
+        return {"kind": "memory", "message": "the memory cap was reached while loading the model"}
+    except Exception as exc:  # noqa: BLE001 - whatever onnxruntime refuses is the message
+        return {"kind": "refused", "message": _message(exc)}
+    if load_only:
+        return {"kind": "ok", "outputs": {}}
+    names = request.get("outputs") or [o.name for o in session.get_outputs()]
+    # an initializer that is also a graph input (IR >= 4) is an input with a default: a feed overrides it
+    wanted = {i.name for i in [*session.get_inputs(), *session.get_overridable_initializers()]}
+    feeds = {k: v for k, v in request["feeds"].items() if k in wanted}
+    try:
+        results = session.run(names, feeds)
+    except MemoryError:
+        return {"kind": "memory", "message": "the memory cap was reached while running"}
+    except Exception as exc:  # noqa: BLE001
+        text = _message(exc)
+        kind = "memory" if "allocat" in text.lower() or "bad_alloc" in text else "refused"
+        return {"kind": kind, "message": text}
+    return {"kind": "ok", "outputs": dict(zip(names, results))}
+
+
+def _message(exc: BaseException) -> str:
+    """The whole message (the parent summarizes it: explorer.errors.summarize)."""
+    return str(exc).strip() or type(exc).__name__
+
+
+def main() -> None:
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing but replies may reach the parent's pipe
+    try:  # ahead of the first request, which may be a while coming (the parent starts this process early)
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        pass  # each request says it is missing
+    while True:
+        request = _read(stdin)
+        if request is None:
+            return
+        try:
+            reply = _serve(request)
+        except MemoryError:
+            reply = {"kind": "memory", "message": "the memory cap was reached"}
+        _cap_memory(None)
+        _write(stdout, reply)
+
+
+if __name__ == "__main__":
+    main()

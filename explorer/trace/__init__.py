@@ -1,0 +1,1 @@
+"""The recording of a run: events, iterations, recorded values, spill folders and the trace file format."""
