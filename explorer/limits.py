@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 
-MAX_DISK_BYTES = 16 << 30
+from .budgets import MAX_DISK_BYTES
 
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 """Environment variables that cap BLAS threads; process pools (Dask's workers, for one) set them to 1."""
@@ -54,7 +54,8 @@ class Limits:
     external input (an .npz or .pb of feeds, a trace file) may inflate to, checked before it is read;
     max_events: node executions in one run (each event costs about a kilobyte of records even when its values
     are summaries, so loops nested in loops, each within max_iterations, stay bounded too); threads: the BLAS
-    threads of the run's matrix products (default: `default_threads()`; 1 inside a worker of a process pool)."""
+    threads of the run's matrix products (default: `default_threads()`; 1 inside a worker of a process pool).
+    The budgets explorer sets itself (memo, heap, chunks, folding, depths) are in explorer/budgets.py."""
 
     max_iterations: int = 100_000
     max_tensor_bytes: int = 1 << 30

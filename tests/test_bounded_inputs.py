@@ -15,6 +15,7 @@ from onnx import helper as h
 
 import explorer
 from explorer import Limits, Trace
+from explorer.budgets import SPILL_SEQUENCE_MAX
 from explorer.errors import FeedError, TraceFileError
 from explorer.inputs.input_files import feeds_from_input_protos, feeds_from_npz
 from explorer.trace.values import SequenceSummary, summarize
@@ -207,7 +208,7 @@ def test_a_loop_growing_a_sequence_past_the_budget_keeps_each_event_small(disk):
     assert len(trace.outputs["sf"]) == 600 and trace.budget_exceeded_at is not None
     inserts = [e for e in trace.events if e.op_type == "SequenceInsert"]
     on_disk = [e for e in inserts[trace.spilled_at or len(inserts):] if not e.summarized]  # elements on disk
-    assert all(len(e.outputs["so"]) <= explorer.trace.spill.SEQUENCE_MAX for e in on_disk)
+    assert all(len(e.outputs["so"]) <= SPILL_SEQUENCE_MAX for e in on_disk)
     assert bool(on_disk) == bool(disk)
     late = [e for e in trace.events if e.summarized and e.op_type == "SequenceInsert"]
     assert late and all(isinstance(e.outputs["so"], SequenceSummary) for e in late)

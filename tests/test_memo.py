@@ -9,6 +9,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import explorer
+from explorer.budgets import MEMO_ENTRIES, MEMO_KEY_ELEMENTS
 from explorer.executor import memo
 
 
@@ -40,7 +41,7 @@ def counter_loop(trips: int):
     return model, {"trips": np.array(trips, np.int64)}
 
 
-@pytest.mark.parametrize("trips", [5, memo.MAX_ENTRIES * 2 + 3])  # beyond a node's entries: they are dropped
+@pytest.mark.parametrize("trips", [5, MEMO_ENTRIES * 2 + 3])  # beyond a node's entries: they are dropped
 def test_iteration_dependent_shape_arithmetic_is_right_on_every_run(trips):
     proto, feeds = counter_loop(trips)
     model = explorer.load(proto)
@@ -55,7 +56,7 @@ def test_iteration_dependent_shape_arithmetic_is_right_on_every_run(trips):
     second, third = runs[1:]
     first_shapes = [e.outputs["shape"] for e in second.events if e.op_type == "Concat"]
     again = [e.outputs["shape"] for e in third.events if e.op_type == "Concat"]
-    assert all(a is b for a, b in zip(first_shapes, again)) == (trips <= memo.MAX_ENTRIES)
+    assert all(a is b for a, b in zip(first_shapes, again)) == (trips <= MEMO_ENTRIES)
 
 
 def test_kept_results_are_read_only_private_copies():
@@ -72,7 +73,7 @@ def test_kept_results_are_read_only_private_copies():
 
 
 def test_large_and_float_inputs_run_their_kernel():
-    big = np.arange(memo.MAX_KEY_ELEMENTS + 1, dtype=np.int64)
+    big = np.arange(MEMO_KEY_ELEMENTS + 1, dtype=np.int64)
     graph = helper.make_graph(
         [helper.make_node("Add", ["a", "a"], ["b"]), helper.make_node("Add", ["f", "f"], ["g"])], "g",
         [helper.make_tensor_value_info("a", TensorProto.INT64, [big.size]),

@@ -244,7 +244,7 @@ def test_example_inputs_without_a_declared_shape_explain_themselves():
 def test_shape_inference_is_skipped_when_it_would_take_long_and_the_declared_types_stay():
     from dot_support import synthetic_model
 
-    from explorer.model.model_guards import INFERENCE_BUDGET
+    from explorer.budgets import INFERENCE_BUDGET
 
     small, big = synthetic_model(400), synthetic_model(20_000)
     assert explorer.load(small).warnings == []  # affordable: inferred as before

@@ -129,3 +129,12 @@ def test_a_comparison_says_a_random_node_differs_by_design():
     model.graph.node[0].CopyFrom(h.make_node("Neg", ["x"], ["r"], name="noise"))
     plain = explorer.compare(model, "onnxruntime", feeds)
     assert plain.first is None and not any("random" in note for note in plain.notes)
+
+
+def test_every_operator_with_a_drawing_kernel_is_listed_as_nondeterministic():
+    """One list says which operators draw random values (spec/random_ops.py): the executor's memo, the optimizer's
+    folds and compare's excuses all read it, so a drawing kernel missing from it would be folded or remembered."""
+    from explorer.executor.ops.draws import KERNELS
+    from explorer.spec.random_ops import NONDETERMINISTIC
+
+    assert set(KERNELS) <= NONDETERMINISTIC

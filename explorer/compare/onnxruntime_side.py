@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..budgets import MAX_EXPOSED
 from ..judge.judge import NoVerdict, run_onnxruntime
 from ..model.model import Model
 from .expose import at_iteration, exposed_model
 from .recording import Produced, Recording, is_summary
 
-MAX_EXPOSED = 512
 BISECTED = ("refused", "crash")  # answers that may come from one value; others (timeout, memory) end the run
 
 

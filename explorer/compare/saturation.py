@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from ..budgets import PAIR_SUM_CHUNK_ELEMENTS
 from ..proto.graph import attribute_value
 from .stats import compare_values
 
 VERDICT = "onnxruntime's u8s8 kernel saturates on this CPU; explorer follows the spec"
 INT16_MIN, INT16_MAX = -32768, 32767
-CHUNK = 1 << 22  # elements of the pair-sum array made at once
 SATURATING = frozenset({"MatMulInteger", "QLinearMatMul", "QLinearConv", "QGemm", "QAttention",
                         "MatMulIntegerToFloat", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM"})
 RECOMPUTED = SATURATING - {"DynamicQuantizeLSTM"}  # its recurrence is not recomputed here
@@ -82,7 +82,7 @@ def pair_excess(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
     a64, b64 = a.astype(np.int64), b.astype(np.int64)
     if k % 2:
         a64, b64 = np.pad(a64, ((0, 0), (0, 1))), np.pad(b64, ((0, 1), (0, 0)))
-    rows = max(1, CHUNK // max(1, (a64.shape[1] // 2) * n))
+    rows = max(1, PAIR_SUM_CHUNK_ELEMENTS // max(1, (a64.shape[1] // 2) * n))
     for start in range(0, m, rows):
         part = slice(start, start + rows)
         pairs = a64[part, 0::2, None] * b64[None, 0::2] + a64[part, 1::2, None] * b64[None, 1::2]

@@ -15,10 +15,10 @@ import os
 import sys
 from functools import cache
 
+from ..budgets import HEAP_BLOCK_LIMIT, HEAP_KEPT_FREE_BYTES
+
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
-HEAP_BLOCK_LIMIT = 32 * 2**20  # glibc's largest allowed M_MMAP_THRESHOLD on 64-bit systems
-KEPT_FREE_BYTES = 2**30
 _CHOSEN = {"MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_"}  # the process's own choice, left as it is
 
 
@@ -34,4 +34,4 @@ def keep_freed_memory() -> bool:
     if not hasattr(libc, "gnu_get_libc_version"):  # not glibc (musl has a mallopt that does nothing)
         return False
     mallopt = libc.mallopt
-    return bool(mallopt(_M_MMAP_THRESHOLD, HEAP_BLOCK_LIMIT)) and bool(mallopt(_M_TRIM_THRESHOLD, KEPT_FREE_BYTES))
+    return bool(mallopt(_M_MMAP_THRESHOLD, HEAP_BLOCK_LIMIT)) and bool(mallopt(_M_TRIM_THRESHOLD, HEAP_KEPT_FREE_BYTES))

@@ -21,6 +21,13 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+from ..budgets import (
+    MEMO_ENTRIES,
+    MEMO_KEPT_ELEMENTS,
+    MEMO_KEY_ELEMENTS,
+    MEMO_MODEL_BYTES,
+)
+
 Kernel = Callable[[Sequence[Any]], tuple[Any, ...]]
 
 SHAPE_ARITHMETIC = frozenset({
@@ -33,11 +40,6 @@ SHAPE_ARITHMETIC = frozenset({
 """Default-domain operators whose result is a function of their input values and attributes only."""
 
 SHAPE_ONLY = frozenset({"Shape", "Size"})  # their result depends on the input's shape alone
-MAX_KEY_ELEMENTS = 16  # inputs larger than this are data, not shape arithmetic: not remembered
-MAX_KEPT_ELEMENTS = 1024  # per output
-MAX_ENTRIES = 64  # per node: a loop counter takes many values; the oldest are dropped all at once
-MODEL_BUDGET_BYTES = 64 * 2**20  # kept results of one model's nodes, in all
-CONSTANT_BUDGET_BYTES = 512 * 2**20  # kept results of one model's constant nodes, in all
 
 
 INTEGER_TYPES = frozenset({
@@ -70,7 +72,7 @@ def worth_remembering(op_type: str, input_types: Sequence[onnx.TypeProto | None]
 class Budget:
     """The bytes one model's remembered results may still take."""
 
-    def __init__(self, total: int = MODEL_BUDGET_BYTES) -> None:
+    def __init__(self, total: int = MEMO_MODEL_BYTES) -> None:
         self.left = total
 
 
@@ -127,21 +129,21 @@ def remembered(op_type: str, kernel: Kernel, budget: Budget) -> Kernel:
                 if type(value) is not ndarray:
                     return kernel(args)
                 dtype = value.dtype
-                if dtype not in integer_dtypes or value.size > MAX_KEY_ELEMENTS:
+                if dtype not in integer_dtypes or value.size > MEMO_KEY_ELEMENTS:
                     return kernel(args)
                 key += (dtype, value.shape, value.tobytes())
         hit = kept.get(key)
         if hit is not None:
             return hit
         outputs = kernel(args)
-        if budget.left > 0 and all(type(o) is ndarray and o.size <= MAX_KEPT_ELEMENTS for o in outputs):
+        if budget.left > 0 and all(type(o) is ndarray and o.size <= MEMO_KEPT_ELEMENTS for o in outputs):
             private = []
             for output in outputs:
                 copy = output.copy()
                 copy.flags.writeable = False
                 budget.left -= copy.nbytes + 200  # the key and the entry too
                 private.append(copy)
-            if len(kept) >= MAX_ENTRIES:
+            if len(kept) >= MEMO_ENTRIES:
                 kept.clear()
             outputs = kept[key] = tuple(private)
         return outputs

@@ -9,17 +9,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import onnx
 
+from ..budgets import MEMO_CONSTANT_BYTES
 from ..errors import ExecutionError, ModelError
 from ..proto.graph import GraphRef, NodeRef, free_names, node_ids
 from ..proto.graph_index import GraphIndex
 from ..proto.weights import tensor_value
+from ..spec.random_ops import NONDETERMINISTIC
 from ..trace.trace import EventSite
 from .guards import guard_for, quick_guard_for
 from .kernels import build_kernel
-from .memo import CONSTANT_BUDGET_BYTES, Budget, ComputedOnce, computed_once, remembered, worth_remembering
+from .memo import Budget, ComputedOnce, computed_once, remembered, worth_remembering
 from .ops.base import OpNode
 from .ops.constant import sparse_to_dense
-from .ops.draws import KERNELS as DRAWS
 
 if TYPE_CHECKING:
     from ..model.model import Model
@@ -79,7 +80,7 @@ class Program:
         self._graphs: dict[str, CompiledGraph] = {}
         self._op: OpNode | None = None
         self.remembered = Budget()  # what the nodes' remembered shape arithmetic may take (memo.py)
-        self.constants = Budget(CONSTANT_BUDGET_BYTES)  # what the results of constant nodes may take (memo.py)
+        self.constants = Budget(MEMO_CONSTANT_BYTES)  # what the results of constant nodes may take (memo.py)
         self._constant_names: dict[str, set[str]] = {}  # per compiled graph: the names that hold constants
 
     def op_node(self, node: NodeRef) -> OpNode:
@@ -151,7 +152,7 @@ class Program:
 def _deterministic(op_type: str) -> bool:
     """Whether a default-domain operator's result is a function of its inputs and attributes: all but those that
     draw random values (a Dropout draws when training)."""
-    return op_type not in DRAWS and op_type != "Dropout"
+    return op_type not in NONDETERMINISTIC
 
 
 def _step(ref: NodeRef, fn: Callable[..., Any], special: bool) -> Step:

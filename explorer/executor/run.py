@@ -47,6 +47,9 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
         limits: Limits | None = None, threads: int | None = None) -> Trace:
     """Executes the model in NumPy, recording every node execution. `feeds=None` uses `model.example_inputs()`.
     `threads` (else `limits.threads`, by default the available cores) is how many threads BLAS uses.
+    The first run in a process asks glibc's malloc to keep freed memory (up to budgets.HEAP_KEPT_FREE_BYTES) for
+    the next run instead of returning it to the system (executor/heap.py): runs after the first touch no fresh
+    pages. A process that sets MALLOC_TRIM_THRESHOLD_ or MALLOC_MMAP_THRESHOLD_ keeps its own choice.
     Raises FeedError for bad feeds, ExecutionError (with `.trace`, the partial trace) when a node fails."""
     if not isinstance(model, Model):
         model = load(model)

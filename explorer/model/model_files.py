@@ -15,6 +15,7 @@ from typing import IO, Any, cast
 import numpy as np
 import onnx
 
+from ..budgets import WEIGHT_COPY_BYTES
 from ..errors import ModelError
 from ..files.atomic_write import check_targets, final_path, replacing, staged
 from ..files.scratch import scratch_folder
@@ -26,7 +27,6 @@ from .model_inference import copy_fields, model_bytes
 MAX_SINGLE_FILE = (2 << 30) - (1 << 20)  # protobuf's limit, less a margin for what is measured to within bytes
 ALIGN = 1 << 16  # weights in an external data file start on 64 KiB boundaries, as onnx writes them
 EXTERNAL_MIN_BYTES = 1024  # smaller tensors stay in the model file, as onnx writes them
-CHUNK = 16 << 20
 _GRAPH = onnx.ModelProto.DESCRIPTOR.fields_by_name["graph"].number
 _INITIALIZER = onnx.GraphProto.DESCRIPTOR.fields_by_name["initializer"].number
 
@@ -156,7 +156,7 @@ def copy_bytes(source: WeightSource, offset: int, length: int, out: IO[bytes] | 
     assert isinstance(source, FileSource)
     done = 0
     while done < length:
-        chunk = os.pread(source.fileno(), min(CHUNK, length - done), offset + done)
+        chunk = os.pread(source.fileno(), min(WEIGHT_COPY_BYTES, length - done), offset + done)
         if not chunk:
             raise ModelError(f"{source.label} ended while its weights were copied (truncated since loading?)")
         write(chunk)

@@ -8,14 +8,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx
 
+from ..budgets import INFERENCE_BUDGET, MAX_GRAPH_DEPTH
 from ..errors import ModelError
 from ..limits import Limits
 from ..proto.weights import tensor_value
-
-MAX_GRAPH_DEPTH = 24  # bodies inside bodies (real models nest a few levels; protobuf stops near 30)
-# onnx's shape inference re-reads the enclosing scopes for every body: its time grows as nodes x bodies (a
-# 20,000-node model with 1,665 bodies took 20 s). Past this budget a model keeps only its declared types.
-INFERENCE_BUDGET = 10_000_000
 
 
 @dataclass

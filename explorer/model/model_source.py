@@ -12,13 +12,11 @@ from typing import Any
 import onnx
 from google.protobuf.message import DecodeError, EncodeError
 
+from ..budgets import MAX_MODEL_BYTES, STRIP_MIN_BYTES
 from ..errors import ModelError
 from ..proto.weights import file_source, memory_source, raw_bytes
 from ..proto.wire import strip_weights
 from .external_data import Stripped
-
-MAX_MODEL_BYTES = 2 * 1024**3
-STRIP_MIN_BYTES = 4 << 20  # a smaller model is parsed as it is: its weights cost less than looking for them
 
 
 @dataclass

@@ -12,12 +12,12 @@ from collections.abc import Callable
 
 import onnx
 
+from ..budgets import OPTIMIZER_RERUNS
 from ..judge.judge import NoVerdict, load_in_onnxruntime
 from .context import RewriteKey
 from .result import OnnxruntimeCheck, OptimizationResult
 from .size import drop_value_info
 
-MAX_RERUNS = 8  # rewrites left out one after the other before the optimization is declared failed
 REFUSALS = ("refused", "crash", "memory")  # answers that say onnxruntime cannot load the model
 
 # the same optimization run again with these rewrites left out, stopped after `count` rewrites (None: where the
@@ -66,11 +66,11 @@ def step_text(key: RewriteKey) -> str:
 def _without_refused(result: OptimizationResult, rerun: Rerun,
                      problem: NoVerdict) -> tuple[OptimizationResult, NoVerdict | None]:
     """The optimization run again without each rewrite whose result onnxruntime refuses, found by bisection,
-    until its result loads (or MAX_RERUNS rewrites were left out); the result and onnxruntime's last refusal."""
+    until its result loads (or OPTIMIZER_RERUNS rewrites were left out); the result and onnxruntime's last refusal."""
     refused = dict(result.refused)
     strip = False
     declared = result.declared_value_info()
-    for _ in range(MAX_RERUNS):
+    for _ in range(OPTIMIZER_RERUNS):
 
         def candidate(count: int) -> onnx.ModelProto:
             model = rerun(refused, count).optimized

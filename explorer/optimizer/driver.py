@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 import onnx
 
+from ..budgets import OPTIMIZER_ROUNDS
 from ..proto.graph import subgraph_attributes
 from . import symbolic
 from .context import Context
@@ -29,7 +30,6 @@ from .result import PatternStats
 from .state import GraphState
 from .worklist import near_edits
 
-MAX_ROUNDS = 50
 CONTEXT_NODES = 12  # nodes of context kept on each side of a rewrite for drawing it
 
 
@@ -37,7 +37,7 @@ class Driver:
     """Runs a list of patterns over every graph of a model; see the module docstring."""
 
     def __init__(self, patterns: list[Pattern], ctx: Context, header: ModelHeader, *,
-                 stop_after: int | None = None, max_rounds: int = MAX_ROUNDS) -> None:
+                 stop_after: int | None = None, max_rounds: int = OPTIMIZER_ROUNDS) -> None:
         self.patterns = patterns
         self.ctx = ctx
         self.header = header

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 
 import onnx
 
+from ..budgets import FOLD_GROWTH, FOLD_GROWTH_MIN_BYTES, OPTIMIZER_ROUNDS
 from ..collector import collector_paused
 from ..judge.judge import warm_onnxruntime
 from ..model.model import GivenModel, Model, load, value_info_names
@@ -14,16 +15,13 @@ from ..model.model_inference import copy_fields, model_bytes
 from ..proto.graph import node_ids, subgraph_attributes
 from .acceptance import accepted
 from .context import Context, RewriteKey
-from .driver import MAX_ROUNDS, Driver
+from .driver import Driver
 from .pattern import Pattern
 from .record import ModelHeader
 from .result import OnnxruntimeCheck, OptimizationResult
 from .scope import all_names, name_nodes
 from .size import drop_value_info, fit_size, graphs, size_limit
 from .state import GraphState
-
-SIZE_BUDGET = 0.05  # of the original model's bytes: how much folding may grow it
-MIN_SIZE_BUDGET = 64
 
 
 def _without_graph(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -54,7 +52,7 @@ def _has_ids(graph: onnx.GraphProto) -> bool:
 
 
 def optimize(model: Model | str | bytes | onnx.ModelProto, *, patterns: Iterable[str | Pattern] | None = None,
-             exclude: Iterable[str] = (), stop_after: int | None = None, max_rounds: int = MAX_ROUNDS,
+             exclude: Iterable[str] = (), stop_after: int | None = None, max_rounds: int = OPTIMIZER_ROUNDS,
              lenient: bool = False, check: bool = True,
              refused: Mapping[RewriteKey, str] | None = None) -> OptimizationResult:
     """Rewrites a model with the selected patterns (default: all) until nothing matches. `stop_after=N` applies
@@ -101,7 +99,7 @@ def _optimize(loaded: Model, chosen: list[Pattern], stop_after: int | None, max_
     named = {n.name for g in graphs(original.graph) for n in g.node if n.name}
     opsets = {(o.domain if o.domain != "ai.onnx" else ""): o.version for o in original.opset_import}
     ctx = Context(opsets=opsets, ir_version=original.ir_version,
-                  size_budget=max(MIN_SIZE_BUDGET, int(given.bytes * SIZE_BUDGET)), refused=refused)
+                  size_budget=max(FOLD_GROWTH_MIN_BYTES, int(given.bytes * FOLD_GROWTH)), refused=refused)
     all_names(original.graph, ctx.names)
     header = ModelHeader(original.ir_version, tuple(original.opset_import), tuple(original.functions))
     driver = Driver(chosen, ctx, header, stop_after=stop_after, max_rounds=max_rounds)

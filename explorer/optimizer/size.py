@@ -10,11 +10,10 @@ from collections.abc import Iterator
 
 import onnx
 
+from ..budgets import SIZE_MARGIN
 from ..model.model_inference import model_bytes
 from ..proto.graph import subgraph_attributes
 from ..proto.graph_index import GraphIndex
-
-SIZE_MARGIN = 0.10  # of the original model's bytes
 
 
 def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:

@@ -16,6 +16,7 @@ import numpy as np
 import onnx
 from onnx import helper, shape_inference
 
+from ..budgets import SYMBOLIC_VALUE_ELEMENTS
 from . import body_facts, tensors
 from .symbolic_values import INT_TYPES, VALUE_RULES, inferred_dim, ints, range_length
 
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 Dim = int | str | None
 Shape = tuple[Dim, ...]
-MAX_VALUE_ELEMENTS = 64  # integer tensors up to this size have their contents tracked
 VALUE_TYPES = INT_TYPES | {None}  # element types whose contents the value rules compute (None: not known)
 
 
@@ -123,7 +123,7 @@ def known(g: GraphState, facts: Facts, name: str) -> np.ndarray | None:
         return None  # computed here: only what the pass found
     kind = g.constant_kind(name)  # a big or float constant (a weight) is not read at all
     if kind is not None:
-        value = g.constant(name) if kind[0] in "iub" and kind[1] <= MAX_VALUE_ELEMENTS else None
+        value = g.constant(name) if kind[0] in "iub" and kind[1] <= SYMBOLIC_VALUE_ELEMENTS else None
         if value is None:
             return None
         dims = np.array([int(v) for v in value.reshape(-1)], dtype=object).reshape(value.shape)
@@ -164,7 +164,7 @@ def _node(g: GraphState, facts: Facts, node: Node) -> None:
     if rule is not None and out and g.elem_type(out) in VALUE_TYPES:
         args = [known(g, facts, n) for n in node.input]
         value = rule(g, lambda name: _shape(g, facts, name), node, args)
-        if value is not None and value.size <= MAX_VALUE_ELEMENTS:
+        if value is not None and value.size <= SYMBOLIC_VALUE_ELEMENTS:
             facts.values[out] = value
             facts.shapes[out] = tuple(value.shape)
     for o in node.output:

@@ -23,10 +23,10 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from ..budgets import WEIGHT_READ_BYTES
 from ..errors import ModelError
 
 MAPPED = "#explorer:"  # location prefix of a mapped tensor
-READ_CHUNK = 16 << 20
 # packed element types: bits per element (their raw data holds several elements per byte)
 _PACKED_BITS = {getattr(onnx.TensorProto, name): bits for name, bits in
                 (("INT4", 4), ("UINT4", 4), ("FLOAT4E2M1", 4), ("INT2", 2), ("UINT2", 2))
@@ -65,7 +65,7 @@ class FileSource(WeightSource):
             copy = np.empty(count, dtype)  # read, not copied from the mapping: the mapping's pages stay unread
             target, done = copy.data.cast("B"), 0
             while done < len(target):
-                chunk = os.pread(self._file.fileno(), min(READ_CHUNK, len(target) - done), offset + done)
+                chunk = os.pread(self._file.fileno(), min(WEIGHT_READ_BYTES, len(target) - done), offset + done)
                 if not chunk:
                     raise ModelError(f"{self.label} ended while reading its weights (truncated since loading?)")
                 target[done:done + len(chunk)] = chunk

@@ -13,13 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from ..budgets import SPILL_RELEASE_EVERY, SPILL_SEGMENT_BYTES, SPILL_SEQUENCE_MAX, SPILL_WRITE_BYTES
 from ..files.scratch import scratch_folder
 from .values import TensorSequence, nbytes, summarize
 
-SEGMENT_BYTES = 256 << 20  # each segment file's capacity (sparse: only what is written takes disk space)
-SEQUENCE_MAX = 256  # longer sequences are summaries: a list per event that passes one on costs memory (and time)
-RELEASE_EVERY = 64 << 20  # bytes written between two releases of the mapped pages read meanwhile
-CHUNK = 16 << 20  # bytes per write
 PREFIX = "explorer-run-"
 
 
@@ -45,10 +42,10 @@ class _Segment:
         position = offset
         if array.flags.c_contiguous:
             data = array.reshape(-1).view(np.uint8)
-            for start in range(0, array.nbytes, CHUNK):
-                position = self._write(data[start:start + CHUNK], position)
+            for start in range(0, array.nbytes, SPILL_WRITE_BYTES):
+                position = self._write(data[start:start + SPILL_WRITE_BYTES], position)
         else:  # a strided view: copied a block of rows at a time
-            rows = max(1, CHUNK // max(1, array[0].nbytes))
+            rows = max(1, SPILL_WRITE_BYTES // max(1, array[0].nbytes))
             for start in range(0, len(array), rows):
                 position = self._write(np.ascontiguousarray(array[start:start + rows]).reshape(-1).view(np.uint8),
                                        position)
@@ -95,11 +92,11 @@ class RunFolder:
             return None
         segment = self._segments[-1] if self._segments else None
         if segment is None or segment.used + size + 64 > segment.capacity:
-            segment = self._open(max(SEGMENT_BYTES, size + 64))
+            segment = self._open(max(SPILL_SEGMENT_BYTES, size + 64))
         view = segment.write(array)
         self.bytes += size
         self._unreleased += size
-        if self._unreleased >= RELEASE_EVERY:
+        if self._unreleased >= SPILL_RELEASE_EVERY:
             self.release()
         return view
 
@@ -120,7 +117,7 @@ class RunFolder:
 
 def spilled(folder: RunFolder, value: Any, done: dict[tuple[Any, ...], Any]) -> Any:
     """A value with its arrays on disk (a sequence element by element); an object array (strings) and a sequence
-    of more than SEQUENCE_MAX elements become summaries; other values stay as they are. `done` maps the arrays written for the same event (by where their
+    of more than SPILL_SEQUENCE_MAX elements become summaries; other values stay as they are. `done` maps the arrays written for the same event (by where their
     data is and how it is laid out) to what they became: an array recorded twice, as an output and as a gate, is
     written once. The caller checked that it fits (`disk_size`)."""
     if isinstance(value, np.ndarray):
@@ -131,7 +128,7 @@ def spilled(folder: RunFolder, value: Any, done: dict[tuple[Any, ...], Any]) -> 
             found = done[key] = summarize(value) if stored is None else stored
         return found
     if isinstance(value, list):
-        if len(value) > SEQUENCE_MAX:
+        if len(value) > SPILL_SEQUENCE_MAX:
             return summarize(value)
         return TensorSequence([spilled(folder, item, done) for item in value], nbytes=nbytes(value))
     return value
@@ -141,7 +138,7 @@ def disk_size(value: Any) -> int:
     """The bytes `spilled` writes for a value (at most)."""
     if isinstance(value, np.ndarray):
         return 0 if value.dtype.hasobject else value.nbytes
-    if isinstance(value, list) and len(value) <= SEQUENCE_MAX:
+    if isinstance(value, list) and len(value) <= SPILL_SEQUENCE_MAX:
         return sum(disk_size(item) for item in value)
     return 0
 

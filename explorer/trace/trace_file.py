@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..budgets import TRACE_RELEASE_FROM, TRACE_VALUE_DEPTH
 from ..errors import TraceFileError, cause_text
 from ..files.archive import check_declared_sizes, map_npy, mappable, open_zip, read_npy
 from ..files.atomic_write import replacing
@@ -25,9 +26,7 @@ from .values import MapSequence, SequenceSummary, TensorSequence, ValueSummary
 # the dtypes onnx reads through ml_dtypes (bfloat16, float8, int4, float4); stored as same-size unsigned ints
 ML_DTYPES = frozenset({"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
                        "float8_e8m0fnu", "int4", "uint4", "int2", "uint2", "float4_e2m1fn"})
-MAX_DEPTH = 64  # nesting of encoded values (sequences of sequences ...)
 ZIP64_FROM = (1 << 31) - (1 << 20)  # a member this big needs zip64 sizes (told before it is written)
-RELEASE_FROM = 16 << 20
 
 
 def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
@@ -62,7 +61,7 @@ def save_trace(trace: Trace, path: str | os.PathLike[str]) -> None:
         for key, array in codec.arrays.items():
             with zf.open(f"{key}.npy", "w", force_zip64=array.nbytes > ZIP64_FROM) as member:
                 np.lib.format.write_array(member, array, allow_pickle=False)
-            if trace.spill is not None and array.nbytes >= RELEASE_FROM:
+            if trace.spill is not None and array.nbytes >= TRACE_RELEASE_FROM:
                 trace.spill.release()  # the spilled pages just copied need not stay in this process
 
 
@@ -201,8 +200,8 @@ class _Decoder:
         self.arrays = arrays
 
     def decode(self, value: Any, depth: int = 0) -> Any:
-        if depth > MAX_DEPTH:
-            raise TraceFileError(f"values nested more than {MAX_DEPTH} deep")
+        if depth > TRACE_VALUE_DEPTH:
+            raise TraceFileError(f"values nested more than {TRACE_VALUE_DEPTH} deep")
         if not isinstance(value, dict):
             if isinstance(value, list):
                 raise TraceFileError("a bare list where an encoded value belongs")

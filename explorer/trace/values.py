@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from ..budgets import SUMMARY_CHUNK_ELEMENTS
+
 
 @dataclass(frozen=True)
 class ValueSummary:
@@ -29,7 +31,6 @@ class ValueSummary:
 _NBYTES = operator.attrgetter("nbytes")
 _DTYPE_NAMES: dict[np.dtype, str] = {}
 POINTER_BYTES = 8  # a sequence holds one reference per element, counted so shared elements still cost
-CHUNK = 1 << 20  # elements per step of a summary: the extra memory it needs stays bounded
 
 
 @dataclass(frozen=True)
@@ -159,13 +160,13 @@ def nbytes(value: Any) -> int:
 
 
 def _chunks(value: np.ndarray) -> Iterator[np.ndarray]:
-    """Views of at most about CHUNK elements covering the array (no copy of the whole)."""
-    if value.size <= CHUNK or value.ndim == 0:
+    """Views of at most about SUMMARY_CHUNK_ELEMENTS elements covering the array (no copy of the whole)."""
+    if value.size <= SUMMARY_CHUNK_ELEMENTS or value.ndim == 0:
         yield value
     elif value.flags.c_contiguous or value.flags.f_contiguous:
         flat = value.reshape(-1, order="A")
-        for start in range(0, flat.size, CHUNK):
-            yield flat[start:start + CHUNK]
+        for start in range(0, flat.size, SUMMARY_CHUNK_ELEMENTS):
+            yield flat[start:start + SUMMARY_CHUNK_ELEMENTS]
     else:
         for part in value:
             yield from _chunks(part)

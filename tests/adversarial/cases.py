@@ -19,11 +19,11 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 import explorer
+from explorer.budgets import MAX_GRAPH_DEPTH
 from explorer.cli import main
 from explorer.compare.outputs import compare_with_onnxruntime
 from explorer.inputs.input_files import feeds_from_input_protos, feeds_from_npz
 from explorer.limits import Limits
-from explorer.model.model_guards import MAX_GRAPH_DEPTH
 from explorer.optimizer.verify import compare_models
 from explorer.reports.rnn_report import rnn_reports
 from explorer.views.dot_escape import parse_svg_id

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...budgets import SVM_CHUNK_ELEMENTS
 from .base import KernelFactory, OpNode, PlainKernel
 from .ml_scores import (
     F32,
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 
 DOMAIN = "ai.onnx.ml"
 KERNEL_TYPES = ("LINEAR", "POLY", "RBF", "SIGMOID")
-CHUNK = 1 << 22  # rows x support vectors x features held at once by RBF
 
 
 def _kernel(op: OpNode) -> Any:
@@ -47,7 +47,7 @@ def _kernel(op: OpNode) -> Any:
 
     def apply(x: np.ndarray, vectors: np.ndarray) -> np.ndarray:
         if kind == "RBF":
-            step = max(1, CHUNK // max(1, vectors.size))
+            step = max(1, SVM_CHUNK_ELEMENTS // max(1, vectors.size))
             parts = [((x[k:k + step, None, :] - vectors[None]) ** 2).sum(axis=-1) for k in range(0, len(x), step)]
             squared = np.concatenate(parts) if parts else np.zeros((0, len(vectors)), F32)
             return np.exp(-gamma * squared).astype(F32)

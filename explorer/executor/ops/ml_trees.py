@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...budgets import TREE_CHUNK_ELEMENTS
 from .base import KernelFactory, OpNode, PlainKernel
 from .ml_forest import Forest, forest_from_lists, forest_from_v5, leaves
 from .ml_scores import F32, check_transform, labels_of, probit, refuse_deprecated, transform, two_columns
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 DOMAIN = "ai.onnx.ml"
 AGGREGATES = ("AVERAGE", "SUM", "MIN", "MAX")
 V5_TRANSFORMS = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")  # TreeEnsemble-5's integer codes
-CHUNK = 1 << 22  # rows x trees x targets gathered at once
 
 
 def _rows(op: OpNode, x: np.ndarray, forest: Forest) -> np.ndarray:
@@ -44,7 +44,7 @@ def aggregate(forest: Forest, x: np.ndarray, how: str) -> tuple[np.ndarray, np.n
     if how in ("MIN", "MAX"):
         scores[:] = np.inf if how == "MIN" else -np.inf
     touched = np.zeros((n, targets), dtype=bool)
-    step = max(1, CHUNK // max(1, n * targets))
+    step = max(1, TREE_CHUNK_ELEMENTS // max(1, n * targets))
     for start in range(0, reached.shape[1], step):
         part = reached[:, start:start + step]
         weights, touches = forest.weights[part], forest.touches[part]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...budgets import RNN_STEP_INPUT_BYTES
 from ...errors import ExecutionError, where
 from ...spec.rnn import RnnConfig, config_from
 from ..aligned import aligned_copy, aligned_empty
@@ -59,8 +60,6 @@ def rnn_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     return kernel
 
 
-_CHUNK_BYTES = 4 * 2**20  # the steps' inputs held at once beside the recorded gates: the products of X·Wᵀ, or
-# the rows of step_rows.StepRows
 
 
 def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], gates: np.ndarray,
@@ -93,7 +92,7 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
     groups = [(x, plain)] if plain else []
     groups += [(order.apply(x, 1), [k]) for k, order in enumerate(orders) if order.index is not None]
     step_bytes = max(1, batch * len(plain or [0]) * n_gates * hidden * gates.itemsize)
-    chunk = max(1, _CHUNK_BYTES // step_bytes)
+    chunk = max(1, RNN_STEP_INPUT_BYTES // step_bytes)
     width = size + bias_row
     for source, lanes in groups:
         def transposed_w(lanes: list[int] = lanes) -> np.ndarray:
@@ -283,7 +282,7 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
         else None
     rows = None
     if joined:
-        rows = StepRows([order.apply(inp.x, 1) for order in orders], h0, inp.b is not None, _CHUNK_BYTES)
+        rows = StepRows([order.apply(inp.x, 1) for order in orders], h0, inp.b is not None, RNN_STEP_INPUT_BYTES)
         rt = kept.get(("WR", _scaling(scales), dtype), (inp.w, inp.r, inp.b),
                       lambda: joined_weights(inp.w, inp.r, _folded_biases(inp, config), scales, n_gates))
     else:

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...budgets import CSE_COMPARED_ELEMENTS
 from ...spec.random_ops import NONDETERMINISTIC  # never folded, merged or moved
 from ..ir import Built, Node
 from ..pattern import STRUCTURE, MatchResult, Pattern
 from ..state import GraphState
 from .common import identity
-
-MAX_COMPARED = 1024  # elements of a constant input compared by value (exporters repeat small ones: axes, shapes)
 
 
 def signature(g: GraphState, node: Node) -> tuple:
@@ -21,7 +20,7 @@ def signature(g: GraphState, node: Node) -> tuple:
 
 def _input_key(g: GraphState, name: str) -> object:
     kind = g.constant_kind(name) if name else None
-    if kind is None or kind[1] > MAX_COMPARED:
+    if kind is None or kind[1] > CSE_COMPARED_ELEMENTS:
         return name
     value = g.constant(name)
     return name if value is None else (value.dtype.str, value.shape, value.tobytes())

@@ -7,14 +7,12 @@ from collections.abc import Sequence
 import numpy as np
 import onnx
 
+from ...budgets import FOLD_INPUT_BYTES, FOLD_OUTPUT_BYTES
 from ...spec.random_ops import NONDETERMINISTIC  # never folded, merged or moved
 from ..evaluate import NotFoldable, evaluate
 from ..ir import Built, Node
 from ..pattern import SIMPLIFY, MatchResult, Pattern
 from ..state import GraphState
-
-MAX_INPUT_BYTES = 64 * 1024 * 1024  # bigger inputs are not worth holding twice in memory while folding
-MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 
 
 class ConstantFoldingPattern(Pattern):
@@ -38,10 +36,10 @@ class ConstantFoldingPattern(Pattern):
             if name and value is None:
                 return None
             args.append(value)
-        if sum(a.nbytes for a in args if a is not None) > MAX_INPUT_BYTES:
-            return self.decline(g, node, f"inputs exceed {MAX_INPUT_BYTES} bytes")
+        if sum(a.nbytes for a in args if a is not None) > FOLD_INPUT_BYTES:
+            return self.decline(g, node, f"inputs exceed {FOLD_INPUT_BYTES} bytes")
         try:
-            arrays = evaluate(node.proto, g.ctx.opsets, args, g.value_type, MAX_OUTPUT_BYTES)
+            arrays = evaluate(node.proto, g.ctx.opsets, args, g.value_type, FOLD_OUTPUT_BYTES)
         except NotFoldable as exc:
             return self.decline(g, node, str(exc))
         growth = sum(_bytes(a) for a in arrays) - _freed_bytes(g, node) - node.proto.ByteSize()

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...budgets import RNN_PATTERN_DEPTH
 from ..ir import Built, Node
 from ..pattern import SIMPLIFY, MatchResult, Pattern
 from ..state import GraphState
@@ -16,7 +17,6 @@ STATE_INPUTS = {"GRU": (5,), "RNN": (5,), "LSTM": (5, 6)}  # initial_h (and init
 # zeros out, whatever their other inputs (shapes, axes, starts) are
 ZERO_KEEPING = frozenset({"Expand", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Transpose", "Identity", "Tile",
                           "Slice", "Gather", "Cast", "CastLike", "Concat"})
-MAX_DEPTH = 8
 
 
 def is_zeros(g: GraphState, name: str, depth: int = 0) -> str | None:
@@ -27,7 +27,7 @@ def is_zeros(g: GraphState, name: str, depth: int = 0) -> str | None:
     if value is not None:
         return "a constant of zeros" if value.dtype.kind in "biuf" and not value.any() else None
     producer = g.producer(name)
-    if producer is None or not producer.is_onnx() or depth >= MAX_DEPTH:
+    if producer is None or not producer.is_onnx() or depth >= RNN_PATTERN_DEPTH:
         return None
     if producer.op_type == "ConstantOfShape":
         fill = g.attribute(producer, "value")

@@ -5,19 +5,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...budgets import SCATTER_CONE_NODES, SCATTER_INDEX_BYTES
 from ..evaluate import NotFoldable, evaluate
 from ..ir import Built, Node
 from ..pattern import SIMPLIFY, MatchResult, Pattern
 from ..state import GraphState
 from .common import identity
 
-MAX_INDEX_BYTES = 16 * 1024 * 1024  # index grids computed in memory to be recognised (never written)
-MAX_CONE_NODES = 32  # nodes of constant inputs evaluated to get an index grid
-
 
 def computed(g: GraphState, name: str, budget: list[int]) -> np.ndarray | None:
     """The value of `name` when it is a constant or computed from constants only (through at most
-    MAX_CONE_NODES nodes, counted in `budget`), else None. Nothing is added to the graph."""
+    SCATTER_CONE_NODES nodes, counted in `budget`), else None. Nothing is added to the graph."""
     value = g.constant(name)
     if value is not None:
         return value
@@ -32,7 +30,7 @@ def computed(g: GraphState, name: str, budget: list[int]) -> np.ndarray | None:
             return None
         args.append(found)
     try:
-        outputs = evaluate(node.proto, g.ctx.opsets, args, g.value_type, MAX_INDEX_BYTES)
+        outputs = evaluate(node.proto, g.ctx.opsets, args, g.value_type, SCATTER_INDEX_BYTES)
     except NotFoldable:
         return None
     return outputs[list(node.output).index(name)]
@@ -77,7 +75,7 @@ class ScatterNDBoxPattern(Pattern):
         dims = g.static_shape(node.input[0])
         if dims is None:
             return self.decline(g, node, "the data's shape is not static")
-        indices = computed(g, node.input[1], [MAX_CONE_NODES])
+        indices = computed(g, node.input[1], [SCATTER_CONE_NODES])
         if indices is None:
             return self.decline(g, node, "the indices are not computed from constants")
         found = box(indices, dims)
