@@ -17,6 +17,7 @@ from ..compare.stats import ATOL, RTOL
 from ..files.atomic_write import write_bytes
 from ..model.model import Model, load
 from .api import FrameworkSide, compare_framework
+from .fitting import Fit
 from .report import Finding, FrameworkComparison
 
 
@@ -60,35 +61,48 @@ _NAMES = ("X", "W", "R", "B")
 def _apply(proto: onnx.ModelProto, model: Model, finding: Finding) -> str:
     """Applies one fitted fix to `proto` (the model as given); returns why it could not be, or ""."""
     if finding.replace:
-        stored = {t.name: t for t in proto.graph.initializer}
-        missing = [name for name in finding.replace if name not in stored]
-        if missing:
-            return f"{', '.join(missing)} is not stored in the main graph"
-        for name, value in finding.replace.items():
-            old = stored[name]
-            old.CopyFrom(numpy_helper.from_array(np.asarray(value).astype(numpy_helper.to_array(old).dtype), name))
-        return ""
+        return _replace_weights(proto, finding.replace)
     if finding.attribute is not None:
         path, key, value = finding.attribute
-        ref = model.node(path)
-        if ref.graph.path != "":
+        node = _main_graph_node(proto, model, path)
+        if node is None:
             return "the node lies inside a body"
-        _set_attribute(proto.graph.node[ref.index], key, value)
+        _set_attribute(node, key, value)
         return ""
     if finding.rewire is not None:
         path, position, name = finding.rewire
-        ref = model.node(path)
-        if ref.graph.path != "":
+        node = _main_graph_node(proto, model, path)
+        if node is None:
             return "the node lies inside a body"
-        proto.graph.node[ref.index].input[position] = name
+        node.input[position] = name
         return ""
-    fitted = finding.fitted
-    if fitted is None:
+    if finding.fitted is None:
         return "explorer knows no fix for it"
-    ref = model.node(fitted.node)
-    if ref.graph.path != "":
+    return _apply_variant(proto, model, finding.fitted)
+
+
+def _replace_weights(proto: onnx.ModelProto, replace: dict[str, Any]) -> str:
+    stored = {t.name: t for t in proto.graph.initializer}
+    missing = [name for name in replace if name not in stored]
+    if missing:
+        return f"{', '.join(missing)} is not stored in the main graph"
+    for name, value in replace.items():
+        old = stored[name]
+        old.CopyFrom(numpy_helper.from_array(np.asarray(value).astype(numpy_helper.to_array(old).dtype), name))
+    return ""
+
+
+def _main_graph_node(proto: onnx.ModelProto, model: Model, path: str) -> onnx.NodeProto | None:
+    """`proto`'s node at `path`; None when it lies inside a body (fixes rewrite the main graph only)."""
+    ref = model.node(path)
+    return proto.graph.node[ref.index] if ref.graph.path == "" else None
+
+
+def _apply_variant(proto: onnx.ModelProto, model: Model, fitted: Fit) -> str:
+    """Rewrites a recurrent node's stored weights and attributes as the fitted exporter variant says."""
+    node = _main_graph_node(proto, model, fitted.node)
+    if node is None:
         return "the node lies inside a body"
-    node = proto.graph.node[ref.index]
     stored = {t.name: t for t in proto.graph.initializer}
     tensors: dict[str, np.ndarray] = {}
     for k, name in enumerate(_NAMES):

@@ -56,7 +56,6 @@ def force(model: Model, point: Point, before: list[Point], recorded: Recorded, e
     error by id(); `replace` gives other values to weights (initializers) by name."""
     assert point.onnx_value is not None
     here = recorded.get(point.iteration, {})
-    outer = recorded.get((), {})
     frontier: dict[str, Point] = {}
     for p in before:
         if p.onnx_value is not None and p.iteration in (point.iteration, ()):
@@ -68,13 +67,36 @@ def force(model: Model, point: Point, before: list[Point], recorded: Recorded, e
     if point.onnx_node is None:
         return Forced(None, note="no node computes it")
     graph = model.node(point.onnx_node).graph.proto
+    cone = _cone(model, graph, point.onnx_value, frontier, here, recorded.get((), {}))
+    if isinstance(cone, str):
+        return Forced(None, note=cone)
+    needed, given, used = cone
+    inner = [p.onnx_node for p in before if p.onnx_node is not None and p.onnx_node != point.onnx_node]
+    if any(subgraph_attributes(node) and any(n.startswith(f"{_path(model, node)}/") for n in inner)
+           for node in needed):
+        return Forced(None, note="the modules before it run inside a body (a loop's, a branch's) its nodes "
+                                 "hold: its own error cannot be told apart")
+    proto = _forced_model(model, graph, needed, given, point.onnx_value, here[point.onnx_value], replace)
+    handed = max((errors.get(id(p), 0.0) for p in used), default=0.0)
+    try:
+        trace = run(load(proto), given)
+    except ExplorerError as exc:
+        return Forced(None, used, handed, len(needed), f"the nodes could not run alone: {exc}")
+    return Forced(point.layout.to_framework(trace.outputs[point.onnx_value]), used, handed, len(needed))
+
+
+def _cone(model: Model, graph: onnx.GraphProto, target: str, frontier: dict[str, Point], here: dict[str, Any],
+          outer: dict[str, Any]) -> tuple[list[onnx.NodeProto], dict[str, Any], list[Point]] | str:
+    """The nodes of `graph` computing `target` back to the frontier (in graph order), the values they are given
+    (the framework's at the frontier, the run's for graph inputs, counters and outer values) and the frontier
+    points used; a note saying why not when the run lacks a value."""
     producer = {name: node for node in graph.node for name in node.output}
     initializers = {t.name for t in graph.initializer}
     needed: dict[int, onnx.NodeProto] = {}
     given: dict[str, Any] = {}
     used: dict[str, Point] = {}
     seen: set[str] = set()
-    stack = [point.onnx_value]
+    stack = [target]
     while stack:
         name = stack.pop()
         if name in seen or not name:
@@ -84,7 +106,7 @@ def force(model: Model, point: Point, before: list[Point], recorded: Recorded, e
             used[name] = frontier[name]
             like = here.get(name, outer.get(name))
             if like is None:
-                return Forced(None, note=f"the run holds no value {name!r}")
+                return f"the run holds no value {name!r}"
             given[name] = _framework_value(frontier[name], like)
         elif name in initializers:
             continue
@@ -96,15 +118,16 @@ def force(model: Model, point: Point, before: list[Point], recorded: Recorded, e
         elif name in here or name in outer:  # a graph input, a loop's counter or carried value, an outer value
             given[name] = here.get(name, outer.get(name))
         elif name not in model.initializer_names:
-            return Forced(None, note=f"the run holds no value {name!r}")
-    inner = [p for p in before if p.onnx_node is not None and p.onnx_node != point.onnx_node]
-    for node in needed.values():
-        if subgraph_attributes(node) and any(p.onnx_node.startswith(f"{_path(model, node)}/") for p in inner
-                                              if p.onnx_node):
-            return Forced(None, note="the modules before it run inside a body (a loop's, a branch's) its nodes "
-                                     "hold: its own error cannot be told apart")
+            return f"the run holds no value {name!r}"
     order = {id(node): k for k, node in enumerate(graph.node)}
-    nodes = sorted(needed.values(), key=lambda node: order[id(node)])
+    return sorted(needed.values(), key=lambda node: order[id(node)]), given, list(used.values())
+
+
+def _forced_model(model: Model, graph: onnx.GraphProto, nodes: list[onnx.NodeProto], given: dict[str, Any],
+                  target: str, out: np.ndarray, replace: dict[str, np.ndarray] | None) -> onnx.ModelProto:
+    """A model of `nodes` alone: the given values as inputs, the weights they read (`replace`d where asked) and
+    `target` as its output."""
+    initializers = {t.name for t in graph.initializer}
     reads = {n for node in nodes for n in _reads(node)}
     stored = [t for t in graph.initializer if t.name in reads]
     if graph is not model.graph:  # a body reads the main graph's weights from outside
@@ -114,15 +137,8 @@ def force(model: Model, point: Point, before: list[Point], recorded: Recorded, e
                   if t.name in replace else t for t in stored]
     inputs = [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.asarray(v).dtype),
                                             list(np.shape(v))) for name, v in given.items()]
-    out = here[point.onnx_value]
-    outputs = [helper.make_tensor_value_info(point.onnx_value, helper.np_dtype_to_tensor_dtype(out.dtype), None)]
+    outputs = [helper.make_tensor_value_info(target, helper.np_dtype_to_tensor_dtype(out.dtype), None)]
     proto = helper.make_model(helper.make_graph(nodes, "forced", inputs, outputs, stored),
                               opset_imports=list(model.proto.opset_import), ir_version=model.proto.ir_version)
     proto.functions.extend(model.proto.functions)
-    handed = max((errors.get(id(p), 0.0) for p in used.values()), default=0.0)
-    try:
-        trace = run(load(proto), given)
-    except ExplorerError as exc:
-        return Forced(None, list(used.values()), handed, len(nodes), f"the nodes could not run alone: {exc}")
-    return Forced(point.layout.to_framework(trace.outputs[point.onnx_value]), list(used.values()), handed,
-                  len(nodes))
+    return proto

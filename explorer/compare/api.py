@@ -39,7 +39,7 @@ from .sides import (
 from .stats import OutputDiff
 from .value_precision import pair_tolerance, precisions
 
-JUDGES = (ONNXRUNTIME, PYTORCH, "reference")
+REFERENCES = (ONNXRUNTIME, PYTORCH, "reference")  # sides that hold values up against explorer's run of the other
 
 
 def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: float | None = None,
@@ -55,36 +55,15 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
     judged at its own precision (precision.py) and its operation's rounding (rounding.py) unless `rtol`/`atol`
     are given; a difference its inputs' differences explain is no divergence (own_error.py)."""
     kinds = [kind_of(a), kind_of(b)]
-    if kinds[0] in JUDGES and kinds[1] in JUDGES:
+    if kinds[0] in REFERENCES and kinds[1] in REFERENCES:
         raise CompareError("one side must be a model or a trace: explorer's run is what the other is held against")
     sides = [a, b]
     models = [None if kind != "model" else as_model(side) for side, kind in zip(sides, kinds)]
-    if feeds is None:
-        feeds = next((s.feeds for s in sides if isinstance(s, Trace)), None)
-    if feeds is None:
-        first_model = next((m for m in (*models, model) if m is not None), None)
-        if first_model is None:
-            raise CompareError("no feeds: give feeds, or a Trace (whose feeds are used)")
-        feeds = first_model.example_inputs()
-
+    feeds = _feeds(feeds, sides, [*models, model])
     recordings: list[Recording | None] = [None, None]
-    for k in sorted(range(2), key=lambda k: kinds[k] in JUDGES):  # explorer's side first: the other is like it
-        side, kind, like, side_model = sides[k], kinds[k], recordings[1 - k], models[k]
-        if isinstance(side, Trace):
-            recordings[k] = from_trace(side, label_of(side, None), model)
-        elif side_model is not None:
-            recordings[k] = explorer_recording(side_model, feeds, label_of(side, side_model), limits)
-        elif like is None:
-            raise CompareError("one side must be a model or a trace")
-        elif kind == ONNXRUNTIME:
-            if like.model is None:
-                raise CompareError("onnxruntime needs the model: give model= with a Trace")
-            recordings[k] = onnxruntime_recording(like.model, feeds, like, max_exposed=max_exposed,
-                                                  timeout=timeout)
-        elif kind == PYTORCH:
-            recordings[k] = Recording(PYTORCH, PYTORCH, model=like.model)
-        else:
-            recordings[k] = from_values(reference_values(side, limits), label_of(side, None), like)
+    for k in sorted(range(2), key=lambda k: kinds[k] in REFERENCES):  # explorer's side first: the other is like it
+        recordings[k] = _recording(sides[k], kinds[k], models[k], recordings[1 - k], feeds, model, limits,
+                                   max_exposed, timeout)
     rec_a, rec_b = recordings
     assert rec_a is not None and rec_b is not None
     user = given(rtol, atol)
@@ -104,11 +83,8 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
     result.outputs = _outputs(rec_a, rec_b, result.values, user)
     result.saturation = explain_saturation(result)  # onnxruntime's u8s8 kernel, where it explains a difference
     result.drawn = {v.node for v in result.values if not v.ok and _draws(rec_a, v.node, v.op_type)}
-    drawn = sorted(result.drawn)
-    if drawn:
-        result.notes.append(f"{len(drawn)} node(s) draw random values ({', '.join(drawn[:3])}"
-                            f"{', …' if len(drawn) > 3 else ''}): they and what they feed differ by design")
-    if rec_b.kind in ("reference", PYTORCH):  # a judge of some values: those it does not cover are no news
+    result.notes += _drawn_note(sorted(result.drawn))
+    if rec_b.kind in ("reference", PYTORCH):  # a reference for some values: those it does not cover are no news
         uncovered = [u for u in result.unaligned if u.side == "A"]
         result.unaligned = [u for u in result.unaligned if u.side != "A"]
         if uncovered:
@@ -119,6 +95,43 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
     result.gates += cell_gates
     result.gates_checked += cells_checked
     return result
+
+
+def _feeds(feeds: dict[str, Any] | None, sides: list[Side], models: list[Model | None]) -> dict[str, Any]:
+    """The feeds given, else a Trace side's own, else random ones from the first model's declared inputs."""
+    if feeds is None:
+        feeds = next((s.feeds for s in sides if isinstance(s, Trace)), None)
+    if feeds is None:
+        first_model = next((m for m in models if m is not None), None)
+        if first_model is None:
+            raise CompareError("no feeds: give feeds, or a Trace (whose feeds are used)")
+        feeds = first_model.example_inputs()
+    return feeds
+
+
+def _recording(side: Side, kind: str, side_model: Model | None, like: Recording | None, feeds: dict[str, Any],
+               model: Model | None, limits: Limits | None, max_exposed: int, timeout: float | None) -> Recording:
+    """One side's values: its trace, explorer's run of its model, or a reference made like the other side's."""
+    if isinstance(side, Trace):
+        return from_trace(side, label_of(side, None), model)
+    if side_model is not None:
+        return explorer_recording(side_model, feeds, label_of(side, side_model), limits)
+    if like is None:
+        raise CompareError("one side must be a model or a trace")
+    if kind == ONNXRUNTIME:
+        if like.model is None:
+            raise CompareError("onnxruntime needs the model: give model= with a Trace")
+        return onnxruntime_recording(like.model, feeds, like, max_exposed=max_exposed, timeout=timeout)
+    if kind == PYTORCH:
+        return Recording(PYTORCH, PYTORCH, model=like.model)
+    return from_values(reference_values(side, limits), label_of(side, None), like)
+
+
+def _drawn_note(drawn: list[str]) -> list[str]:
+    if not drawn:
+        return []
+    return [f"{len(drawn)} node(s) draw random values ({', '.join(drawn[:3])}"
+            f"{', …' if len(drawn) > 3 else ''}): they and what they feed differ by design"]
 
 
 def _time_axis(pair: Pair, model: Model | None) -> int | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-SAMPLES_DIR = Path(__file__).resolve().parent.parent / "sample_models"
+SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_models"
 DEFAULT_SAMPLE = "nested_loops"
 
 

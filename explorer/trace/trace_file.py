@@ -10,6 +10,7 @@ import json
 import mmap
 import os
 import zipfile
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -206,44 +207,55 @@ class _Decoder:
             if isinstance(value, list):
                 raise TraceFileError("a bare list where an encoded value belongs")
             return value
-        kind, inner = value.get("k"), depth + 1
-        if kind == "array":
-            array = self.arrays[value["ref"]]
-            if "dtype" in value:
-                array = array.view(_ml_dtype(value["dtype"]))
-            return array
-        if kind == "scalar":
-            return self.decode(value["a"], inner)[()]
-        if kind == "strings":
-            return np.array([str(v) for v in value["v"]], dtype=object).reshape([int(d) for d in value["shape"]])
-        if kind == "float":
-            return float(value["v"])
-        if kind == "summary":
-            shape, dtype, lo, hi, mean, nan, inf = value["v"]
-            return ValueSummary(tuple(int(d) for d in shape), str(dtype), self.decode(lo, inner),
-                                self.decode(hi, inner), self.decode(mean, inner), int(nan), int(inf))
-        if kind == "seqsummary":
-            length, first = value["v"]
-            return SequenceSummary(int(length), self.decode(first, inner))
-        if kind == "list":
-            return [self.decode(v, inner) for v in value["v"]]
-        if kind == "sequence":
-            return TensorSequence(self.decode(v, inner) for v in value["v"])
-        if kind == "maps":
-            keys, table = self.decode(value["keys"], inner), self.decode(value["table"], inner)
-            if not (isinstance(keys, np.ndarray) and isinstance(table, np.ndarray) and keys.ndim == 1
-                    and table.ndim == 2 and table.shape[1] == keys.size):
-                raise TraceFileError("a sequence of maps whose keys and table do not fit")
-            return MapSequence(keys, table)
-        if kind == "tuple":
-            return tuple(self.decode(v, inner) for v in value["v"])
-        if kind == "dict":
-            return {str(k): self.decode(v, inner) for k, v in value["v"].items()}
-        if kind == "map":
-            return {self.decode(k, inner): self.decode(v, inner) for k, v in value["v"]}
-        if kind == "repr":
-            return str(value["v"])
-        raise TraceFileError(f"unknown encoded value kind {str(kind)[:40]!r}")
+        kind = value.get("k")
+        read = _READERS.get(kind) if isinstance(kind, str) else None
+        if read is None:
+            raise TraceFileError(f"unknown encoded value kind {str(kind)[:40]!r}")
+        return read(self, value, depth + 1)
+
+    def _array(self, value: dict[str, Any], inner: int) -> Any:
+        array = self.arrays[value["ref"]]
+        return array.view(_ml_dtype(value["dtype"])) if "dtype" in value else array
+
+    def _scalar(self, value: dict[str, Any], inner: int) -> Any:
+        return self.decode(value["a"], inner)[()]
+
+    def _strings(self, value: dict[str, Any], inner: int) -> Any:
+        return np.array([str(v) for v in value["v"]], dtype=object).reshape([int(d) for d in value["shape"]])
+
+    def _summary(self, value: dict[str, Any], inner: int) -> Any:
+        shape, dtype, lo, hi, mean, nan, inf = value["v"]
+        return ValueSummary(tuple(int(d) for d in shape), str(dtype), self.decode(lo, inner),
+                            self.decode(hi, inner), self.decode(mean, inner), int(nan), int(inf))
+
+    def _sequence_summary(self, value: dict[str, Any], inner: int) -> Any:
+        length, first = value["v"]
+        return SequenceSummary(int(length), self.decode(first, inner))
+
+    def _maps(self, value: dict[str, Any], inner: int) -> Any:
+        keys, table = self.decode(value["keys"], inner), self.decode(value["table"], inner)
+        if not (isinstance(keys, np.ndarray) and isinstance(table, np.ndarray) and keys.ndim == 1
+                and table.ndim == 2 and table.shape[1] == keys.size):
+            raise TraceFileError("a sequence of maps whose keys and table do not fit")
+        return MapSequence(keys, table)
+
+
+_READERS: dict[str, Callable[[_Decoder, dict[str, Any], int], Any]] = {
+    "array": _Decoder._array,
+    "scalar": _Decoder._scalar,
+    "strings": _Decoder._strings,
+    "float": lambda d, value, inner: float(value["v"]),
+    "summary": _Decoder._summary,
+    "seqsummary": _Decoder._sequence_summary,
+    "list": lambda d, value, inner: [d.decode(v, inner) for v in value["v"]],
+    "sequence": lambda d, value, inner: TensorSequence(d.decode(v, inner) for v in value["v"]),
+    "maps": _Decoder._maps,
+    "tuple": lambda d, value, inner: tuple(d.decode(v, inner) for v in value["v"]),
+    "dict": lambda d, value, inner: {str(k): d.decode(v, inner) for k, v in value["v"].items()},
+    "map": lambda d, value, inner: {d.decode(k, inner): d.decode(v, inner) for k, v in value["v"]},
+    "repr": lambda d, value, inner: str(value["v"]),
+}
+"""How each kind of encoded value `_Encoder` writes is read back."""
 
 
 def _ml_dtype(name: Any) -> np.dtype:
