@@ -10,10 +10,11 @@ import numpy as np
 from ..errors import ExecutionError, ExplorerError, LimitExceeded, cause_text, where
 from ..trace import Event, EventInfo, EventSite, Iteration, IterationInfo, Trace
 from ..values import describe, nbytes
+from .compiled import CompiledGraph, Step
 from .guards import product_bound2
 from .ops.base import Call
 from .past_budget import PastBudget
-from .program import CompiledGraph, Program, Step
+from .program import Program
 
 if TYPE_CHECKING:
     from ..limits import Limits

@@ -28,7 +28,8 @@ from ...spec.schema import SchemaFacts, attribute_problem, schema_at, schema_fac
 if TYPE_CHECKING:
     from ...graph import NodeRef
     from ...trace import EventInfo, IterationInfo
-    from ..program import CompiledGraph, Program
+    from ..compiled import CompiledGraph
+    from ..program import Program
 
 PlainKernel = Callable[[Sequence[Any]], Any]
 """fn(args) -> tuple of outputs (optional inputs that are omitted arrive as None)."""

@@ -1,0 +1,55 @@
+"""What compiling a graph makes: a `Step` per node, a `CompiledGraph` per graph."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..trace import EventSite
+from .memo import ComputedOnce
+
+
+@dataclass(slots=True)
+class Step:
+    """One node compiled for the engine's loop: everything that can be decided once per node is decided here."""
+
+    path: str
+    op_type: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    fn: Callable[..., Any]  # PlainKernel, or SpecialKernel when `special`
+    special: bool
+    guard: Callable[[Sequence[Any]], int] | None  # the output's bytes (or a cheap bound of them) from the inputs
+    site: EventSite  # what its events record: path, op type, the distinct names of its values
+    required_outputs: int = 0  # declared non-empty outputs the kernel must return
+    single_output: str | None = None  # the output's name when the node has exactly one and no gaps
+    pick_inputs: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None  # args -> recorded inputs, when they
+    # differ (an omitted optional, an input read twice)
+    fetch: Callable[[dict[str, Any]], tuple[Any, ...]] | None = None  # frame -> args, for two inputs or more
+    exact_guard: Callable[[Sequence[Any]], int] | None = None  # when `guard` is a bound: the estimate behind it
+    constant: ComputedOnce | None = None  # `fn` when the node's inputs are all constants (memo.py)
+
+
+Plan = tuple[Step, Callable[..., Any], bool, "Callable[[dict[str, Any]], tuple[Any, ...]] | None", "str | None",
+             "Callable[[Sequence[Any]], int] | None", "str | None", EventSite,
+             "Callable[[tuple[Any, ...]], tuple[Any, ...]] | None", "ComputedOnce | None"]
+"""What the engine's loop unpacks per step: (step, fn, special, fetch, the single input's name, guard, the single
+output's name, site, pick_inputs, constant)."""
+
+
+@dataclass
+class CompiledGraph:
+    path: str
+    input_names: list[str]
+    output_names: list[str]
+    initializers: dict[str, Any]
+    captures: list[str]
+    steps: list[Step]
+    plan: list[Plan] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.plan = [(s, s.fn, s.special, s.fetch, s.inputs[0] if len(s.inputs) == 1 else None, s.guard,
+                      s.single_output, s.site, s.pick_inputs, s.constant) for s in self.steps]
+
+
+
