@@ -1,9 +1,12 @@
-"""What compiling a graph makes: a `Step` per node, a `CompiledGraph` per graph."""
+"""What compiling a graph makes (a `Step` per node, a `CompiledGraph` per graph), and what kernels that run
+bodies ask of the compiler (`Bodies`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+import onnx
 
 from ..trace import EventSite
 from .memo import ComputedOnce
@@ -52,4 +55,16 @@ class CompiledGraph:
                       s.single_output, s.site, s.pick_inputs, s.constant) for s in self.steps]
 
 
+class Bodies(Protocol):
+    """What kernels that run bodies (control flow, calls of model-local functions) ask of the compiler of their
+    node (executor/program.py's Program is the one): a body compiled when it first runs, and the types the model
+    declares for the values a graph reads."""
+
+    def graph(self, path: str) -> CompiledGraph:
+        """The compiled graph (a body) at `path`."""
+        ...
+
+    def value_type(self, graph_path: str, name: str) -> onnx.TypeProto | None:
+        """The declared type of `name` as read in the graph at `graph_path`."""
+        ...
 

@@ -17,7 +17,6 @@ from .compiled import CompiledGraph, Step
 from .guards import guard_for, quick_guard_for
 from .kernels import build_kernel
 from .memo import CONSTANT_BUDGET_BYTES, Budget, ComputedOnce, computed_once, remembered, worth_remembering
-from .ops.base import OpNode
 from .ops.constant import sparse_to_dense
 from .ops.draws import KERNELS as DRAWS
 
@@ -34,17 +33,9 @@ class Program:
         self.opsets.setdefault("", 1)
         self.functions = model.functions
         self._graphs: dict[str, CompiledGraph] = {}
-        self._op: OpNode | None = None
         self.remembered = Budget()  # what the nodes' remembered shape arithmetic may take (memo.py)
         self.constants = Budget(CONSTANT_BUDGET_BYTES)  # what the results of constant nodes may take (memo.py)
         self._constant_names: dict[str, set[str]] = {}  # per compiled graph: the names that hold constants
-
-    def op_node(self, node: NodeRef) -> OpNode:
-        """The node as its kernel sees it (ops.base.OpNode: checked against its operator version when made), made
-        once per node: kernels.build_kernel and the kernel's factory ask for the same one."""
-        if self._op is None or self._op.node is not node:
-            self._op = OpNode(node, self)
-        return self._op
 
     def graph(self, path: str = "") -> CompiledGraph:
         compiled = self._graphs.get(path)

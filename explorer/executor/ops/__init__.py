@@ -1,15 +1,15 @@
 """explorer's operator kernels, in explicit tables (read by executor/kernels.py's `build_kernel`):
 
 - `FAMILIES`: one module per operator family; each defines `KERNELS: dict[str, KernelFactory]` (op_type ->
-  `factory(node, program) -> fn(args: Sequence[Any]) -> tuple of outputs`) for the operators of its `DOMAIN` (the
+  `factory(op: OpNode) -> fn(args: Sequence[Any]) -> tuple of outputs`) for the operators of its `DOMAIN` (the
   default domain "" when the module sets none). Nothing registers itself by being imported: a family module
   missing here, or two families claiming one (domain, op), fails a test.
 - `KERNELS`: every family's kernels, by (domain, op_type).
 - `REFERENCE_FALLBACK`: the (domain, op_type) pairs still run by onnx.reference, listed one by one.
 
 To add a kernel: write its factory in its family's module (ops.base.OpNode gives the version and attributes),
-add it to that module's `KERNELS`, remove the op from `REFERENCE_FALLBACK`, and add its differential cases
-(tests/differential/cases_<family>.py).
+add it to that module's `KERNELS` (a new family module: import it and list it in `FAMILIES`), remove the op from
+`REFERENCE_FALLBACK`, and add its differential cases (tests/differential/cases_<family>.py).
 """
 from __future__ import annotations
 
