@@ -1,10 +1,11 @@
-"""What compiling a graph makes (a `Step` per node, a `CompiledGraph` per graph), and what kernels that run
-bodies ask of the compiler (`Bodies`)."""
+"""What compiling a graph makes (a `Step` per node, a `CompiledGraph` per graph), what kernels that run bodies
+ask of the compiler (`Bodies`), and one step evaluated once its guards allow it (`guarded_evaluate`: the engine's
+check before a kernel allocates, and the optimizer's folding)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 import onnx
 
@@ -68,3 +69,26 @@ class Bodies(Protocol):
         """The declared type of `name` as read in the graph at `graph_path`."""
         ...
 
+
+def guarded_bytes(step: Step, args: Sequence[Any], max_bytes: int) -> int:
+    """What a step's guards say its outputs on `args` would take, when that is beyond `max_bytes` (the cheap bound
+    first, the estimate behind it only when the bound is over); 0 when within, or when a guard cannot read
+    malformed inputs (the kernel reports them itself)."""
+    if step.guard is None:
+        return 0
+    try:
+        size = step.guard(args)
+        if size > max_bytes and step.exact_guard is not None:
+            size = step.exact_guard(args)
+    except Exception:  # noqa: BLE001 - malformed inputs: let the kernel report them itself
+        return 0
+    return size if size > max_bytes else 0
+
+
+def guarded_evaluate(step: Step, args: Sequence[Any], max_bytes: int, refuse: Callable[[int], NoReturn]) -> Any:
+    """A plain step's outputs on `args`, its kernel run once its guards allow it: `refuse(size)` raises first when
+    they say the outputs would take more than `max_bytes`."""
+    size = guarded_bytes(step, args, max_bytes)
+    if size:
+        refuse(size)
+    return step.fn(args)

@@ -73,7 +73,7 @@ class Program:
                 if default_domain and worth_remembering(
                         ref.op_type, [self.value_type(graph.path, name) if name else None for name in ref.proto.input]):
                     fn = remembered(ref.op_type, fn, self.remembered)
-            steps.append(_step(ref, fn, special))
+            steps.append(step_of(ref, fn, special))
         return CompiledGraph(
             path=graph.path,
             input_names=[i.name for i in proto.input],
@@ -102,7 +102,8 @@ def _deterministic(op_type: str) -> bool:
     return op_type not in DRAWS and op_type != "Dropout"
 
 
-def _step(ref: NodeRef, fn: Callable[..., Any], special: bool) -> Step:
+def step_of(ref: NodeRef, fn: Callable[..., Any], special: bool) -> Step:
+    """The node compiled for the engine's loop around its kernel `fn`, its guards chosen."""
     inputs, outputs = tuple(ref.proto.input), tuple(ref.proto.output)
     recorded = _distinct_named(inputs)
     site = EventSite(ref.path, ref.op_type, tuple(inputs[k] for k in recorded), tuple(o for o in outputs if o))

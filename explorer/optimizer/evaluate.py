@@ -3,14 +3,16 @@ version, same results as a run), for constant folding."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NoReturn
 
 import numpy as np
 import onnx
 
 from ..errors import cause_text
-from ..executor.guards import guard_for
+from ..executor.compiled import guarded_evaluate
 from ..executor.kernels import BODIES, op_kernel
 from ..executor.ops.base import OpNode
+from ..executor.program import step_of
 from ..graph import GraphRef, NodeRef
 
 _NO_GRAPH = GraphRef(path="", proto=onnx.GraphProto())
@@ -36,16 +38,14 @@ def evaluate(proto: onnx.NodeProto, opsets: dict[str, int], args: list[np.ndarra
         raise NotFoldable(f"no kernel: {cause_text(exc)}") from None
     if special:
         raise NotFoldable("its kernel runs bodies or recurrent cells")
-    guard = guard_for(proto)
-    if guard is not None:
-        try:
-            size = guard(args)
-        except Exception:  # noqa: BLE001 - malformed inputs: the kernel reports them itself
-            size = 0
-        if size > max_bytes:
-            raise NotFoldable(f"its result would take {size} bytes (limit {max_bytes})")
+
+    def refuse(size: int) -> NoReturn:
+        raise NotFoldable(f"its result would take {size} bytes (limit {max_bytes})")
+
     try:
-        outputs = fn(args)
+        outputs = guarded_evaluate(step_of(ref, fn, False), args, max_bytes, refuse)
+    except NotFoldable:
+        raise
     except Exception as exc:  # noqa: BLE001 - whatever the kernel refuses, the node stays
         raise NotFoldable(f"evaluation failed: {type(exc).__name__}: {cause_text(exc)}") from None
     arrays = []
