@@ -54,7 +54,7 @@ def test_an_operator_onnx_reference_lacks_is_named_with_the_whole_list(monkeypat
 
 
 def test_a_kernel_failing_with_several_lines_is_reported_on_one(monkeypatch):
-    def broken(node, program):
+    def broken(op):
         def run(args):
             raise ValueError("first line\nsecond line.")
         return run

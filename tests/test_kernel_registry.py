@@ -75,7 +75,7 @@ def test_an_unknown_op_names_node_and_op():
 def _op_node(op, opset, n_inputs=1, **attrs):
     model = _one_node(op, [h.make_tensor_value_info(f"x{i}", T.FLOAT, None) for i in range(n_inputs)], [Y], opset,
                       **attrs)
-    return OpNode(model.index.nodes["n"], program_of(model))
+    return OpNode(model.index.nodes["n"], program_of(model).opsets, lambda name: None)
 
 
 @pytest.mark.parametrize("op, opset, version", [("ReduceSum", 12, 11), ("ReduceSum", 13, 13),

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from explorer.executor.ops import FAMILY_NAMES
+from explorer.executor.ops import FAMILIES
+
+FAMILY_NAMES = {family.__name__.rsplit(".", 1)[1] for family in FAMILIES}
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 from mutate_kernels import MUTANTS, ROOT, apply, check  # noqa: E402

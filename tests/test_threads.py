@@ -29,8 +29,8 @@ def seen(monkeypatch) -> list[set[int]]:
     counts: list[set[int]] = []
     make = ops.KERNELS[("", "MatMul")]
 
-    def spying(node, program):
-        kernel = make(node, program)
+    def spying(op):
+        kernel = make(op)
 
         def run(args):
             counts.append(blas_threads())

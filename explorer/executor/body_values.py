@@ -11,7 +11,7 @@ from ..errors import ExecutionError, where
 from .ops.base import Call
 
 if TYPE_CHECKING:
-    from .program import Program
+    from .compiled import Bodies
 
 
 def one_value(value: Any, what: str, call: Call) -> Any:
@@ -24,9 +24,9 @@ def one_value(value: Any, what: str, call: Call) -> Any:
     return array.item()
 
 
-def empty_stack(program: Program, body_path: str, name: str, axis: int = 0) -> np.ndarray:
+def empty_stack(bodies: Bodies, body_path: str, name: str, axis: int = 0) -> np.ndarray:
     """A zero-iteration scan output: shape from the body output's declared type, 0 along the scan axis."""
-    tp = program.value_type(body_path, name)
+    tp = bodies.value_type(body_path, name)
     dtype: np.dtype[Any] = np.dtype(np.float32)
     dims: list[int] = []
     if tp is not None and tp.HasField("tensor_type"):
@@ -51,9 +51,9 @@ def stack_outputs(elements: list[Any], axis: int, call: Call, name: str) -> np.n
                              iteration=call.iteration) from None
 
 
-def declared_rank(program: Program, graph_path: str, name: str) -> int:
+def declared_rank(bodies: Bodies, graph_path: str, name: str) -> int:
     """The rank a body declares for an input onnxruntime feeds as one value: 1 for `[1]`, else 0 (a scalar)."""
-    declared = program.value_type(graph_path, name)
+    declared = bodies.value_type(graph_path, name)
     if declared is not None and declared.HasField("tensor_type") and declared.tensor_type.HasField("shape"):
         return 1 if len(declared.tensor_type.shape.dim) == 1 else 0
     return 0

@@ -13,26 +13,24 @@ import numpy as np
 from ..errors import ExecutionError, where
 from ..proto.body_signatures import BodySignature, body_signature
 from .body_values import declared_rank, empty_stack, one_value, stack_outputs
-from .ops.base import Call, SpecialKernel
+from .ops.base import Call, OpNode, SpecialKernel
 
 if TYPE_CHECKING:
-    from ..proto.graph import NodeRef
     from ..trace.trace import EventInfo
-    from .program import Program
+    from .compiled import Bodies
 
 
-def _signature(node: NodeRef, program: Program, attribute: str = "body") -> BodySignature:
+def _signature(op: OpNode, attribute: str = "body") -> BodySignature:
     """The body's signature; ExecutionError naming the node when node and body do not fit the spec."""
-    signature = body_signature(node.proto, program.opsets.get("", 1), attribute)
+    signature = body_signature(op.node.proto, op.opset, attribute)
     if signature.problems:
-        raise ExecutionError(f"node {node.path!r} ({node.op_type}): {signature.problems[0]}", node=node.path,
-                             op_type=node.op_type)
+        raise op.error(signature.problems[0])
     return signature
 
 
-def _check_slice_rank(program: Program, body_path: str, name: str, rank: int, call: Call) -> None:
+def _check_slice_rank(bodies: Bodies, body_path: str, name: str, rank: int, call: Call) -> None:
     """A scan input's slices must have the rank the body declares for that input (when it declares one)."""
-    tp = program.value_type(body_path, name)
+    tp = bodies.value_type(body_path, name)
     if tp is None or not tp.HasField("tensor_type") or not tp.tensor_type.HasField("shape"):
         return
     declared = len(tp.tensor_type.shape.dim)
@@ -42,14 +40,14 @@ def _check_slice_rank(program: Program, body_path: str, name: str, rank: int, ca
                              iteration=call.iteration)
 
 
-def if_kernel(node: NodeRef, program: Program) -> SpecialKernel:
-    then_path, else_path = f"{node.path}/then_branch", f"{node.path}/else_branch"
+def if_kernel(op: OpNode, bodies: Bodies) -> SpecialKernel:
+    then_path, else_path = f"{op.path}/then_branch", f"{op.path}/else_branch"
     for branch in ("then_branch", "else_branch"):
-        _signature(node, program, branch)
+        _signature(op, branch)
 
     def run(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
         branch = "then_branch" if one_value(args[0], "cond", call) else "else_branch"
-        body = program.graph(then_path if branch == "then_branch" else else_path)
+        body = bodies.graph(then_path if branch == "then_branch" else else_path)
         base = call.engine.body_frame(body, call.env, call.path, "If", call.iteration)
         outputs = call.engine.run_body(body, base, [], call.iteration)
         return outputs, {"branch": branch}
@@ -57,15 +55,15 @@ def if_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     return run
 
 
-def loop_kernel(node: NodeRef, program: Program) -> SpecialKernel:
-    body_path = f"{node.path}/body"
-    signature = _signature(node, program)
+def loop_kernel(op: OpNode, bodies: Bodies) -> SpecialKernel:
+    body_path = f"{op.path}/body"
+    signature = _signature(op)
     n_carried = len(signature.carried)
-    iteration_shape = (1,) * declared_rank(program, body_path, signature.inputs[0])
-    cond_shape = (1,) * declared_rank(program, body_path, signature.inputs[1])
+    iteration_shape = (1,) * declared_rank(bodies, body_path, signature.inputs[0])
+    cond_shape = (1,) * declared_rank(bodies, body_path, signature.inputs[1])
 
     def run(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
-        body = program.graph(body_path)
+        body = bodies.graph(body_path)
         engine = call.engine
         trip = args[0] if len(args) > 0 else None
         cond = args[1] if len(args) > 1 else None
@@ -98,7 +96,7 @@ def loop_kernel(node: NodeRef, program: Program) -> SpecialKernel:
                 store.append(element)
             i += 1
         stacked = [
-            stack_outputs(store, 0, call, name) if store else empty_stack(program, body_path, name)
+            stack_outputs(store, 0, call, name) if store else empty_stack(bodies, body_path, name)
             for store, name in zip(scans, body.output_names[1 + n_carried:])
         ]
         return [*carried, *stacked], {"stop_reason": reason, "iterations": i}
@@ -106,19 +104,19 @@ def loop_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     return run
 
 
-def scan_kernel(node: NodeRef, program: Program) -> SpecialKernel:
-    body_path = f"{node.path}/body"
-    signature = _signature(node, program)
+def scan_kernel(op: OpNode, bodies: Bodies) -> SpecialKernel:
+    body_path = f"{op.path}/body"
+    signature = _signature(op)
     m = len(signature.scan_inputs)
     if signature.batch_axis is not None:
-        return _scan8(program, body_path, signature)
+        return _scan8(bodies, body_path, signature)
     in_axes = [s.axis for s in signature.scan_inputs]
     reverse = [s.reverse for s in signature.scan_inputs]
     out_axes = [s.axis for s in signature.scan_outputs]
     prepend = [s.reverse for s in signature.scan_outputs]
 
     def run(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
-        body = program.graph(body_path)
+        body = bodies.graph(body_path)
         n = len(args) - m
         states, scan_inputs = list(args[:n]), args[n:]
         axes = []
@@ -129,7 +127,7 @@ def scan_kernel(node: NodeRef, program: Program) -> SpecialKernel:
                                      f"out of range for input of shape {x.shape}", node=call.path,
                                      op_type="Scan", iteration=call.iteration)
             axes.append(axis % x.ndim)
-            _check_slice_rank(program, body_path, body.input_names[n + j], x.ndim - 1, call)
+            _check_slice_rank(bodies, body_path, body.input_names[n + j], x.ndim - 1, call)
         lengths = {x.shape[a] for x, a in zip(scan_inputs, axes)}
         if len(lengths) > 1:
             raise ExecutionError(f"{where(call.path, 'Scan', call.iteration)}: scan inputs have different sequence "
@@ -156,7 +154,7 @@ def scan_kernel(node: NodeRef, program: Program) -> SpecialKernel:
         for j, (store, name) in enumerate(zip(elements, body.output_names[n:])):
             axis = out_axes[j]
             if not store:
-                results.append(empty_stack(program, body_path, name, axis))
+                results.append(empty_stack(bodies, body_path, name, axis))
                 continue
             rank = np.ndim(store[0]) + 1
             if not -rank <= axis < rank:
@@ -169,13 +167,13 @@ def scan_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     return run
 
 
-def _scan8(program: Program, body_path: str, signature: BodySignature) -> SpecialKernel:
+def _scan8(bodies: Bodies, body_path: str, signature: BodySignature) -> SpecialKernel:
     """Scan opset 8: batch axis 0, sequence axis 1, optional sequence_lens, per-input directions."""
     m = len(signature.scan_inputs)
     reverse = [s.reverse for s in signature.scan_inputs]
 
     def run(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
-        body = program.graph(body_path)
+        body = bodies.graph(body_path)
         lens, rest = args[0], args[1:]
         n = len(rest) - m
         inits, scan_inputs = rest[:n], rest[n:]
@@ -217,7 +215,7 @@ def _scan8(program: Program, body_path: str, signature: BodySignature) -> Specia
             name = body.output_names[n + j]
             template = next((e for store in per_batch for e in store), None)
             if template is None:
-                empty = empty_stack(program, body_path, name, 0)
+                empty = empty_stack(bodies, body_path, name, 0)
                 results.append(np.zeros((batch, max_len, *empty.shape[1:]), dtype=empty.dtype))
                 continue
             template = np.asarray(template)
@@ -231,12 +229,12 @@ def _scan8(program: Program, body_path: str, signature: BodySignature) -> Specia
     return run
 
 
-def sequence_map_kernel(node: NodeRef, program: Program) -> SpecialKernel:
-    body_path = f"{node.path}/body"
-    _signature(node, program)
+def sequence_map_kernel(op: OpNode, bodies: Bodies) -> SpecialKernel:
+    body_path = f"{op.path}/body"
+    _signature(op)
 
     def run(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
-        body = program.graph(body_path)
+        body = bodies.graph(body_path)
         first = args[0]
         if not isinstance(first, list):
             raise ExecutionError(f"{where(call.path, 'SequenceMap', call.iteration)}: input_sequence must be a "

@@ -10,10 +10,11 @@ import numpy as np
 from ..errors import ExecutionError, ExplorerError, LimitExceeded, cause_text, where
 from ..trace.trace import Event, EventInfo, EventSite, Iteration, IterationInfo, Trace
 from ..trace.values import describe, nbytes
+from .compiled import CompiledGraph, Step, guarded_bytes
 from .guards import product_bound2
 from .ops.base import Call
 from .past_budget import PastBudget
-from .program import CompiledGraph, Program, Step
+from .program import Program
 
 if TYPE_CHECKING:
     from ..limits import Limits
@@ -100,7 +101,7 @@ class Engine:
                     except Exception:  # noqa: BLE001 - malformed inputs: let the kernel report them itself
                         size = 0
                     if size > max_bytes:
-                        self._check_guard(step, args, size, iteration)
+                        self._check_guard(step, args, iteration)
                 if special:
                     self._budget = budget
                     try:
@@ -147,15 +148,12 @@ class Engine:
             if self.trace.budget_exceeded_at is None and self.trace.spilled_at is None:
                 self.trace.recorded_bytes = self.limits.trace_budget_bytes - budget
 
-    def _check_guard(self, step: Step, args: tuple[Any, ...], size: int, iteration: tuple[int, ...]) -> None:
-        """A step's guard said `size` bytes, beyond Limits.max_tensor_bytes: LimitExceeded, once the estimate
-        behind a bound says so too."""
-        if step.exact_guard is not None:
-            try:
-                size = step.exact_guard(args)
-            except Exception:  # noqa: BLE001 - malformed inputs: let the kernel report them itself
-                return
-        self.check_bytes(size, "its output", step.path, step.op_type, iteration)
+    def _check_guard(self, step: Step, args: tuple[Any, ...], iteration: tuple[int, ...]) -> None:
+        """A step's guard said more than Limits.max_tensor_bytes (the loop's inline check): LimitExceeded, once the
+        guards' verdict (compiled.guarded_bytes, the one `guarded_evaluate` reads) says so too."""
+        size = guarded_bytes(step, args, self.limits.max_tensor_bytes)
+        if size:
+            self.check_bytes(size, "its output", step.path, step.op_type, iteration)
 
     def _run_special(self, step: Step, args: tuple[Any, ...], frame: dict[str, Any],
                      iteration: tuple[int, ...]) -> None:

@@ -2,7 +2,7 @@
 every node inside is recorded and control flow inside uses explorer's own kernels."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsupportedOperatorError
@@ -12,14 +12,15 @@ from .ops.base import Call, SpecialKernel
 if TYPE_CHECKING:
     from ..proto.graph import NodeRef
     from ..trace.trace import EventInfo
-    from .program import Program
+    from .compiled import Bodies
 
 
-def calls_function(node: NodeRef, program: Program) -> bool:
-    return (node.domain, node.op_type) in program.functions
+def calls_function(node: NodeRef, functions: Mapping[tuple[str, str], Any]) -> bool:
+    """Whether the node calls one of `functions` (the model's, by (domain, name))."""
+    return (node.domain, node.op_type) in functions
 
 
-def function_kernel(node: NodeRef, program: Program) -> SpecialKernel:
+def function_kernel(node: NodeRef, bodies: Bodies) -> SpecialKernel:
     """The kernel of one call: binds actual inputs (missing optional ones as None) to the formal inputs."""
     body_path = f"{node.path}/{FUNCTION_BODY}"
     if not any(g.path == body_path for g in node.subgraphs):
@@ -29,7 +30,7 @@ def function_kernel(node: NodeRef, program: Program) -> SpecialKernel:
     name = f"{node.domain}.{node.op_type}" if node.domain else node.op_type
 
     def run(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
-        body = program.graph(body_path)
+        body = bodies.graph(body_path)
         inputs = list(args) + [None] * (len(body.input_names) - len(args))
         base = call.engine.body_frame(body, call.env, call.path, call.op_type, call.iteration)
         return call.engine.run_body(body, base, inputs, call.iteration), {"function": name}

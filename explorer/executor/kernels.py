@@ -1,61 +1,98 @@
-"""Which kernel runs a node, decided once per node from explicit tables (`SPECIAL` here, the others in
+"""Which kernel runs a node, decided once per node from explicit tables (`BODIES` and `CELLS` here, the others in
 explorer/executor/ops/__init__.py):
 
 1. a call of a model-local function runs the function's body (executor/functions.py);
-2. a special kernel (control flow, recurrent cells) from `SPECIAL`;
+2. a special kernel: control flow from `BODIES`, recurrent cells from `CELLS`;
 3. explorer's own kernel from `ops.KERNELS` (one module per operator family);
 4. onnx.reference for the rare operators listed in `ops.REFERENCE_FALLBACK`;
 5. anything else is an UnsupportedOperatorError naming the node and the operator.
 
 Plain kernels are `fn(args: Sequence[Any]) -> tuple of outputs`; special kernels are `fn(args, call) -> (outputs, info)`.
 Every node is checked against its operator version first (ops.base.OpNode): attributes and input counts the
-version does not define are refused with an error naming the node.
+version does not define are refused with an error naming the node. A factory is given that `OpNode`, the node's
+static facts; only the kernels that run bodies (control flow, calls of model-local functions) are also given the
+`Bodies` the Program compiles.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
+
+import onnx
 
 from ..errors import UnsupportedOperatorError
 from . import control_flow, ops, rnn
+from .compiled import Bodies
 from .functions import calls_function, function_kernel
-from .ops.base import KernelFactory
+from .ops.base import KernelFactory, OpNode, SpecialKernel
 from .reference import reference_kernel
 
 if TYPE_CHECKING:
     from ..proto.graph import NodeRef
-    from .program import Program
 
-SPECIAL: dict[tuple[str, str], KernelFactory] = {
+BodyKernelFactory = Callable[[OpNode, Bodies], SpecialKernel]
+"""factory(op, bodies) -> special kernel: the kernels that run bodies compile them through the Program."""
+
+BODIES: dict[tuple[str, str], BodyKernelFactory] = {
     ("", "If"): control_flow.if_kernel,
     ("", "Loop"): control_flow.loop_kernel,
     ("", "Scan"): control_flow.scan_kernel,
     ("", "SequenceMap"): control_flow.sequence_map_kernel,
+}
+"""Control flow: `factory(op, bodies)`, by (domain, op_type)."""
+CELLS: dict[tuple[str, str], KernelFactory] = {
     ("", "GRU"): rnn.rnn_kernel,
     ("", "LSTM"): rnn.rnn_kernel,
     ("", "RNN"): rnn.rnn_kernel,
     ("com.microsoft", "DynamicQuantizeLSTM"): rnn.dynamic_quantize_lstm_kernel,
 }
-"""Kernels that run bodies or record more than values: `fn(args, call) -> (outputs, info)`, by (domain, op_type).
-Calls of model-local functions are special too; they are found in the model (executor/functions.py), not here."""
+"""Recurrent cells, which record their gates: `factory(op)`, by (domain, op_type)."""
+SPECIAL: frozenset[tuple[str, str]] = frozenset(BODIES) | frozenset(CELLS)
+"""The operators whose kernels are special: `fn(args, call) -> (outputs, info)`. Calls of model-local functions
+are special too; they are found in the model (executor/functions.py), not here."""
 
 
-def build_kernel(node: NodeRef, program: Program) -> tuple[Callable[..., Any], bool]:
+class Compiler(Bodies, Protocol):
+    """What building a node's kernel reads from the Program compiling it: the model's opsets and local functions,
+    and for kernels that run bodies, `Bodies`."""
+
+    @property
+    def opsets(self) -> dict[str, int]:
+        """The model's opsets by domain, the default domain ("") always among them."""
+        ...
+
+    @property
+    def functions(self) -> Mapping[tuple[str, str], onnx.FunctionProto]:
+        """The model-local functions by (domain, name)."""
+        ...
+
+
+def build_kernel(node: NodeRef, compiler: Compiler) -> tuple[Callable[..., Any], bool]:
     """(kernel, is_special) for one node."""
-    if calls_function(node, program):
-        return function_kernel(node, program), True
-    op = program.op_node(node)
+    if calls_function(node, compiler.functions):
+        return function_kernel(node, compiler), True
+    op = OpNode(node, compiler.opsets, partial(compiler.value_type, node.graph.path))
+    runs_bodies = BODIES.get((op.domain, op.op_type))
+    if runs_bodies is not None:
+        return runs_bodies(op, compiler), True
+    return op_kernel(op)
+
+
+def op_kernel(op: OpNode) -> tuple[Callable[..., Any], bool]:
+    """(kernel, is_special) for a node that runs no body, from its static facts: a recurrent cell's (special),
+    explorer's own, or onnx.reference's for the operators listed in `ops.REFERENCE_FALLBACK`."""
     key = (op.domain, op.op_type)
-    special = SPECIAL.get(key)
-    if special is not None:
-        return special(node, program), True
+    cell = CELLS.get(key)
+    if cell is not None:
+        return cell(op), True
     own = ops.KERNELS.get(key)
     if own is not None:
-        return own(node, program), False
+        return own(op), False
     if key in ops.REFERENCE_FALLBACK:
-        return reference_kernel(node, program), False
+        return reference_kernel(op), False
     known = "" if op.schema is not None else (", which onnxruntime does not define" if op.domain == "com.microsoft"
                                               else ", which onnx does not define")
     raise UnsupportedOperatorError(
-        f"node {node.path!r}: operator {op.op_type!r} (domain {op.domain or 'ai.onnx'!r}, opset {op.opset}{known}) "
-        "has no kernel in explorer", node=node.path, op_type=op.op_type)
+        f"node {op.path!r}: operator {op.op_type!r} (domain {op.domain or 'ai.onnx'!r}, opset {op.opset}{known}) "
+        "has no kernel in explorer", node=op.path, op_type=op.op_type)

@@ -1,8 +1,7 @@
 """A model compiled for execution: per graph, its nodes in a valid order with their kernels built once."""
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -16,57 +15,14 @@ from ..proto.graph_index import GraphIndex
 from ..proto.weights import tensor_value
 from ..spec.random_ops import NONDETERMINISTIC
 from ..trace.trace import EventSite
+from .compiled import CompiledGraph, Step
 from .guards import guard_for, quick_guard_for
 from .kernels import build_kernel
 from .memo import Budget, ComputedOnce, computed_once, remembered, worth_remembering
-from .ops.base import OpNode
 from .ops.constant import sparse_to_dense
 
 if TYPE_CHECKING:
     from ..model.model import Model
-
-
-@dataclass(slots=True)
-class Step:
-    """One node compiled for the engine's loop: everything that can be decided once per node is decided here."""
-
-    path: str
-    op_type: str
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-    fn: Callable[..., Any]  # PlainKernel, or SpecialKernel when `special`
-    special: bool
-    guard: Callable[[Sequence[Any]], int] | None  # the output's bytes (or a cheap bound of them) from the inputs
-    site: EventSite  # what its events record: path, op type, the distinct names of its values
-    required_outputs: int = 0  # declared non-empty outputs the kernel must return
-    single_output: str | None = None  # the output's name when the node has exactly one and no gaps
-    pick_inputs: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None  # args -> recorded inputs, when they
-    # differ (an omitted optional, an input read twice)
-    fetch: Callable[[dict[str, Any]], tuple[Any, ...]] | None = None  # frame -> args, for two inputs or more
-    exact_guard: Callable[[Sequence[Any]], int] | None = None  # when `guard` is a bound: the estimate behind it
-    constant: ComputedOnce | None = None  # `fn` when the node's inputs are all constants (memo.py)
-
-
-Plan = tuple[Step, Callable[..., Any], bool, "Callable[[dict[str, Any]], tuple[Any, ...]] | None", "str | None",
-             "Callable[[Sequence[Any]], int] | None", "str | None", EventSite,
-             "Callable[[tuple[Any, ...]], tuple[Any, ...]] | None", "ComputedOnce | None"]
-"""What the engine's loop unpacks per step: (step, fn, special, fetch, the single input's name, guard, the single
-output's name, site, pick_inputs, constant)."""
-
-
-@dataclass
-class CompiledGraph:
-    path: str
-    input_names: list[str]
-    output_names: list[str]
-    initializers: dict[str, Any]
-    captures: list[str]
-    steps: list[Step]
-    plan: list[Plan] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.plan = [(s, s.fn, s.special, s.fetch, s.inputs[0] if len(s.inputs) == 1 else None, s.guard,
-                      s.single_output, s.site, s.pick_inputs, s.constant) for s in self.steps]
 
 
 class Program:
@@ -78,17 +34,9 @@ class Program:
         self.opsets.setdefault("", 1)
         self.functions = model.functions
         self._graphs: dict[str, CompiledGraph] = {}
-        self._op: OpNode | None = None
         self.remembered = Budget()  # what the nodes' remembered shape arithmetic may take (memo.py)
         self.constants = Budget(MEMO_CONSTANT_BYTES)  # what the results of constant nodes may take (memo.py)
         self._constant_names: dict[str, set[str]] = {}  # per compiled graph: the names that hold constants
-
-    def op_node(self, node: NodeRef) -> OpNode:
-        """The node as its kernel sees it (ops.base.OpNode: checked against its operator version when made), made
-        once per node: kernels.build_kernel and the kernel's factory ask for the same one."""
-        if self._op is None or self._op.node is not node:
-            self._op = OpNode(node, self)
-        return self._op
 
     def graph(self, path: str = "") -> CompiledGraph:
         compiled = self._graphs.get(path)
@@ -126,7 +74,7 @@ class Program:
                 if default_domain and worth_remembering(
                         ref.op_type, [self.value_type(graph.path, name) if name else None for name in ref.proto.input]):
                     fn = remembered(ref.op_type, fn, self.remembered)
-            steps.append(_step(ref, fn, special))
+            steps.append(step_of(ref, fn, special))
         return CompiledGraph(
             path=graph.path,
             input_names=[i.name for i in proto.input],
@@ -155,7 +103,8 @@ def _deterministic(op_type: str) -> bool:
     return op_type not in NONDETERMINISTIC
 
 
-def _step(ref: NodeRef, fn: Callable[..., Any], special: bool) -> Step:
+def step_of(ref: NodeRef, fn: Callable[..., Any], special: bool) -> Step:
+    """The node compiled for the engine's loop around its kernel `fn`, its guards chosen."""
     inputs, outputs = tuple(ref.proto.input), tuple(ref.proto.output)
     recorded = _distinct_named(inputs)
     site = EventSite(ref.path, ref.op_type, tuple(inputs[k] for k in recorded), tuple(o for o in outputs if o))

@@ -14,9 +14,7 @@ from onnx.reference.ops._op import OpRunBinaryNumpy
 from ..errors import UnsupportedOperatorError, cause_text
 
 if TYPE_CHECKING:
-    from ..proto.graph import NodeRef
-    from .ops.base import PlainKernel
-    from .program import Program
+    from .ops.base import OpNode, PlainKernel
 
 # Operators removed from ONNX that old exporters still emit, run by the kernel they were renamed to.
 _RENAMED = {"Scatter": ("ScatterElements", 11)}  # Scatter-9/11 == ScatterElements-11 without `reduction`
@@ -32,19 +30,20 @@ def _normalize(res: Any) -> tuple[Any, ...]:
     )
 
 
-def reference_kernel(node: NodeRef, program: Program, proto: onnx.NodeProto | None = None) -> PlainKernel:
+def reference_kernel(op: OpNode, proto: onnx.NodeProto | None = None) -> PlainKernel:
     """onnx.reference's kernel for a node, or for `proto` standing in for it (an own kernel that reuses the
     reference one under other attributes)."""
+    node = op.node
     proto = node.proto if proto is None else proto
     domain = "" if proto.domain == "ai.onnx" else proto.domain
-    opsets = program.opsets
+    opsets = op.opsets
     if domain not in opsets:
         raise UnsupportedOperatorError(
             f"node {node.path!r} ({proto.op_type}) uses domain {domain!r}, which the model does not import",
             node=node.path, op_type=proto.op_type,
         )
     version = opsets.get(domain, 1)
-    cls = _load_reference_class(proto, domain, version, node, program)
+    cls = _load_reference_class(proto, domain, version, op)
     run_params = {
         "log": _no_log,
         "opsets": opsets,
@@ -112,8 +111,8 @@ def _no_log(*_: Any) -> None:
     return None
 
 
-def _load_reference_class(proto: onnx.NodeProto, domain: str, version: int, node: NodeRef,
-                          program: Program) -> Any:
+def _load_reference_class(proto: onnx.NodeProto, domain: str, version: int, op: OpNode) -> Any:
+    node = op.node
     try:
         if domain == "" and proto.op_type in _RENAMED:
             renamed, renamed_version = _RENAMED[proto.op_type]
@@ -123,7 +122,7 @@ def _load_reference_class(proto: onnx.NodeProto, domain: str, version: int, node
             try:
                 return load_op("", proto.op_type, version, evaluator_cls=ReferenceEvaluator)
             except op_run.RuntimeContextError:
-                declared = [program.value_type(node.graph.path, name) for name in proto.input]
+                declared = [op.value_type(name) for name in proto.input]
                 types = [t for t in declared if t is not None]
                 if len(types) != len(declared):
                     raise UnsupportedOperatorError(

@@ -3,15 +3,16 @@ version, same results as a run), for constant folding."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NoReturn
 
 import numpy as np
 import onnx
 
 from ..errors import cause_text
-from ..executor import run as _run  # noqa: F401 - importing it registers explorer's own kernels
-from ..executor.guards import guard_for
-from ..executor.kernels import build_kernel
+from ..executor.compiled import guarded_evaluate
+from ..executor.kernels import BODIES, op_kernel
 from ..executor.ops.base import OpNode
+from ..executor.program import step_of
 from ..proto.graph import GraphRef, NodeRef
 
 _NO_GRAPH = GraphRef(path="", proto=onnx.GraphProto())
@@ -21,44 +22,30 @@ class NotFoldable(Exception):
     """The node cannot be evaluated ahead of a run (the message says why)."""
 
 
-class _FoldProgram:
-    """What a kernel factory reads from the program: the opsets, the model-local functions (a folded node never
-    calls one), the types of the node's inputs, and the node checked against its operator version."""
-
-    def __init__(self, opsets: dict[str, int], types: Callable[[str], onnx.TypeProto | None]) -> None:
-        self.opsets = dict(opsets)
-        self.opsets.setdefault("", 1)
-        self.functions: dict = {}
-        self._types = types
-
-    def value_type(self, graph_path: str, name: str) -> onnx.TypeProto | None:
-        return self._types(name)
-
-    def op_node(self, node: NodeRef) -> OpNode:
-        return OpNode(node, self)  # type: ignore[arg-type]
-
-
 def evaluate(proto: onnx.NodeProto, opsets: dict[str, int], args: list[np.ndarray | None],
              types: Callable[[str], onnx.TypeProto | None], max_bytes: int) -> list[np.ndarray]:
     """The outputs of `proto` on `args` (None for an omitted optional input). Raises NotFoldable when the node
     has no plain kernel, would allocate more than `max_bytes`, fails, or returns something other than tensors."""
     ref = NodeRef(path=proto.name, proto=proto, graph=_NO_GRAPH, index=0)
+    imported = dict(opsets)
+    imported.setdefault("", 1)
     try:
-        fn, special = build_kernel(ref, _FoldProgram(opsets, types))  # type: ignore[arg-type]
+        op = OpNode(ref, imported, types)  # a folded node never calls a model-local function
+        special = (op.domain, op.op_type) in BODIES
+        if not special:
+            fn, special = op_kernel(op)
     except Exception as exc:  # noqa: BLE001 - whatever stops the kernel from being built: no folding
         raise NotFoldable(f"no kernel: {cause_text(exc)}") from None
     if special:
         raise NotFoldable("its kernel runs bodies or recurrent cells")
-    guard = guard_for(proto)
-    if guard is not None:
-        try:
-            size = guard(args)
-        except Exception:  # noqa: BLE001 - malformed inputs: the kernel reports them itself
-            size = 0
-        if size > max_bytes:
-            raise NotFoldable(f"its result would take {size} bytes (limit {max_bytes})")
+
+    def refuse(size: int) -> NoReturn:
+        raise NotFoldable(f"its result would take {size} bytes (limit {max_bytes})")
+
     try:
-        outputs = fn(args)
+        outputs = guarded_evaluate(step_of(ref, fn, False), args, max_bytes, refuse)
+    except NotFoldable:
+        raise
     except Exception as exc:  # noqa: BLE001 - whatever the kernel refuses, the node stays
         raise NotFoldable(f"evaluation failed: {type(exc).__name__}: {cause_text(exc)}") from None
     arrays = []

@@ -6,16 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .base import KernelFactory, OpNode, PlainKernel, as_array
 from .unary import erf
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 Activation = Callable[[np.ndarray], np.ndarray]
 
@@ -140,8 +136,8 @@ ACTIVATIONS: dict[str, Callable[[OpNode], Activation]] = {
 }
 
 
-def activation_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    fn = ACTIVATIONS[node.op_type](program.op_node(node))
+def activation_kernel(op: OpNode) -> PlainKernel:
+    fn = ACTIVATIONS[op.op_type](op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         return (as_array(fn(args[0])),)
@@ -153,11 +149,10 @@ def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     return len(shape) <= len(target) and all(d in (1, t) for d, t in zip(shape[::-1], target[::-1]))
 
 
-def prelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
+def prelu_kernel(op: OpNode) -> PlainKernel:
     """From version 7 the slope broadcasts to X (one way). Before, a one-element slope is shared and a slope of
     shape (C,) is per channel over X (N, C, ...), as the opset-6 exporters meant it; other slopes broadcast as
     numpy's rule would."""
-    op = program.op_node(node)
     one_way = op.version >= 7
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -190,10 +185,9 @@ def _type_range(dtype: np.dtype) -> tuple[np.generic, np.generic]:
     return dtype.type(info.min), dtype.type(info.max)
 
 
-def clip_kernel(node: NodeRef, program: Program) -> PlainKernel:
+def clip_kernel(op: OpNode) -> PlainKernel:
     """Before version 11 the bounds are attributes (default: float's lowest and highest), from 11 optional scalar
     inputs (default: the type's lowest and highest); infinities are clipped to them, as the spec says."""
-    op = program.op_node(node)
     if op.version < 11:
         low = op.get_float("min", float(np.finfo(np.float32).min))
         high = op.get_float("max", float(np.finfo(np.float32).max))

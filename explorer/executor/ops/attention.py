@@ -11,17 +11,13 @@ left gets zeros. qk_matmul_output is the scores at mode 0, softcapped at 1, bias
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import onnx
 
-from .base import KernelFactory, PlainKernel
+from .base import KernelFactory, OpNode, PlainKernel
 from .shared import compute_dtype, node_attributes
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 
 def _heads(x: np.ndarray, heads: int | None, what: str) -> np.ndarray:
@@ -60,8 +56,8 @@ def _allowed(q_len: int, total: int, offset: np.ndarray, causal: bool, left: int
     return allowed
 
 
-def attention_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    version, attrs = node_attributes(node, program)
+def attention_kernel(op: OpNode) -> PlainKernel:
+    version, attrs = node_attributes(op)
     causal, softcap = bool(attrs["is_causal"]), float(attrs["softcap"] or 0.0)
     mode = int(attrs["qk_matmul_output_mode"])
     q_heads, kv_heads = attrs["q_num_heads"], attrs["kv_num_heads"]
@@ -130,8 +126,8 @@ def attention_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def rotary_embedding_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
+def rotary_embedding_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
     interleaved, rotary_dim, heads = bool(attrs["interleaved"]), int(attrs["rotary_embedding_dim"]), attrs["num_heads"]
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:

@@ -1,11 +1,10 @@
 """What every kernel needs: the operator version a node runs at, its attributes typed with that version's
 defaults, the error that names the node, and (for special kernels) the `Call` they are given.
 
-A kernel factory asks for its node's `OpNode` (made once per node), reads what it needs from it, and returns
-a plain closure:
+A kernel factory is given its node's `OpNode` (made and checked once per node), reads what it needs from it,
+and returns a plain closure:
 
-    def relu(node, program):
-        op = program.op_node(node)
+    def leaky_relu(op):
         alpha = op.get_float("alpha")           # the node's value, or the default of the version it runs at
         def run(args): ...
         return run
@@ -28,12 +27,12 @@ from ...spec.schema import SchemaFacts, attribute_problem, schema_at, schema_fac
 if TYPE_CHECKING:
     from ...proto.graph import NodeRef
     from ...trace.trace import EventInfo, IterationInfo
-    from ..program import CompiledGraph, Program
+    from ..compiled import CompiledGraph
 
 PlainKernel = Callable[[Sequence[Any]], Any]
 """fn(args) -> tuple of outputs (optional inputs that are omitted arrive as None)."""
-KernelFactory = Callable[["NodeRef", "Program"], Any]
-"""factory(node, program) -> kernel, built once per node."""
+KernelFactory = Callable[["OpNode"], Any]
+"""factory(op) -> kernel, built once per node from its static facts."""
 SpecialKernel = Callable[[Sequence[Any], "Call"], "tuple[list[Any], EventInfo]"]
 """fn(args, call) -> (outputs, what the execution recorded besides its values)."""
 
@@ -94,18 +93,24 @@ def node_error(node: NodeRef, message: str) -> ExecutionError:
 
 class OpNode:
     """One node as its kernel sees it: `version` (the schema's since_version at the model's opset for the node's
-    domain) and its attributes with that version's defaults. Creating it checks the node against the version."""
+    domain), its attributes with that version's defaults, the model's opsets and the types it declares for the
+    values the node reads. Creating it checks the node against the version."""
 
-    def __init__(self, node: NodeRef, program: Program) -> None:
+    def __init__(self, node: NodeRef, opsets: dict[str, int],
+                 types: Callable[[str], onnx.TypeProto | None]) -> None:
+        """`opsets`: the model's, by domain ("" for the default one); `types`: name -> its declared type as read
+        in the node's graph (None when undeclared)."""
         self.node = node
         self.path = node.path
         self.op_type = node.op_type
         self.domain = domain_of(node)
-        if self.domain not in program.opsets:
+        if self.domain not in opsets:
             raise UnsupportedOperatorError(
                 f"node {node.path!r} ({node.op_type}) uses domain {self.domain!r}, which the model does not import",
                 node=node.path, op_type=node.op_type)
-        self.opset: int = program.opsets[self.domain]
+        self.opsets = opsets
+        self.opset: int = opsets[self.domain]
+        self._types = types
         self.schema = schema_at(node.op_type, self.opset, self.domain)
         self.version: int = self.schema.since_version if self.schema is not None else self.opset
         self._set = {att.name: att for att in node.proto.attribute}
@@ -127,6 +132,10 @@ class OpNode:
             raise self.error(f"it has {self.input_count()} inputs; {facts.name} takes at most {facts.max_input}")
         if len(proto.output) > facts.max_output:
             raise self.error(f"it has {len(proto.output)} outputs; {facts.name} makes at most {facts.max_output}")
+
+    def value_type(self, name: str) -> onnx.TypeProto | None:
+        """The type the model declares for `name` as the node's graph reads it (None when undeclared)."""
+        return self._types(name)
 
     def error(self, message: str) -> ExecutionError:
         """An ExecutionError naming this node: raise it for what the version does not allow."""

@@ -8,15 +8,11 @@ has A's shape.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .base import KernelFactory, OpNode, PlainKernel, as_array
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 Binary = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -78,8 +74,7 @@ def _legacy_broadcast(op: OpNode) -> Callable[[np.ndarray, np.ndarray], np.ndarr
     return reshape
 
 
-def binary_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def binary_kernel(op: OpNode) -> PlainKernel:
     fn = ALL[op.op_type]
     legacy = _legacy_broadcast(op)
     same_types = op.op_type != "Pow" or op.version < 12
@@ -112,8 +107,7 @@ def _same_typed(op: OpNode, fn: Binary) -> PlainKernel:
     return run
 
 
-def mod_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def mod_kernel(op: OpNode) -> PlainKernel:
     fmod = op.get_int("fmod")
     floor_for_floats = op.version >= 28  # before 28, floating-point inputs need fmod=1
 
@@ -128,8 +122,7 @@ def mod_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def bit_shift_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def bit_shift_kernel(op: OpNode) -> PlainKernel:
     direction = op.get_str("direction")
     if direction not in ("LEFT", "RIGHT"):
         raise op.error(f"direction must be LEFT or RIGHT, got {direction!r}")

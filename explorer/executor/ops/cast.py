@@ -5,17 +5,13 @@ reads them as another type of the same width (little endian)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import onnx
 
 from .base import KernelFactory, OpNode, PlainKernel
 from .casting import FLOAT4, SMALL_INTS, STRING, bit_width, convert, element_dtype
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 
 def _target(op: OpNode) -> np.dtype:
@@ -45,8 +41,7 @@ def _run_convert(op: OpNode, x: np.ndarray, target: np.dtype, saturate: bool, ro
         raise op.error(f"cannot cast {np.asarray(x).dtype} to {target}: {exc}") from None
 
 
-def cast_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def cast_kernel(op: OpNode) -> PlainKernel:
     target = _target(op)
     saturate, round_mode = _converter(op)
 
@@ -56,8 +51,7 @@ def cast_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def cast_like_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def cast_like_kernel(op: OpNode) -> PlainKernel:
     saturate, round_mode = _converter(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -86,8 +80,7 @@ def _from_bits(pattern: np.ndarray, target: np.dtype) -> np.ndarray:
     return values.astype(target)
 
 
-def bit_cast_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def bit_cast_kernel(op: OpNode) -> PlainKernel:
     target = _target(op)
     if target == STRING:
         raise op.error("BitCast cannot produce strings")

@@ -3,17 +3,13 @@ float, int or string scalar or list), built once; every run returns the same arr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import onnx
 
 from ...proto.weights import tensor_value
-from .base import KernelFactory, PlainKernel
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel
 
 SCALARS = {"value_float": np.float32, "value_int": np.int64, "value_string": object}
 LISTS = {"value_floats": np.float32, "value_ints": np.int64, "value_strings": object}
@@ -31,9 +27,8 @@ def sparse_to_dense(sparse: onnx.SparseTensorProto) -> np.ndarray:
     return dense
 
 
-def constant_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
-    given = list(node.proto.attribute)
+def constant_kernel(op: OpNode) -> PlainKernel:
+    given = list(op.node.proto.attribute)
     if len(given) != 1:
         raise op.error(f"exactly one value attribute must be set, got {[att.name for att in given] or 'none'}")
     att = given[0]

@@ -4,18 +4,14 @@ the others in float64 (exact Gelu) or their own type; a bias is added along the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .activation import sigmoid
-from .base import KernelFactory, PlainKernel, as_array
+from .base import KernelFactory, OpNode, PlainKernel, as_array
 from .shared import compute_dtype
 from .unary import erf
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 DOMAIN = "com.microsoft"
 FAST_GELU_A, FAST_GELU_B = 0.7978845608028654, 0.035677408136300125  # sqrt(2/pi), 0.044715 * sqrt(2/pi)
@@ -43,14 +39,11 @@ def with_bias(x: np.ndarray, bias: np.ndarray | None, what: str = "bias") -> np.
     return (x.astype(work) + bias.astype(work)).astype(x.dtype)
 
 
-def gelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    program.op_node(node)
+def gelu_kernel(op: OpNode) -> PlainKernel:
     return lambda args: (exact_gelu(args[0]),)
 
 
-def fast_gelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    program.op_node(node)
-
+def fast_gelu_kernel(op: OpNode) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         bias = args[1] if len(args) > 1 else None
@@ -62,9 +55,7 @@ def fast_gelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def bias_gelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    program.op_node(node)
-
+def bias_gelu_kernel(op: OpNode) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b = args[:2]
         summed = with_bias(a.astype(np.float64), b, "B")
@@ -73,8 +64,8 @@ def bias_gelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def quick_gelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    alpha = program.op_node(node).get_float("alpha")
+def quick_gelu_kernel(op: OpNode) -> PlainKernel:
+    alpha = op.get_float("alpha")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
@@ -89,9 +80,7 @@ def _channels_last(x: np.ndarray, name: str) -> None:
         raise ValueError(f"{name} {x.shape} must be 3-D (N, S, C)")
 
 
-def bias_add_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    program.op_node(node)
-
+def bias_add_kernel(op: OpNode) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, bias, skip = args[:3]
         _channels_last(x, "X")
@@ -103,9 +92,7 @@ def bias_add_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def bias_split_gelu_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    program.op_node(node)
-
+def bias_split_gelu_kernel(op: OpNode) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, bias = args[:2]
         _channels_last(x, "X")

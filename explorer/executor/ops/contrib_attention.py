@@ -10,17 +10,13 @@ stacked `past`, MultiHeadAttention's past_key/past_value) are prepended; present
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .base import KernelFactory, OpNode, PlainKernel
 from .contrib_quantize import integer_product_to_float
 from .shared import compute_dtype
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 DOMAIN = "com.microsoft"
 LOWEST = float(np.finfo(np.float32).min)
@@ -141,8 +137,7 @@ def _input_and_weights(x: np.ndarray, weights: np.ndarray) -> None:
                          "(input_hidden, q + k + v hidden)")
 
 
-def attention_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def attention_kernel(op: OpNode) -> PlainKernel:
     _unsupported(op, ("do_rotary",))
     compute = _projected_attention(op, op.get_ints("qkv_hidden_sizes"))
 
@@ -159,10 +154,9 @@ def attention_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def qattention_kernel(node: NodeRef, program: Program) -> PlainKernel:
+def qattention_kernel(op: OpNode) -> PlainKernel:
     """Attention on a quantized input and weights: the projection is the exact integer product times
     input_scale · weight_scale (per column of the weights or per tensor), plus the bias, in float32."""
-    op = program.op_node(node)
     _unsupported(op, ("do_rotary",))
     compute = _projected_attention(op, None)
 
@@ -210,8 +204,7 @@ def _mha_inputs(query: np.ndarray, key: np.ndarray | None, value: np.ndarray | N
     return split_heads(q, heads, "query"), parts[0], parts[1]
 
 
-def multi_head_attention_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def multi_head_attention_kernel(op: OpNode) -> PlainKernel:
     heads, causal = op.get_int("num_heads"), bool(op.get_int("unidirectional"))
     filter_value = float(op.attr("mask_filter_value", -10000.0))
 

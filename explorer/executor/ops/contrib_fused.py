@@ -4,7 +4,7 @@ their parameters are those onnxruntime's CPU kernels accept; any other is refuse
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -14,10 +14,6 @@ from .base import KernelFactory, OpNode, PlainKernel
 from .conv import conv_kernel
 from .linalg import matmul
 from .shared import compute_dtype
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 DOMAIN = "com.microsoft"
 Activation = Callable[[np.ndarray, Sequence[float]], np.ndarray]
@@ -75,12 +71,11 @@ def _activation(op: OpNode, name: str, allowed: tuple[str, ...], params: Sequenc
     return apply
 
 
-def fused_conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def fused_conv_kernel(op: OpNode) -> PlainKernel:
     name = op.attr("activation")
     activate = None if name is None else _activation(op, str(name), CONV_ACTIVATIONS,
                                                        op.attr("activation_params") or [])
-    conv = conv_kernel(node, program)
+    conv = conv_kernel(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         y = conv(args[:3])[0]
@@ -94,8 +89,7 @@ def fused_conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def fused_gemm_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def fused_gemm_kernel(op: OpNode) -> PlainKernel:
     alpha, beta = op.get_float("alpha"), op.get_float("beta")
     trans_a, trans_b = bool(op.get_int("transA")), bool(op.get_int("transB"))
     name = str(op.attr("activation", ""))
@@ -132,8 +126,7 @@ def _last_two_swapped(x: np.ndarray) -> np.ndarray:
     return x if x.ndim < 2 else np.swapaxes(x, -1, -2)
 
 
-def fused_matmul_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def fused_matmul_kernel(op: OpNode) -> PlainKernel:
     alpha = op.get_float("alpha")
     trans = [bool(op.get_int(name)) for name in ("transA", "transB", "transBatchA", "transBatchB")]
 

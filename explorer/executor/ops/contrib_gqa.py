@@ -15,17 +15,13 @@ one-element position_ids, by the caches' cosines and sines."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .attention import rotate
 from .base import KernelFactory, OpNode, PlainKernel
 from .contrib_attention import merge_heads, split_heads
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 DOMAIN = "com.microsoft"
 _REFUSED_INPUTS = {12: "k_scale", 13: "v_scale", 16: "query_seqlens"}
@@ -72,8 +68,7 @@ def _softmax(scores: np.ndarray, allowed: np.ndarray, sink: np.ndarray | None) -
     return exp / np.where(total == 0, 1, total)
 
 
-def group_query_attention_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def group_query_attention_kernel(op: OpNode) -> PlainKernel:
     _refuse_settings(op)
     heads, kv_heads = op.get_int("num_heads"), op.get_int("kv_num_heads")
     causal, window = bool(op.get_int("causal")), op.get_int("local_window_size")
@@ -147,8 +142,7 @@ def group_query_attention_kernel(node: NodeRef, program: Program) -> PlainKernel
     return run
 
 
-def rotary_embedding_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def rotary_embedding_kernel(op: OpNode) -> PlainKernel:
     if op.attr("is_packed_batching"):
         raise op.error("is_packed_batching=1 (ragged batches) is not supported by explorer")
     interleaved, heads, rotary_dim = bool(op.attr("interleaved")), int(op.attr("num_heads") or 0), \

@@ -13,16 +13,12 @@ Half precision computes in float32; the variance is E[x²] - mean² as onnxrunti
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel
+from .base import KernelFactory, OpNode, PlainKernel
 from .shared import compute_dtype
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 DOMAIN = "com.microsoft"
 
@@ -38,8 +34,8 @@ def _skip_shape_ok(skip: np.ndarray, x: np.ndarray) -> bool:
 
 
 def _skip_norm(simplified: bool) -> KernelFactory:
-    def factory(node: NodeRef, program: Program) -> PlainKernel:
-        epsilon = program.op_node(node).get_float("epsilon")
+    def factory(op: OpNode) -> PlainKernel:
+        epsilon = op.get_float("epsilon")
 
         def run(args: Sequence[Any]) -> tuple[Any, ...]:
             x, skip, gamma = args[:3]
@@ -122,8 +118,8 @@ def _embed(epsilon: float, ids: np.ndarray, segments: np.ndarray | None, words: 
     return y.astype(words.dtype), mask_index, total.astype(words.dtype)
 
 
-def embed_layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    epsilon = program.op_node(node).get_float("epsilon")
+def embed_layer_normalization_kernel(op: OpNode) -> PlainKernel:
+    epsilon = op.get_float("epsilon")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         ids, segments, words, positions, segment_table, gamma, beta, mask, position_ids = (list(args) + [None] * 9)[:9]
@@ -132,9 +128,9 @@ def embed_layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKe
     return run
 
 
-def qembed_layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
+def qembed_layer_normalization_kernel(op: OpNode) -> PlainKernel:
     """EmbedLayerNormalization on int8/uint8 tables, each dequantized ((q - zero point) × scale) first."""
-    epsilon = program.op_node(node).get_float("epsilon")
+    epsilon = op.get_float("epsilon")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         given = list(args) + [None] * (18 - len(args))

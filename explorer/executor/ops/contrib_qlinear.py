@@ -10,19 +10,15 @@ QLinearAveragePool adds the output's zero point before rounding, as onnxruntime 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .activation import sigmoid
-from .base import KernelFactory, PlainKernel
+from .base import KernelFactory, OpNode, PlainKernel
 from .linalg import _exact_matmul
 from .pool import average_pool_kernel
 from .quantize import requantize, saturate_cast
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 DOMAIN = "com.microsoft"
 
@@ -46,9 +42,7 @@ def _centered(x: np.ndarray, zero: np.ndarray | None) -> np.ndarray:
 
 
 def _binary(multiply: bool) -> KernelFactory:
-    def factory(node: NodeRef, program: Program) -> PlainKernel:
-        program.op_node(node)
-
+    def factory(op: OpNode) -> PlainKernel:
         def run(args: Sequence[Any]) -> tuple[Any, ...]:
             a, a_scale, a_zero, b, b_scale, b_zero, c_scale, c_zero = (list(args) + [None] * 8)[:8]
             if a.dtype != b.dtype:
@@ -76,9 +70,7 @@ def _table(x: np.ndarray, x_scale: np.ndarray, x_zero: np.ndarray | None, y_scal
     return table[x.astype(np.int32) - info.min]
 
 
-def qlinear_sigmoid_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    program.op_node(node)
-
+def qlinear_sigmoid_kernel(op: OpNode) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, x_scale, x_zero, y_scale, y_zero = (list(args) + [None] * 5)[:5]
         return (_table(x, x_scale, x_zero, y_scale, y_zero, sigmoid),)
@@ -86,8 +78,8 @@ def qlinear_sigmoid_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def qlinear_leaky_relu_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    alpha = np.float32(program.op_node(node).get_float("alpha"))
+def qlinear_leaky_relu_kernel(op: OpNode) -> PlainKernel:
+    alpha = np.float32(op.get_float("alpha"))
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, x_scale, x_zero, y_scale, y_zero = (list(args) + [None] * 5)[:5]
@@ -96,8 +88,8 @@ def qlinear_leaky_relu_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def qlinear_concat_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    axis = program.op_node(node).get_int("axis")
+def qlinear_concat_kernel(op: OpNode) -> PlainKernel:
+    axis = op.get_int("axis")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         y_scale, y_zero, rest = args[0], args[1], args[2:]
@@ -120,9 +112,9 @@ def _channels_first(x: np.ndarray, channels_last: bool) -> np.ndarray:
     return np.moveaxis(x, -1, 1) if channels_last else x
 
 
-def qlinear_average_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    channels_last = bool(program.op_node(node).get_int("channels_last"))
-    pool = average_pool_kernel(node, program)
+def qlinear_average_pool_kernel(op: OpNode) -> PlainKernel:
+    channels_last = bool(op.get_int("channels_last"))
+    pool = average_pool_kernel(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, x_scale, x_zero, y_scale, y_zero = (list(args) + [None] * 5)[:5]
@@ -134,8 +126,8 @@ def qlinear_average_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def qlinear_global_average_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    channels_last = bool(program.op_node(node).get_int("channels_last"))
+def qlinear_global_average_pool_kernel(op: OpNode) -> PlainKernel:
+    channels_last = bool(op.get_int("channels_last"))
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, x_scale, x_zero, y_scale, y_zero = args[:5]
@@ -151,8 +143,7 @@ def qlinear_global_average_pool_kernel(node: NodeRef, program: Program) -> Plain
     return run
 
 
-def qlinear_softmax_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def qlinear_softmax_kernel(op: OpNode) -> PlainKernel:
     opset, axis_setting = op.get_int("opset"), op.get_int("axis")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -174,8 +165,7 @@ def qlinear_softmax_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def qgemm_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def qgemm_kernel(op: OpNode) -> PlainKernel:
     alpha = np.float32(op.get_float("alpha"))
     trans_a, trans_b = bool(op.get_int("transA")), bool(op.get_int("transB"))
 

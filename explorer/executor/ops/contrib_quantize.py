@@ -14,17 +14,13 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel
+from .base import KernelFactory, OpNode, PlainKernel
 from .linalg import _exact_matmul
 from .quantize import dynamic_quantize, saturate_cast
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 DOMAIN = "com.microsoft"
 
@@ -42,8 +38,8 @@ def _per_axis(param: np.ndarray, rank: int, axis: int | None, what: str) -> np.n
     return param.reshape([-1 if i == axis % rank else 1 for i in range(rank)])
 
 
-def quantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    axis = program.op_node(node).attr("axis")
+def quantize_linear_kernel(op: OpNode) -> PlainKernel:
+    axis = op.attr("axis")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale = args[:2]
@@ -57,8 +53,8 @@ def quantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def dequantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    axis = program.op_node(node).attr("axis")
+def dequantize_linear_kernel(op: OpNode) -> PlainKernel:
+    axis = op.attr("axis")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale = args[:2]
@@ -100,9 +96,7 @@ def integer_product_to_float(a: np.ndarray, a_scale: np.ndarray, a_zero: np.ndar
     return y.astype(b_scale.dtype)
 
 
-def matmul_integer_to_float_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    program.op_node(node)
-
+def matmul_integer_to_float_kernel(op: OpNode) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b, a_scale, b_scale, a_zero, b_zero, bias = (list(args) + [None] * 7)[:7]
         return (integer_product_to_float(a, a_scale, a_zero, b, b_scale, b_zero, bias),)
@@ -110,9 +104,7 @@ def matmul_integer_to_float_kernel(node: NodeRef, program: Program) -> PlainKern
     return run
 
 
-def dynamic_quantize_matmul_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    program.op_node(node)
-
+def dynamic_quantize_matmul_kernel(op: OpNode) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b, b_scale, b_zero, bias = (list(args) + [None] * 5)[:5]
         quantized, scale, zero = dynamic_quantize(a)
@@ -166,8 +158,7 @@ def _nbits_weights(b: np.ndarray, scales: np.ndarray, zeros: np.ndarray | None, 
     return ((q - zero) * scale).reshape(n, blocks * block)[:, :k]
 
 
-def matmul_nbits_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def matmul_nbits_kernel(op: OpNode) -> PlainKernel:
     k, n, bits, block = op.get_int("K"), op.get_int("N"), op.get_int("bits"), op.get_int("block_size")
     if bits not in (2, 4, 8) or block < 16 or block & (block - 1):
         raise op.error(f"bits={bits} (2, 4 or 8) and block_size={block} (a power of 2, at least 16) are not valid")
@@ -193,8 +184,7 @@ def matmul_nbits_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def gather_block_quantized_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def gather_block_quantized_kernel(op: OpNode) -> PlainKernel:
     bits, block = op.get_int("bits"), op.get_int("block_size")
     gather_setting, quantize_setting = op.get_int("gather_axis"), op.get_int("quantize_axis")
 

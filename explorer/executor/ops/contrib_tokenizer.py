@@ -13,16 +13,12 @@ RE2 (google-re2) matches as onnxruntime's does: Python's `re` would pick the lef
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import re2
 
-from .base import KernelFactory, PlainKernel
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel
 
 DOMAIN = "com.microsoft"
 START, END = "\x02", "\x03"
@@ -74,8 +70,7 @@ def _matches(text: str, expression: Any, shortest: int) -> list[str]:
     return tokens
 
 
-def tokenizer_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def tokenizer_kernel(op: OpNode) -> PlainKernel:
     mark, pad, shortest = bool(op.get_int("mark")), op.get_str("pad_value"), op.get_int("mincharnum")
     separators = op.attr("separators")
     separators = None if separators is None else [s.decode() if isinstance(s, bytes) else str(s) for s in separators]

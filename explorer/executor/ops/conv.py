@@ -7,17 +7,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel
+from .base import KernelFactory, OpNode, PlainKernel
 from .shared import compute_dtype, node_attributes
 from .windows import Window, pad_spatial, window_of
 
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 def window_for(attrs: dict[str, Any]) -> Callable[[np.ndarray], Window]:
     """w -> the node's Window for weights of w's shape, built once per weight shape."""
@@ -32,10 +29,10 @@ def window_for(attrs: dict[str, Any]) -> Callable[[np.ndarray], Window]:
     return get
 
 
-def grouped_window(node: NodeRef, program: Program) -> tuple[dict[str, Any], int, Callable[[np.ndarray], Window]]:
+def grouped_window(op: OpNode) -> tuple[dict[str, Any], int, Callable[[np.ndarray], Window]]:
     """(attributes, group, w -> Window) of a convolution node (Conv, ConvInteger, ConvTranspose, QLinearConv,
     DeformConv)."""
-    _, attrs = node_attributes(node, program)
+    _, attrs = node_attributes(op)
     return attrs, int(attrs["group"] or 1), window_for(attrs)
 
 
@@ -113,8 +110,8 @@ def _add_bias(y: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     return y
 
 
-def conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, group, window = grouped_window(node, program)
+def conv_kernel(op: OpNode) -> PlainKernel:
+    _, group, window = grouped_window(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, w = args[0], args[1]
@@ -126,8 +123,8 @@ def conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def conv_integer_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, group, window = grouped_window(node, program)
+def conv_integer_kernel(op: OpNode) -> PlainKernel:
+    _, group, window = grouped_window(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, w = args[0], args[1]
@@ -217,8 +214,8 @@ def _transpose_geometry(window: Window, spatial: Sequence[int], output_padding: 
     return begins, outs
 
 
-def conv_transpose_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    attrs, group, window_of_weights = grouped_window(node, program)
+def conv_transpose_kernel(op: OpNode) -> PlainKernel:
+    attrs, group, window_of_weights = grouped_window(op)
     output_shape = attrs.get("output_shape")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:

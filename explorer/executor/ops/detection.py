@@ -7,16 +7,12 @@ of each bin of a region rounded to whole pixels (a bin with no pixel gives 0), a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel
-from .shared import node_attributes, refuse
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel
+from .shared import node_attributes
 
 
 def _scalar(value: np.ndarray | None, name: str, default: Any, kind: type = float) -> Any:
@@ -55,11 +51,11 @@ def _select(boxes: np.ndarray, scores: np.ndarray, limit: int, iou_threshold: fl
     return picked
 
 
-def non_max_suppression_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
+def non_max_suppression_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
     center_point_box = int(attrs["center_point_box"])
     if center_point_box not in (0, 1):
-        raise refuse(node, f"center_point_box must be 0 or 1, got {center_point_box}")
+        raise op.error(f"center_point_box must be 0 or 1, got {center_point_box}")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         boxes, scores = args[0], args[1]
@@ -101,14 +97,14 @@ def _bilinear(feature: np.ndarray, y: np.ndarray, x: np.ndarray, use_max: bool) 
     return np.where(outside, 0.0, value)
 
 
-def roi_align_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    version, attrs = node_attributes(node, program)
+def roi_align_kernel(op: OpNode) -> PlainKernel:
+    version, attrs = node_attributes(op)
     mode = attrs["mode"]
     if mode not in ("avg", "max"):
-        raise refuse(node, f"mode must be avg or max, got {mode!r}")
+        raise op.error(f"mode must be avg or max, got {mode!r}")
     transform = attrs.get("coordinate_transformation_mode") or "output_half_pixel"
     if transform not in ("half_pixel", "output_half_pixel"):
-        raise refuse(node, f"coordinate_transformation_mode must be half_pixel or output_half_pixel, got "
+        raise op.error(f"coordinate_transformation_mode must be half_pixel or output_half_pixel, got "
                            f"{transform!r}")
     out_h, out_w = int(attrs["output_height"]), int(attrs["output_width"])
     ratio, spatial_scale = int(attrs["sampling_ratio"]), float(attrs["spatial_scale"])
@@ -150,10 +146,10 @@ def _bin_edges(start: int, size: int, bins: int, limit: int) -> tuple[np.ndarray
     return np.clip(begins, 0, limit), np.clip(ends, 0, limit)
 
 
-def max_roi_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
+def max_roi_pool_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
     if attrs["pooled_shape"] is None or len(attrs["pooled_shape"]) != 2:
-        raise refuse(node, "pooled_shape (height, width) is required")
+        raise op.error("pooled_shape (height, width) is required")
     out_h, out_w = (int(v) for v in attrs["pooled_shape"])
     spatial_scale = float(attrs["spatial_scale"])
 

@@ -18,7 +18,7 @@ class never drawn; a row with NaN or +inf, or with no finite value, is refused n
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import onnx
@@ -26,10 +26,6 @@ import onnx
 from .base import KernelFactory, OpNode, PlainKernel
 from .casting import element_dtype
 from .streams import stream
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 
 def _allowed(op: OpNode, output: int = 0) -> dict[np.dtype, str]:
@@ -82,9 +78,8 @@ def _shape_attribute(op: OpNode) -> tuple[int, ...]:
     return tuple(dims)
 
 
-def random_kernel(node: NodeRef, program: Program) -> PlainKernel:
+def random_kernel(op: OpNode) -> PlainKernel:
     """RandomNormal, RandomUniform and their Like forms."""
-    op = program.op_node(node)
     normal = op.op_type.startswith("RandomNormal")
     like = op.op_type.endswith("Like")
     dtype = _output_dtype(op, None if like else onnx.TensorProto.FLOAT)
@@ -105,9 +100,8 @@ def random_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def bernoulli_kernel(node: NodeRef, program: Program) -> PlainKernel:
+def bernoulli_kernel(op: OpNode) -> PlainKernel:
     """Bernoulli: 1 with the input's probability, 0 otherwise, in `dtype` (default: the input's type)."""
-    op = program.op_node(node)
     dtype = _output_dtype(op, None)
     path, seed = op.path, _seed(op)
 
@@ -119,9 +113,8 @@ def bernoulli_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def multinomial_kernel(node: NodeRef, program: Program) -> PlainKernel:
+def multinomial_kernel(op: OpNode) -> PlainKernel:
     """Multinomial: `sample_size` class indices per row of unnormalized log-probabilities."""
-    op = program.op_node(node)
     dtype = _output_dtype(op, onnx.TensorProto.INT32)
     samples = op.get_int("sample_size")
     if samples < 1:

@@ -9,15 +9,11 @@ times the window, and transforms them: [batch, frames, bins, 2]."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .base import KernelFactory, OpNode, PlainKernel
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 
 def _complex(op: OpNode, x: np.ndarray) -> np.ndarray:
@@ -44,8 +40,7 @@ def _scalar(op: OpNode, value: Any, name: str) -> int:
     return int(array.reshape(()))
 
 
-def dft_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def dft_kernel(op: OpNode) -> PlainKernel:
     inverse, onesided = bool(op.get_int("inverse")), bool(op.get_int("onesided"))
     fixed_axis = op.get_int("axis") if op.version < 20 else None
 
@@ -75,8 +70,7 @@ def dft_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def stft_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def stft_kernel(op: OpNode) -> PlainKernel:
     onesided = bool(op.get_int("onesided"))
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:

@@ -2,23 +2,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import onnx
 
 from .axes import int_scalar, shape_of
-from .base import KernelFactory, PlainKernel
+from .base import KernelFactory, OpNode, PlainKernel
 from .pad import zero_of
 
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
-
-def constant_of_shape(node: NodeRef, program: Program) -> PlainKernel:
+def constant_of_shape(op: OpNode) -> PlainKernel:
     """ConstantOfShape: `value` (a one-element tensor, default float32 0) repeated over the shape input."""
-    op = program.op_node(node)
     value = op.attr("value")
     fill = np.zeros((), dtype=np.float32) if value is None else np.asarray(value)
     if fill.size != 1:
@@ -35,10 +30,9 @@ _STASH: dict[int, np.dtype[Any]] = {int(onnx.TensorProto.FLOAT): np.dtype(np.flo
                                     int(onnx.TensorProto.DOUBLE): np.dtype(np.float64)}
 
 
-def range_(node: NodeRef, program: Program) -> PlainKernel:
+def range_(op: OpNode) -> PlainKernel:
     """Range-11, 27: start + i * delta for i < max(ceil((limit - start) / delta), 0); integers exactly;
     float16/bfloat16 computed in float32 (27's stash_type: 1 float, the default, or 11 double)."""
-    op = program.op_node(node)
     stash = _STASH.get(op.get_int("stash_type", 1) if op.version >= 27 else 1)
     if stash is None:
         raise op.error(f"stash_type {op.attr('stash_type')} is not 1 (float) or 11 (double)")
@@ -66,10 +60,9 @@ def range_(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def eye_like(node: NodeRef, program: Program) -> PlainKernel:
+def eye_like(op: OpNode) -> PlainKernel:
     """EyeLike: ones on the k-th diagonal of a 2-D tensor shaped like the input, in `dtype` (default: the
     input's type)."""
-    op = program.op_node(node)
     k = op.get_int("k", 0)
     dtype_code = op.attr("dtype")
     dtype = None if dtype_code is None else onnx.helper.tensor_dtype_to_np_dtype(int(dtype_code))
@@ -83,10 +76,9 @@ def eye_like(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def trilu(node: NodeRef, program: Program) -> PlainKernel:
+def trilu(op: OpNode) -> PlainKernel:
     """Trilu-14: keeps the upper (upper=1) or lower triangle of the last two axes from diagonal k, zeroes the
     rest."""
-    op = program.op_node(node)
     upper = op.get_int("upper") == 1
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:

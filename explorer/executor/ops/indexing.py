@@ -6,21 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import prod
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .axes import axis_of, checked_indices
-from .base import KernelFactory, PlainKernel
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel
 
 
-def gather(node: NodeRef, program: Program) -> PlainKernel:
+def gather(op: OpNode) -> PlainKernel:
     """Gather: entries of `data` along `axis` at `indices` (any rank q): output rank q + r - 1."""
-    op = program.op_node(node)
     axis = op.get_int("axis")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -54,9 +49,8 @@ def check_element_shapes(data: np.ndarray, indices: np.ndarray, axis: int) -> No
         raise ValueError(f"indices {list(indices.shape)} exceed data {list(data.shape)} on axes {wider}")
 
 
-def gather_elements(node: NodeRef, program: Program) -> PlainKernel:
+def gather_elements(op: OpNode) -> PlainKernel:
     """GatherElements: output[i][j][k] = data[i][indices[i][j][k]][k] (for axis 1); output shaped as indices."""
-    op = program.op_node(node)
     axis = op.get_int("axis")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -100,9 +94,8 @@ def nd_view(data: np.ndarray, batch_dims: int, k: int) -> np.ndarray:
     return data.reshape((prod(data.shape[:batch_dims + k]),) + data.shape[batch_dims + k:])
 
 
-def gather_nd(node: NodeRef, program: Program) -> PlainKernel:
+def gather_nd(op: OpNode) -> PlainKernel:
     """GatherND-11, 12 and 13 (batch_dims): slices of data addressed by the last axis of indices."""
-    op = program.op_node(node)
     batch_dims = op.get_int("batch_dims", 0) if op.version >= 12 else 0
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -113,10 +106,9 @@ def gather_nd(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def compress(node: NodeRef, program: Program) -> PlainKernel:
+def compress(op: OpNode) -> PlainKernel:
     """Compress: the slices along `axis` (or elements of the flattened input) where condition is true; a
     condition shorter than the axis drops the rest, entries past the axis are ignored (as onnxruntime does)."""
-    op = program.op_node(node)
     axis = op.attr("axis")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -131,11 +123,10 @@ def compress(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def one_hot(node: NodeRef, program: Program) -> PlainKernel:
+def one_hot(op: OpNode) -> PlainKernel:
     """OneHot: a new axis of size depth, on_value where it equals the index, off_value elsewhere. From version
     11 negative indices count from depth; indices outside [-depth, depth-1] (version 9: [0, depth-1]) give a
     row of off_value."""
-    op = program.op_node(node)
     axis = op.get_int("axis")
     wrap = op.version >= 11
 
@@ -156,10 +147,9 @@ def one_hot(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def non_zero(node: NodeRef, program: Program) -> PlainKernel:
+def non_zero(op: OpNode) -> PlainKernel:
     """NonZero: [rank, count] int64 coordinates of the non-zero elements in row-major order; a scalar counts as
     one-dimensional ([1, count]), as numpy.nonzero, which the spec follows, and onnxruntime treat it."""
-    program.op_node(node)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]

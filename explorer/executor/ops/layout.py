@@ -2,15 +2,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .base import KernelFactory, OpNode, PlainKernel
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 
 def _block_mode(op: OpNode, has_mode: bool) -> tuple[int, str]:
@@ -30,9 +26,8 @@ def _nchw(x: np.ndarray) -> tuple[int, int, int, int]:
     return n, c, h, w
 
 
-def depth_to_space(node: NodeRef, program: Program) -> PlainKernel:
+def depth_to_space(op: OpNode) -> PlainKernel:
     """DepthToSpace-1 (DCR), 11 and later (mode DCR: depth-column-row, or CRD: column-row-depth)."""
-    op = program.op_node(node)
     b, mode = _block_mode(op, op.version >= 11)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -50,9 +45,8 @@ def depth_to_space(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def space_to_depth(node: NodeRef, program: Program) -> PlainKernel:
+def space_to_depth(op: OpNode) -> PlainKernel:
     """SpaceToDepth-1, 13 (DCR), 28 (mode DCR or CRD), the inverse of DepthToSpace in the same mode."""
-    op = program.op_node(node)
     b, mode = _block_mode(op, op.version >= 28)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -67,9 +61,8 @@ def space_to_depth(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def reverse_sequence(node: NodeRef, program: Program) -> PlainKernel:
+def reverse_sequence(op: OpNode) -> PlainKernel:
     """ReverseSequence: along time_axis, the first sequence_lens[i] elements of batch i reversed."""
-    op = program.op_node(node)
     time_axis, batch_axis = op.get_int("time_axis"), op.get_int("batch_axis")
     if {time_axis, batch_axis} != {0, 1}:
         raise op.error(f"time_axis={time_axis} and batch_axis={batch_axis} must be 0 and 1 (one each)")

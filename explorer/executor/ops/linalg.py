@@ -4,20 +4,15 @@ float64 (or int64 past its exact range; Einsum keeps the input's integer type, a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .axes import broadcasts_to
-from .base import KernelFactory, PlainKernel
+from .base import KernelFactory, OpNode, PlainKernel
 from .conv import shifted
 from .quantize import requantize
-from .shared import compute_dtype, node_attributes, refuse
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
-
+from .shared import compute_dtype, node_attributes
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
@@ -37,18 +32,18 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(np.matmul(a, b))
 
 
-def matmul_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    node_attributes(node, program)
+def matmul_kernel(op: OpNode) -> PlainKernel:
+    node_attributes(op)
     return lambda args: (matmul(args[0], args[1]),)
 
 
-def gemm_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    version, attrs = node_attributes(node, program)
+def gemm_kernel(op: OpNode) -> PlainKernel:
+    version, attrs = node_attributes(op)
     alpha, beta = float(attrs["alpha"]), float(attrs["beta"])
     trans_a, trans_b = bool(attrs["transA"]), bool(attrs["transB"])
     broadcast = bool(attrs.get("broadcast") or 0) if version < 7 else True
-    if version < 11 and (len(node.proto.input) < 3 or not node.proto.input[2]):
-        raise refuse(node, f"Gemm-{version} requires its input C (optional from Gemm-11)")
+    if version < 11 and (len(op.node.proto.input) < 3 or not op.node.proto.input[2]):
+        raise op.error(f"Gemm-{version} requires its input C (optional from Gemm-11)")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b = args[0], args[1]
@@ -80,8 +75,8 @@ def _exact_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return product
 
 
-def matmul_integer_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    node_attributes(node, program)
+def matmul_integer_kernel(op: OpNode) -> PlainKernel:
+    node_attributes(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, b = args[0], args[1]
@@ -94,8 +89,8 @@ def matmul_integer_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def qlinear_matmul_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    node_attributes(node, program)
+def qlinear_matmul_kernel(op: OpNode) -> PlainKernel:
+    node_attributes(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero = args[:8]
@@ -117,8 +112,8 @@ def _column_scale(scale: np.ndarray) -> np.ndarray:
     return s.reshape(()) if s.size == 1 else s.reshape(-1)
 
 
-def det_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    node_attributes(node, program)
+def det_kernel(op: OpNode) -> PlainKernel:
+    node_attributes(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
@@ -148,8 +143,8 @@ def explicit_equation(equation: str, ranks: list[int]) -> str:
     return f"{equation}->{'...' if '...' in equation else ''}{''.join(once)}"
 
 
-def einsum_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
+def einsum_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
     equation = str(attrs["equation"])
     paths: dict[tuple[tuple[int, ...], ...], Any] = {}
 

@@ -13,17 +13,13 @@ computed in float32."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .base import KernelFactory, OpNode, PlainKernel
 from .shared import compute_dtype
 from .softmax import FUNCTIONS
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 REDUCTIONS = ("none", "sum", "mean")
 
@@ -77,8 +73,7 @@ def negative_log_likelihood(log_prob: np.ndarray, target: np.ndarray, weight: np
     return np.asarray(loss).astype(log_prob.dtype, copy=False)
 
 
-def negative_log_likelihood_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def negative_log_likelihood_kernel(op: OpNode) -> PlainKernel:
     reduction, ignore_index = _reduction(op), op.attr("ignore_index")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -88,8 +83,7 @@ def negative_log_likelihood_kernel(node: NodeRef, program: Program) -> PlainKern
     return run
 
 
-def softmax_cross_entropy_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def softmax_cross_entropy_kernel(op: OpNode) -> PlainKernel:
     reduction, ignore_index = _reduction(op), op.attr("ignore_index")
     log_softmax = FUNCTIONS["LogSoftmax"]
 

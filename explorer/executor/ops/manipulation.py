@@ -2,21 +2,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .axes import axes_of, axis_of, int_list
-from .base import KernelFactory, PlainKernel
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel
 
 
-def concat(node: NodeRef, program: Program) -> PlainKernel:
+def concat(op: OpNode) -> PlainKernel:
     """Concat: `axis` is optional (default 1) at version 1, required from 4."""
-    op = program.op_node(node)
     axis = op.get_int("axis", 1 if op.version < 4 else None)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -37,12 +32,11 @@ def concat(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def split(node: NodeRef, program: Program) -> PlainKernel:
+def split(op: OpNode) -> PlainKernel:
     """Split-1 (split attribute or second input), 2 and 11 (attribute), 13 (input), 18 (the input or
     num_outputs: equal parts, the last one smaller). Before 18, with neither, the parts are equal, one per output."""
-    op = program.op_node(node)
     axis = op.get_int("axis", 0)
-    outputs = len(node.proto.output)
+    outputs = len(op.node.proto.output)
     fixed = op.get_ints("split") if op.version < 13 else None
     num_outputs = op.attr("num_outputs") if op.version >= 18 else None
     if num_outputs is not None:
@@ -87,10 +81,9 @@ def split(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def slice_(node: NodeRef, program: Program) -> PlainKernel:
+def slice_(op: OpNode) -> PlainKernel:
     """Slice-1 (starts/ends/axes attributes), 10 (inputs, with steps), 11, 13. Bounds are clamped as Python
     slices clamp them; the result is a view."""
-    op = program.op_node(node)
     if op.version < 10:
         starts, ends, axes = op.get_ints("starts"), op.get_ints("ends"), op.get_ints("axes")
 
@@ -134,9 +127,8 @@ def sliced(data: np.ndarray, starts: list[int] | None, ends: list[int] | None, a
     return data[tuple(index)]
 
 
-def tile(node: NodeRef, program: Program) -> PlainKernel:
+def tile(op: OpNode) -> PlainKernel:
     """Tile-1 (inputs tiles and axis: repeat along one axis), 6 and 13 (repeats, one per axis)."""
-    op = program.op_node(node)
     if op.version < 6:
         def run_axis(args: Sequence[Any]) -> tuple[Any, ...]:
             data = args[0]

@@ -12,17 +12,13 @@ concatenates its inputs' rows, each cut or padded with zeros to its `inputdimens
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel
+from .base import KernelFactory, OpNode, PlainKernel
 from .ml_scores import F32, floats_attr
 from .strings import text
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 DOMAIN = "ai.onnx.ml"
 
@@ -34,8 +30,7 @@ def _feature_axis(op: Any, x: np.ndarray, most: int = 64) -> int:
     return 0 if x.ndim == 1 else 1
 
 
-def normalizer_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def normalizer_kernel(op: OpNode) -> PlainKernel:
     norm = op.get_str("norm")
     if norm not in ("MAX", "L1", "L2"):
         raise op.error(f"norm {norm!r} is not one of MAX, L1, L2")
@@ -61,8 +56,7 @@ def normalizer_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def scaler_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def scaler_kernel(op: OpNode) -> PlainKernel:
     scale, offset = floats_attr(op, "scale"), floats_attr(op, "offset")
     if scale.size == 0 or scale.size != offset.size:
         raise op.error(f"scale ({scale.size} values) and offset ({offset.size}) must be set and of one length")
@@ -81,8 +75,7 @@ def scaler_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def binarizer_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def binarizer_kernel(op: OpNode) -> PlainKernel:
     threshold = F32(op.get_float("threshold"))
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -93,8 +86,7 @@ def binarizer_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def imputer_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def imputer_kernel(op: OpNode) -> PlainKernel:
     floats = floats_attr(op, "imputed_value_floats")
     ints = np.asarray(op.attr("imputed_value_int64s") or [], dtype=np.int64)
     if bool(floats.size) == bool(ints.size):
@@ -119,8 +111,7 @@ def imputer_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def one_hot_encoder_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def one_hot_encoder_kernel(op: OpNode) -> PlainKernel:
     words, numbers = op.attr("cats_strings") or [], op.attr("cats_int64s") or []
     if bool(words) == bool(numbers):
         raise op.error("exactly one of cats_int64s and cats_strings must be set")
@@ -142,9 +133,7 @@ def one_hot_encoder_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def array_feature_extractor_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
-
+def array_feature_extractor_kernel(op: OpNode) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, indices = args
         if x.ndim == 0:
@@ -158,8 +147,7 @@ def array_feature_extractor_kernel(node: NodeRef, program: Program) -> PlainKern
     return run
 
 
-def feature_vectorizer_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def feature_vectorizer_kernel(op: OpNode) -> PlainKernel:
     widths = op.get_ints("inputdimensions") or []
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:

@@ -10,16 +10,12 @@ each other."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .base import KernelFactory, OpNode, PlainKernel
 from .strings import string_array, text
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 DOMAIN = "ai.onnx.ml"
 KINDS = {"strings": np.dtype(object), "int64s": np.dtype(np.int64), "floats": np.dtype(np.float32)}
@@ -112,8 +108,7 @@ def _side(op: OpNode, prefix: str) -> np.ndarray:
     return _typed(list(items), KINDS[name])
 
 
-def label_encoder_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def label_encoder_kernel(op: OpNode) -> PlainKernel:
     if op.version == 1:
         return _label_encoder_1(op)
     keys, values = _side(op, "keys"), _side(op, "values")
@@ -142,8 +137,7 @@ def _label_encoder_1(op: OpNode) -> PlainKernel:
     return run
 
 
-def category_mapper_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def category_mapper_kernel(op: OpNode) -> PlainKernel:
     words = _typed(list(op.attr("cats_strings") or []), np.dtype(object))
     numbers = np.asarray(op.attr("cats_int64s") or [], dtype=np.int64)
     if words.size != numbers.size:

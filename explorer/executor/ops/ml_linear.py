@@ -7,11 +7,11 @@ nothing (onnxruntime reads it for no purpose either)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel
+from .base import KernelFactory, OpNode, PlainKernel
 from .ml_scores import (
     F32,
     batched_scores,
@@ -22,15 +22,10 @@ from .ml_scores import (
     labels_of,
 )
 
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
-
 DOMAIN = "ai.onnx.ml"
 
 
-def linear_classifier_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def linear_classifier_kernel(op: OpNode) -> PlainKernel:
     post = check_transform(op.get_str("post_transform"), op)
     coefficients, intercepts = floats_attr(op, "coefficients"), floats_attr(op, "intercepts")
     labels, _ = labels_of(op, "classlabels_strings", "classlabels_ints")
@@ -57,8 +52,7 @@ def linear_classifier_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def linear_regressor_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def linear_regressor_kernel(op: OpNode) -> PlainKernel:
     post = check_transform(op.get_str("post_transform"), op)
     targets = op.get_int("targets")
     coefficients, intercepts = floats_attr(op, "coefficients"), floats_attr(op, "intercepts")

@@ -7,7 +7,7 @@ them, that keeps its labels and [N, C] table for tables and trace files)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -17,15 +17,10 @@ from .casting import element_dtype
 from .ml_scores import labels_of
 from .strings import string_array, text
 
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
-
 DOMAIN = "ai.onnx.ml"
 
 
-def zipmap_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def zipmap_kernel(op: OpNode) -> PlainKernel:
     labels, strings = labels_of(op, "classlabels_strings", "classlabels_int64s")
     if labels.size == 0 or (strings and op.attr("classlabels_int64s")):
         raise op.error("exactly one of classlabels_strings and classlabels_int64s must be set")
@@ -40,9 +35,10 @@ def zipmap_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def _map_value_dtype(op: OpNode, node: NodeRef, program: Program) -> np.dtype | None:
+def _map_value_dtype(op: OpNode) -> np.dtype | None:
     """The declared value type of the map a node reads (None when not declared)."""
-    declared = program.value_type(node.graph.path, node.proto.input[0]) if node.proto.input else None
+    inputs = op.node.proto.input
+    declared = op.value_type(inputs[0]) if inputs else None
     if declared is None or declared.WhichOneof("value") != "map_type":
         return None
     value = declared.map_type.value_type
@@ -75,13 +71,12 @@ def _as_map(op: OpNode, value: Any) -> dict[Any, Any]:
     return value
 
 
-def dict_vectorizer_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def dict_vectorizer_kernel(op: OpNode) -> PlainKernel:
     words, numbers = op.attr("string_vocabulary"), op.attr("int64_vocabulary")
     if bool(words) == bool(numbers):
         raise op.error("exactly one of string_vocabulary and int64_vocabulary must be set")
     vocabulary = [text(w) for w in words] if words else [int(n) for n in numbers]
-    declared = _map_value_dtype(op, node, program)
+    declared = _map_value_dtype(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         given = _as_map(op, args[0])
@@ -108,8 +103,7 @@ def _cast_item(value: Any, target: np.dtype) -> Any:
     return float(value) if target.kind == "f" else int(np.trunc(float(value)))
 
 
-def cast_map_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def cast_map_kernel(op: OpNode) -> PlainKernel:
     target = CAST_TO.get(op.get_str("cast_to"))
     form = op.get_str("map_form")
     width = op.get_int("max_map")

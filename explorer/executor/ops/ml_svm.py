@@ -11,7 +11,7 @@ The regressor sums its kernel values times the coefficients plus rho[0] (one_cla
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -28,10 +28,6 @@ from .ml_scores import (
     logistic,
     probit,
 )
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 DOMAIN = "ai.onnx.ml"
 KERNEL_TYPES = ("LINEAR", "POLY", "RBF", "SIGMOID")
@@ -116,8 +112,7 @@ def coupled_probabilities(pair_probability: np.ndarray, classes: int) -> np.ndar
     return p
 
 
-def svm_classifier_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def svm_classifier_kernel(op: OpNode) -> PlainKernel:
     post = check_transform(op.get_str("post_transform"), op)
     kernel = _kernel(op)
     labels, _ = labels_of(op, "classlabels_strings", "classlabels_ints")
@@ -174,8 +169,7 @@ def _linear_label(labels: np.ndarray, scores: np.ndarray, best: np.ndarray, posi
     return labels[np.where(second, 1, best)]
 
 
-def svm_regressor_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def svm_regressor_kernel(op: OpNode) -> PlainKernel:
     post = check_transform(op.get_str("post_transform"), op)
     kernel = _kernel(op)
     count, one_class = op.get_int("n_supports"), bool(op.get_int("one_class"))

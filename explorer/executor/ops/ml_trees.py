@@ -9,7 +9,7 @@ mixed, one base value or two). Comparisons run in float32, or float64 when X is 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -17,10 +17,6 @@ from ...budgets import TREE_CHUNK_ELEMENTS
 from .base import KernelFactory, OpNode, PlainKernel
 from .ml_forest import Forest, forest_from_lists, forest_from_v5, leaves
 from .ml_scores import F32, check_transform, labels_of, probit, refuse_deprecated, transform, two_columns
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 DOMAIN = "ai.onnx.ml"
 AGGREGATES = ("AVERAGE", "SUM", "MIN", "MAX")
@@ -101,9 +97,8 @@ def _forests(build: Any) -> Any:
     return forest_for
 
 
-def regressor_kernel(node: NodeRef, program: Program) -> PlainKernel:
+def regressor_kernel(op: OpNode) -> PlainKernel:
     """TreeEnsembleRegressor-1/3: [N, n_targets] float32."""
-    op = program.op_node(node)
     refuse_deprecated(op)
     how = op.get_str("aggregate_function")
     if how not in AGGREGATES:
@@ -126,9 +121,8 @@ def regressor_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def tree_ensemble_kernel(node: NodeRef, program: Program) -> PlainKernel:
+def tree_ensemble_kernel(op: OpNode) -> PlainKernel:
     """TreeEnsemble-5: [N, n_targets] of X's type."""
-    op = program.op_node(node)
     code, post_code = op.get_int("aggregate_function"), op.get_int("post_transform")
     if not 0 <= code < len(AGGREGATES) or not 0 <= post_code < len(V5_TRANSFORMS):
         raise op.error(f"aggregate_function ({code}) must lie in [0, 3] and post_transform ({post_code}) in [0, 4]")
@@ -147,9 +141,8 @@ def tree_ensemble_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def classifier_kernel(node: NodeRef, program: Program) -> PlainKernel:
+def classifier_kernel(op: OpNode) -> PlainKernel:
     """TreeEnsembleClassifier-1/3: labels [N] and scores [N, classes] float32."""
-    op = program.op_node(node)
     refuse_deprecated(op)
     post = check_transform(op.get_str("post_transform"), op)
     labels, strings = labels_of(op, "classlabels_strings", "classlabels_int64s")

@@ -5,18 +5,14 @@ precision is computed in float32."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import onnx
 
-from .base import KernelFactory, PlainKernel
-from .shared import compute_dtype, node_attributes, refuse
+from .base import KernelFactory, OpNode, PlainKernel
+from .shared import compute_dtype, node_attributes
 from .streams import stream
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 
 def _work(x: np.ndarray) -> np.ndarray:
@@ -27,12 +23,12 @@ def _channel_shape(x: np.ndarray) -> tuple[int, ...]:
     return (1, -1) + (1,) * (x.ndim - 2)
 
 
-def _outputs(node: NodeRef) -> int:
-    return sum(1 for name in node.proto.output if name)
+def _outputs(op: OpNode) -> int:
+    return sum(1 for name in op.node.proto.output if name)
 
 
-def batch_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    version, attrs = node_attributes(node, program)
+def batch_normalization_kernel(op: OpNode) -> PlainKernel:
+    version, attrs = node_attributes(op)
     epsilon, momentum = float(attrs["epsilon"]), float(attrs["momentum"])
     spatial = bool(attrs.get("spatial") if attrs.get("spatial") is not None else 1)
     if version >= 14:
@@ -40,9 +36,9 @@ def batch_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     elif version < 7 and attrs.get("is_test"):
         training = False
     else:
-        training = _outputs(node) > 1
-    if version >= 14 and not training and _outputs(node) > 1:
-        raise refuse(node, "running_mean and running_var are outputs only when training_mode=1")
+        training = _outputs(op) > 1
+    if version >= 14 and not training and _outputs(op) > 1:
+        raise op.error("running_mean and running_var are outputs only when training_mode=1")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale, bias, mean, var = args[:5]
@@ -72,8 +68,8 @@ def batch_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def instance_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
+def instance_normalization_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
     epsilon = float(attrs["epsilon"])
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -91,10 +87,10 @@ def instance_normalization_kernel(node: NodeRef, program: Program) -> PlainKerne
     return run
 
 
-def _over_trailing_axes(node: NodeRef, program: Program) -> tuple[int, float, np.dtype]:
+def _over_trailing_axes(op: OpNode) -> tuple[int, float, np.dtype]:
     """LayerNormalization's and RMSNormalization's attributes: the first normalized axis (the rest follow it),
     epsilon, and the stash type they compute in."""
-    _, attrs = node_attributes(node, program)
+    _, attrs = node_attributes(op)
     stash = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(int(attrs["stash_type"])))
     return int(attrs["axis"]), float(attrs["epsilon"]), stash
 
@@ -106,8 +102,8 @@ def _trailing_axes(axis: int, x: np.ndarray) -> tuple[int, ...]:
     return tuple(range(axis % x.ndim, x.ndim))
 
 
-def layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    axis, epsilon, stash = _over_trailing_axes(node, program)
+def layer_normalization_kernel(op: OpNode) -> PlainKernel:
+    axis, epsilon, stash = _over_trailing_axes(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale = args[0], args[1]
@@ -124,8 +120,8 @@ def layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def rms_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    axis, epsilon, stash = _over_trailing_axes(node, program)
+def rms_normalization_kernel(op: OpNode) -> PlainKernel:
+    axis, epsilon, stash = _over_trailing_axes(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale = args
@@ -138,10 +134,10 @@ def rms_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def simplified_layer_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
+def simplified_layer_normalization_kernel(op: OpNode) -> PlainKernel:
     """onnxruntime's RMS normalization over the axes from `axis`, in float32 (float64 for double), with inv_std_var
     in the stash type."""
-    axis, epsilon, stash = _over_trailing_axes(node, program)
+    axis, epsilon, stash = _over_trailing_axes(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale = args[:2]
@@ -153,11 +149,11 @@ def simplified_layer_normalization_kernel(node: NodeRef, program: Program) -> Pl
     return run
 
 
-def group_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    version, attrs = node_attributes(node, program)
+def group_normalization_kernel(op: OpNode) -> PlainKernel:
+    version, attrs = node_attributes(op)
     epsilon = float(attrs["epsilon"])
     if attrs.get("num_groups") is None:
-        raise refuse(node, "num_groups is required")
+        raise op.error("num_groups is required")
     groups = int(attrs["num_groups"])
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -181,10 +177,10 @@ def group_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def lrn_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
+def lrn_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
     if attrs.get("size") is None:
-        raise refuse(node, "size is required")
+        raise op.error("size is required")
     size = int(attrs["size"])
     alpha, beta, bias = float(attrs["alpha"]), float(attrs["beta"]), float(attrs["bias"])
     before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
@@ -202,11 +198,11 @@ def lrn_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def lp_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
+def lp_normalization_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
     axis, p = int(attrs["axis"]), int(attrs["p"])
     if p not in (1, 2):
-        raise refuse(node, f"p must be 1 or 2, got {p}")
+        raise op.error(f"p must be 1 or 2, got {p}")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
@@ -219,8 +215,8 @@ def lp_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def mean_variance_normalization_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
+def mean_variance_normalization_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
     axes = tuple(int(a) for a in attrs["axes"])
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -234,10 +230,10 @@ def mean_variance_normalization_kernel(node: NodeRef, program: Program) -> Plain
     return run
 
 
-def dropout_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    version, attrs = node_attributes(node, program)
-    seed, path = attrs.get("seed"), node.path
-    wants_mask = _outputs(node) > 1
+def dropout_kernel(op: OpNode) -> PlainKernel:
+    version, attrs = node_attributes(op)
+    seed, path = attrs.get("seed"), op.path
+    wants_mask = _outputs(op) > 1
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]

@@ -2,20 +2,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel
 
 
-def optional(node: NodeRef, program: Program) -> PlainKernel:
+def optional(op: OpNode) -> PlainKernel:
     """Optional: wraps its input, or makes an empty optional (of the `type` attribute) without one."""
-    op = program.op_node(node)
     if op.input_count() == 0 and not op.has("type"):
         raise op.error("an empty Optional needs its 'type' attribute")
 
@@ -25,9 +20,8 @@ def optional(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def optional_has_element(node: NodeRef, program: Program) -> PlainKernel:
+def optional_has_element(op: OpNode) -> PlainKernel:
     """OptionalHasElement-15 (input required), 18 (input may be omitted, or a plain tensor or sequence)."""
-    program.op_node(node)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         value = args[0] if args else None
@@ -36,10 +30,9 @@ def optional_has_element(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def optional_get_element(node: NodeRef, program: Program) -> PlainKernel:
+def optional_get_element(op: OpNode) -> PlainKernel:
     """OptionalGetElement: the optional's value; an empty optional is an error. From 18 a plain tensor or
     sequence passes through (explorer holds optionals unwrapped, so 15 accepts them too)."""
-    program.op_node(node)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         if args[0] is None:

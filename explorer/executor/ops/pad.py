@@ -2,24 +2,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from .axes import axes_of, int_list
-from .base import KernelFactory, PlainKernel
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel
 
 _NUMPY_MODE: dict[str, Literal["reflect", "edge", "wrap"]] = {"reflect": "reflect", "edge": "edge", "wrap": "wrap"}
 
 
-def pad(node: NodeRef, program: Program) -> PlainKernel:
+def pad(op: OpNode) -> PlainKernel:
     """Pad-1 (`paddings` attribute), 2 (`pads`, `value` attributes), 11 and 13 (pads and constant_value inputs),
     18 (axes input), 19 (wrap mode)."""
-    op = program.op_node(node)
     mode = op.get_str("mode", "constant")
     allowed = ("constant", "reflect", "edge", "wrap") if op.version >= 19 else ("constant", "reflect", "edge")
     if mode not in allowed:
@@ -114,10 +109,9 @@ def constant_padded(data: np.ndarray, widths: list[tuple[int, int]], fill: np.nd
     return out
 
 
-def center_crop_pad(node: NodeRef, program: Program) -> PlainKernel:
+def center_crop_pad(op: OpNode) -> PlainKernel:
     """CenterCropPad-18: each of `axes` (default: all) cropped or zero-padded to `shape`, centred (an odd
     difference puts the extra element at the end when padding and at the start when cropping)."""
-    op = program.op_node(node)
     wanted_axes = op.get_ints("axes")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:

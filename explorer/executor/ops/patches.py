@@ -5,22 +5,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel
+from .base import KernelFactory, OpNode, PlainKernel
 from .conv import grouped_window
 from .shared import compute_dtype, node_attributes
 from .windows import window_of
 
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
-
-def col2im_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
+def col2im_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         cols, image_shape, block_shape = args
@@ -66,8 +62,8 @@ def _sample(x: np.ndarray, points: list[np.ndarray]) -> np.ndarray:
     return np.moveaxis(np.asarray(total), -1, 2)
 
 
-def deform_conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    attrs, group, window_for_weights = grouped_window(node, program)
+def deform_conv_kernel(op: OpNode) -> PlainKernel:
+    attrs, group, window_for_weights = grouped_window(op)
     offset_group = int(attrs["offset_group"])
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:

@@ -7,26 +7,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel
-from .shared import compute_dtype, node_attributes, refuse
+from .base import KernelFactory, OpNode, PlainKernel
+from .shared import compute_dtype, node_attributes
 from .windows import Window, extend_ends, pad_spatial, window_of
 
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
-
-def _window(node: NodeRef, attrs: dict[str, Any]) -> Window:
+def _window(op: OpNode, attrs: dict[str, Any]) -> Window:
     if not attrs.get("kernel_shape"):
-        raise refuse(node, "kernel_shape is required")
+        raise op.error("kernel_shape is required")
     try:
         window = window_of(attrs, None)
     except ValueError as exc:
-        raise refuse(node, str(exc)) from None
+        raise op.error(str(exc)) from None
     assert window is not None
     return window
 
@@ -126,11 +122,11 @@ def sum_pool(x: np.ndarray, window: Window) -> tuple[np.ndarray, list[int], list
     return y, begins, outs
 
 
-def max_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
-    window = _window(node, attrs)
+def max_pool_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
+    window = _window(op, attrs)
     storage_order = int(attrs.get("storage_order") or 0)
-    wants_indices = len(node.proto.output) > 1 and bool(node.proto.output[1])
+    wants_indices = len(op.node.proto.output) > 1 and bool(op.node.proto.output[1])
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
@@ -141,9 +137,9 @@ def max_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def average_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
-    window = _window(node, attrs)
+def average_pool_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
+    window = _window(op, attrs)
     include_pad = bool(attrs.get("count_include_pad") or 0)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -156,9 +152,9 @@ def average_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def lp_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
-    window = _window(node, attrs)
+def lp_pool_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
+    window = _window(op, attrs)
     p = float(attrs["p"] if attrs.get("p") is not None else 2)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -175,18 +171,18 @@ def _spatial_axes(x: np.ndarray) -> tuple[int, ...]:
     return tuple(range(2, x.ndim))
 
 
-def global_average_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    node_attributes(node, program)
+def global_average_pool_kernel(op: OpNode) -> PlainKernel:
+    node_attributes(op)
     return lambda args: (np.mean(args[0], axis=_spatial_axes(args[0]), keepdims=True, dtype=None),)
 
 
-def global_max_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    node_attributes(node, program)
+def global_max_pool_kernel(op: OpNode) -> PlainKernel:
+    node_attributes(op)
     return lambda args: (np.max(args[0], axis=_spatial_axes(args[0]), keepdims=True),)
 
 
-def global_lp_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
+def global_lp_pool_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
     p = float(attrs["p"] if attrs.get("p") is not None else 2)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -197,9 +193,9 @@ def global_lp_pool_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def max_unpool_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
-    window = _window(node, attrs)
+def max_unpool_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
+    window = _window(op, attrs)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, indices = args[0], args[1]

@@ -5,19 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import ml_dtypes
 import numpy as np
 import onnx
 
-from .base import KernelFactory, PlainKernel
+from .base import KernelFactory, OpNode, PlainKernel
 from .conv import convolve, grouped_window, shifted
-from .shared import node_attributes, refuse
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .shared import node_attributes
 
 
 def _expand(param: np.ndarray, shape: tuple[int, ...], axis: int, block_size: int) -> np.ndarray:
@@ -83,8 +79,8 @@ def _dtype_of(code: int) -> np.dtype:
     return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code))
 
 
-def quantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    version, attrs = node_attributes(node, program)
+def quantize_linear_kernel(op: OpNode) -> PlainKernel:
+    version, attrs = node_attributes(op)
     axis = int(attrs["axis"]) if attrs.get("axis") is not None else 1
     block_size = int(attrs.get("block_size") or 0)
     saturate = bool(attrs.get("saturate") if attrs.get("saturate") is not None else 1)
@@ -111,13 +107,13 @@ def quantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
             return (_clip(values, bounds[0], bounds[1], out=values).astype(dtype),)
         return (saturate_cast(values, dtype, saturate),)
 
-    if version < 13 and "axis" in {a.name for a in node.proto.attribute}:
-        raise refuse(node, f"QuantizeLinear-{version} has no axis attribute (per-axis scales came with 13)")
+    if version < 13 and "axis" in {a.name for a in op.node.proto.attribute}:
+        raise op.error(f"QuantizeLinear-{version} has no axis attribute (per-axis scales came with 13)")
     return run
 
 
-def dequantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
+def dequantize_linear_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
     axis = int(attrs["axis"]) if attrs.get("axis") is not None else 1
     block_size = int(attrs.get("block_size") or 0)
     output_code = int(attrs.get("output_dtype") or 0)
@@ -150,13 +146,13 @@ def dynamic_quantize(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return y, np.array(scale, np.float32), np.array(zero, np.uint8)
 
 
-def dynamic_quantize_linear_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    node_attributes(node, program)
+def dynamic_quantize_linear_kernel(op: OpNode) -> PlainKernel:
+    node_attributes(op)
     return lambda args: dynamic_quantize(args[0])
 
 
-def qlinear_conv_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, group, window = grouped_window(node, program)
+def qlinear_conv_kernel(op: OpNode) -> PlainKernel:
+    _, group, window = grouped_window(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero = args[:8]

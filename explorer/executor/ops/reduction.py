@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .base import KernelFactory, OpNode, PlainKernel, as_array
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 Axes = tuple[int, ...]
 
@@ -110,8 +106,7 @@ def _normalized(op: OpNode, axes: list[int], rank: int) -> Axes:
     return found
 
 
-def reduce_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def reduce_kernel(op: OpNode) -> PlainKernel:
     fn = REDUCTIONS[op.op_type]
     keep = bool(op.get_int("keepdims"))
     axes_from_input = op.schema is not None and "axes" not in op.schema.attributes
@@ -132,9 +127,8 @@ def reduce_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def arg_kernel(node: NodeRef, program: Program) -> PlainKernel:
+def arg_kernel(op: OpNode) -> PlainKernel:
     """ArgMax/ArgMin: int64 indices of the first extreme along `axis`, or the last with select_last_index."""
-    op = program.op_node(node)
     pick = np.argmax if op.op_type == "ArgMax" else np.argmin
     axis, keep = op.get_int("axis"), bool(op.get_int("keepdims"))
     last = bool(op.get_int("select_last_index", 0))

@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel
-from .shared import node_attributes, refuse
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel
+from .shared import node_attributes
 
 _TRANSFORMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
                "tf_half_pixel_for_nn", "tf_crop_and_resize")
@@ -133,24 +129,24 @@ def _floats(value: Any) -> list[float]:
     return [] if value is None else [float(v) for v in np.asarray(value).ravel()]
 
 
-def resize_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    version, attrs = node_attributes(node, program)
+def resize_kernel(op: OpNode) -> PlainKernel:
+    version, attrs = node_attributes(op)
     mode = attrs["mode"]
     if mode not in (("nearest", "linear") if version < 11 else ("nearest", "linear", "cubic")):
-        raise refuse(node, f"mode {mode!r} is not one of Resize-{version}'s modes")
+        raise op.error(f"mode {mode!r} is not one of Resize-{version}'s modes")
     transform = attrs.get("coordinate_transformation_mode") or "asymmetric"
     allowed: tuple[str, ...] = _TRANSFORMS[:1] + _TRANSFORMS[2:] if version < 19 else _TRANSFORMS
     if version >= 13:
         allowed = tuple(t for t in allowed if t != "tf_half_pixel_for_nn")
     if transform not in allowed:
-        raise refuse(node, f"coordinate_transformation_mode {transform!r} is not one of Resize-{version}'s "
+        raise op.error(f"coordinate_transformation_mode {transform!r} is not one of Resize-{version}'s "
                            f"{list(allowed)}")
     nearest = attrs.get("nearest_mode") or "simple"
     if nearest not in _NEAREST[:4] and version >= 11:
-        raise refuse(node, f"nearest_mode {nearest!r} is not one of {list(_NEAREST[:4])}")
+        raise op.error(f"nearest_mode {nearest!r} is not one of {list(_NEAREST[:4])}")
     policy = attrs.get("keep_aspect_ratio_policy") or "stretch"
     if policy not in ("stretch", "not_larger", "not_smaller"):
-        raise refuse(node, f"keep_aspect_ratio_policy {policy!r} is not stretch, not_larger or not_smaller")
+        raise op.error(f"keep_aspect_ratio_policy {policy!r} is not stretch, not_larger or not_smaller")
     plan = Plan(mode, transform, nearest, float(attrs.get("cubic_coeff_a") or -0.75),
                 bool(attrs.get("exclude_outside") or 0), float(attrs.get("extrapolation_value") or 0.0),
                 bool(attrs.get("antialias") or 0))
@@ -213,20 +209,20 @@ def _targets(shape: tuple[int, ...], axes: list[int], roi: list[float], scales: 
     return outs, factors, rois
 
 
-def upsample_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    version, attrs = node_attributes(node, program)
+def upsample_kernel(op: OpNode) -> PlainKernel:
+    version, attrs = node_attributes(op)
     mode = attrs["mode"]
     if mode not in ("nearest", "linear", "bilinear"):
-        raise refuse(node, f"mode {mode!r} is not nearest or linear")
+        raise op.error(f"mode {mode!r} is not nearest or linear")
     plan = Plan("nearest" if mode == "nearest" else "linear", "asymmetric", "simple", -0.75, False, 0.0, False)
     if version == 1:
         if attrs.get("height_scale") is None or attrs.get("width_scale") is None:
-            raise refuse(node, "Upsample-1 requires height_scale and width_scale")
+            raise op.error("Upsample-1 requires height_scale and width_scale")
         fixed: list[float] | None = [1.0, 1.0, float(attrs["height_scale"]), float(attrs["width_scale"])]
     else:
         fixed = _floats(attrs.get("scales")) if version < 9 else None
     if version < 9 and not fixed:
-        raise refuse(node, f"Upsample-{version} requires the scales attribute")
+        raise op.error(f"Upsample-{version} requires the scales attribute")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]

@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel
-from .shared import compute_dtype, node_attributes, refuse
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel
+from .shared import compute_dtype, node_attributes
 
 _MODES_16 = {"bilinear": "linear", "nearest": "nearest", "bicubic": "cubic"}
 _MODES = ("linear", "nearest", "cubic")
@@ -32,8 +28,8 @@ def _base_coordinates(length: int, align_corners: bool) -> np.ndarray:
     return (2.0 * np.arange(length) + 1.0) / length - 1.0
 
 
-def affine_grid_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
+def affine_grid_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
     align_corners = bool(attrs["align_corners"])
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -147,14 +143,14 @@ def _gather(values: np.ndarray, batch: np.ndarray, positions: list[np.ndarray]) 
     return picked
 
 
-def grid_sample_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    version, attrs = node_attributes(node, program)
+def grid_sample_kernel(op: OpNode) -> PlainKernel:
+    version, attrs = node_attributes(op)
     mode, padding = str(attrs["mode"]), str(attrs["padding_mode"])
     modes = _MODES_16 if version < 20 else {m: m for m in _MODES}
     if mode not in modes:
-        raise refuse(node, f"GridSample-{version} has no mode {mode!r} (it has {', '.join(modes)})")
+        raise op.error(f"GridSample-{version} has no mode {mode!r} (it has {', '.join(modes)})")
     if padding not in _PADDINGS:
-        raise refuse(node, f"padding_mode {padding!r} is none of {', '.join(_PADDINGS)}")
+        raise op.error(f"padding_mode {padding!r} is none of {', '.join(_PADDINGS)}")
     mode, align_corners = modes[mode], bool(attrs["align_corners"])
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:

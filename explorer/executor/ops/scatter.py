@@ -5,17 +5,13 @@ A repeated index with reduction 'none' keeps the last update (as onnxruntime doe
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .axes import axis_of, checked_index, checked_indices
 from .base import KernelFactory, OpNode, PlainKernel
 from .indexing import check_element_shapes, element_index, nd_index, nd_view
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 _REDUCE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
 _FEW_INDICES = 16  # index entries up to which ScatterND writes row by row (fewer NumPy calls than fancy indexing)
@@ -39,9 +35,8 @@ def _write(out: np.ndarray, index: tuple[Any, ...], updates: np.ndarray, reducti
         _REDUCE[reduction].at(out, index, updates)
 
 
-def scatter_elements(node: NodeRef, program: Program) -> PlainKernel:
+def scatter_elements(op: OpNode) -> PlainKernel:
     """ScatterElements-11, 13, 16 (reduction add/mul), 18 (max/min); Scatter-9/11 is it without reduction."""
-    op = program.op_node(node)
     axis = op.get_int("axis")
     reduction = _reduction(op)
 
@@ -60,10 +55,9 @@ def scatter_elements(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def scatter_nd(node: NodeRef, program: Program) -> PlainKernel:
+def scatter_nd(op: OpNode) -> PlainKernel:
     """ScatterND-11, 13, 16 (reduction add/mul), 18 (max/min): updates written at the slices of data that
     the last axis of indices addresses."""
-    op = program.op_node(node)
     reduction = _reduction(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -97,10 +91,9 @@ def scatter_nd(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def tensor_scatter(node: NodeRef, program: Program) -> PlainKernel:
+def tensor_scatter(op: OpNode) -> PlainKernel:
     """TensorScatter-24 (a KV-cache write): update's positions along `axis` (not the batch axis 0) written into a
     copy of past_cache from write_indices[batch] on (default 0); mode 'circular' wraps around the cache."""
-    op = program.op_node(node)
     axis, mode = op.get_int("axis"), op.get_str("mode")
     if mode not in ("linear", "circular"):
         raise op.error(f"mode {mode!r} is not 'linear' or 'circular'")

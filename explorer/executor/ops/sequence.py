@@ -4,18 +4,14 @@ was given (recorded events share them)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import onnx
 
 from ...trace.values import POINTER_BYTES, TensorSequence, nbytes
 from .axes import axis_of, int_list, int_scalar
-from .base import KernelFactory, PlainKernel
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel
 
 
 def _sequence(value: Any, what: str = "input_sequence") -> list[Any]:
@@ -45,8 +41,7 @@ def _same_type(tensors: list[Any], reference: np.dtype | None) -> None:
             raise ValueError(f"element {k} is {tensor.dtype}, the sequence holds {reference}")
 
 
-def sequence_empty(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def sequence_empty(op: OpNode) -> PlainKernel:
     code = op.attr("dtype")
     if code is not None:
         onnx.helper.tensor_dtype_to_np_dtype(int(code))  # refuses unknown type codes at build time
@@ -57,9 +52,7 @@ def sequence_empty(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def sequence_construct(node: NodeRef, program: Program) -> PlainKernel:
-    program.op_node(node)
-
+def sequence_construct(op: OpNode) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         tensors = list(args)
         _same_type(tensors, tensors[0].dtype if tensors and isinstance(tensors[0], np.ndarray) else None)
@@ -68,9 +61,8 @@ def sequence_construct(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def sequence_insert(node: NodeRef, program: Program) -> PlainKernel:
+def sequence_insert(op: OpNode) -> PlainKernel:
     """SequenceInsert: a new sequence with `tensor` at `position` (default: the end)."""
-    program.op_node(node)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         sequence, tensor = _sequence(args[0]), args[1]
@@ -82,9 +74,7 @@ def sequence_insert(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def sequence_at(node: NodeRef, program: Program) -> PlainKernel:
-    program.op_node(node)
-
+def sequence_at(op: OpNode) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         sequence = _sequence(args[0])
         return (sequence[_position(args[1], len(sequence), 0, allow_end=False)],)
@@ -92,9 +82,8 @@ def sequence_at(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def sequence_erase(node: NodeRef, program: Program) -> PlainKernel:
+def sequence_erase(op: OpNode) -> PlainKernel:
     """SequenceErase: a new sequence without the element at `position` (default: the last)."""
-    program.op_node(node)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         sequence = _sequence(args[0])
@@ -107,19 +96,16 @@ def sequence_erase(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def sequence_length(node: NodeRef, program: Program) -> PlainKernel:
-    program.op_node(node)
-
+def sequence_length(op: OpNode) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         return (np.array(len(_sequence(args[0])), dtype=np.int64),)
 
     return run
 
 
-def split_to_sequence(node: NodeRef, program: Program) -> PlainKernel:
+def split_to_sequence(op: OpNode) -> PlainKernel:
     """SplitToSequence-11, 24: `split` a scalar (chunks of that size, the last smaller) or sizes; without it,
     chunks of 1, squeezed unless keepdims=1."""
-    op = program.op_node(node)
     axis, keepdims = op.get_int("axis"), op.get_int("keepdims") == 1
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -144,10 +130,9 @@ def split_to_sequence(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def concat_from_sequence(node: NodeRef, program: Program) -> PlainKernel:
+def concat_from_sequence(op: OpNode) -> PlainKernel:
     """ConcatFromSequence: the elements joined along `axis`, or stacked on a new one (new_axis=1, axis in
     [-r-1, r])."""
-    op = program.op_node(node)
     axis, new_axis = op.get_int("axis"), op.get_int("new_axis") == 1
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:

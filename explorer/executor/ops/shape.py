@@ -6,21 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import prod
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .axes import axes_of, broadcast_dims, int_list, shape_of
-from .base import KernelFactory, PlainKernel
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel
 
 
-def reshape(node: NodeRef, program: Program) -> PlainKernel:
+def reshape(op: OpNode) -> PlainKernel:
     """Reshape-1 (shape attribute), 5 (shape input), 14 (allowzero: a 0 is a real zero, not 'copy')."""
-    op = program.op_node(node)
     allowzero = op.version >= 14 and op.get_int("allowzero") == 1
     fixed = op.get_ints("shape") if op.version < 5 else None
     if op.version < 5 and fixed is None:
@@ -61,9 +56,8 @@ def target_shape(current: tuple[int, ...], shape: list[int], allowzero: bool) ->
     return tuple(dims)
 
 
-def shape(node: NodeRef, program: Program) -> PlainKernel:
+def shape(op: OpNode) -> PlainKernel:
     """Shape-1, 13; 15 adds start/end (clamped to the rank, negative counting from the back)."""
-    op = program.op_node(node)
     start = op.get_int("start", 0) if op.version >= 15 else 0
     end = op.attr("end") if op.version >= 15 else None
 
@@ -81,18 +75,15 @@ def _clamp(bound: int | None, rank: int) -> int:
     return min(max(bound + rank if bound < 0 else bound, 0), rank)
 
 
-def size(node: NodeRef, program: Program) -> PlainKernel:
-    program.op_node(node)
-
+def size(op: OpNode) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         return (np.array(np.asarray(args[0]).size, dtype=np.int64),)
 
     return run
 
 
-def flatten(node: NodeRef, program: Program) -> PlainKernel:
+def flatten(op: OpNode) -> PlainKernel:
     """Flatten: a 2-D view, dimensions before `axis` (in [-r, r]) times the ones from it."""
-    op = program.op_node(node)
     axis = op.get_int("axis")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -106,9 +97,8 @@ def flatten(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def squeeze(node: NodeRef, program: Program) -> PlainKernel:
+def squeeze(op: OpNode) -> PlainKernel:
     """Squeeze-1, 11 (axes attribute), 13 (optional axes input); no axes squeezes every dimension of size 1."""
-    op = program.op_node(node)
     fixed = op.get_ints("axes") if op.version < 13 else None
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -129,9 +119,8 @@ def squeeze(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def unsqueeze(node: NodeRef, program: Program) -> PlainKernel:
+def unsqueeze(op: OpNode) -> PlainKernel:
     """Unsqueeze-1, 11 (axes attribute), 13 (axes input); axes index the output, of rank r + len(axes)."""
-    op = program.op_node(node)
     fixed = op.get_ints("axes") if op.version < 13 else None
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -145,9 +134,8 @@ def unsqueeze(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def transpose(node: NodeRef, program: Program) -> PlainKernel:
+def transpose(op: OpNode) -> PlainKernel:
     """Transpose: `perm` (default: the axes reversed) must be a permutation of the input's axes."""
-    op = program.op_node(node)
     perm = op.get_ints("perm")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -161,9 +149,8 @@ def transpose(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def expand(node: NodeRef, program: Program) -> PlainKernel:
+def expand(op: OpNode) -> PlainKernel:
     """Expand: the input broadcast with `shape` both ways (a dimension of 1 in `shape` keeps the input's)."""
-    program.op_node(node)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data, dims = args[0], shape_of(args[1])

@@ -3,22 +3,15 @@ as one table read once when its kernel is built (the checks against the version 
 the dtype their arithmetic runs in."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import node_error
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
-
-refuse = node_error
+from .base import OpNode
 
 
-def node_attributes(node: NodeRef, program: Program) -> tuple[int, dict[str, Any]]:
+def node_attributes(op: OpNode) -> tuple[int, dict[str, Any]]:
     """(since_version, {attribute: value}) for a node: the node's value, else its version's default, else None."""
-    op = program.op_node(node)
     names = op.schema.attributes if op.schema is not None else {}
     return op.version, {name: op.attr(name) for name in names}
 

@@ -6,17 +6,13 @@ Blackman 0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N). MelWeightMatrix: tri
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel
+from .base import KernelFactory, OpNode, PlainKernel
 from .casting import element_dtype
 from .shared import node_attributes
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 _COSINE_TERMS = {  # op -> (a0, a1, a2) of a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N)
     "HannWindow": (0.5, 0.5, 0.0),
@@ -31,9 +27,9 @@ def _scalar_int(value: np.ndarray, name: str) -> int:
     return int(value.reshape(()))
 
 
-def window_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
-    terms = _COSINE_TERMS[node.op_type]
+def window_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
+    terms = _COSINE_TERMS[op.op_type]
     periodic = bool(attrs["periodic"])
     dtype = element_dtype(int(attrs["output_datatype"]))
 
@@ -54,8 +50,8 @@ def window_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def mel_weight_matrix_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    _, attrs = node_attributes(node, program)
+def mel_weight_matrix_kernel(op: OpNode) -> PlainKernel:
+    _, attrs = node_attributes(op)
     dtype = element_dtype(int(attrs["output_datatype"]))
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:

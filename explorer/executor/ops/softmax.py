@@ -4,15 +4,11 @@ along the single axis `axis` (default -1)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel
 
 
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
@@ -40,8 +36,7 @@ FUNCTIONS: dict[str, Callable[[np.ndarray, int], np.ndarray]] = {
 }
 
 
-def softmax_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def softmax_kernel(op: OpNode) -> PlainKernel:
     fn = FUNCTIONS[op.op_type]
     axis = op.get_int("axis")
     coerce_2d = op.version < 13

@@ -2,22 +2,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .axes import axis_of, int_scalar
-from .base import KernelFactory, PlainKernel
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel
 
 
-def top_k(node: NodeRef, program: Program) -> PlainKernel:
+def top_k(op: OpNode) -> PlainKernel:
     """TopK-1 (k attribute), 10 (K input), 11 and 24 (largest, sorted). Equal values keep their index order,
     as onnxruntime orders them; results are always sorted (sorted=0 leaves the order open)."""
-    op = program.op_node(node)
     axis = op.get_int("axis")
     fixed_k = op.get_int("k") if op.version < 10 else None
     largest = op.version < 11 or op.get_int("largest") == 1
@@ -40,10 +35,9 @@ def top_k(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def unique(node: NodeRef, program: Program) -> PlainKernel:
+def unique(op: OpNode) -> PlainKernel:
     """Unique-11, 28: the unique values (or slices along `axis`), sorted ascending or in order of first
     occurrence (sorted=0); with the first index of each, the inverse indices and the counts."""
-    op = program.op_node(node)
     axis = op.attr("axis")
     is_sorted = op.get_int("sorted") == 1
 

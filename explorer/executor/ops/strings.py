@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel
 
 
 def text(value: Any) -> str:
@@ -47,8 +43,7 @@ def _per_character(change: str) -> Any:
     return changed
 
 
-def string_normalizer_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def string_normalizer_kernel(op: OpNode) -> PlainKernel:
     action = op.get_str("case_change_action")
     if action not in ("LOWER", "UPPER", "NONE"):
         raise op.error(f"case_change_action must be LOWER, UPPER or NONE, got {action!r}")
@@ -75,7 +70,7 @@ def string_normalizer_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def string_concat_kernel(node: NodeRef, program: Program) -> PlainKernel:
+def string_concat_kernel(op: OpNode) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, y = (np.asarray(a, dtype=object) for a in args)
         shape = np.broadcast_shapes(x.shape, y.shape)
@@ -100,8 +95,7 @@ def _split(s: str, delimiter: str, maxsplit: int | None) -> list[str]:
     return [*head, rest]
 
 
-def string_split_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def string_split_kernel(op: OpNode) -> PlainKernel:
     delimiter = text(op.attr("delimiter", ""))
     maxsplit = op.attr("maxsplit")
     limit = None if maxsplit is None else int(maxsplit)
@@ -119,8 +113,7 @@ def string_split_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def regex_full_match_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def regex_full_match_kernel(op: OpNode) -> PlainKernel:
     source = text(op.attr("pattern", ""))
     try:
         pattern = re.compile(source)

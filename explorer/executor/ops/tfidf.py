@@ -9,16 +9,12 @@ positive, TFIDF the counts times the n-gram's weight (weights[i] for the pool's 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .base import KernelFactory, OpNode, PlainKernel
 from .strings import text
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
 
 
 class Pool:
@@ -71,8 +67,7 @@ class Pool:
                         tally(found)
 
 
-def tfidf_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def tfidf_kernel(op: OpNode) -> PlainKernel:
     mode = op.get_str("mode")
     if mode not in ("TF", "IDF", "TFIDF"):
         raise op.error(f"mode {mode!r} is not one of TF, IDF, TFIDF")

@@ -4,15 +4,11 @@ memory hint without effect."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel, as_array
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel, as_array
 
 # Cephes' rational approximations of erf (|x| < 1) and erfc (1 <= |x| < 8, |x| >= 8), double precision.
 _T = (9.60497373987051638749e0, 9.00260197203842689217e1, 2.23200534594684319226e3, 7.00332514112805075473e3,
@@ -67,9 +63,8 @@ UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
-def unary_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    program.op_node(node)
-    fn = UNARY[node.op_type]
+def unary_kernel(op: OpNode) -> PlainKernel:
+    fn = UNARY[op.op_type]
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         return (as_array(fn(args[0])),)
@@ -77,8 +72,7 @@ def unary_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def is_inf_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def is_inf_kernel(op: OpNode) -> PlainKernel:
     negative, positive = op.get_int("detect_negative"), op.get_int("detect_positive")
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:

@@ -4,23 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import reduce
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .base import KernelFactory, PlainKernel, as_array
-
-if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
-    from ..program import Program
+from .base import KernelFactory, OpNode, PlainKernel, as_array
 
 FOLDS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "Sum": np.add, "Mean": np.add, "Max": np.maximum, "Min": np.minimum,
 }
 
 
-def fold_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def fold_kernel(op: OpNode) -> PlainKernel:
     fn = FOLDS[op.op_type]
     broadcast = op.version >= 8
     mean = op.op_type == "Mean"
@@ -40,9 +35,7 @@ def fold_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def where_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
-
+def where_kernel(op: OpNode) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         condition, x, y = args
         if x.dtype != y.dtype:
@@ -52,8 +45,7 @@ def where_kernel(node: NodeRef, program: Program) -> PlainKernel:
     return run
 
 
-def cumulative_kernel(node: NodeRef, program: Program) -> PlainKernel:
-    op = program.op_node(node)
+def cumulative_kernel(op: OpNode) -> PlainKernel:
     exclusive, reverse = bool(op.get_int("exclusive")), bool(op.get_int("reverse"))
     product = op.op_type == "CumProd"
     accumulate = np.cumprod if product else np.cumsum

@@ -20,7 +20,7 @@ from ...budgets import RNN_STEP_INPUT_BYTES
 from ...errors import ExecutionError, where
 from ...spec.rnn import RnnConfig, config_from
 from ..aligned import aligned_copy, aligned_empty
-from ..ops.base import Call, SpecialKernel
+from ..ops.base import Call, OpNode, SpecialKernel
 from . import cells
 from .activations import ActivationFn, lane_activations, sigmoid_of_negated
 from .lanes import TimeOrder, schedule, time_order
@@ -28,16 +28,13 @@ from .rnn_inputs import RnnInputs, read_inputs
 from .step_rows import StepRows, joined_weights
 
 if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
     from ...trace.trace import EventInfo
-    from ..program import Program
 
 
-def configured(node: NodeRef, program: Program) -> tuple[RnnConfig, tuple[ActivationFn, ...], int]:
+def configured(op: OpNode) -> tuple[RnnConfig, tuple[ActivationFn, ...], int]:
     """A recurrent node's config (checked against its operator version), activations and output count."""
-    op = program.op_node(node)  # refuses what the operator version does not allow
-    config = config_from(node, op.version, {att.name: op.attr(att.name) for att in node.proto.attribute})
-    return config, lane_activations(config.activations), len(node.proto.output)
+    config = config_from(op.node, op.version, {att.name: op.attr(att.name) for att in op.node.proto.attribute})
+    return config, lane_activations(config.activations), len(op.node.proto.output)
 
 
 def failure(call: Call) -> Callable[[str], ExecutionError]:
@@ -49,8 +46,8 @@ def failure(call: Call) -> Callable[[str], ExecutionError]:
     return fail
 
 
-def rnn_kernel(node: NodeRef, program: Program) -> SpecialKernel:
-    config, activations, n_outputs = configured(node, program)
+def rnn_kernel(op: OpNode) -> SpecialKernel:
+    config, activations, n_outputs = configured(op)
     kept = KeptWeights()
 
     def kernel(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:

@@ -14,14 +14,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...spec.rnn import QUANTIZED_INPUTS, dequantized_weights
-from ..ops.base import Call, SpecialKernel
+from ..ops.base import Call, OpNode, SpecialKernel
 from .kernel import configured, failure, run_cells
 from .rnn_inputs import read_inputs
 
 if TYPE_CHECKING:
-    from ...proto.graph import NodeRef
     from ...trace.trace import EventInfo
-    from ..program import Program
 
 
 def uint8_grid(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
@@ -36,8 +34,8 @@ def uint8_grid(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return rounded
 
 
-def dynamic_quantize_lstm_kernel(node: NodeRef, program: Program) -> SpecialKernel:
-    config, activations, n_outputs = configured(node, program)  # checked against onnxruntime's schema
+def dynamic_quantize_lstm_kernel(op: OpNode) -> SpecialKernel:
+    config, activations, n_outputs = configured(op)  # checked against onnxruntime's schema
 
     def kernel(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
         fail = failure(call)
