@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import onnx
 
-from .shapes import Guard, attr, ints, prod, widest_itemsize
+from ...proto.graph import attribute
+from .shapes import Guard, ints, prod, widest_itemsize
 
 
 def _dtype_size(code: int) -> int:
@@ -25,7 +26,7 @@ def _given(args: Sequence[Any], index: int) -> Any:
 
 
 def _gemm(node: onnx.NodeProto) -> Guard:
-    trans_a, trans_b = attr(node, "transA", 0), attr(node, "transB", 0)
+    trans_a, trans_b = attribute(node, "transA", 0), attribute(node, "transB", 0)
 
     def size(args: Sequence[Any]) -> int:
         a, b = args[0], args[1]
@@ -41,7 +42,7 @@ def _conv(x_index: int, w_index: int, output_itemsize: int | None = None) -> Cal
     """Conv, ConvInteger, QLinearConv, DeformConv: N × M × each spatial dim at most ceil((in + pads) / stride)."""
 
     def make(node: onnx.NodeProto) -> Guard:
-        pads_attribute, strides_attribute = attr(node, "pads", None), attr(node, "strides", None)
+        pads_attribute, strides_attribute = attribute(node, "pads", None), attribute(node, "strides", None)
 
         def size(args: Sequence[Any]) -> int:
             x, w = args[x_index], args[w_index]
@@ -58,10 +59,10 @@ def _conv(x_index: int, w_index: int, output_itemsize: int | None = None) -> Cal
 
 
 def _conv_transpose(node: onnx.NodeProto) -> Guard:
-    output_shape = attr(node, "output_shape")
-    auto_pad = attr(node, "auto_pad", b"NOTSET")
-    group = int(attr(node, "group", 1))
-    given = {name: attr(node, name, None) for name in ("kernel_shape", "strides", "dilations", "output_padding",
+    output_shape = attribute(node, "output_shape")
+    auto_pad = attribute(node, "auto_pad", "NOTSET")
+    group = int(attribute(node, "group", 1))
+    given = {name: attribute(node, name, None) for name in ("kernel_shape", "strides", "dilations", "output_padding",
                                                         "pads")}
 
     def size(args: Sequence[Any]) -> int:
@@ -76,7 +77,7 @@ def _conv_transpose(node: onnx.NodeProto) -> Guard:
             dilations = list(given["dilations"] or [1] * n)
             extra = list(given["output_padding"] or [0] * n)
             pads = list(given["pads"] or [0] * (2 * n))
-            if auto_pad in (b"SAME_UPPER", b"SAME_LOWER", "SAME_UPPER", "SAME_LOWER"):
+            if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
                 dims = [d * int(s) for d, s in zip(spatial, strides)]
             else:
                 dims = [int(s) * (d - 1) + int(e) + (int(k) - 1) * int(dl) + 1 - int(pads[i]) - int(pads[i + n])
@@ -88,7 +89,7 @@ def _conv_transpose(node: onnx.NodeProto) -> Guard:
 
 def _attention(node: onnx.NodeProto) -> Guard:
     """The score matrix: batch × query heads × query length × (past + new) key length."""
-    q_heads = int(attr(node, "q_num_heads", 0) or 0)
+    q_heads = int(attribute(node, "q_num_heads", 0) or 0)
 
     def size(args: Sequence[Any]) -> int:
         q, k = args[0], args[1]
@@ -105,9 +106,9 @@ def _attention(node: onnx.NodeProto) -> Guard:
 
 def _recurrent(node: onnx.NodeProto) -> Guard:
     """GRU, LSTM, RNN: Y, time steps × directions × batch × hidden_size (each recorded gate is as big)."""
-    hidden = int(attr(node, "hidden_size", 0) or 0)
-    batch_first = int(attr(node, "layout", 0)) == 1
-    directions = 2 if attr(node, "direction", b"forward") in (b"bidirectional", "bidirectional") else 1
+    hidden = int(attribute(node, "hidden_size", 0) or 0)
+    batch_first = int(attribute(node, "layout", 0)) == 1
+    directions = 2 if attribute(node, "direction", "forward") == "bidirectional" else 1
 
     def size(args: Sequence[Any]) -> int:
         x = args[0]
@@ -119,24 +120,24 @@ def _recurrent(node: onnx.NodeProto) -> Guard:
 
 
 def _random(node: onnx.NodeProto) -> Guard:
-    count = prod(attr(node, "shape", None) or [])
-    itemsize = _dtype_size(int(attr(node, "dtype", onnx.TensorProto.FLOAT)))
+    count = prod(attribute(node, "shape", None) or [])
+    itemsize = _dtype_size(int(attribute(node, "dtype", onnx.TensorProto.FLOAT)))
     return lambda args: count * itemsize
 
 
 def _multinomial(node: onnx.NodeProto) -> Guard:
-    samples = int(attr(node, "sample_size", 1))
-    itemsize = _dtype_size(int(attr(node, "dtype", onnx.TensorProto.INT32)))
+    samples = int(attribute(node, "sample_size", 1))
+    itemsize = _dtype_size(int(attribute(node, "dtype", onnx.TensorProto.INT32)))
     return lambda args: int(args[0].shape[0]) * max(samples, 0) * itemsize
 
 
 def _window(node: onnx.NodeProto) -> Guard:
-    itemsize = _dtype_size(int(attr(node, "output_datatype", onnx.TensorProto.FLOAT)))
+    itemsize = _dtype_size(int(attribute(node, "output_datatype", onnx.TensorProto.FLOAT)))
     return lambda args: max(int(np.asarray(args[0]).item()), 0) * itemsize
 
 
 def _mel_weights(node: onnx.NodeProto) -> Guard:
-    itemsize = _dtype_size(int(attr(node, "output_datatype", onnx.TensorProto.FLOAT)))
+    itemsize = _dtype_size(int(attribute(node, "output_datatype", onnx.TensorProto.FLOAT)))
 
     def size(args: Sequence[Any]) -> int:
         bins, dft_length = (int(np.asarray(a).item()) for a in args[:2])
@@ -148,7 +149,7 @@ def _mel_weights(node: onnx.NodeProto) -> Guard:
 def _dft(node: onnx.NodeProto) -> Guard:
     """The signal's other axes × max(dft_length, its length) × 2 (real, imaginary); the axis is an attribute
     (opset 17, default 1) or an input (opset 20, default -2): without either both are bounded."""
-    axis_attribute = attr(node, "axis")
+    axis_attribute = attribute(node, "axis")
 
     def size(args: Sequence[Any]) -> int:
         x = args[0]
@@ -171,7 +172,7 @@ def _dft(node: onnx.NodeProto) -> Guard:
 
 
 def _stft(node: onnx.NodeProto) -> Guard:
-    onesided = int(attr(node, "onesided", 1))
+    onesided = int(attribute(node, "onesided", 1))
 
     def size(args: Sequence[Any]) -> int:
         signal, step = args[0], int(np.asarray(args[1]).item())
@@ -201,9 +202,9 @@ def _max_unpool(node: onnx.NodeProto) -> Guard:
             return prod(ints(output_shape)) * int(x.itemsize)
         spatial = [int(d) for d in x.shape[2:]]
         n = len(spatial)
-        kernel = list(attr(node, "kernel_shape"))
-        strides = list(attr(node, "strides", None) or [1] * n)
-        pads = list(attr(node, "pads", None) or [0] * (2 * n))
+        kernel = list(attribute(node, "kernel_shape"))
+        strides = list(attribute(node, "strides", None) or [1] * n)
+        pads = list(attribute(node, "pads", None) or [0] * (2 * n))
         dims = [(d - 1) * int(strides[i]) - int(pads[i]) - int(pads[i + n]) + int(kernel[i])
                 for i, d in enumerate(spatial)]
         return prod((*x.shape[:2], *dims)) * int(x.itemsize)
@@ -212,17 +213,17 @@ def _max_unpool(node: onnx.NodeProto) -> Guard:
 
 
 def _roi_align(node: onnx.NodeProto) -> Guard:
-    cell = int(attr(node, "output_height", 1)) * int(attr(node, "output_width", 1))
+    cell = int(attribute(node, "output_height", 1)) * int(attribute(node, "output_width", 1))
     return lambda args: prod((args[1].shape[0], args[0].shape[1], max(cell, 0))) * int(args[0].itemsize)
 
 
 def _max_roi_pool(node: onnx.NodeProto) -> Guard:
-    cell = prod(attr(node, "pooled_shape", None) or [])
+    cell = prod(attribute(node, "pooled_shape", None) or [])
     return lambda args: prod((args[1].shape[0], args[0].shape[1], cell)) * int(args[0].itemsize)
 
 
 def _center_crop_pad(node: onnx.NodeProto) -> Guard:
-    axes_attribute = attr(node, "axes")
+    axes_attribute = attribute(node, "axes")
 
     def size(args: Sequence[Any]) -> int:
         x, shape = args[0], ints(args[1])
@@ -241,7 +242,7 @@ def _grid_sample(args: Sequence[Any]) -> int:
 
 
 def _gather_nd(node: onnx.NodeProto) -> Guard:
-    batch_dims = int(attr(node, "batch_dims", 0))
+    batch_dims = int(attribute(node, "batch_dims", 0))
 
     def size(args: Sequence[Any]) -> int:
         data, indices = args[0], np.asarray(args[1])

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from ...proto.graph import attribute
 from ..ops.axes import broadcast_dims
 
 Guard = Callable[[Sequence[Any]], int]
@@ -26,20 +27,13 @@ def ints(value: Any) -> list[int]:
     return values if values and type(values[0]) is int else [int(v) for v in values]
 
 
-def attr(node: onnx.NodeProto, name: str, default: Any = None) -> Any:
-    for att in node.attribute:
-        if att.name == name:
-            return onnx.helper.get_attribute_value(att)
-    return default
-
-
 def widest_itemsize(args: Sequence[Any]) -> int:
     return int(max((a.itemsize for a in args if isinstance(a, np.ndarray)), default=1))
 
 
 def _constant_of_shape(node: onnx.NodeProto) -> Guard:
-    value = attr(node, "value")
-    itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(value.data_type)).itemsize if value is not None else 4
+    value = attribute(node, "value")
+    itemsize = value.dtype.itemsize if value is not None else 4
     return lambda args: prod(ints(args[0])) * itemsize
 
 
@@ -62,11 +56,11 @@ def _range(args: Sequence[Any]) -> int:
 
 
 def _pad(node: onnx.NodeProto) -> Guard:
-    attribute = attr(node, "pads")
+    given = attribute(node, "pads")
 
     def size(args: Sequence[Any]) -> int:
         x = args[0]
-        pads = list(attribute) if attribute is not None else ints(args[1])
+        pads = list(given) if given is not None else ints(args[1])
         rank = x.ndim
         axes = list(range(rank)) if len(args) < 4 or args[3] is None else [a % rank for a in ints(args[3])]
         dims = list(x.shape)
@@ -78,8 +72,8 @@ def _pad(node: onnx.NodeProto) -> Guard:
 
 
 def _resize(node: onnx.NodeProto) -> Guard:
-    axes_attr = attr(node, "axes")
-    scales_attr = attr(node, "scales")  # Upsample-7
+    axes_attr = attribute(node, "axes")
+    scales_attr = attribute(node, "scales")  # Upsample-7
 
     def size(args: Sequence[Any]) -> int:
         x = args[0]
@@ -185,7 +179,7 @@ def _matmul_integer(args: Sequence[Any]) -> int:
 
 
 def _gather(node: onnx.NodeProto) -> Guard:
-    axis = int(attr(node, "axis", 0))
+    axis = int(attribute(node, "axis", 0))
 
     def size(args: Sequence[Any]) -> int:
         data, indices = args[0], args[1]
@@ -196,8 +190,7 @@ def _gather(node: onnx.NodeProto) -> Guard:
 
 
 def _einsum(node: onnx.NodeProto) -> Guard:
-    raw = attr(node, "equation", b"")
-    equation = (raw.decode() if isinstance(raw, bytes) else str(raw)).replace(" ", "")
+    equation = str(attribute(node, "equation", "")).replace(" ", "")
 
     def size(args: Sequence[Any]) -> int:
         lhs, arrow, rhs = equation.partition("->")
