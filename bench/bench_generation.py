@@ -33,10 +33,10 @@ def main(tokens: int = 64) -> None:
         folder = MODELS / name
         generation = explorer.generate(folder, PROMPT, max_new_tokens=tokens)
         made = generation.tokens.shape[1]
-        ours = seconds_per_token(lambda: explorer.generate(folder, PROMPT, max_new_tokens=tokens).tokens.shape[1])
+        ours = seconds_per_token(lambda folder=folder: explorer.generate(folder, PROMPT, max_new_tokens=tokens).tokens.shape[1])
         sessions = onnxruntime_sessions(generation.export)  # made once: onnxruntime's time is its steps'
-        theirs = seconds_per_token(lambda: sum(1 for _ in onnxruntime_steps(generation.export, generation.feeds,
-                                                                             tokens, sessions)))
+        theirs = seconds_per_token(lambda generation=generation, sessions=sessions: sum(
+            1 for _ in onnxruntime_steps(generation.export, generation.feeds, tokens, sessions)))
         print(f"{name:<12} {made:>6} {ours * 1e3:>18.2f} {theirs * 1e3:>21.3f} {ours / theirs:>6.0f} "
               f"{generation.cache_bytes:>12} {generation.trace_bytes:>12} "
               f"{generation.trace_bytes / generation.cache_bytes:>5.2f}")

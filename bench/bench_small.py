@@ -156,7 +156,8 @@ def measure(name: str, proto: onnx.ModelProto, feeds: dict[str, np.ndarray], mod
             print(f"{name:<34} onnxruntime does not run it: {str(exc).splitlines()[0][:60]}")
             return None
         threads = 1 if mode == "one" else None
-        found[mode] = paired(lambda: explorer.run(model, feeds, threads=threads), lambda: theirs(feeds), rounds)
+        found[mode] = paired(lambda threads=threads: explorer.run(model, feeds, threads=threads),
+                             lambda theirs=theirs: theirs(feeds), rounds)
     return found
 
 
@@ -178,7 +179,7 @@ def main() -> None:
     proto, feeds = identity()
     found = measure("Identity", proto, feeds, modes, options.repeat * 3)
     assert found is not None
-    for mode, (ours, ours_cpu, theirs, theirs_cpu) in found.items():
+    for mode, (ours, ours_cpu, theirs, _theirs_cpu) in found.items():
         print(f"fixed cost of a run (one Identity node), {mode} thread(s): explorer {ours * 1e3:.3f} ms "
               f"(CPU {ours_cpu * 1e3:.3f} ms), onnxruntime {theirs * 1e3:.3f} ms (goal: explorer <= 0.3 ms)")
 

@@ -19,7 +19,7 @@ class _Weights:
 
     def __init__(self, folder: Path, location: str) -> None:
         self.location = location
-        self.file = open(folder / location, "wb")
+        self.file = open(folder / location, "wb")  # noqa: SIM115 - written weight by weight, closed by close()
         self.rng = np.random.default_rng(0)
 
     def add(self, name: str, shape: tuple[int, ...]) -> onnx.TensorProto:

@@ -85,10 +85,7 @@ def reference(op: str, X, W, R, B=None, sequence_lens=None, initial_h=None, init
                         gates[k][t, d, n] = v
                 elif op == "LSTM":
                     i = f[0](cl(w[0] @ x + r[0] @ h + p[0] * c + wb[0] + rb[0]))
-                    if input_forget:
-                        ff = 1 - i
-                    else:
-                        ff = f[0](cl(w[2] @ x + r[2] @ h + p[2] * c + wb[2] + rb[2]))
+                    ff = 1 - i if input_forget else f[0](cl(w[2] @ x + r[2] @ h + p[2] * c + wb[2] + rb[2]))
                     cc = f[1](cl(w[3] @ x + r[3] @ h + wb[3] + rb[3]))
                     c = ff * c + i * cc
                     o = f[0](cl(w[1] @ x + r[1] @ h + p[1] * c + wb[1] + rb[1]))

@@ -114,11 +114,9 @@ def capture(module: Any, inputs: list[np.ndarray] | tuple[np.ndarray, ...]) -> C
         if name:
             info.defined_at = _assigned_at(named[parent_name], attribute)
         else:
-            try:
+            with contextlib.suppress(OSError, TypeError):
                 info.defined_at = _where(inspect.getsourcefile(type(sub)) or "",
                                          inspect.getsourcelines(type(sub).forward)[1])
-            except (OSError, TypeError):
-                pass
         info.settings = _settings(sub)
         if type(sub).__name__ in RECURRENT_CLASSES and isinstance(sub, torch.nn.RNNBase):
             info.recurrent = {"op": RECURRENT_CLASSES[type(sub).__name__], "num_layers": sub.num_layers,

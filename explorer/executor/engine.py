@@ -58,7 +58,8 @@ class Engine:
         self.run_graph(graph, frame, iteration)
         return [frame[name] for name in graph.output_names]
 
-    def run_graph(self, graph: CompiledGraph, frame: dict[str, Any], iteration: tuple[int, ...]) -> None:
+    def run_graph(self, graph: CompiledGraph, frame: dict[str, Any],  # noqa: C901 - the hot loop, one function:
+                  iteration: tuple[int, ...]) -> None:  # a call per node would cost every run
         """Runs the steps of one graph execution on `frame`, recording one Event per node (the hot loop: what
         can be decided per node is decided once, in the Step; only what depends on the values happens here).
         `frame[""]` is None: an omitted optional input reads it."""

@@ -4,6 +4,7 @@ Run as a script (`python judge_worker.py`), never imported by explorer: it impor
 standard library, so a model that crashes or exhausts onnxruntime takes down this process, not the caller.
 Messages on stdin/stdout are an 8-byte length followed by a pickle; the parent is the only peer.
 """
+import contextlib
 import os
 import sys
 
@@ -98,10 +99,10 @@ def _message(exc: BaseException) -> str:
 def main() -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but replies may reach the parent's pipe
-    try:  # ahead of the first request, which may be a while coming (the parent starts this process early)
+    # ahead of the first request, which may be a while coming (the parent starts this process early); when it
+    # is missing, each request says so
+    with contextlib.suppress(ImportError):
         import onnxruntime  # noqa: F401
-    except ImportError:
-        pass  # each request says it is missing
     while True:
         request = _read(stdin)
         if request is None:

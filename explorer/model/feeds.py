@@ -1,6 +1,7 @@
 """Example inputs from declared types, and validation of user feeds against them."""
 from __future__ import annotations
 
+import contextlib
 import weakref
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -231,10 +232,8 @@ def _declared(model: Declared) -> tuple[dict[str, ValueSpec], frozenset[str]]:
     if found is None:
         found = ({s.name: s for s in model.inputs},
                  model.initializer_names & {i.name for i in model.graph.input})
-        try:
+        with contextlib.suppress(TypeError):
             _DECLARED[model] = found
-        except TypeError:
-            pass
     return found
 
 

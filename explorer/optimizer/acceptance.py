@@ -72,7 +72,7 @@ def _without_refused(result: OptimizationResult, rerun: Rerun,
     declared = result.declared_value_info()
     for _ in range(OPTIMIZER_RERUNS):
 
-        def candidate(count: int) -> onnx.ModelProto:
+        def candidate(count: int, strip: bool = strip) -> onnx.ModelProto:
             model = rerun(refused, count).optimized
             if strip:
                 drop_value_info(model, declared)

@@ -66,10 +66,7 @@ class Links:
 
     def is_dead(self, node: Node) -> bool:
         """True when nothing reads any output of `node`."""
-        for v in node.outputs:
-            if v is not None and (v.readers or v.capturers or v.is_output):
-                return False
-        return True
+        return all(not (v is not None and (v.readers or v.capturers or v.is_output)) for v in node.outputs)
 
     def is_used_more_than_once(self, name: str) -> bool:
         found = self.values.get(name)

@@ -9,6 +9,7 @@ object array whose elements are such dims.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -89,10 +90,9 @@ def _forward(g: GraphState, facts: Facts, seen: set[Node]) -> set[str]:
                 changed.update(o for o in outputs if o)
             continue
         before = [(shapes.pop(o, None), values.pop(o, None)) for o in outputs]
-        try:
+        # a malformed node teaches nothing; running it reports the problem
+        with contextlib.suppress(ValueError, TypeError, IndexError, OverflowError, ZeroDivisionError):
             _node(g, facts, node)
-        except (ValueError, TypeError, IndexError, OverflowError, ZeroDivisionError):
-            pass  # a malformed node teaches nothing; running it reports the problem
         for name, (shape, value) in zip(outputs, before):
             if name and (fresh or shape != shapes.get(name) or not tensors.same(value, values.get(name))):
                 changed.add(name)

@@ -54,7 +54,7 @@ class FileSource(WeightSource):
 
     def __init__(self, path: Path, token: str, role: str) -> None:
         self.path, self.token, self.role, self.label = path, token, role, str(path)
-        self._file = open(path, "rb")
+        self._file = open(path, "rb")  # noqa: SIM115 - open as long as the source: its mapping reads it
         self.size = os.fstat(self._file.fileno()).st_size
         self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) if self.size else None
 

@@ -113,7 +113,7 @@ REPRS: dict[type, Callable[[Any], str]] = {Model: model_html, Trace: trace_html,
 def install() -> None:
     """Gives each displayed class its `_repr_html_` (Jupyter calls it to show an object)."""
     for cls, render in REPRS.items():
-        setattr(cls, "_repr_html_", render)
+        setattr(cls, "_repr_html_", render)  # noqa: B010 - the classes do not declare it for the type checker
 
 
 def static_html(x: Any, model: Model | None = None) -> str:

@@ -3,6 +3,7 @@ the departing node and its upstream path marked, the first divergence in words, 
 iterations, the If branches taken), the worst values, the departing tensors' plots and recurrent cells' gates."""
 from __future__ import annotations
 
+import contextlib
 import html
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -194,10 +195,8 @@ def gates_html(model: Model, trace: Trace, comparison: Comparison | None,
             continue
         other = comparison.b.trace if comparison is not None and comparison.b is not None else None
         if other is not None:
-            try:
+            with contextlib.suppress(KeyError):
                 maps += _gate_maps(other.gates(g.node, g.iteration), "B", g.direction, g.batch_item, g.step)
-            except KeyError:
-                pass
         sections.append(f"<h3><code>{esc(g.node)}</code> ({esc(g.op_type)}), step {g.step} departs "
                         f"(direction {g.direction}, batch item {g.batch_item})</h3>"
                         f'<div class="plots">{"".join(maps)}</div>')

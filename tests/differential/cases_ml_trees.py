@@ -31,7 +31,7 @@ def forest(r: np.random.Generator, trees: int, features: int, targets: int, mode
     for tree in range(trees):
         counter = [0]
 
-        def grow(level: int) -> int:
+        def grow(level: int, tree: int = tree, counter: list[int] = counter) -> int:
             node = counter[0]
             counter[0] += 1
             at = len(lists["nodeids"])

@@ -35,7 +35,7 @@ def _pool(op: str, extra_versions: dict[str, int], first_ort: int) -> list[Case]
     for version in since_versions(op):
         judge = {} if version >= first_ort else {"judge_version": first_ort,
                                                  "reason": LEGACY.format(op=op, version=version, judge=first_ort)}
-        for k, (x_shape, attrs, since) in enumerate(WINDOWS):
+        for k, (x_shape, attrs, _since) in enumerate(WINDOWS):
             attrs = dict(attrs)
             if ("dilations" in attrs and version < dilation_from) or ("ceil_mode" in attrs and version < ceil_from):
                 continue

@@ -26,6 +26,29 @@ def _allowed(transform: str, mode: str, version: int) -> bool:
     return True
 
 
+def _transformed(version: int, x: np.ndarray, mode: str, t: int, transform: str, nearest: str) -> list[Case]:
+    """The cases of one mode, coordinate transformation and nearest mode: by scales and by sizes, or a crop."""
+    found = []
+    omitted = EMPTY if version < 13 else None
+    roi = _scales(0, 0, 0.2, 0.1, 1, 1, 0.9, 0.8)
+    attrs = {"mode": mode, "coordinate_transformation_mode": transform, "nearest_mode": nearest}
+    tol = None if mode == "nearest" else (1e-4, 1e-5)  # onnxruntime weighs in float32
+    if mode == "cubic" and t % 2:
+        attrs.update(exclude_outside=1, cubic_coeff_a=-0.5)
+    if transform == "tf_crop_and_resize":
+        attrs["extrapolation_value"] = 7.0
+        found.append(Case("Resize", version, [x, roi, omitted, np.array([1, 2, 7, 3], np.int64)],
+                          attrs=attrs, tol=tol))
+        found.append(_crop_with_scales(version, x, roi, attrs))
+        return found
+    for scales in (_scales(1, 1, 2.3, 1.7), _scales(1, 1, 0.6, 0.5)):
+        found.append(Case("Resize", version, [x, EMPTY if version < 13 else None, scales], attrs=attrs, tol=tol))
+    if transform != "half_pixel_symmetric":
+        found.append(Case("Resize", version, [x, omitted, omitted, np.array([1, 2, 7, 3], np.int64)],
+                          attrs=attrs, tol=tol))
+    return found
+
+
 def _resize(version: int) -> list[Case]:
     found = []
     r = rng("Resize", version)
@@ -36,29 +59,11 @@ def _resize(version: int) -> list[Case]:
                 found.append(Case("Resize", 10, [x, scales], attrs={"mode": mode}))
         return found
     omitted = EMPTY if version < 13 else None
-    roi = _scales(0, 0, 0.2, 0.1, 1, 1, 0.9, 0.8)
     for mode in ("nearest", "linear", "cubic"):
         for t, transform in enumerate(TRANSFORMS):
-            if not _allowed(transform, mode, version):
-                continue
-            for n, nearest in enumerate(NEAREST if mode == "nearest" else NEAREST[:1]):
-                attrs = {"mode": mode, "coordinate_transformation_mode": transform, "nearest_mode": nearest}
-                tol = None if mode == "nearest" else (1e-4, 1e-5)  # onnxruntime weighs in float32
-                if mode == "cubic" and t % 2:
-                    attrs.update(exclude_outside=1, cubic_coeff_a=-0.5)
-                crop = transform == "tf_crop_and_resize"
-                if crop:
-                    attrs["extrapolation_value"] = 7.0
-                    found.append(Case("Resize", version, [x, roi, omitted, np.array([1, 2, 7, 3], np.int64)],
-                                      attrs=attrs, tol=tol))
-                    found.append(_crop_with_scales(version, x, roi, attrs))
-                    continue
-                for scales in (_scales(1, 1, 2.3, 1.7), _scales(1, 1, 0.6, 0.5)):
-                    found.append(Case("Resize", version, [x, EMPTY if version < 13 else None, scales], attrs=attrs,
-                                      tol=tol))
-                if transform != "half_pixel_symmetric":
-                    found.append(Case("Resize", version, [x, omitted, omitted, np.array([1, 2, 7, 3], np.int64)],
-                                      attrs=attrs, tol=tol))
+            if _allowed(transform, mode, version):
+                for nearest in NEAREST if mode == "nearest" else NEAREST[:1]:
+                    found += _transformed(version, x, mode, t, transform, nearest)
     for dtype, mode in ((np.uint8, "linear"), (np.int8, "nearest"), (np.float64, "cubic")):
         xi = values(r, (1, 1, 4, 5), dtype, -100, 200)
         found.append(Case("Resize", version, [xi, omitted, _scales(1, 1, 2, 2)], attrs={"mode": mode},

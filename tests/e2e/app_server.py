@@ -2,6 +2,7 @@
 bench/bench_app.py."""
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
@@ -70,10 +71,8 @@ RUN_TIMEOUT = 240_000  # ms a script run may take on a machine busy with other w
 def settle(page) -> None:
     """Waits until the rerun an action caused has started and finished: for the script to start (or to have
     been quick enough to be over already) then for it to stop, however long a loaded machine takes."""
-    try:
+    with contextlib.suppress(PlaywrightTimeout):  # over before we looked, or no rerun at all
         page.wait_for_selector("[data-test-script-state=running]", timeout=400)
-    except PlaywrightTimeout:
-        pass  # over before we looked, or no rerun at all
     page.wait_for_selector("[data-test-script-state=notRunning]", timeout=RUN_TIMEOUT)
 
 

@@ -38,7 +38,7 @@ def in_view(page, locator) -> bool:
     """Whether an element lies within the window as the page opens (no scrolling, no zooming)."""
     box = locator.bounding_box()
     size = page.viewport_size
-    return box is not None and size is not None and 0 <= box["y"] and box["y"] + box["height"] <= size["height"] \
+    return box is not None and size is not None and box["y"] >= 0 and box["y"] + box["height"] <= size["height"] \
         and box["x"] + box["width"] <= size["width"]
 
 

@@ -32,10 +32,7 @@ def _heads(x: np.ndarray, heads: int | None, what: str) -> np.ndarray:
 
 def _mask_bias(mask: np.ndarray, total: int, work: np.dtype) -> np.ndarray:
     """attn_mask as an additive bias over `total` keys (a shorter mask excludes the keys past its end)."""
-    if mask.dtype == np.bool_:
-        bias = np.where(mask, 0.0, -np.inf).astype(work)
-    else:
-        bias = mask.astype(work)
+    bias = np.where(mask, 0.0, -np.inf).astype(work) if mask.dtype == np.bool_ else mask.astype(work)
     short = total - bias.shape[-1]
     if short > 0:
         bias = np.pad(bias, [(0, 0)] * (bias.ndim - 1) + [(0, short)], constant_values=-np.inf)

@@ -12,7 +12,7 @@ tokens along a new last axis, padded with pad_value to the longest row.
 RE2 (google-re2) matches as onnxruntime's does: Python's `re` would pick the leftmost alternative, not the longest."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -70,8 +70,10 @@ def _matches(text: str, expression: Any, shortest: int) -> list[str]:
     return tokens
 
 
-def tokenizer_kernel(op: OpNode) -> PlainKernel:
-    mark, pad, shortest = bool(op.get_int("mark")), op.get_str("pad_value"), op.get_int("mincharnum")
+def _splitter(op: OpNode) -> Callable[[str], list[str]]:
+    """One string's tokens as the node's attributes say: its characters, the matches of `tokenexp`, or the pieces
+    between `separators` (each at least `mincharnum` characters)."""
+    shortest = op.get_int("mincharnum")
     separators = op.attr("separators")
     separators = None if separators is None else [s.decode() if isinstance(s, bytes) else str(s) for s in separators]
     expression = op.attr("tokenexp")
@@ -84,20 +86,27 @@ def tokenizer_kernel(op: OpNode) -> PlainKernel:
     by_character = (separators == [""]) if separators is not None else expression == "."
     if by_character and shortest > 1:
         raise op.error(f"mincharnum={shortest} is too big for tokenizing characters")
-    compiled = [] if by_character or separators is None else [_compile(op, s, "separator") for s in separators]
-    token_expression = None if by_character or separators is not None else _compile(op, str(expression), "tokenexp")
+    if by_character:
+        return list
+    if separators is None:
+        token_expression = _compile(op, str(expression), "tokenexp")
+        return lambda text: _matches(text, token_expression, shortest)
+    compiled = [_compile(op, s, "separator") for s in separators]
 
-    def row(text: str) -> list[str]:
-        if by_character:
-            return list(text)
-        if token_expression is not None:
-            return _matches(text, token_expression, shortest)
+    def pieces_of(text: str) -> list[str]:
         pieces = [text]
         for separator in compiled:
             pieces = [piece for text in pieces for piece in _cut(text, separator, shortest)]
             if not pieces:
                 break
         return pieces
+
+    return pieces_of
+
+
+def tokenizer_kernel(op: OpNode) -> PlainKernel:
+    mark, pad = bool(op.get_int("mark")), op.get_str("pad_value")
+    row = _splitter(op)
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]

@@ -49,7 +49,8 @@ def max_pool(x: np.ndarray, window: Window) -> np.ndarray:
     folded = padded
     for axis, (size, dilation, stride, out) in enumerate(zip(window.kernel, window.dilations, window.strides, outs),
                                                           start=2):
-        def tap(k: int, source: np.ndarray = folded, axis: int = axis) -> np.ndarray:
+        def tap(k: int, source: np.ndarray = folded, axis: int = axis, dilation: int = dilation, stride: int = stride,
+                out: int = out) -> np.ndarray:
             index = [slice(None)] * source.ndim
             index[axis] = slice(k * dilation, k * dilation + (out - 1) * stride + 1, stride)
             return source[tuple(index)]

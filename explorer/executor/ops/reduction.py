@@ -136,10 +136,7 @@ def arg_kernel(op: OpNode) -> PlainKernel:
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x = args[0]
         (k,) = _normalized(op, [axis], x.ndim)
-        if last:
-            index = x.shape[k] - 1 - pick(np.flip(x, axis=k), axis=k)
-        else:
-            index = pick(x, axis=k)
+        index = x.shape[k] - 1 - pick(np.flip(x, axis=k), axis=k) if last else pick(x, axis=k)
         index = np.asarray(index, dtype=np.int64)
         return (np.expand_dims(index, k) if keep else index,)
 

@@ -135,8 +135,8 @@ def gru(d: Lanes, config: RnnConfig) -> np.ndarray:
     return h_prev
 
 
-def lstm(d: Lanes, config: RnnConfig, c0: np.ndarray, cells: np.ndarray, peephole: np.ndarray | None,
-         halved: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def lstm(d: Lanes, config: RnnConfig, c0: np.ndarray, cells: np.ndarray,  # noqa: C901 - one loop over the steps:
+         peephole: np.ndarray | None, halved: bool = False) -> tuple[np.ndarray, np.ndarray]:  # a call a step costs
     """Runs the steps, writing Ct into `cells` ([seq, lanes, batch, hidden]); returns the last H and C. `halved`:
     the gates hold x/2 for i, o and f (kernel._gate_scales), whose sigmoid is (1 + tanh(x/2)) / 2, and every
     activation is the default; one tanh over all four gates then activates them all."""

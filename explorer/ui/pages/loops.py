@@ -44,6 +44,25 @@ def branches(model, trace, path: str) -> None:
                          key=state.keyed(state.K_IF_DIAGRAM, path, branch))
 
 
+def _code(code, model, trace, path: str, index: tuple[int, ...], cell) -> None:
+    """The spec's pseudo-code of a Loop or Scan filled in at one iteration, its cell's equations and its C-style
+    equivalent."""
+    node = model.node(path)
+    if node.op_type not in ("Loop", "Scan"):
+        return
+    opset = model.opsets.get("", 21)
+    code.markdown(f"##### The spec's pseudo-code, filled in at iteration {index[-1]}")
+    code.code(shorten_text(pseudocode(node, trace, index, opset), loops.loop_names(model, path)),
+              language="c", wrap_lines=True)
+    if cell is not None:
+        code.markdown(f"##### The {cell.kind} cell's equations at iteration {index[-1]}")
+        code.code(cell_equations(cell, trace, path, index), language="c", wrap_lines=True)
+    mode = loop_mode_code(node.proto, opset)
+    if mode is not None:
+        code.markdown(f"##### Its C-style equivalent in the spec: {mode[0]}")
+        code.code(mode[1], language="c")
+
+
 def iterating(model, trace, path: str) -> None:
     runs = loops.executions(model, trace, path)
     if not runs:
@@ -76,19 +95,7 @@ def iterating(model, trace, path: str) -> None:
         position = st.slider("Iteration", 0, len(iterations) - 1, key=state.keyed(state.K_LOOP_ITERATION, path, run.iteration))
     chosen = iterations[position]
     code, drawing = st.columns(2)
-    node = model.node(path)
-    if node.op_type in ("Loop", "Scan"):
-        opset = model.opsets.get("", 21)
-        code.markdown(f"##### The spec's pseudo-code, filled in at iteration {chosen.index[-1]}")
-        code.code(shorten_text(pseudocode(node, trace, chosen.index, opset), loops.loop_names(model, path)),
-                  language="c", wrap_lines=True)
-        if cell is not None:
-            code.markdown(f"##### The {cell.kind} cell's equations at iteration {chosen.index[-1]}")
-            code.code(cell_equations(cell, trace, path, chosen.index), language="c", wrap_lines=True)
-        mode = loop_mode_code(node.proto, opset)
-        if mode is not None:
-            code.markdown(f"##### Its C-style equivalent in the spec: {mode[0]}")
-            code.code(mode[1], language="c")
+    _code(code, model, trace, path, chosen.index, cell)
     ran = loops.iteration_events(trace, run, chosen.index)
     with drawing:
         st.markdown(f"##### The body at the end of iteration {chosen.index[-1]}")
