@@ -16,7 +16,7 @@ from ..compare.report import Comparison, Divergence
 from ..compare.sides import Side, as_model, kind_of
 from ..errors import CompareError, ExplorerError
 from ..limits import Limits
-from ..model.dataflow import cone
+from ..model.cones import cone
 from ..model.model import Model, load
 from ..trace.trace import Trace
 from .reduce_cut import Cut, cut, renamed

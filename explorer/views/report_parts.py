@@ -13,7 +13,7 @@ import numpy as np
 
 from ..cells import recurrent_cells
 from ..compare.report import Comparison
-from ..model.dataflow import upstream
+from ..model.cones import upstream
 from ..model.model import Model
 from ..trace.trace import Event, Trace
 from . import styles

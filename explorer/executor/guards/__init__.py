@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 import onnx
 
-from . import layers, shapes
+from . import layer_bounds as layers
+from . import shapes
 from .shapes import Guard, product_bound2
 
 _BY_INPUTS: dict[str, Guard] = {**shapes.BY_INPUTS, **layers.BY_INPUTS}

@@ -1,5 +1,5 @@
 """Cast (1, 6, 9, 13, 19, 21, 23, 24, 25, 28), CastLike (15, 19, 21, 23, 24, 25) and BitCast (26), at every element
-type their schemas allow (the conversions are ops.casting's). Cast-1 names its target type as a string; `saturate`
+type their schemas allow (the conversions are ops/element_types.py's). Cast-1 names its target type as a string; `saturate`
 (19+) and `round_mode` (24+) matter only for the 8-bit float targets. BitCast keeps the bits of each element and
 reads them as another type of the same width (little endian)."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 
 from .base import KernelFactory, OpNode, PlainKernel
-from .casting import FLOAT4, SMALL_INTS, STRING, bit_width, convert, element_dtype
+from .element_types import FLOAT4, SMALL_INTS, STRING, bit_width, convert, element_dtype
 
 
 def _target(op: OpNode) -> np.dtype:

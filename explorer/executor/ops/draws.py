@@ -24,7 +24,7 @@ import numpy as np
 import onnx
 
 from .base import KernelFactory, OpNode, PlainKernel
-from .casting import element_dtype
+from .element_types import element_dtype
 from .streams import stream
 
 

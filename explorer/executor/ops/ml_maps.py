@@ -13,7 +13,7 @@ import numpy as np
 
 from ...trace.values import MapSequence
 from .base import KernelFactory, OpNode, PlainKernel
-from .casting import element_dtype
+from .element_types import element_dtype
 from .ml_scores import labels_of
 from .strings import string_array, text
 

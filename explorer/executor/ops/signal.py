@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .base import KernelFactory, OpNode, PlainKernel
-from .casting import element_dtype
+from .element_types import element_dtype
 from .shared import node_attributes
 
 _COSINE_TERMS = {  # op -> (a0, a1, a2) of a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N)
