@@ -5,7 +5,15 @@ import json
 
 import numpy as np
 import pytest
-from app_support import (
+from onnx import TensorProto, helper
+from streamlit.testing.v1 import AppTest
+
+import explorer
+from explorer.samples import DEFAULT_SAMPLE, list_samples, sample_path
+from explorer.ui import state
+from explorer.views.styles import NODE_STATES
+from explorer.views.tables import short_text
+from tests.support.apptest import (
     PAGES,
     array,
     assert_clean,
@@ -26,15 +34,7 @@ from app_support import (
     upload,
     value_tables,
 )
-from markdown_text import rendered, shown
-from onnx import TensorProto, helper
-from streamlit.testing.v1 import AppTest
-
-import explorer
-from explorer.samples import DEFAULT_SAMPLE, list_samples, sample_path
-from explorer.ui import state
-from explorer.views.styles import NODE_STATES
-from explorer.views.tables import short_text
+from tests.support.markdown_text import rendered, shown
 
 SAMPLES = list(list_samples())
 

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_support import (
+from onnx import TensorProto as T
+from onnx import helper as h
+from streamlit.testing.v1 import AppTest
+
+import explorer
+from explorer.samples import sample_inputs, sample_path
+from explorer.ui import state
+from explorer.views import hints
+from tests.support.apptest import (
     PAGES,
     assert_clean,
     html_text,
@@ -21,16 +29,8 @@ from app_support import (
     upload,
     value_tables,
 )
-from onnx import TensorProto as T
-from onnx import helper as h
-from streamlit.testing.v1 import AppTest
 
-import explorer
-from explorer.samples import sample_inputs, sample_path
-from explorer.ui import state
-from explorer.views import hints
-
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "models"
 HOSTILE = ["node_while_loop__1", "If_0_else_branch__Inline_0__/a\"b'c/d", "x" * 10_000, "__", "a/b\\c:d"]
 
 

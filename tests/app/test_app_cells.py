@@ -7,13 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_support import PAGES, array, assert_clean, figures, start, texts, upload
-from cell_models import keras_loop, keras_reference
 
 import explorer
 from explorer.cells import recurrent_cells
 from explorer.ui import state
 from explorer.views import gates
+from tests.support.apptest import PAGES, array, assert_clean, figures, start, texts, upload
+from tests.support.cell_models import keras_loop, keras_reference
 
 
 def _opened(kind: str, **opts):
@@ -49,7 +49,7 @@ def test_loops_page_says_which_cell_the_loop_is_and_fills_its_equations():
     assert "// LSTM cell, iteration 0, batch item 0" in code
 
 
-EXPORTS = Path(__file__).parent / "models"
+EXPORTS = Path(__file__).parents[1] / "models"
 CELL_EXPORTS = ["keras_exports/keras_lstm_masking.onnx", "keras_exports/keras_convlstm2d.onnx",
                 "torch_cells/ts_lstmcell_loop.onnx", "torch_cells/dynamo_rnn_2layer_bidirectional.onnx",
                 "torch_cells/dynamo_scan_gru.onnx", "torch_cells_in_context/ts_raft_convgru.onnx",

@@ -7,13 +7,13 @@ import numpy as np
 import onnx
 import plotly.io
 import pytest
-from app_support import SVG, diagram_args, start
 from streamlit.testing.v1 import AppTest
 
 import explorer
 from explorer.samples import sample_inputs, sample_path
 from explorer.ui import state
-from tests.compare_models import exported_rnn, torch_parameters
+from tests.support.apptest import SVG, diagram_args, start
+from tests.support.compare_models import exported_rnn, torch_parameters
 
 PAGE = "explorer/ui/pages/compare.py"
 
@@ -137,7 +137,7 @@ def test_agreeing_gates_are_said_to_agree():
 
 
 def test_an_export_against_its_framework_capture_shows_the_module_tree_and_the_fix():
-    bridge = Path(__file__).resolve().parent / "models" / "bridge"
+    bridge = Path(__file__).resolve().parents[1] / "models" / "bridge"
     at = compare_page(str(bridge / "faults" / "ts_tagger_gru_lbr.onnx"))
     at.radio(key="w_compare_b").set_value("framework").run()
     assert "the app runs no framework code" in at.info[0].value

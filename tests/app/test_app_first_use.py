@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from app_support import PAGES, html_text, start, texts, upload
-from markdown_text import shown
 from onnx import TensorProto, helper, numpy_helper
 from streamlit.testing.v1 import AppTest
 
 import explorer
 from explorer.samples import sample_inputs
+from tests.support.apptest import PAGES, html_text, start, texts, upload
+from tests.support.markdown_text import shown
 
 
 def choose(at: AppTest, sample: str) -> AppTest:
@@ -159,7 +159,7 @@ def test_the_optimizer_states_each_proof_once_with_what_it_covers():
     assert "After 1 of 2 rewrites: :green[**equivalent**]" in [m.value for m in at.markdown]
 
 
-GRU_BIDIRECTIONAL = (Path(__file__).resolve().parents[2] / "shared" / "models" / "JetBrains-Research__kinference"
+GRU_BIDIRECTIONAL = (Path(__file__).resolve().parents[3] / "shared" / "models" / "JetBrains-Research__kinference"
                      / "utils/utils-testing/src/commonMain/resources/gru/test_gru_bidirectional")
 
 

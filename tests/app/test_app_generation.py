@@ -8,15 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import plotly.io
-from app_support import array, assert_clean, start, upload
 
 import explorer
 from explorer.generation.wrap import LOOP
 from explorer.ui import state
 from explorer.views.generation import PARTS
 from explorer.views.step_moves import moves_at, position_text
+from tests.support.apptest import array, assert_clean, start, upload
 
-GPT2 = Path(__file__).resolve().parent / "models" / "generation" / "gpt2"
+GPT2 = Path(__file__).resolve().parents[1] / "models" / "generation" / "gpt2"
 
 
 def test_loops_and_step_pages_run_over_the_tokens() -> None:
@@ -54,7 +54,7 @@ def test_the_step_cursor_moves_by_token() -> None:
 def test_the_compare_page_shows_two_generations_token_by_token(tmp_path: Path) -> None:
     """A generation against another export's (GPT-2 with layer 0's query scaled for one head): the Compare page
     lists both sides' tokens step by step and names the first step whose tokens differ."""
-    from test_generation import _faulty, scale_query_of_head
+    from tests.generation.test_generation import _faulty, scale_query_of_head
 
     prompt = [15, 2, 99, 7]
     ours = explorer.generate(GPT2 / "decoder_with_past_model.onnx", prompt, max_new_tokens=3)

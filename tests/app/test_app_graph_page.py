@@ -3,13 +3,12 @@ the run) and brought into view when chosen, colour overlays with their legend, t
 at a time, and one drawing per run of the page."""
 from __future__ import annotations
 
-from app_support import diagram_args, start
-
 import explorer
 import explorer.views.dot as dot_module
 from explorer.samples import sample_inputs, sample_path
 from explorer.ui import state
 from explorer.views import heat
+from tests.support.apptest import diagram_args, start
 
 ADD_X = "enc/body/inner/body/branch/then_branch/add_x"
 
@@ -80,10 +79,10 @@ def test_a_big_model_opens_to_the_top_level_of_its_hierarchy(tmp_path):
     import re
 
     import onnx
-    from dot_support import synthetic_model
 
     from explorer.ui.widgets import NODE_PICK_LIMIT
     from explorer.views.navigation import parts
+    from tests.support.diagrams import synthetic_model
 
     path = tmp_path / "big.onnx"
     onnx.save(synthetic_model(2_200), path)
@@ -109,9 +108,9 @@ def test_a_big_model_opens_to_the_top_level_of_its_hierarchy(tmp_path):
 
 def test_a_big_model_is_drawn_before_its_first_run_which_the_next_rerun_makes(tmp_path):
     import onnx
-    from dot_support import synthetic_model
 
     from explorer.views.heat import time_spent
+    from tests.support.diagrams import synthetic_model
 
     path = tmp_path / "big.onnx"
     proto = synthetic_model(2_200)

@@ -7,15 +7,15 @@ import re
 
 import onnx
 import pytest
-from app_support import PAGES, start, upload
-from hostile_names import FILE_NAME, LIVE, hostile
-from markdown_text import live_markup, shown
-from page_text import markdown_sources, plot_texts, svg_markup
 
 from explorer.docs_links import docs_base
 from explorer.samples import sample_path
 from explorer.ui import state
 from tests.adversarial import models as m
+from tests.support.apptest import PAGES, start, upload
+from tests.support.hostile_names import FILE_NAME, LIVE, hostile
+from tests.support.markdown_text import live_markup, shown
+from tests.support.page_text import markdown_sources, plot_texts, svg_markup
 
 
 def negative_dims() -> onnx.ModelProto:

@@ -7,13 +7,13 @@ import threading
 
 import numpy as np
 import pytest
-from app_support import PAGES, assert_clean, position, start
 from streamlit.testing.v1 import AppTest
 
 from explorer.judge import Judge, run_onnxruntime
 from explorer.ui import jobs, state, work
-from tests.test_judge import _endless_loop
-from tests.test_judge_job import judge_children
+from tests.judge.test_judge import _endless_loop
+from tests.judge.test_judge_job import judge_children
+from tests.support.apptest import PAGES, assert_clean, position, start
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,6 @@ import io
 
 import numpy as np
 import pytest
-from app_support import start, upload
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
@@ -15,6 +14,7 @@ from onnx import numpy_helper
 import explorer
 from explorer.ui import state
 from explorer.views import loops
+from tests.support.apptest import start, upload
 
 INNER = "scan/body/inner"
 

@@ -7,8 +7,18 @@ import io
 
 import numpy as np
 import pytest
-from app_support import PAGES, assert_clean, html_shown, position, start, step_move, upload, value_tables
-from test_skl2onnx_models import FOLDER, feeds_of
+
+from tests.executor.test_skl2onnx_models import FOLDER, feeds_of
+from tests.support.apptest import (
+    PAGES,
+    assert_clean,
+    html_shown,
+    position,
+    start,
+    step_move,
+    upload,
+    value_tables,
+)
 
 
 @pytest.mark.parametrize("name, labels", [("logistic_regression_zipmap.onnx", ["0", "1", "2"]),

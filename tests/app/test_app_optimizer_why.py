@@ -2,11 +2,10 @@
 that declined (their most common reasons); the logic is the optimizer's records, the page only shows them."""
 from __future__ import annotations
 
-from app_support import PAGES, assert_clean, start, texts
-
 from explorer.optimizer import optimize
 from explorer.samples import sample_path
 from explorer.views.rewrites import decline_rows
+from tests.support.apptest import PAGES, assert_clean, start, texts
 
 
 def test_declines_group_by_cause_across_value_names():

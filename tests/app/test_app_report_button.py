@@ -3,9 +3,9 @@ clicked (a deferred download), under the page's own key."""
 from __future__ import annotations
 
 import pytest
-from app_support import PAGES, assert_clean, start
 
 from explorer.ui import state
+from tests.support.apptest import PAGES, assert_clean, start
 
 PAGE_FILES = {**PAGES, "compare": "explorer/ui/pages/compare.py"}
 

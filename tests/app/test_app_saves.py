@@ -12,11 +12,7 @@ import os
 
 import numpy as np
 import pytest
-from app_support import PAGES, start
-from markdown_text import shown
-from saves_models import weighted_model
 from streamlit import config
-from sweep_models import planted_pair, save_test_data_set
 
 import explorer
 from explorer import model_files
@@ -24,6 +20,10 @@ from explorer.access import NO_SAVES, REFUSED, SAVE_NAMES, SAVE_REFUSED
 from explorer.atomic_write import TEMP_SUFFIX
 from explorer.ui import state
 from explorer.ui.sweeping import key
+from tests.support.apptest import PAGES, start
+from tests.support.markdown_text import shown
+from tests.support.saves_models import weighted_model
+from tests.support.sweep_models import planted_pair, save_test_data_set
 
 REFUSED_SAVE = "is not written: it is the file a loaded model was read from"
 SECRET = 1234.5  # the value only the file outside the allowed folders holds

@@ -6,14 +6,14 @@ local paths open as they always did."""
 from __future__ import annotations
 
 import pytest
-from app_support import start, upload
-from markdown_text import shown
 from streamlit import config
-from sweep_models import planted_pair
 
 from explorer.access import REFUSED, SAVE_REFUSED
 from explorer.ui import state
 from explorer.ui.sweeping import key
+from tests.support.apptest import start, upload
+from tests.support.markdown_text import shown
+from tests.support.sweep_models import planted_pair
 
 SECRET = "hunter2-only-in-this-file"
 
@@ -134,8 +134,9 @@ def test_a_shared_app_writes_no_weights_through_a_symlink_out_of_its_folders(ser
     folder refuses the save, and the file it points at is left as it was."""
     import numpy as np
     import onnx
-    from app_support import PAGES
     from onnx import TensorProto, helper, numpy_helper
+
+    from tests.support.apptest import PAGES
 
     allowed, _, outside_model = folders
     weight = numpy_helper.from_array(np.arange(1 << 18, dtype=np.float32), "w")  # big enough to be mapped

@@ -3,13 +3,12 @@ server shows at those events, only events drawn on the same layout get one, and 
 as it holds the page."""
 from __future__ import annotations
 
-from app_support import PAGES, diagram_args, move_target, start, step_to, stepper
-
 import explorer
 from explorer.samples import sample_inputs, sample_path
 from explorer.ui import state
 from explorer.views import step_moves
 from explorer.views.cursor import breadcrumb_text
+from tests.support.apptest import PAGES, diagram_args, move_target, start, step_to, stepper
 
 
 def test_a_frame_shown_before_the_server_answers_is_what_the_server_shows_at_that_event():

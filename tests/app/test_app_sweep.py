@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from app_support import figures, start
-from sweep_models import ACC, PART_AT, planted_pair, save_test_data_set
 
 import explorer
 from explorer.ui import state
 from explorer.ui.sweeping import key
+from tests.support.apptest import figures, start
+from tests.support.sweep_models import ACC, PART_AT, planted_pair, save_test_data_set
 
 PAGE = "explorer/ui/pages/sweep.py"
 

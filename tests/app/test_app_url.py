@@ -2,10 +2,10 @@
 the step cursor and the selected node; opening such an address restores them."""
 from __future__ import annotations
 
-from app_support import APP, start, step_to
 from streamlit.testing.v1 import AppTest
 
 from explorer.ui import state
+from tests.support.apptest import APP, start, step_to
 
 STEP = "explorer/ui/pages/step.py"
 PARITY = "enc/body/inner/body/parity"

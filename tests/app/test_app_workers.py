@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-APP = Path(__file__).resolve().parent.parent / "app.py"
+APP = Path(__file__).resolve().parents[2] / "app.py"
 
 
 def test_a_spawned_worker_importing_the_app_runs_nothing():

@@ -4,12 +4,12 @@ ends with the link."""
 from __future__ import annotations
 
 import pytest
-from app_support import start
-from test_docs import DOCS, _anchors
 
 from explorer import docs_links
 from explorer.docs_links import TOPICS, docs_base, docs_link, more
 from explorer.errors import ExplorerError
+from tests.project.test_docs import DOCS, _anchors
+from tests.support.apptest import start
 
 
 @pytest.mark.parametrize("topic", TOPICS)

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_support import array, figures, start
 from onnx import numpy_helper
-from rnn_reference import reference
 
 import explorer
 from explorer.ui import state
 from explorer.views import gates
+from tests.support.apptest import array, figures, start
+from tests.support.rnn_reference import reference
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 
 NAN = np.nan
 

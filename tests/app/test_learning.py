@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from app_support import move_target, start, step_to
 from onnx import helper as h
 
 import explorer
@@ -16,6 +15,7 @@ from explorer.samples import list_samples, sample_inputs, sample_path
 from explorer.ui import state
 from explorer.views import learning, loops
 from explorer.views.tours import TOURS, tip_event
+from tests.support.apptest import move_target, start, step_to
 
 BRANCH = "enc/body/inner/body/branch"
 
@@ -133,7 +133,7 @@ def test_loops_page_reveals_iterations_after_predictions_and_shows_the_c_equival
     assert "**Tour of loop_spec** · 2 of 4" in "\n".join(m.value for m in at.markdown)
 
 
-TORCH_EXPORTS = Path(__file__).parent / "models" / "torch_exports"
+TORCH_EXPORTS = Path(__file__).parents[1] / "models" / "torch_exports"
 
 
 @pytest.mark.parametrize(("name", "bounds"), [("ts_rnn_decoder", {"steps"}), ("ts_greedy_tokens", {"max_len"}),

@@ -6,13 +6,13 @@ choose."""
 from __future__ import annotations
 
 import pytest
-from app_support import start
-from markdown_text import shown
 from streamlit import config
 
 from explorer.access import REFUSED, NotShared, access_for, is_loopback, is_shared
 from explorer.errors import ExplorerError
 from explorer.ui import state
+from tests.support.apptest import start
+from tests.support.markdown_text import shown
 
 
 @pytest.mark.parametrize("address", ["localhost", "LocalHost", "127.0.0.1", "127.1", "127.0.0.2", "127.255.255.254",

@@ -19,7 +19,7 @@ from explorer.bridge import captured_side, compare_framework, fix, load_captured
 from explorer.bridge.layouts import fitting_layout, recurrent_y
 from explorer.cli import main
 
-HERE = Path(__file__).resolve().parent / "models" / "bridge"
+HERE = Path(__file__).resolve().parents[1] / "models" / "bridge"
 RECIPE = (HERE / "make_bridge_models.py").read_text().splitlines()
 CLEAN = ["ts_tagger", "dynamo_tagger", "ts_cells", "dynamo_cells", "ts_conv_gru", "dynamo_conv_gru", "ts_block",
          "dynamo_block", "ts_elman", "dynamo_branches", "tf2onnx_keras_tagger", "tf2onnx_keras_conv"]

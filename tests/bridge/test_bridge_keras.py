@@ -10,7 +10,7 @@ import pytest
 import explorer
 from explorer.bridge import fix, load_captured
 from explorer.cli import main
-from tests.bridge_support import BRIDGE, load_recipe
+from tests.support.bridge_recipes import BRIDGE, load_recipe
 
 pytest.importorskip("keras")
 HERE = BRIDGE

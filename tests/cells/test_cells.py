@@ -9,7 +9,6 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from cell_models import keras_loop, keras_reference, unrolled_rnn
 from onnx import TensorProto, helper
 
 import explorer
@@ -17,8 +16,9 @@ from explorer.cells import recurrent_cells
 from explorer.compare.cell_check import check_cell
 from explorer.rnn_report import rnn_report
 from explorer.views.names import shortened
+from tests.support.cell_models import keras_loop, keras_reference, unrolled_rnn
 
-TORCH_EXPORTS = Path(__file__).parent / "models" / "torch_exports"
+TORCH_EXPORTS = Path(__file__).parents[1] / "models" / "torch_exports"
 
 CASES = [(kind, opts) for kind in ("GRU", "LSTM", "RNN") for opts in (
     {}, {"reset_after": False}, {"masked": True}, {"go_backwards": True}, {"scan": True},

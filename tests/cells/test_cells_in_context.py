@@ -17,7 +17,7 @@ import explorer
 from explorer.compare import compare
 from explorer.compare.cell_check import check_cell
 
-FOLDER = Path(__file__).parent / "models" / "torch_cells_in_context"
+FOLDER = Path(__file__).parents[1] / "models" / "torch_cells_in_context"
 
 # file -> [(kind, form, steps, reference name of its gates)] in model order
 EXPECTED = {

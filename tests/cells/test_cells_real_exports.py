@@ -14,7 +14,7 @@ import explorer
 from explorer.cells import recurrent_cells
 from explorer.compare.cell_check import check_cell
 
-MODELS = Path(__file__).parent / "models"
+MODELS = Path(__file__).parents[1] / "models"
 FOLDERS = ("keras_exports", "torch_cells")
 EXPORTS = sorted(p for folder in FOLDERS for p in (MODELS / folder).glob("*.onnx")
                  if (p.parent / "reference" / f"{p.stem}.npz").exists())

@@ -10,7 +10,7 @@ import numpy as np
 import explorer
 from explorer.samples import list_samples
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

@@ -15,7 +15,7 @@ from onnx import numpy_helper
 
 import explorer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:

@@ -8,7 +8,7 @@ import pytest
 import explorer
 from explorer.compare import compare
 from explorer.errors import CompareError
-from tests.compare_models import (
+from tests.support.compare_models import (
     PLANTED_NODE,
     exported_rnn,
     fp_feeds,

@@ -11,9 +11,9 @@ import onnx
 
 import explorer
 from explorer.cli import main
-from tests.compare_models import loop_in_scan, loop_in_scan_feeds
+from tests.support.compare_models import loop_in_scan, loop_in_scan_feeds
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _files(tmp_path):

@@ -15,7 +15,7 @@ import pytest
 import explorer
 from explorer.optimizer import optimize
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "models"
 SILERO = SHARED / "snakers4__silero-vad/src/silero_vad/data"
 GTCRN = SHARED / "Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx"
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="the real models live in ../shared/models")

@@ -194,7 +194,7 @@ def test_a_bfloat16_export_agrees_with_pytorch_within_bfloat16_rounding():
     output: the output carries bfloat16's rounding, and is judged at bfloat16's precision."""
     from pathlib import Path
 
-    exports = Path(__file__).resolve().parent / "models" / "torch_exports"
+    exports = Path(__file__).resolve().parents[1] / "models" / "torch_exports"
     reference = dict(np.load(exports / "reference" / "ts_attention_bfloat16.npz"))
     model = explorer.load(exports / "ts_attention_bfloat16.onnx")
     result = compare(model, {"y": reference["outputs/y"]}, {"x": reference["inputs/x"]})

@@ -5,16 +5,13 @@ collection (it takes seconds)."""
 from __future__ import annotations
 
 import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import explorer
-from tests.compare_models import exported_rnn, rnn_feeds
+from tests.support.compare_models import exported_rnn, rnn_feeds
 
-TOOLS = Path(__file__).resolve().parent.parent / "tools"
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
                                 reason="the framework recipe needs torch (pip install torch)")
 
@@ -23,8 +20,6 @@ def _run_module(op: str, feeds: dict[str, np.ndarray]):
     """nn.GRU/nn.LSTM(3, 4) called as the ONNX node is (X [seq, batch, input], an initial H; C zero), its values
     and parameters dumped by the recipe's script, and its final H."""
     import torch
-
-    sys.path.insert(0, str(TOOLS))
     from dump_pytorch_values import dump_values
 
     class Wrapped(torch.nn.Module):

@@ -11,9 +11,9 @@ import numpy as np
 import onnx
 
 from explorer.cli import main
-from tests.compare_models import exported_rnn, rnn_feeds, torch_parameters
+from tests.support.compare_models import exported_rnn, rnn_feeds, torch_parameters
 
-EXPORTS = Path(__file__).resolve().parent / "models" / "torch_exports"
+EXPORTS = Path(__file__).resolve().parents[1] / "models" / "torch_exports"
 HALF, FULL = str(EXPORTS / "ts_lstm_2layer_fp16.onnx"), str(EXPORTS / "ts_lstm_2layer.onnx")
 
 

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tests.quantized_reference import REFERENCES, may_saturate, qattention, saturating_operands
+from tests.support.quantized_reference import REFERENCES, may_saturate, qattention, saturating_operands
 
 from .harness import Case, run_onnxruntime
 

@@ -4,7 +4,8 @@ separate tests, counted apart after the run (conftest.py)."""
 from __future__ import annotations
 
 import pytest
-from conformance import all_cases, fallback_operators, known_failures, run_case
+
+from tests.support.conformance import all_cases, fallback_operators, known_failures, run_case
 
 LISTED = known_failures()
 ON_FALLBACK = sorted(name for name in all_cases() if fallback_operators(name))

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from app_support import assert_clean, start, upload
+import pytest
 
 import explorer
 from explorer.rnn_report import rnn_report
 from explorer.spec.rnn import dequantized_weights
-from explorer.ui import state
 from explorer.views import gates
 from tests.differential.cases_contrib_rnn import BATCH, HIDDEN, SEQ, _lstm
 from tests.differential.gen import rng
@@ -56,7 +55,11 @@ def test_the_gates_view_and_the_rnn_report_read_it():
     assert "dequantized" in report.findings[0].message
 
 
+@pytest.mark.usefixtures("fresh_app")
 def test_the_gates_page_shows_it():
+    from explorer.ui import state
+    from tests.support.apptest import assert_clean, start, upload
+
     model, _, _ = _model()
     model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "T"
     at = upload(start(), "quantized_lstm.onnx", model.SerializeToString())

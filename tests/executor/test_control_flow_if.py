@@ -2,13 +2,13 @@
 sequences and optionals, outer-scope reads, nested Ifs; `trace.branch` and the branch's own events."""
 from __future__ import annotations
 
-import cf_models as cf
 import numpy as np
 import pytest
-from cf_models import B, F, graph, node, opt_vi, seq_vi, vi
 from onnx import helper as h
 
 import explorer
+from tests.support import control_flow_models as cf
+from tests.support.control_flow_models import B, F, graph, node, opt_vi, seq_vi, vi
 
 
 def _constant(name: str, value, dtype=np.float32):

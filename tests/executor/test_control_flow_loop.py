@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import cf_models as cf
 import numpy as np
 import pytest
-from cf_models import I64, B, F, const, graph, node, opt_vi, seq_vi, vi
 from onnx import helper as h
 
 import explorer
+from tests.support import control_flow_models as cf
+from tests.support.control_flow_models import I64, B, F, const, graph, node, opt_vi, seq_vi, vi
 
-MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+MODELS = Path(__file__).resolve().parents[3] / "shared" / "models"
 
 
 def _feeds(mode: str, x0: np.ndarray, trip: int = 0, cond: bool = True, **extra: np.ndarray) -> dict:

@@ -2,13 +2,13 @@
 runs; onnxruntime refuses the same models."""
 from __future__ import annotations
 
-import cf_models as cf
 import numpy as np
 import pytest
-from cf_models import I64, B, F, graph, node, seq_vi, vi
 from onnx import helper
 
 import explorer
+from tests.support import control_flow_models as cf
+from tests.support.control_flow_models import I64, B, F, graph, node, seq_vi, vi
 
 
 def _loop(body_inputs: int, body_outputs: int) -> object:

@@ -3,14 +3,14 @@ an intermediate becomes an extra scan output at every level (cf_models.probe); o
 per iteration tuple, which must equal what explorer recorded for that node at that iteration."""
 from __future__ import annotations
 
-import cf_models as cf
 import numpy as np
 import pytest
-from cf_models import F, graph, node, seq_vi, vi
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import explorer
+from tests.support import control_flow_models as cf
+from tests.support.control_flow_models import F, graph, node, seq_vi, vi
 
 
 def _feeds(kinds: list[str], lengths: list[int], seed: int) -> dict:

@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import cf_models as cf
 import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper
 
 import explorer
+from tests.support import control_flow_models as cf
 
-ROOT = Path(__file__).resolve().parents[2] / "shared" / "models"
+ROOT = Path(__file__).resolve().parents[3] / "shared" / "models"
 MANIFEST = json.loads((ROOT / "manifest.json").read_text()) if (ROOT / "manifest.json").exists() else {"models": []}
 CONTROL_FLOW = {"If", "Loop", "Scan", "SequenceMap"}
 ENTRIES = {e["file"]: e for e in MANIFEST["models"]

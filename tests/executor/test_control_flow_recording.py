@@ -3,12 +3,12 @@ child ranges, iteration records, If branches, Loop stop reasons, the iteration l
 errors inside bodies naming node and iteration, and all of it surviving save/load."""
 from __future__ import annotations
 
-import cf_models as cf
 import numpy as np
 import pytest
-from cf_models import I64, B, F, const, graph, node, vi
 
 import explorer
+from tests.support import control_flow_models as cf
+from tests.support.control_flow_models import I64, B, F, const, graph, node, vi
 
 
 def _nested_run(lengths=(3, 0, 2, 2), seed: int = 7):

@@ -2,13 +2,13 @@
 zero-length scans, body initializers and outer-scope captures; per-iteration records against hand slicing."""
 from __future__ import annotations
 
-import cf_models as cf
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import explorer
+from tests.support import control_flow_models as cf
 
 
 def _scan_input(rng: np.random.Generator, width: list[int], axis: int, length: int) -> np.ndarray:

@@ -2,12 +2,12 @@
 extra tensor inputs broadcast to every iteration, outer-scope captures, ragged elements, empty sequences."""
 from __future__ import annotations
 
-import cf_models as cf
 import numpy as np
 import pytest
-from cf_models import I64, F, graph, node, seq_vi, vi
 
 import explorer
+from tests.support import control_flow_models as cf
+from tests.support.control_flow_models import I64, F, graph, node, seq_vi, vi
 
 
 def map_model(n_sequences: int, n_tensors: int) -> object:

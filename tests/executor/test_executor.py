@@ -15,7 +15,7 @@ from onnx import numpy_helper
 import explorer
 from explorer import ExecutionError, FeedError, LimitExceeded, Limits
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 OPSET = [h.make_opsetid("", 21)]
 
 

@@ -12,9 +12,9 @@ from onnx import numpy_helper
 import explorer
 from explorer.compare import compare
 from explorer.compare.outputs import compare_with_onnxruntime
-from tests.compare_models import plant_output
+from tests.support.compare_models import plant_output
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "models"
 
 
 def _single_node_model(node, inputs, initializers, opset):

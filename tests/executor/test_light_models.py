@@ -3,17 +3,12 @@ with seeded weights and inputs, through explorer and judged by onnxruntime: Conv
 MaxPool, AveragePool, GlobalAveragePool, Gemm, Dropout, Concat, Sum, Softmax-9 as exported."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import onnxruntime as ort
 import pytest
+from real_models import LIGHT, seeded_light_model
 
 import explorer
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from real_models import LIGHT, seeded_light_model
 
 # AlexNet, ZFNet and VGG19 hold 60-140 M fully connected weights: seeding and shipping them to onnxruntime's
 # child process takes minutes; bench/bench_models.py runs VGG19.

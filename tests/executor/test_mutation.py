@@ -2,15 +2,10 @@
 `python -m pytest -m slow tests/test_mutation.py`) the differential tests of its family fail on every mutant."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+from mutate_kernels import MUTANTS, ROOT, apply, check
 
 from explorer.executor.ops import FAMILY_NAMES
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-from mutate_kernels import MUTANTS, ROOT, apply, check  # noqa: E402
 
 
 def test_every_mutant_applies_to_a_kernel_family(tmp_path):

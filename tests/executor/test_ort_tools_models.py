@@ -11,7 +11,6 @@ with its graph optimizations off: the spec's float path (fused into QLinearConv,
 from __future__ import annotations
 
 import collections
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +18,12 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from real_models import project_models
 
 import explorer
 from tests.differential.harness import Case
 from tests.differential.quantized_judge import can_saturate, cpu_has_vnni, exact_outputs
-from tests.quantized_reference import REFERENCES
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from real_models import project_models  # noqa: E402
+from tests.support.quantized_reference import REFERENCES
 
 MODELS = {name.split("/", 1)[1]: (path, feeds) for name, path, feeds in project_models() if name.startswith("ort_tools/")}
 # the operators of onnxruntime's own each file must hold (what the tool wrote)
@@ -46,7 +43,7 @@ UNFUSED = {"cnn_qdq.onnx"}  # judged by onnxruntime's float path: its fused inte
 
 
 def test_every_model_has_its_feeds_and_its_operators():
-    files = {p.name for p in (Path(__file__).parent / "models" / "ort_tools").glob("*.onnx")}
+    files = {p.name for p in (Path(__file__).parents[1] / "models" / "ort_tools").glob("*.onnx")}
     assert files == set(MODELS) == set(EXPECTED)
 
 

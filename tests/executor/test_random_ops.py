@@ -5,14 +5,14 @@ onnxruntime gives. Their values' distributions are judged by the differential ca
 (tests/differential/cases_draws.py)."""
 from __future__ import annotations
 
-import cf_models as cf
 import numpy as np
 import pytest
-from cf_models import I64, B, F, graph, node, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
 import explorer
+from tests.support import control_flow_models as cf
+from tests.support.control_flow_models import I64, B, F, graph, node, vi
 
 COUNT = 6
 

@@ -9,7 +9,7 @@ import pytest
 import explorer
 from explorer.compare.outputs import compare_with_onnxruntime
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "models"
 pytestmark = pytest.mark.skipif(not SHARED.exists(), reason="the real models live in ../shared/models, absent here")
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import explorer
 
-MODELS = Path(__file__).parent / "models"
+MODELS = Path(__file__).parents[1] / "models"
 FOLDERS = ("keras_exports", "torch_cells")
 FILES = [path for folder in FOLDERS for path in sorted((MODELS / folder).glob("*.onnx"))]
 LETTERS = {"GRU": {"z", "r", "h", "H"}, "LSTM": {"i", "o", "f", "c", "C", "H"}, "RNN": {"a", "H"}}

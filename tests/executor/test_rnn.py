@@ -9,13 +9,13 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import helper
-from rnn_reference import reference
 
 import explorer
 from explorer.errors import ExecutionError, LimitExceeded
 from explorer.executor.rnn import kernel as rnn_kernel
 from explorer.executor.rnn import step_rows
 from explorer.limits import Limits
+from tests.support.rnn_reference import reference
 
 INPUTS = ["X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"]
 BLOCKS = {"GRU": 3, "LSTM": 4, "RNN": 1}
@@ -589,7 +589,7 @@ def test_real_exports_whose_lstm_steps_are_one_product_each(name, monkeypatch, m
     in export_models.py there): at batch 6 the first layer's steps are one product each (an input of 4 beside 16
     hidden units), the second's are not (its input is the first's H). The outputs match onnxruntime's on two runs
     (the second reads the kept weights), and every recorded gate equals what the projection path records."""
-    path = Path(__file__).parent / "models" / "torch_exports" / f"{name}.onnx"
+    path = Path(__file__).parents[1] / "models" / "torch_exports" / f"{name}.onnx"
     made = made_step_rows
     model = explorer.load(path)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])

@@ -16,7 +16,7 @@ from explorer.errors import ExecutionError
 from explorer.judge import run_onnxruntime
 from explorer.rnn_report import rnn_reports
 
-MODELS = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
+MODELS = Path(__file__).resolve().parents[3] / "shared" / "models"
 pytestmark = pytest.mark.skipif(not MODELS.exists(), reason="../shared/models is not present")
 RESOURCES = "JetBrains-Research__kinference/utils/utils-testing/src/commonMain/resources"
 CNTK = "onnxruntime__onnxruntime-qnn/onnxruntime/test/testdata/CNTK"

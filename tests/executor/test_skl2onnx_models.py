@@ -15,7 +15,7 @@ import pytest
 import explorer
 from explorer.values import MapSequence
 
-FOLDER = Path(__file__).parent / "models" / "skl2onnx"
+FOLDER = Path(__file__).parents[1] / "models" / "skl2onnx"
 LISTED = json.loads((FOLDER / "inputs.json").read_text())
 
 

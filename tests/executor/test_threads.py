@@ -9,7 +9,6 @@ import threading
 
 import numpy as np
 import pytest
-from app_support import start
 from threadpoolctl import threadpool_info
 
 import explorer
@@ -113,7 +112,10 @@ def test_the_command_line_option(seen, capsys):
     assert stopped.value.code == 2 and "argument --threads: expected a number >= 1, got 0" in capsys.readouterr().err
 
 
+@pytest.mark.usefixtures("fresh_app")
 def test_the_sidebar_field(seen):
+    from tests.support.apptest import start
+
     at = start("tiny_mlp")
     field = at.number_input(key="w_threads")
     assert field.value == explorer.Limits().threads

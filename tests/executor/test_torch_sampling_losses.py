@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import cf_models as cf
 import numpy as np
 import onnx
 import pytest
@@ -20,8 +19,9 @@ from tests.differential.cases_draws import (
     uniform_statistics,
 )
 from tests.differential.sampled import Statistic
+from tests.support import control_flow_models as cf
 
-MODELS = Path(__file__).parent / "models" / "torch_sampling_losses"
+MODELS = Path(__file__).parents[1] / "models" / "torch_sampling_losses"
 EXPORTERS = ("ts", "dynamo")
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sweep_models import planted_pair, save_test_data_set
 
 import explorer
 from explorer.access import REFUSED, AccessRefused, confined_folder, open_confined, read_confined
@@ -19,6 +18,7 @@ from explorer.errors import ExplorerError
 from explorer.inputs import feeds_from_npz_file, feeds_from_test_data, outputs_from_test_data
 from explorer.sweep.plan import Item
 from explorer.sweep.task import feeds_of, reference_of
+from tests.support.sweep_models import planted_pair, save_test_data_set
 
 SECRET = np.full((3, 3), 1234.5, np.float32)  # values only the file outside holds
 

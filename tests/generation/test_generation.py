@@ -25,9 +25,9 @@ from explorer.generation.against import (
 from explorer.generation.onnxruntime_loop import onnxruntime_steps
 from explorer.generation.prompts import read_prompts
 from explorer.generation.wrap import LOOP
-from tests.quantized_reference import dynamic_quantize_linear, matmul_integer
+from tests.support.quantized_reference import dynamic_quantize_linear, matmul_integer
 
-HERE = Path(__file__).resolve().parent / "models" / "generation"
+HERE = Path(__file__).resolve().parents[1] / "models" / "generation"
 GPT2, LLAMA, QWEN2, T5, WHISPER = (HERE / name for name in ("gpt2", "llama", "qwen2", "t5", "whisper"))
 
 

@@ -9,8 +9,6 @@ import os
 import tempfile
 
 import pytest
-from app_support import start, upload
-from markdown_text import shown
 from onnx import TensorProto, helper
 from streamlit import config
 
@@ -19,6 +17,8 @@ from explorer.caps import SHARED_DEFAULTS, Caps, caps_for
 from explorer.errors import ExplorerError, ModelError
 from explorer.limits import Limits
 from explorer.ui import state
+from tests.support.apptest import start, upload
+from tests.support.markdown_text import shown
 
 
 def chain(nodes: int) -> bytes:

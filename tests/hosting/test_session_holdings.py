@@ -14,11 +14,10 @@ import time
 import weakref
 from pathlib import Path
 
-from app_support import start
-from test_caps import state_trace
-
 from explorer.holdings import Holdings, release_idle
 from explorer.ui import owned, state
+from tests.hosting.test_caps import state_trace
+from tests.support.apptest import start
 
 
 def test_a_store_keeps_its_latest_entries_and_releases_them_when_its_session_ends_or_idles():

@@ -19,7 +19,7 @@ from explorer.errors import FeedError, TraceFileError
 from explorer.inputs import feeds_from_input_protos, feeds_from_npz
 from explorer.values import SequenceSummary, summarize
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 
 
 def npy_header(descr: str, shape: tuple[int, ...]) -> bytes:

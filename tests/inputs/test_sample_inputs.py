@@ -14,7 +14,7 @@ import explorer
 from explorer.compare.outputs import compare_with_onnxruntime
 from explorer.samples import list_samples, sample_inputs, sample_path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WITH_INPUTS = sorted(json.loads((ROOT / "sample_models" / "sample_inputs.json").read_text()))
 
 

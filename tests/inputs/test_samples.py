@@ -13,7 +13,7 @@ import explorer
 from explorer.compare.outputs import compare_with_onnxruntime
 from explorer.samples import list_samples, sample_path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = list_samples()
 
 

@@ -11,7 +11,7 @@ from onnx import TensorProto as T
 import explorer.judge_job
 from explorer.judge import NoVerdict, run_onnxruntime, shared_judge
 from explorer.judge_job import JudgeJob
-from tests.test_judge import _div, _endless_loop
+from tests.judge.test_judge import _div, _endless_loop
 
 
 def judge_children() -> list[int]:

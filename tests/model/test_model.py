@@ -13,8 +13,8 @@ from onnx import helper as h
 import explorer
 from explorer import ModelError
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "models"
 
 
 def small_model(**graph_kwargs) -> onnx.ModelProto:
@@ -242,9 +242,8 @@ def test_example_inputs_without_a_declared_shape_explain_themselves():
 
 
 def test_shape_inference_is_skipped_when_it_would_take_long_and_the_declared_types_stay():
-    from dot_support import synthetic_model
-
     from explorer.model_guards import INFERENCE_BUDGET
+    from tests.support.diagrams import synthetic_model
 
     small, big = synthetic_model(400), synthetic_model(20_000)
     assert explorer.load(small).warnings == []  # affordable: inferred as before

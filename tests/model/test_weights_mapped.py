@@ -261,8 +261,9 @@ def test_copies_left_by_a_process_that_died_are_removed(tmp_path):
     assert not orphan.exists()
 
 
+@pytest.mark.usefixtures("fresh_app")
 def test_the_app_opens_a_model_with_external_data_by_path_runs_and_steps(tmp_path):
-    from app_support import PAGES, assert_clean, html_text, start, step_to, stepper
+    from tests.support.apptest import PAGES, assert_clean, html_text, start, step_to, stepper
 
     path = external_path(tmp_path)
     at = start("tiny_mlp")
@@ -278,8 +279,9 @@ def test_the_app_opens_a_model_with_external_data_by_path_runs_and_steps(tmp_pat
     assert "w3" in shown and "float32[1024, 512]" in shown  # the mapped weight the step read
 
 
+@pytest.mark.usefixtures("fresh_app")
 def test_the_optimizer_page_saves_a_result_with_external_data_to_a_local_path(tmp_path):
-    from app_support import PAGES, assert_clean, start
+    from tests.support.apptest import PAGES, assert_clean, start
 
     at = start("tiny_mlp")
     at.radio(key="w_source").set_value("Local path").run()

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto as T
 from onnx import helper as h
-from test_optimizer_models import body, info, make, proven, real_model, tensor
 
 from explorer.optimizer import optimize
+from tests.support.optimizer_models import body, info, make, proven, real_model, tensor
 
 SHAPE_OPS = {"Shape", "Gather", "Unsqueeze", "Concat", "Size"}
 

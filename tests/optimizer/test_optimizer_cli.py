@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import helper as h
-from test_optimizer_models import info, make, tensor
 
 from explorer.cli import main
 from explorer.optimizer import pattern_names
 from explorer.optimizer.verify import compare_models
+from tests.support.optimizer_models import info, make, tensor
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 
 
 def test_optimize_writes_the_model_and_the_report(tmp_path, capsys):
@@ -56,10 +56,9 @@ def test_list_and_bad_arguments(capsys):
 
 
 def test_exit_code_is_one_and_the_culprit_named_when_the_models_differ(tmp_path, capsys, monkeypatch):
-    from test_optimizer_verify import WrongBiasPattern, chain_model
-
     from explorer.optimizer import patterns
     from explorer.optimizer.patterns.identity import IdentityRemovalPattern
+    from tests.optimizer.test_optimizer_verify import WrongBiasPattern, chain_model
 
     monkeypatch.setattr(patterns, "default_patterns", lambda: [IdentityRemovalPattern(), WrongBiasPattern()])
     path = tmp_path / "chain.onnx"

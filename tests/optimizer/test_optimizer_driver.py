@@ -3,22 +3,19 @@ stop_after, selection, statistics, and the small before/after models of each rew
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
+from builders import optimizer as samples
 from onnx import TensorProto as T
 from onnx import helper as h
-from test_optimizer_models import applied, body, const, declines, info, make, ops, proven, tensor
 
 from explorer.optimizer import GraphState, optimize, pattern_names
 from explorer.optimizer.context import Context
 from explorer.optimizer.verify import check_step, check_steps
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "sample_models"))
-from builders import optimizer as samples
+from tests.support.optimizer_models import applied, body, const, declines, info, make, ops, proven, tensor
 
 SAMPLES = {s.name: s.build for s in samples.SAMPLES}
 
@@ -296,7 +293,7 @@ def _signature(result):
 
 def _work_list_models():
     models = [(name, build()) for name, build in SAMPLES.items()]
-    shared = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
+    shared = Path(__file__).resolve().parents[3] / "shared" / "models"
     for path in ("Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx",
                  "snakers4__silero-vad/src/silero_vad/data/silero_vad_16k_op15.onnx"):
         if (shared / path).exists():

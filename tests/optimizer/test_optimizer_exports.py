@@ -8,21 +8,17 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from test_optimizer_models import proven
+from bench_optimizer_compare import real_nodes  # nodes other than Constant, bodies included
+from real_models import PROJECT_MODELS, project_feed_sets, proof_sets, size_symbols
 
 from explorer.optimizer import optimize
 from explorer.optimizer.verify import verify
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from bench_optimizer_compare import real_nodes  # noqa: E402 - nodes other than Constant, bodies included
-from real_models import PROJECT_MODELS, project_feed_sets, proof_sets, size_symbols  # noqa: E402
+from tests.support.optimizer_models import proven
 
 ANCHORS = json.loads((PROJECT_MODELS / "anchors.json").read_text())
 # the exports the bench measured (an export added since is tested once its anchors are measured)

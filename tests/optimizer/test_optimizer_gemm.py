@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from onnx import helper as h
 from onnx import numpy_helper
-from registry_models import wheel_member
-from test_optimizer_models import (
+
+from explorer.optimizer import optimize
+from tests.support.optimizer_models import (
     applied,
     declines,
     info,
@@ -19,8 +20,7 @@ from test_optimizer_models import (
     shared_file,
     tensor,
 )
-
-from explorer.optimizer import optimize
+from tests.support.registry_models import wheel_member
 
 RNG = np.random.default_rng(0)
 

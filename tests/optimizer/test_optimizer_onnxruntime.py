@@ -14,7 +14,6 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from test_optimizer_models import info, make, proven, tensor
 
 import explorer
 from explorer.judge import Judge, using_judge
@@ -22,8 +21,9 @@ from explorer.optimizer import Pattern, optimize
 from explorer.optimizer.pattern import CLEANUP, STRUCTURE
 from explorer.optimizer.patterns import default_patterns
 from explorer.optimizer.verify import compare_models, verify
+from tests.support.optimizer_models import info, make, proven, tensor
 
-TORCH_EXPORTS = Path(__file__).parent / "models" / "torch_exports"
+TORCH_EXPORTS = Path(__file__).parents[1] / "models" / "torch_exports"
 
 
 class BadReshapePattern(Pattern):

@@ -9,9 +9,9 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from test_optimizer_models import applied, body, declines, info, make, ops, proven, run_alone, tensor
 
 from explorer.optimizer import optimize
+from tests.support.optimizer_models import applied, body, declines, info, make, ops, proven, run_alone, tensor
 
 INT64_MAX = 2**63 - 1
 

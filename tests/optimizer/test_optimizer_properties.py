@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto as T
 from onnx import helper as h
-from test_optimizer_models import info, make, tensor
 
 from explorer.optimizer import optimize
 from explorer.optimizer.verify import check_steps, compare_models
+from tests.support.optimizer_models import info, make, tensor
 
 
 class Chain:

@@ -3,18 +3,15 @@ original (and explorer's, where explorer runs the original) on feeds of the shap
 rewrites of the smaller models hold one by one."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from real_models import manifest_entries, manifest_feeds
 
 from explorer.optimizer import optimize
 from explorer.optimizer.verify import check_steps, verify
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from real_models import manifest_entries, manifest_feeds
-
-ROOT = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
+ROOT = Path(__file__).resolve().parents[3] / "shared" / "models"
 STEP_CHECK_LIMIT = 400  # nodes: above this only the whole model is proven (each step check runs two models)
 ENTRIES = manifest_entries(ROOT)
 # models the original of which neither judge can run on these feeds (invalid sequence lengths, empty crops, ...)

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from test_optimizer_models import applied, declines, info, make, ops, proven, run_alone, tensor
 
 from explorer.optimizer import optimize
+from tests.support.optimizer_models import applied, declines, info, make, ops, proven, run_alone, tensor
 
-ROOT = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
+ROOT = Path(__file__).resolve().parents[3] / "shared" / "models"
 GTCRN = ROOT / "Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx"
 RNG = np.random.default_rng(3)
 

@@ -6,9 +6,19 @@ import numpy as np
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from test_optimizer_models import applied, body, declines, info, make, ops, proven, real_model, tensor
 
 from explorer.optimizer import optimize
+from tests.support.optimizer_models import (
+    applied,
+    body,
+    declines,
+    info,
+    make,
+    ops,
+    proven,
+    real_model,
+    tensor,
+)
 
 
 def single_trip_loop(trips: int, cond: str = "") -> object:

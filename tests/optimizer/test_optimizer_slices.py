@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper as h
-from test_optimizer_models import declines, info, make, ops, proven, real_model, run_alone, tensor
 
 from explorer.optimizer import optimize
+from tests.support.optimizer_models import declines, info, make, ops, proven, real_model, run_alone, tensor
 
 BIG = 2**63 - 1
 X = np.arange(2 * 10 * 6, dtype=np.float32).reshape(2, 10, 6)

@@ -7,12 +7,12 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
-from test_optimizer_models import body, info, make, proven, tensor
 
 from explorer.optimizer import GraphState, optimize
 from explorer.optimizer.context import Context
 from explorer.optimizer.dim_algebra import combine
 from explorer.optimizer.symbolic_values import inferred_dim
+from tests.support.optimizer_models import body, info, make, proven, tensor
 
 
 def state_of(model) -> GraphState:

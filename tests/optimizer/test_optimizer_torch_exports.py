@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_optimizer_models import proven
 
 from explorer.optimizer import optimize
+from tests.support.optimizer_models import proven
 
-MODELS = Path(__file__).parent / "models" / "torch_exports"
+MODELS = Path(__file__).parents[1] / "models" / "torch_exports"
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,11 @@ import numpy as np
 import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
-from test_optimizer_models import body, info, make, tensor
 
 from explorer.optimizer import MatchResult, Pattern, optimize
 from explorer.optimizer.pattern import CLEANUP
 from explorer.optimizer.verify import check_step, compare_models, find_culprit, verify
+from tests.support.optimizer_models import body, info, make, tensor
 
 
 class WrongBiasPattern(Pattern):

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import onnx
 import pytest
-from dot_support import box, parse_dot
-from test_dot_overlays import state_of
-from test_optimizer_driver import SAMPLES
 
 import explorer
 from explorer.optimizer import optimize
@@ -14,6 +11,9 @@ from explorer.views.dot import model_to_dot
 from explorer.views.overlays import RewriteOverlay
 from explorer.views.render import dot_available
 from explorer.views.rewrites import result_overlays, step_overlays
+from tests.optimizer.test_optimizer_driver import SAMPLES
+from tests.support.diagrams import box, parse_dot
+from tests.views.test_dot_overlays import state_of
 
 pytestmark = pytest.mark.skipif(not dot_available(), reason="graphviz's dot is not installed")
 
@@ -56,7 +56,8 @@ def test_marks_follow_nodes_when_the_optimizer_drops_the_names_it_gave():
     # of the original. Drawn, the optimized model's nodes get ids from their new positions (Relu_0 is the node
     # the original calls Relu_1): only the removed Identity is marked, on the original, and nothing as added.
     from onnx import helper as h
-    from test_optimizer_driver import _chain
+
+    from tests.optimizer.test_optimizer_driver import _chain
 
     model = _chain(6, declared=False)
     model.graph.node.insert(0, h.make_node("Identity", ["x"], ["v0"]))

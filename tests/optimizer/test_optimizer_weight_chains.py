@@ -8,10 +8,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
-from test_optimizer_models import info, make, ops, proven, tensor
 
 from explorer.model_inference import model_bytes
 from explorer.optimizer import optimize
+from tests.support.optimizer_models import info, make, ops, proven, tensor
 
 RNG = np.random.default_rng(5)
 FEATURES, HIDDEN = 48, 64  # weights of 48 KB and 64 KB: far past the 5 % the folds may grow the file by

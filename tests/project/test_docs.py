@@ -14,7 +14,7 @@ import pytest
 from markdown.extensions.toc import slugify
 from markdown_it import MarkdownIt
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PAGES = sorted([ROOT / "README.md", *DOCS.rglob("*.md")])
 HTML_SOURCE = re.compile(r"""<(?:img|a)\b[^>]*?\b(?:src|href)=["']([^"']+)["']""")
@@ -101,7 +101,7 @@ def test_the_command_line_reference_does_not_depend_on_the_machine(tmp_path):
 
 
 def test_the_architecture_page_shows_the_layers_the_import_contract_holds():
-    from test_layering import tomllib
+    from tests.project.test_layering import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     (contract,) = [c for c in config["contracts"] if c["type"] == "layers"]

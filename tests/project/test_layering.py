@@ -18,7 +18,7 @@ try:
 except ImportError:  # Python 3.10: import-linter's own dependency
     import tomli as tomllib
 
-PACKAGE = Path(__file__).resolve().parent.parent / "explorer"
+PACKAGE = Path(__file__).resolve().parents[2] / "explorer"
 
 MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
 

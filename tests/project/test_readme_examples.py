@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 PAGES = {  # page -> what its examples must print
     "README.md": ["Trace(73 events, 2 outputs, complete)", "(3, 2) then_branch\nNone\n",

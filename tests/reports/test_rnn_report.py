@@ -15,7 +15,7 @@ from onnx import helper, numpy_helper
 import explorer
 from explorer.rnn_report import rnn_report, rnn_reports
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT.parent / "shared" / "models"
 HIDDEN, INPUT, SEQ, BATCH = 3, 2, 4, 2
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from share_models import DEPARTING_ITERATION, FEEDS, TRIPS, loop_model
 
 import explorer
 from explorer.cli import main
 from explorer.share.adapter_ids import adapter_placements
 from explorer.share.node_data import node_data, node_numbers
+from tests.support.share_models import DEPARTING_ITERATION, FEEDS, TRIPS, loop_model
 
 SCHEMA = json.loads((Path(__file__).parent / "model_explorer_node_data.schema.json").read_text())
 

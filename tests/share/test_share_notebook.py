@@ -10,16 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hostile_names import hostile
-from report_checks import outside_references, parts
-from share_models import FEEDS, loop_model
 
 import explorer
 from explorer.samples import sample_inputs, sample_path
 from explorer.share.notebook import view
 from explorer.sweep.api import SweepResult
+from tests.support.hostile_names import hostile
+from tests.support.report_checks import outside_references, parts
+from tests.support.share_models import FEEDS, loop_model
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "docs" / "tutorials" / "notebook.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "docs" / "tutorials" / "notebook.ipynb"
 
 
 def _text(page: str) -> str:

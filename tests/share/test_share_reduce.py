@@ -11,12 +11,12 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import numpy_helper
-from share_models import DEPARTING_ITERATION, FEEDS, loop_model
 
 import explorer
 from explorer.cli import main
+from tests.support.share_models import DEPARTING_ITERATION, FEEDS, loop_model
 
-KERAS = Path(__file__).parent / "models" / "keras_exports"
+KERAS = Path(__file__).parents[1] / "models" / "keras_exports"
 RTOL, ATOL = 1e-4, 1e-5
 
 

@@ -7,15 +7,15 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from hostile_names import PAYLOADS, hostile
-from report_checks import outside_references, parts
-from share_models import DEPARTING_ITERATION, FEEDS, loop_model
 
 import explorer
 from explorer.cli import main
 from explorer.share.report_html import report_html
+from tests.support.hostile_names import PAYLOADS, hostile
+from tests.support.report_checks import outside_references, parts
+from tests.support.share_models import DEPARTING_ITERATION, FEEDS, loop_model
 
-KERAS = Path(__file__).parent / "models" / "keras_exports"
+KERAS = Path(__file__).parents[1] / "models" / "keras_exports"
 DEPARTING = "loop/body/branch/then_branch/scale"
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from report_checks import outside_references
 
 from explorer.cli import main
+from tests.support.report_checks import outside_references
 
-GTCRN = Path(__file__).resolve().parents[2] / "shared" / "models" / "Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx"
+GTCRN = Path(__file__).resolve().parents[3] / "shared" / "models" / "Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx"
 
 
 @pytest.mark.skipif(not GTCRN.exists(), reason="gtcrn lives in ../shared/models")

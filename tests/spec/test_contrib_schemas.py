@@ -95,10 +95,10 @@ def test_the_inspector_gives_onnxruntimes_doc_of_its_own_operators():
     assert node_details(model, "relu").doc is None
 
 
+@pytest.mark.usefixtures("fresh_app")
 def test_the_graph_page_shows_the_doc_of_a_picked_contrib_node():
-    from app_support import assert_clean, start, upload
-
     from explorer.ui import state
+    from tests.support.apptest import assert_clean, start, upload
 
     at = upload(start(), "fused.onnx", _fused_model().SerializeToString())
     at.selectbox(key=state.W_NODE_PICK).set_value("gelu").run()

@@ -1,6 +1,6 @@
 """What the AppTests share: the app and its pages, starting it (on a sample), uploading a model through the
 sidebar, and reading what a run of the app shows (texts, figures, the diagram canvas's arguments). Every test
-starts from empty Streamlit caches (conftest.py's `fresh_caches`)."""
+starts from empty Streamlit caches (app_fixtures.py's `fresh_app`)."""
 from __future__ import annotations
 
 import base64
@@ -16,8 +16,9 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.ui import state
 from explorer.views.dot_escape import svg_id
+from tests.support.html_tables import Tables
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGES = {name: f"explorer/ui/pages/{name}.py" for name in ("graph", "step", "loops", "gates", "optimizer")}
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -51,36 +52,11 @@ def html_text(at: AppTest) -> str:
     return "\n".join(block.proto.body for block in at.html)
 
 
-class _Tables(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tables: list[list[list[tuple[str, str | None]]]] = []
-        self.cell: list[str] | None = None
-        self.tip: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list) -> None:
-        if tag == "table":
-            self.tables.append([])
-        elif tag == "tr":
-            self.tables[-1].append([])
-        elif tag in ("td", "th"):
-            self.cell, self.tip = [], dict(attrs).get("title")
-
-    def handle_data(self, data: str) -> None:
-        if self.cell is not None:
-            self.cell.append(data)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("td", "th") and self.cell is not None:
-            self.tables[-1][-1].append(("".join(self.cell), self.tip))
-            self.cell = None
-
-
 def value_tables(at: AppTest, tips: bool = False) -> list[pd.DataFrame]:
     """The value tables of the page's HTML blocks, as shown (row labels as the index, column labels as the
     columns, the cells' texts; with `tips`, each cell's tooltip instead: its full precision, None when the
     text is the value already)."""
-    parser = _Tables()
+    parser = Tables()
     parser.feed(html_text(at))
     frames = []
     for rows in parser.tables:

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-BRIDGE = Path(__file__).resolve().parent / "models" / "bridge"
+BRIDGE = Path(__file__).resolve().parents[1] / "models" / "bridge"
 
 
 def load_recipe(file_name: str) -> ModuleType:

@@ -1,7 +1,6 @@
 """Small model builders and judges shared by the optimizer tests (no tests here)."""
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -11,15 +10,13 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper, numpy_helper
+from real_models import manifest_entries, manifest_feeds
 
 from explorer.optimizer import OptimizationResult, optimize
 from explorer.optimizer.verify import Equivalence, verify
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from real_models import manifest_entries, manifest_feeds  # noqa: E402
-
 OPSET = 18
-SHARED_MODELS = Path(__file__).resolve().parent.parent.parent / "shared" / "models"
+SHARED_MODELS = Path(__file__).resolve().parents[3] / "shared" / "models"
 
 
 def real_model(suffix: str) -> tuple[Path, dict[str, Any] | None]:

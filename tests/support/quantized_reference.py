@@ -27,7 +27,7 @@ import numpy as np
 INT16_MIN, INT16_MAX = -32768, 32767
 ROWS_PER_CHUNK = 1 << 22  # elements of the pair-sum array made at once
 
-SCHEMAS = Path(__file__).resolve().parents[1] / "explorer" / "spec" / "contrib_schemas.json"
+SCHEMAS = Path(__file__).resolve().parents[2] / "explorer" / "spec" / "contrib_schemas.json"
 
 
 def contrib_doc(op: str) -> str:

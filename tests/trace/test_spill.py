@@ -213,9 +213,10 @@ def test_the_command_line_says_where_the_values_are(tmp_path, capsys):
     assert "summaries from event 0" in capsys.readouterr().out
 
 
+@pytest.mark.usefixtures("fresh_app")
 def test_the_sidebar_shows_the_trace_size_where_it_lives_and_the_limits():
-    from app_support import start
-    from markdown_text import shown
+    from tests.support.apptest import start
+    from tests.support.markdown_text import shown
 
     at = start()
     captions = [shown(c.value) for c in at.sidebar.caption]

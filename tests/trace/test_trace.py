@@ -14,7 +14,7 @@ from explorer.errors import TraceFileError
 from explorer.trace import Event, Iteration, RunError
 from explorer.values import ValueSummary
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_models"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 
 
 def assert_same(a, b, where="value"):

@@ -10,9 +10,16 @@ import math
 from typing import Any
 
 import pytest
-from trace_fingerprint import PLATFORM, STORED, fingerprint_models, platform_key, run_print, trace_print
 
 import explorer
+from tests.support.trace_fingerprint import (
+    PLATFORM,
+    STORED,
+    fingerprint_models,
+    platform_key,
+    run_print,
+    trace_print,
+)
 
 STORED_PRINTS: dict[str, Any] = json.loads(gzip.decompress(STORED.read_bytes()))
 EXACT = STORED_PRINTS.pop(PLATFORM) == platform_key()

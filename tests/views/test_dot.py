@@ -4,13 +4,13 @@ graphviz itself parses every DOT text here (dot -Tjson0), so the checks are on w
 from __future__ import annotations
 
 import pytest
-from dot_support import box, nested_model, parse_dot, scoped_model
 
 import explorer
 from explorer.views import breadcrumb, graph_title, model_to_dot
 from explorer.views.dot_escape import parse_svg_id, svg_id
 from explorer.views.render import dot_available
 from explorer.views.styles import CATEGORY_COLOURS
+from tests.support.diagrams import box, nested_model, parse_dot, scoped_model
 
 pytestmark = pytest.mark.skipif(not dot_available(), reason="graphviz's dot is not installed")
 

@@ -6,7 +6,6 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from dot_support import HOSTILE, hostile_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
@@ -15,6 +14,7 @@ import explorer
 from explorer.views import model_to_dot
 from explorer.views.dot_escape import decode, encode, html, parse_svg_id, shorten, svg_id, visible
 from explorer.views.render import dot_available, render_svg
+from tests.support.diagrams import HOSTILE, hostile_model
 
 needs_dot = pytest.mark.skipif(not dot_available(), reason="graphviz's dot is not installed")
 SVG = "{http://www.w3.org/2000/svg}"

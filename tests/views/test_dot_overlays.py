@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dot_support import box, failing_loop_model, nested_feeds, nested_model, parse_dot, scoped_model
 
 import explorer
 from explorer.views import RewriteOverlay, TraceOverlay, model_to_dot
 from explorer.views.dot_escape import svg_id
 from explorer.views.render import dot_available
 from explorer.views.styles import EDGE_STATES, NODE_STATES
+from tests.support.diagrams import (
+    box,
+    failing_loop_model,
+    nested_feeds,
+    nested_model,
+    parse_dot,
+    scoped_model,
+)
 
 pytestmark = pytest.mark.skipif(not dot_available(), reason="graphviz's dot is not installed")
 

@@ -16,7 +16,7 @@ from explorer.views.dot_escape import parse_svg_id
 from explorer.views.grouping import BLOCK_FANOUT, Scope, ScopeTree
 from explorer.views.render import dot_available, render_svg
 
-MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+MODELS = Path(__file__).resolve().parents[3] / "shared" / "models"
 SVG = "{http://www.w3.org/2000/svg}"
 pytestmark = [
     pytest.mark.skipif(not dot_available(), reason="graphviz's dot is not installed"),

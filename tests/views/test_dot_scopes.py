@@ -3,7 +3,6 @@ box budget, drill-in to a scope, and search."""
 from __future__ import annotations
 
 import pytest
-from dot_support import box, nested_model, parse_dot, scoped_model
 from onnx import TensorProto, helper
 
 import explorer
@@ -13,6 +12,7 @@ from explorer.views.grouping import BLOCK_LIMIT, ScopeTree, auto_depth
 from explorer.views.layers import scope_parts
 from explorer.views.navigation import breadcrumb
 from explorer.views.render import dot_available
+from tests.support.diagrams import box, nested_model, parse_dot, scoped_model
 
 needs_dot = pytest.mark.skipif(not dot_available(), reason="graphviz's dot is not installed")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dot_support import box, nested_model, parse_dot, scoped_model
 
 import explorer
 from explorer.views import model_to_dot
@@ -13,6 +12,7 @@ from explorer.views.dot_escape import svg_id
 from explorer.views.draw_plan import Options
 from explorer.views.render import dot_available
 from explorer.views.styles import NODE_STATES
+from tests.support.diagrams import box, nested_model, parse_dot, scoped_model
 
 pytestmark = pytest.mark.skipif(not dot_available(), reason="graphviz's dot is not installed")
 
@@ -81,7 +81,7 @@ def test_options_object_and_keywords_agree(nested):
         model_to_dot(nested, expnad="all")
 
 
-GTCRN = Path(__file__).resolve().parent.parent.parent / "shared/models/Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx"
+GTCRN = Path(__file__).resolve().parents[3] / "shared/models/Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx"
 
 
 @pytest.mark.skipif(not GTCRN.is_file(), reason="../shared/models (gtcrn) is absent")

@@ -6,13 +6,13 @@ import math
 
 import numpy as np
 import pytest
-from dot_support import box, nested_feeds, nested_model, parse_dot
 from onnx import TensorProto as T
 from onnx import helper as h
 
 import explorer
 from explorer.views import heat, model_to_dot, styles
 from explorer.views.render import dot_available
+from tests.support.diagrams import box, nested_feeds, nested_model, parse_dot
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from explorer.views.inspector import node_details
 from explorer.views.layers import metadata_parts, module_paths, relative
 from explorer.views.search import search
 
-MODELS = Path(__file__).parent / "models"
+MODELS = Path(__file__).parents[1] / "models"
 GPT2 = MODELS / "generation" / "gpt2"
 OVERVIEW = 60  # the Graph page's box budget (pages/graph.py OVERVIEW_BOXES)
 
@@ -105,9 +105,8 @@ def _feeds(model: explorer.Model) -> dict:
 
 
 def test_worst_values_name_their_layer():
-    from dot_support import scoped_model
-
     from explorer.views.compare import worst_rows
+    from tests.support.diagrams import scoped_model
 
     model = explorer.load(scoped_model())
     result = explorer.compare(model, "onnxruntime")

@@ -10,12 +10,12 @@ import numpy as np
 import onnxruntime as ort
 from onnx import TensorProto as T
 from onnx import helper as h
-from test_value_html import tables
 
 import explorer
 from explorer.compare.stats import compare_values
 from explorer.values import MapSequence, describe, nbytes
 from explorer.views import value_html
+from tests.support.html_tables import tables
 
 X = np.array([[0.25, 0.5, 0.25], [1 / 3, 0.0, 2 / 3]], dtype=np.float32)
 

@@ -4,9 +4,9 @@ import html
 import re
 
 import pytest
-from markdown_text import rendered, shown
 
 from explorer.views.markup import md, md_code, plot_text
+from tests.support.markdown_text import rendered, shown
 
 HOSTILE = [
     "![x](http://host/p.png)", "[link](javascript:alert(1))", "<img src=x onerror=alert(1)>", "**bold** _it_",

@@ -6,14 +6,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import cf_models as cf
 import numpy as np
 import pytest
 
 import explorer
 from explorer.views.pseudocode import format_value, pseudocode
+from tests.support import control_flow_models as cf
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_models"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
 
 
 def _feeds(name: str, model: explorer.Model) -> dict:

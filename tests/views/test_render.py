@@ -6,13 +6,13 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import onnx
 import pytest
-from dot_support import failing_loop_model, nested_model
 
 import explorer
 from explorer.cli import main
 from explorer.views import GraphvizError, GraphvizMissing, dot_available, model_to_dot, render
 from explorer.views.dot_escape import svg_id
 from explorer.views.render import render_svg, write_diagram
+from tests.support.diagrams import failing_loop_model, nested_model
 
 needs_dot = pytest.mark.skipif(not dot_available(), reason="graphviz's dot is not installed")
 SVG = "{http://www.w3.org/2000/svg}"

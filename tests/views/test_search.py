@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dot_support import nested_feeds, nested_model
 from onnx import TensorProto as T
 from onnx import helper as h
 
 import explorer
 from explorer.views.search import parse_query, search, search_nodes, shape_pattern
+from tests.support.diagrams import nested_feeds, nested_model
 
 LOOP_BODY = "gate/then_branch/scan/body/loop/body"
 

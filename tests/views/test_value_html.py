@@ -3,15 +3,9 @@ values."""
 from __future__ import annotations
 
 import numpy as np
-from app_support import _Tables
 
 from explorer.views import value_html
-
-
-def tables(html: str) -> list[list[list[tuple[str, str | None]]]]:
-    parser = _Tables()
-    parser.feed(html)
-    return parser.tables
+from tests.support.html_tables import tables
 
 
 def test_nan_and_inf_cells_read_as_such_and_rounded_cells_keep_their_full_precision_as_a_tooltip():

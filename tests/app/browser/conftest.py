@@ -4,7 +4,17 @@ serve every test of a worker (each test gets a fresh browser context, i.e. a new
 from __future__ import annotations
 
 import pytest
-from app_server import CHROMIUM, RUN_TIMEOUT, VIEWPORT, free_port, launch, settle, start_server, stop_server
+
+from tests.support.app_server import (
+    CHROMIUM,
+    RUN_TIMEOUT,
+    VIEWPORT,
+    free_port,
+    launch,
+    settle,
+    start_server,
+    stop_server,
+)
 
 
 @pytest.fixture(scope="session")

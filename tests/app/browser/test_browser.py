@@ -4,8 +4,9 @@ Screenshots go to artifacts/e2e_*.png."""
 from __future__ import annotations
 
 import pytest
-from app_server import DIAGRAM_FRAME, ROOT, diagram, painted, settle
 from playwright.sync_api import expect
+
+from tests.support.app_server import DIAGRAM_FRAME, ROOT, diagram, painted, settle
 
 pytestmark = pytest.mark.e2e
 ARTIFACTS = ROOT / "artifacts"
@@ -135,7 +136,8 @@ def test_a_big_model_shows_its_overview_then_its_run(browser, server, tmp_path):
     import urllib.parse
 
     import onnx
-    from dot_support import synthetic_model
+
+    from tests.support.diagrams import synthetic_model
 
     proto = synthetic_model(2_200)
     proto.doc_string = "a model no other browser test opens"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import urllib.parse
 
 import pytest
-from app_server import ROOT, settle
+
+from tests.support.app_server import ROOT, settle
 
 pytestmark = pytest.mark.e2e
 ARTIFACTS = ROOT / "artifacts"

@@ -9,12 +9,12 @@ import re
 
 import numpy as np
 import pytest
-from app_server import diagram, settle
 from playwright.sync_api import expect
-from test_browser import choose_sample, no_exception, open_page, shot
 
 import explorer
 from explorer.samples import sample_inputs, sample_path
+from tests.app.browser.test_browser import choose_sample, no_exception, open_page, shot
+from tests.support.app_server import diagram, settle
 
 pytestmark = pytest.mark.e2e
 SQUASH = "enc/body/squash"
@@ -96,9 +96,9 @@ def test_an_exporter_bug_is_one_verdict_with_the_gates_tab_on_its_gate_at_1000_p
     banner names the node, gate h and step 0 with the diagnosis, within the window, and the Gates tab is open
     on gate h with where it departs."""
     import onnx
-    from app_server import RUN_TIMEOUT
 
-    from tests.compare_models import exported_rnn, torch_parameters
+    from tests.support.app_server import RUN_TIMEOUT
+    from tests.support.compare_models import exported_rnn, torch_parameters
 
     model = exported_rnn("GRU", torch_parameters("GRU"), linear_before_reset=0)
     model.producer_name = "pytorch"
@@ -128,7 +128,7 @@ def test_an_exporter_bug_is_one_verdict_with_the_gates_tab_on_its_gate_at_1000_p
 def test_a_float16_lstm_agrees_with_onnxruntime(page):
     from pathlib import Path
 
-    open_path(page, Path(__file__).resolve().parents[1] / "models" / "torch_exports" / "ts_lstm_2layer_fp16.onnx")
+    open_path(page, Path(__file__).resolve().parents[2] / "models" / "torch_exports" / "ts_lstm_2layer_fp16.onnx")
     open_page(page, "Compare")
     agree = page.get_by_test_id("stAlertContentSuccess").filter(has_text="and onnxruntime agree")
     agree.wait_for()

@@ -7,7 +7,8 @@ from __future__ import annotations
 import urllib.parse
 
 import pytest
-from app_server import ROOT, RUN_TIMEOUT, canvas_frame, diagram, painted, settle
+
+from tests.support.app_server import ROOT, RUN_TIMEOUT, canvas_frame, diagram, painted, settle
 
 pytestmark = pytest.mark.e2e
 GPT2 = ROOT / "tests" / "models" / "generation" / "gpt2" / "decoder_with_past_model.onnx"

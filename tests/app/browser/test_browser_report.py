@@ -9,7 +9,7 @@ import pytest
 
 from explorer.cli import main
 
-KERAS = Path(__file__).resolve().parents[1] / "models" / "keras_exports"
+KERAS = Path(__file__).resolve().parents[2] / "models" / "keras_exports"
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,9 @@ from __future__ import annotations
 import os
 
 import pytest
-from app_server import CHROMIUM, free_port, settle, start_server, stop_server
-from saves_models import weighted_model
+
+from tests.support.app_server import CHROMIUM, free_port, settle, start_server, stop_server
+from tests.support.saves_models import weighted_model
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
 

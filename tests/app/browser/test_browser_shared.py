@@ -12,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_server import CHROMIUM, free_port, settle, start_server, stop_server
 from onnx import TensorProto, helper
+
+from tests.support.app_server import CHROMIUM, free_port, settle, start_server, stop_server
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from app_server import settle
-from test_browser import no_exception, open_page, shot
 
-from tests.sweep_models import ACC, PART_AT, planted_pair
+from tests.app.browser.test_browser import no_exception, open_page, shot
+from tests.support.app_server import settle
+from tests.support.sweep_models import ACC, PART_AT, planted_pair
 
 pytestmark = pytest.mark.e2e
 

@@ -8,8 +8,9 @@ import re
 import urllib.parse
 
 import pytest
-from app_server import DIAGRAM_FRAME, ROOT, canvas_frame, diagram, painted, settle
 from playwright.sync_api import expect
+
+from tests.support.app_server import DIAGRAM_FRAME, ROOT, canvas_frame, diagram, painted, settle
 
 pytestmark = pytest.mark.e2e
 GTCRN = ROOT.parent / "shared" / "models" / "Xiaobin-Rong__gtcrn" / "stream" / "onnx_models" / "gtcrn.onnx"
