@@ -45,7 +45,7 @@ def test_units_on_through_a_range_best_first():
 
 def _reference_gates(sample: str) -> dict[str, np.ndarray]:
     """The gates of the sample's GRU on the app's default inputs (seed 0), batch item 0, forward, by the spec's
-    equations written apart from explorer (tests/rnn_reference.py): name -> [step, unit]."""
+    equations written apart from explorer (tests/support/rnn_reference.py): name -> [step, unit]."""
     model = explorer.load(SAMPLES / f"{sample}.onnx")
     feeds = model.example_inputs(seed=0)
     weights = {t.name: numpy_helper.to_array(t) for t in model.proto.graph.initializer}

@@ -1,5 +1,5 @@
 """Recurrent cells written as loops and scans: found by their dataflow, their gates gathered per time step as
-`Trace.gates` gives them for the operators, judged by Keras's equations in float64 NumPy (tests/cell_models.py)
+`Trace.gates` gives them for the operators, judged by Keras's equations in float64 NumPy (tests/support/cell_models.py)
 and by onnxruntime's outputs; loops that are not cells are not called cells."""
 from __future__ import annotations
 

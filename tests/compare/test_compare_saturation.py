@@ -94,7 +94,7 @@ def test_the_saturated_recomputation_is_onnxruntimes_output(case):
 
 @pytest.mark.parametrize("case", CASES, ids=_id)
 def test_the_recomputation_agrees_with_the_spec_written_reference(case):
-    """explorer's recomputation (both ways) against tests/quantized_reference.py, written apart from it."""
+    """explorer's recomputation (both ways) against tests/support/quantized_reference.py, written apart from it."""
     exact, saturated, _, _ = recompute(case.op, case.inputs, case.attrs)
     for ours, want in zip(exact, exact_outputs(case)):
         assert_same(np.asarray(ours), np.asarray(want), case.tol or (1e-5, 1e-6), f"{case.op}: exact")

@@ -38,7 +38,7 @@ def check(name: str) -> None:
         assert known.matches(exc), \
             f"{name} fails otherwise than listed ({known.error}: {' | '.join(known.parts)}):\n{type(exc).__name__}: {exc}"
         return
-    pytest.fail(f"{name} passes now: remove it from tests/conformance_known_failures.txt")
+    pytest.fail(f"{name} passes now: remove it from tests/support/conformance_known_failures.txt")
 
 
 @pytest.mark.parametrize("name", ON_OWN_KERNELS)

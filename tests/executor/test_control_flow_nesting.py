@@ -1,5 +1,5 @@
 """Arbitrary nesting of Loop, Scan and If, checked per iteration against onnxruntime: the body is rewritten so
-an intermediate becomes an extra scan output at every level (cf_models.probe); onnxruntime returns it stacked
+an intermediate becomes an extra scan output at every level (control_flow_models.probe); onnxruntime returns it stacked
 per iteration tuple, which must equal what explorer recorded for that node at that iteration."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The mutation check of the kernels (tools/mutate_kernels.py): each mutant's line is still in its kernel, and (slow,
-`python -m pytest -m slow tests/test_mutation.py`) the differential tests of its family fail on every mutant."""
+`python -m pytest -m slow tests/executor/test_mutation.py`) the differential tests of its family fail on every mutant."""
 from __future__ import annotations
 
 import pytest

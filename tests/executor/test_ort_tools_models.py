@@ -2,7 +2,7 @@
 quantization tools, skl2onnx's text pipeline), run by explorer against onnxruntime on the same feeds.
 
 The quantized ones are judged by what they are. Every integer-product node explorer ran is recomputed from the
-inputs it recorded by exact integer arithmetic written from the spec (tests/quantized_reference.py) and must equal
+inputs it recorded by exact integer arithmetic written from the spec (tests/support/quantized_reference.py) and must equal
 explorer's value, on any CPU. onnxruntime judges the whole model only where its kernels are exact: a CPU with VNNI,
 or no integer product that can saturate; elsewhere its u8s8 kernel saturates pair sums to int16, and then compare
 must name that saturation as the only cause of every difference (explorer/compare/saturation.py), or, for the

@@ -314,7 +314,7 @@ def test_int4_decoder_parts_from_the_float_one_in_its_first_layer() -> None:
 
 def test_dynamically_quantized_decoder_is_exact_integer_arithmetic() -> None:
     """DynamicQuantizeLinear + MatMulInteger (llama_dynamic): at every step, every quantization and integer product
-    of explorer's generation equals exact integer arithmetic from the spec (tests/quantized_reference.py), a judge
+    of explorer's generation equals exact integer arithmetic from the spec (tests/support/quantized_reference.py), a judge
     that holds on any CPU (onnxruntime's u8s8 kernel saturates on one without VNNI, and its tokens then part)."""
     generation = explorer.generate(HERE / "llama_dynamic", short(LLAMA)[0]["prompt"], max_new_tokens=12)
     quantized = [e for e in generation.trace.events if e.op_type == "DynamicQuantizeLinear"]

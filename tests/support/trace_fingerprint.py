@@ -1,4 +1,4 @@
-"""A fingerprint of everything a run records, value by value, for the models of tests/test_trace_fingerprint.py:
+"""A fingerprint of everything a run records, value by value, for the models of tests/trace/test_trace_fingerprint.py:
 every event (its node, op type, iteration, recorded names, each input and output value, its info: If branches,
 loop stop reasons and counts, child ranges, GRU/LSTM/RNN gates), every loop iteration record and the outputs.
 
@@ -7,8 +7,8 @@ values, their absolute values and squares, with its NaN and infinity counts), wh
 (a CPU whose BLAS rounds differently, another NumPy) than the one that made the stored fingerprint; on that one,
 every value's bytes must be the same.
 
-    python tests/trace_fingerprint.py        # writes tests/fingerprints/traces.json.gz (made before a change)
-    python tests/trace_fingerprint.py NAME   # rewrites one model's (after a deliberate change of its values)
+    python tests/support/trace_fingerprint.py        # writes tests/fingerprints/traces.json.gz (made before a change)
+    python tests/support/trace_fingerprint.py NAME   # rewrites one model's (after a deliberate change of its values)
 """
 from __future__ import annotations
 
