@@ -54,11 +54,11 @@ def test_the_step_cursor_moves_by_token() -> None:
 def test_the_compare_page_shows_two_generations_token_by_token(tmp_path: Path) -> None:
     """A generation against another export's (GPT-2 with layer 0's query scaled for one head): the Compare page
     lists both sides' tokens step by step and names the first step whose tokens differ."""
-    from tests.generation.test_generation import _faulty, scale_query_of_head
+    from tests.support.generation_faults import faulty_folder, scale_query_of_head
 
     prompt = [15, 2, 99, 7]
     ours = explorer.generate(GPT2 / "decoder_with_past_model.onnx", prompt, max_new_tokens=3)
-    theirs = explorer.generate(_faulty(tmp_path, scale_query_of_head), prompt, max_new_tokens=3)
+    theirs = explorer.generate(faulty_folder(tmp_path, scale_query_of_head), prompt, max_new_tokens=3)
     (tmp_path / "a.onnx").write_bytes(ours.model.proto.SerializeToString())
     (tmp_path / "b.onnx").write_bytes(theirs.model.proto.SerializeToString())
     at = start(timeout=120)

@@ -11,9 +11,9 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.judge import Judge, run_onnxruntime
 from explorer.ui import jobs, state, work
-from tests.judge.test_judge import _endless_loop
 from tests.judge.test_judge_job import judge_children
 from tests.support.apptest import PAGES, assert_clean, position, start
+from tests.support.judge_models import endless_loop
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +46,7 @@ def markdown(at: AppTest) -> list[str]:
 
 def test_the_proof_runs_in_the_background_and_cancel_ends_onnxruntime(monkeypatch, onnxruntime_started):
     def endless_proof(result, feeds, bisect):
-        return run_onnxruntime(_endless_loop(), {"x": np.ones(1, np.float32)}, timeout=300)
+        return run_onnxruntime(endless_loop(), {"x": np.ones(1, np.float32)}, timeout=300)
 
     monkeypatch.setattr(work, "verify", endless_proof)
     at = start("tiny_mlp")

@@ -8,15 +8,15 @@ import pytest
 from explorer import docs_links
 from explorer.docs_links import TOPICS, docs_base, docs_link, more
 from explorer.errors import ExplorerError
-from tests.project.test_docs import DOCS, _anchors
 from tests.support.apptest import start
+from tests.support.guide import DOCS, anchors
 
 
 @pytest.mark.parametrize("topic", TOPICS)
 def test_every_topic_names_a_page_and_a_section_of_the_guide(topic):
     page, anchor = TOPICS[topic]
     assert (DOCS / page).is_file(), page
-    assert not anchor or anchor in _anchors(DOCS / page), f"{page} has no section {anchor!r}"
+    assert not anchor or anchor in anchors(DOCS / page), f"{page} has no section {anchor!r}"
 
 
 def test_the_operators_address_comes_first(tmp_path):

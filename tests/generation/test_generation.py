@@ -25,6 +25,7 @@ from explorer.generation.against import (
 from explorer.generation.onnxruntime_loop import onnxruntime_steps
 from explorer.generation.prompts import read_prompts
 from explorer.generation.wrap import LOOP
+from tests.support.generation_faults import faulty_folder, scale_query_of_head
 from tests.support.quantized_reference import dynamic_quantize_linear, matmul_integer
 
 HERE = Path(__file__).resolve().parents[1] / "models" / "generation"
@@ -104,34 +105,11 @@ def test_caches_recorded_once(folder: Path) -> None:
     assert not any(np.shares_memory(v, last) for v in loop.input_values if isinstance(v, np.ndarray))
 
 
-def _faulty(tmp_path: Path, edit: Callable[[onnx.ModelProto], None]) -> Path:
-    """A folder holding GPT-2's decoder with past as `edit` changed it, and its config."""
-    model = onnx.load(str(GPT2 / "decoder_with_past_model.onnx"))
-    edit(model)
-    folder = tmp_path / "faulty"
-    folder.mkdir()
-    onnx.save(model, str(folder / "model.onnx"))
-    (folder / "config.json").write_text((GPT2 / "config.json").read_text())
-    return folder
-
-
 def _against_fault(tmp_path: Path, edit: Callable[[onnx.ModelProto], None]) -> GenerationComparison:
     """GPT-2's decoder with past against a copy that `edit` changed, on the first prompt."""
     prompt = short(GPT2)[0]["prompt"]
     ours = explorer.generate(GPT2 / "decoder_with_past_model.onnx", prompt, max_new_tokens=12)
-    return against_model(ours, explorer.generate(_faulty(tmp_path, edit), prompt, max_new_tokens=12))
-
-
-def scale_query_of_head(model: onnx.ModelProto) -> None:
-    """Layer 0's query scale, head 1 only, times 1.5."""
-    graph = model.graph
-    (matmul,) = [n for n in graph.node if n.name == "/transformer/h.0/attn/MatMul"]
-    factor = np.ones((1, 4, 1, 1), np.float32)
-    factor[0, 1] = 1.5
-    graph.initializer.append(numpy_helper.from_array(factor, "fault.factor"))
-    graph.node.insert(list(graph.node).index(matmul), helper.make_node(
-        "Mul", [matmul.input[0], "fault.factor"], ["fault.scaled"], name="fault"))
-    matmul.input[0] = "fault.scaled"
+    return against_model(ours, explorer.generate(faulty_folder(tmp_path, edit), prompt, max_new_tokens=12))
 
 
 def test_planted_key_scale_found_at_its_layer_and_head(tmp_path: Path) -> None:
@@ -263,7 +241,7 @@ def test_prompts_swept_worst_first(tmp_path: Path) -> None:
     (folder / "b.txt").write_text("5, 6, 7")
     np.save(folder / "c.npy", np.array([100]))
     assert read_prompts(folder) == {"a": [15, 2, 99, 7], "b": [5, 6, 7], "c": [100]}
-    faulty = _faulty(tmp_path, scale_query_of_head)
+    faulty = faulty_folder(tmp_path, scale_query_of_head)
     out = tmp_path / "rows.json"
     assert main(["generate", str(GPT2 / "decoder_with_past_model.onnx"), "--prompts", str(folder), "--against",
                  str(faulty), "--max-new-tokens", "12", "--json", str(out)]) == 1

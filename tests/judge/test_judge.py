@@ -6,7 +6,6 @@ import signal
 import threading
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -16,31 +15,13 @@ import explorer.judge
 from explorer.compare.outputs import compare_with_onnxruntime
 from explorer.judge import Judge, NoVerdict, run_onnxruntime
 from explorer.optimizer.verify import compare_models
+from tests.support.judge_models import div_model, endless_loop
 
 OPSET = [h.make_opsetid("", 17)]
 
 
-def _endless_loop() -> onnx.ModelProto:
-    body = h.make_graph(
-        [h.make_node("Identity", ["c"], ["co"]), h.make_node("Identity", ["x"], ["xo"])], "body",
-        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("c", T.BOOL, []),
-         h.make_tensor_value_info("x", T.FLOAT, [1])],
-        [h.make_tensor_value_info("co", T.BOOL, []), h.make_tensor_value_info("xo", T.FLOAT, [1])])
-    graph = h.make_graph([h.make_node("Loop", ["", "c0", "x"], ["y"], body=body)], "endless",
-                         [h.make_tensor_value_info("x", T.FLOAT, [1])], [h.make_tensor_value_info("y", T.FLOAT, [1])],
-                         [h.make_tensor("c0", T.BOOL, [], [True])])
-    return h.make_model(graph, opset_imports=OPSET)
-
-
-def _div(dtype: int) -> onnx.ModelProto:
-    graph = h.make_graph([h.make_node("Div", ["a", "b"], ["y"])], "div",
-                         [h.make_tensor_value_info("a", dtype, [1]), h.make_tensor_value_info("b", dtype, [1])],
-                         [h.make_tensor_value_info("y", dtype, [1])])
-    return h.make_model(graph, opset_imports=OPSET)
-
-
 def test_outputs_match_a_direct_computation():
-    got = run_onnxruntime(_div(T.FLOAT), {"a": np.array([3.0], np.float32), "b": np.array([2.0], np.float32)})
+    got = run_onnxruntime(div_model(T.FLOAT), {"a": np.array([3.0], np.float32), "b": np.array([2.0], np.float32)})
     assert got["y"].tolist() == [1.5]
 
 
@@ -64,18 +45,18 @@ class Clock:
 
 def test_an_endless_loop_is_stopped_at_the_wall_clock_limit_and_the_next_call_works(monkeypatch):
     judge = Judge()
-    judge.run(_div(T.FLOAT), {"a": np.ones(1, np.float32), "b": np.ones(1, np.float32)})  # its child is up
+    judge.run(div_model(T.FLOAT), {"a": np.ones(1, np.float32), "b": np.ones(1, np.float32)})  # its child is up
     child = judge._process
     clock = Clock()
     monkeypatch.setattr(explorer.judge, "time", clock)
     monkeypatch.setattr(explorer.judge, "select", clock)
     with pytest.raises(NoVerdict, match="within 1 s") as info:
-        judge.run(_endless_loop(), {"x": np.ones(1, np.float32)}, timeout=1)
+        judge.run(endless_loop(), {"x": np.ones(1, np.float32)}, timeout=1)
     monkeypatch.undo()
     assert info.value.kind == "timeout"
     assert sum(clock.waits) == 1.0 and all(wait <= 0.5 for wait in clock.waits)  # waited up to the limit, no more
     assert child.returncode == -signal.SIGKILL and judge._process is None  # the child was stopped
-    assert judge.run(_div(T.INT32), {"a": np.array([7], np.int32), "b": np.array([2], np.int32)})["y"] == [3]
+    assert judge.run(div_model(T.INT32), {"a": np.array([7], np.int32), "b": np.array([2], np.int32)})["y"] == [3]
     judge.close()
 
 
@@ -83,7 +64,7 @@ def test_a_crash_of_onnxruntime_is_named_by_its_signal():
     # INT_MIN / -1 traps in onnxruntime's integer Div (SIGFPE on x86-64)
     feeds = {"a": np.array([np.iinfo(np.int32).min], np.int32), "b": np.array([-1], np.int32)}
     with pytest.raises(NoVerdict) as info:
-        run_onnxruntime(_div(T.INT32), feeds)
+        run_onnxruntime(div_model(T.INT32), feeds)
     assert info.value.kind == "crash" and "SIG" in str(info.value)
 
 
@@ -115,18 +96,18 @@ def test_cancel_from_another_thread_ends_the_call():
 
     judge._receive = cancelled_meanwhile
     with pytest.raises(NoVerdict) as info:
-        judge.run(_endless_loop(), {"x": np.ones(1, np.float32)}, timeout=30)
+        judge.run(endless_loop(), {"x": np.ones(1, np.float32)}, timeout=30)
     assert info.value.kind == "cancelled" and judge._process is None
 
 
 def test_check_report_states_the_timeout():
-    model = explorer.load(_endless_loop())
+    model = explorer.load(endless_loop())
     report = compare_with_onnxruntime(model, {"x": np.ones(1, np.float32)}, {}, timeout=0.5)
     assert not report.ok and report.lines() == ["onnxruntime: onnxruntime did not finish within 0.5 s (stopped)"]
 
 
 def test_the_proof_skips_onnxruntime_when_explorer_hit_a_limit():
-    verdict = compare_models(_endless_loop(), _endless_loop(), {"x": np.ones(1, np.float32)})
+    verdict = compare_models(endless_loop(), endless_loop(), {"x": np.ones(1, np.float32)})
     ort = next(r for r in verdict.reports if r.judge == "onnxruntime")
     assert verdict.status == "inconclusive"
     assert ort.unavailable is not None and ort.unavailable.startswith("not run: explorer's own run stopped at a limit")

@@ -11,7 +11,7 @@ from onnx import TensorProto as T
 import explorer.judge_job
 from explorer.judge import NoVerdict, run_onnxruntime, shared_judge
 from explorer.judge_job import JudgeJob
-from tests.judge.test_judge import _div, _endless_loop
+from tests.support.judge_models import div_model, endless_loop
 
 
 def judge_children() -> list[int]:
@@ -62,7 +62,7 @@ def judge_started(job: JudgeJob, hold: threading.Event | None = None) -> threadi
 def test_the_result_arrives_when_ready_and_the_judge_is_closed(monkeypatch):
     clock = Clock()
     monkeypatch.setattr(explorer.judge_job, "time", clock)
-    job = JudgeJob(lambda: run_onnxruntime(_div(T.FLOAT), {"a": np.array([3.0], np.float32),
+    job = JudgeJob(lambda: run_onnxruntime(div_model(T.FLOAT), {"a": np.array([3.0], np.float32),
                                                            "b": np.array([2.0], np.float32)}), "div")
     working = threading.Event()
     started = judge_started(job, working)
@@ -83,7 +83,7 @@ def test_cancel_ends_onnxruntime_at_once_and_later_calls_start_no_process(monkey
     def work():
         for _ in range(2):  # a proof asks several times; after a cancel the next question is refused
             try:
-                run_onnxruntime(_endless_loop(), {"x": np.ones(1, np.float32)}, timeout=60)
+                run_onnxruntime(endless_loop(), {"x": np.ones(1, np.float32)}, timeout=60)
             except NoVerdict as exc:
                 calls.append(exc.kind)
         return calls

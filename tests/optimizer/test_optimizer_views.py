@@ -12,8 +12,7 @@ from explorer.views.overlays import RewriteOverlay
 from explorer.views.render import dot_available
 from explorer.views.rewrites import result_overlays, step_overlays
 from tests.optimizer.test_optimizer_driver import SAMPLES
-from tests.support.diagrams import box, parse_dot
-from tests.views.test_dot_overlays import state_of
+from tests.support.diagrams import box, parse_dot, state_of
 
 pytestmark = pytest.mark.skipif(not dot_available(), reason="graphviz's dot is not installed")
 

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from markdown.extensions.toc import slugify
 from markdown_it import MarkdownIt
 
+from tests.support.guide import DOCS, anchors
+
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ROOT / "docs"
 PAGES = sorted([ROOT / "README.md", *DOCS.rglob("*.md")])
 HTML_SOURCE = re.compile(r"""<(?:img|a)\b[^>]*?\b(?:src|href)=["']([^"']+)["']""")
 
@@ -46,13 +46,6 @@ def _targets(page: Path) -> list[str]:
     return found
 
 
-def _anchors(page: Path) -> set[str]:
-    """The ids of a page's headings, as MkDocs's toc extension makes them."""
-    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.DOTALL)
-    return {slugify(m.group(1).strip().rstrip("#").strip(), "-") for m in re.finditer(r"^#{1,6}\s+(.+)$", text,
-                                                                                       flags=re.MULTILINE)}
-
-
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_and_image_resolves(page):
     broken = []
@@ -63,7 +56,7 @@ def test_every_relative_link_and_image_resolves(page):
         resolved = (page.parent / path_part).resolve() if path_part else page
         if not resolved.exists():
             broken.append(f"{target}: no such file")
-        elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
+        elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
             broken.append(f"{target}: no heading with the id {anchor!r}")
     assert not broken, f"{page.relative_to(ROOT)}: {broken}"
 

@@ -1,6 +1,6 @@
 """Support for the diagram tests and bench/bench_dot.py: models (nested control flow with captures, hostile
 names, PyTorch-style scoped names, large synthetic graphs with nested bodies) and a DOT reader that asks graphviz
-itself how it understood our DOT."""
+itself how it understood our DOT, and which overlay state a drawn box shows."""
 from __future__ import annotations
 
 import json
@@ -14,6 +14,7 @@ from onnx import helper as h
 from onnx import numpy_helper
 
 from explorer.views.dot_escape import svg_id
+from explorer.views.styles import NODE_STATES
 
 OPSET = [h.make_opsetid("", 21)]
 
@@ -258,3 +259,12 @@ def failing_loop_model() -> onnx.ModelProto:
         "failing", [h.make_tensor_value_info("x", T.FLOAT, [3])], [h.make_tensor_value_info("y", T.FLOAT, None)],
         [numpy_helper.from_array(np.array(3, np.int64), "trips")])
     return _model(graph)
+
+
+def state_of(box: dict) -> str | None:
+    """Which overlay state a drawn box shows, read back from its attributes."""
+    for state, attrs in NODE_STATES.items():
+        wanted = {k: v for k, v in attrs.items() if k != "extra_style"}
+        if all(box.get(k) == v for k, v in wanted.items()) and attrs.get("extra_style", "") in box.get("style", ""):
+            return state
+    return None

@@ -17,20 +17,12 @@ from tests.support.diagrams import (
     nested_model,
     parse_dot,
     scoped_model,
+    state_of,
 )
 
 pytestmark = pytest.mark.skipif(not dot_available(), reason="graphviz's dot is not installed")
 
 LOOP_BODY = "gate/then_branch/scan/body/loop/body"
-
-
-def state_of(box: dict) -> str | None:
-    """Which overlay state a drawn box shows, read back from its attributes."""
-    for state, attrs in NODE_STATES.items():
-        wanted = {k: v for k, v in attrs.items() if k != "extra_style"}
-        if all(box.get(k) == v for k, v in wanted.items()) and attrs.get("extra_style", "") in box.get("style", ""):
-            return state
-    return None
 
 
 @pytest.fixture(scope="module")
