@@ -15,7 +15,7 @@ pytest_plugins = ["tests.support.app_fixtures"]
 @pytest.fixture(scope="session")
 def sweep_scheduler():
     """The address of a local Dask cluster of two worker processes, configured as a sweep configures its own,
-    shared by the sweep tests of this process (its start-up is the cost)."""
+    shared by the sweep tests of this process, in tests/sweep, compare, files and app (its start-up is the cost)."""
     from explorer.sweep.cluster import local_cluster
 
     cluster = local_cluster(2)
