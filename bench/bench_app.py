@@ -10,13 +10,21 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "e2e"))
-sys.path.insert(0, str(ROOT / "tests"))
-from app_server import CHROMIUM, DIAGRAM_FRAME, VIEWPORT, free_port, launch, settle, start_server, stop_server
-from app_support import move_target, step_to
+sys.path.insert(0, str(ROOT))  # tests.support
 from streamlit.testing.v1 import AppTest
 
 from explorer.inputs.samples import DEFAULT_SAMPLE, list_samples
+from tests.support.app_server import (
+    CHROMIUM,
+    DIAGRAM_FRAME,
+    VIEWPORT,
+    free_port,
+    launch,
+    settle,
+    start_server,
+    stop_server,
+)
+from tests.support.apptest import move_target, step_to
 
 STEPS = 12
 GOAL_MS = 300

@@ -18,11 +18,18 @@ import urllib.parse
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "e2e"))
-sys.path.insert(0, str(ROOT / "tests"))
-from app_server import CHROMIUM, DIAGRAM_FRAME, VIEWPORT, free_port, launch, settle, start_server, stop_server
-
+sys.path.insert(0, str(ROOT))  # tests.support
 from explorer.inputs.samples import list_samples
+from tests.support.app_server import (
+    CHROMIUM,
+    DIAGRAM_FRAME,
+    VIEWPORT,
+    free_port,
+    launch,
+    settle,
+    start_server,
+    stop_server,
+)
 
 STEPS = 10
 REPEATS = 3
@@ -101,7 +108,8 @@ def overview_times(browser, base: str) -> None:
     """Median of REPEATS openings of a 20,000-node model's address, each cold (a model the server has not seen:
     load, layout, and the run after the drawing) then warm (the same address again)."""
     import onnx
-    from dot_support import synthetic_model
+
+    from tests.support.diagrams import synthetic_model
 
     cold, warm, runs = [], [], []
     with tempfile.TemporaryDirectory() as folder:

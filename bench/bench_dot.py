@@ -11,13 +11,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(ROOT / "tests"))
-from dot_support import synthetic_model
+sys.path.insert(0, str(ROOT))  # tests.support
 from timing import best_of
 
 import explorer
 from explorer.views import dot_available, model_to_dot
 from explorer.views.render import GraphvizError, render
+from tests.support.diagrams import synthetic_model
 
 GOAL_SECONDS = 1.0
 REAL_MODELS = [

@@ -21,8 +21,8 @@ from onnx import TensorProto, helper, numpy_helper
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "e2e"))
-from app_server import free_port, launch, settle, start_server, stop_server  # noqa: E402
+sys.path.insert(0, str(ROOT))  # tests.support
+from tests.support.app_server import free_port, launch, settle, start_server, stop_server  # noqa: E402
 
 OPS = ("Relu", "Neg", "Abs", "Sigmoid")
 

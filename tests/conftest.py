@@ -1,41 +1,21 @@
 import os
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import settings
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 # CI draws the same examples on every run, so a red build is reproducible and never a dice roll.
 settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-
-@pytest.fixture(autouse=True)
-def _app_waits_for_onnxruntime(monkeypatch):
-    """AppTests see onnxruntime's answers in the run that asks for them; tests of the progress line and of cancel
-    set WAIT_S back to 0."""
-    from explorer.ui import jobs
-
-    monkeypatch.setattr(jobs, "WAIT_S", 600.0)
-
-
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    """Every test starts from empty Streamlit caches, so an AppTest never sees a model, run or drawing that an
-    earlier test left behind."""
-    import streamlit as st
-
-    st.cache_data.clear()
-    st.cache_resource.clear()
+# `fresh_app`, which the tests of the app start from (autouse in tests/app and tests/hosting)
+pytest_plugins = ["tests.support.app_fixtures"]
 
 
 @pytest.fixture(scope="session")
 def sweep_scheduler():
     """The address of a local Dask cluster of two worker processes, configured as a sweep configures its own,
-    shared by the sweep tests of this process (its start-up is the cost)."""
+    shared by the sweep tests of this process, in tests/sweep, compare, files and app (its start-up is the cost)."""
     from explorer.sweep.cluster import local_cluster
 
     cluster = local_cluster(2)
@@ -51,7 +31,7 @@ CONFORMANCE_GROUPS = {"test_backend_case_on_own_kernels": "explorer's own kernel
 
 def pytest_terminal_summary(terminalreporter) -> None:
     """The ONNX backend cases run on explorer's own kernels and those reaching the onnx.reference fallback, counted
-    apart (tests/test_conformance.py)."""
+    apart (tests/executor/test_conformance.py)."""
     from collections import Counter
 
     counts: Counter[tuple[str, str]] = Counter()

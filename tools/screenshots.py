@@ -1,5 +1,5 @@
 """Takes the screenshots of the README and the guide (docs/images/*.png) in a real browser, with the browser
-tests' set-up (tests/e2e/app_server.py: `streamlit run app.py` on a free loopback port, Debian's Chromium), on the
+tests' set-up (tests/support/app_server.py: `streamlit run app.py` on a free loopback port, Debian's Chromium), on the
 bundled samples and real exports kept in tests/models/. Run it again when a page changes:
 
     python tools/screenshots.py              # every screenshot
@@ -16,9 +16,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "e2e")]
+sys.path.insert(0, str(ROOT))
 
-from app_server import RUN_TIMEOUT, diagram, free_port, launch, settle, start_server, stop_server  # noqa: E402
+from tests.support.app_server import (  # noqa: E402
+    RUN_TIMEOUT,
+    diagram,
+    free_port,
+    launch,
+    settle,
+    start_server,
+    stop_server,
+)
 
 IMAGES = ROOT / "docs" / "images"
 KERAS = "tests/models/keras_exports/"  # paths as a user types them, from the folder the app runs in

@@ -1,6 +1,6 @@
 """The judge of the integer-product operators (MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv, QGemm,
 QAttention, MatMulIntegerToFloat, DynamicQuantizeMatMul, DynamicQuantizeLSTM, MatMulNBits): exact integer
-arithmetic written from their specs (tests/quantized_reference.py) judges every case; onnxruntime judges it as
+arithmetic written from their specs (tests/support/quantized_reference.py) judges every case; onnxruntime judges it as
 well only where its kernel is exact. On an x86 CPU without VNNI its u8s8 kernel saturates the int16 sum of each
 pair of adjacent products (see quantized_reference.py), so a uint8 × int8 case is left to onnxruntime only when it
 cannot saturate (2 · max(A) · max|B| within int16), or when the CPU has AVX-VNNI or AVX512-VNNI; elsewhere (another
@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tests.quantized_reference import REFERENCES, may_saturate, qattention, saturating_operands
+from tests.support.quantized_reference import REFERENCES, may_saturate, qattention, saturating_operands
 
 from .harness import Case, run_onnxruntime
 

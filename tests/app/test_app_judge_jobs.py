@@ -1,0 +1,111 @@
+"""The app never blocks on onnxruntime: the Optimizer page's proof and the Compare page run in the background with
+their progress and a Cancel button, the rest of the page usable; cancel ends onnxruntime's child process; the
+answer appears when it is ready."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from explorer.judge.judge import Judge, run_onnxruntime
+from explorer.ui import jobs, state, work
+from tests.judge.test_judge_job import judge_children
+from tests.support.apptest import PAGES, assert_clean, position, start
+from tests.support.judge_models import endless_loop
+
+
+@pytest.fixture(autouse=True)
+def progress_shown(monkeypatch):
+    monkeypatch.setattr(jobs, "WAIT_S", 0.0)  # every job is shown running first
+
+
+def session_jobs(at: AppTest) -> list:
+    return list(at.session_state[state.JOBS].values())
+
+
+@pytest.fixture
+def onnxruntime_started(monkeypatch) -> threading.Event:
+    """Set once a judge has started an onnxruntime child (a spy on Judge's start)."""
+    started = threading.Event()
+    start = Judge._start
+
+    def spy(self):
+        process = start(self)
+        started.set()
+        return process
+
+    monkeypatch.setattr(Judge, "_start", spy)
+    return started
+
+
+def markdown(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown]
+
+
+def test_the_proof_runs_in_the_background_and_cancel_ends_onnxruntime(monkeypatch, onnxruntime_started):
+    def endless_proof(result, feeds, bisect):
+        return run_onnxruntime(endless_loop(), {"x": np.ones(1, np.float32)}, timeout=300)
+
+    monkeypatch.setattr(work, "verify", endless_proof)
+    at = start("tiny_mlp")
+    at.switch_page(PAGES["optimizer"]).run()
+    assert_clean(at)
+    assert "Fully optimized model: checking in the background…" in markdown(at)
+    assert any(i.value.startswith("Equivalence proof: running…") for i in at.info)
+    [stats] = [f.value for f in at.dataframe if "applied" in f.value.columns]  # the rest of the page is there
+    assert stats.set_index("pattern").loc["MatMulAdd", "applied"] == 2
+    [job] = session_jobs(at)
+    assert onnxruntime_started.wait(60) and judge_children()  # onnxruntime is at work on the endless loop
+    [cancel] = [b for b in at.button if b.label == "Cancel"]
+    cancel.click().run()
+    assert job.state == "cancelled" and judge_children() == []
+    assert "Fully optimized model: :orange[**not checked**] (cancelled)" in markdown(at)
+    assert any("cancelled after" in w.value and "onnxruntime was stopped" in w.value for w in at.warning)
+    monkeypatch.undo()
+    monkeypatch.setattr(jobs, "WAIT_S", 600.0)
+    [again] = [b for b in at.button if b.label == "Ask onnxruntime again"]
+    again.click().run()
+    assert_clean(at)
+    assert "Fully optimized model: :green[**equivalent**]" in markdown(at)
+    assert judge_children() == []  # a finished job closes its judge
+
+
+def test_the_verdict_appears_when_ready():
+    at = start("tiny_mlp")
+    at.switch_page(PAGES["optimizer"]).run()
+    assert "Fully optimized model: checking in the background…" in markdown(at)
+    for job in session_jobs(at):
+        assert job.wait(120)
+    at.run()
+    assert_clean(at)
+    assert "Fully optimized model: :green[**equivalent**]" in markdown(at)
+    assert "onnxruntime: probs" in at.code[0].value and not at.info
+
+
+def test_the_comparison_with_onnxruntime_runs_in_the_background():
+    at = start(timeout=120)
+    at.switch_page("explorer/ui/pages/compare.py").run()
+    assert_clean(at)
+    assert any(i.value.startswith("Comparison: running…") for i in at.info) and not at.success
+    [job] = session_jobs(at)
+    assert job.wait(120)
+    at.run()
+    verdict = at.success[0].value.replace("\\", "").replace("\u200b", "")
+    assert verdict.startswith("trace of nested_loops and onnxruntime agree:") and "aligned value(s)" in verdict
+
+
+def test_the_step_page_checks_the_outputs_against_onnxruntime_in_the_background():
+    at = start("nested_loops")
+    at.switch_page(PAGES["step"]).run()
+    assert not any(i.value.startswith("Output check") for i in at.info)  # asked for only on request
+    at.toggle(key=state.W_STEP_CHECK).set_value(True).run()
+    assert_clean(at)
+    assert any(i.value.startswith("Output check: running…") for i in at.info)
+    assert position(at).startswith("Event 0 of 0–72")  # the stepper is there meanwhile
+    [job] = session_jobs(at)
+    assert job.wait(120)
+    at.run()
+    lines = at.code[0].value.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["s_final", "Y"] and all(line.endswith(" ok") for line in lines)

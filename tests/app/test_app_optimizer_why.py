@@ -1,0 +1,35 @@
+"""The Optimizer page says why each rewrite was valid (the shape facts it used) and what blocked the patterns
+that declined (their most common reasons); the logic is the optimizer's records, the page only shows them."""
+from __future__ import annotations
+
+from explorer.inputs.samples import sample_path
+from explorer.optimizer import optimize
+from explorer.views.rewrites import decline_rows
+from tests.support.apptest import PAGES, assert_clean, start, texts
+
+
+def test_declines_group_by_cause_across_value_names():
+    result = optimize(str(sample_path("opt_loop_body")))
+    rows = {r["pattern"]: r for r in decline_rows(result)}
+    assert rows["IdentityRemoval"]["reason"] == "'…' is a graph output and '…' is not produced in this graph"
+    assert rows["LoopInvariantHoisting"] == {"pattern": "LoopInvariantHoisting", "nodes declined": 1,
+                                             "reason": "no loop-invariant computation in the body", "times": 1}
+    # the carried state keeps its [2, 4] shape on every iteration, so the body's MatMul + Add became a Gemm
+    assert "MatMulAdd" not in rows
+    [gemm] = [s for s in result.steps if s.pattern == "MatMulAdd"]
+    assert "h_in has shape [2, 4]" in gemm.facts
+
+
+def test_the_page_shows_why_rewrites_fired_and_why_patterns_declined():
+    at = start("opt_shape_chain")
+    at.switch_page(PAGES["optimizer"]).run()
+    assert_clean(at)
+    [steps] = [f.value for f in at.dataframe if "round" in f.value.columns]
+    why = dict(zip(steps["pattern"], steps["why"]))
+    assert why["ShapeGather"] == "x has shape [batch, 3, 4]"
+    [declined] = [f.value for f in at.dataframe if "nodes declined" in f.value.columns]
+    assert declined[["pattern", "reason", "times"]].values.tolist() == [["ShapeGather", "a selected dim is not known", 1]]
+    pick = int(steps.index[steps["pattern"] == "ShapeGather"][0])
+    at.selectbox(key="w_rewrite_pick").set_value(pick).run()
+    assert_clean(at)
+    assert "**Why it fired:** `x has shape [batch, 3, 4]`" in texts(at)

@@ -1,0 +1,237 @@
+"""An export against the PyTorch model it came from, read from the framework's stored captures (CI has no torch):
+real TorchScript and dynamo exports (tests/models/bridge, made by make_bridge_models.py), clean and with planted
+faults. Each fault is found at its module (layer, call, step, gate), with its own error above what it was handed
+and the line of the recipe that calls the module; each gets its fix, which explorer writes and proves, and which
+onnxruntime confirms against PyTorch's own output."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import onnxruntime
+import pytest
+
+import explorer
+from explorer.bridge import captured_side, compare_framework, fix, load_captured
+from explorer.bridge.layouts import fitting_layout, recurrent_y
+from explorer.cli import main
+from explorer.files.atomic_write import WriteRefused
+
+HERE = Path(__file__).resolve().parents[1] / "models" / "bridge"
+RECIPE = (HERE / "make_bridge_models.py").read_text().splitlines()
+CLEAN = ["ts_tagger", "dynamo_tagger", "ts_cells", "dynamo_cells", "ts_conv_gru", "dynamo_conv_gru", "ts_block",
+         "dynamo_block", "ts_elman", "dynamo_branches", "tf2onnx_keras_tagger", "tf2onnx_keras_conv"]
+
+
+def _line(text: str, after: str) -> str:
+    """make_bridge_models.py:N of the first line holding `text` after the line holding `after`."""
+    start = next(k for k, line in enumerate(RECIPE) if after in line)
+    number = next(k for k in range(start, len(RECIPE)) if text in RECIPE[k]) + 1
+    return f"make_bridge_models.py:{number}"
+
+
+def _capture(name: str) -> Path:
+    return HERE / f"{re.sub('^(ts|dynamo|tf2onnx)_', '', name).split('.')[0]}.npz"
+
+
+MODELS = ("conv_gru", "tagger", "cells", "block", "elman", "branches", "keras_tagger", "keras_conv")
+
+
+# fault -> (module, layer, call, step, gate)
+FAULTS = {
+    "tagger_gru_gates": ("gru", 0, 0, 0, "z"),
+    "tagger_gru_lbr": ("gru", 1, 0, 0, "h"),
+    "tagger_gru_directions": ("gru", 0, 0, 0, None),
+    "tagger_gru_bias_halves": ("gru", 1, 0, 0, "h"),
+    "tagger_lstm_if": ("lstm", 0, 0, 0, "i"),
+    "tagger_layernorm_eps": ("norm", None, 0, None, None),
+    "cells_step_bias": ("gcell", None, 2, 2, None),
+    "cells_cell_gates": ("gcell", None, 0, 0, None),
+    "conv_gru_gru_gates": ("gru", 0, 0, 0, "z"),
+    "conv_gru_gru_lbr": ("gru", 1, 0, 0, "h"),
+    "block_layernorm_eps": ("norm1", None, 0, None, None),
+    "elman_loop_weight": ("hh", None, 1, 1, None),  # h starts at zero: the weight shows from step 1 on
+    "branches_branch_bias": ("calm", None, 0, None, None),
+    # Keras (tf2onnx): its LSTM as an operator, its GRUs as Loops
+    "keras_tagger_lstm_if": ("lstm", 0, 0, 0, None),
+    "keras_tagger_loop_constant": ("bigru.forward_gru", None, 0, 0, None),
+    "keras_conv_loop_constant": ("gru", None, 0, 0, None),
+}
+SOURCES = {"gru": ("self.gru(", "class Tagger"), "lstm": ("self.lstm(", "class Tagger"),
+           "norm": ("self.norm(", "class Tagger"), "gcell": ("self.gcell(", "class Cells"),
+           "norm1": ("self.norm1(", "class Block"), "hh": ("self.hh(", "class Elman"),
+           "calm": ("torch.cond(", "class Branches")}
+EXPORTERS = {"elman_loop_weight": ("ts",), "branches_branch_bias": ("dynamo",),  # a scripted Loop; torch.cond
+             "keras_tagger_lstm_if": ("tf2onnx",), "keras_tagger_loop_constant": ("tf2onnx",),
+             "keras_conv_loop_constant": ("tf2onnx",)}
+CASES = [(exporter, fault) for fault in FAULTS for exporter in EXPORTERS.get(fault, ("ts", "dynamo"))]
+UNFIXABLE = {"elman_loop_weight", "branches_branch_bias",  # a weight every call reads: no variant to fit
+             "keras_tagger_loop_constant", "keras_conv_loop_constant"}  # a constant inside a Loop's body
+
+
+def _model(exporter: str, fault: str) -> Path:
+    return HERE / "faults" / f"{exporter}_{fault}.onnx"
+
+
+def _capture_of_fault(fault: str) -> Path:
+    return HERE / f"{next(m for m in MODELS if fault.startswith(m + '_'))}.npz"
+
+
+@pytest.mark.parametrize("name", CLEAN)
+def test_a_clean_export_agrees_with_every_module_aligned_or_explained(name):
+    result = compare_framework(HERE / f"{name}.onnx", captured_side(_capture(name)))
+    assert result.agree and result.first is None and not result.diagnosis
+    aligned, leaves = result.leaf_coverage()
+    assert aligned == leaves >= 1  # fewer than 10 leaf modules: every one
+    assert all(c.status == "agrees" for c in result.checks if c.point.aligned)
+    explained = ("may not use it", "its one layer is the module's output")
+    unexplained = [c.point.label for c in result.checks
+                   if not c.point.aligned and not any(e in c.point.reason for e in explained)]
+    assert not unexplained  # only values the model never uses (an RNN's final state), or a layer that is its module
+
+
+def test_scopes_are_read_from_what_each_exporter_wrote():
+    ts = compare_framework(HERE / "ts_cells.onnx", captured_side(HERE / "cells.npz"))
+    dynamo = compare_framework(HERE / "dynamo_cells.onnx", captured_side(HERE / "cells.npz"))
+    assert (ts.scopes_from, dynamo.scopes_from) == ("TorchScript names", "dynamo metadata")
+    for result in (ts, dynamo):  # a cell called once per step: each call its own point, in the framework's order
+        calls = [c.point.call for c in result.checks if c.point.module == "gcell"]
+        assert calls == [0, 1, 2, 3]
+        assert all(c.point.aligned for c in result.checks if c.point.module == "gcell")
+    by_label = {c.point.label: c.point.onnx_value for c in ts.checks}
+    assert by_label["gcell (call 2)"] == "/gcell_2/Add_3_output_0"
+    assert by_label["lcell"] == "/lcell/Mul_2_output_0" and by_label["lcell output 1"] == "/lcell/Add_1_output_0"
+
+
+@pytest.mark.parametrize(("exporter", "fault"), CASES)
+def test_a_planted_fault_is_found_at_its_module_with_its_own_error_and_source_line(exporter, fault):
+    module, layer, call, step, gate = FAULTS[fault]
+    result = compare_framework(_model(exporter, fault), captured_side(_capture_of_fault(fault)))
+    assert result.differs and not result.agree
+    first = result.first
+    assert first is not None and first.status == "own error"
+    assert (first.point.module, first.point.call) == (module, call)
+    assert (first.point.index if first.point.kind == "layer_out" else None) == layer
+    assert first.where.step == step
+    assert first.where.iteration == ((call,) if fault == "elman_loop_weight" else None)  # the Loop's iteration
+    if gate is not None:
+        assert first.where.gate == gate
+    assert first.own is not None and first.own.max_abs > 1e-3 > first.handed
+    if exporter == "tf2onnx":
+        assert first.source == ""  # Keras records no call sites
+    else:
+        text, after = SOURCES[module]
+        assert first.source == _line(text, "class ConvGru" if fault.startswith("conv_gru") else after)
+    after = result.checks[result.checks.index(first) + 1:]
+    departing = [c for c in after if c.departs]
+    # the rest only carry its error (or are the same module again, reading the same weight at a later step; or
+    # hold it inside a body they run, where the two cannot be told apart)
+    assert departing and all(c.status in ("carried", "unknown") or c.point.module == module for c in departing)
+    assert any(c.status == "carried" for c in departing) or fault in UNFIXABLE
+    doc = result.to_json()
+    assert doc["agree"] is False and doc["first"]["module"] == module and doc["first"]["step"] == step
+    assert doc["first"]["own_error"] > doc["first"]["carried_error"]
+    assert doc["first"]["source"] == first.source and doc["first"]["onnx_node"] == first.point.onnx_node
+
+
+@pytest.mark.parametrize(("exporter", "fault"), [c for c in CASES if c[1] not in UNFIXABLE])
+def test_each_fault_is_fixed_and_the_fix_proven(tmp_path, exporter, fault):
+    captured = _capture_of_fault(fault)
+    target = tmp_path / "fixed.onnx"
+    report = fix(_model(exporter, fault), captured_side(captured), None, target)
+    assert report.complete and report.written == str(target)
+    assert [o.finding.fix for o in report.outcomes if o.finding.fix]
+    again = compare_framework(target, captured_side(captured))
+    assert again.agree
+    stored = load_captured(captured)
+    session = onnxruntime.InferenceSession(str(target), providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+    got = session.run(None, dict(zip(names, stored.inputs)))[0]  # onnxruntime's word against PyTorch's output
+    np.testing.assert_allclose(got, stored.outputs("")[0], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(("exporter", "fault"), [c for c in CASES if c[1] in UNFIXABLE])
+def test_a_fault_without_a_fix_is_reported_and_never_applied(tmp_path, exporter, fault):
+    target = tmp_path / "fixed.onnx"
+    report = fix(_model(exporter, fault), captured_side(_capture_of_fault(fault)), None, target)
+    assert not report.complete and report.written is None and not target.exists()
+    (outcome,) = report.outcomes
+    assert outcome.finding.module == FAULTS[fault][0] and outcome.finding.fix is None and not outcome.applied
+
+
+def test_recurrent_findings_name_the_exporter_mistake():
+    texts = {}
+    for fault in ("tagger_gru_lbr", "tagger_gru_directions", "tagger_gru_bias_halves", "tagger_lstm_if",
+                  "tagger_gru_gates"):
+        result = compare_framework(_model("ts", fault), captured_side(HERE / "tagger.npz"))
+        (finding,) = result.diagnosis
+        texts[fault] = (finding.finding, finding.fix)
+    assert "linear_before_reset=0" in texts["tagger_gru_lbr"][0]
+    assert texts["tagger_gru_lbr"][1] == "set linear_before_reset=1"
+    assert "directions" in texts["tagger_gru_directions"][1]
+    assert "halves of B" in texts["tagger_gru_bias_halves"][1]
+    assert "foic" in texts["tagger_lstm_if"][1] and "rzh" in texts["tagger_gru_gates"][1]
+
+
+def test_an_unrolled_cell_gets_its_weights_gate_order_fitted():
+    result = compare_framework(_model("dynamo", "cells_cell_gates"), captured_side(HERE / "cells.npz"))
+    (finding,) = result.diagnosis
+    assert finding.module == "gcell" and finding.fix == "reorder the gate blocks of weight_ih, weight_hh, " \
+        "bias_ih, bias_hh as zrn"
+    assert sorted(finding.replace) == ["gcell.bias_hh", "gcell.bias_ih", "gcell.weight_hh", "gcell.weight_ih"]
+
+
+def test_compare_and_fix_on_the_command_line(tmp_path, capsys):
+    out = tmp_path / "out.json"
+    model = _model("dynamo", "tagger_gru_lbr")
+    code = main(["compare", str(model), "--captured", str(HERE / "tagger.npz"), "--json", str(out)])
+    assert code == 1
+    doc = json.loads(out.read_text())
+    assert doc["first"]["module"] == "gru" and doc["first"]["gate"] == "h" and doc["first"]["layer"] == 1
+    assert doc["diagnosis"][0]["fix"] == "set linear_before_reset=1"
+    assert {"agree", "first", "aligned", "unaligned", "diagnosis"} <= set(doc)
+    assert main(["compare", str(HERE / "ts_tagger.onnx"), "--captured", str(HERE / "tagger.npz")]) == 0
+    fixed = tmp_path / "fixed.onnx"
+    assert main(["fix", str(model), "--captured", str(HERE / "tagger.npz"), "-o", str(fixed)]) == 0
+    assert main(["compare", str(fixed), "--captured", str(HERE / "tagger.npz")]) == 0
+    capsys.readouterr()
+    # a finding without a fix: nothing written, exit 1
+    assert main(["fix", str(HERE / "ts_tagger.onnx"), "--captured", str(HERE / "tagger.npz"), "-o",
+                 str(tmp_path / "none.onnx")]) == 1
+    assert not (tmp_path / "none.onnx").exists()
+
+
+def test_fix_never_writes_over_the_loaded_model(tmp_path):
+    copy = tmp_path / "m.onnx"
+    copy.write_bytes(_model("ts", "tagger_gru_lbr").read_bytes())
+    before = copy.read_bytes()
+    with pytest.raises(WriteRefused):
+        fix(explorer.load(copy), captured_side(HERE / "tagger.npz"), None, copy)
+    assert copy.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
+
+
+def test_layouts_undo_and_redo_the_exporters_axes():
+    rng = np.random.default_rng(0)
+    y = rng.standard_normal((6, 2, 3, 5))  # [seq, directions, batch, hidden]
+    for batch_first in (True, False):
+        layout = recurrent_y(batch_first, 0, y.shape)
+        framework = layout.to_framework(y)
+        assert framework.shape == ((3, 6, 10) if batch_first else (6, 3, 10))
+        # PyTorch's output concatenates the directions' features: forward first
+        step = framework[1] if batch_first else framework[:, 1]
+        np.testing.assert_array_equal(step[2, :5], y[2, 0, 1]) if batch_first else \
+            np.testing.assert_array_equal(step[2, 5:], y[2, 1, 1])
+        np.testing.assert_array_equal(layout.to_onnx(framework, y.shape), y)
+    swapped = fitting_layout((6, 2, 10), (2, 6, 10))
+    assert swapped is not None and swapped.perm == (1, 0, 2)
+    assert fitting_layout((1, 2, 4), (2, 4)).shape == (2, 4) and fitting_layout((3, 4), (5, 4)) is None
+
+
+def test_a_projected_lstm_is_said_plainly():
+    captured = load_captured(HERE / "tagger.npz")
+    captured.modules["lstm"].recurrent["proj_size"] = 2  # as the capture of nn.LSTM(..., proj_size=2) records it
+    result = compare_framework(HERE / "ts_tagger.onnx", captured_side(captured))
+    assert any("proj_size=2" in note and "does not export" in note for note in result.notes)
+    assert result.to_json()["notes"] == result.notes and result.notes[0] in result.lines()

@@ -1,0 +1,124 @@
+"""The BLAS threads of a run: the available cores by default (capped by OMP/OPENBLAS/MKL_NUM_THREADS, so the
+workers of a process pool that set them to 1 do not oversubscribe the machine), `Limits.threads`,
+`run(..., threads=N)`, `--threads` and the sidebar's Threads field; seen from inside a kernel through
+threadpoolctl, and restored after the run."""
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info
+
+import explorer
+from explorer.cli import main
+from explorer.executor import ops
+from explorer.inputs.samples import sample_path
+from explorer.limits import THREAD_VARIABLES, available_cores
+
+
+def blas_threads() -> set[int]:
+    return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+
+@pytest.fixture
+def seen(monkeypatch) -> list[set[int]]:
+    """The BLAS thread counts each MatMul execution runs with (a spy around explorer's MatMul kernel)."""
+    counts: list[set[int]] = []
+    make = ops.KERNELS[("", "MatMul")]
+
+    def spying(op):
+        kernel = make(op)
+
+        def run(args):
+            counts.append(blas_threads())
+            return kernel(args)
+
+        return run
+
+    monkeypatch.setitem(ops.KERNELS, ("", "MatMul"), spying)
+    return counts
+
+
+@pytest.fixture
+def no_thread_variables(monkeypatch):
+    for name in THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+def tiny_mlp() -> explorer.Model:
+    return explorer.load(str(sample_path("tiny_mlp")))  # two MatMuls; a new Model compiles its kernels anew
+
+
+def test_the_default_is_the_available_cores(no_thread_variables):
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert available_cores() == cores
+    assert explorer.Limits().threads == cores
+
+
+@pytest.mark.parametrize("name", THREAD_VARIABLES)
+def test_a_process_pool_worker_that_sets_a_thread_variable_runs_on_that_many(name, no_thread_variables,
+                                                                            monkeypatch, seen):
+    monkeypatch.setenv(name, "1")
+    assert explorer.Limits().threads == 1
+    explorer.run(tiny_mlp())
+    assert seen == [{1}, {1}]
+    monkeypatch.setenv(name, "not a number")  # ignored, as BLAS ignores it
+    assert explorer.Limits().threads == available_cores()
+
+
+def test_limits_and_the_run_option_set_the_threads_inside_the_kernels(seen):
+    before = blas_threads()
+    model = tiny_mlp()
+    explorer.run(model, limits=explorer.Limits(threads=3))
+    explorer.run(model, threads=1)
+    explorer.run(model, limits=explorer.Limits(threads=1), threads=2)  # the run option wins
+    assert seen == [{3}, {3}, {1}, {1}, {2}, {2}]
+    assert blas_threads() == before  # restored when the run ends
+
+
+def test_a_run_in_another_thread_sets_its_own_count(seen):
+    model = tiny_mlp()
+    explorer.run(model, threads=3)  # the main thread sets the count first, then gives the control back
+    worker = threading.Thread(target=lambda: explorer.run(model, threads=1))
+    worker.start()
+    worker.join()
+    assert seen == [{3}, {3}, {1}, {1}]
+
+
+def test_the_threads_are_restored_when_a_run_fails(seen):
+    before = blas_threads()
+    with pytest.raises(explorer.FeedError):
+        explorer.run(tiny_mlp(), {"X": np.ones((2, 2, 2), np.float32)}, threads=3)
+    with pytest.raises(explorer.LimitExceeded):
+        explorer.run(tiny_mlp(), limits=explorer.Limits(max_events=1), threads=3)
+    assert seen == [{3}] and blas_threads() == before
+
+
+def test_fewer_than_one_thread_is_refused():
+    with pytest.raises(ValueError, match="Limits.threads must be >= 1"):
+        explorer.Limits(threads=0)
+    with pytest.raises(ValueError, match="Limits.threads must be >= 1"):
+        explorer.run(tiny_mlp(), threads=0)
+
+
+def test_the_command_line_option(seen, capsys):
+    assert main(["run", "tiny_mlp", "--threads", "3"]) == 0
+    assert main(["run", "tiny_mlp"]) == 0
+    assert seen == [{3}, {3}, {explorer.Limits().threads}, {explorer.Limits().threads}]
+    with pytest.raises(SystemExit) as stopped:
+        main(["run", "tiny_mlp", "--threads", "0"])
+    assert stopped.value.code == 2 and "argument --threads: expected a number >= 1, got 0" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("fresh_app")
+def test_the_sidebar_field(seen):
+    from tests.support.apptest import start
+
+    at = start("tiny_mlp")
+    field = at.number_input(key="w_threads")
+    assert field.value == explorer.Limits().threads
+    field.set_value(3).run()
+    assert at.session_state["run_request"].limits.threads == 3
+    assert seen[-2:] == [{3}, {3}]

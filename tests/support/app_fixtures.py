@@ -1,0 +1,20 @@
+"""The fixture every test of the app starts from, registered for the whole suite by tests/conftest.py: autouse in
+tests/app and tests/hosting (their conftest.py), asked for with `@pytest.mark.usefixtures("fresh_app")` by an
+AppTest elsewhere. Streamlit is imported only when a test asks for it."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def fresh_app(monkeypatch):
+    """Empty Streamlit caches, so an AppTest never sees a model, run or drawing that an earlier test left behind;
+    and onnxruntime's answers seen in the run that asks for them (tests of the progress line and of cancel set
+    explorer.ui.jobs.WAIT_S back to 0)."""
+    import streamlit as st
+
+    from explorer.ui import jobs
+
+    monkeypatch.setattr(jobs, "WAIT_S", 600.0)
+    st.cache_data.clear()
+    st.cache_resource.clear()

@@ -1,0 +1,30 @@
+"""Models the tests of onnxruntime's child process ask it about: a Loop that never ends (its condition always
+true) and a Div of two one-element tensors of any type."""
+from __future__ import annotations
+
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+
+OPSET = [h.make_opsetid("", 17)]
+
+
+def endless_loop() -> onnx.ModelProto:
+    """A Loop with no trip count whose body passes its condition (true) and x through."""
+    body = h.make_graph(
+        [h.make_node("Identity", ["c"], ["co"]), h.make_node("Identity", ["x"], ["xo"])], "body",
+        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("c", T.BOOL, []),
+         h.make_tensor_value_info("x", T.FLOAT, [1])],
+        [h.make_tensor_value_info("co", T.BOOL, []), h.make_tensor_value_info("xo", T.FLOAT, [1])])
+    graph = h.make_graph([h.make_node("Loop", ["", "c0", "x"], ["y"], body=body)], "endless",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1])], [h.make_tensor_value_info("y", T.FLOAT, [1])],
+                         [h.make_tensor("c0", T.BOOL, [], [True])])
+    return h.make_model(graph, opset_imports=OPSET)
+
+
+def div_model(dtype: int) -> onnx.ModelProto:
+    """y = a / b, all three of `dtype` and shape [1]."""
+    graph = h.make_graph([h.make_node("Div", ["a", "b"], ["y"])], "div",
+                         [h.make_tensor_value_info("a", dtype, [1]), h.make_tensor_value_info("b", dtype, [1])],
+                         [h.make_tensor_value_info("y", dtype, [1])])
+    return h.make_model(graph, opset_imports=OPSET)
