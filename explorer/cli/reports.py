@@ -28,10 +28,12 @@ def _configure_render(p: argparse.ArgumentParser) -> None:
 def _render(args: argparse.Namespace) -> int:
     from ..model.model import load
     from ..trace.trace import Trace
-    from ..views import GraphvizError, GraphvizMissing, TraceOverlay, model_to_dot, search_nodes
+    from ..views.dot import model_to_dot
     from ..views.draw_plan import default_max_boxes
     from ..views.navigation import expansion
-    from ..views.render import write_diagram
+    from ..views.overlays import TraceOverlay
+    from ..views.render import GraphvizError, GraphvizMissing, write_diagram
+    from ..views.search import search_nodes
 
     model = load(model_path(args.model), lenient=args.lenient)
     expand, scopes = expansion(model, args.expand) if args.expand else (None, None)

@@ -158,7 +158,7 @@ def test_input_projection_in_chunks_of_steps(case, monkeypatch):
     nd = 2 if attrs.get("direction") == "bidirectional" else 1
     feeds = make_feeds(op, np.random.default_rng(7), 5, 3, 4, 3, nd, **options)
     for steps in (1, 2):
-        monkeypatch.setattr(rnn_kernel, "_CHUNK_BYTES", steps * 3 * nd * BLOCKS[op] * 3 * 4)
+        monkeypatch.setattr(rnn_kernel, "RNN_STEP_INPUT_BYTES", steps * 3 * nd * BLOCKS[op] * 3 * 4)
         check_against_judges(op, {"hidden_size": 3, **attrs}, feeds)
 
 
@@ -191,7 +191,7 @@ def test_lstm_steps_as_one_product_each(case, steps_per_chunk, monkeypatch, made
     batch, size, hidden = 5, 2, 4
     if steps_per_chunk is not None:
         row_bytes = nd * batch * (size + hidden + 1) * 4
-        monkeypatch.setattr(rnn_kernel, "_CHUNK_BYTES", steps_per_chunk * row_bytes)
+        monkeypatch.setattr(rnn_kernel, "RNN_STEP_INPUT_BYTES", steps_per_chunk * row_bytes)
     made = made_step_rows
     feeds = make_feeds(op, np.random.default_rng(len(case)), 5, batch, size, hidden, nd, **options)
     check_against_judges(op, {"hidden_size": hidden, **attrs}, feeds)
