@@ -15,8 +15,8 @@ sys.path.insert(0, str(ROOT))  # tests.support
 from timing import best_of
 
 import explorer
-from explorer.views import dot_available, model_to_dot
-from explorer.views.render import GraphvizError, render
+from explorer.views.dot import model_to_dot
+from explorer.views.render import GraphvizError, dot_available, render
 from tests.support.diagrams import synthetic_model
 
 GOAL_SECONDS = 1.0

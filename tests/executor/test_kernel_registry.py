@@ -15,7 +15,7 @@ from explorer.executor.ops.base import OpNode
 from explorer.executor.run import program_of
 
 OPS_DIR = Path(ops.__file__).parent
-NOT_FAMILIES = {"__init__", "base", "axes", "casting", "shared", "windows", "ml_forest", "ml_scores",
+NOT_FAMILIES = {"__init__", "base", "axes", "element_types", "shared", "windows", "ml_forest", "ml_scores",
                 "streams"}  # helpers
 
 

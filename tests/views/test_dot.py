@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 import explorer
-from explorer.views import breadcrumb, graph_title, model_to_dot
+from explorer.views.dot import model_to_dot
 from explorer.views.dot_escape import parse_svg_id, svg_id
+from explorer.views.navigation import breadcrumb, graph_title
 from explorer.views.render import dot_available
 from explorer.views.styles import CATEGORY_COLOURS
 from tests.support.diagrams import box, nested_model, parse_dot, scoped_model

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 import explorer
-from explorer.views import model_to_dot
+from explorer.views.dot import model_to_dot
 from explorer.views.dot_escape import decode, encode, html, parse_svg_id, shorten, svg_id, visible
 from explorer.views.render import dot_available, render_svg
 from tests.support.diagrams import HOSTILE, hostile_model

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import explorer
-from explorer.views import RewriteOverlay, TraceOverlay, model_to_dot
+from explorer.views.dot import model_to_dot
 from explorer.views.dot_escape import svg_id
+from explorer.views.overlays import RewriteOverlay, TraceOverlay
 from explorer.views.render import dot_available
 from explorer.views.styles import EDGE_STATES, NODE_STATES
 from tests.support.diagrams import (

@@ -11,9 +11,10 @@ import pytest
 
 import explorer
 from explorer.errors import ModelError
-from explorer.views import breadcrumb, model_to_dot
+from explorer.views.dot import model_to_dot
 from explorer.views.dot_escape import parse_svg_id
 from explorer.views.grouping import BLOCK_FANOUT, Scope, ScopeTree
+from explorer.views.navigation import breadcrumb
 from explorer.views.render import dot_available, render_svg
 
 MODELS = Path(__file__).resolve().parents[3] / "shared" / "models"

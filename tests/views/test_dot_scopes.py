@@ -6,12 +6,13 @@ import pytest
 from onnx import TensorProto, helper
 
 import explorer
-from explorer.views import model_to_dot, search, search_nodes
+from explorer.views.dot import model_to_dot
 from explorer.views.dot_escape import svg_id
 from explorer.views.grouping import BLOCK_LIMIT, ScopeTree, auto_depth
 from explorer.views.layers import scope_parts
 from explorer.views.navigation import breadcrumb
 from explorer.views.render import dot_available
+from explorer.views.search import search, search_nodes
 from tests.support.diagrams import box, nested_model, parse_dot, scoped_model
 
 needs_dot = pytest.mark.skipif(not dot_available(), reason="graphviz's dot is not installed")

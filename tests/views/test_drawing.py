@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import explorer
-from explorer.views import model_to_dot
+from explorer.views.dot import model_to_dot
 from explorer.views.dot_escape import svg_id
 from explorer.views.draw_plan import Options
 from explorer.views.render import dot_available

@@ -10,7 +10,8 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 import explorer
-from explorer.views import heat, model_to_dot, styles
+from explorer.views import heat, styles
+from explorer.views.dot import model_to_dot
 from explorer.views.render import dot_available
 from tests.support.diagrams import box, nested_feeds, nested_model, parse_dot
 

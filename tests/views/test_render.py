@@ -9,9 +9,16 @@ import pytest
 
 import explorer
 from explorer.cli import main
-from explorer.views import GraphvizError, GraphvizMissing, dot_available, model_to_dot, render
+from explorer.views.dot import model_to_dot
 from explorer.views.dot_escape import svg_id
-from explorer.views.render import render_svg, write_diagram
+from explorer.views.render import (
+    GraphvizError,
+    GraphvizMissing,
+    dot_available,
+    render,
+    render_svg,
+    write_diagram,
+)
 from tests.support.diagrams import failing_loop_model, nested_model
 
 needs_dot = pytest.mark.skipif(not dot_available(), reason="graphviz's dot is not installed")
