@@ -203,6 +203,24 @@ def test_compare_and_fix_on_the_command_line(tmp_path, capsys):
     assert not (tmp_path / "none.onnx").exists()
 
 
+def test_the_json_document_gives_each_module_its_source_and_its_own_and_carried_error(tmp_path):
+    out = tmp_path / "out.json"
+    assert main(["compare", str(_model("ts", "tagger_gru_lbr")), "--captured", str(HERE / "tagger.npz"), "--json",
+                 str(out)]) == 1
+    doc = json.loads(out.read_text())
+    modules = {m["module"]: m for m in doc["modules"]}
+    assert list(modules) == ["embed", "gru", "lstm", "norm", "head", ""]  # the framework's order
+    gru, lstm = modules["gru"], modules["lstm"]
+    assert gru["source"] == _line("self.gru(", "class Tagger") and gru["status"] == "own error"
+    assert gru["own_error"] > 1e-3 > modules["embed"]["error"] and gru["points"] == 4  # two layers, two outputs
+    assert lstm["status"] == "carried" and lstm["carried_error"] > 1e-3 > lstm["own_error"]
+    assert modules["embed"]["status"] == "agrees" and modules["embed"]["own_error"] is None
+    layer1 = next(p for p in doc["points"] if p["point"] == "gru layer 1")
+    assert (layer1["module"], layer1["layer"], layer1["call"], layer1["gate"]) == ("gru", 1, 0, "h")
+    assert layer1["source"] == gru["source"] and layer1["onnx_node"] == doc["first"]["onnx_node"]
+    assert layer1["own_error"] == doc["first"]["own_error"] and layer1["carried_error"] == doc["first"]["carried_error"]
+
+
 def test_fix_never_writes_over_the_loaded_model(tmp_path):
     copy = tmp_path / "m.onnx"
     copy.write_bytes(_model("ts", "tagger_gru_lbr").read_bytes())
