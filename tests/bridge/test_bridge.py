@@ -22,7 +22,7 @@ from explorer.files.atomic_write import WriteRefused
 HERE = Path(__file__).resolve().parents[1] / "models" / "bridge"
 RECIPE = (HERE / "make_bridge_models.py").read_text().splitlines()
 CLEAN = ["ts_tagger", "dynamo_tagger", "ts_cells", "dynamo_cells", "ts_conv_gru", "dynamo_conv_gru", "ts_block",
-         "dynamo_block", "ts_elman", "dynamo_branches", "tf2onnx_keras_tagger", "tf2onnx_keras_conv"]
+         "dynamo_block", "ts_elman", "dynamo_branches", "ts_loop_gru", "tf2onnx_keras_tagger", "tf2onnx_keras_conv"]
 
 
 def _line(text: str, after: str) -> str:
@@ -36,7 +36,7 @@ def _capture(name: str) -> Path:
     return HERE / f"{re.sub('^(ts|dynamo|tf2onnx)_', '', name).split('.')[0]}.npz"
 
 
-MODELS = ("conv_gru", "tagger", "cells", "block", "elman", "branches", "keras_tagger", "keras_conv")
+MODELS = ("conv_gru", "tagger", "cells", "block", "elman", "branches", "loop_gru", "keras_tagger", "keras_conv")
 
 
 # fault -> (module, layer, call, step, gate)
@@ -53,6 +53,11 @@ FAULTS = {
     "conv_gru_gru_lbr": ("gru", 1, 0, 0, "h"),
     "block_layernorm_eps": ("norm1", None, 0, None, None),
     "elman_loop_weight": ("hh", None, 1, 1, None),  # h starts at zero: the weight shows from step 1 on
+    "elman_ih_weight": ("ih", None, 0, 0, None),
+    # a GRU cell written out (two Linear) in a scripted Loop's body
+    "loop_gru_cell_gates": ("cell.ih", None, 0, 0, None),
+    "loop_gru_cell_biases": ("cell.ih", None, 0, 0, None),
+    "loop_gru_proj_bias": ("proj", None, 0, 0, None),
     "branches_branch_bias": ("calm", None, 0, None, None),
     # Keras (tf2onnx): its LSTM as an operator, its GRUs as Loops
     "keras_tagger_lstm_if": ("lstm", 0, 0, 0, None),
@@ -62,12 +67,16 @@ FAULTS = {
 SOURCES = {"gru": ("self.gru(", "class Tagger"), "lstm": ("self.lstm(", "class Tagger"),
            "norm": ("self.norm(", "class Tagger"), "gcell": ("self.gcell(", "class Cells"),
            "norm1": ("self.norm1(", "class Block"), "hh": ("self.hh(", "class Elman"),
-           "calm": ("torch.cond(", "class Branches")}
-EXPORTERS = {"elman_loop_weight": ("ts",), "branches_branch_bias": ("dynamo",),  # a scripted Loop; torch.cond
+           "calm": ("torch.cond(", "class Branches"), "ih": ("self.ih(", "class Elman"),
+           "proj": ("self.cell(self.proj(", "class LoopGru"), "cell.ih": ("self.ih(x)", "class GruCell")}
+LOOPED = {"elman_loop_weight", "elman_ih_weight", "loop_gru_cell_gates", "loop_gru_cell_biases", "loop_gru_proj_bias"}
+EXPORTERS = {"elman_loop_weight": ("ts",), "elman_ih_weight": ("ts",), "branches_branch_bias": ("dynamo",),
+             "loop_gru_cell_gates": ("ts",), "loop_gru_cell_biases": ("ts",), "loop_gru_proj_bias": ("ts",),
+             # scripted Loops; torch.cond
              "keras_tagger_lstm_if": ("tf2onnx",), "keras_tagger_loop_constant": ("tf2onnx",),
              "keras_conv_loop_constant": ("tf2onnx",)}
 CASES = [(exporter, fault) for fault in FAULTS for exporter in EXPORTERS.get(fault, ("ts", "dynamo"))]
-UNFIXABLE = {"elman_loop_weight", "branches_branch_bias",  # a weight every call reads: no variant to fit
+UNFIXABLE = {"elman_loop_weight", "branches_branch_bias", "elman_ih_weight", "loop_gru_proj_bias",  # no variant
              "keras_tagger_loop_constant", "keras_conv_loop_constant"}  # a constant inside a Loop's body
 
 
@@ -115,7 +124,7 @@ def test_a_planted_fault_is_found_at_its_module_with_its_own_error_and_source_li
     assert (first.point.module, first.point.call) == (module, call)
     assert (first.point.index if first.point.kind == "layer_out" else None) == layer
     assert first.where.step == step
-    assert first.where.iteration == ((call,) if fault == "elman_loop_weight" else None)  # the Loop's iteration
+    assert first.where.iteration == ((call,) if fault in LOOPED else None)  # the Loop's iteration
     if gate is not None:
         assert first.where.gate == gate
     assert first.own is not None and first.own.max_abs > 1e-3 > first.handed
@@ -128,7 +137,9 @@ def test_a_planted_fault_is_found_at_its_module_with_its_own_error_and_source_li
     departing = [c for c in after if c.departs]
     # the rest only carry its error (or are the same module again, reading the same weight at a later step; or
     # hold it inside a body they run, where the two cannot be told apart)
-    assert departing and all(c.status in ("carried", "unknown") or c.point.module == module for c in departing)
+    family = "cell" if fault.startswith("loop_gru_cell") else module  # a cell's fix mends its two Linear layers
+    assert departing and all(c.status in ("carried", "unknown") or c.point.module.startswith(family)
+                             for c in departing)
     assert any(c.status == "carried" for c in departing) or fault in UNFIXABLE
     doc = result.to_json()
     assert doc["agree"] is False and doc["first"]["module"] == module and doc["first"]["step"] == step
@@ -159,6 +170,19 @@ def test_a_fault_without_a_fix_is_reported_and_never_applied(tmp_path, exporter,
     assert not report.complete and report.written is None and not target.exists()
     (outcome,) = report.outcomes
     assert outcome.finding.module == FAULTS[fault][0] and outcome.finding.fix is None and not outcome.applied
+
+
+@pytest.mark.parametrize(("fault", "carrier"), [("elman_ih_weight", "hh"), ("loop_gru_proj_bias", "cell")])
+def test_inside_a_loop_a_module_handed_a_departing_state_only_carries_its_error(fault, carrier):
+    """The state a Loop's body carries from one step to the next is put back as the framework had it at that step:
+    a module reading a state that departed at the step before departs too, making no error of its own."""
+    result = compare_framework(_model("ts", fault), captured_side(_capture_of_fault(fault)))
+    handed = [c for c in result.checks if c.point.module.startswith(carrier) and c.departs]
+    assert {c.point.call for c in handed} >= {1, 2, 3, 4}  # every step after the first reads a departing state
+    for c in handed:
+        assert c.status == "carried" and c.own is not None and c.own.ok and c.handed > 1e-3, c.point.label
+    (finding,) = result.diagnosis  # the one cause, no second finding at the state's reader
+    assert finding.module == FAULTS[fault][0]
 
 
 def test_recurrent_findings_name_the_exporter_mistake():
