@@ -19,6 +19,7 @@ from .calls import odd_weight
 from .captured import Captured, load_captured
 from .cell_fitting import fit_cell
 from .fitting import fit
+from .loop_fitting import fit_loop_cell, mends
 from .report import Finding, FrameworkComparison
 from .scopes import read_scopes
 from .settings_check import odd_setting
@@ -116,17 +117,25 @@ def _diagnose(model: Model, trace: Any, captured: Captured, scopes: Any, result:
     """A finding for each point departing with its own error: the exporter variant of a recurrent node that
     reproduces the framework, the odd weight of one call of a module called many times, or no explanation."""
     found: list[Finding] = []
-    for check in result.checks:
+    mended: list[Model] = []  # models with a loop cell's fix written in: the points they mend need no finding
+    errors = {id(c.point): c.diff.max_abs for c in result.checks if c.diff}
+    for index, check in enumerate(result.checks):
         p = check.point
         if check.status != "own error" or not p.module or any(f.module == p.module for f in found):
+            continue
+        before = [c.point for c in result.checks[:index]]
+        if any(mends(fixed, p, before, recorded, errors, rtol, atol) for fixed in mended):
             continue
         fitted = fit(model, trace, captured, p, rtol, atol)
         if fitted is not None:
             found.append(Finding(p.module, p.onnx_node, fitted.finding, fitted.variant.fix, fitted, p.label))
             continue
-        index = result.checks.index(check)
-        odd = fit_cell(model, captured.modules[p.module], p, [c.point for c in result.checks[:index]], recorded,
-                       {id(c.point): c.diff.max_abs for c in result.checks[:index] if c.diff}, rtol, atol)
+        odd = fit_cell(model, captured.modules[p.module], p, before, recorded, errors, rtol, atol)
+        if odd is None:
+            looped = fit_loop_cell(model, p, before, recorded, errors, rtol, atol)
+            if looped is not None:
+                mended.append(looped.fixed)
+                odd = looped.finding
         odd = odd or odd_setting(model, scopes, captured.modules[p.module], p)
         if odd is None and captured.modules[p.module].calls > 1:
             odd = odd_weight(model, scopes, p)

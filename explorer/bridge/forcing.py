@@ -139,6 +139,8 @@ def _cone(model: Model, graph: onnx.GraphProto, target: str, frontier: dict[str,
             if id(node) not in needed:
                 needed[id(node)] = node
                 stack.extend(_reads(node))
+        elif name in model.initializer_names:  # a main-graph weight a body reads: stored with the nodes
+            continue
         elif name in here or name in outer:  # a graph input, a loop's counter or carried value, an outer value
             given[name] = here.get(name, outer.get(name))
         elif name not in model.initializer_names:

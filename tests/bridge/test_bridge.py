@@ -10,8 +10,10 @@ import re
 from pathlib import Path
 
 import numpy as np
+import onnx
 import onnxruntime
 import pytest
+from onnx import numpy_helper
 
 import explorer
 from explorer.bridge import captured_side, compare_framework, fix, load_captured
@@ -205,6 +207,22 @@ def test_an_unrolled_cell_gets_its_weights_gate_order_fitted():
     assert finding.module == "gcell" and finding.fix == "reorder the gate blocks of weight_ih, weight_hh, " \
         "bias_ih, bias_hh as zrn"
     assert sorted(finding.replace) == ["gcell.bias_hh", "gcell.bias_ih", "gcell.weight_hh", "gcell.weight_ih"]
+
+
+@pytest.mark.parametrize(("fault", "fix_text"), [
+    ("loop_gru_cell_gates", "reorder the gate blocks of cell.ih.weight, cell.hh.weight, cell.ih.bias, cell.hh.bias as zrn"),
+    ("loop_gru_cell_biases", "swap cell.ih.bias and cell.hh.bias")])
+def test_a_cell_in_a_loops_body_gets_the_weights_its_body_reads_fitted_and_rewritten(tmp_path, fault, fix_text):
+    result = compare_framework(_model("ts", fault), captured_side(HERE / "loop_gru.npz"))
+    (finding,) = result.diagnosis  # one finding for the cell, though both its Linear layers depart
+    assert finding.fix == fix_text and finding.finding.startswith("GRU written as a loop ('/Loop')")
+    assert {path for path, _ in finding.weights} == {"/Loop/body//cell/ih/Gemm", "/Loop/body//cell/hh/Gemm"}
+    report = fix(_model("ts", fault), captured_side(HERE / "loop_gru.npz"), None, tmp_path / "fixed.onnx")
+    assert report.complete
+    fixed, clean = (onnx.load(str(path)) for path in (tmp_path / "fixed.onnx", HERE / "ts_loop_gru.onnx"))
+    stored = {t.name: numpy_helper.to_array(t) for t in clean.graph.initializer}
+    for t in fixed.graph.initializer:  # rewritten in place: the export's own weights again
+        np.testing.assert_array_equal(numpy_helper.to_array(t), stored[t.name])
 
 
 def test_compare_and_fix_on_the_command_line(tmp_path, capsys):
