@@ -57,7 +57,12 @@ def pytorch(module: Any) -> FrameworkSide:
 
 
 def keras(model: Any) -> FrameworkSide:
-    """A keras.Model (functional or Sequential) as a side of `explorer.compare`."""
+    """A keras.Model (functional or Sequential) as a side of `explorer.compare`; or a function building one, run
+    here so that each layer keeps the line of your code that created and called it (its source line)."""
+    if not hasattr(model, "layers") and callable(model):
+        from .capture_keras import build_with_sources  # keras is imported here only
+
+        model = build_with_sources(model)
     return FrameworkSide(f"Keras {getattr(model, 'name', type(model).__name__)}", module=model, framework="Keras")
 
 
@@ -150,9 +155,10 @@ def _diagnose(model: Model, trace: Any, captured: Captured, scopes: Any, result:
     return found
 
 
-def load_factory(spec: str) -> Any:
+def load_factory(spec: str, framework: str = "PyTorch") -> Any:
     """The object `factory()` returns for SPEC `path/to/file.py:factory` or `package.module:factory` (user code:
-    it runs here), or the model a `.keras` file holds."""
+    it runs here; a Keras model is built inside keras_sources, so its layers keep their source lines), or the
+    model a `.keras` file holds."""
     import importlib
     import importlib.util
     import sys
@@ -181,6 +187,10 @@ def load_factory(spec: str) -> Any:
     factory = getattr(module, name, None)
     if not callable(factory):
         raise CompareError(f"{where!r} has no function {name!r}")
+    if framework == "Keras":
+        from .capture_keras import build_with_sources
+
+        return build_with_sources(factory)
     return factory()
 
 

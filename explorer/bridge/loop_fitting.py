@@ -84,9 +84,10 @@ def _tensors(cell: RecurrentCell, recorded: Recorded) -> list[Tensor]:
             source = getattr(weights, role)
             if source is None:
                 continue
-            value = next((values[source.value] for values in recorded.values() if source.value in values), None)
-            if value is None or not hidden:
-                continue
+            seen = [values[source.value] for values in recorded.values() if source.value in values]
+            if not seen or not hidden or any(not np.array_equal(v, seen[0]) for v in seen[1:]):
+                continue  # a weight is the same at every step
+            value = seen[0]
             value = np.asarray(value)
             transposed = weights.transposed if role in ("kernel", "kernel_bias") else weights.recurrent_transposed
             axis = 0 if (transposed and value.ndim == 2 and role in ("kernel", "recurrent")) else value.ndim - 1

@@ -24,7 +24,8 @@ from explorer.files.atomic_write import WriteRefused
 HERE = Path(__file__).resolve().parents[1] / "models" / "bridge"
 RECIPE = (HERE / "make_bridge_models.py").read_text().splitlines()
 CLEAN = ["ts_tagger", "dynamo_tagger", "ts_cells", "dynamo_cells", "ts_conv_gru", "dynamo_conv_gru", "ts_block",
-         "dynamo_block", "ts_elman", "dynamo_branches", "ts_loop_gru", "tf2onnx_keras_tagger", "tf2onnx_keras_conv"]
+         "dynamo_block", "ts_elman", "dynamo_branches", "ts_loop_gru", "tf2onnx_keras_tagger", "tf2onnx_keras_conv",
+         "tf2onnx_keras_masked"]
 
 
 def _line(text: str, after: str) -> str:
@@ -34,11 +35,20 @@ def _line(text: str, after: str) -> str:
     return f"make_bridge_models.py:{number}"
 
 
+def _keras_line(fault: str, module: str) -> str:
+    """make_keras_models.py:N of the line that makes the fault's layer in its model's function."""
+    model = next(m for m in ("keras_tagger", "keras_conv", "keras_masked") if fault.startswith(m))
+    lines = (HERE / "make_keras_models.py").read_text().splitlines()
+    start = lines.index(next(line for line in lines if line.startswith(f"def {model}(")))
+    text = f'name="{module.split(".")[0]}"'
+    return f"make_keras_models.py:{next(k for k in range(start, len(lines)) if text in lines[k]) + 1}"
+
+
 def _capture(name: str) -> Path:
     return HERE / f"{re.sub('^(ts|dynamo|tf2onnx)_', '', name).split('.')[0]}.npz"
 
 
-MODELS = ("conv_gru", "tagger", "cells", "block", "elman", "branches", "loop_gru", "keras_tagger", "keras_conv")
+MODELS = ("conv_gru", "tagger", "cells", "block", "elman", "branches", "loop_gru", "keras_tagger", "keras_conv", "keras_masked")
 
 
 # fault -> (module, layer, call, step, gate)
@@ -65,6 +75,10 @@ FAULTS = {
     "keras_tagger_lstm_if": ("lstm", 0, 0, 0, None),
     "keras_tagger_loop_constant": ("bigru.forward_gru", None, 0, 0, None),
     "keras_conv_loop_constant": ("gru", None, 0, 0, None),
+    "keras_tagger_gru_gates": ("bigru.forward_gru", None, 0, 0, None),
+    "keras_tagger_gru_directions": ("bigru.forward_gru", None, 0, 0, None),
+    "keras_tagger_gru_bias_halves": ("bigru.forward_gru", None, 0, 0, None),
+    "keras_masked_lstm_if": ("lstm", None, 0, 0, None),  # an LSTM behind a Masking layer, written as a Loop
 }
 SOURCES = {"gru": ("self.gru(", "class Tagger"), "lstm": ("self.lstm(", "class Tagger"),
            "norm": ("self.norm(", "class Tagger"), "gcell": ("self.gcell(", "class Cells"),
@@ -76,7 +90,9 @@ EXPORTERS = {"elman_loop_weight": ("ts",), "elman_ih_weight": ("ts",), "branches
              "loop_gru_cell_gates": ("ts",), "loop_gru_cell_biases": ("ts",), "loop_gru_proj_bias": ("ts",),
              # scripted Loops; torch.cond
              "keras_tagger_lstm_if": ("tf2onnx",), "keras_tagger_loop_constant": ("tf2onnx",),
-             "keras_conv_loop_constant": ("tf2onnx",)}
+             "keras_conv_loop_constant": ("tf2onnx",), "keras_tagger_gru_gates": ("tf2onnx",),
+             "keras_tagger_gru_directions": ("tf2onnx",), "keras_tagger_gru_bias_halves": ("tf2onnx",),
+             "keras_masked_lstm_if": ("tf2onnx",)}
 CASES = [(exporter, fault) for fault in FAULTS for exporter in EXPORTERS.get(fault, ("ts", "dynamo"))]
 UNFIXABLE = {"elman_loop_weight", "branches_branch_bias", "elman_ih_weight", "loop_gru_proj_bias",  # no variant
              "keras_tagger_loop_constant", "keras_conv_loop_constant"}  # a constant inside a Loop's body
@@ -130,8 +146,8 @@ def test_a_planted_fault_is_found_at_its_module_with_its_own_error_and_source_li
     if gate is not None:
         assert first.where.gate == gate
     assert first.own is not None and first.own.max_abs > 1e-3 > first.handed
-    if exporter == "tf2onnx":
-        assert first.source == ""  # Keras records no call sites
+    if exporter == "tf2onnx":  # the line of the Keras recipe that made the layer
+        assert first.source == _keras_line(fault, module)
     else:
         text, after = SOURCES[module]
         assert first.source == _line(text, "class ConvGru" if fault.startswith("conv_gru") else after)
@@ -139,7 +155,9 @@ def test_a_planted_fault_is_found_at_its_module_with_its_own_error_and_source_li
     departing = [c for c in after if c.departs]
     # the rest only carry its error (or are the same module again, reading the same weight at a later step; or
     # hold it inside a body they run, where the two cannot be told apart)
-    family = "cell" if fault.startswith("loop_gru_cell") else module  # a cell's fix mends its two Linear layers
+    # a cell's fix mends its two Linear layers; a Bidirectional's, both directions
+    family = "cell" if fault.startswith("loop_gru_cell") else "bigru" if fault.startswith("keras_tagger_gru") \
+        else module
     assert departing and all(c.status in ("carried", "unknown") or c.point.module.startswith(family)
                              for c in departing)
     assert any(c.status == "carried" for c in departing) or fault in UNFIXABLE
@@ -185,6 +203,20 @@ def test_inside_a_loop_a_module_handed_a_departing_state_only_carries_its_error(
         assert c.status == "carried" and c.own is not None and c.own.ok and c.handed > 1e-3, c.point.label
     (finding,) = result.diagnosis  # the one cause, no second finding at the state's reader
     assert finding.module == FAULTS[fault][0]
+
+
+def test_a_masked_keras_lstm_is_compared_with_its_mask_and_its_source_line():
+    captured = load_captured(HERE / "keras_masked.npz")
+    x, mask = captured.inputs[0], captured.values[("in", "lstm", 0, 1)]
+    np.testing.assert_array_equal(mask, np.any(x != 0, axis=-1))  # Keras's mask: the steps not all zeros
+    y = captured.outputs("lstm")[0]
+    np.testing.assert_array_equal(y[0, 4:], np.broadcast_to(y[0, 3], (2, 4)))  # padding keeps the last output
+    np.testing.assert_array_equal(y[1, 2], y[1, 1])
+    result = compare_framework(HERE / "tf2onnx_keras_masked.onnx", captured_side(captured))
+    assert result.agree and result.leaf_coverage() == (3, 3)
+    sources = {m["module"]: m["source"] for m in result.to_json()["modules"]}
+    assert sources["lstm"] == _keras_line("keras_masked", "lstm") != sources["mask"] == _keras_line("keras_masked",
+                                                                                                   "mask")
 
 
 def test_recurrent_findings_name_the_exporter_mistake():
