@@ -160,10 +160,13 @@ FAULTS = {"keras_tagger": {"lstm_if": fault_lstm_if, "loop_constant": fault_loop
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="check the stored captures, write nothing")
+    parser.add_argument("--only", nargs="+", metavar="MODEL", help="these models alone (default: every one)")
     args = parser.parse_args()
     os.chdir(HERE)
     (HERE / "faults").mkdir(exist_ok=True)
     for name, (build, shape) in MODELS.items():
+        if args.only and name not in args.only:
+            continue
         model = build_with_sources(build)  # each layer keeps the line that made it
         x = feeds(name, shape)
         captured = capture_keras(model, [x])
