@@ -51,9 +51,9 @@ class LoopFit:
     fixed: Model
 
 
-def cell_for(model: Model, point: Point) -> RecurrentCell | None:
+def cell_for(model: Model, point: Point, before: list[Point]) -> RecurrentCell | None:
     """The loop-form cell whose body computes `point`, or whose loop the point's value is computed from (the
-    nodes between them in the point's graph, back to the values of earlier points)."""
+    nodes between them in the point's graph, back to the values of the earlier points `before`)."""
     cells = [c for c in recurrent_cells(model) if c.form in ("loop", "scan") and c.weights]
     if point.onnx_node is None or not cells:
         return None
@@ -61,7 +61,9 @@ def cell_for(model: Model, point: Point) -> RecurrentCell | None:
         if any(point.onnx_node.startswith(f"{loop}/") for loop in cell.loops):
             return cell
     graph = model.node(point.onnx_node).graph
-    producer = {name: ref for ref in model.nodes() if ref.graph.path == graph.path for name in ref.proto.output}
+    known = {p.onnx_value for p in before if p.onnx_value is not None}
+    producer = {name: ref for ref in model.nodes() if ref.graph.path == graph.path for name in ref.proto.output
+                if name not in known}
     seen: set[str] = set()
     stack = [point.onnx_node]
     while stack and len(seen) < 64:
@@ -164,7 +166,7 @@ def fit_loop_cell(model: Model, point: Point, before: list[Point], recorded: Rec
                   rtol: float, atol: float) -> LoopFit | None:
     """The variant of the weights of the loop-form cell computing `point` that gives the framework's value there,
     as a finding with its fix; None when no such cell computes it or no variant fits."""
-    cell = cell_for(model, point)
+    cell = cell_for(model, point, before)
     if cell is None:
         return None
     tensors = _tensors(cell, recorded)
