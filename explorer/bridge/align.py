@@ -32,6 +32,8 @@ class Point:
     layout: Layout = SAME
     reason: str = ""
     iteration: tuple[int, ...] = ()  # the loop iteration whose value it is (a module called in a Loop's body)
+    # the framework's inputs of the call, in the ONNX layout, by the ONNX value each entered the call's nodes as
+    handed: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
     def aligned(self) -> bool:
@@ -116,7 +118,33 @@ def align_points(model: Model, captured: Captured, scopes: Scopes, recorded: Rec
             p.iteration = iteration
         _layers([p for p in mine if p.kind == "layer_out"], info, nodes, model, here)
         _outputs([p for p in mine if p.kind == "out"], leaving, here, producer)
+        handed = _inputs(captured.inputs_of(module, call), nodes, here, model)
+        for p in mine:
+            p.handed = handed
     return points
+
+
+def _inputs(framework: list[np.ndarray], nodes: list, values: dict[str, np.ndarray],
+            model: Model) -> dict[str, np.ndarray]:
+    """Each framework input of a call placed on the value entering its nodes from outside (not a weight) that fits
+    its shape (exact shapes first; among several, the closest), in that value's ONNX layout."""
+    made = {name for n in nodes for name in n.proto.output}
+    weights = set(model.initializer_names) | {t.name for n in nodes for t in n.graph.proto.initializer}
+    entering = list(dict.fromkeys(name for n in nodes for name in n.proto.input
+                                  if name in values and name not in made and name not in weights))
+    found: dict[str, np.ndarray] = {}
+    for value in framework:
+        shape = tuple(value.shape)
+        free = [n for n in entering if n not in found and values[n].dtype.kind == value.dtype.kind]
+        exact = [n for n in free if tuple(values[n].shape) == shape]
+        candidates = exact or [n for n in free if fitting_layout(tuple(values[n].shape), shape) is not None]
+        if not candidates:
+            continue
+        name = min(candidates, key=lambda n: _distance(values[n], value))
+        layout = fitting_layout(tuple(values[name].shape), shape)
+        assert layout is not None
+        found[name] = layout.to_onnx(value, tuple(values[name].shape)).astype(values[name].dtype)
+    return found
 
 
 def _graph_outputs(points: list[Point], names: list[str], values: dict[str, np.ndarray],

@@ -19,6 +19,7 @@ from .calls import odd_weight
 from .captured import Captured, load_captured
 from .cell_fitting import fit_cell
 from .fitting import fit
+from .loop_fitting import fit_loop_cell, mends
 from .report import Finding, FrameworkComparison
 from .scopes import read_scopes
 from .settings_check import odd_setting
@@ -56,7 +57,12 @@ def pytorch(module: Any) -> FrameworkSide:
 
 
 def keras(model: Any) -> FrameworkSide:
-    """A keras.Model (functional or Sequential) as a side of `explorer.compare`."""
+    """A keras.Model (functional or Sequential) as a side of `explorer.compare`; or a function building one, run
+    here so that each layer keeps the line of your code that created and called it (its source line)."""
+    if not hasattr(model, "layers") and callable(model):
+        from .capture_keras import build_with_sources  # keras is imported here only
+
+        model = build_with_sources(model)
     return FrameworkSide(f"Keras {getattr(model, 'name', type(model).__name__)}", module=model, framework="Keras")
 
 
@@ -116,17 +122,25 @@ def _diagnose(model: Model, trace: Any, captured: Captured, scopes: Any, result:
     """A finding for each point departing with its own error: the exporter variant of a recurrent node that
     reproduces the framework, the odd weight of one call of a module called many times, or no explanation."""
     found: list[Finding] = []
-    for check in result.checks:
+    mended: list[Model] = []  # models with a loop cell's fix written in: the points they mend need no finding
+    errors = {id(c.point): c.diff.max_abs for c in result.checks if c.diff}
+    for index, check in enumerate(result.checks):
         p = check.point
         if check.status != "own error" or not p.module or any(f.module == p.module for f in found):
+            continue
+        before = [c.point for c in result.checks[:index]]
+        if any(mends(fixed, p, before, recorded, errors, rtol, atol) for fixed in mended):
             continue
         fitted = fit(model, trace, captured, p, rtol, atol)
         if fitted is not None:
             found.append(Finding(p.module, p.onnx_node, fitted.finding, fitted.variant.fix, fitted, p.label))
             continue
-        index = result.checks.index(check)
-        odd = fit_cell(model, captured.modules[p.module], p, [c.point for c in result.checks[:index]], recorded,
-                       {id(c.point): c.diff.max_abs for c in result.checks[:index] if c.diff}, rtol, atol)
+        odd = fit_cell(model, captured.modules[p.module], p, before, recorded, errors, rtol, atol)
+        if odd is None:
+            looped = fit_loop_cell(model, p, before, recorded, errors, rtol, atol)
+            if looped is not None:
+                mended.append(looped.fixed)
+                odd = looped.finding
         odd = odd or odd_setting(model, scopes, captured.modules[p.module], p)
         if odd is None and captured.modules[p.module].calls > 1:
             odd = odd_weight(model, scopes, p)
@@ -141,9 +155,10 @@ def _diagnose(model: Model, trace: Any, captured: Captured, scopes: Any, result:
     return found
 
 
-def load_factory(spec: str) -> Any:
+def load_factory(spec: str, framework: str = "PyTorch") -> Any:
     """The object `factory()` returns for SPEC `path/to/file.py:factory` or `package.module:factory` (user code:
-    it runs here), or the model a `.keras` file holds."""
+    it runs here; a Keras model is built inside keras_sources, so its layers keep their source lines), or the
+    model a `.keras` file holds."""
     import importlib
     import importlib.util
     import sys
@@ -172,6 +187,10 @@ def load_factory(spec: str) -> Any:
     factory = getattr(module, name, None)
     if not callable(factory):
         raise CompareError(f"{where!r} has no function {name!r}")
+    if framework == "Keras":
+        from .capture_keras import build_with_sources
+
+        return build_with_sources(factory)
     return factory()
 
 

@@ -80,6 +80,13 @@ class Captured:
             found.append(self.values[("out", module, call, len(found))])
         return found
 
+    def inputs_of(self, module: str, call: int = 0) -> list[np.ndarray]:
+        """The tensors a module call was given, in order."""
+        found: list[np.ndarray] = []
+        while ("in", module, call, len(found)) in self.values:
+            found.append(self.values[("in", module, call, len(found))])
+        return found
+
     def layers(self, module: str, call: int = 0) -> list[np.ndarray]:
         found: list[np.ndarray] = []
         while ("layer_out", module, call, len(found)) in self.values:

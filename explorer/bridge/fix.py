@@ -19,6 +19,7 @@ from ..model.model import Model, load
 from .api import FrameworkSide, compare_framework
 from .fitting import Fit
 from .report import Finding, FrameworkComparison
+from .rewrite import rewrite_weights
 
 
 @dataclass
@@ -62,6 +63,8 @@ def _apply(proto: onnx.ModelProto, model: Model, finding: Finding) -> str:
     """Applies one fitted fix to `proto` (the model as given); returns why it could not be, or ""."""
     if finding.replace:
         return _replace_weights(proto, finding.replace)
+    if finding.weights:
+        return rewrite_weights(proto, model, finding.weights)
     if finding.attribute is not None:
         path, key, value = finding.attribute
         node = _main_graph_node(proto, model, path)

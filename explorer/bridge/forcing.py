@@ -3,7 +3,9 @@ point and the aligned points before it (its ancestors in its graph back to them)
 the framework's values in place of those points' ONNX values (put back in the ONNX layout); everything else they
 read (weights, graph inputs, a loop's counter and carried values, outer values) is what the run read at that
 iteration. What comes out, held against the framework's value, is the error the point makes itself; inside a
-Loop's body this is done per iteration."""
+Loop's body this is done per iteration, and what the body is handed (the state carried from the step before) is
+the framework's own value at that step, read off the inputs of the module calls of that iteration: a cell
+departing at step 17 only because its state departed at step 16 carries that error, it makes none."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -71,18 +73,40 @@ def force(model: Model, point: Point, before: list[Point], recorded: Recorded, e
     if isinstance(cone, str):
         return Forced(None, note=cone)
     needed, given, used = cone
+    carried = _carried_state(graph, model, given, [*before, point], point.iteration, set(frontier))
     inner = [p.onnx_node for p in before if p.onnx_node is not None and p.onnx_node != point.onnx_node]
     if any(subgraph_attributes(node) and any(n.startswith(f"{_path(model, node)}/") for n in inner)
            for node in needed):
         return Forced(None, note="the modules before it run inside a body (a loop's, a branch's) its nodes "
                                  "hold: its own error cannot be told apart")
     proto = _forced_model(model, graph, needed, given, point.onnx_value, here[point.onnx_value], replace)
-    handed = max((errors.get(id(p), 0.0) for p in used), default=0.0)
+    handed = max([errors.get(id(p), 0.0) for p in used] + list(carried.values()), default=0.0)
     try:
         trace = run(load(proto), given)
     except ExplorerError as exc:
         return Forced(None, used, handed, len(needed), f"the nodes could not run alone: {exc}")
     return Forced(point.layout.to_framework(trace.outputs[point.onnx_value]), used, handed, len(needed))
+
+
+def _carried_state(graph: onnx.GraphProto, model: Model, given: dict[str, Any], points: list[Point],
+                   iteration: tuple[int, ...], frontier: set[str]) -> dict[str, float]:
+    """Inside a loop's body, what the body is handed each iteration (the carried state, the step's slice) is put
+    back as the framework had it at that iteration: the input of a module call of that iteration that reads it.
+    Each value replaced in `given`, with the error the run's value carried (by name)."""
+    if graph is model.graph or not iteration:
+        return {}
+    inputs = {i.name for i in graph.input}
+    errors: dict[str, float] = {}
+    for name in [n for n in given if n in inputs and n not in frontier]:
+        framework = next((p.handed[name] for p in reversed(points)
+                          if p.iteration == iteration and name in p.handed), None)
+        if framework is None or np.shape(framework) != np.shape(given[name]):
+            continue
+        with np.errstate(all="ignore"):
+            ran = np.asarray(given[name]).astype(np.float64)
+            errors[name] = float(np.nanmax(np.abs(ran - framework), initial=0.0))
+        given[name] = framework
+    return errors
 
 
 def _cone(model: Model, graph: onnx.GraphProto, target: str, frontier: dict[str, Point], here: dict[str, Any],
@@ -115,6 +139,8 @@ def _cone(model: Model, graph: onnx.GraphProto, target: str, frontier: dict[str,
             if id(node) not in needed:
                 needed[id(node)] = node
                 stack.extend(_reads(node))
+        elif name in model.initializer_names:  # a main-graph weight a body reads: stored with the nodes
+            continue
         elif name in here or name in outer:  # a graph input, a loop's counter or carried value, an outer value
             given[name] = here.get(name, outer.get(name))
         elif name not in model.initializer_names:

@@ -25,6 +25,8 @@ class Finding:
     rewire: tuple[str, int, str] | None = None  # (node, input position, value the fix makes it read)
     attribute: tuple[str, str, float] | None = None  # (node, attribute, value the fix sets)
     replace: dict[str, Any] | None = field(default=None, repr=False)  # weights (initializers) the fix rewrites
+    # weights a loop's body reads: (node path, value it reads) -> the value the fix gives it (see rewrite.py)
+    weights: dict[tuple[str, str], Any] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"module": self.module, "onnx_node": self.onnx_node, "finding": self.finding, "fix": self.fix}
@@ -90,11 +92,29 @@ class FrameworkComparison:
                             "error": first.diff.max_abs if first.diff else None,
                             "own_error": first.own.max_abs if first.own else None,
                             "carried_error": first.handed, "status": first.status}
-        doc["points"] = [{"point": c.point.label, "onnx_value": c.point.onnx_value, "status": c.status,
-                          "error": c.diff.max_abs if c.diff else None,
-                          "own_error": c.own.max_abs if c.own else None, "carried_error": c.handed}
-                         for c in self.checks]
+        doc["points"] = [_point(c) for c in self.checks]
+        doc["modules"] = self.per_module()
         return doc
+
+    def per_module(self) -> list[dict[str, Any]]:
+        """Each module once, in the framework's order: its source line, its worst status over its points (own
+        error, carried, unknown, agrees, unaligned), its largest error, own error and carried error (null where
+        none of its points has one)."""
+        rank = ("own error", "unknown", "carried", "agrees", "unaligned")
+        found: dict[str, dict[str, Any]] = {}
+        for c in self.checks:
+            entry = found.setdefault(c.point.module, {"module": c.point.module, "source": c.source,
+                                                      "status": "unaligned", "error": None, "own_error": None,
+                                                      "carried_error": None, "points": 0})
+            entry["points"] += 1
+            entry["source"] = entry["source"] or c.source
+            if rank.index(c.status) < rank.index(entry["status"]):
+                entry["status"] = c.status
+            for key, value in (("error", c.diff.max_abs if c.diff else None),
+                               ("own_error", c.own.max_abs if c.own else None), ("carried_error", c.handed)):
+                if value is not None:
+                    entry[key] = value if entry[key] is None else max(entry[key], value)
+        return list(found.values())
 
     def lines(self) -> list[str]:
         aligned, leaves = self.leaf_coverage()
@@ -127,3 +147,15 @@ class FrameworkComparison:
         for f in self.diagnosis:
             out.append(f"diagnosis: {f.finding}" + (f"; fix: {f.fix}" if f.fix else "; no fix explorer can prove"))
         return out
+
+
+def _point(c: PointCheck) -> dict[str, Any]:
+    """One point as JSON: which module call (and layer) it is, its source line, ONNX value and node, where it
+    departs first, its error, own error (teacher forced) and the error it was handed."""
+    p, w = c.point, c.where
+    return {"point": p.label, "module": p.module, "call": p.call, "layer": p.index if p.kind == "layer_out" else None,
+            "source": c.source, "onnx_node": p.onnx_node, "onnx_value": p.onnx_value, "status": c.status,
+            "iteration": list(p.iteration) if p.iteration else None, "step": w.step, "direction": w.direction,
+            "gate": w.gate, "error": c.diff.max_abs if c.diff else None,
+            "own_error": c.own.max_abs if c.own else None, "carried_error": c.handed,
+            "reason": p.reason or c.note or None}

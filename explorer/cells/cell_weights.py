@@ -34,8 +34,8 @@ def applied_weight(flow: GraphDataflow, path: str | None) -> tuple[Source | None
     inputs = list(node.proto.input)
     weight = Source(path, inputs[1]) if len(inputs) > 1 and inputs[1] else None
     transposed = node.op_type == "Gemm" and any(a.name == "transB" and a.i for a in node.proto.attribute)
-    if node.op_type in ("Conv", "Gemm") and len(inputs) > 2 and inputs[2]:
-        return weight, transposed, Source(path, inputs[2])
+    if node.op_type in ("Conv", "Gemm") and len(inputs) > 2 and inputs[2] and flow.invariant(inputs[2]):
+        return weight, transposed, Source(path, inputs[2])  # (tf2onnx adds the recurrent product as C: no bias)
     value = node.proto.output[0]
     for _ in range(4):
         adds = [c for c in flow.consumers.get(value, []) if c.op_type == "Add" and len(c.proto.input) == 2]

@@ -55,7 +55,7 @@ def framework_side(args: argparse.Namespace) -> Any:
     if args.pytorch:
         return pytorch(load_factory(args.pytorch))
     if args.keras:
-        return keras(load_factory(args.keras))
+        return keras(load_factory(args.keras, "Keras"))
     return captured_side(args.captured, limits_from(args))
 
 

@@ -10,8 +10,10 @@ import re
 from pathlib import Path
 
 import numpy as np
+import onnx
 import onnxruntime
 import pytest
+from onnx import numpy_helper
 
 import explorer
 from explorer.bridge import captured_side, compare_framework, fix, load_captured
@@ -22,7 +24,8 @@ from explorer.files.atomic_write import WriteRefused
 HERE = Path(__file__).resolve().parents[1] / "models" / "bridge"
 RECIPE = (HERE / "make_bridge_models.py").read_text().splitlines()
 CLEAN = ["ts_tagger", "dynamo_tagger", "ts_cells", "dynamo_cells", "ts_conv_gru", "dynamo_conv_gru", "ts_block",
-         "dynamo_block", "ts_elman", "dynamo_branches", "tf2onnx_keras_tagger", "tf2onnx_keras_conv"]
+         "dynamo_block", "ts_elman", "dynamo_branches", "ts_loop_gru", "tf2onnx_keras_tagger", "tf2onnx_keras_conv",
+         "tf2onnx_keras_masked"]
 
 
 def _line(text: str, after: str) -> str:
@@ -32,11 +35,20 @@ def _line(text: str, after: str) -> str:
     return f"make_bridge_models.py:{number}"
 
 
+def _keras_line(fault: str, module: str) -> str:
+    """make_keras_models.py:N of the line that makes the fault's layer in its model's function."""
+    model = next(m for m in ("keras_tagger", "keras_conv", "keras_masked") if fault.startswith(m))
+    lines = (HERE / "make_keras_models.py").read_text().splitlines()
+    start = lines.index(next(line for line in lines if line.startswith(f"def {model}(")))
+    text = f'name="{module.split(".")[0]}"'
+    return f"make_keras_models.py:{next(k for k in range(start, len(lines)) if text in lines[k]) + 1}"
+
+
 def _capture(name: str) -> Path:
     return HERE / f"{re.sub('^(ts|dynamo|tf2onnx)_', '', name).split('.')[0]}.npz"
 
 
-MODELS = ("conv_gru", "tagger", "cells", "block", "elman", "branches", "keras_tagger", "keras_conv")
+MODELS = ("conv_gru", "tagger", "cells", "block", "elman", "branches", "loop_gru", "keras_tagger", "keras_conv", "keras_masked")
 
 
 # fault -> (module, layer, call, step, gate)
@@ -53,21 +65,36 @@ FAULTS = {
     "conv_gru_gru_lbr": ("gru", 1, 0, 0, "h"),
     "block_layernorm_eps": ("norm1", None, 0, None, None),
     "elman_loop_weight": ("hh", None, 1, 1, None),  # h starts at zero: the weight shows from step 1 on
+    "elman_ih_weight": ("ih", None, 0, 0, None),
+    # a GRU cell written out (two Linear) in a scripted Loop's body
+    "loop_gru_cell_gates": ("cell.ih", None, 0, 0, None),
+    "loop_gru_cell_biases": ("cell.ih", None, 0, 0, None),
+    "loop_gru_proj_bias": ("proj", None, 0, 0, None),
     "branches_branch_bias": ("calm", None, 0, None, None),
     # Keras (tf2onnx): its LSTM as an operator, its GRUs as Loops
     "keras_tagger_lstm_if": ("lstm", 0, 0, 0, None),
     "keras_tagger_loop_constant": ("bigru.forward_gru", None, 0, 0, None),
     "keras_conv_loop_constant": ("gru", None, 0, 0, None),
+    "keras_tagger_gru_gates": ("bigru.forward_gru", None, 0, 0, None),
+    "keras_tagger_gru_directions": ("bigru.forward_gru", None, 0, 0, None),
+    "keras_tagger_gru_bias_halves": ("bigru.forward_gru", None, 0, 0, None),
+    "keras_masked_lstm_if": ("lstm", None, 0, 0, None),  # an LSTM behind a Masking layer, written as a Loop
 }
 SOURCES = {"gru": ("self.gru(", "class Tagger"), "lstm": ("self.lstm(", "class Tagger"),
            "norm": ("self.norm(", "class Tagger"), "gcell": ("self.gcell(", "class Cells"),
            "norm1": ("self.norm1(", "class Block"), "hh": ("self.hh(", "class Elman"),
-           "calm": ("torch.cond(", "class Branches")}
-EXPORTERS = {"elman_loop_weight": ("ts",), "branches_branch_bias": ("dynamo",),  # a scripted Loop; torch.cond
+           "calm": ("torch.cond(", "class Branches"), "ih": ("self.ih(", "class Elman"),
+           "proj": ("self.cell(self.proj(", "class LoopGru"), "cell.ih": ("self.ih(x)", "class GruCell")}
+LOOPED = {"elman_loop_weight", "elman_ih_weight", "loop_gru_cell_gates", "loop_gru_cell_biases", "loop_gru_proj_bias"}
+EXPORTERS = {"elman_loop_weight": ("ts",), "elman_ih_weight": ("ts",), "branches_branch_bias": ("dynamo",),
+             "loop_gru_cell_gates": ("ts",), "loop_gru_cell_biases": ("ts",), "loop_gru_proj_bias": ("ts",),
+             # scripted Loops; torch.cond
              "keras_tagger_lstm_if": ("tf2onnx",), "keras_tagger_loop_constant": ("tf2onnx",),
-             "keras_conv_loop_constant": ("tf2onnx",)}
+             "keras_conv_loop_constant": ("tf2onnx",), "keras_tagger_gru_gates": ("tf2onnx",),
+             "keras_tagger_gru_directions": ("tf2onnx",), "keras_tagger_gru_bias_halves": ("tf2onnx",),
+             "keras_masked_lstm_if": ("tf2onnx",)}
 CASES = [(exporter, fault) for fault in FAULTS for exporter in EXPORTERS.get(fault, ("ts", "dynamo"))]
-UNFIXABLE = {"elman_loop_weight", "branches_branch_bias",  # a weight every call reads: no variant to fit
+UNFIXABLE = {"elman_loop_weight", "branches_branch_bias", "elman_ih_weight", "loop_gru_proj_bias",  # no variant
              "keras_tagger_loop_constant", "keras_conv_loop_constant"}  # a constant inside a Loop's body
 
 
@@ -115,12 +142,12 @@ def test_a_planted_fault_is_found_at_its_module_with_its_own_error_and_source_li
     assert (first.point.module, first.point.call) == (module, call)
     assert (first.point.index if first.point.kind == "layer_out" else None) == layer
     assert first.where.step == step
-    assert first.where.iteration == ((call,) if fault == "elman_loop_weight" else None)  # the Loop's iteration
+    assert first.where.iteration == ((call,) if fault in LOOPED else None)  # the Loop's iteration
     if gate is not None:
         assert first.where.gate == gate
     assert first.own is not None and first.own.max_abs > 1e-3 > first.handed
-    if exporter == "tf2onnx":
-        assert first.source == ""  # Keras records no call sites
+    if exporter == "tf2onnx":  # the line of the Keras recipe that made the layer
+        assert first.source == _keras_line(fault, module)
     else:
         text, after = SOURCES[module]
         assert first.source == _line(text, "class ConvGru" if fault.startswith("conv_gru") else after)
@@ -128,7 +155,11 @@ def test_a_planted_fault_is_found_at_its_module_with_its_own_error_and_source_li
     departing = [c for c in after if c.departs]
     # the rest only carry its error (or are the same module again, reading the same weight at a later step; or
     # hold it inside a body they run, where the two cannot be told apart)
-    assert departing and all(c.status in ("carried", "unknown") or c.point.module == module for c in departing)
+    # a cell's fix mends its two Linear layers; a Bidirectional's, both directions
+    family = "cell" if fault.startswith("loop_gru_cell") else "bigru" if fault.startswith("keras_tagger_gru") \
+        else module
+    assert departing and all(c.status in ("carried", "unknown") or c.point.module.startswith(family)
+                             for c in departing)
     assert any(c.status == "carried" for c in departing) or fault in UNFIXABLE
     doc = result.to_json()
     assert doc["agree"] is False and doc["first"]["module"] == module and doc["first"]["step"] == step
@@ -161,6 +192,33 @@ def test_a_fault_without_a_fix_is_reported_and_never_applied(tmp_path, exporter,
     assert outcome.finding.module == FAULTS[fault][0] and outcome.finding.fix is None and not outcome.applied
 
 
+@pytest.mark.parametrize(("fault", "carrier"), [("elman_ih_weight", "hh"), ("loop_gru_proj_bias", "cell")])
+def test_inside_a_loop_a_module_handed_a_departing_state_only_carries_its_error(fault, carrier):
+    """The state a Loop's body carries from one step to the next is put back as the framework had it at that step:
+    a module reading a state that departed at the step before departs too, making no error of its own."""
+    result = compare_framework(_model("ts", fault), captured_side(_capture_of_fault(fault)))
+    handed = [c for c in result.checks if c.point.module.startswith(carrier) and c.departs]
+    assert {c.point.call for c in handed} >= {1, 2, 3, 4}  # every step after the first reads a departing state
+    for c in handed:
+        assert c.status == "carried" and c.own is not None and c.own.ok and c.handed > 1e-3, c.point.label
+    (finding,) = result.diagnosis  # the one cause, no second finding at the state's reader
+    assert finding.module == FAULTS[fault][0]
+
+
+def test_a_masked_keras_lstm_is_compared_with_its_mask_and_its_source_line():
+    captured = load_captured(HERE / "keras_masked.npz")
+    x, mask = captured.inputs[0], captured.values[("in", "lstm", 0, 1)]
+    np.testing.assert_array_equal(mask, np.any(x != 0, axis=-1))  # Keras's mask: the steps not all zeros
+    y = captured.outputs("lstm")[0]
+    np.testing.assert_array_equal(y[0, 4:], np.broadcast_to(y[0, 3], (2, 4)))  # padding keeps the last output
+    np.testing.assert_array_equal(y[1, 2], y[1, 1])
+    result = compare_framework(HERE / "tf2onnx_keras_masked.onnx", captured_side(captured))
+    assert result.agree and result.leaf_coverage() == (3, 3)
+    sources = {m["module"]: m["source"] for m in result.to_json()["modules"]}
+    assert sources["lstm"] == _keras_line("keras_masked", "lstm") != sources["mask"] == _keras_line("keras_masked",
+                                                                                                   "mask")
+
+
 def test_recurrent_findings_name_the_exporter_mistake():
     texts = {}
     for fault in ("tagger_gru_lbr", "tagger_gru_directions", "tagger_gru_bias_halves", "tagger_lstm_if",
@@ -183,6 +241,22 @@ def test_an_unrolled_cell_gets_its_weights_gate_order_fitted():
     assert sorted(finding.replace) == ["gcell.bias_hh", "gcell.bias_ih", "gcell.weight_hh", "gcell.weight_ih"]
 
 
+@pytest.mark.parametrize(("fault", "fix_text"), [
+    ("loop_gru_cell_gates", "reorder the gate blocks of cell.ih.weight, cell.hh.weight, cell.ih.bias, cell.hh.bias as zrn"),
+    ("loop_gru_cell_biases", "swap cell.ih.bias and cell.hh.bias")])
+def test_a_cell_in_a_loops_body_gets_the_weights_its_body_reads_fitted_and_rewritten(tmp_path, fault, fix_text):
+    result = compare_framework(_model("ts", fault), captured_side(HERE / "loop_gru.npz"))
+    (finding,) = result.diagnosis  # one finding for the cell, though both its Linear layers depart
+    assert finding.fix == fix_text and finding.finding.startswith("GRU written as a loop ('/Loop')")
+    assert {path for path, _ in finding.weights} == {"/Loop/body//cell/ih/Gemm", "/Loop/body//cell/hh/Gemm"}
+    report = fix(_model("ts", fault), captured_side(HERE / "loop_gru.npz"), None, tmp_path / "fixed.onnx")
+    assert report.complete
+    fixed, clean = (onnx.load(str(path)) for path in (tmp_path / "fixed.onnx", HERE / "ts_loop_gru.onnx"))
+    stored = {t.name: numpy_helper.to_array(t) for t in clean.graph.initializer}
+    for t in fixed.graph.initializer:  # rewritten in place: the export's own weights again
+        np.testing.assert_array_equal(numpy_helper.to_array(t), stored[t.name])
+
+
 def test_compare_and_fix_on_the_command_line(tmp_path, capsys):
     out = tmp_path / "out.json"
     model = _model("dynamo", "tagger_gru_lbr")
@@ -201,6 +275,24 @@ def test_compare_and_fix_on_the_command_line(tmp_path, capsys):
     assert main(["fix", str(HERE / "ts_tagger.onnx"), "--captured", str(HERE / "tagger.npz"), "-o",
                  str(tmp_path / "none.onnx")]) == 1
     assert not (tmp_path / "none.onnx").exists()
+
+
+def test_the_json_document_gives_each_module_its_source_and_its_own_and_carried_error(tmp_path):
+    out = tmp_path / "out.json"
+    assert main(["compare", str(_model("ts", "tagger_gru_lbr")), "--captured", str(HERE / "tagger.npz"), "--json",
+                 str(out)]) == 1
+    doc = json.loads(out.read_text())
+    modules = {m["module"]: m for m in doc["modules"]}
+    assert list(modules) == ["embed", "gru", "lstm", "norm", "head", ""]  # the framework's order
+    gru, lstm = modules["gru"], modules["lstm"]
+    assert gru["source"] == _line("self.gru(", "class Tagger") and gru["status"] == "own error"
+    assert gru["own_error"] > 1e-3 > modules["embed"]["error"] and gru["points"] == 4  # two layers, two outputs
+    assert lstm["status"] == "carried" and lstm["carried_error"] > 1e-3 > lstm["own_error"]
+    assert modules["embed"]["status"] == "agrees" and modules["embed"]["own_error"] is None
+    layer1 = next(p for p in doc["points"] if p["point"] == "gru layer 1")
+    assert (layer1["module"], layer1["layer"], layer1["call"], layer1["gate"]) == ("gru", 1, 0, "h")
+    assert layer1["source"] == gru["source"] and layer1["onnx_node"] == doc["first"]["onnx_node"]
+    assert layer1["own_error"] == doc["first"]["own_error"] and layer1["carried_error"] == doc["first"]["carried_error"]
 
 
 def test_fix_never_writes_over_the_loaded_model(tmp_path):

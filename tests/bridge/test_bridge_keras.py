@@ -22,15 +22,30 @@ def recipe():
     return load_recipe("make_keras_models.py")
 
 
-def test_a_live_capture_is_the_stored_one(recipe):
-    from explorer.bridge.capture_keras import capture_keras
+def test_a_live_capture_is_the_stored_one(recipe, monkeypatch):
+    from explorer.bridge.capture_keras import build_with_sources, capture_keras
 
+    monkeypatch.chdir(HERE)  # source lines are relative to the working folder, as the recipe stores them
     for name, (build, _) in recipe.MODELS.items():
         stored = load_captured(HERE / f"{name}.npz")
-        fresh = capture_keras(build(), stored.inputs)
+        fresh = capture_keras(build_with_sources(build), stored.inputs)
         assert set(fresh.values) == set(stored.values) and fresh.order == stored.order
         for key, value in fresh.values.items():
             np.testing.assert_allclose(value, stored.values[key], rtol=1e-6, atol=1e-7)
+        assert {m: (i.called_at, i.defined_at) for m, i in fresh.modules.items()} == \
+            {m: (i.called_at, i.defined_at) for m, i in stored.modules.items()}
+        assert all(i.source.startswith("make_keras_models.py:") for m, i in fresh.modules.items() if m)
+
+
+def test_a_model_built_outside_keras_sources_has_no_source_lines_and_a_factory_has_them(recipe):
+    from explorer.bridge.capture_keras import capture_keras
+
+    stored = load_captured(HERE / "keras_masked.npz")
+    plain = capture_keras(recipe.keras_masked(), stored.inputs)
+    assert not any(i.source for i in plain.modules.values())
+    side = explorer.keras(recipe.keras_masked)  # a factory: built here, each layer keeps its line
+    lines = side.capture(stored.inputs).modules
+    assert lines["lstm"].source.endswith(f"make_keras_models.py:{stored.modules['lstm'].source.split(':')[1]}")
 
 
 def test_compare_and_fix_with_the_live_model(recipe, tmp_path):
@@ -39,6 +54,10 @@ def test_compare_and_fix_with_the_live_model(recipe, tmp_path):
     assert clean.agree and clean.leaf_coverage() == (4, 4)
     report = fix(HERE / "faults" / "tf2onnx_keras_tagger_lstm_if.onnx", explorer.keras(recipe.keras_tagger()),
                  feeds, tmp_path / "fixed.onnx")
+    assert report.complete and len(report.proofs) == 3
+    masked = dict(np.load(HERE / "keras_masked_feeds.npz"))  # a Loop-form masked LSTM, fixed and proven by Keras
+    report = fix(HERE / "faults" / "tf2onnx_keras_masked_lstm_if.onnx", explorer.keras(recipe.keras_masked),
+                 masked, tmp_path / "masked.onnx")
     assert report.complete and len(report.proofs) == 3
 
 

@@ -128,6 +128,42 @@ class Branches(torch.nn.Module):
         return torch.cond(x.sum() > 0, lambda v: self.calm(v).relu(), lambda v: self.loud(v) * 2.0, (x,))
 
 
+class GruCell(torch.nn.Module):
+    """A GRU cell written out with two Linear layers (PyTorch's equations and gate order r, z, n)."""
+
+    def __init__(self, inputs: int, hidden: int) -> None:
+        super().__init__()
+        self.ih = torch.nn.Linear(inputs, 3 * hidden)
+        self.hh = torch.nn.Linear(hidden, 3 * hidden)
+
+    def forward(self, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        xr, xz, xn = self.ih(x).chunk(3, 1)
+        hr, hz, hn = self.hh(h).chunk(3, 1)
+        r = torch.sigmoid(xr + hr)
+        z = torch.sigmoid(xz + hz)
+        n = torch.tanh(xn + r * hn)
+        return (1 - z) * n + z * h
+
+
+class LoopGru(torch.nn.Module):
+    """A Linear projecting each step, a GRU cell carried over time and a Linear head; scripted: a Loop whose body
+    is the cell (nn.GRUCell itself does not export scripted in torch 2.13)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(3, 4)
+        self.cell = GruCell(4, 5)
+        self.head = torch.nn.Linear(5, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.zeros(x.size(0), 5)
+        outs = []
+        for t in range(x.size(1)):
+            h = self.cell(self.proj(x[:, t]), h)
+            outs.append(self.head(h))
+        return torch.stack(outs, 1)
+
+
 def tagger() -> Tagger:
     """The factories `explorer compare --pytorch make_bridge_models.py:tagger` builds (seeded as stored)."""
     torch.manual_seed(0)
@@ -159,6 +195,11 @@ def branches() -> Branches:
     return Branches().eval()
 
 
+def loop_gru() -> LoopGru:
+    torch.manual_seed(6)
+    return LoopGru().eval()
+
+
 def models() -> dict[str, tuple[torch.nn.Module, dict[str, np.ndarray]]]:
     """name -> (module, its ONNX inputs)."""
     def normal(seed: int, *shape: int) -> np.ndarray:
@@ -169,10 +210,12 @@ def models() -> dict[str, tuple[torch.nn.Module, dict[str, np.ndarray]]]:
             "conv_gru": (conv_gru(), {"x": normal(2, 2, 3, 7)}),
             "block": (block(), {"x": normal(3, 2, 5, 8)}),
             "elman": (elman(), {"x": normal(4, 2, 5, 3)}),
-            "branches": (branches(), {"x": np.abs(normal(5, 2, 4))})}
+            "branches": (branches(), {"x": np.abs(normal(5, 2, 4))}),
+            "loop_gru": (loop_gru(), {"x": normal(6, 2, 5, 3)})}
 
 
-EXPORTERS = {"elman": ("ts",), "branches": ("dynamo",)}  # a scripted loop (a Loop); torch.cond (an If)
+EXPORTERS = {"elman": ("ts",), "branches": ("dynamo",), "loop_gru": ("ts",)}  # scripted loops (Loops); torch.cond
+SCRIPTED = ("elman", "loop_gru")
 
 
 def export(module: torch.nn.Module, feeds: dict[str, np.ndarray], path: Path, dynamo: bool,
@@ -289,6 +332,36 @@ def fault_loop_weight(proto: onnx.ModelProto) -> str:
     return "Loop body: hh.weight[0, 0] + 1"
 
 
+def fault_ih_weight(proto: onnx.ModelProto) -> str:
+    """The input Linear's weight, read inside the Loop's body, changed in one entry: the state carries its error
+    to every later step."""
+    value = numpy_helper.to_array(_init(proto, "ih.weight")).copy()
+    value[0, 0] += 1.0
+    _set(proto, "ih.weight", value)
+    return "Loop body: ih.weight[0, 0] + 1"
+
+
+def fault_loop_cell_gates(proto: onnx.ModelProto) -> str:
+    """The r and z blocks of the cell's four weights swapped, read inside the Loop's body."""
+    for name in ("cell.ih.weight", "cell.ih.bias", "cell.hh.weight", "cell.hh.bias"):
+        _set(proto, name, _blocks(numpy_helper.to_array(_init(proto, name)), 0, 3, [1, 0, 2]))
+    return "Loop body: the r and z blocks of cell.ih and cell.hh (weights and biases) swapped"
+
+
+def fault_loop_cell_biases(proto: onnx.ModelProto) -> str:
+    """The cell's input and recurrent biases swapped."""
+    ih, hh = (numpy_helper.to_array(_init(proto, f"cell.{n}.bias")).copy() for n in ("ih", "hh"))
+    _set(proto, "cell.ih.bias", hh)
+    _set(proto, "cell.hh.bias", ih)
+    return "Loop body: cell.ih.bias and cell.hh.bias swapped"
+
+
+def fault_proj_bias(proto: onnx.ModelProto) -> str:
+    """The projection's bias changed: the cell only carries its error (through its input and its state)."""
+    _set(proto, "proj.bias", numpy_helper.to_array(_init(proto, "proj.bias")) + 0.5)
+    return "Loop body: proj.bias + 0.5"
+
+
 def fault_branch_bias(proto: onnx.ModelProto) -> str:
     """The bias the If's then branch reads (calm.bias) changed."""
     value = numpy_helper.to_array(_init(proto, "calm.bias")).copy()
@@ -303,7 +376,9 @@ FAULTS = {"tagger": {"gru_gates": fault_gru_gates, "gru_lbr": fault_gru_lbr, "gr
           "cells": {"step_bias": fault_step_bias, "cell_gates": fault_cell_gates},
           "conv_gru": {"gru_gates": fault_gru_gates, "gru_lbr": fault_gru_lbr},
           "block": {"layernorm_eps": fault_layernorm_eps},
-          "elman": {"loop_weight": fault_loop_weight},
+          "elman": {"loop_weight": fault_loop_weight, "ih_weight": fault_ih_weight},
+          "loop_gru": {"cell_gates": fault_loop_cell_gates, "cell_biases": fault_loop_cell_biases,
+                       "proj_bias": fault_proj_bias},
           "branches": {"branch_bias": fault_branch_bias}}
 
 
@@ -314,11 +389,14 @@ def _ort(path: Path, feeds: dict[str, np.ndarray]) -> np.ndarray:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="check the stored captures, write nothing")
+    parser.add_argument("--only", nargs="+", metavar="MODEL", help="these models alone (default: every one)")
     args = parser.parse_args()
     os.chdir(HERE)  # source lines are stored relative to the working folder: this one
     warnings.filterwarnings("ignore")
     (HERE / "faults").mkdir(exist_ok=True)
     for name, (module, feeds) in models().items():
+        if args.only and name not in args.only:
+            continue
         module.eval()
         captured = capture(module, list(feeds.values()))
         if args.check:
@@ -335,7 +413,7 @@ def main() -> None:
         expected = captured.outputs("")[0]
         for exporter in EXPORTERS.get(name, ("ts", "dynamo")):
             path = HERE / f"{exporter}_{name}.onnx"
-            export(module, feeds, path, exporter == "dynamo", scripted=name == "elman")
+            export(module, feeds, path, exporter == "dynamo", scripted=name in SCRIPTED)
             got = _ort(path, feeds)
             np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
             for fault, plant in FAULTS[name].items():

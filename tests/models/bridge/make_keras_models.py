@@ -1,7 +1,8 @@
 """The recipe of the Keras models in this folder: small functional Keras 3 models (seeded) exported by tf2onnx,
 each stored with what Keras computed (`<model>.npz`, written by explorer.bridge.capture_keras: every layer's
-input and output, a Bidirectional layer's two directions), its inputs (`<model>_feeds.npz`) and copies with
-faults planted by editing the ONNX file (`faults/`). Run it from this folder with the TensorFlow venv:
+input and output, a Bidirectional layer's two directions, each layer's source line: the models are built inside
+`keras_sources`), its inputs (`<model>_feeds.npz`) and copies with faults planted by editing the ONNX file
+(`faults/`). Run it from this folder with the TensorFlow venv:
 
     python make_keras_models.py            # writes everything
     python make_keras_models.py --check    # checks the stored captures against a fresh run, writes nothing
@@ -26,15 +27,16 @@ from onnx import numpy_helper  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
-from explorer.bridge.capture_keras import capture_keras  # noqa: E402
+from explorer.bridge.capture_keras import build_with_sources, capture_keras  # noqa: E402
 from explorer.bridge.captured import load_captured  # noqa: E402
 
 
 def keras_tagger() -> keras.Model:
-    """A Bidirectional GRU (reset_after=True), an LSTM and a Dense head over [2, 6, 3]."""
+    """A Bidirectional GRU (reset_after=True, biases drawn at random), an LSTM and a Dense head over [2, 6, 3]."""
     keras.utils.set_random_seed(0)
     x = keras.Input((6, 3), batch_size=2, name="x")
-    h = keras.layers.Bidirectional(keras.layers.GRU(4, return_sequences=True, reset_after=True), name="bigru")(x)
+    gru = keras.layers.GRU(4, return_sequences=True, reset_after=True, bias_initializer="random_normal")
+    h = keras.layers.Bidirectional(gru, name="bigru")(x)
     h = keras.layers.LSTM(5, return_sequences=True, name="lstm")(h)
     return keras.Model(x, keras.layers.Dense(2, name="head")(h), name="tagger")
 
@@ -48,7 +50,27 @@ def keras_conv() -> keras.Model:
     return keras.Model(x, keras.layers.Dense(2, name="head")(h), name="convgru")
 
 
-MODELS = {"keras_tagger": (keras_tagger, (2, 6, 3)), "keras_conv": (keras_conv, (2, 7, 3))}
+def keras_masked() -> keras.Model:
+    """A Masking layer (steps of zeros are padding), an LSTM it masks and a Dense head over [2, 6, 3]."""
+    keras.utils.set_random_seed(2)
+    x = keras.Input((6, 3), batch_size=2, name="x")
+    h = keras.layers.Masking(0.0, name="mask")(x)
+    h = keras.layers.LSTM(4, return_sequences=True, name="lstm")(h)
+    return keras.Model(x, keras.layers.Dense(2, name="head")(h), name="masked")
+
+
+MODELS = {"keras_tagger": (keras_tagger, (2, 6, 3)), "keras_conv": (keras_conv, (2, 7, 3)),
+          "keras_masked": (keras_masked, (2, 6, 3))}
+
+
+def feeds(name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Seeded inputs; the masked model's are padded with steps of zeros (the first sequence after step 3, the
+    second at step 2)."""
+    x = np.random.default_rng(len(name)).standard_normal(shape).astype(np.float32)
+    if name == "keras_masked":
+        x[0, 4:] = 0.0
+        x[1, 2] = 0.0
+    return x
 
 
 def _init(proto: onnx.ModelProto, name: str) -> onnx.TensorProto:
@@ -76,25 +98,85 @@ def fault_loop_constant(proto: onnx.ModelProto) -> str:
     return f"Loop {loop.name!r}: its body's constant {one.name} (1 in 1 - z) set to 0.9"
 
 
-FAULTS = {"keras_tagger": {"lstm_if": fault_lstm_if, "loop_constant": fault_loop_constant},
-          "keras_conv": {"loop_constant": fault_loop_constant}}
+def _loops(proto: onnx.ModelProto) -> list[onnx.NodeProto]:
+    return [n for n in proto.graph.node if n.op_type == "Loop"]
+
+
+def _stored(proto: onnx.ModelProto, loop: onnx.NodeProto, width: int) -> list[onnx.TensorProto]:
+    """The weights tf2onnx hands the Loop of a recurrent layer (kernel, recurrent kernel, bias: `width`, gates
+    times units, wide), as stored."""
+    stored = {t.name: t for t in proto.graph.initializer}
+    return [stored[name] for name in loop.input if name in stored and stored[name].dims[-1:] == [width]]
+
+
+def _permute_blocks(tensor: onnx.TensorProto, gates: int, order: list[int]) -> None:
+    value = numpy_helper.to_array(tensor)
+    parts = np.split(value, gates, axis=-1)
+    tensor.CopyFrom(numpy_helper.from_array(np.concatenate([parts[k] for k in order], axis=-1), tensor.name))
+
+
+def fault_gru_gates(proto: onnx.ModelProto) -> str:
+    """The z and r blocks of the forward GRU's kernel, recurrent kernel and bias swapped (read in its Loop)."""
+    loop = _loops(proto)[0]
+    for tensor in _stored(proto, loop, 12):
+        _permute_blocks(tensor, 3, [1, 0, 2])
+    return f"Loop {loop.name!r}: the z and r blocks of its kernel, recurrent kernel and bias swapped"
+
+
+def fault_gru_directions(proto: onnx.ModelProto) -> str:
+    """The forward and backward GRUs' weights swapped between their two Loops."""
+    forward, backward = (_stored(proto, loop, 12) for loop in _loops(proto)[:2])
+    for a in forward:
+        b = next(t for t in backward if list(t.dims) == list(a.dims))
+        va, vb = numpy_helper.to_array(a), numpy_helper.to_array(b)
+        a.CopyFrom(numpy_helper.from_array(vb, a.name))
+        b.CopyFrom(numpy_helper.from_array(va, b.name))
+    return "the forward and backward GRU Loops' weights swapped"
+
+
+def fault_gru_bias_halves(proto: onnx.ModelProto) -> str:
+    """The input and recurrent rows of the forward GRU's bias ([2, 3 units] with reset_after=True) swapped."""
+    loop = _loops(proto)[0]
+    bias = next(t for t in _stored(proto, loop, 12) if list(t.dims[:1]) == [2])
+    bias.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(bias)[::-1].copy(), bias.name))
+    return f"Loop {loop.name!r}: the input and recurrent rows of its bias swapped"
+
+
+def fault_masked_lstm_if(proto: onnx.ModelProto) -> str:
+    """The i and f blocks of the masked LSTM's kernel, recurrent kernel and bias swapped (read in its Loop)."""
+    loop = _loops(proto)[0]
+    for tensor in _stored(proto, loop, 16):
+        _permute_blocks(tensor, 4, [1, 0, 2, 3])
+    return f"Loop {loop.name!r}: the i and f blocks of its kernel, recurrent kernel and bias swapped"
+
+
+FAULTS = {"keras_tagger": {"lstm_if": fault_lstm_if, "loop_constant": fault_loop_constant,
+                           "gru_gates": fault_gru_gates, "gru_directions": fault_gru_directions,
+                           "gru_bias_halves": fault_gru_bias_halves},
+          "keras_conv": {"loop_constant": fault_loop_constant},
+          "keras_masked": {"lstm_if": fault_masked_lstm_if}}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="check the stored captures, write nothing")
+    parser.add_argument("--only", nargs="+", metavar="MODEL", help="these models alone (default: every one)")
     args = parser.parse_args()
     os.chdir(HERE)
     (HERE / "faults").mkdir(exist_ok=True)
     for name, (build, shape) in MODELS.items():
-        model = build()
-        x = np.random.default_rng(len(name)).standard_normal(shape).astype(np.float32)
+        if args.only and name not in args.only:
+            continue
+        model = build_with_sources(build)  # each layer keeps the line that made it
+        x = feeds(name, shape)
         captured = capture_keras(model, [x])
         if args.check:
             stored = load_captured(HERE / f"{name}.npz")
             assert set(stored.values) == set(captured.values), name
             for key, value in captured.values.items():
                 np.testing.assert_allclose(stored.values[key], value, rtol=1e-6, atol=1e-7, err_msg=str(key))
+            assert {m: vars(i) for m, i in stored.modules.items()} == \
+                {m: vars(i) for m, i in captured.modules.items()}, name
             print(f"{name}: the stored capture is what a fresh run gives ({len(captured.values)} values)")
             continue
         captured.save(HERE / f"{name}.npz")

@@ -1,0 +1,186 @@
+"""A recurrent cell the exporter wrote as a Loop or Scan (found by explorer/cells), departing on its own: the
+exporter's mistakes are fitted on the weights its body reads (per direction: the kernel, the recurrent kernel,
+their biases, a GRU's candidate kernel, as cells/cell_weights.py finds them): the gate blocks in another order
+(every tensor together, or one alone), the input and recurrent biases swapped, the two directions' weights
+swapped (a bidirectional pair of loops). Each variant is written into a copy of the model (rewrite.py) and the
+point is rerun there from exact inputs (forcing.py); the first that gives the framework's value is the fix,
+written as new values of those weights."""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+
+from ..cells.cell import RecurrentCell
+from ..cells.find import recurrent_cells
+from ..compare.stats import compare_values
+from ..errors import ExplorerError
+from ..model.model import Model, load
+from .align import Point, Recorded
+from .forcing import force
+from .report import Finding
+from .rewrite import WeightKey, rewrite_weights
+
+ROLES = ("kernel", "recurrent", "kernel_bias", "recurrent_bias", "candidate")
+LETTERS = {("PyTorch", "GRU"): "rzn", ("PyTorch", "LSTM"): "ifgo", ("Keras", "GRU"): "zrh",
+           ("Keras", "LSTM"): "ifco"}  # the framework's gate order in its stored weights
+Changes = dict[WeightKey, np.ndarray]
+
+
+@dataclass
+class Tensor:
+    """One weight a direction's body reads: which node reads it, its value in the run, the axis its gate blocks
+    stack on and how many blocks it holds."""
+
+    role: str
+    direction: int
+    key: WeightKey
+    value: np.ndarray
+    axis: int
+    blocks: int
+
+
+@dataclass
+class LoopFit:
+    """The finding, and the model with its fix written in (to tell which other departing points it mends)."""
+
+    finding: Finding
+    fixed: Model
+
+
+def cell_for(model: Model, point: Point, before: list[Point]) -> RecurrentCell | None:
+    """The loop-form cell whose body computes `point`, or whose loop the point's value is computed from (the
+    nodes between them in the point's graph, back to the values of the earlier points `before`)."""
+    cells = [c for c in recurrent_cells(model) if c.form in ("loop", "scan") and c.weights]
+    if point.onnx_node is None or not cells:
+        return None
+    for cell in cells:
+        if any(point.onnx_node.startswith(f"{loop}/") for loop in cell.loops):
+            return cell
+    graph = model.node(point.onnx_node).graph
+    known = {p.onnx_value for p in before if p.onnx_value is not None}
+    producer = {name: ref for ref in model.nodes() if ref.graph.path == graph.path for name in ref.proto.output
+                if name not in known}
+    seen: set[str] = set()
+    stack = [point.onnx_node]
+    while stack and len(seen) < 64:
+        path = stack.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for cell in cells:
+            if path in cell.loops:
+                return cell
+        stack.extend(producer[name].path for name in model.node(path).proto.input if name in producer)
+    return None
+
+
+def _tensors(cell: RecurrentCell, recorded: Recorded) -> list[Tensor]:
+    found = []
+    hidden = cell.hidden_size or 0
+    for d, weights in enumerate(cell.weights):
+        for role in ROLES:
+            source = getattr(weights, role)
+            if source is None:
+                continue
+            seen = [values[source.value] for values in recorded.values() if source.value in values]
+            if not seen or not hidden or any(not np.array_equal(v, seen[0]) for v in seen[1:]):
+                continue  # a weight is the same at every step
+            value = seen[0]
+            value = np.asarray(value)
+            transposed = weights.transposed if role in ("kernel", "kernel_bias") else weights.recurrent_transposed
+            axis = 0 if (transposed and value.ndim == 2 and role in ("kernel", "recurrent")) else value.ndim - 1
+            blocks = value.shape[axis] // hidden if value.ndim and value.shape[axis] % hidden == 0 else 1
+            found.append(Tensor(role, d, (source.node, source.value), value, axis, blocks))
+    return found
+
+
+def _reorder(t: Tensor, order: tuple[int, ...]) -> np.ndarray:
+    parts = np.split(t.value, t.blocks, axis=t.axis)
+    return np.concatenate([parts[k] for k in order], axis=t.axis)
+
+
+def variants(cell: RecurrentCell, tensors: list[Tensor]) -> Iterator[tuple[str, str, Changes]]:
+    """(what the export got wrong, the fix, the weights' new values), simplest first."""
+    by_role = {(t.role, t.direction): t for t in tensors}
+    for d in range(cell.num_directions):
+        a, b = by_role.get(("kernel_bias", d)), by_role.get(("recurrent_bias", d))
+        if a is not None and b is not None and a.value.shape == b.value.shape:
+            where = f" of direction {d}" if cell.num_directions > 1 else ""
+            yield (f"the input and recurrent biases{where} are swapped",
+                   f"swap {a.key[1]} and {b.key[1]}", {a.key: b.value, b.key: a.value})
+    if cell.num_directions == 2:
+        pairs = [(t, by_role.get((t.role, 1))) for t in tensors if t.direction == 0]
+        swapped: Changes = {}
+        for a, b in pairs:
+            if b is not None and a.value.shape == b.value.shape:
+                swapped |= {a.key: b.value, b.key: a.value}
+        if swapped:
+            yield ("the forward and reverse directions' weights are swapped",
+                   "swap the two directions' weights", swapped)
+    letters = LETTERS.get((cell.framework, cell.kind), "")
+    for blocks in sorted({t.blocks for t in tensors if t.blocks > 1}, reverse=True):
+        fused = [t for t in tensors if t.blocks == blocks]
+        names = letters if len(letters) == blocks else "".join(chr(ord("a") + k) for k in range(blocks))
+        for order in itertools.permutations(range(blocks)):
+            if order == tuple(range(blocks)):
+                continue
+            shown = "".join(names[k] for k in order)
+            for d in range(cell.num_directions):
+                mine = [t for t in fused if t.direction == d]
+                where = f" of direction {d}" if cell.num_directions > 1 else ""
+                yield (f"the gate blocks of its weights{where} are in the wrong order (the framework's {names} holds "
+                       f"{shown})", f"reorder the gate blocks of {_names(mine)} as {shown}",
+                       {t.key: _reorder(t, order) for t in mine})
+                for t in mine:
+                    yield (f"the gate blocks of its {t.role.replace('_', ' ')}{where} are in the wrong order",
+                           f"reorder the gate blocks of {t.key[1]} as {shown}", {t.key: _reorder(t, order)})
+
+
+def _names(tensors: list[Tensor]) -> str:
+    return ", ".join(dict.fromkeys(t.key[1] for t in tensors))
+
+
+def _variant_model(model: Model, changes: Changes) -> Model | None:
+    proto = onnx.ModelProto()
+    proto.CopyFrom(model.as_given())
+    if rewrite_weights(proto, model, changes):
+        return None
+    try:
+        return load(proto.SerializeToString())
+    except ExplorerError:
+        return None
+
+
+def mends(fixed: Model, point: Point, before: list[Point], recorded: Recorded, errors: dict[int, float],
+          rtol: float, atol: float) -> bool:
+    """Whether `point`, rerun from exact inputs in the fixed model, gives the framework's value."""
+    forced = force(fixed, point, before, recorded, errors)
+    return forced.value is not None and compare_values(point.label, forced.value, point.framework, rtol, atol).ok
+
+
+def fit_loop_cell(model: Model, point: Point, before: list[Point], recorded: Recorded, errors: dict[int, float],
+                  rtol: float, atol: float) -> LoopFit | None:
+    """The variant of the weights of the loop-form cell computing `point` that gives the framework's value there,
+    as a finding with its fix; None when no such cell computes it or no variant fits."""
+    cell = cell_for(model, point, before)
+    if cell is None:
+        return None
+    tensors = _tensors(cell, recorded)
+    for wrong, fix, changes in variants(cell, tensors):
+        fixed = _variant_model(model, changes)
+        if fixed is None:
+            continue
+        forced = force(fixed, point, before, recorded, errors)
+        if forced.value is None:
+            continue
+        diff = compare_values(point.label, forced.value, point.framework, rtol, atol)
+        if diff.ok:
+            text = (f"{cell.kind} written as a {cell.form} ({cell.loops[0]!r}): {wrong}. Fixed ({fix}), "
+                    f"{point.label} matches the framework to {diff.max_abs:.1g}")
+            return LoopFit(Finding(point.module, point.onnx_node, text, fix, point=point.label, weights=changes),
+                           fixed)
+    return None
