@@ -19,7 +19,7 @@ from ..model.model import Model, load
 from .api import FrameworkSide, compare_framework
 from .fitting import Fit
 from .report import Finding, FrameworkComparison
-from .rewrite import rewrite_weights
+from .weight_writes import rewrite_weights
 
 
 @dataclass

@@ -2,7 +2,7 @@
 exporter's mistakes are fitted on the weights its body reads (per direction: the kernel, the recurrent kernel,
 their biases, a GRU's candidate kernel, as cells/cell_weights.py finds them): the gate blocks in another order
 (every tensor together, or one alone), the input and recurrent biases swapped, the two directions' weights
-swapped (a bidirectional pair of loops). Each variant is written into a copy of the model (rewrite.py) and the
+swapped (a bidirectional pair of loops). Each variant is written into a copy of the model (weight_writes.py) and the
 point is rerun there from exact inputs (forcing.py); the first that gives the framework's value is the fix,
 written as new values of those weights."""
 from __future__ import annotations
@@ -22,7 +22,7 @@ from ..model.model import Model, load
 from .align import Point, Recorded
 from .forcing import force
 from .report import Finding
-from .rewrite import WeightKey, rewrite_weights
+from .weight_writes import WeightKey, rewrite_weights
 
 ROLES = ("kernel", "recurrent", "kernel_bias", "recurrent_bias", "candidate")
 LETTERS = {("PyTorch", "GRU"): "rzn", ("PyTorch", "LSTM"): "ifgo", ("Keras", "GRU"): "zrh",

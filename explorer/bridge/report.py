@@ -25,7 +25,7 @@ class Finding:
     rewire: tuple[str, int, str] | None = None  # (node, input position, value the fix makes it read)
     attribute: tuple[str, str, float] | None = None  # (node, attribute, value the fix sets)
     replace: dict[str, Any] | None = field(default=None, repr=False)  # weights (initializers) the fix rewrites
-    # weights a loop's body reads: (node path, value it reads) -> the value the fix gives it (see rewrite.py)
+    # weights a loop's body reads: (node path, value it reads) -> the value the fix gives it (see weight_writes.py)
     weights: dict[tuple[str, str], Any] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
