@@ -153,9 +153,8 @@ def _greedy(op: OpNode, bodies: Bodies, sampling: bool) -> SpecialKernel:
             else:
                 tokens = np.argmax(scores, axis=1).astype(np.int32)
             chose = tokens.tolist()
-            finished = tokens == eos
-            ended[finished] = True
-            tokens[finished] = pad
+            ended[tokens == eos] = True
+            tokens[ended] = pad  # a row that ended goes on with the pad id
             loop.sequences = np.concatenate([loop.sequences, tokens[:, None]], axis=1)
             return tokens, None, IterationInfo(tokens=chose, finished=ended.tolist()), bool(ended.all())
 

@@ -1,0 +1,146 @@
+"""onnxruntime's generation operators (GreedySearch, BeamSearch, Sampling) on explorer's kernels: the models
+onnxruntime's convert_generation writes (tests/models/generation_ops), judged by onnxruntime's outputs (stored by the
+recipe, and live for the variants), every decode step recorded as an iteration."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+import explorer
+
+HERE = Path(__file__).resolve().parents[1] / "models" / "generation_ops"
+EXPECTED = np.load(HERE / "expected.npz")
+CASES = sorted({key.split("/", 1)[0] for key in EXPECTED.files if "/" in key})
+FILES = {"greedy": "gpt2_greedy.onnx", "beam": "gpt2_beam.onnx", "sampling": "gpt2_sampling.onnx",
+         "t5_beam": "t5_beam.onnx"}
+
+
+def _file(case: str) -> str:
+    return FILES[next(prefix for prefix in sorted(FILES, key=len, reverse=True) if case.startswith(prefix))]
+
+
+def _feeds(case: str) -> dict[str, np.ndarray]:
+    return {key.split("/", 1)[1]: EXPECTED[key] for key in EXPECTED.files if key.startswith(f"{case}/")}
+
+
+def _onnxruntime(model: onnx.ModelProto | Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    source = model.SerializeToString() if isinstance(model, onnx.ModelProto) else str(model)
+    session = ort.InferenceSession(source, providers=["CPUExecutionProvider"])
+    return dict(zip([o.name for o in session.get_outputs()], session.run(None, feeds)))
+
+
+def _node(trace: explorer.Trace) -> str:
+    return trace.events[-1].node
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_outputs_equal_onnxruntimes(case):
+    trace = explorer.run(HERE / _file(case), _feeds(case))
+    assert trace.error is None
+    wanted = {key.split("=", 1)[1]: EXPECTED[key] for key in EXPECTED.files if key.startswith(f"{case}=")}
+    for name, want in wanted.items():
+        got = trace.outputs[name]
+        if want.dtype.kind == "i":
+            np.testing.assert_array_equal(got, want, err_msg=f"{case} {name}")
+        else:  # T5's logits reach the hundreds with these weights: float32's error is relative
+            np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4, err_msg=f"{case} {name}")
+
+
+@pytest.mark.parametrize("case", ["greedy", "beam", "t5_beam"])
+def test_every_step_is_an_iteration_of_the_node(case):
+    trace = explorer.run(HERE / _file(case), _feeds(case))
+    node = _node(trace)
+    steps = trace.iterations(node)
+    event = trace.events[-1]
+    assert event.info["iterations"] == len(steps) > 1
+    assert [it.index for it in steps] == [(k,) for k in range(len(steps))]
+    decoder = [e for e in trace.events if e.node.startswith(f"{node}/decoder/")]
+    assert {e.iteration for e in decoder} == {(k,) for k in range(len(steps))}
+    rows = len(steps[0].info["tokens"])
+    assert steps[0].inputs["input_ids"].shape[0] == rows
+    assert all(it.outputs["logits"].shape[0] == rows for it in steps)
+    if case.startswith("t5"):
+        assert steps[0].info["subgraphs"] == ["encoder", "decoder"]
+        assert all(e.iteration == (0,) for e in trace.events if e.node.startswith(f"{node}/encoder/"))
+    else:
+        assert all(it.info["subgraphs"] == ["decoder"] for it in steps)
+
+
+def test_greedy_iterations_hold_the_chosen_tokens():
+    feeds = _feeds("greedy")
+    trace = explorer.run(HERE / "gpt2_greedy.onnx", feeds)
+    chosen = np.array([it.info["tokens"] for it in trace.iterations(_node(trace))]).T
+    prompt = feeds["input_ids"].shape[1]
+    np.testing.assert_array_equal(trace.outputs["sequences"][:, prompt:], chosen)
+
+
+def test_beam_iterations_rebuild_the_open_beams():
+    """Following each step's beams (the row each new row continues) and tokens rebuilds the beams; their scores are
+    the summed log-probabilities onnxruntime returns as the last step's scores, at the chosen tokens."""
+    feeds = _feeds("beam")
+    trace = explorer.run(HERE / "gpt2_beam.onnx", feeds)
+    steps = trace.iterations(_node(trace))
+    beams = int(feeds["num_beams"][0])
+    rows = np.repeat(feeds["input_ids"], beams, axis=0)
+    for it in steps:
+        rows = np.concatenate([rows[it.info["beams"]], np.array(it.info["tokens"])[:, None]], axis=1)
+    last = steps[-1]
+    scores = trace.outputs["scores"][len(steps) - 1].reshape(-1, trace.outputs["scores"].shape[-1])
+    np.testing.assert_allclose(last.info["scores"], scores[last.info["beams"], last.info["tokens"]], rtol=1e-6)
+    best = trace.outputs["sequences"][:, 0]
+    assert any(np.array_equal(best[0], row) for row in rows[:beams])
+
+
+def _with(model: onnx.ModelProto, **attributes: int) -> onnx.ModelProto:
+    node = model.graph.node[0]
+    for name, value in attributes.items():
+        kept = [a for a in node.attribute if a.name != name]
+        del node.attribute[:]
+        node.attribute.extend([*kept, onnx.helper.make_attribute(name, value)])
+    return model
+
+
+@pytest.mark.parametrize("attributes", [{"early_stopping": 1}, {"no_repeat_ngram_size": 2},
+                                        {"no_repeat_ngram_size": 1, "early_stopping": 1}])
+def test_beam_search_attributes_as_onnxruntime(attributes):
+    model = _with(onnx.load(HERE / "gpt2_beam.onnx"), **attributes)
+    feeds = {**_feeds("beam_long"), "max_length": np.array([30], np.int32)}
+    want = _onnxruntime(model, feeds)
+    trace = explorer.run(model, feeds)
+    np.testing.assert_array_equal(trace.outputs["sequences"], want["sequences"])
+    np.testing.assert_allclose(trace.outputs["sequences_scores"], want["sequences_scores"], rtol=1e-5)
+
+
+def test_greedy_rows_that_end_early_as_onnxruntime():
+    """The first prompt reaches the end-of-sequence id (3, also the pad id) after 24 tokens, the other never: the
+    first row's pad stands for it and for every later token, as in onnxruntime's."""
+    feeds = {**_feeds("greedy"), "input_ids": np.array([[98, 94, 108, 25], [109, 82, 67, 37]], np.int32),
+             "max_length": np.array([40], np.int32)}
+    want = _onnxruntime(HERE / "gpt2_greedy.onnx", feeds)
+    trace = explorer.run(HERE / "gpt2_greedy.onnx", feeds)
+    np.testing.assert_array_equal(trace.outputs["sequences"], want["sequences"])
+    assert (trace.outputs["sequences"][0, 28:] == 3).all()
+    assert trace.iterations(_node(trace))[-1].info["finished"] == [True, False]
+
+
+def test_greedy_vocab_mask_as_onnxruntime():
+    model = onnx.load(HERE / "gpt2_greedy.onnx")
+    model.graph.input.append(onnx.helper.make_tensor_value_info("vocab_mask", onnx.TensorProto.INT32, [128]))
+    model.graph.node[0].input[4] = "vocab_mask"
+    mask = np.ones(128, np.int32)
+    mask[[28, 48, 13]] = 0  # the tokens greedy picks most
+    feeds = {**_feeds("greedy"), "vocab_mask": mask}
+    trace = explorer.run(model, feeds)
+    np.testing.assert_array_equal(trace.outputs["sequences"], _onnxruntime(model, feeds)["sequences"])
+
+
+@pytest.mark.parametrize("seed", [1, 12345, 2**31 - 2])
+def test_sampling_draws_onnxruntimes_tokens(seed):
+    feeds = {**_feeds("sampling"), "seed": np.array([seed], np.int32)}
+    trace = explorer.run(HERE / "gpt2_sampling.onnx", feeds)
+    np.testing.assert_array_equal(trace.outputs["sequences"],
+                                  _onnxruntime(HERE / "gpt2_sampling.onnx", feeds)["sequences"])
