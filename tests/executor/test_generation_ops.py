@@ -11,12 +11,13 @@ import onnxruntime as ort
 import pytest
 
 import explorer
+from explorer.errors import ExecutionError
 
 HERE = Path(__file__).resolve().parents[1] / "models" / "generation_ops"
 EXPECTED = np.load(HERE / "expected.npz")
 CASES = sorted({key.split("/", 1)[0] for key in EXPECTED.files if "/" in key})
 FILES = {"greedy": "gpt2_greedy.onnx", "beam": "gpt2_beam.onnx", "sampling": "gpt2_sampling.onnx",
-         "t5_beam": "t5_beam.onnx"}
+         "t5_beam": "t5_beam.onnx", "t5_init_beam": "t5_beam_init.onnx"}
 
 
 def _file(case: str) -> str:
@@ -50,7 +51,7 @@ def test_outputs_equal_onnxruntimes(case):
             np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4, err_msg=f"{case} {name}")
 
 
-@pytest.mark.parametrize("case", ["greedy", "beam", "t5_beam"])
+@pytest.mark.parametrize("case", ["greedy", "beam", "t5_beam", "t5_init_beam"])
 def test_every_step_is_an_iteration_of_the_node(case):
     trace = explorer.run(HERE / _file(case), _feeds(case))
     node = _node(trace)
@@ -59,15 +60,14 @@ def test_every_step_is_an_iteration_of_the_node(case):
     assert event.info["iterations"] == len(steps) > 1
     assert [it.index for it in steps] == [(k,) for k in range(len(steps))]
     decoder = [e for e in trace.events if e.node.startswith(f"{node}/decoder/")]
-    assert {e.iteration for e in decoder} == {(k,) for k in range(len(steps))}
+    first = 1 if case == "t5_init_beam" else 0  # the earlier T5 layout: the encoder runs the first step
+    assert {e.iteration for e in decoder} == {(k,) for k in range(first, len(steps))}
     rows = len(steps[0].info["tokens"])
-    assert steps[0].inputs["input_ids"].shape[0] == rows
-    assert all(it.outputs["logits"].shape[0] == rows for it in steps)
-    if case.startswith("t5"):
-        assert steps[0].info["subgraphs"] == ["encoder", "decoder"]
-        assert all(e.iteration == (0,) for e in trace.events if e.node.startswith(f"{node}/encoder/"))
-    else:
-        assert all(it.info["subgraphs"] == ["decoder"] for it in steps)
+    assert all(it.outputs["logits"].shape[0] == rows for it in steps[first:])
+    assert all(e.iteration == (0,) for e in trace.events if e.node.startswith(f"{node}/encoder/"))
+    subgraphs = {"t5_beam": ["encoder", "decoder"], "t5_init_beam": ["encoder"]}.get(case, ["decoder"])
+    assert steps[0].info["subgraphs"] == subgraphs
+    assert all(it.info["subgraphs"] == ["decoder"] for it in steps[1:])
 
 
 def test_greedy_iterations_hold_the_chosen_tokens():
@@ -144,3 +144,25 @@ def test_sampling_draws_onnxruntimes_tokens(seed):
     trace = explorer.run(HERE / "gpt2_sampling.onnx", feeds)
     np.testing.assert_array_equal(trace.outputs["sequences"],
                                   _onnxruntime(HERE / "gpt2_sampling.onnx", feeds)["sequences"])
+
+
+def test_greedy_search_of_an_encoder_decoder_is_refused_as_onnxruntime_refuses_it():
+    model = onnx.load(HERE / "t5_beam.onnx")
+    node = model.graph.node[0]
+    node.op_type = "GreedySearch"
+    del node.input[3:]
+    del node.output[1:]
+    kept = [a for a in node.attribute if a.name != "early_stopping"]
+    del node.attribute[:]
+    node.attribute.extend(kept)
+    with pytest.raises(ExecutionError, match="model_type 1: onnxruntime's GreedySearch runs"):
+        explorer.run(model, _feeds("t5_beam"))
+
+
+def test_whispers_inputs_are_refused_naming_the_node():
+    model = onnx.load(HERE / "gpt2_beam.onnx")
+    model.graph.input.append(onnx.helper.make_tensor_value_info("logits_processor", onnx.TensorProto.INT32, [1]))
+    node = model.graph.node[0]
+    node.input.extend([""] * (11 - len(node.input)) + ["logits_processor"])  # its 12th input
+    with pytest.raises(ExecutionError, match="BeamSearch_gpt2.*logits_processor"):
+        explorer.run(model, {**_feeds("beam"), "logits_processor": np.array([1], np.int32)})

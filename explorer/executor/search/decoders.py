@@ -9,10 +9,13 @@
 - T5 (model_type 1): `encoder` runs once on the prompt (encoder_input_ids, encoder_attention_mask: 0 only where
   the prompt starts with pad ids) and returns each layer's cross-attention key and value; `decoder` then takes
   input_ids (one token per row, decoder_start_token_id first), the encoder's mask, the self-attention past (empty
-  at first) and the cross-attention values, and returns logits and the self-attention present.
+  at first) and the cross-attention values, and returns logits and the self-attention present. In the tool's
+  earlier layout the encoder also takes the start tokens and returns the first step's logits, its hidden states
+  and the self-attention present: the decoder runs from the second step.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -150,25 +153,30 @@ class _GptRun:
 
 
 class T5Decoder:
-    """The encoder-decoder layout (model_type 1) as onnxruntime's tool writes it today: an encoder that returns only
-    the cross-attention values, a decoder fed one token a step."""
+    """The encoder-decoder layout (model_type 1) in either form onnxruntime's tool writes: an encoder that returns
+    each layer's cross-attention values, or (its earlier form, --encoder_decoder_init) one that also takes the
+    start tokens and runs the decoder's first step (logits, the hidden states, the self-attention present too)."""
 
     def __init__(self, op: OpNode, bodies: Bodies, start_token: int) -> None:
         encoder, decoder = _graph_attribute(op, "encoder"), _graph_attribute(op, "decoder")
         if encoder is None or decoder is None:
             raise op.error("an encoder-decoder search needs both its encoder and decoder subgraphs")
         inputs = [i.name for i in encoder.input]
-        if inputs != ["encoder_input_ids", "encoder_attention_mask"] or (
-                encoder.output and encoder.output[0].name == "logits"):
-            raise op.error(f"its encoder (inputs {inputs}) also runs the decoder's first step, the earlier layout of "
-                           "onnxruntime's tool, which explorer does not run")
+        self.legacy = bool(encoder.output) and encoder.output[0].name == "logits"
+        wanted = ["encoder_input_ids", "encoder_attention_mask"] + (["decoder_input_ids"] if self.legacy else [])
+        if inputs != wanted:
+            raise op.error(f"its encoder's inputs {inputs} are not {wanted}")
         names = [i.name for i in decoder.input]
-        if names[:2] != ["input_ids", "encoder_attention_mask"] or (len(names) - 2) % 4:
+        self.hidden = len(names) > 2 and names[2] == "encoder_hidden_states"
+        self.first_past = 3 if self.hidden else 2
+        if names[:2] != ["input_ids", "encoder_attention_mask"] or (len(names) - self.first_past) % 4:
             raise op.error(f"its decoder's inputs {names} are not input_ids, encoder_attention_mask, then each layer's "
                            "self- and cross-attention key and value")
+        if self.hidden and not self.legacy:
+            raise op.error("its decoder reads encoder_hidden_states, which its encoder does not return")
         if start_token < 0:
             raise op.error("decoder_start_token_id is not set")
-        self.layers = (len(names) - 2) // 4
+        self.layers = (len(names) - self.first_past) // 4
         self.bodies, self.path, self.start_token = bodies, op.path, start_token
 
     def start(self, call: Call, input_ids: np.ndarray, mask: np.ndarray | None, beams: int,
@@ -184,25 +192,41 @@ class _T5Run:
             started = np.cumsum(input_ids != pad, axis=1) > 0  # only a leading run of pad ids is masked out
             mask = started.astype(np.int32)
         self.encoder_inputs = [input_ids.astype(np.int32), np.asarray(mask, dtype=np.int32)]
-        rows = input_ids.shape[0] * beams
-        self.prompt = np.full((rows, 1), layout.start_token, dtype=np.int32)
+        if layout.legacy:
+            self.encoder_inputs.append(np.full((input_ids.shape[0], 1), layout.start_token, dtype=np.int32))
+        self.prompt = np.full((input_ids.shape[0] * beams, 1), layout.start_token, dtype=np.int32)
         self.inputs: list[Any] = []
+        self.encoded: list[Any] = []
+
+    def _expanded(self, values: Sequence[Any]) -> list[np.ndarray]:
+        return [np.repeat(np.asarray(v), self.beams, axis=0) for v in values]
 
     def run(self, index: tuple[int, ...], rows: int, vocab: int | None) -> Step:
-        ran = []
-        if not self.inputs:
-            _, cross = self.bodies.run("encoder", self.encoder_inputs, index)
+        layers = self.layout.layers
+        if not self.encoded:
+            graph, self.encoded = self.bodies.run("encoder", self.encoder_inputs, index)
+            if self.layout.legacy:  # its logits choose the first tokens; the decoder runs from the next step
+                return _step(graph, self.encoder_inputs, self.encoded, rows, vocab, ["encoder"])
+            cross = self.encoded
             heads, head_size = np.shape(cross[0])[1], np.shape(cross[0])[3]
             empty = np.zeros((rows, heads, 0, head_size), dtype=np.asarray(cross[0]).dtype)
-            self.inputs = [self.prompt, np.repeat(self.encoder_inputs[1], self.beams, axis=0),
-                           *([empty] * (2 * self.layout.layers)),
-                           *(np.repeat(c, self.beams, axis=0) for c in cross)]
-            ran.append("encoder")
+            self.inputs = [self.prompt, *self._expanded(self.encoder_inputs[1:2]), *([empty] * (2 * layers)),
+                           *self._expanded(cross)]
+            ran = ["encoder", "decoder"]
+        else:
+            ran = ["decoder"]
         graph, outputs = self.bodies.run("decoder", self.inputs, index)
-        return _step(graph, self.inputs, outputs, rows, vocab, [*ran, "decoder"])
+        return _step(graph, self.inputs, outputs, rows, vocab, ran)
 
     def advance(self, step: Step, tokens: np.ndarray, parents: np.ndarray | None) -> None:
-        selves = step.outputs[1:1 + 2 * self.layout.layers]
-        cross = self.inputs[2 + 2 * self.layout.layers:]
-        self.inputs = [tokens.reshape(-1, 1).astype(np.int32), self.inputs[1],
-                       *(s if parents is None else np.asarray(s)[parents] for s in selves), *cross]
+        layers, first_past = self.layout.layers, self.layout.first_past
+        tokens = tokens.reshape(-1, 1).astype(np.int32)
+        if not self.inputs:  # after the earlier layout's encoder: its hidden states, self and cross values
+            hidden = self._expanded(self.encoded[1:2]) if self.layout.hidden else []
+            self.inputs = [tokens, *self._expanded(self.encoder_inputs[1:2]), *hidden,
+                           *self._expanded(self.encoded[2:2 + 4 * layers])]
+            return
+        selves = step.outputs[1:1 + 2 * layers]
+        self.inputs = [tokens, *self.inputs[1:first_past],
+                       *(s if parents is None else np.asarray(s)[parents] for s in selves),
+                       *self.inputs[first_past + 2 * layers:]]

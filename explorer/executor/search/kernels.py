@@ -127,7 +127,10 @@ def sampling_kernel(op: OpNode, bodies: Bodies) -> SpecialKernel:
 
 
 def _greedy(op: OpNode, bodies: Bodies, sampling: bool) -> SpecialKernel:
-    layout = _layout(op, bodies)
+    if op.get_int("model_type", 0) != 0:
+        raise op.error(f"model_type {op.get_int('model_type', 0)}: onnxruntime's {op.op_type} runs decoder-only "
+                       "models (model_type 0) only")
+    layout = GptDecoder(op, bodies)
     eos, pad, vocab = op.get_int("eos_token_id"), op.get_int("pad_token_id"), _vocab(op)
     temperature = op.get_float("temperature", 1.0) if sampling else 1.0
     top_p = TopP(op.get_float("top_p", 0.0), op.get_float("filter_value", float("-inf")),
@@ -136,7 +139,7 @@ def _greedy(op: OpNode, bodies: Bodies, sampling: bool) -> SpecialKernel:
 
     def run(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
         inputs = _read(args, GREEDY_INPUTS, call)
-        input_ids, max_length = _prompt(inputs, 1 if isinstance(layout, T5Decoder) else np.shape(args[0])[1])
+        input_ids, max_length = _prompt(inputs, np.shape(args[0])[1])
         processors = _processors(op, inputs, eos, temperature)
         search = layout.start(call, input_ids, inputs.values.get("attention_mask"), 1, pad)
         loop = _Loop(call, search, search.prompt, max_length, vocab)
@@ -187,6 +190,8 @@ def beam_search_kernel(op: OpNode, bodies: Bodies) -> SpecialKernel:
 
     def run(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
         inputs = _read(args, BEAM_INPUTS, call)
+        if "decoder_input_ids" in inputs.values or inputs.scalar("logits_processor", 0) != 0:
+            raise inputs.error("decoder_input_ids and logits_processor (Whisper's) are not run by explorer")
         input_ids, max_length = _prompt(inputs, 1 if isinstance(layout, T5Decoder) else np.shape(args[0])[1])
         beams, returned = int(inputs.scalar("num_beams", 1)), int(inputs.scalar("num_return_sequences", 1))
         if not 1 <= returned <= beams <= 128:

@@ -7,8 +7,11 @@ layers, a vocabulary of 128, untied output embeddings so that the tokens vary; t
   FastGelu and EmbedLayerNormalization fused by the tool's optimizer; past_i and present_i hold key and value);
 - gpt2_beam.onnx: BeamSearch around the same decoder, with sequences_scores and the per-step scores;
 - gpt2_sampling.onnx: Sampling (top_p 0.6) with a seed input;
-- t5_beam.onnx: BeamSearch (model_type 1) around a T5 encoder (which also runs the decoder's first step) and
-  decoder, with sequences_scores and scores.
+- t5_beam.onnx: BeamSearch (model_type 1) around a T5 encoder (its outputs: each layer's cross-attention key and
+  value) and decoder, with sequences_scores and scores;
+- t5_beam_init.onnx: the same in the tool's earlier layout (--encoder_decoder_init): the encoder also runs the
+  decoder's first step (logits, the encoder's hidden states, the self-attention present), the decoder reads the
+  hidden states too.
 
 expected.npz holds, per case, the feeds (`<case>/<input>`) and onnxruntime's outputs (`<case>=<output>`); the cases
 are listed in CASES. The tool needs transformers 4.x (its GPT-2 exporter passes past as tuples) and the eager
@@ -69,6 +72,9 @@ CASES: dict[str, tuple[str, dict[str, np.ndarray]]] = {
     "t5_beam": ("t5_beam.onnx", {"input_ids": T5_PROMPTS, "max_length": i32(14), "min_length": i32(1),
                                  "num_beams": i32(4), "num_return_sequences": i32(2), "length_penalty": f32(1.0),
                                  "repetition_penalty": f32(1.0)}),
+    "t5_init_beam": ("t5_beam_init.onnx", {"input_ids": T5_PROMPTS, "max_length": i32(14), "min_length": i32(1),
+                                           "num_beams": i32(4), "num_return_sequences": i32(2),
+                                           "length_penalty": f32(1.0), "repetition_penalty": f32(1.0)}),
     "t5_beam_long": ("t5_beam.onnx", {"input_ids": T5_PROMPTS[:1], "max_length": i32(40), "min_length": i32(0),
                                       "num_beams": i32(3), "num_return_sequences": i32(3),
                                       "length_penalty": f32(0.8), "repetition_penalty": f32(1.2)}),
@@ -97,12 +103,27 @@ def convert(saved: Path, work: Path, output: str, model_type: str, kind: cg.Gene
     shutil.copyfile(work / output, HERE / output)
 
 
-def t5_subgraphs(saved: Path, work: Path) -> list[str]:
+def t5_subgraphs(saved: Path, work: Path, encoder_decoder_init: bool = False) -> list[str]:
     """The T5 encoder and decoder exported by the tool's T5 exporter, unoptimized: its optimizer fuses
-    RelativePositionBias, which onnxruntime runs only on CUDA."""
-    paths = export_t5_onnx_models(model_name_or_path=str(saved), cache_dir=str(work / "cache"), output_dir=str(work),
-                                  optimize_onnx=False, use_int32_inputs=True, model_type="t5", overwrite=True)
+    RelativePositionBias, which onnxruntime runs only on CUDA. `encoder_decoder_init`: the earlier layout, whose
+    encoder also runs the decoder's first step."""
+    folder = work / ("t5_init" if encoder_decoder_init else "t5_subgraphs")
+    folder.mkdir()
+    paths = export_t5_onnx_models(model_name_or_path=str(saved), cache_dir=str(work / "cache"),
+                                  output_dir=str(folder), optimize_onnx=False, use_int32_inputs=True,
+                                  model_type="t5", overwrite=True, encoder_decoder_init=encoder_decoder_init)
     return ["--encoder_decoder_init_onnx", paths[0], "--decoder_onnx", paths[1]]
+
+
+def written(sequences: np.ndarray, prompt: int, end: int = 3) -> np.ndarray:
+    """GreedySearch's and Sampling's sequences with 0 past what onnxruntime writes: when every row has ended (the
+    end id 3, which it writes as the pad id, also 3) before max_length, it leaves the rest of its output as its
+    memory held it."""
+    ended = [np.flatnonzero(row[prompt:] == end) for row in sequences]
+    if all(len(found) for found in ended):
+        sequences = sequences.copy()
+        sequences[:, prompt + max(int(found[0]) for found in ended) + 1:] = 0
+    return sequences
 
 
 def expected() -> None:
@@ -112,6 +133,8 @@ def expected() -> None:
         session = ort.InferenceSession(str(HERE / file), providers=["CPUExecutionProvider"])
         names = [o.name for o in session.get_outputs()]
         outputs = session.run(None, feeds)
+        if file in ("gpt2_greedy.onnx", "gpt2_sampling.onnx"):
+            outputs[0] = written(outputs[0], feeds["input_ids"].shape[1])
         for name, value in feeds.items():
             stored[f"{case}/{name}"] = value
         for name, value in zip(names, outputs):
@@ -137,6 +160,8 @@ def main() -> None:
                 "--num_beams", "1", "--num_return_sequences", "1", "--top_p", "0.6", "--seed")
         convert(work / "t5", work, "t5_beam.onnx", "t5", cg.GenerationType.BEAMSEARCH,
                 "--output_sequences_scores", "--output_token_scores", *t5_subgraphs(work / "t5", work))
+        convert(work / "t5", work, "t5_beam_init.onnx", "t5", cg.GenerationType.BEAMSEARCH,
+                "--output_sequences_scores", *t5_subgraphs(work / "t5", work, encoder_decoder_init=True))
     expected()
 
 
