@@ -9,6 +9,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from onnx import numpy_helper
 
 import explorer
 from explorer.errors import ExecutionError
@@ -166,3 +167,16 @@ def test_whispers_inputs_are_refused_naming_the_node():
     node.input.extend([""] * (11 - len(node.input)) + ["logits_processor"])  # its 12th input
     with pytest.raises(ExecutionError, match="BeamSearch_gpt2.*logits_processor"):
         explorer.run(model, {**_feeds("beam"), "logits_processor": np.array([1], np.int32)})
+
+
+def test_a_planted_fault_is_found_at_its_step_and_node():
+    """A decoder whose second attention's output projection is scaled by 1.01: compare finds the first divergence
+    at that MatMul, inside the BeamSearch's decoder, at the first step."""
+    faulty = onnx.load(HERE / "gpt2_beam.onnx")
+    decoder = next(a.g for a in faulty.graph.node[0].attribute if a.name == "decoder")
+    weight = next(t for t in decoder.initializer if t.name == "transformer.h.1.attn.c_proj.weight")
+    weight.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(weight) * np.float32(1.01), weight.name))
+    comparison = explorer.compare(HERE / "gpt2_beam.onnx", faulty, _feeds("beam"))
+    first = comparison.first
+    assert first is not None
+    assert (first.node, first.iteration) == ("BeamSearch_gpt2/decoder/GptAttention_1_matmul", (0,))
