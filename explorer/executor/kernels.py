@@ -2,8 +2,8 @@
 explorer/executor/ops/__init__.py):
 
 1. a call of a model-local function runs the function's body (executor/functions.py);
-2. a special kernel: control flow (onnxruntime's GreedySearch, BeamSearch and Sampling among it) from `BODIES`,
-   recurrent cells from `CELLS`;
+2. a special kernel: control flow (onnxruntime's generation operators among it) from `BODIES`, recurrent cells
+   from `CELLS`;
 3. explorer's own kernel from `ops.KERNELS` (one module per operator family);
 4. onnx.reference for the rare operators listed in `ops.REFERENCE_FALLBACK`;
 5. anything else is an UnsupportedOperatorError naming the node and the operator.

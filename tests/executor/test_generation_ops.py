@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parents[1] / "models" / "generation_ops"
 EXPECTED = np.load(HERE / "expected.npz")
 CASES = sorted({key.split("/", 1)[0] for key in EXPECTED.files if "/" in key})
 FILES = {"greedy": "gpt2_greedy.onnx", "beam": "gpt2_beam.onnx", "sampling": "gpt2_sampling.onnx",
-         "t5_beam": "t5_beam.onnx", "t5_init_beam": "t5_beam_init.onnx"}
+         "t5_beam": "t5_beam.onnx", "t5_init_beam": "t5_beam_init.onnx", "whisper_beam": "whisper_beam.onnx"}
 
 
 def _file(case: str) -> str:
@@ -52,7 +52,7 @@ def test_outputs_equal_onnxruntimes(case):
             np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4, err_msg=f"{case} {name}")
 
 
-@pytest.mark.parametrize("case", ["greedy", "beam", "t5_beam", "t5_init_beam"])
+@pytest.mark.parametrize("case", ["greedy", "beam", "t5_beam", "t5_init_beam", "whisper_beam"])
 def test_every_step_is_an_iteration_of_the_node(case):
     trace = explorer.run(HERE / _file(case), _feeds(case))
     node = _node(trace)
@@ -61,12 +61,13 @@ def test_every_step_is_an_iteration_of_the_node(case):
     assert event.info["iterations"] == len(steps) > 1
     assert [it.index for it in steps] == [(k,) for k in range(len(steps))]
     decoder = [e for e in trace.events if e.node.startswith(f"{node}/decoder/")]
-    first = 1 if case == "t5_init_beam" else 0  # the earlier T5 layout: the encoder runs the first step
+    first = 1 if case in ("t5_init_beam", "whisper_beam") else 0  # the encoder runs the first step
     assert {e.iteration for e in decoder} == {(k,) for k in range(first, len(steps))}
     rows = len(steps[0].info["tokens"])
     assert all(it.outputs["logits"].shape[0] == rows for it in steps[first:])
     assert all(e.iteration == (0,) for e in trace.events if e.node.startswith(f"{node}/encoder/"))
-    subgraphs = {"t5_beam": ["encoder", "decoder"], "t5_init_beam": ["encoder"]}.get(case, ["decoder"])
+    subgraphs = {"t5_beam": ["encoder", "decoder"], "t5_init_beam": ["encoder"], "whisper_beam": ["encoder"]}.get(
+        case, ["decoder"])
     assert steps[0].info["subgraphs"] == subgraphs
     assert all(it.info["subgraphs"] == ["decoder"] for it in steps[1:])
 
@@ -180,3 +181,16 @@ def test_a_planted_fault_is_found_at_its_step_and_node():
     first = comparison.first
     assert first is not None
     assert (first.node, first.iteration) == ("BeamSearch_gpt2/decoder/GptAttention_1_matmul", (0,))
+
+
+def test_whisper_starts_from_the_given_decoder_input_ids_as_onnxruntime():
+    model = onnx.load(HERE / "whisper_beam.onnx")
+    model.graph.input.append(onnx.helper.make_tensor_value_info("decoder_input_ids", onnx.TensorProto.INT32,
+                                                                ["batch", "start"]))
+    node = model.graph.node[0]
+    node.input.extend([""] * (10 - len(node.input)) + ["decoder_input_ids"])  # its 11th input
+    feeds = {**_feeds("whisper_beam"), "decoder_input_ids": np.array([[1, 40, 41], [1, 7, 8]], np.int32)}
+    want = _onnxruntime(model, feeds)
+    trace = explorer.run(model, feeds)
+    np.testing.assert_array_equal(trace.outputs["sequences"], want["sequences"])
+    np.testing.assert_allclose(trace.outputs["scores"], want["scores"], rtol=1e-3, atol=1e-4)

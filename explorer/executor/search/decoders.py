@@ -12,6 +12,8 @@
   at first) and the cross-attention values, and returns logits and the self-attention present. In the tool's
   earlier layout the encoder also takes the start tokens and returns the first step's logits, its hidden states
   and the self-attention present: the decoder runs from the second step.
+- Whisper (model_type 2): T5's earlier layout on input features (encoder_input_ids: batch × mel bins × frames)
+  and the start tokens (decoder_input_ids, or decoder_start_token_id), without attention masks.
 """
 from __future__ import annotations
 
@@ -152,26 +154,30 @@ class _GptRun:
                        *(p if parents is None else np.asarray(p)[:, parents] for p in presents)]
 
 
-class T5Decoder:
-    """The encoder-decoder layout (model_type 1) in either form onnxruntime's tool writes: an encoder that returns
-    each layer's cross-attention values, or (its earlier form, --encoder_decoder_init) one that also takes the
-    start tokens and runs the decoder's first step (logits, the hidden states, the self-attention present too)."""
+class EncoderDecoder:
+    """The encoder-decoder layouts: T5's (model_type 1) in either form onnxruntime's tool writes, an encoder that
+    returns each layer's cross-attention values, or (its earlier form, --encoder_decoder_init) one that also takes
+    the start tokens and runs the decoder's first step (logits, the hidden states, the self-attention present too);
+    Whisper's (model_type 2, WhisperBeamSearch), the earlier form on input features, without attention masks."""
 
-    def __init__(self, op: OpNode, bodies: Bodies, start_token: int) -> None:
+    def __init__(self, op: OpNode, bodies: Bodies, start_token: int, whisper: bool) -> None:
         encoder, decoder = _graph_attribute(op, "encoder"), _graph_attribute(op, "decoder")
         if encoder is None or decoder is None:
             raise op.error("an encoder-decoder search needs both its encoder and decoder subgraphs")
         inputs = [i.name for i in encoder.input]
-        self.legacy = bool(encoder.output) and encoder.output[0].name == "logits"
-        wanted = ["encoder_input_ids", "encoder_attention_mask"] + (["decoder_input_ids"] if self.legacy else [])
+        self.whisper = whisper
+        self.legacy = whisper or (bool(encoder.output) and encoder.output[0].name == "logits")
+        wanted = (["encoder_input_ids", "decoder_input_ids"] if whisper else
+                  ["encoder_input_ids", "encoder_attention_mask"] + (["decoder_input_ids"] if self.legacy else []))
         if inputs != wanted:
             raise op.error(f"its encoder's inputs {inputs} are not {wanted}")
         names = [i.name for i in decoder.input]
-        self.hidden = len(names) > 2 and names[2] == "encoder_hidden_states"
-        self.first_past = 3 if self.hidden else 2
-        if names[:2] != ["input_ids", "encoder_attention_mask"] or (len(names) - self.first_past) % 4:
-            raise op.error(f"its decoder's inputs {names} are not input_ids, encoder_attention_mask, then each layer's "
-                           "self- and cross-attention key and value")
+        fixed = ["input_ids"] if whisper else ["input_ids", "encoder_attention_mask"]
+        self.hidden = len(names) > len(fixed) and names[len(fixed)] == "encoder_hidden_states"
+        self.first_past = len(fixed) + self.hidden
+        if names[:len(fixed)] != fixed or (len(names) - self.first_past) % 4:
+            raise op.error(f"its decoder's inputs {names} are not {', '.join(fixed)}, then each layer's self- and "
+                           "cross-attention key and value")
         if self.hidden and not self.legacy:
             raise op.error("its decoder reads encoder_hidden_states, which its encoder does not return")
         if start_token < 0:
@@ -179,22 +185,31 @@ class T5Decoder:
         self.layers = (len(names) - self.first_past) // 4
         self.bodies, self.path, self.start_token = bodies, op.path, start_token
 
-    def start(self, call: Call, input_ids: np.ndarray, mask: np.ndarray | None, beams: int,
-              pad: int) -> _T5Run:
-        return _T5Run(self, _Bodies(self.bodies, call, self.path), input_ids, mask, beams, pad)
+    def start(self, call: Call, input_ids: np.ndarray, mask: np.ndarray | None, beams: int, pad: int,
+              decoder_input_ids: np.ndarray | None = None) -> _EncoderDecoderRun:
+        return _EncoderDecoderRun(self, _Bodies(self.bodies, call, self.path), input_ids, mask, beams, pad,
+                                  decoder_input_ids)
 
 
-class _T5Run:
-    def __init__(self, layout: T5Decoder, bodies: _Bodies, input_ids: np.ndarray, mask: np.ndarray | None,
-                 beams: int, pad: int) -> None:
+class _EncoderDecoderRun:
+    def __init__(self, layout: EncoderDecoder, bodies: _Bodies, input_ids: np.ndarray, mask: np.ndarray | None,
+                 beams: int, pad: int, decoder_input_ids: np.ndarray | None) -> None:
         self.layout, self.bodies, self.beams = layout, bodies, beams
-        if mask is None:
-            started = np.cumsum(input_ids != pad, axis=1) > 0  # only a leading run of pad ids is masked out
-            mask = started.astype(np.int32)
-        self.encoder_inputs = [input_ids.astype(np.int32), np.asarray(mask, dtype=np.int32)]
-        if layout.legacy:
-            self.encoder_inputs.append(np.full((input_ids.shape[0], 1), layout.start_token, dtype=np.int32))
-        self.prompt = np.full((input_ids.shape[0] * beams, 1), layout.start_token, dtype=np.int32)
+        batch = input_ids.shape[0]
+        starts = (np.full((batch, 1), layout.start_token, dtype=np.int32) if decoder_input_ids is None
+                  else np.asarray(decoder_input_ids, dtype=np.int32))
+        if layout.whisper:
+            self.encoder_inputs = [input_ids, starts]
+            self.fixed: list[Any] = []  # the decoder's inputs between input_ids and the past
+        else:
+            if mask is None:
+                started = np.cumsum(input_ids != pad, axis=1) > 0  # only a leading run of pad ids is masked out
+                mask = started.astype(np.int32)
+            self.encoder_inputs = [input_ids.astype(np.int32), np.asarray(mask, dtype=np.int32)]
+            if layout.legacy:
+                self.encoder_inputs.append(starts)
+            self.fixed = self._expanded(self.encoder_inputs[1:2])
+        self.prompt = np.repeat(starts, beams, axis=0)
         self.inputs: list[Any] = []
         self.encoded: list[Any] = []
 
@@ -210,8 +225,7 @@ class _T5Run:
             cross = self.encoded
             heads, head_size = np.shape(cross[0])[1], np.shape(cross[0])[3]
             empty = np.zeros((rows, heads, 0, head_size), dtype=np.asarray(cross[0]).dtype)
-            self.inputs = [self.prompt, *self._expanded(self.encoder_inputs[1:2]), *([empty] * (2 * layers)),
-                           *self._expanded(cross)]
+            self.inputs = [self.prompt, *self.fixed, *([empty] * (2 * layers)), *self._expanded(cross)]
             ran = ["encoder", "decoder"]
         else:
             ran = ["decoder"]
@@ -223,8 +237,7 @@ class _T5Run:
         tokens = tokens.reshape(-1, 1).astype(np.int32)
         if not self.inputs:  # after the earlier layout's encoder: its hidden states, self and cross values
             hidden = self._expanded(self.encoded[1:2]) if self.layout.hidden else []
-            self.inputs = [tokens, *self._expanded(self.encoder_inputs[1:2]), *hidden,
-                           *self._expanded(self.encoded[2:2 + 4 * layers])]
+            self.inputs = [tokens, *self.fixed, *hidden, *self._expanded(self.encoded[2:2 + 4 * layers])]
             return
         selves = step.outputs[1:1 + 2 * layers]
         self.inputs = [tokens, *self.inputs[1:first_past],

@@ -1,4 +1,4 @@
-"""GreedySearch, BeamSearch and Sampling (com.microsoft) as special kernels: `factory(op, bodies)`, each decode step
+"""GreedySearch, BeamSearch, WhisperBeamSearch and Sampling (com.microsoft) as special kernels: `factory(op, bodies)`, each decode step
 one iteration of the node, its subgraphs' events carrying the step as their last iteration index. An iteration
 records what the decoder was fed and returned, and in its info the subgraphs that ran, each row's chosen token,
 the row it continues (beam search) and its score (beam search: the beam's summed log-probability)."""
@@ -14,7 +14,7 @@ from ...errors import ExecutionError, where
 from ...trace.trace import IterationInfo
 from ..body_values import one_value
 from ..ops.base import Call, OpNode, SpecialKernel
-from .decoders import GptDecoder, Step, T5Decoder
+from .decoders import EncoderDecoder, GptDecoder, Step
 from .processors import Processors
 from .sampling import MinstdRand0, TopP, multinomial
 from .scorer import BeamScorer
@@ -48,13 +48,13 @@ class Inputs:
                               op_type=call.op_type, iteration=call.iteration)
 
 
-def _layout(op: OpNode, bodies: Bodies) -> GptDecoder | T5Decoder:
+def _layout(op: OpNode, bodies: Bodies) -> GptDecoder | EncoderDecoder:
     model_type = op.get_int("model_type", 0)
     if model_type == 0:
         return GptDecoder(op, bodies)
-    if model_type == 1:
-        return T5Decoder(op, bodies, op.get_int("decoder_start_token_id", -1))
-    raise op.error(f"model_type {model_type} is not run by explorer (0: GPT-2, 1: T5)")
+    if model_type in (1, 2):
+        return EncoderDecoder(op, bodies, op.get_int("decoder_start_token_id", -1), whisper=model_type == 2)
+    raise op.error(f"model_type {model_type} is not run by explorer (0: GPT-2, 1: T5, 2: Whisper)")
 
 
 def _read(args: Sequence[Any], names: tuple[str, ...], call: Call) -> Inputs:
@@ -70,12 +70,13 @@ def _processors(op: OpNode, inputs: Inputs, eos: int, temperature: float = 1.0) 
                       inputs.values.get("presence_mask"), op.get_float("presence_penalty", 0.0))
 
 
-def _prompt(inputs: Inputs, first: int) -> tuple[np.ndarray, int]:
+def _prompt(inputs: Inputs, first: int, rank: int = 2) -> tuple[np.ndarray, int]:
     """(input_ids, max_length), checked as onnxruntime checks them; `first` the length of the sequences the search
-    starts from (the prompt's for GPT-2, 1 for T5)."""
+    starts from (the prompt's for GPT-2, 1 for T5, the start tokens' for Whisper); `rank` input_ids' (3 for
+    Whisper's features)."""
     input_ids = np.asarray(inputs.values["input_ids"])
-    if input_ids.ndim != 2:
-        raise inputs.error(f"input_ids must be (batch, sequence), got shape {input_ids.shape}")
+    if input_ids.ndim != rank:
+        raise inputs.error(f"input_ids must have rank {rank}, got shape {input_ids.shape}")
     max_length = int(inputs.scalar("max_length", MAX_LENGTH))
     if not first < max_length <= MAX_LENGTH:
         raise inputs.error(f"max_length ({max_length}) must exceed the sequence the search starts from ({first}) and "
@@ -186,13 +187,21 @@ def beam_search_kernel(op: OpNode, bodies: Bodies) -> SpecialKernel:
     eos, pad, vocab = op.get_int("eos_token_id"), op.get_int("pad_token_id"), _vocab(op)
     early = bool(op.get_int("early_stopping", 0))
     outputs = list(op.node.proto.output)
-    wanted = [k < len(outputs) and bool(outputs[k]) for k in range(3)]
+    wanted = [k < len(outputs) and bool(outputs[k]) for k in range(5)]
+    if any(wanted[3:]):
+        raise op.error("cross_qk and non_speech_probs (WhisperBeamSearch's) are not computed by explorer")
+    whisper = op.op_type == "WhisperBeamSearch"
 
     def run(args: Sequence[Any], call: Call) -> tuple[list[Any], EventInfo]:
         inputs = _read(args, BEAM_INPUTS, call)
-        if "decoder_input_ids" in inputs.values or inputs.scalar("logits_processor", 0) != 0:
-            raise inputs.error("decoder_input_ids and logits_processor (Whisper's) are not run by explorer")
-        input_ids, max_length = _prompt(inputs, 1 if isinstance(layout, T5Decoder) else np.shape(args[0])[1])
+        refused = sorted(set(inputs.values) & set(BEAM_INPUTS[12:])) + (
+            ["logits_processor"] if inputs.scalar("logits_processor", 0) != 0 else [])
+        if refused or ("decoder_input_ids" in inputs.values and not whisper):
+            raise inputs.error(f"{', '.join(refused or ['decoder_input_ids'])} (Whisper's) are not run by explorer")
+        starts = inputs.values.get("decoder_input_ids")
+        first = (np.shape(args[0])[1] if isinstance(layout, GptDecoder) else
+                 1 if starts is None else np.shape(starts)[1])
+        input_ids, max_length = _prompt(inputs, first, 3 if whisper else 2)
         beams, returned = int(inputs.scalar("num_beams", 1)), int(inputs.scalar("num_return_sequences", 1))
         if not 1 <= returned <= beams <= 128:
             raise inputs.error(f"num_beams ({beams}) must be in 1..128 and num_return_sequences ({returned}) in "
@@ -202,11 +211,13 @@ def beam_search_kernel(op: OpNode, bodies: Bodies) -> SpecialKernel:
             raise inputs.error(f"min_length ({processors.min_length}) must be smaller than max_length ({max_length})")
         batch = input_ids.shape[0]
         scorer = BeamScorer(batch, beams, inputs.scalar("length_penalty", 1.0), early, eos, pad)
-        search = layout.start(call, input_ids, inputs.values.get("attention_mask"), beams, pad)
+        search = (layout.start(call, input_ids, inputs.values.get("attention_mask"), beams, pad)
+                  if isinstance(layout, GptDecoder) else
+                  layout.start(call, input_ids, inputs.values.get("attention_mask"), beams, pad, starts))
         loop = _Loop(call, search, search.prompt, max_length, vocab)
-        first = np.zeros((batch, beams), dtype=np.float32)
-        first[:, 1:] = np.float32(-1e9)  # the first step extends each entry's first beam only
-        beam_scores: np.ndarray = first.reshape(-1)
+        initial = np.zeros((batch, beams), dtype=np.float32)
+        initial[:, 1:] = np.float32(-1e9)  # the first step extends each entry's first beam only
+        beam_scores: np.ndarray = initial.reshape(-1)
         kept: list[np.ndarray] = []
 
         def choose(logits: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray, IterationInfo, bool]:
@@ -232,8 +243,8 @@ def beam_search_kernel(op: OpNode, bodies: Bodies) -> SpecialKernel:
         sequences, sequence_scores = scorer.finalize(loop.sequences, beam_scores, returned, max_length)
         results: list[Any] = [sequences, sequence_scores if wanted[1] else None]
         if wanted[2]:
-            first = loop.sequences.shape[1] - loop.steps
-            scores_out = np.zeros((max_length - first, batch, beams, kept[0].shape[-1] if kept else 0),
+            started = loop.sequences.shape[1] - loop.steps
+            scores_out = np.zeros((max_length - started, batch, beams, kept[0].shape[-1] if kept else 0),
                                   dtype=np.float32)
             scores_out[:len(kept)] = kept
             results.append(scores_out)
@@ -247,5 +258,6 @@ GENERATION_KERNELS: dict[tuple[str, str], Callable[[OpNode, Bodies], SpecialKern
     ("com.microsoft", "GreedySearch"): greedy_search_kernel,
     ("com.microsoft", "BeamSearch"): beam_search_kernel,
     ("com.microsoft", "Sampling"): sampling_kernel,
+    ("com.microsoft", "WhisperBeamSearch"): beam_search_kernel,
 }
 """onnxruntime's generation operators, by (domain, op_type)."""

@@ -131,7 +131,7 @@ def iterating(model, trace, path: str) -> None:
 
 
 def generating(model, trace, path: str) -> None:
-    """A GreedySearch, BeamSearch or Sampling: its decode steps, each row's token (and beam and score), and the
+    """A GreedySearch, BeamSearch, WhisperBeamSearch or Sampling: its decode steps, each row's token (and beam and score), and the
     decoder at the chosen step."""
     runs = loops.executions(model, trace, path)
     if not runs:

@@ -9,6 +9,11 @@ layers, a vocabulary of 128, untied output embeddings so that the tokens vary; t
 - gpt2_sampling.onnx: Sampling (top_p 0.6) with a seed input;
 - t5_beam.onnx: BeamSearch (model_type 1) around a T5 encoder (its outputs: each layer's cross-attention key and
   value) and decoder, with sequences_scores and scores;
+- whisper_beam.onnx: WhisperBeamSearch (model_type 2) around a tiny random Whisper (16 mel bins, 3000 frames as
+  the tool requires, a vocabulary of 128) written by onnxruntime's Whisper tool
+  (`onnxruntime.transformers.models.whisper.convert_to_onnx`): an encoder that also runs the decoder's first step
+  from the start token, and the decoder. The tool reads Whisper's special token ids from a tokenizer, which a
+  random model has not: the recipe hands it ids inside the vocabulary;
 - t5_beam_init.onnx: the same in the tool's earlier layout (--encoder_decoder_init): the encoder also runs the
   decoder's first step (logits, the encoder's hidden states, the self-attention present), the decoder reads the
   hidden states too.
@@ -28,12 +33,21 @@ from typing import Any
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
+import sys  # noqa: E402
+
 import numpy as np  # noqa: E402
 import onnxruntime as ort  # noqa: E402
 import torch  # noqa: E402
 from onnxruntime.transformers import convert_generation as cg  # noqa: E402
 from onnxruntime.transformers.models.t5.convert_to_onnx import export_onnx_models as export_t5_onnx_models  # noqa: E402
-from transformers import GPT2Config, GPT2LMHeadModel, T5Config, T5ForConditionalGeneration  # noqa: E402
+from transformers import (  # noqa: E402
+    GPT2Config,
+    GPT2LMHeadModel,
+    T5Config,
+    T5ForConditionalGeneration,
+    WhisperConfig,
+    WhisperForConditionalGeneration,
+)
 from transformers.models.gpt2 import modeling_gpt2  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -51,6 +65,11 @@ def f32(*values: float) -> np.ndarray:
 GPT2_PROMPTS = i32([15, 2, 99, 7], [5, 6, 7, 8])
 PADDED = i32([3, 3, 100, 7], [5, 6, 7, 8])  # GPT-2's pad id is its eos id, 3: the first row is left-padded
 T5_PROMPTS = i32([15, 2, 99, 7, 3], [5, 6, 7, 8, 3])
+def features(seed: int) -> np.ndarray:
+    """Whisper's input features for one clip: 16 mel bins × 3000 frames, seeded."""
+    return np.random.default_rng(seed).standard_normal((16, 3000)).astype(np.float32)
+
+
 CASES: dict[str, tuple[str, dict[str, np.ndarray]]] = {
     "greedy": ("gpt2_greedy.onnx", {"input_ids": GPT2_PROMPTS, "max_length": i32(20), "min_length": i32(1),
                                     "repetition_penalty": f32(1.0)}),
@@ -72,6 +91,14 @@ CASES: dict[str, tuple[str, dict[str, np.ndarray]]] = {
     "t5_beam": ("t5_beam.onnx", {"input_ids": T5_PROMPTS, "max_length": i32(14), "min_length": i32(1),
                                  "num_beams": i32(4), "num_return_sequences": i32(2), "length_penalty": f32(1.0),
                                  "repetition_penalty": f32(1.0)}),
+    "whisper_beam": ("whisper_beam.onnx", {"input_features": np.stack([features(0), features(1)]),
+                                           "max_length": i32(12), "min_length": i32(1), "num_beams": i32(3),
+                                           "num_return_sequences": i32(2), "length_penalty": f32(1.0),
+                                           "repetition_penalty": f32(1.0)}),
+    "whisper_beam_penalty": ("whisper_beam.onnx", {"input_features": features(2)[None], "max_length": i32(20),
+                                                   "min_length": i32(4), "num_beams": i32(4),
+                                                   "num_return_sequences": i32(4), "length_penalty": f32(0.8),
+                                                   "repetition_penalty": f32(3.0)}),
     "t5_init_beam": ("t5_beam_init.onnx", {"input_ids": T5_PROMPTS, "max_length": i32(14), "min_length": i32(1),
                                            "num_beams": i32(4), "num_return_sequences": i32(2),
                                            "length_penalty": f32(1.0), "repetition_penalty": f32(1.0)}),
@@ -93,6 +120,41 @@ def t5() -> torch.nn.Module:
                                                relative_attention_num_buckets=8, relative_attention_max_distance=16,
                                                tie_word_embeddings=False, initializer_factor=4.0,
                                                pad_token_id=0, eos_token_id=3, decoder_start_token_id=0))
+
+
+def whisper() -> torch.nn.Module:
+    return WhisperForConditionalGeneration(WhisperConfig(
+        vocab_size=VOCAB, num_mel_bins=16, d_model=HIDDEN, encoder_layers=1, decoder_layers=LAYERS,
+        encoder_attention_heads=HEADS, decoder_attention_heads=HEADS, encoder_ffn_dim=64, decoder_ffn_dim=64,
+        max_source_positions=1500, max_target_positions=64, init_std=0.3, tie_word_embeddings=False,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1, suppress_tokens=[],
+        begin_suppress_tokens=[]))
+
+
+class SpecialTokens:
+    """What the Whisper tool asks of a tokenizer: the special tokens' ids (inside the tiny vocabulary)."""
+
+    IDS = {"<|translate|>": 120, "<|transcribe|>": 121, "<|startoflm|>": 122, "<|nospeech|>": 123,
+           "<|nocaptions|>": 123, "<|notimestamps|>": 124, "<|0.00|>": 125}
+
+    @classmethod
+    def from_pretrained(cls, *args: Any, **kwargs: Any) -> SpecialTokens:
+        return cls()
+
+    def convert_tokens_to_ids(self, tokens: list[str]) -> list[int]:
+        return [self.IDS[token] for token in tokens]
+
+
+def convert_whisper(saved: Path, work: Path) -> None:
+    """WhisperBeamSearch written by the Whisper tool (its parity check needs a processor and is skipped)."""
+    sys.path.insert(0, str(Path(cg.__file__).parent / "models" / "whisper"))  # the tool imports its siblings
+    import convert_to_onnx as whisper_tool  # noqa: PLC0415
+    import whisper_chain  # noqa: PLC0415
+
+    whisper_chain.WhisperTokenizer = SpecialTokens
+    whisper_tool.main(["-m", str(saved), "--output", str(work / "whisper"), "--cache_dir", str(work / "cache"),
+                       "--overwrite", "--output_sequence_scores", "--output_scores"])
+    shutil.copyfile(work / "whisper" / f"{saved.name}_beamsearch.onnx", HERE / "whisper_beam.onnx")
 
 
 def convert(saved: Path, work: Path, output: str, model_type: str, kind: cg.GenerationType, *extra: str) -> None:
@@ -152,6 +214,8 @@ def main() -> None:
         gpt2().eval().save_pretrained(work / "gpt2")
         torch.manual_seed(0)
         t5().eval().save_pretrained(work / "t5")
+        torch.manual_seed(0)
+        whisper().eval().save_pretrained(work / "whisper_hf")
         convert(work / "gpt2", work, "gpt2_greedy.onnx", "gpt2", cg.GenerationType.GREEDYSEARCH,
                 "--num_beams", "1", "--num_return_sequences", "1")
         convert(work / "gpt2", work, "gpt2_beam.onnx", "gpt2", cg.GenerationType.BEAMSEARCH,
@@ -162,6 +226,7 @@ def main() -> None:
                 "--output_sequences_scores", "--output_token_scores", *t5_subgraphs(work / "t5", work))
         convert(work / "t5", work, "t5_beam_init.onnx", "t5", cg.GenerationType.BEAMSEARCH,
                 "--output_sequences_scores", *t5_subgraphs(work / "t5", work, encoder_decoder_init=True))
+        convert_whisper(work / "whisper_hf", work)
     expected()
 
 
