@@ -194,3 +194,22 @@ def test_whisper_starts_from_the_given_decoder_input_ids_as_onnxruntime():
     trace = explorer.run(model, feeds)
     np.testing.assert_array_equal(trace.outputs["sequences"], want["sequences"])
     np.testing.assert_allclose(trace.outputs["scores"], want["scores"], rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize(("custom", "penalty"), [(1, 0.0), (1, 2.5), (0, 2.5)])
+def test_custom_sampling_and_the_presence_penalty_as_onnxruntime(custom, penalty):
+    """The custom top-p rule and the presence penalty (whose whole mask's penalty lands on the first score, as
+    onnxruntime's loop never moves its pointer)."""
+    model = onnx.load(HERE / "gpt2_sampling.onnx")
+    model.graph.input.append(onnx.helper.make_tensor_value_info("presence_mask", onnx.TensorProto.INT32, ["b", 128]))
+    node = model.graph.node[0]
+    node.input[7] = "presence_mask"
+    _with(model, custom=custom)
+    for attribute in node.attribute:
+        if attribute.name == "presence_penalty":
+            attribute.f = penalty
+    mask = np.zeros((2, 128), np.int32)
+    mask[:, [28, 48, 13, 125]] = 1
+    feeds = {**_feeds("sampling"), "presence_mask": mask}
+    trace = explorer.run(model, feeds)
+    np.testing.assert_array_equal(trace.outputs["sequences"], _onnxruntime(model, feeds)["sequences"])

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import onnx
@@ -39,6 +39,20 @@ class Step:
     outputs: list[Any]
     logits: np.ndarray
     subgraphs: list[str]
+
+
+class DecoderRun(Protocol):
+    """One execution's subgraph calls: `prompt` the sequences the search starts from (rows × length), `run` one
+    step's subgraphs, `advance` to the next step's feeds once each row's token (and the row it continues) is
+    chosen."""
+
+    prompt: np.ndarray
+
+    def run(self, index: tuple[int, ...], rows: int, vocab: int | None) -> Step:
+        ...
+
+    def advance(self, step: Step, tokens: np.ndarray, parents: np.ndarray | None) -> None:
+        ...
 
 
 def _step(graph: CompiledGraph, inputs: list[Any], outputs: list[Any], rows: int, vocab: int | None,

@@ -14,7 +14,7 @@ from ...errors import ExecutionError, where
 from ...trace.trace import IterationInfo
 from ..body_values import one_value
 from ..ops.base import Call, OpNode, SpecialKernel
-from .decoders import EncoderDecoder, GptDecoder, Step
+from .decoders import DecoderRun, EncoderDecoder, GptDecoder, Step
 from .processors import Processors
 from .sampling import MinstdRand0, TopP, multinomial
 from .scorer import BeamScorer
@@ -88,7 +88,8 @@ class _Loop:
     """The steps of one execution: run the subgraphs, let `choose` pick each row's token, record the iteration,
     feed the next step, until max_length or `choose` says every sequence ended."""
 
-    def __init__(self, call: Call, run: Any, sequences: np.ndarray, max_length: int, vocab: int | None) -> None:
+    def __init__(self, call: Call, run: DecoderRun, sequences: np.ndarray, max_length: int,
+                 vocab: int | None) -> None:
         self.call, self.run, self.sequences, self.max_length, self.vocab = call, run, sequences, max_length, vocab
         self.steps = 0
 
