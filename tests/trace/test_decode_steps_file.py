@@ -2,19 +2,14 @@
 scores and finished entries, and its decoder's values."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 import explorer
-
-MODELS = Path(__file__).resolve().parents[1] / "models" / "generation_ops"
+from tests.support.generation_ops import MODELS, feeds
 
 
 def test_decode_steps_survive_save_and_load(tmp_path):
-    expected = np.load(MODELS / "expected.npz")
-    feeds = {key.split("/", 1)[1]: expected[key] for key in expected.files if key.startswith("beam/")}
-    trace = explorer.run(MODELS / "gpt2_beam.onnx", feeds)
+    trace = explorer.run(MODELS / "gpt2_beam.onnx", feeds("beam"))
     trace.save(tmp_path / "beam.npz")
     loaded = explorer.Trace.load(tmp_path / "beam.npz")
     before, after = trace.iterations("BeamSearch_gpt2"), loaded.iterations("BeamSearch_gpt2")
