@@ -195,3 +195,19 @@ def test_whisper_starts_from_the_given_decoder_input_ids_as_onnxruntime():
     trace = explorer.run(model, feeds)
     np.testing.assert_array_equal(trace.outputs["sequences"], want["sequences"])
     np.testing.assert_allclose(trace.outputs["scores"], want["scores"], rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["gpt2_greedy.onnx", "gpt2_beam.onnx"])
+def test_a_given_attention_mask_as_onnxruntime(kind):
+    """The mask given replaces the one made from the pad ids; positions still count the ids that are not pad."""
+    model = onnx.load(MODELS / kind)
+    model.graph.input.append(onnx.helper.make_tensor_value_info("attention_mask", onnx.TensorProto.INT32,
+                                                                ["batch", "sequence"]))
+    node = model.graph.node[0]
+    at = 6 if kind == "gpt2_greedy.onnx" else 9
+    node.input.extend([""] * (at + 1 - len(node.input)))
+    node.input[at] = "attention_mask"
+    case = "greedy_penalty" if kind == "gpt2_greedy.onnx" else "beam_penalty"
+    feeds = {**_feeds(case), "attention_mask": np.array([[0, 1, 1, 1], [1, 1, 0, 1]], np.int32)}
+    trace = explorer.run(model, feeds)
+    np.testing.assert_array_equal(trace.outputs["sequences"], _onnxruntime(model, feeds)["sequences"])
