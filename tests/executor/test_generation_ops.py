@@ -211,3 +211,11 @@ def test_a_given_attention_mask_as_onnxruntime(kind):
     feeds = {**_feeds(case), "attention_mask": np.array([[0, 1, 1, 1], [1, 1, 0, 1]], np.int32)}
     trace = explorer.run(model, feeds)
     np.testing.assert_array_equal(trace.outputs["sequences"], _onnxruntime(model, feeds)["sequences"])
+
+
+def test_t5s_encoder_mask_hides_only_leading_pad_ids_as_onnxruntime():
+    feeds = {**_feeds("t5_beam"), "input_ids": np.array([[0, 0, 99, 0, 3], [5, 0, 7, 8, 3]], np.int32)}
+    trace = explorer.run(MODELS / "t5_beam.onnx", feeds)
+    np.testing.assert_array_equal(trace.outputs["sequences"], _onnxruntime(MODELS / "t5_beam.onnx", feeds)["sequences"])
+    encoder = trace.iterations(_node(trace))[1].inputs["encoder_attention_mask"]
+    np.testing.assert_array_equal(encoder[::4], [[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]])  # each entry's first beam
