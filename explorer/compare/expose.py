@@ -13,6 +13,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..model.model import Model
+from ..proto.graph import GENERATION_OPS
 from ..proto.graph_index import FUNCTION_BODY, GraphIndex
 from .recording import Key, Produced
 
@@ -88,6 +89,9 @@ class _Exposer:
                 owner.proto.output.append(outer)
                 current = outer
                 sample = sample[None]
+            elif op in GENERATION_OPS:
+                raise NotExposable(f"inside a {op}'s {graph.attribute}: onnxruntime returns only the operator's "
+                                   "outputs")
             else:
                 raise NotExposable(f"inside a {op} body")
             graph = owner.graph

@@ -2,7 +2,8 @@
 explorer/executor/ops/__init__.py):
 
 1. a call of a model-local function runs the function's body (executor/functions.py);
-2. a special kernel: control flow from `BODIES`, recurrent cells from `CELLS`;
+2. a special kernel: control flow (onnxruntime's generation operators among it) from `BODIES`, recurrent cells
+   from `CELLS`;
 3. explorer's own kernel from `ops.KERNELS` (one module per operator family);
 4. onnx.reference for the rare operators listed in `ops.REFERENCE_FALLBACK`;
 5. anything else is an UnsupportedOperatorError naming the node and the operator.
@@ -27,6 +28,7 @@ from .compiled import Bodies
 from .functions import calls_function, function_kernel
 from .ops.base import KernelFactory, OpNode, SpecialKernel
 from .reference import reference_kernel
+from .search.kernels import GENERATION_KERNELS
 
 if TYPE_CHECKING:
     from ..proto.graph import NodeRef
@@ -39,8 +41,9 @@ BODIES: dict[tuple[str, str], BodyKernelFactory] = {
     ("", "Loop"): control_flow.loop_kernel,
     ("", "Scan"): control_flow.scan_kernel,
     ("", "SequenceMap"): control_flow.sequence_map_kernel,
+    **GENERATION_KERNELS,
 }
-"""Control flow: `factory(op, bodies)`, by (domain, op_type)."""
+"""Control flow, onnxruntime's generation operators among it: `factory(op, bodies)`, by (domain, op_type)."""
 CELLS: dict[tuple[str, str], KernelFactory] = {
     ("", "GRU"): rnn.rnn_kernel,
     ("", "LSTM"): rnn.rnn_kernel,

@@ -20,7 +20,7 @@ from ..proto.graph_index import GraphIndex
 from ..proto.weights import FileSource, WeightSource
 from .external_data import map_external_data
 from .feeds import example_inputs
-from .model_guards import check_domains, check_sparse, inference_too_costly, survey
+from .model_guards import check_domains, check_sparse, import_implied_domains, inference_too_costly, survey
 from .model_inference import check_and_infer, copy_fields, model_bytes
 from .model_source import parse_model
 from .typing_rules import violations
@@ -160,6 +160,7 @@ def _load(source: str | os.PathLike | bytes | onnx.ModelProto, base_dir: str | o
                                trusted=parsed.trusted)
     for sparse in found.sparse:
         check_sparse(sparse)
+    warnings += import_implied_domains(proto, found.foreign)
     check_domains(proto, found.foreign, KNOWN_DOMAINS)
     skipped = inference_too_costly(found)
     warnings += [skipped] if skipped else []

@@ -131,6 +131,22 @@ def check_sparse(sparse: onnx.SparseTensorProto, limits: Limits | None = None) -
         raise ModelError(f"sparse tensor {name!r}: an index lies outside its dims {dims}")
 
 
+IMPLIED_DOMAINS = {"com.microsoft": 1}
+"""Domains onnxruntime imports at their latest version when a model uses them without importing them (as
+onnxruntime's own convert_generation writes its T5 BeamSearch)."""
+
+
+def import_implied_domains(proto: onnx.ModelProto, foreign: list[tuple[onnx.NodeProto, str]]) -> list[str]:
+    """Imports each of IMPLIED_DOMAINS that a node uses and the model does not import; one warning each."""
+    declared = {op.domain for op in proto.opset_import}
+    warnings = []
+    for domain in sorted({node.domain for node, _ in foreign} & set(IMPLIED_DOMAINS) - declared):
+        proto.opset_import.append(onnx.helper.make_opsetid(domain, IMPLIED_DOMAINS[domain]))
+        warnings.append(f"the model uses domain {domain!r} without importing it: imported at version "
+                        f"{IMPLIED_DOMAINS[domain]}, as onnxruntime does")
+    return warnings
+
+
 def check_domains(proto: onnx.ModelProto, foreign: list[tuple[onnx.NodeProto, str]], known: frozenset[str]) -> None:
     """ModelError naming the node (of `foreign`: the nodes outside the ONNX domain, with where they are) whose
     domain the model does not import (and no local function defines)."""

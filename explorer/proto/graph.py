@@ -17,6 +17,9 @@ import onnx.numpy_helper
 from .weights import tensor_value
 
 CONTROL_FLOW_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+GENERATION_OPS = frozenset({"GreedySearch", "BeamSearch", "WhisperBeamSearch", "Sampling"})
+"""onnxruntime's generation operators (com.microsoft) that explorer runs as control flow, one iteration per decode
+step of their decoder (and encoder) subgraphs."""
 
 
 @dataclass(frozen=True, eq=False)

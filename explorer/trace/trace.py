@@ -34,10 +34,16 @@ class EventInfo(TypedDict, total=False):
 
 
 class IterationInfo(TypedDict, total=False):
-    """What one iteration records besides its values: where a Scan-8 iteration is in its batch."""
+    """What one iteration records besides its values: where a Scan-8 iteration is in its batch; a decode step of
+    onnxruntime's generation operators (rows: batch entries × beams)."""
 
     batch: int
     t: int
+    subgraphs: list[str]  # the subgraph attributes the step ran: "decoder", "encoder" and "decoder", ...
+    tokens: list[int]  # each row's chosen token (GreedySearch, Sampling: before an end-of-sequence id becomes pad)
+    beams: list[int]  # BeamSearch: the row each new row continues
+    scores: list[float]  # BeamSearch: each row's summed log-probability after the step
+    finished: list[bool]  # per batch entry: its sequence ended (GreedySearch, Sampling), its search done (BeamSearch)
 
 
 @dataclass(frozen=True)

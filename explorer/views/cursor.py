@@ -4,12 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model.model import Model
-from ..proto.graph import NodeRef
+from ..proto.graph import GENERATION_OPS, NodeRef
 from ..trace.trace import Event, Trace
 from .draw_facts import ModelFacts
 from .labels import op_title
 
-ITERATING_OPS = frozenset({"Loop", "Scan", "SequenceMap"})
+ITERATING_OPS = frozenset({"Loop", "Scan", "SequenceMap"}) | GENERATION_OPS
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """What the Loops page shows of one Scan/Loop/SequenceMap/If: the values of its body's values, its executions,
-an iteration table, loop-carried values across iterations, why a Loop stopped, which If branch ran."""
+an iteration table, loop-carried values across iterations, why a Loop stopped, which If branch ran; of one of
+onnxruntime's generation operators, its decode steps: the beams, their tokens and scores."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,7 +9,7 @@ from typing import Any
 from ..cells import RecurrentCell, recurrent_cells
 from ..model.model import Model
 from ..proto.body_signatures import body_signature
-from ..proto.graph import CONTROL_FLOW_OPS
+from ..proto.graph import CONTROL_FLOW_OPS, GENERATION_OPS
 from ..trace.trace import Event, Iteration, Trace
 from .cursor import ITERATING_OPS, ancestors
 from .names import short_name, shortened
@@ -57,7 +58,7 @@ def control_flow_nodes(model: Model) -> dict[str, str]:
     cells = cell_loops(model)
     return {ref.path: f"{ref.op_type} · {short_name(ref.path, 60)}"
             + (f" · {cells[ref.path].kind} cell" if ref.path in cells else "")
-            for ref in model.nodes() if ref.op_type in CONTROL_FLOW_OPS}
+            for ref in model.nodes() if ref.op_type in CONTROL_FLOW_OPS | GENERATION_OPS}
 
 
 def cell_loops(model: Model) -> dict[str, RecurrentCell]:
@@ -79,7 +80,7 @@ def cell_sentence(cell: RecurrentCell, loop: str) -> str:
 def body_values(model: Model, path: str) -> BodyValues:
     """Role of each body input/output of a Loop, Scan or SequenceMap (from the node's inputs and attributes)."""
     node = model.node(path)
-    if node.op_type not in ITERATING_OPS:
+    if node.op_type not in ITERATING_OPS - GENERATION_OPS:
         raise ValueError(f"node {path!r} ({node.op_type}) has no iterating body")
     body = model.index.graphs[f"{path}/body"].proto
     signature = body_signature(node.proto, model.opsets.get("", 1), "body", body)
@@ -125,6 +126,28 @@ def iteration_rows(values: BodyValues, iterations: list[Iteration]) -> list[dict
         for label, (name, side) in columns.items():
             row[label] = short_text(getattr(it, side).get(name))
         rows.append(row)
+    return rows
+
+
+def step_rows(iterations: list[Iteration]) -> list[dict[str, Any]]:
+    """One row per decode step of a generation operator and per row of its batch (batch entry × beam): the
+    subgraphs the step ran, the token the row chose, the row it continues and its score (beam search), whether its
+    batch entry is finished."""
+    rows: list[dict[str, Any]] = []
+    for it in iterations:
+        info = it.info
+        tokens = info.get("tokens", [])
+        finished = info.get("finished", [])
+        per_entry = max(1, len(tokens) // max(1, len(finished)))
+        for r, token in enumerate(tokens):
+            row: dict[str, Any] = {"step": it.index[-1], "row": r, "token": token}
+            if "beams" in info:
+                row["continues row"] = info["beams"][r]
+                row["score"] = info.get("scores", [None] * len(tokens))[r]
+            if finished:
+                row["finished"] = finished[r // per_entry]
+            row["subgraphs"] = ", ".join(info.get("subgraphs", []))
+            rows.append(row)
     return rows
 
 

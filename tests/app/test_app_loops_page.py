@@ -4,6 +4,7 @@ plotted over its first iterations only."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -104,3 +105,22 @@ def test_a_long_loop_is_tabled_and_plotted_over_its_first_iterations():
     [table] = [f.value for f in at.dataframe if "iteration" in f.value.columns]
     assert len(table) == loops.MAX_SHOWN and table["b_out →"].tolist()[:3] == ["1", "2", "1"]
     assert next(s for s in at.slider if s.label == "Iteration").max == 1499
+
+
+def test_a_beam_search_is_shown_step_by_step():
+    """onnxruntime's BeamSearch (GPT-2, made by convert_generation): its decode steps tabled row by row (the token,
+    the row it continues, its score), the decoder drawn at the chosen step."""
+    folder = Path(__file__).resolve().parents[1] / "models" / "generation_ops"
+    expected = np.load(folder / "expected.npz")
+    at = upload(start(), "beam.onnx", (folder / "gpt2_beam.onnx").read_bytes())
+    at.radio(key="w_input_mode").set_value("Upload .npz or .pb").run()
+    buf = io.BytesIO()
+    np.savez(buf, **{key.split("/", 1)[1]: expected[key] for key in expected.files if key.startswith("beam/")})
+    at.file_uploader(key="w_npz").upload("beam.npz", buf.getvalue()).run()
+    at.switch_page("explorer/ui/pages/loops.py").run()
+    assert not at.exception
+    assert "**12 decode steps** · stopped: max\\_length reached after 12 iterations" in [m.value for m in at.markdown]
+    [table] = [f.value for f in at.dataframe if "token" in f.value.columns]
+    assert len(table) == 12 * 2 * 4  # steps × batch × beams
+    assert {"step", "row", "token", "continues row", "score", "finished", "subgraphs"} <= set(table.columns)
+    assert "##### The decoder at the end of step 0" in [m.value for m in at.markdown]

@@ -41,6 +41,12 @@ def test_no_owned_op_is_also_in_the_fallback():
     assert not owned & ops.REFERENCE_FALLBACK, sorted(owned & ops.REFERENCE_FALLBACK)
 
 
+def test_onnxruntimes_generation_operators_run_their_subgraphs():
+    generation = {("com.microsoft", op) for op in ("GreedySearch", "BeamSearch", "WhisperBeamSearch", "Sampling")}
+    assert generation <= set(kernels.BODIES) <= kernels.SPECIAL
+    assert not generation & {*ops.KERNELS, *ops.REFERENCE_FALLBACK}
+
+
 def test_every_operator_onnx_defines_has_a_kernel_or_is_listed():
     defined = {(s.domain, s.name) for s in onnx.defs.get_all_schemas_with_history()}
     routed = {*ops.KERNELS, *kernels.SPECIAL} | ops.REFERENCE_FALLBACK

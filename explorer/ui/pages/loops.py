@@ -1,10 +1,12 @@
-"""Loops: every Scan/Loop/SequenceMap/If — iterations, loop-carried values, scan slices, stop reasons, branches."""
+"""Loops: every Scan/Loop/SequenceMap/If — iterations, loop-carried values, scan slices, stop reasons, branches —
+and onnxruntime's generation operators, step by step."""
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
 from explorer.docs_links import more
+from explorer.proto.graph import GENERATION_OPS
 from explorer.ui import diagram, learning, panels, state, widgets
 from explorer.views import loops
 from explorer.views.cell_equations import cell_equations
@@ -128,13 +130,42 @@ def iterating(model, trace, path: str) -> None:
                                     key=state.keyed(state.K_SCAN_PLOT, path, name, position))
 
 
+def generating(model, trace, path: str) -> None:
+    """A GreedySearch, BeamSearch, WhisperBeamSearch or Sampling: its decode steps, each row's token (and beam and score), and the
+    decoder at the chosen step."""
+    runs = loops.executions(model, trace, path)
+    if not runs:
+        st.info("This node did not run in the recorded trace.")
+        return
+    run = widgets.pick_execution(runs, state.keyed(state.K_LOOP_EXEC, path))
+    steps = loops.iterations_of(trace, run)
+    reason = loops.stop_reason(run)
+    st.markdown(f"**{len(steps)} decode step{'s' if len(steps) != 1 else ''}**" + (f" · stopped: {md(reason)}" if reason else ""))
+    if not steps:
+        return
+    shown = steps[:loops.MAX_SHOWN]
+    st.dataframe(pd.DataFrame(loops.step_rows(shown)), hide_index=True)
+    position = 0
+    if len(steps) > 1:
+        position = st.slider("Step", 0, len(steps) - 1, key=state.keyed(state.K_LOOP_ITERATION, path, run.iteration))
+    chosen = steps[position]
+    ran = loops.iteration_events(trace, run, chosen.index)
+    subgraph = chosen.info.get("subgraphs", ["decoder"])[-1]
+    st.markdown(f"##### The {subgraph} at the end of step {chosen.index[-1]}")
+    overlay = TraceOverlay.from_trace(trace, ran[-1].index) if ran else None
+    diagram.show(model_to_dot(model, focus=f"{path}/{subgraph}", cursor=overlay),
+                 key=state.keyed(state.K_LOOP_DIAGRAM, path))
+
+
 st.title("Loops", help=more("Each Loop, Scan, If and SequenceMap: its iterations, what they carried, the spec's pseudo-code.", "loops"))
 learning.tour_panel()
-subject = widgets.page_subject(loops.control_flow_nodes, "Scan, Loop, If or SequenceMap", state.W_LOOP,
+subject = widgets.page_subject(loops.control_flow_nodes, "Scan, Loop, If, SequenceMap or generation operator", state.W_LOOP,
                                "Control-flow node")
 if subject is not None:
     model, trace, path = subject
     if model.node(path).op_type == "If":
         branches(model, trace, path)
+    elif model.node(path).op_type in GENERATION_OPS:
+        generating(model, trace, path)
     else:
         iterating(model, trace, path)
