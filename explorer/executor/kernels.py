@@ -28,7 +28,7 @@ from .compiled import Bodies
 from .functions import calls_function, function_kernel
 from .ops.base import KernelFactory, OpNode, SpecialKernel
 from .reference import reference_kernel
-from .search.kernels import GENERATION_KERNELS
+from .search.search_kernels import GENERATION_KERNELS
 
 if TYPE_CHECKING:
     from ..proto.graph import NodeRef

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from explorer.executor.search.processors import LOWEST, Processors
-from explorer.executor.search.sampling import MinstdRand0
 from explorer.executor.search.scorer import BeamScorer
+from explorer.executor.search.token_draws import MinstdRand0
 
 EOS, PAD = 9, 0
 PROMPT = np.array([[1, 2, 3], [1, 2, 3]], dtype=np.int32)  # one batch entry, two beams, prompt length 3

@@ -16,8 +16,8 @@ from ..body_values import one_value
 from ..ops.base import Call, OpNode, SpecialKernel
 from .decoders import DecoderRun, EncoderDecoder, GptDecoder, Step
 from .processors import Processors
-from .sampling import MinstdRand0, TopP, multinomial
 from .scorer import BeamScorer
+from .token_draws import MinstdRand0, TopP, multinomial
 
 if TYPE_CHECKING:
     from ...trace.trace import EventInfo
