@@ -20,7 +20,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 sys.path.insert(0, str(ROOT / "tests"))
-from app_server import CHROMIUM, DIAGRAM_FRAME, VIEWPORT, free_port, launch, settle, start_server, stop_server
+from app_server import (
+    CHROMIUM,
+    DIAGRAM_FRAME,
+    PAGE_PAINTED,
+    VIEWPORT,
+    free_port,
+    launch,
+    settle,
+    start_server,
+    stop_server,
+)
 
 from explorer.samples import list_samples
 
@@ -124,16 +134,12 @@ def overview_times(browser, base: str) -> None:
 
 PAGES = ("", "step", "loops", "gates", "optimizer", "compare", "sweep")  # the Graph page is the app's default
 PAGE_GOAL_S = 2.0
-WHOLE = """() => {
+WHOLE = f"""() => {{
     const script = document.querySelector("[data-test-script-state]")?.dataset?.testScriptState;
     if (script !== "notRunning" || !document.querySelector("h1")) return false;
     if (document.querySelector("[data-stale='true']")) return false;  // greyed out: the run has not redrawn it
-    const shown = (el) => el.offsetParent !== null;
-    const all = (selector) => [...document.querySelectorAll(selector)].filter(shown);
-    return all('[data-testid="stPlotlyChart"]').every((c) => c.querySelector(".main-svg"))
-        && all('[data-testid="stDataFrame"]').every((t) => t.querySelector("canvas"))
-        && all('iframe[title="explorer.ui.diagram.explorer_diagram"]').every((f) => f.contentDocument?.body?.dataset?.drawn);
-}"""
+    return ({PAGE_PAINTED})();
+}}"""
 STEADY_MS = 600  # the page must stay whole this long (a page that reruns itself is whole after its last run)
 
 
