@@ -229,8 +229,12 @@ def current_run() -> RunOutcome | None:
     request: RunRequest | None = st.session_state.get(RUN_REQUEST)
     if model is None or request is None or st.session_state.get(RUN_PUT_OFF):
         return None
+    limits = _limits_key(request)
+    if run_finished(model.sha256, request.feeds_key, limits):  # no spinner: each starts a thread, which on a busy
+        # machine waits a while to be scheduled, and a page asks for the run several times
+        return run_cached(model.sha256, request.feeds_key, limits, model, request.make_feeds)
     with st.spinner(f"Running {model.source} on {request.label}…"):
-        return run_cached(model.sha256, request.feeds_key, _limits_key(request), model, request.make_feeds)
+        return run_cached(model.sha256, request.feeds_key, limits, model, request.make_feeds)
 
 
 def _limits_key(request: RunRequest) -> tuple[int, ...]:
