@@ -96,6 +96,7 @@ W_STEP_VIEW = "w_step_view"  # Step page: how much of the model to draw
 W_STEP_DIAGRAM = "w_step_diagram"
 W_STEP_INPUTS_IN_FULL = "w_step_inputs_in_full"  # Step page: the current node's inputs as tables (and plots)
 W_STEP_PLOTS = "w_step_plots"  # Step page: plot the current node's values
+C_STEP_VIEW = "step_view"  # Step page: the container of the canvas and the values (its CSS class)
 W_OPT_WHOLE = "w_opt_whole"  # Optimizer page: draw the whole models
 W_OPT_BEFORE = "w_opt_before"
 W_OPT_AFTER = "w_opt_after"
