@@ -177,7 +177,8 @@ def page_times(browser, base: str, samples: list[str], models: list[Path]) -> No
     print(f"first render of each page on the samples and models (1400x900, new session; goal <= {PAGE_GOAL_S:g} s):")
     queries = {**{sample: {"sample": sample} for sample in samples}, **{m.name: {"model": str(m)} for m in models}}
     first = first_render_seconds(browser, base)  # the server's first session imports what every page needs
-    print(f"  (the server's first page, the default sample's Graph page, untimed below: {first:.2f} s)")
+    print(f"  (a first opening of the Graph page, not counted below: {first:.2f} s; on a new server it imports what "
+          "every page needs)")
     for path in PAGES:
         times = {name: first_render_seconds(browser, f"{base}{path}?{urllib.parse.urlencode(query)}")
                  for name, query in queries.items()}
