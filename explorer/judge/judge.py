@@ -165,8 +165,7 @@ class Judge:
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self._process is None or self._process.poll() is not None:
-            self._process = subprocess.Popen([sys.executable, _WORKER], stdin=subprocess.PIPE,
-                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+            self._process = _spawn()
         return self._process
 
     def _kill(self) -> None:
@@ -174,6 +173,62 @@ class Judge:
         if process is not None and process.poll() is None:
             process.kill()
             process.wait()
+
+
+def _worker() -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, bufsize=0)
+
+
+_spare: subprocess.Popen[bytes] | None = None  # a child started ahead of need (see keep_spare)
+_keeping = False
+_spare_lock = threading.Lock()
+
+
+def keep_spare() -> None:
+    """From now on one child process is kept started ahead of need, importing onnxruntime while it waits: the next
+    judge to start a child takes it (each judge still has a child of its own) and another is started for the one
+    after. For a server that gives each question a judge of its own (the app's background jobs): none of them
+    then waits for onnxruntime's import, a quarter to half a second, most of a small model's proof."""
+    global _keeping
+    with _spare_lock:
+        if _keeping:
+            return
+        _keeping = True
+    atexit.register(stop_spare)
+    _refill()
+
+
+def stop_spare() -> None:
+    """Stops keeping a child ahead of need and ends the one waiting."""
+    global _keeping, _spare
+    with _spare_lock:
+        _keeping, process, _spare = False, _spare, None
+    if process is not None and process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+def spare_process_id() -> int | None:
+    """The id of the child waiting to be taken (None when none is kept or it has ended)."""
+    process = _spare
+    return process.pid if process is not None and process.poll() is None else None
+
+
+def _spawn() -> subprocess.Popen[bytes]:
+    """A new child: the spare when one is waiting (another is started in its place), else one started now."""
+    global _spare
+    with _spare_lock:
+        taken, _spare = _spare, None
+    _refill()
+    return taken if taken is not None and taken.poll() is None else _worker()
+
+
+def _refill() -> None:
+    global _spare
+    with _spare_lock:
+        if _keeping and (_spare is None or _spare.poll() is not None):
+            _spare = _worker()
 
 
 _shared: Judge | None = None

@@ -197,7 +197,7 @@ def feed_error(message: str) -> Callable[[], dict[str, Any]]:
     return fail
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@st.cache_resource(max_entries=16, show_spinner="Optimizing…")
 def optimize_cached(model_key: str, patterns: tuple[str, ...], stop_after: int | None,
               _model: Model) -> OptimizationResult:
     """Raises ExplorerError (whatever went wrong) for the page to show. The first `stop_after` rewrites are

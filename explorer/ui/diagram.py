@@ -6,6 +6,8 @@ and outlined; search hits are highlighted; the same drawing is never laid out tw
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -52,13 +54,36 @@ def show_ahead(model: Model, key: str, *, canvas: str, height: int = HEIGHT) -> 
     return True
 
 
+LAYOUTS_BYTES = 64 << 20  # SVGs kept for every session, the least recently used going first
+_layouts: OrderedDict[str, str] = OrderedDict()
+_layouts_lock = threading.Lock()
+
+
+def _layout(key: str, dot: str) -> str:
+    """The SVG of DOT text `dot` (named `key`, its hash), laid out by graphviz once for every session: a page
+    opened in a new session draws what another session drew already (the same model, the same view) without
+    graphviz, which takes tens of milliseconds for a few nodes and seconds for thousands."""
+    with _layouts_lock:
+        svg = _layouts.get(key)
+        if svg is not None:
+            _layouts.move_to_end(key)
+            return svg
+    svg = render_svg(dot, timeout=120)
+    with _layouts_lock:
+        _layouts[key] = svg
+        size = sum(len(kept) for kept in _layouts.values())
+        while size > LAYOUTS_BYTES and len(_layouts) > 1:
+            size -= len(_layouts.popitem(last=False)[1])
+    return svg
+
+
 def laid_out(drawing: Drawing) -> dict[str, str]:
     """The drawing for the canvas: its SVG when the server can lay it out (held by the session by its DOT text),
     else its DOT text for the browser to lay out. `layout` names it."""
     key = hashlib.sha1(drawing.dot.encode("utf-8")).hexdigest()
     if dot_available():
         try:
-            return {"layout": key, "svg": owned.held("svgs", key, lambda: render_svg(drawing.dot, timeout=120))}
+            return {"layout": key, "svg": owned.held("svgs", key, lambda: _layout(key, drawing.dot))}
         except GraphvizError as exc:
             st.caption(f"graphviz on the server could not lay this diagram out ({md(exc)}); the browser does.")
     return {"layout": key, "dot": drawing.dot}

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from ..judge.judge import keep_spare
 from ..judge.judge_job import JudgeJob
 from .state import JOBS, K_JOB_AGAIN, K_JOB_CANCEL, keyed
 
@@ -22,6 +23,7 @@ def job(key: str, label: str, work: Callable[[], T]) -> JudgeJob[T]:
     jobs: dict[str, JudgeJob[Any]] = st.session_state.setdefault(JOBS, {})
     found = jobs.get(key)
     if found is None:
+        keep_spare()  # the next job's onnxruntime is started while this one runs
         found = jobs[key] = JudgeJob(work, label).start()
         for old in [k for k, j in jobs.items() if j.state != "running"][:-KEEP]:
             del jobs[old]

@@ -96,6 +96,7 @@ W_STEP_VIEW = "w_step_view"  # Step page: how much of the model to draw
 W_STEP_DIAGRAM = "w_step_diagram"
 W_STEP_INPUTS_IN_FULL = "w_step_inputs_in_full"  # Step page: the current node's inputs as tables (and plots)
 W_STEP_PLOTS = "w_step_plots"  # Step page: plot the current node's values
+C_STEP_VIEW = "step_view"  # Step page: the container of the canvas and the values (its CSS class)
 W_OPT_WHOLE = "w_opt_whole"  # Optimizer page: draw the whole models
 W_OPT_BEFORE = "w_opt_before"
 W_OPT_AFTER = "w_opt_after"
@@ -229,8 +230,12 @@ def current_run() -> RunOutcome | None:
     request: RunRequest | None = st.session_state.get(RUN_REQUEST)
     if model is None or request is None or st.session_state.get(RUN_PUT_OFF):
         return None
+    limits = _limits_key(request)
+    if run_finished(model.sha256, request.feeds_key, limits):  # no spinner: each starts a thread, which on a busy
+        # machine waits a while to be scheduled, and a page asks for the run several times
+        return run_cached(model.sha256, request.feeds_key, limits, model, request.make_feeds)
     with st.spinner(f"Running {model.source} on {request.label}…"):
-        return run_cached(model.sha256, request.feeds_key, _limits_key(request), model, request.make_feeds)
+        return run_cached(model.sha256, request.feeds_key, limits, model, request.make_feeds)
 
 
 def _limits_key(request: RunRequest) -> tuple[int, ...]:

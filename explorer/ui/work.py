@@ -21,8 +21,7 @@ from .state import COMPARED, RUN_REQUEST, active_model, current_run, current_tra
 def optimization(model: Model, patterns: tuple[str, ...], stop_after: int | None = None) -> OptimizationResult:
     """The model optimized with these patterns (only the first `stop_after` rewrites when given); cached.
     Raises ExplorerError (whatever went wrong) for the page to show."""
-    with st.spinner("Optimizing…"):
-        return optimize_cached(model.sha256, patterns, stop_after, model)
+    return optimize_cached(model.sha256, patterns, stop_after, model)  # its spinner only while it optimizes
 
 
 def equivalence(model: Model, patterns: tuple[str, ...], stop_after: int | None,

@@ -1,6 +1,7 @@
 """Moving a cursor over a trace's events, and where an event sits among nested loops and branches."""
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 from ..model.model import Model
@@ -121,10 +122,17 @@ def next_execution(trace: Trace, index: int, node_path: str) -> int | None:
     return None
 
 
+_FIRST_NONFINITE: weakref.WeakKeyDictionary[Trace, tuple[int, int | None]] = weakref.WeakKeyDictionary()
+
+
 def first_nonfinite(trace: Trace) -> int | None:
-    """Index of the first event producing NaN or Inf, or None."""
-    event = trace.first_nonfinite()
-    return None if event is None else event.index
+    """Index of the first event producing NaN or Inf, or None. Looked for once per trace (and length): every
+    step's moves, and those of the steps around it, ask for it, and it reads every value recorded before it."""
+    known = _FIRST_NONFINITE.get(trace)
+    if known is None or known[0] != len(trace.events):
+        event = trace.first_nonfinite()
+        known = _FIRST_NONFINITE[trace] = (len(trace.events), None if event is None else event.index)
+    return known[1]
 
 
 def surroundings(model: Model, path: str) -> str:

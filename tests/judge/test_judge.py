@@ -1,6 +1,7 @@
 """onnxruntime in a child process: outputs when it answers, a stated reason (NoVerdict) when it cannot."""
 from __future__ import annotations
 
+import os
 import select
 import signal
 import threading
@@ -23,6 +24,30 @@ OPSET = [h.make_opsetid("", 17)]
 def test_outputs_match_a_direct_computation():
     got = run_onnxruntime(div_model(T.FLOAT), {"a": np.array([3.0], np.float32), "b": np.array([2.0], np.float32)})
     assert got["y"].tolist() == [1.5]
+
+
+def test_a_kept_spare_child_is_the_next_judges_and_another_is_started_for_the_one_after():
+    feeds = {"a": np.array([3.0], np.float32), "b": np.array([2.0], np.float32)}
+    explorer.judge.judge.keep_spare()
+    try:
+        spare = explorer.judge.judge.spare_process_id()
+        assert spare is not None
+        judge = Judge()
+        assert judge.run(div_model(T.FLOAT), feeds)["y"].tolist() == [1.5]
+        assert judge.process_id == spare  # the child started ahead of need answered
+        after = explorer.judge.judge.spare_process_id()
+        assert after is not None and after != spare
+        judge.close()
+        assert explorer.judge.judge.spare_process_id() == after  # a judge's close leaves the next one's child alone
+        os.kill(after, signal.SIGKILL)  # a spare that died waiting is not handed out
+        os.waitpid(after, 0)
+        other = Judge()
+        assert other.run(div_model(T.FLOAT), feeds)["y"].tolist() == [1.5]
+        assert other.process_id not in (None, spare, after)
+        other.close()
+    finally:
+        explorer.judge.judge.stop_spare()
+    assert explorer.judge.judge.spare_process_id() is None
 
 
 class Clock:

@@ -89,15 +89,22 @@ def canvas_frame(page, nth: int = 0):
     return page.locator(DIAGRAM_FRAME).nth(nth).element_handle().content_frame()
 
 
+# Whether what the page draws after its script run is on screen: no element still waiting for its code (Streamlit
+# shows a skeleton while it loads an element's script), each visible chart's SVG, each visible table's canvas, each
+# diagram canvas's drawing. Visible as Chromium paints it (checkVisibility): the content of a closed expander keeps
+# its layout box, yet is never painted, so a table in it never gets its canvas.
+PAGE_PAINTED = """() => {
+    const all = (selector) => [...document.querySelectorAll(selector)].filter((el) => el.checkVisibility());
+    return all('[data-testid="stSkeleton"]').length === 0
+        && all('[data-testid="stPlotlyChart"]').every((c) => c.querySelector(".main-svg"))
+        && all('[data-testid="stDataFrame"]').every((t) => t.querySelector("canvas"))
+        && all('iframe[title="explorer.ui.diagram.explorer_diagram"]').every(
+            (f) => f.contentDocument?.body?.dataset?.drawn);
+}"""
+
+
 def painted(page) -> None:
-    """Waits until what the page draws after its script run is on screen: each visible chart's SVG, each visible
-    table's canvas, each diagram canvas's drawing; then two animation frames, so a screenshot shows them."""
-    page.wait_for_function("""() => {
-        const shown = (el) => el.offsetParent !== null;
-        const all = (selector) => [...document.querySelectorAll(selector)].filter(shown);
-        return all('[data-testid="stPlotlyChart"]').every((c) => c.querySelector(".main-svg"))
-            && all('[data-testid="stDataFrame"]').every((t) => t.querySelector("canvas"))
-            && all('iframe[title="explorer.ui.diagram.explorer_diagram"]').every(
-                (f) => f.contentDocument?.body?.dataset?.drawn);
-    }""")
+    """Waits until what the page draws after its script run is on screen (PAGE_PAINTED); then two animation frames, so
+    a screenshot shows it."""
+    page.wait_for_function(PAGE_PAINTED)
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")

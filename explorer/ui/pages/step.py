@@ -13,6 +13,17 @@ from explorer.views import value_html
 from explorer.views.markup import md
 
 WHOLE_MODEL_LIMIT = 150  # nodes: above this the diagram shows only the current node's surroundings by default
+SIDE_BY_SIDE_PX = 800  # the canvas and the values side by side when the page's content is at least this wide
+# In a narrower page (a 1000 px window with the sidebar open) the canvas beside the values got a third of the
+# width: its step bar wrapped to three rows and pushed the drawing below the window, under the tour box. There the
+# values (with their toggles) go under the canvas, which takes the whole width.
+LAYOUT_CSS = f"""<style>
+.st-key-{state.C_STEP_VIEW} {{ container-type: inline-size; }}
+@container (max-width: {SIDE_BY_SIDE_PX - 1}px) {{
+  .st-key-{state.C_STEP_VIEW} [data-testid="stColumn"] {{ min-width: 100%; }}
+  .st-key-{state.C_STEP_VIEW} [data-testid="stColumn"] [data-testid="stColumn"] {{ min-width: auto; }}
+}}
+</style>"""
 
 
 def _go(index: int | None) -> None:
@@ -47,15 +58,19 @@ def default_view(model: Model) -> str:
 
 
 def options() -> None:
-    """How much of the model to draw, and whether to table the inputs and plot the values: chosen rarely, so
-    outside the stepper (a step does not send them again); a change reruns the page."""
+    """How much of the model to draw: chosen rarely, so outside the stepper (a step does not send it again); a
+    change reruns the page."""
     model = state.active_model()
     if model is None:
         return
-    left, right = st.columns([2, 1], vertical_alignment="bottom")
-    left.segmented_control("Draw", list(steps.VIEWS), format_func=steps.VIEWS.__getitem__,
-                           default=default_view(model), key=state.W_STEP_VIEW)
-    full_inputs, plots = right.columns(2)
+    st.segmented_control("Draw", list(steps.VIEWS), format_func=steps.VIEWS.__getitem__,
+                         default=default_view(model), key=state.W_STEP_VIEW)
+
+
+def value_options() -> None:
+    """Whether to table the inputs and plot the values, above the values they change (under the canvas in a narrow
+    page); a change reruns the stepper."""
+    full_inputs, plots = st.columns(2)
     full_inputs.toggle("Inputs in full", key=state.W_STEP_INPUTS_IN_FULL,
                        help="Each step shows what the node wrote as tables, and what it read as statistics; tables "
                             "of the inputs make stepping slower")
@@ -101,12 +116,13 @@ def stepper() -> None:
         return
     index = state.cursor(trace)
     quiz = st.container()
-    left, right = st.columns([2, 1])
+    left, right = st.container(key=state.C_STEP_VIEW).columns([2, 1])
     with left:
         draw(model, trace, index, learning.holds(model, trace, index))
     with quiz:
         learning.branch_quiz(model, trace, index)  # learning mode: predict the branch before entering it
     with right:
+        value_options()
         values_panel(trace.events[index])
         download_report(model, "step", trace, event_index=index)
     url.publish(model)  # a fragment rerun moves the cursor without running the whole app
@@ -114,7 +130,7 @@ def stepper() -> None:
 
 def values_panel(event: Event) -> None:
     """What the current node read and wrote: statistics of each value, tables of its outputs (and of its inputs
-    on request), as one HTML element the browser swaps at each step; plots on request (see `options`)."""
+    on request), as one HTML element the browser swaps at each step; plots on request (see `value_options`)."""
     inputs_in_full = bool(st.session_state.get(state.W_STEP_INPUTS_IN_FULL))
     plotted = bool(st.session_state.get(state.W_STEP_PLOTS))
     parts = ['<p class="caption">Values past the trace memory budget are kept as summaries.</p>'
@@ -149,6 +165,7 @@ def output_check() -> None:
 
 
 st.title("Step through", help=more("A cursor over every recorded node execution, inside loops and branches too.", "step"))
+st.html(LAYOUT_CSS)
 learning.tour_panel()
 output_check()
 options()

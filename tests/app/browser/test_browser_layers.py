@@ -92,6 +92,22 @@ def test_the_default_sample_opens_readable_with_nothing_hidden(browser, server, 
         view = _view(page, "node:")
         assert view["boxes"] and view["scale"] >= READABLE, view["scale"]
         assert view["covered"] == []  # the minimap lies over no node drawn at open
+        if path == "step":
+            _step_canvas_in_view(page, view, width)
         _shot(page, f"{path or 'graph'}_{width}")
     finally:
         page.context.close()
+
+
+def _step_canvas_in_view(page, view: dict, width: int) -> None:
+    """Step through at open: the drawing starts under the tour box, in the window's upper two thirds, with nodes
+    in view; in a page too narrow for the canvas beside the values (1000 px) the canvas takes the whole width
+    (beside them it had a third of the window, its step bar wrapped to three rows and the drawing below the
+    window)."""
+    tour = page.locator('[data-testid="stVerticalBlock"]').filter(has_text="Tour of").last.bounding_box()
+    canvas = page.locator('iframe[title="explorer.ui.diagram.explorer_diagram"]').first.bounding_box()
+    stage = view["stage"]
+    assert tour["y"] + tour["height"] <= canvas["y"] and stage[1] <= 900 * 2 / 3, (tour, stage)
+    assert any(box[1] < 900 and box[3] > stage[1] for box in view["boxes"].values()), view
+    if width < 1400:
+        assert canvas["width"] >= 0.95 * tour["width"], (canvas, tour)
