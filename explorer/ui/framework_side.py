@@ -31,6 +31,7 @@ from . import diagram, jobs, reach, state, uploads, widgets
 SOURCES = {"capture": "Its capture (.npz)", "code": "Its code (a .py factory or a .keras file)"}
 LIBRARIES = {"PyTorch": "torch", "Keras": "keras"}
 DRAW_LIMIT = 400  # nodes: bigger exports are drawn on request
+TREE_ROWS = 18  # the module tree shows this many rows whole; more scroll beside the export
 CODE_OFF = ("Running the framework model's code is off: this app is shared, and runs no uploaded code. Capture the "
             "model where it runs (explorer.bridge.capture.capture(module, inputs).save(path)) and upload the "
             "capture, or compare on your machine (explorer compare --pytorch / --keras).")
@@ -150,13 +151,15 @@ def _tree(result, key: str) -> int | None:
         return None
     fills = views.row_fills(result)
     table = pd.DataFrame(rows).style.apply(lambda row: [f"background-color: {fills[row.name]}"] * len(row), axis=1,
-                                           subset=["module", "status"])
+                                           subset=["module", "status"]) \
+        .format("{:.3g}", subset=["error", "own error", "handed"], na_rep="")
     tree_key = state.keyed(state.W_COMPARE_MODULES, key)
     first = views.first_pick(result)
     if tree_key not in st.session_state and first is not None:
         st.session_state[tree_key] = _selection(first)
     st.markdown("##### Modules, in the framework's order")
     event = st.dataframe(table, hide_index=True, key=tree_key, on_select="rerun", selection_mode="single-row",
+                         height="content" if len(rows) <= TREE_ROWS else diagram.HEIGHT,
                          column_order=["module", "status", "error", "own error", "handed", "source", "ONNX node",
                                        "iteration", "step", "direction", "gate", "ONNX value", "why not aligned"])
     st.caption(" · ".join(f"{status}: {meaning}" for status, _, meaning in views.status_legend(result))

@@ -78,16 +78,28 @@ def fix_changes(before: Model, after: Model) -> list[Change]:
                                       _text(old.get(name)), _text(new.get(name))))
         for position, (a, b) in enumerate(zip(ref.proto.input, other.proto.input)):
             if a != b:
-                changes.append(Change(ref.path, ref.proto.op_type, f"input {position}", a, b))
+                changes.append(Change(ref.path, ref.proto.op_type, f"input {_role(before, ref.proto, position)}", a, b))
             if not a or not b:
                 continue
             value = _stored(before, stored_before, ref.graph.path, a)
             fixed = _stored(after, stored_after, other.graph.path, b)
             if fixed is not None and (value is None or value.shape != fixed.shape or not np.array_equal(value, fixed)):
-                changes.append(Change(ref.path, ref.proto.op_type, f"weight {b}",
-                                      "computed by nodes" if value is None else f"{a} as stored",
+                changes.append(Change(ref.path, ref.proto.op_type, f"weight {_role(before, ref.proto, position)} ({b})",
+                                      "computed by nodes" if value is None else f"{a} as exported",
                                       "a new initializer" if value is None else _weight_text(value, fixed)))
     return changes
+
+
+def _role(model: Model, node: onnx.NodeProto, position: int) -> str:
+    """What the operator calls its input at `position` (GRU's W, R, B; Gemm's B, C), else its position."""
+    try:
+        schema = onnx.defs.get_schema(node.op_type, model.opsets.get(node.domain or "", 1), node.domain)
+    except onnx.defs.SchemaError:
+        return str(position)
+    inputs = schema.inputs
+    if position < len(inputs) and not (position == len(inputs) - 1 and inputs[-1].option.name == "Variadic"):
+        return inputs[position].name
+    return str(position)
 
 
 def _text(value: Any) -> str:
