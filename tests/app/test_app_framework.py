@@ -227,3 +227,50 @@ def test_a_pytorch_factory_runs_live_and_its_fix_is_proven_on_random_inputs():
     assert "→ fixed and proven" in texts(at)
     assert any("random inputs (seed 1, the same sizes): every aligned module agrees" in plain(c.value)
                for c in at.caption)
+
+
+def run_code(at: AppTest) -> AppTest:
+    at.button(key=state.W_COMPARE_RUN_CODE).click().run()
+    for _ in range(60):  # the job runs in the background: the page polls it
+        if at.dataframe or any("failed" in e.value for e in at.error):
+            break
+        at.run()
+    assert_clean(at)
+    assert not [e for e in at.error if "failed" in e.value], texts(at)
+    return at
+
+
+KERAS_FACTORY = f"""import importlib.util
+
+spec = importlib.util.spec_from_file_location("keras_recipe", {str(BRIDGE / "make_keras_models.py")!r})
+recipe = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(recipe)
+
+
+def keras_tagger():
+    return recipe.keras_tagger()
+"""
+
+
+@pytest.mark.parametrize("form", [".py", ".keras"])
+def test_a_keras_model_runs_live_from_its_factory_or_its_file(form, tmp_path):
+    pytest.importorskip("keras")
+    at = framework_page(BRIDGE / "faults" / "tf2onnx_keras_tagger_lstm_if.onnx", BRIDGE / "keras_tagger_feeds.npz")
+    at.radio(key=state.W_COMPARE_FRAMEWORK).set_value("code").run()
+    if form == ".py":
+        at.file_uploader(key=state.W_COMPARE_CODE).upload("mine.py", KERAS_FACTORY.encode()).run()
+        at.radio(key=state.W_COMPARE_LIBRARY).set_value("Keras").run()
+    else:
+        recipe = importlib.util.spec_from_file_location("keras_recipe", BRIDGE / "make_keras_models.py")
+        module = importlib.util.module_from_spec(recipe)
+        recipe.loader.exec_module(module)
+        module.keras_tagger().save(tmp_path / "tagger.keras")
+        at.file_uploader(key=state.W_COMPARE_CODE).upload("tagger.keras", (tmp_path / "tagger.keras").read_bytes()).run()
+    run_code(at)
+    statuses = dict(zip(at.dataframe[0].value["module"].str.strip(), at.dataframe[0].value["status"]))
+    assert statuses["lstm layer 0"] == "own error" and statuses["lstm"] == statuses["head"] == "carried"
+    assert "→ fixed and proven" in texts(at)
+    assert any("random inputs (seed 2, the same sizes): every aligned module agrees" in plain(c.value)
+               for c in at.caption)  # proven by Keras itself
+    if form == ".py":  # built from its factory, each layer keeps the line that made it
+        assert "make_keras_models.py:" in plain(at.error[0].value)
