@@ -24,9 +24,9 @@ from ..files.scratch import scratch_folder
 from ..limits import Limits
 from ..model.model import Model
 from ..views import framework as views
-from ..views.framework_fix import change_rows, fix_changes, fix_drawings
+from ..views.framework_fix import Change, change_rows, fix_changes, fix_drawings
 from ..views.markup import md
-from . import diagram, jobs, reach, state, uploads, widgets
+from . import diagram, jobs, owned, reach, state, uploads, widgets
 
 SOURCES = {"capture": "Its capture (.npz)", "code": "Its code (a .py factory or a .keras file)"}
 LIBRARIES = {"PyTorch": "torch", "Keras": "keras"}
@@ -178,8 +178,7 @@ def _selection(row: int) -> dict[str, Any]:
 def _drawing(model: Model, result, key: str, row: int | None) -> None:
     """The export, the departing nodes filled by their error, the causes outlined, the picked module's node
     zoomed to; a click on a node picks its module."""
-    if not st.toggle("Draw the export", value=sum(1 for _ in model.nodes()) <= DRAW_LIMIT,
-                     key=state.keyed(state.W_COMPARE_MODULE_DIAGRAM, "toggle"),
+    if not st.toggle("Draw the export", value=len(model.index.nodes) <= DRAW_LIMIT, key=state.W_COMPARE_DRAW_EXPORT,
                      help="Laying out a big model takes graphviz seconds"):
         return
     node = result.checks[row].point.onnx_node if row is not None else None
@@ -218,13 +217,21 @@ def _diagnosis(model: Model, report: FixReport, data: bytes | None) -> None:
     changes = fix_changes(model, fixed)
     st.markdown("##### The fix, before and after")
     st.dataframe(pd.DataFrame(change_rows(changes)), hide_index=True)
-    before, after = fix_drawings(model, fixed, changes, edge_labels=None)
+    if changes and st.toggle("Draw the export before and after the fix", value=len(model.index.nodes) <= DRAW_LIMIT,
+                             key=state.W_COMPARE_DRAW_FIX, help="Laying out a big model takes graphviz seconds"):
+        _fix_drawn(model, fixed, changes)
+    st.download_button("Download the fixed model", data, file_name="fixed.onnx", mime="application/octet-stream",
+                       key=state.W_COMPARE_FIXED)
+
+
+def _fix_drawn(model: Model, fixed: Model, changes: list[Change]) -> None:
+    """The export before the fix and after it, side by side, zoomed to the first node it rewrites."""
+    before, after = owned.held("drawings", (model.sha256, f"fix:{fixed.sha256}"),
+                               lambda: fix_drawings(model, fixed, changes, edge_labels=None))
     left, right = st.columns(2)
     with left:
         st.caption("The export (the nodes the fix rewrites marked)")
-        diagram.show(before, key=state.W_COMPARE_FIX_BEFORE, reveal=changes[0].node if changes else None)
+        diagram.show(before, key=state.W_COMPARE_FIX_BEFORE, reveal=changes[0].node)
     with right:
         st.caption("Fixed (the rewritten nodes marked)")
-        diagram.show(after, key=state.W_COMPARE_FIX_AFTER, reveal=changes[0].node if changes else None)
-    st.download_button("Download the fixed model", data, file_name="fixed.onnx", mime="application/octet-stream",
-                       key=state.W_COMPARE_FIXED)
+        diagram.show(after, key=state.W_COMPARE_FIX_AFTER, reveal=changes[0].node)

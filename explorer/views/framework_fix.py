@@ -97,7 +97,8 @@ def _role(model: Model, node: onnx.NodeProto, position: int) -> str:
     except onnx.defs.SchemaError:
         return str(position)
     inputs = schema.inputs
-    if position < len(inputs) and not (position == len(inputs) - 1 and inputs[-1].option.name == "Variadic"):
+    variadic = bool(inputs) and inputs[-1].option == onnx.defs.OpSchema.FormalParameterOption.Variadic
+    if position < len(inputs) - (1 if variadic else 0):
         return inputs[position].name
     return str(position)
 
