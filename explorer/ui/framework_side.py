@@ -107,7 +107,7 @@ def _code(model: Model, feeds: dict[str, Any] | None, feeds_key: str,
         return None
     digest = hashlib.sha256(data).hexdigest()
     key = f"framework:{model.sha256}:code:{digest}:{factory}:{library}:{feeds_key}:{tolerances}"
-    asked = st.button(f"Run {factory or upload.name} and compare", key=state.W_COMPARE_RUN_CODE, type="primary",
+    asked = st.button(md(f"Run {factory or upload.name} and compare"), key=state.W_COMPARE_RUN_CODE, type="primary",
                       help="Runs the uploaded code in the app's Python, on side A's inputs")
     if not asked and key not in st.session_state.get(state.JOBS, {}):
         return None
