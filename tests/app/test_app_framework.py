@@ -274,3 +274,12 @@ def test_a_keras_model_runs_live_from_its_factory_or_its_file(form, tmp_path):
                for c in at.caption)  # proven by Keras itself
     if form == ".py":  # built from its factory, each layer keeps the line that made it
         assert "make_keras_models.py:" in plain(at.error[0].value)
+
+
+def test_a_capture_that_does_not_load_says_why():
+    at = framework_page(BRIDGE / "faults" / "ts_tagger_gru_lbr.onnx")
+    at.file_uploader(key=state.W_COMPARE_CAPTURE).upload("tagger.npz", (BRIDGE / "tagger_feeds.npz").read_bytes()).run()
+    assert_clean(at)
+    assert at.error[0].value == "The framework comparison failed:"
+    assert "not a capture of a framework run: it has no module tree" in texts(at)
+    assert not at.dataframe
