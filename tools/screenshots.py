@@ -98,6 +98,21 @@ def compare(page, server: str) -> None:
     page.get_by_text("First divergence, in A's execution order:").wait_for()
 
 
+def framework(page, server: str) -> None:
+    """Compare against the framework: the dynamo export of a PyTorch tagger with its GRU's gate blocks swapped, and
+    the module values PyTorch computed (its stored capture): the module tree beside the export, the cause picked."""
+    bridge = ROOT / "tests" / "models" / "bridge"
+    page.goto(address(server, "compare", model="tests/models/bridge/faults/dynamo_tagger_gru_gates.onnx"))
+    settle(page)
+    page.get_by_test_id("stRadio").get_by_text("The PyTorch or Keras model it came from").click()
+    settle(page)
+    page.get_by_test_id("stFileUploaderDropzoneInput").last.set_input_files(
+        files=[{"name": "tagger.npz", "mimeType": "application/octet-stream",
+                "buffer": (bridge / "tagger.npz").read_bytes()}])
+    settle(page)
+    page.get_by_text("gru layer 0 is ONNX node").wait_for()
+
+
 def optimizer(page, server: str) -> None:
     """Optimizer: rewrites inside a Loop body, with the equivalence proof."""
     page.goto(address(server, "optimizer", sample="opt_loop_body"))
@@ -137,7 +152,7 @@ def learning(page, server: str) -> None:
 
 SHOTS: dict[str, tuple[Callable, int]] = {  # name -> (what to show, viewport height)
     "graph": (graph, 1050), "step": (step, 1150), "loops": (loops, 1300), "gates": (gates, 1300),
-    "compare": (compare, 1150), "optimizer": (optimizer, 1200), "sweep": (sweep, 1700), "learning": (learning, 1000),
+    "compare": (compare, 1150), "framework": (framework, 1250), "optimizer": (optimizer, 1200), "sweep": (sweep, 1700), "learning": (learning, 1000),
 }
 
 

@@ -155,6 +155,18 @@ def _diagnose(model: Model, trace: Any, captured: Captured, scopes: Any, result:
     return found
 
 
+def factory_names(source: str) -> list[str]:
+    """The functions a .py file defines at its top level, read without running it (the factories it may offer);
+    [] when it does not parse."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    return [node.name for node in tree.body if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")]
+
+
 def load_factory(spec: str, framework: str = "PyTorch") -> Any:
     """The object `factory()` returns for SPEC `path/to/file.py:factory` or `package.module:factory` (user code:
     it runs here; a Keras model is built inside keras_sources, so its layers keep their source lines), or the

@@ -1,15 +1,19 @@
 """An export against its framework model (explorer.bridge) as the app shows it: the module tree in the framework's
-order, each module's status (agrees, own error, carried), errors and ONNX value, and the findings with their
-fixes."""
+order, each module's status (agrees, own error, carried) with its colour, errors, ONNX node and iteration, the
+diagram's fills, and the findings with their fixes."""
 from __future__ import annotations
 
 from typing import Any
 
 from ..bridge.report import FrameworkComparison
+from ..bridge.walk import PointCheck
+from . import styles
+from .heat import NodeValues
 
 
 def module_rows(result: FrameworkComparison) -> list[dict[str, Any]]:
-    """One row per module value, indented by its depth in the module tree, in the framework's order."""
+    """One row per module value (`result.checks[i]` is row i), indented by its depth in the module tree, in the
+    framework's order."""
     rows = []
     for c in result.checks:
         p = c.point
@@ -22,10 +26,81 @@ def module_rows(result: FrameworkComparison) -> list[dict[str, Any]]:
             "own error": c.own.max_abs if c.own else None,
             "handed": c.handed,
             "step": where.step, "direction": where.direction, "gate": where.gate,
-            "ONNX node": p.onnx_node or "", "ONNX value": p.onnx_value or "",
-            "source": c.source, "why not aligned": p.reason,
+            "ONNX node": p.onnx_node or "", "iteration": iteration_text(c),
+            "ONNX value": p.onnx_value or "", "source": c.source, "why not aligned": p.reason,
         })
     return rows
+
+
+def row_fills(result: FrameworkComparison) -> list[str]:
+    """Each row's fill by its status (styles.MODULE_STATUS): own error apart from carried error."""
+    return [styles.MODULE_STATUS[c.status][0] for c in result.checks]
+
+
+def status_legend(result: FrameworkComparison) -> list[tuple[str, str, str]]:
+    """(status, fill, what it means) of each status some row has, in styles.MODULE_STATUS's order."""
+    present = {c.status for c in result.checks}
+    return [(status, fill, meaning) for status, (fill, meaning) in styles.MODULE_STATUS.items() if status in present]
+
+
+def iteration_text(check: PointCheck) -> str:
+    """The loop iteration of the point's ONNX value (a module called in a Loop's body), e.g. "(3,)"; "" outside."""
+    iteration = check.point.iteration or check.where.iteration
+    return str(tuple(iteration)) if iteration else ""
+
+
+def error_values(result: FrameworkComparison) -> NodeValues:
+    """The ONNX nodes whose values depart from the framework, filled by the largest error of the module values
+    they compute."""
+    found: dict[str, float] = {}
+    for c in result.checks:
+        if c.departs and c.point.onnx_node and c.diff is not None:
+            found[c.point.onnx_node] = max(found.get(c.point.onnx_node, 0.0), c.diff.max_abs)
+    return NodeValues("error against the framework", found)
+
+
+def cause_nodes(result: FrameworkComparison) -> list[str]:
+    """The ONNX nodes of the module values departing by their own error."""
+    return list(dict.fromkeys(c.point.onnx_node for c in result.checks if c.status == "own error" and c.point.onnx_node))
+
+
+def first_pick(result: FrameworkComparison) -> int | None:
+    """The row shown first: the cause (else the first departing row, else the first aligned one)."""
+    first = result.first
+    if first is not None:
+        return result.checks.index(first)
+    return next((k for k, c in enumerate(result.checks) if c.point.aligned), None)
+
+
+def row_of_node(result: FrameworkComparison, node: str) -> int | None:
+    """The row of a clicked ONNX node: its first departing module value, else its first one; None for a node no
+    module value was aligned with."""
+    rows = [k for k, c in enumerate(result.checks) if c.point.onnx_node == node]
+    return next((k for k in rows if result.checks[k].departs), rows[0] if rows else None)
+
+
+def point_lines(check: PointCheck) -> list[str]:
+    """What one module value is in the export: its ONNX node, value and iteration, where it departs first, its
+    error (own and handed) and the line of the user's code."""
+    p, w = check.point, check.where
+    if not p.aligned:
+        return [f"{p.label}: not aligned ({p.reason})" if p.reason else f"{p.label}: not aligned"]
+    iteration = iteration_text(check)
+    lines = [f"{p.label} is ONNX node {p.onnx_node} (value {p.onnx_value})"
+             + (f" at loop iteration {iteration}" if iteration else "")]
+    where = ", ".join(f"{k} {v}" for k, v in (("step", w.step), ("direction", w.direction), ("gate", w.gate))
+                      if v is not None)
+    if check.diff is not None:
+        text = f"{check.status}: error {check.diff.max_abs:.3g}"
+        if check.own is not None:
+            text += f", own error {check.own.max_abs:.3g}"
+        if check.handed is not None:
+            text += f", handed {check.handed:.3g}"
+        lines.append(text + (f"; departs first at {where}" if where and check.departs else ""))
+    if check.note:
+        lines.append(check.note)
+    lines.append(f"source: {check.source}" if check.source else "source: not known")
+    return lines
 
 
 def headline(result: FrameworkComparison) -> str:

@@ -126,6 +126,16 @@ TONE_HEX: dict[str, str] = {"good": "#21c354", "bad": "#ff4b4b", "unsure": "#ffa
 TABLE_COLOURS: dict[str, str] = {"border": "rgba(128, 128, 128, .3)", "rule": "rgba(128, 128, 128, .15)",
                                  "head": "#f8f9fa"}
 
+# A framework comparison's module points (explorer.bridge) by status: the cause (own error) apart from the modules
+# that only carry the error they were handed; (fill, what it means).
+MODULE_STATUS: dict[str, tuple[str, str]] = {
+    "own error": ("#ffc9c9", "departs by its own error: the cause"),
+    "carried": ("#ffe8cc", "departs only by the error it was handed"),
+    "unknown": ("#fff3bf", "departs; its own error could not be measured"),
+    "agrees": ("#d3f9d8", "agrees with the framework"),
+    "unaligned": ("#f1f3f5", "no ONNX value computes it"),
+}
+
 # Highlight drawn in the browser around the selected or searched element.
 SELECTION_COLOUR = "#1c7ed6"
 

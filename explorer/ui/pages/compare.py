@@ -1,6 +1,7 @@
-"""Compare: the active run (A) against B — onnxruntime, the optimized model, another model, reference values
-or PyTorch's recurrent equations. First divergence, the diagram coloured by error, both runs stepped in
-lockstep, error over iterations, gates of both sides, the worst values and what could not be aligned."""
+"""Compare: the active run (A) against B — onnxruntime, the optimized model, another model, reference values,
+PyTorch's recurrent equations, or the PyTorch or Keras model the export came from (ui/framework_side.py). First
+divergence, the diagram coloured by error, both runs stepped in lockstep, error over iterations, gates of both
+sides, the worst values and what could not be aligned."""
 from __future__ import annotations
 
 import hashlib
@@ -9,8 +10,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer.bridge import captured_side, compare_framework
-from explorer.bridge.fix import fixed_model
 from explorer.compare.both_gates import gates_of_both
 from explorer.docs_links import more
 from explorer.errors import ExplorerError
@@ -18,10 +17,9 @@ from explorer.inputs.input_files import feeds_from_npz
 from explorer.inputs.samples import list_samples
 from explorer.limits import Limits
 from explorer.sweep.task import reference_of
-from explorer.ui import diagram, jobs, reach, state, uploads, verdict_banner, widgets, work
+from explorer.ui import diagram, framework_side, jobs, reach, state, uploads, verdict_banner, widgets, work
 from explorer.ui.report_button import download_report
 from explorer.views import compare as views
-from explorer.views import framework as framework_views
 from explorer.views import generation
 from explorer.views.dot import model_to_dot
 from explorer.views.markup import md
@@ -30,7 +28,7 @@ from explorer.views.plots import time_heatmap
 
 CHOICES = {"onnxruntime": "onnxruntime", "optimized": "The optimized model", "sample": "A bundled sample",
            "upload": "An uploaded model", "path": "A local path", "reference": "Reference values (.npz)",
-           "pytorch": "PyTorch's equations (GRU/LSTM/RNN)", "framework": "The framework model (its capture)"}
+           "pytorch": "PyTorch's equations (GRU/LSTM/RNN)", "framework": "The PyTorch or Keras model it came from"}
 SWEPT = "sweep"  # B: the reference values of the sweep input opened as the app's inputs
 DRAW_LIMIT = 400  # nodes: bigger models are drawn on request
 
@@ -54,8 +52,7 @@ def side_b(model):
                       horizontal=True, key=state.W_COMPARE_B)
     if choice in ("onnxruntime", "pytorch"):
         return choice, choice
-    if choice == "framework":
-        framework_section(model)
+    if choice == "framework":  # framework_side.section, below the tolerances
         return None
     if choice == SWEPT:
         try:
@@ -98,36 +95,6 @@ def side_b(model):
         st.text(loaded.error)
         return None
     return loaded.model, source.key
-
-
-def framework_section(model) -> None:
-    """The export against the framework model it came from, module by module, from an uploaded capture (the app
-    runs no framework code: `explorer.bridge.capture` or `explorer compare --pytorch` make the capture)."""
-    upload = uploads.uploader("The framework's capture (.npz from explorer.bridge.capture)", type=["npz"],
-                              key=state.W_COMPARE_CAPTURE)
-    if upload is None:
-        st.info(more("Upload the capture of the PyTorch or Keras model this export came from: the app runs no "
-                     "framework code (capture it with explorer.bridge.capture, or compare on the command line "
-                     "with --pytorch / --keras).", "framework"))
-        return
-    try:
-        side = captured_side(upload.getvalue(), Limits())
-        result = compare_framework(model, side)
-    except ExplorerError as exc:
-        st.error(f"The capture does not compare: {md(exc)}")
-        return
-    (st.success if result.agree else st.error)(md(framework_views.headline(result)))
-    st.dataframe(pd.DataFrame(framework_views.module_rows(result)), hide_index=True)
-    for finding in result.diagnosis:
-        st.text(f"{finding.finding}" + (f"\nFix: {finding.fix}" if finding.fix else "\nNo fix explorer can prove."))
-    if any(f.fix for f in result.diagnosis):
-        report, data = fixed_model(model, side, None)
-        for outcome in report.outcomes:
-            st.caption(md(f"{outcome.finding.module}: {outcome.finding.fix or 'no fix'} — "
-                          f"{'fixed and proven' if outcome.proven else outcome.why or 'not proven'}"))
-        if data is not None:
-            st.download_button("Download the fixed model", data, file_name="fixed.onnx",
-                               mime="application/octet-stream", key=state.W_COMPARE_FIXED)
 
 
 def tokens_section(ours, theirs) -> None:
@@ -275,6 +242,9 @@ else:
                                  key=state.W_COMPARE_RTOL)
         atol = right.number_input("atol", min_value=0.0, value=None, format="%g", placeholder="by type",
                                   key=state.W_COMPARE_ATOL)
+    if st.session_state.get(state.W_COMPARE_B) == "framework":
+        request = st.session_state.get(state.RUN_REQUEST)
+        framework_side.section(model, trace.feeds, request.feeds_key if request is not None else "", rtol, atol)
     if chosen is not None:
         asked = work.comparison(chosen[0], chosen[1], rtol, atol)
         result = None
