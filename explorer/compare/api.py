@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CompareError
+from ..judge.judge import warm_onnxruntime
 from ..limits import Limits
 from ..model.model import Model
 from ..proto.graph import attribute
@@ -57,6 +58,8 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
     kinds = [kind_of(a), kind_of(b)]
     if kinds[0] in REFERENCES and kinds[1] in REFERENCES:
         raise CompareError("one side must be a model or a trace: explorer's run is what the other is held against")
+    if ONNXRUNTIME in kinds:
+        warm_onnxruntime()  # its child imports onnxruntime while explorer runs
     sides = [a, b]
     models = [None if kind != "model" else as_model(side) for side, kind in zip(sides, kinds)]
     feeds = _feeds(feeds, sides, [*models, model])

@@ -1,7 +1,8 @@
 """onnxruntime's side of a comparison: the model run by onnxruntime (in a child process under a wall-clock
 limit, see explorer/judge/judge.py) with every value explorer recorded exposed as an output (bodies included, see
-expose.py), in chunks of at most `max_exposed` values. A chunk onnxruntime refuses is bisected until the values
-it cannot return are isolated and listed with its reason."""
+expose.py), in chunks of at most `max_exposed` values, the first with the graph outputs: one run of onnxruntime
+for a model of fewer values. A chunk onnxruntime refuses is bisected until the values it cannot return are isolated
+and listed with its reason."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,7 +11,7 @@ from ..budgets import MAX_EXPOSED
 from ..judge.judge import NoVerdict, run_onnxruntime
 from ..model.model import Model
 from .expose import at_iteration, exposed_model
-from .recording import Produced, Recording, is_summary
+from .recording import Key, Produced, Recording, is_summary
 
 BISECTED = ("refused", "crash")  # answers that may come from one value; others (timeout, memory) end the run
 
@@ -18,26 +19,54 @@ BISECTED = ("refused", "crash")  # answers that may come from one value; others 
 def onnxruntime_recording(model: Model, feeds: dict[str, Any], like: Recording, *, max_exposed: int = MAX_EXPOSED,
                           timeout: float | None = None) -> Recording:
     """onnxruntime's values of every value `like` (explorer's recording of `model`) holds, at the same keys and
-    iterations. The recording's `error` says why onnxruntime gave nothing at all."""
+    iterations. The recording's `error` says why onnxruntime gave nothing at all. The graph outputs come with the
+    first chunk of values, in one run; when that run fails, from a run of the model as given, the chunks then
+    asked one by one."""
     recording = Recording("onnxruntime", "onnxruntime", model=model)
     if like.limit_hit:
         recording.error = (f"not run: explorer's own run stopped at a limit ({like.error}); onnxruntime has no "
                            "such bound")
         return recording
-    try:
-        recording.outputs = run_onnxruntime(model.as_given(), feeds, timeout=timeout)
-    except NoVerdict as exc:
-        recording.error = str(exc)
-        return recording
     wanted = [p for p in like.in_order() if not all(is_summary(v) for v in p.values.values())]
-    for start in range(0, len(wanted), max(1, max_exposed)):
+    size = max(1, max_exposed)
+    chunks = [wanted[start:start + size] for start in range(0, len(wanted), size)]
+    failed = _with_outputs(model, feeds, chunks[0], recording, timeout) if chunks else None
+    if failed is None and chunks:
+        chunks = chunks[1:]
+    else:
         try:
-            _collect(model, feeds, wanted[start:start + max_exposed], recording, timeout)
+            recording.outputs = run_onnxruntime(model.as_given(), feeds, timeout=timeout)
         except NoVerdict as exc:
-            for p in wanted[start:]:
+            recording.error = str(exc)
+            return recording
+        if failed is not None and failed.kind not in BISECTED:  # asked again, it would end the same way
+            for p in wanted:
+                recording.missing.setdefault(p.key, str(failed))
+            return recording
+    for k, chunk in enumerate(chunks):
+        try:
+            _collect(model, feeds, chunk, recording, timeout)
+        except NoVerdict as exc:
+            for p in (p for later in chunks[k:] for p in later):
                 recording.missing.setdefault(p.key, str(exc))
             break
     return recording
+
+
+def _with_outputs(model: Model, feeds: dict[str, Any], chunk: list[Produced], recording: Recording,
+                  timeout: float | None) -> NoVerdict | None:
+    """The graph outputs and the chunk's values in one run; why onnxruntime gave none (nothing kept then)."""
+    exposed, refused = exposed_model(model, chunk)
+    outputs = [o.name for o in model.graph.output]
+    try:
+        results = run_onnxruntime(exposed.proto, feeds, list(dict.fromkeys([*outputs, *exposed.outputs])),
+                                  timeout=timeout)
+    except NoVerdict as exc:
+        return exc
+    recording.outputs = {name: results[name] for name in outputs}
+    recording.missing.update(refused)
+    _keep(exposed.outputs, results, chunk, recording)
+    return None
 
 
 def _collect(model: Model, feeds: dict[str, Any], chunk: list[Produced], recording: Recording,
@@ -59,8 +88,13 @@ def _collect(model: Model, feeds: dict[str, Any], chunk: list[Produced], recordi
         _collect(model, feeds, chunk[:half], recording, timeout)
         _collect(model, feeds, chunk[half:], recording, timeout)
         return
+    _keep(exposed.outputs, results, chunk, recording)
+
+
+def _keep(outputs: dict[str, Key], results: dict[str, Any], chunk: list[Produced], recording: Recording) -> None:
+    """onnxruntime's exposed values placed at the keys and iterations of explorer's."""
     by_key = {p.key: p for p in chunk}
-    for output, key in exposed.outputs.items():
+    for output, key in outputs.items():
         source = by_key[key]
         entry = recording.produced[key] = Produced(source.node, source.op_type, source.name, source.position)
         stacked = results.get(output)
