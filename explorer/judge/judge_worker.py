@@ -49,14 +49,22 @@ def _read(stream) -> dict | None:
     return pickle.loads(data, buffers=buffers)
 
 
-def _write(stream, message: object) -> None:
+def _write(stream, message: dict) -> None:
+    """Writes the message, emptying it: each array is freed once its bytes are written (the buffers hold the last
+    references), so the values leave this process as they reach the parent."""
     buffers: list[pickle.PickleBuffer] = []
     data = pickle.dumps(message, protocol=5, buffer_callback=buffers.append)
-    raws = [buffer.raw() for buffer in buffers]
-    stream.write(HEADER.pack(len(data), len(raws)) + b"".join(SIZE.pack(raw.nbytes) for raw in raws))
+    message.clear()
+    sizes = b"".join(SIZE.pack(buffer.raw().nbytes) for buffer in buffers)
+    stream.write(HEADER.pack(len(data), len(buffers)) + sizes)
     stream.write(data)
-    for raw in raws:
-        stream.write(raw)
+    buffers.reverse()
+    while buffers:
+        buffer = buffers.pop()
+        with buffer.raw() as raw:
+            stream.write(raw)
+        buffer.release()
+        del buffer
     stream.flush()
 
 
@@ -92,6 +100,9 @@ def _session(ort, model: str, as_written: bool = True):
     if as_written:  # a judge runs the graph as written: onnxruntime's own rewrites (e.g. Cast fusion) could hide a
         # difference; a load check (not as_written) loads it as a user does, with onnxruntime's default rewrites
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        # without the arena, each value returned is freed on its own once written to the parent: a comparison's
+        # values do not stay held here while the parent receives them
+        options.enable_cpu_mem_arena = False
     return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
