@@ -2,22 +2,30 @@
 limit, see explorer/judge/judge.py) with every value explorer recorded exposed as an output (bodies included, see
 expose.py), in chunks of at most `max_exposed` values, the first with the graph outputs: one run of onnxruntime
 for a model of fewer values. A chunk onnxruntime refuses is bisected until the values it cannot return are isolated
-and listed with its reason."""
+and listed with its reason.
+
+When explorer's run kept values on disk past its memory budget, onnxruntime's go there too as they arrive, and
+each of its runs returns at most that budget's bytes: the comparison then holds in memory what the run did."""
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..budgets import MAX_EXPOSED
-from ..judge.judge import NoVerdict, run_onnxruntime
+from ..judge.judge import Keep, NoVerdict, run_onnxruntime
+from ..limits import Limits
 from ..model.model import Model
+from ..trace.spill import RunFolder, removed_with
 from .expose import at_iteration, exposed_model
 from .recording import Key, Produced, Recording, is_summary
 
 BISECTED = ("refused", "crash")  # answers that may come from one value; others (timeout, memory) end the run
+KEPT_IN_MEMORY = 64 << 10  # smaller arrays stay in memory when the others go to disk
 
 
 def onnxruntime_recording(model: Model, feeds: dict[str, Any], like: Recording, *, max_exposed: int = MAX_EXPOSED,
-                          timeout: float | None = None) -> Recording:
+                          timeout: float | None = None, limits: Limits | None = None) -> Recording:
     """onnxruntime's values of every value `like` (explorer's recording of `model`) holds, at the same keys and
     iterations. The recording's `error` says why onnxruntime gave nothing at all. The graph outputs come with the
     first chunk of values, in one run; when that run fails, from a run of the model as given, the chunks then
@@ -28,9 +36,15 @@ def onnxruntime_recording(model: Model, feeds: dict[str, Any], like: Recording, 
                            "such bound")
         return recording
     wanted = [p for p in like.in_order() if not all(is_summary(v) for v in p.values.values())]
-    size = max(1, max_exposed)
-    chunks = [wanted[start:start + size] for start in range(0, len(wanted), size)]
-    failed = _with_outputs(model, feeds, chunks[0], recording, timeout) if chunks else None
+    keep = None
+    budget = None
+    if like.spill is not None:  # explorer's run went past its memory budget: so do onnxruntime's values
+        limits = limits or Limits()
+        recording.spill = RunFolder(limits.trace_disk_bytes)
+        removed_with(recording, recording.spill)
+        keep, budget = _keeper(recording.spill), limits.trace_budget_bytes
+    chunks = _chunks(wanted, max(1, max_exposed), budget)
+    failed = _with_outputs(model, feeds, chunks[0], recording, timeout, keep) if chunks else None
     if failed is None and chunks:
         chunks = chunks[1:]
     else:
@@ -45,7 +59,7 @@ def onnxruntime_recording(model: Model, feeds: dict[str, Any], like: Recording, 
             return recording
     for k, chunk in enumerate(chunks):
         try:
-            _collect(model, feeds, chunk, recording, timeout)
+            _collect(model, feeds, chunk, recording, timeout, keep)
         except NoVerdict as exc:
             for p in (p for later in chunks[k:] for p in later):
                 recording.missing.setdefault(p.key, str(exc))
@@ -53,14 +67,39 @@ def onnxruntime_recording(model: Model, feeds: dict[str, Any], like: Recording, 
     return recording
 
 
+def _chunks(wanted: list[Produced], count: int, budget: int | None) -> list[list[Produced]]:
+    """The values in order, in chunks of at most `count` values and (when given) `budget` bytes, each chunk at
+    least one value."""
+    chunks: list[list[Produced]] = []
+    size = 0
+    for p in wanted:
+        bytes_ = sum(v.nbytes for v in p.values.values() if isinstance(v, np.ndarray))
+        if not chunks or len(chunks[-1]) >= count or (budget is not None and size + bytes_ > budget):
+            chunks.append([])
+            size = 0
+        chunks[-1].append(p)
+        size += bytes_
+    return chunks
+
+
+def _keeper(folder: RunFolder) -> Keep:
+    """Each array's bytes written to the folder as they arrive (memory holds one at a time), small ones kept."""
+    def keep(buffer: memoryview) -> Any:
+        if buffer.nbytes < KEPT_IN_MEMORY:
+            return buffer
+        stored = folder.store(np.frombuffer(buffer, np.uint8))
+        return buffer if stored is None else stored  # past the disk's limit: in memory
+    return keep
+
+
 def _with_outputs(model: Model, feeds: dict[str, Any], chunk: list[Produced], recording: Recording,
-                  timeout: float | None) -> NoVerdict | None:
+                  timeout: float | None, keep: Keep | None) -> NoVerdict | None:
     """The graph outputs and the chunk's values in one run; why onnxruntime gave none (nothing kept then)."""
     exposed, refused = exposed_model(model, chunk)
     outputs = [o.name for o in model.graph.output]
     try:
         results = run_onnxruntime(exposed.proto, feeds, list(dict.fromkeys([*outputs, *exposed.outputs])),
-                                  timeout=timeout)
+                                  timeout=timeout, keep=keep)
     except NoVerdict as exc:
         return exc
     recording.outputs = {name: results[name] for name in outputs}
@@ -70,13 +109,13 @@ def _with_outputs(model: Model, feeds: dict[str, Any], chunk: list[Produced], re
 
 
 def _collect(model: Model, feeds: dict[str, Any], chunk: list[Produced], recording: Recording,
-             timeout: float | None) -> None:
+             timeout: float | None, keep: Keep | None) -> None:
     exposed, refused = exposed_model(model, chunk)
     recording.missing.update(refused)
     if not exposed.outputs:
         return
     try:
-        results = run_onnxruntime(exposed.proto, feeds, list(exposed.outputs), timeout=timeout)
+        results = run_onnxruntime(exposed.proto, feeds, list(exposed.outputs), timeout=timeout, keep=keep)
     except NoVerdict as exc:
         if exc.kind not in BISECTED:
             raise
@@ -85,8 +124,8 @@ def _collect(model: Model, feeds: dict[str, Any], chunk: list[Produced], recordi
             recording.missing[chunk[0].key] = f"onnxruntime cannot return it: {exc}"
             return
         half = len(chunk) // 2
-        _collect(model, feeds, chunk[:half], recording, timeout)
-        _collect(model, feeds, chunk[half:], recording, timeout)
+        _collect(model, feeds, chunk[:half], recording, timeout, keep)
+        _collect(model, feeds, chunk[half:], recording, timeout, keep)
         return
     _keep(exposed.outputs, results, chunk, recording)
 

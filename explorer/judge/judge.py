@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol
@@ -32,6 +32,7 @@ DEFAULT_MEMORY_BYTES = 4 << 30  # on top of the child's own footprint and of the
 # copy of a large value is ever made on either side of the pipe.
 _HEADER = struct.Struct("<QQ")
 _SIZE = struct.Struct("<Q")
+Keep = Callable[[memoryview], Any]  # an array's bytes as received -> what holds them from then on (a buffer)
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "judge_worker.py")
 
 
@@ -64,10 +65,11 @@ class Judge:
         self._shut = False  # after shutdown(): every call is refused, no process started
 
     def run(self, model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
-            timeout: float | None = None) -> dict[str, Any]:
+            timeout: float | None = None, keep: Keep | None = None) -> dict[str, Any]:
         """onnxruntime's outputs (by name; `outputs` picks them) for a Model, ModelProto or serialized bytes,
-        given to onnxruntime as a path (model_files.runtime_copy: its weights read from where they lie)."""
-        return self._ask(model, dict(feeds), outputs, timeout)
+        given to onnxruntime as a path (model_files.runtime_copy: its weights read from where they lie). `keep`
+        is given each array's bytes as they arrive and returns what holds them from then on (a copy on disk)."""
+        return self._ask(model, dict(feeds), outputs, timeout, keep)
 
     def load(self, model: Any, *, timeout: float | None = None) -> None:
         """Loads the model as a user does (an InferenceSession with onnxruntime's default options: its own type
@@ -75,7 +77,7 @@ class Judge:
         self._ask(model, None, None, timeout)
 
     def _ask(self, model: Any, feeds: dict[str, Any] | None, outputs: Sequence[str] | None,
-             timeout: float | None) -> dict[str, Any]:
+             timeout: float | None, keep: Keep | None = None) -> dict[str, Any]:
         if importlib.util.find_spec("onnxruntime") is None:
             raise NoVerdict("missing", "onnxruntime is not installed (pip install onnxruntime)")
         from ..model.model_files import runtime_copy  # onnx, imported when a model is judged (not by --help)
@@ -88,7 +90,7 @@ class Judge:
             request = {"model": str(path), "feeds": feeds, "outputs": list(outputs) if outputs else None,
                        "memory": memory}
             self._cancelled = False
-            reply = self._exchange(request, limit)
+            reply = self._exchange(request, limit, keep)
         if reply["kind"] == "ok":
             return dict(reply["outputs"])
         prefix = {"refused": "onnxruntime refused: ", "memory": "onnxruntime reached its memory cap: "}
@@ -120,7 +122,7 @@ class Judge:
         self._shut = True
         self.cancel()
 
-    def _exchange(self, request: dict, limit: float) -> dict:
+    def _exchange(self, request: dict, limit: float, keep: Keep | None = None) -> dict:
         process = self._start()
         if self._shut:  # shut down while this call waited: no onnxruntime may outlive that
             self._kill()
@@ -133,7 +135,8 @@ class Judge:
             size, count = _HEADER.unpack(self._receive(process, _HEADER.size, deadline, limit))
             sizes = self._receive(process, _SIZE.size * count, deadline, limit)
             data = self._receive(process, size, deadline, limit)
-            buffers = [self._receive(process, n, deadline, limit) for (n,) in _SIZE.iter_unpack(sizes)]
+            buffers = [self._receive(process, n, deadline, limit) for (n,) in _SIZE.iter_unpack(sizes)] if keep is None \
+                else [keep(self._receive(process, n, deadline, limit)) for (n,) in _SIZE.iter_unpack(sizes)]
             return pickle.loads(data, buffers=buffers)
         except (BrokenPipeError, ConnectionError, EOFError):
             raise self._ended(process) from None
@@ -218,7 +221,7 @@ class Runs(Protocol):
     """What `run_onnxruntime` and `load_in_onnxruntime` ask of a judge."""
 
     def run(self, model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
-            timeout: float | None = None) -> dict[str, Any]: ...
+            timeout: float | None = None, keep: Keep | None = None) -> dict[str, Any]: ...
 
     def load(self, model: Any, *, timeout: float | None = None) -> None: ...
 
@@ -239,11 +242,13 @@ def using_judge(judge: Runs) -> Iterator[None]:
 
 
 def run_onnxruntime(model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
-                    timeout: float | None = None) -> dict[str, Any]:
+                    timeout: float | None = None, keep: Keep | None = None) -> dict[str, Any]:
     """onnxruntime's outputs from the judge in use (see using_judge; by default the shared child process);
-    NoVerdict when it gives none."""
+    NoVerdict when it gives none. `keep`: see Judge.run."""
     judge = _current.get() or shared_judge()
-    return judge.run(model, feeds, outputs, timeout=timeout)
+    if keep is None:
+        return judge.run(model, feeds, outputs, timeout=timeout)
+    return judge.run(model, feeds, outputs, timeout=timeout, keep=keep)
 
 
 def warm_onnxruntime() -> None:
