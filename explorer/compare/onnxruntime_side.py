@@ -4,10 +4,13 @@ expose.py), in chunks of at most `max_exposed` values, the first with the graph 
 for a model of fewer values. A chunk onnxruntime refuses is bisected until the values it cannot return are isolated
 and listed with its reason.
 
-When explorer's run kept values on disk past its memory budget, onnxruntime's go there too as they arrive, and
-each of its runs returns at most that budget's bytes: the comparison then holds in memory what the run did."""
+onnxruntime's values may take as much memory as explorer's values (its copies where explorer's are views among
+them) and its child holds a run's values while it runs: so that a comparison holds at most twice what explorer's run
+holds, onnxruntime's values stay in memory up to half of the memory explorer's values hold and go to disk past it
+(as they arrive), and each of its runs returns at most that half."""
 from __future__ import annotations
 
+import mmap
 from typing import Any
 
 import numpy as np
@@ -22,6 +25,7 @@ from .recording import Key, Produced, Recording, is_summary
 
 BISECTED = ("refused", "crash")  # answers that may come from one value; others (timeout, memory) end the run
 KEPT_IN_MEMORY = 64 << 10  # smaller arrays stay in memory when the others go to disk
+SHARE_FLOOR = 8 << 20  # onnxruntime's values of a model whose values take less stay in memory, in one run
 
 
 def onnxruntime_recording(model: Model, feeds: dict[str, Any], like: Recording, *, max_exposed: int = MAX_EXPOSED,
@@ -37,12 +41,12 @@ def onnxruntime_recording(model: Model, feeds: dict[str, Any], like: Recording, 
         return recording
     wanted = [p for p in like.in_order() if not all(is_summary(v) for v in p.values.values())]
     keep = None
-    budget = None
-    if like.spill is not None:  # explorer's run went past its memory budget: so do onnxruntime's values
-        limits = limits or Limits()
-        recording.spill = RunFolder(limits.trace_disk_bytes)
+    share = max(SHARE_FLOOR, _held(wanted) // 2)
+    budget = share if sum(_size(p) for p in wanted) > share else None
+    if budget is not None:
+        recording.spill = RunFolder((limits or Limits()).trace_disk_bytes)
         removed_with(recording, recording.spill)
-        keep, budget = _keeper(recording.spill), limits.trace_budget_bytes
+        keep = _keeper(recording.spill, share)
     chunks = _chunks(wanted, max(1, max_exposed), budget)
     failed = _with_outputs(model, feeds, chunks[0], recording, timeout, keep) if chunks else None
     if failed is None and chunks:
@@ -67,13 +71,31 @@ def onnxruntime_recording(model: Model, feeds: dict[str, Any], like: Recording, 
     return recording
 
 
+def _size(p: Produced) -> int:
+    return sum(v.nbytes for v in p.values.values() if isinstance(v, np.ndarray))
+
+
+def _held(wanted: list[Produced]) -> int:
+    """The memory explorer's values hold: each array they are views of counted once, those on disk not."""
+    roots: dict[int, int] = {}
+    for p in wanted:
+        for value in p.values.values():
+            root = value
+            while isinstance(root, np.ndarray) and isinstance(root.base, np.ndarray):
+                root = root.base
+            if isinstance(root, np.ndarray) and not (isinstance(root.base, memoryview)
+                                                     and isinstance(root.base.obj, mmap.mmap)):
+                roots[id(root)] = root.nbytes
+    return sum(roots.values())
+
+
 def _chunks(wanted: list[Produced], count: int, budget: int | None) -> list[list[Produced]]:
     """The values in order, in chunks of at most `count` values and (when given) `budget` bytes, each chunk at
     least one value."""
     chunks: list[list[Produced]] = []
     size = 0
     for p in wanted:
-        bytes_ = sum(v.nbytes for v in p.values.values() if isinstance(v, np.ndarray))
+        bytes_ = _size(p)
         if not chunks or len(chunks[-1]) >= count or (budget is not None and size + bytes_ > budget):
             chunks.append([])
             size = 0
@@ -82,10 +104,15 @@ def _chunks(wanted: list[Produced], count: int, budget: int | None) -> list[list
     return chunks
 
 
-def _keeper(folder: RunFolder) -> Keep:
-    """Each array's bytes written to the folder as they arrive (memory holds one at a time), small ones kept."""
+def _keeper(folder: RunFolder, share: int) -> Keep:
+    """Each array's bytes kept in memory up to `share` bytes in all, past it written to the folder as they
+    arrive (memory holds one at a time)."""
+    held = 0
+
     def keep(buffer: memoryview) -> Any:
-        if buffer.nbytes < KEPT_IN_MEMORY:
+        nonlocal held
+        if buffer.nbytes < KEPT_IN_MEMORY or held + buffer.nbytes <= share:
+            held += buffer.nbytes
             return buffer
         stored = folder.store(np.frombuffer(buffer, np.uint8))
         return buffer if stored is None else stored  # past the disk's limit: in memory
