@@ -47,7 +47,11 @@ def onnxruntime_recording(model: Model, feeds: dict[str, Any], like: Recording, 
         recording.spill = RunFolder((limits or Limits()).trace_disk_bytes)
         removed_with(recording, recording.spill)
         keep = _keeper(recording.spill, share)
-    chunks = _chunks(wanted, max(1, max_exposed), budget)
+    # a value whose shape changes from one iteration to the next cannot be stacked as a loop's output: asked
+    # alone, after the others, it costs one run instead of a bisection through the others
+    uneven = {p.key for p in wanted if len({np.shape(v) for v in p.values.values()}) > 1}
+    chunks = _chunks([p for p in wanted if p.key not in uneven], max(1, max_exposed), budget) + \
+        [[p] for p in wanted if p.key in uneven]
     failed = _with_outputs(model, feeds, chunks[0], recording, timeout, keep) if chunks else None
     if failed is None and chunks:
         chunks = chunks[1:]
