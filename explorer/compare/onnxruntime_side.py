@@ -40,18 +40,7 @@ def onnxruntime_recording(model: Model, feeds: dict[str, Any], like: Recording, 
                            "such bound")
         return recording
     wanted = [p for p in like.in_order() if not all(is_summary(v) for v in p.values.values())]
-    keep = None
-    share = max(SHARE_FLOOR, _held(wanted) // 2)
-    budget = share if sum(_size(p) for p in wanted) > share else None
-    if budget is not None:
-        recording.spill = RunFolder((limits or Limits()).trace_disk_bytes)
-        removed_with(recording, recording.spill)
-        keep = _keeper(recording.spill, share)
-    # a value whose shape changes from one iteration to the next cannot be stacked as a loop's output: asked
-    # alone, after the others, it costs one run instead of a bisection through the others
-    uneven = {p.key for p in wanted if len({np.shape(v) for v in p.values.values()}) > 1}
-    chunks = _chunks([p for p in wanted if p.key not in uneven], max(1, max_exposed), budget) + \
-        [[p] for p in wanted if p.key in uneven]
+    chunks, keep = _plan(wanted, recording, max(1, max_exposed), limits)
     failed = _with_outputs(model, feeds, chunks[0], recording, timeout, keep) if chunks else None
     if failed is None and chunks:
         chunks = chunks[1:]
@@ -73,6 +62,23 @@ def onnxruntime_recording(model: Model, feeds: dict[str, Any], like: Recording, 
                 recording.missing.setdefault(p.key, str(exc))
             break
     return recording
+
+
+def _plan(wanted: list[Produced], recording: Recording, count: int,
+          limits: Limits | None) -> tuple[list[list[Produced]], Keep | None]:
+    """The chunks the values are asked in, and where onnxruntime's arrays go as they arrive (None: memory)."""
+    keep = None
+    share = max(SHARE_FLOOR, _held(wanted) // 2)
+    budget = share if sum(_size(p) for p in wanted) > share else None
+    if budget is not None:
+        recording.spill = RunFolder((limits or Limits()).trace_disk_bytes)
+        removed_with(recording, recording.spill)
+        keep = _keeper(recording.spill, share)
+    # a value whose shape changes from one iteration to the next cannot be stacked as a loop's output: asked
+    # alone, after the others, it costs one run instead of a bisection through the others
+    uneven = {p.key for p in wanted if len({np.shape(v) for v in p.values.values()}) > 1}
+    chunks = _chunks([p for p in wanted if p.key not in uneven], count, budget)
+    return chunks + [[p] for p in wanted if p.key in uneven], keep
 
 
 def _size(p: Produced) -> int:

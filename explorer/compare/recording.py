@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.model import Model
+from ..trace.spill import RunFolder
 from ..trace.trace import Trace
 from ..trace.values import ValueSummary
 
@@ -49,7 +50,7 @@ class Recording:
     limit_hit: bool = False  # the failure was one of explorer's limits (onnxruntime has none: not asked then)
     missing: dict[Key, str] = field(default_factory=dict)
     given: dict[str, Any] = field(default_factory=dict, repr=False)  # reference values exactly as given
-    spill: Any = field(default=None, repr=False)  # the RunFolder of its values past the memory budget, if any
+    spill: RunFolder | None = field(default=None, repr=False)  # where its values past the memory budget are
 
     def release(self) -> None:
         """Drops from memory the pages of values on disk read so far (they are read again when needed)."""
