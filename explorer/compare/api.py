@@ -2,11 +2,14 @@
 feeds, every value aligned and measured, the first divergence in execution order, gate-level departures."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from ..budgets import SPILL_RELEASE_EVERY
 from ..errors import CompareError
+from ..judge.judge import warm_onnxruntime
 from ..limits import Limits
 from ..model.model import Model
 from ..proto.graph import attribute
@@ -57,6 +60,8 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
     kinds = [kind_of(a), kind_of(b)]
     if kinds[0] in REFERENCES and kinds[1] in REFERENCES:
         raise CompareError("one side must be a model or a trace: explorer's run is what the other is held against")
+    if ONNXRUNTIME in kinds:
+        warm_onnxruntime()  # its child imports onnxruntime while explorer runs
     sides = [a, b]
     models = [None if kind != "model" else as_model(side) for side, kind in zip(sides, kinds)]
     feeds = _feeds(feeds, sides, [*models, model])
@@ -78,8 +83,10 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
         found = pair_tolerance(pair.a.key, pair.b.key, ours, theirs, next(iter(pair.b.values.values()), None))
         return found if user is None else Tolerance(user.rtol, user.atol, user.precision, found.eps)
 
-    result.values = [measure(p, tolerance(p), _time_axis(p, rec_a.model)) for p in pairs]
+    result.values = _measured(pairs, tolerance, rec_a, rec_b)
     result.notes += explain(result.values, pairs, rec_a, rec_b)
+    rec_a.release()
+    rec_b.release()
     result.outputs = _outputs(rec_a, rec_b, result.values, user)
     result.saturation = explain_saturation(result)  # onnxruntime's u8s8 kernel, where it explains a difference
     result.drawn = {v.node for v in result.values if not v.ok and _draws(rec_a, v.node, v.op_type)}
@@ -94,7 +101,27 @@ def compare(a: Side, b: Side, feeds: dict[str, Any] | None = None, *, rtol: floa
     cell_gates, cells_checked = cell_departures(rec_a, rec_b, cells.rtol, cells.atol, result.notes)
     result.gates += cell_gates
     result.gates_checked += cells_checked
+    rec_a.release()
+    rec_b.release()
     return result
+
+
+def _measured(pairs: list[Pair], tolerance: Callable[[Pair], Tolerance], a: Recording,
+              b: Recording) -> list[ValueComparison]:
+    """Every pair measured; the pages of values on disk read meanwhile dropped from memory as they add up."""
+    found = []
+    read = 0
+    spilled = a.spill is not None or b.spill is not None
+    for pair in pairs:
+        found.append(measure(pair, tolerance(pair), _time_axis(pair, a.model)))
+        if spilled:
+            read += sum(v.nbytes for side in (pair.a, pair.b) for v in side.values.values()
+                        if isinstance(v, np.ndarray))
+            if read >= SPILL_RELEASE_EVERY:
+                a.release()
+                b.release()
+                read = 0
+    return found
 
 
 def _feeds(feeds: dict[str, Any] | None, sides: list[Side], models: list[Model | None]) -> dict[str, Any]:
@@ -121,7 +148,8 @@ def _recording(side: Side, kind: str, side_model: Model | None, like: Recording 
     if kind == ONNXRUNTIME:
         if like.model is None:
             raise CompareError("onnxruntime needs the model: give model= with a Trace")
-        return onnxruntime_recording(like.model, feeds, like, max_exposed=max_exposed, timeout=timeout)
+        return onnxruntime_recording(like.model, feeds, like, max_exposed=max_exposed, timeout=timeout,
+                                     limits=limits)
     if kind == PYTORCH:
         return Recording(PYTORCH, PYTORCH, model=like.model)
     return from_values(reference_values(side, limits), label_of(side, None), like)

@@ -103,8 +103,15 @@ class _Exposer:
         self.emit(branches[branch], name, sample)
         other = branches["else_branch" if branch == "then_branch" else "then_branch"]
         placeholder = self.fresh()
-        other.node.append(helper.make_node("Constant", [], [placeholder], name=placeholder,
-                                           value=numpy_helper.from_array(np.zeros_like(sample))))
+        if self.opset >= 9 and sample.dtype.kind in "biuf":  # zeros of its shape, made when the branch runs
+            shape = self.fresh()
+            other.node.append(helper.make_node("Constant", [], [shape], name=shape,
+                                               value=numpy_helper.from_array(np.array(sample.shape, np.int64))))
+            other.node.append(helper.make_node("ConstantOfShape", [shape], [placeholder], name=placeholder,
+                                               value=numpy_helper.from_array(np.zeros(1, sample.dtype))))
+        else:
+            other.node.append(helper.make_node("Constant", [], [placeholder], name=placeholder,
+                                               value=numpy_helper.from_array(np.zeros_like(sample))))
         other.output.append(_typed(placeholder, sample))
         outer = self.fresh()
         node.output.append(outer)

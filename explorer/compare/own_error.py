@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..budgets import SPILL_RELEASE_EVERY
 from ..executor.engine import Engine
 from ..executor.kernels import build_kernel
 from ..executor.ops.base import Call
@@ -60,11 +61,15 @@ class _Rerun:
 
     def outputs(self, event: Event, magnitudes: bool = False, depth: int = 0, own: bool = False) -> Outputs | None:
         """The node's outputs by name on B's values of its inputs (A's own when `own`; their absolute values
-        when `magnitudes`)."""
+        when `magnitudes`). Only the outputs of nodes that make a value B lacks are kept, for the nodes that
+        read it (see _b_value): the others are asked once, and keeping them would hold every rerun in memory."""
         key = (event.index, magnitudes, own)
-        if key not in self.cache:
-            self.cache[key] = self._run(event, magnitudes, depth, own)
-        return self.cache[key]
+        if key in self.cache:
+            return self.cache[key]
+        found = self._run(event, magnitudes, depth, own)
+        if not magnitudes and not own and any(name in self.a_only for name in event.outputs):
+            self.cache[key] = found
+        return found
 
     def inputs(self, event: Event, depth: int = 0, own: bool = False) -> list[Any] | None:
         """The node's arguments (None for an omitted input): B's values, or A's own recorded ones."""
@@ -148,10 +153,16 @@ def explain(values: list[ValueComparison], pairs: list[Pair], a: Recording, b: R
     rerun = _Rerun(a, b, pairs)
     explained: list[int] = []
     start = time.perf_counter()
+    read = 0
     for order, v, e in pending:
         if time.perf_counter() - start > MAX_SECONDS:
             return [f"rounding: {len(pending) - len(explained)} difference(s) left unexamined after "
                     f"{MAX_SECONDS:g} s"]
+        read += getattr(of_pair[(v.node, v.name)].b.values.get(e.iteration), "nbytes", 0)
+        if read >= SPILL_RELEASE_EVERY:  # the pages of values on disk read so far leave memory
+            a.release()
+            b.release()
+            read = 0
         reason = _why(rerun, of_pair[(v.node, v.name)], v, e, explained)
         if reason is None:
             break

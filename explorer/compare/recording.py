@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.model import Model
+from ..trace.spill import RunFolder
 from ..trace.trace import Trace
 from ..trace.values import ValueSummary
 
@@ -49,6 +50,12 @@ class Recording:
     limit_hit: bool = False  # the failure was one of explorer's limits (onnxruntime has none: not asked then)
     missing: dict[Key, str] = field(default_factory=dict)
     given: dict[str, Any] = field(default_factory=dict, repr=False)  # reference values exactly as given
+    spill: RunFolder | None = field(default=None, repr=False)  # where its values past the memory budget are
+
+    def release(self) -> None:
+        """Drops from memory the pages of values on disk read so far (they are read again when needed)."""
+        if self.spill is not None:
+            self.spill.release()
 
     def by_name(self) -> dict[str, list[Produced]]:
         found: dict[str, list[Produced]] = {}
@@ -70,7 +77,7 @@ def from_trace(trace: Trace, label: str, model: Model | None = None) -> Recordin
         message = failure.get("message") if isinstance(failure, dict) else getattr(failure, "message", str(failure))
         kind = failure.get("kind") if isinstance(failure, dict) else getattr(failure, "kind", None)
     recording = Recording(label, "explorer", outputs=dict(trace.outputs), model=model, trace=trace,
-                          error=message, limit_hit=kind == "LimitExceeded")
+                          error=message, limit_hit=kind == "LimitExceeded", spill=trace.spill)
     for event in trace.events:
         for position, (name, value) in enumerate(event.outputs.items()):
             key = (event.node, name)

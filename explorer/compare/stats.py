@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 RTOL, ATOL = 1e-4, 1e-5
+CHUNK_ELEMENTS = 1 << 20  # elements measured at once: a large value's float64 temporaries stay a few MiB
 
 
 @dataclass
@@ -62,10 +63,31 @@ def compare_values(name: str, ours: Any, theirs: Any, rtol: float = RTOL, atol: 
     if a.dtype == b.dtype and (a is b or np.array_equal(a, b)):  # the common case, without float64 copies
         return OutputDiff(name, 0.0, 0.0, True)
     if a.dtype.kind in "fcV" or b.dtype.kind in "fcV":  # V: bfloat16/float8 from ml_dtypes
-        abs_err, rel_err, bad = float_errors(a, b, rtol, atol, slack)
-        return OutputDiff(name, float(abs_err.max(initial=0.0)), float(rel_err.max(initial=0.0)), not bool(bad.any()))
+        max_abs, max_rel, beyond = _float_extremes(a, b, rtol, atol, slack)
+        return OutputDiff(name, max_abs, max_rel, not beyond)
     diff = np.abs(a.astype(np.int64) - b.astype(np.int64)) if a.size else np.zeros(0)
     return OutputDiff(name, float(diff.max(initial=0)), 0.0, bool(np.array_equal(a, b)))
+
+
+def _float_extremes(a: np.ndarray, b: np.ndarray, rtol: float, atol: float, slack: Any) -> tuple[float, float, bool]:
+    """The max abs and rel errors of float_errors and whether any element is beyond the tolerance, computed a chunk
+    of elements at a time (the same values: each element's errors do not depend on the others)."""
+    if a.size <= CHUNK_ELEMENTS or (np.ndim(slack) and np.shape(slack) != a.shape):
+        pieces = [(a, b, slack)]
+    else:
+        flat_a, flat_b = a.reshape(-1), b.reshape(-1)
+        flat_slack = np.reshape(slack, -1) if np.ndim(slack) else None
+        pieces = [(flat_a[k:k + CHUNK_ELEMENTS], flat_b[k:k + CHUNK_ELEMENTS],
+                   slack if flat_slack is None else flat_slack[k:k + CHUNK_ELEMENTS])
+                  for k in range(0, a.size, CHUNK_ELEMENTS)]
+    max_abs = max_rel = 0.0
+    beyond = False
+    for ours, theirs, extra in pieces:
+        abs_err, rel_err, bad = float_errors(ours, theirs, rtol, atol, extra)
+        max_abs = max(max_abs, float(abs_err.max(initial=0.0)))
+        max_rel = max(max_rel, float(rel_err.max(initial=0.0)))
+        beyond = beyond or bool(bad.any())
+    return max_abs, max_rel, beyond
 
 
 def float_errors(ours: np.ndarray, theirs: np.ndarray, rtol: float = RTOL, atol: float = ATOL,

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol
@@ -27,7 +27,12 @@ from ..errors import ExplorerError, summarize
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_BYTES = 4 << 30  # on top of the child's own footprint and of the model's size
-_HEADER = struct.Struct("<Q")
+# A message: its pickle's size and the count of its out-of-band buffers, each buffer's size, the pickle, the
+# buffers. Arrays travel as their own bytes (pickle protocol 5), read straight into the arrays they become: no
+# copy of a large value is ever made on either side of the pipe.
+_HEADER = struct.Struct("<QQ")
+_SIZE = struct.Struct("<Q")
+Keep = Callable[[memoryview], Any]  # an array's bytes as received -> what holds them from then on (a buffer)
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "judge_worker.py")
 
 
@@ -60,10 +65,11 @@ class Judge:
         self._shut = False  # after shutdown(): every call is refused, no process started
 
     def run(self, model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
-            timeout: float | None = None) -> dict[str, Any]:
+            timeout: float | None = None, keep: Keep | None = None) -> dict[str, Any]:
         """onnxruntime's outputs (by name; `outputs` picks them) for a Model, ModelProto or serialized bytes,
-        given to onnxruntime as a path (model_files.runtime_copy: its weights read from where they lie)."""
-        return self._ask(model, dict(feeds), outputs, timeout)
+        given to onnxruntime as a path (model_files.runtime_copy: its weights read from where they lie). `keep`
+        is given each array's bytes as they arrive and returns what holds them from then on (a copy on disk)."""
+        return self._ask(model, dict(feeds), outputs, timeout, keep)
 
     def load(self, model: Any, *, timeout: float | None = None) -> None:
         """Loads the model as a user does (an InferenceSession with onnxruntime's default options: its own type
@@ -71,7 +77,7 @@ class Judge:
         self._ask(model, None, None, timeout)
 
     def _ask(self, model: Any, feeds: dict[str, Any] | None, outputs: Sequence[str] | None,
-             timeout: float | None) -> dict[str, Any]:
+             timeout: float | None, keep: Keep | None = None) -> dict[str, Any]:
         if importlib.util.find_spec("onnxruntime") is None:
             raise NoVerdict("missing", "onnxruntime is not installed (pip install onnxruntime)")
         from ..model.model_files import runtime_copy  # onnx, imported when a model is judged (not by --help)
@@ -84,7 +90,7 @@ class Judge:
             request = {"model": str(path), "feeds": feeds, "outputs": list(outputs) if outputs else None,
                        "memory": memory}
             self._cancelled = False
-            reply = self._exchange(request, limit)
+            reply = self._exchange(request, limit, keep)
         if reply["kind"] == "ok":
             return dict(reply["outputs"])
         prefix = {"refused": "onnxruntime refused: ", "memory": "onnxruntime reached its memory cap: "}
@@ -116,25 +122,32 @@ class Judge:
         self._shut = True
         self.cancel()
 
-    def _exchange(self, request: dict, limit: float) -> dict:
+    def _exchange(self, request: dict, limit: float, keep: Keep | None = None) -> dict:
         process = self._start()
         if self._shut:  # shut down while this call waited: no onnxruntime may outlive that
             self._kill()
             raise NoVerdict("cancelled", "onnxruntime was stopped on request")
-        data = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
         deadline = time.monotonic() + limit
         try:
             assert process.stdin is not None and process.stdout is not None
-            process.stdin.write(_HEADER.pack(len(data)) + data)
-            process.stdin.flush()
-            header = self._receive(process, _HEADER.size, deadline, limit)
-            return pickle.loads(self._receive(process, _HEADER.unpack(header)[0], deadline, limit))
+            for frame in _frames(request):
+                _write_all(process.stdin.fileno(), frame)
+            size, count = _HEADER.unpack(self._receive(process, _HEADER.size, deadline, limit))
+            sizes = self._receive(process, _SIZE.size * count, deadline, limit)
+            data = self._receive(process, size, deadline, limit)
+            buffers = [self._receive(process, n, deadline, limit) for (n,) in _SIZE.iter_unpack(sizes)] if keep is None \
+                else [keep(self._receive(process, n, deadline, limit)) for (n,) in _SIZE.iter_unpack(sizes)]
+            return pickle.loads(data, buffers=buffers)
         except (BrokenPipeError, ConnectionError, EOFError):
             raise self._ended(process) from None
 
-    def _receive(self, process: subprocess.Popen[bytes], size: int, deadline: float, limit: float) -> bytes:
+    def _receive(self, process: subprocess.Popen[bytes], size: int, deadline: float, limit: float) -> memoryview:
+        """`size` bytes from the child, read straight into one new buffer."""
+        import numpy as np  # not imported by the command line's --help
+
         assert process.stdout is not None
-        fd, chunks, got = process.stdout.fileno(), [], 0
+        fd, got = process.stdout.fileno(), 0
+        buffer = np.empty(size, np.uint8).data
         while got < size:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -143,12 +156,11 @@ class Judge:
             ready, _, _ = select.select([fd], [], [], min(left, 0.5))
             if not ready:
                 continue
-            chunk = os.read(fd, min(size - got, 1 << 20))
-            if not chunk:
+            read = os.readv(fd, [buffer[got:]])
+            if not read:
                 raise self._ended(process)
-            chunks.append(chunk)
-            got += len(chunk)
-        return b"".join(chunks)
+            got += read
+        return buffer
 
     def _ended(self, process: subprocess.Popen[bytes]) -> NoVerdict:
         code = process.wait()
@@ -231,6 +243,21 @@ def _refill() -> None:
             _spare = _worker()
 
 
+def _frames(message: object) -> list[memoryview | bytes]:
+    """A message as the frames written one after the other (see _HEADER)."""
+    buffers: list[pickle.PickleBuffer] = []
+    data = pickle.dumps(message, protocol=5, buffer_callback=buffers.append)
+    raws = [buffer.raw() for buffer in buffers]
+    sizes = b"".join(_SIZE.pack(raw.nbytes) for raw in raws)
+    return [_HEADER.pack(len(data), len(raws)) + sizes, data, *raws]
+
+
+def _write_all(fd: int, frame: memoryview | bytes) -> None:
+    view = memoryview(frame).cast("B")
+    while view.nbytes:
+        view = view[os.write(fd, view):]
+
+
 _shared: Judge | None = None
 _shared_lock = threading.Lock()
 
@@ -249,7 +276,7 @@ class Runs(Protocol):
     """What `run_onnxruntime` and `load_in_onnxruntime` ask of a judge."""
 
     def run(self, model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
-            timeout: float | None = None) -> dict[str, Any]: ...
+            timeout: float | None = None, keep: Keep | None = None) -> dict[str, Any]: ...
 
     def load(self, model: Any, *, timeout: float | None = None) -> None: ...
 
@@ -270,11 +297,13 @@ def using_judge(judge: Runs) -> Iterator[None]:
 
 
 def run_onnxruntime(model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
-                    timeout: float | None = None) -> dict[str, Any]:
+                    timeout: float | None = None, keep: Keep | None = None) -> dict[str, Any]:
     """onnxruntime's outputs from the judge in use (see using_judge; by default the shared child process);
-    NoVerdict when it gives none."""
+    NoVerdict when it gives none. `keep`: see Judge.run."""
     judge = _current.get() or shared_judge()
-    return judge.run(model, feeds, outputs, timeout=timeout)
+    if keep is None:
+        return judge.run(model, feeds, outputs, timeout=timeout)
+    return judge.run(model, feeds, outputs, timeout=timeout, keep=keep)
 
 
 def warm_onnxruntime() -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from ..errors import failure_text
-from .judge import DEFAULT_TIMEOUT_S, Judge, NoVerdict, using_judge
+from .judge import DEFAULT_TIMEOUT_S, Judge, Keep, NoVerdict, using_judge
 
 T = TypeVar("T")
 
@@ -64,11 +64,11 @@ class JudgeJob(Generic[T]):
         self.judge.shutdown()
 
     def run(self, model: Any, feeds: dict[str, Any], outputs: Sequence[str] | None = None, *,
-            timeout: float | None = None) -> dict[str, Any]:
+            timeout: float | None = None, keep: Keep | None = None) -> dict[str, Any]:
         """The judge the work's onnxruntime calls reach (see judge.using_judge)."""
         if self._cancelled.is_set():
             raise NoVerdict("cancelled", "onnxruntime was stopped on request")
-        return self.judge.run(model, feeds, outputs, timeout=timeout)
+        return self.judge.run(model, feeds, outputs, timeout=timeout, keep=keep)
 
     def warm(self) -> None:
         """The judge the work's onnxruntime calls reach, started ahead of them."""

@@ -2,7 +2,9 @@
 
 Run as a script (`python judge_worker.py`), never imported by explorer: it imports only onnxruntime, numpy and the
 standard library, so a model that crashes or exhausts onnxruntime takes down this process, not the caller.
-Messages on stdin/stdout are an 8-byte length followed by a pickle; the parent is the only peer.
+Messages on stdin/stdout are the pickle's size and its count of out-of-band buffers (8 bytes each), each buffer's
+size, the pickle (protocol 5), then the buffers: arrays travel as their own bytes, with no copy on either side.
+The parent is the only peer.
 """
 import contextlib
 import os
@@ -11,25 +13,65 @@ import sys
 if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
     del sys.path[0]  # explorer's own modules (e.g. trace.py) must not shadow the standard library here
 
+import ctypes
 import pickle
 import resource
 import struct
 
-HEADER = struct.Struct("<Q")
+HEADER = struct.Struct("<QQ")
+SIZE = struct.Struct("<Q")
+
+
+def _exactly(stream, size: int) -> bytearray | None:
+    """`size` bytes read into a new buffer; None at the end of the stream."""
+    buffer = bytearray(size)
+    view, got = memoryview(buffer), 0
+    while got < size:
+        read = stream.readinto(view[got:])
+        if not read:
+            return None
+        got += read
+    return buffer
 
 
 def _read(stream) -> dict | None:
-    header = stream.read(HEADER.size)
-    if len(header) < HEADER.size:
+    header = _exactly(stream, HEADER.size)
+    if header is None:
         return None
-    size = HEADER.unpack(header)[0]
-    return pickle.loads(stream.read(size))
+    size, count = HEADER.unpack(header)
+    sizes = _exactly(stream, SIZE.size * count)
+    data = _exactly(stream, size)
+    if sizes is None or data is None:
+        return None
+    buffers = [_exactly(stream, n) for (n,) in SIZE.iter_unpack(sizes)]
+    if any(buffer is None for buffer in buffers):
+        return None
+    return pickle.loads(data, buffers=buffers)
 
 
-def _write(stream, message: object) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(HEADER.pack(len(data)) + data)
+def _write(stream, message: dict) -> None:
+    """Writes the message, emptying it: each array is freed once its bytes are written (the buffers hold the last
+    references), so the values leave this process as they reach the parent."""
+    buffers: list[pickle.PickleBuffer] = []
+    data = pickle.dumps(message, protocol=5, buffer_callback=buffers.append)
+    message.clear()
+    sizes = b"".join(SIZE.pack(buffer.raw().nbytes) for buffer in buffers)
+    stream.write(HEADER.pack(len(data), len(buffers)) + sizes)
+    stream.write(data)
+    buffers.reverse()
+    while buffers:
+        buffer = buffers.pop()
+        with buffer.raw() as raw:
+            stream.write(raw)
+        buffer.release()
+        del buffer
     stream.flush()
+
+
+def _give_back_memory() -> None:
+    """Returns the freed heap to the system, so that the values of one request do not stay held until the next."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
 
 
 def _address_space() -> int:
@@ -58,6 +100,9 @@ def _session(ort, model: str, as_written: bool = True):
     if as_written:  # a judge runs the graph as written: onnxruntime's own rewrites (e.g. Cast fusion) could hide a
         # difference; a load check (not as_written) loads it as a user does, with onnxruntime's default rewrites
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        # without the arena, each value returned is freed on its own once written to the parent: a comparison's
+        # values do not stay held here while the parent receives them
+        options.enable_cpu_mem_arena = False
     return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
@@ -113,6 +158,8 @@ def main() -> None:
             reply = {"kind": "memory", "message": "the memory cap was reached"}
         _cap_memory(None)
         _write(stdout, reply)
+        del request, reply
+        _give_back_memory()
 
 
 if __name__ == "__main__":
