@@ -25,8 +25,8 @@ Each folder's reference.json holds transformers' `generate` (greedy, `max_new_to
 one also for 40 tokens, where GPT-2 stops at its end-of-sequence id 3): the new tokens, and per step the chosen token's logit margin over the runner-up (how far a float error must go to change
 the token). reference_logits.npz holds transformers' logits of every step (`p<prompt>`: [steps, vocab]).
 reference_beams.json holds transformers' beam search (`generate` with num_beams, its other arguments as listed,
-`BEAMS`) for the same prompts (Whisper: the same features): every returned sequence's new tokens (the pad id
-past its end, as transformers pads them) and its score; gpt2/reference_warpers.npz transformers' sampling filters
+`BEAMS`) for the same prompts (Whisper: the same features): the steps it ran, every returned sequence's new
+tokens (the pad id past its end, as transformers pads them) and its score; gpt2/reference_warpers.npz transformers' sampling filters
 (temperature, top-k, top-p) on its stored logits. `python make_generation_models.py beams` makes only these,
 from the same seeded models (no optimum needed: the weights are the exports').
 Run from this folder with the PyTorch venv: python make_generation_models.py (CI has no torch: the files are
@@ -211,7 +211,7 @@ def reference_beams(model: torch.nn.Module, folder: Path, inputs: list[dict[str,
                                                    output_scores=True, return_dict_in_generate=True, **settings)
                 first = given.get("input_ids", given.get("input_features"))
                 start = 1 if model.config.is_encoder_decoder else first.shape[1]
-                entries.append({"input": k, "max_new_tokens": count, **settings,
+                entries.append({"input": k, "max_new_tokens": count, **settings, "steps": len(out.scores),
                                 "tokens": out.sequences[:, start:].tolist(),
                                 "sequence_scores": [float(s) for s in out.sequences_scores]})
                 print(f"{folder.name} input {k} {count} {settings} -> {entries[-1]['tokens'][0]}")
