@@ -40,8 +40,8 @@ class Generation:
     sequence, entry after entry, padded with the pad id past its end); `logits` [steps, rows, vocab], the last
     position's at every step (rows: the batch, or batch entries × beams); `trace` the run of `model` (the
     generation loop), step t being iteration (t,) of its Loop `generate`; `cache_bytes` the final cache's bytes,
-    `trace_bytes` what the trace holds for the caches of all steps. With beams, `sequence_scores` [sequences] and
-    `parents` [steps, rows] (the row each row continues)."""
+    `trace_bytes` what the trace holds for the caches of all steps. With beams, `sequence_scores` and
+    `sequence_lengths` [sequences], `parents` [steps, rows] (the row each row continues)."""
 
     export: DecoderExport
     model: Model
@@ -56,6 +56,7 @@ class Generation:
     strategy: Strategy = GREEDY
     loop_feeds: dict[str, np.ndarray] = field(default_factory=dict)  # the loop model's inputs that give it
     sequence_scores: np.ndarray | None = None
+    sequence_lengths: np.ndarray | None = None
     parents: np.ndarray | None = None
 
     @property
@@ -136,6 +137,7 @@ def generate(model: str | Path | DecoderExport, prompt_ids: Sequence[int] | Sequ
                             cache_bytes, held_bytes(held), max_new_tokens, strategy, feeds)
     if beam:
         generation.tokens, generation.sequence_scores = returned_sequences(trace.outputs)
+        generation.sequence_lengths = np.asarray(trace.outputs[SEQUENCE_LENGTHS]).reshape(-1)
         generation.parents = np.asarray(trace.outputs[BEAM_PARENTS])
     return generation
 
