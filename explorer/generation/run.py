@@ -100,7 +100,7 @@ def generate(model: str | Path | DecoderExport, prompt_ids: Sequence[int] | Sequ
              inputs: Mapping[str, np.ndarray] | None = None, max_new_tokens: int = 20, sample: int | None = None,
              top_k: int = 50, top_p: float = 1.0, temperature: float = 1.0, beams: int = 1,
              length_penalty: float = 1.0, early_stopping: bool = False, num_return_sequences: int = 1,
-             limits: Limits | None = None) -> Generation:
+             strategy: Strategy | None = None, limits: Limits | None = None) -> Generation:
     """Generation of `max_new_tokens` (fewer when every sequence reached an end-of-sequence id, or every beam
     search is done) from a decoder export: a decoder .onnx (`with_past` the decoder of the later steps when it has
     no past inputs, `encoder` the encoder of an encoder-decoder) or an optimum-style folder with config.json.
@@ -108,11 +108,13 @@ def generate(model: str | Path | DecoderExport, prompt_ids: Sequence[int] | Sequ
     step's inputs (input_ids, attention_mask, ...; an encoder-decoder's encoder inputs, and decoder_input_ids)
     instead, completed as optimum would. Greedy by default; `sample=SEED` draws tokens (top_k, top_p,
     temperature as transformers' warpers; explorer's own seeded draws, see generation/sampling.py); `beams=K`
-    runs transformers' beam search (length_penalty, early_stopping, num_return_sequences)."""
+    runs transformers' beam search (length_penalty, early_stopping, num_return_sequences); `strategy` (as
+    explorer.generation.strategy holds them) instead of those."""
     if max_new_tokens < 1:
         raise FeedError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
-    strategy = strategy_of(sample, top_k, top_p, temperature, beams, length_penalty, early_stopping,
-                           num_return_sequences)
+    if strategy is None:
+        strategy = strategy_of(sample, top_k, top_p, temperature, beams, length_penalty, early_stopping,
+                               num_return_sequences)
     export = model if isinstance(model, DecoderExport) else open_decoder(model, with_past, encoder)
     prompt = None if prompt_ids is None else np.array(prompt_ids, np.int64)
     first = first_inputs(export, prompt, inputs)

@@ -12,8 +12,11 @@ import pytest
 
 import explorer
 from explorer.cli import main
+from explorer.errors import FeedError
+from explorer.generation import generate_against
 from explorer.generation.run import save_generation_model
 from explorer.generation.wrap import LOOP
+from tests.support.generation_faults import faulty_folder, scale_query_of_head
 
 HERE = Path(__file__).resolve().parents[1] / "models" / "generation"
 
@@ -127,3 +130,19 @@ def test_cli_beams_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     np.testing.assert_allclose(report["sequence_scores"], entry["sequence_scores"], rtol=1e-5)
     assert report["tokens"] == entry["tokens"][0]
     assert "3 beams" in capsys.readouterr().out
+
+
+def test_beams_against_another_export(tmp_path: Path) -> None:
+    """Against another export, both sides search with the same beams, compared row by row: GPT-2's decoder with
+    past alone agrees with the merged folder; the planted fault (layer 0's query scale, head 1) parts at step 0
+    in layer 1's cache (layer 0's caches come before its attention)."""
+    name, entry = searches("gpt2", 12, (0,))[0]
+    generation = beam_generation(name, entry)
+    same = generate_against(generation, str(HERE / "gpt2" / "decoder_with_past_model.onnx"))
+    assert same.first_token_diff is None and same.first_cache_departure is None and max(same.logit_error) < 1e-4
+    faulty = generate_against(generation, str(faulty_folder(tmp_path, scale_query_of_head)))
+    assert faulty.first_token_diff is not None and faulty.first_cache_departure is not None
+    assert (faulty.first_cache_departure.step, faulty.first_cache_departure.layer) == (0, 1)
+    assert len(faulty.tokens) == entry["num_beams"]  # a row per beam
+    with pytest.raises(FeedError, match="greedy"):
+        generate_against(generation, "onnxruntime")
