@@ -164,13 +164,16 @@ def _sweep(args: argparse.Namespace, limits: Limits) -> int:
     """--prompts: one generation per prompt against the same side, a row each, worst first."""
     from ..errors import FeedError
     from ..generation.prompts import read_prompts, sweep_prompts
+    from ..generation.strategy import strategy_of
 
     against = args.against or args.reference
     if not against:
         raise FeedError("--prompts compares each generation: give --against or --reference")
+    strategy = strategy_of(args.sample, args.top_k, args.top_p, args.temperature, args.beams, args.length_penalty,
+                           args.early_stopping, args.num_return_sequences)
     rows = sweep_prompts(args.model, read_prompts(args.prompts), against, with_past=args.decoder_with_past,
                          encoder=args.encoder, max_new_tokens=args.max_new_tokens, atol=args.atol, rtol=args.rtol,
-                         limits=limits)
+                         strategy=strategy, limits=limits)
     print(f"{'prompt':<16} {'first token diff':>16} {'max logit error':>16}  first cache departure")
     for row in rows:
         departure = row["first_cache_departure"]

@@ -146,3 +146,14 @@ def test_beams_against_another_export(tmp_path: Path) -> None:
     assert len(faulty.tokens) == entry["num_beams"]  # a row per beam
     with pytest.raises(FeedError, match="greedy"):
         generate_against(generation, "onnxruntime")
+
+
+def test_prompt_sweep_with_beams(tmp_path: Path) -> None:
+    prompts = tmp_path / "prompts.json"
+    prompts.write_text(json.dumps([[15, 2, 99, 7], [100]]))
+    out = tmp_path / "rows.json"
+    assert main(["generate", str(HERE / "gpt2"), "--prompts", str(prompts), "--max-new-tokens", "6", "--beams", "2",
+                 "--against", str(HERE / "gpt2" / "decoder_with_past_model.onnx"), "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [len(row["tokens"]) for row in rows] == [2, 2]  # a row per beam
+    assert all(row["first_token_diff"] is None for row in rows)
