@@ -4,11 +4,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..files.atomic_write import write_text
 from ..limits import Limits
 from .common import add_limit_options, count, limits_from, tolerance
 from .registry import command
+
+if TYPE_CHECKING:
+    from ..generation.run import Generation
 
 
 def prompt_ids(text: str) -> list[int]:
@@ -40,6 +44,24 @@ def _configure(p: argparse.ArgumentParser) -> None:
                                                          "--against): a folder of prompt files (.json, .npy, .txt "
                                                          "ids) or one .json list; rows worst first")
     p.add_argument("--max-new-tokens", type=count, default=20, metavar="N", help="tokens to generate (default 20)")
+    p.add_argument("--sample", type=int, metavar="SEED", help="draw tokens instead of the greedy choice, seeded: "
+                                                              "transformers' filters, NumPy's default_rng(SEED) draws "
+                                                              "(not torch's: other tokens than transformers' sampling)")
+    p.add_argument("--top-k", type=int, default=50, metavar="K", help="with --sample: keep the K best tokens (default "
+                                                                      "50, transformers' default; 0: off)")
+    p.add_argument("--top-p", type=float, default=1.0, metavar="P", help="with --sample: keep the most probable "
+                                                                         "tokens holding P of the mass (default 1: off)")
+    p.add_argument("--temperature", type=float, default=1.0, metavar="T", help="with --sample: divide the logits "
+                                                                               "by T (default 1)")
+    p.add_argument("--beams", type=count, default=1, metavar="K", help="transformers' beam search with K beams (rows "
+                                                                       "of the batch); default 1: greedy")
+    p.add_argument("--length-penalty", type=float, default=1.0, metavar="X", help="with --beams: a hypothesis scores "
+                                                                                  "its log-probability / length ** X "
+                                                                                  "(default 1.0)")
+    p.add_argument("--early-stopping", action="store_true", help="with --beams: an entry is done as soon as it has K "
+                                                                 "hypotheses (transformers' early_stopping=True)")
+    p.add_argument("--num-return-sequences", type=count, default=1, metavar="N", help="with --beams: the N best "
+                                                                                      "sequences of each entry")
     p.add_argument("--against", metavar="SIDE", help="onnxruntime (driving the same loop on the same files), "
                                                      "another export (a .onnx or folder), or reference tokens "
                                                      "(.npy or .json)")
@@ -66,14 +88,21 @@ def _generate(args: argparse.Namespace) -> int:
         return _sweep(args, limits)
     inputs = feeds_from_npz(Path(args.inputs).read_bytes(), limits) if args.inputs else None
     generation = generate(args.model, args.prompt_ids, with_past=args.decoder_with_past, encoder=args.encoder,
-                          inputs=inputs,
-                          max_new_tokens=args.max_new_tokens, limits=limits)
-    tokens = generation.tokens.tolist()
-    print(f"tokens: {tokens[0] if len(tokens) == 1 else tokens}")
+                          inputs=inputs, max_new_tokens=args.max_new_tokens, sample=args.sample, top_k=args.top_k,
+                          top_p=args.top_p, temperature=args.temperature, beams=args.beams,
+                          length_penalty=args.length_penalty, early_stopping=args.early_stopping,
+                          num_return_sequences=args.num_return_sequences, limits=limits)
+    searched = search_report(generation)
+    best = searched["best"]
+    print(f"tokens: {best[0] if len(best) == 1 else best}")
+    if "sequences" in searched:
+        print(f"{searched['beams']} beams; returned sequences (score):")
+        for row, score in zip(searched["sequences"], searched["sequence_scores"]):
+            print(f"  {row} ({score:.4g})")
     print(f"{len(generation.steps)} steps, {len(generation.trace)} events; caches: trace holds "
           f"{generation.trace_bytes} bytes for a final cache of {generation.cache_bytes}")
     against = args.against or args.reference
-    report = {"tokens": tokens[0] if len(tokens) == 1 else tokens, "trace_bytes": generation.trace_bytes,
+    report = {"tokens": best[0] if len(best) == 1 else best, "trace_bytes": generation.trace_bytes,
               "cache_bytes": generation.cache_bytes, "against": None, "first_token_diff": None,
               "first_cache_departure": None, "logit_error": []}
     status = 0
@@ -102,6 +131,7 @@ def _generate(args: argparse.Namespace) -> int:
             print(f"first divergence inside step {found['step']}: {found['node']} ({found['op_type']}) "
                   f"{found['name']}")
     if args.json:
+        report.update({k: v for k, v in searched.items() if k != "best"})
         write_text(args.json, json.dumps(report, indent=1) + "\n")
     if args.save:
         generation.trace.save(args.save)
@@ -110,17 +140,40 @@ def _generate(args: argparse.Namespace) -> int:
     return status
 
 
+def search_report(generation: Generation) -> dict[str, Any]:
+    """How the tokens were chosen, for the report: `best` the tokens of each batch entry (with beams, its best
+    returned sequence); `strategy`; with --sample its settings; with --beams `beams`, `sequences` (each returned
+    sequence's new tokens up to its length, entry after entry) and `sequence_scores`."""
+    from ..generation.strategy import BeamSearch, Sampling
+
+    strategy = generation.strategy
+    tokens = generation.tokens.tolist()
+    if isinstance(strategy, Sampling):
+        return {"best": tokens, "strategy": "sample", "seed": strategy.seed, "top_k": strategy.top_k,
+                "top_p": strategy.top_p, "temperature": strategy.temperature}
+    if not isinstance(strategy, BeamSearch):
+        return {"best": tokens, "strategy": "greedy"}
+    assert generation.sequence_scores is not None and generation.sequence_lengths is not None
+    rows = [row[:length] for row, length in zip(tokens, generation.sequence_lengths.tolist())]
+    return {"best": rows[::strategy.num_return_sequences], "strategy": "beams", "beams": strategy.beams,
+            "length_penalty": strategy.length_penalty, "early_stopping": strategy.early_stopping,
+            "sequences": rows, "sequence_scores": generation.sequence_scores.tolist()}
+
+
 def _sweep(args: argparse.Namespace, limits: Limits) -> int:
     """--prompts: one generation per prompt against the same side, a row each, worst first."""
     from ..errors import FeedError
     from ..generation.prompts import read_prompts, sweep_prompts
+    from ..generation.strategy import strategy_of
 
     against = args.against or args.reference
     if not against:
         raise FeedError("--prompts compares each generation: give --against or --reference")
+    strategy = strategy_of(args.sample, args.top_k, args.top_p, args.temperature, args.beams, args.length_penalty,
+                           args.early_stopping, args.num_return_sequences)
     rows = sweep_prompts(args.model, read_prompts(args.prompts), against, with_past=args.decoder_with_past,
                          encoder=args.encoder, max_new_tokens=args.max_new_tokens, atol=args.atol, rtol=args.rtol,
-                         limits=limits)
+                         strategy=strategy, limits=limits)
     print(f"{'prompt':<16} {'first token diff':>16} {'max logit error':>16}  first cache departure")
     for row in rows:
         departure = row["first_cache_departure"]

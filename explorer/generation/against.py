@@ -20,6 +20,7 @@ from ..errors import FeedError
 from ..proto.graph import attribute_value
 from .onnxruntime_loop import StepResult, onnxruntime_steps
 from .run import Generation, generate
+from .strategy import Greedy
 from .wrap import LOOP
 
 ATOL, RTOL = 1e-4, 1e-4
@@ -69,8 +70,9 @@ class GenerationComparison:
 
 
 def _steps(generation: Generation) -> Iterator[StepResult]:
+    tokens = generation.step_tokens  # [rows, steps]: with beams, each row's token (its beam reordered each step)
     for step in range(generation.logits.shape[0]):
-        yield StepResult(step, generation.tokens[:, step], generation.logits[step], generation.presents(step))
+        yield StepResult(step, tokens[:, step], generation.logits[step], generation.presents(step))
 
 
 def first_difference(ours: np.ndarray, theirs: np.ndarray) -> int | None:
@@ -114,7 +116,8 @@ def cache_departure(step: int, ours: dict[str, np.ndarray], theirs: dict[str, np
 
 def compare_steps(generation: Generation, other: Iterable[StepResult], label: str,
                   atol: float = ATOL, rtol: float = RTOL) -> GenerationComparison:
-    """Our generation against another side's steps (see the module docstring)."""
+    """Our generation against another side's steps (see the module docstring); with beams, row by row (batch
+    entries × beams), each side's rows reordered by its own beams."""
     layers = {pair.present: pair.layer for pair in generation.export.caches}
     theirs_tokens, logit_error, ranks = [], [], []
     departure = None
@@ -130,9 +133,10 @@ def compare_steps(generation: Generation, other: Iterable[StepResult], label: st
         parted = bool((ours.token != result.token).any())
     for result in other:  # the other side's remaining tokens (it may go on longer)
         theirs_tokens.append(result.token)
-    against = np.stack(theirs_tokens, axis=1) if theirs_tokens else np.zeros((generation.tokens.shape[0], 0), int)
-    return GenerationComparison(label, generation.tokens.tolist(), against.tolist(),
-                                first_difference(generation.tokens, against), logit_error, ranks, departure,
+    ours_tokens = generation.step_tokens
+    against = np.stack(theirs_tokens, axis=1) if theirs_tokens else np.zeros((ours_tokens.shape[0], 0), int)
+    return GenerationComparison(label, ours_tokens.tolist(), against.tolist(),
+                                first_difference(ours_tokens, against), logit_error, ranks, departure,
                                 trace_bytes=generation.trace_bytes, cache_bytes=generation.cache_bytes)
 
 
@@ -219,8 +223,12 @@ def generate_against(generation: Generation, against: str, with_past: str | None
                      atol: float = ATOL, rtol: float = RTOL) -> GenerationComparison:
     """`against`: "onnxruntime", reference tokens (.npy, .json), or another export (run on the same inputs)."""
     if against == "onnxruntime":
+        if not isinstance(generation.strategy, Greedy):
+            raise FeedError("against onnxruntime, generations are greedy: onnxruntime's loop here chooses greedy "
+                            "tokens (compare a sampled or beam generation with another export or reference tokens)")
         return against_onnxruntime(generation, atol, rtol)
     if against.endswith((".npy", ".json")) and Path(against).is_file():
         return against_tokens(generation, read_tokens(against), against)
-    other = generate(against, with_past=with_past, inputs=generation.given(), max_new_tokens=generation.logits.shape[0])
+    other = generate(against, with_past=with_past, inputs=generation.given(), max_new_tokens=generation.logits.shape[0],
+                     strategy=generation.strategy)
     return against_model(generation, other, atol, rtol)

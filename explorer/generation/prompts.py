@@ -14,6 +14,7 @@ from ..limits import Limits
 from .against import ATOL, RTOL, generate_against
 from .decoder import DecoderExport, open_decoder
 from .run import generate
+from .strategy import Strategy
 
 PROMPT_FILES = (".json", ".npy", ".txt")
 
@@ -58,14 +59,15 @@ def _worst_first(row: dict[str, Any]) -> tuple[float, float]:
 
 def sweep_prompts(model: str | Path, prompts: Mapping[str, Sequence[int]], against: str, *,
                   with_past: str | Path | None = None, encoder: str | Path | None = None, max_new_tokens: int = 20,
-                  atol: float = ATOL, rtol: float = RTOL, limits: Limits | None = None) -> list[dict[str, Any]]:
+                  atol: float = ATOL, rtol: float = RTOL, strategy: Strategy | None = None,
+                  limits: Limits | None = None) -> list[dict[str, Any]]:
     """One generation per prompt against `against` (as `generate_against` takes it): a row per prompt with its
     name, tokens, the other side's, the first token that differs, the largest logit error and the first cache
-    departure, worst first."""
+    departure, worst first; each generation chooses its tokens by `strategy` (greedy by default)."""
     export: DecoderExport = open_decoder(model, with_past, encoder)
     rows = []
     for name, prompt in prompts.items():
-        generation = generate(export, list(prompt), max_new_tokens=max_new_tokens, limits=limits)
+        generation = generate(export, list(prompt), max_new_tokens=max_new_tokens, strategy=strategy, limits=limits)
         report = generate_against(generation, against, atol=atol, rtol=rtol).to_json()
         rows.append({"prompt": name, "ids": list(prompt), **report})
     return sorted(rows, key=_worst_first)

@@ -3,7 +3,9 @@ made a view of one buffer per cache, and the trace holds each position once inst
 
 Done on the finished trace: every value recorded as a step's `present.*` (the event that made it, the events that
 read it, the iteration record, the past the next step reads: the same array object) is replaced by a view of the
-buffer holding the same values. A cache whose steps do not extend one another (a rolling window, a model that
+buffer holding the same values. With beams the next step's past is the present reordered by the beams, a copy no
+view can express: there, each step's past becomes a view of the present it returns, and the trace holds one cache
+per step (about half the steps × the final cache). A cache whose steps do not extend one another (a rolling window, a model that
 rewrites old positions) is left as recorded from the first step where it does not."""
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import numpy as np
 
 from ..trace.trace import Iteration, Trace
 from .decoder import CachePair
+from .parts import LOOP
 
 POSITION_AXIS = -2  # [batch, heads, positions, head size], as optimum and onnxruntime's tools lay caches out
 
@@ -77,17 +80,17 @@ def _swap(values: tuple[Any, ...], views: dict[int, np.ndarray]) -> tuple[Any, .
     return tuple(views.get(id(v), v) for v in values)
 
 
-def share_caches(trace: Trace, records: list[Iteration], caches: list[CachePair]) -> None:
-    """Replaces every recorded step's cache by its view of one buffer per cache (see the module docstring)."""
+def share_caches(trace: Trace, chains: list[list[Any]]) -> None:
+    """Replaces the arrays of every chain (a cache's values, each extending the one before) by views of one buffer
+    per chain (see the module docstring); a chain holding something else than arrays (values past the budget,
+    summaries or on disk) is left as recorded."""
     views: dict[int, np.ndarray] = {}
     originals = []  # held until every reference is swapped, so that no id is reused meanwhile
-    for pair in caches:
-        series = [record.outputs.get(pair.present) for record in records]
-        arrays = [value for value in series if isinstance(value, np.ndarray)]
-        if len(arrays) != len(series) or not arrays:
-            continue  # past the budget: summaries or values on disk
-        originals += arrays
-        views.update(_views(arrays))
+    for series in chains:
+        if not series or not all(isinstance(value, np.ndarray) for value in series):
+            continue
+        originals += series
+        views.update(_views(series))
     if not views:
         return
     for event in trace.events:
@@ -102,3 +105,24 @@ def share_caches(trace: Trace, records: list[Iteration], caches: list[CachePair]
         if id(value) in views:
             trace.outputs[name] = views[id(value)]
     del originals
+
+
+def step_chains(records: list[Iteration], caches: list[CachePair]) -> list[list[Any]]:
+    """Greedy and sampling: each cache's `present.*` over the steps, each extending the one before."""
+    return [[record.outputs.get(pair.present) for record in records] for pair in caches]
+
+
+def beam_chains(trace: Trace, records: list[Iteration], caches: list[CachePair]) -> list[list[Any]]:
+    """Beam search: at each step after the first, a cache's past (the previous step's present reordered by the
+    beams) and the present the decoder returns, which extends it; the decoder's presents found in the events of
+    the loop's body (`generate/body/...`, one iteration index)."""
+    presents = {pair.present: pair for pair in caches if not pair.static}
+    returned: dict[tuple[int, str], Any] = {}
+    for event in trace.events:
+        if len(event.iteration) == 1 and event.node.startswith(f"{LOOP}/body/"):
+            for name, value in zip(event.site.outputs, event.output_values):
+                if name in presents:
+                    returned[(event.iteration[0], name)] = value
+    return [[record.inputs.get(pair.past), returned.get((step, present))]
+            for step, record in enumerate(records) if step
+            for present, pair in presents.items()]

@@ -3,11 +3,13 @@ between the first step's decoder and the decoder with past) followed by the choi
 run records every decode step as an iteration, every node of the decoder at every step.
 
 Each iteration: the decoder on the carried ids, mask, positions and caches; the last position's logits; the
-greedy token (the pad id once a sequence has ended); the next step's ids (the token), mask (one more position of
-ones), positions (the mask's cumulative sum less one, 1 where masked, the last one: what transformers and optimum
-feed) and caches (the `present.*` outputs); the loop goes on while a sequence has not ended. Main graph inputs are
-the first step's values (`start.<name>`), `max_new_tokens` and `start.finished`; outputs `tokens` [steps, batch]
-and `step_logits` [steps, batch, vocab]."""
+greedy or drawn token (the pad id once a sequence has ended; sampling.py); the next step's ids (the token), mask
+(one more position of ones), positions (the mask's cumulative sum less one, 1 where masked, the last one: what
+transformers and optimum feed) and caches (the `present.*` outputs); the loop goes on while a sequence has not
+ended. Main graph inputs are the first step's values (`start.<name>`), `max_new_tokens` and `start.finished`
+(and `sample.draws` when sampling); outputs `tokens` [steps, batch] and `step_logits` [steps, batch, vocab].
+With beams (beams.py) the rows are batch entries × beams, the carried state is the beam search's, the caches are
+reordered by the beams each step, and the main graph also returns `beam_parents` and the returned sequences."""
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -16,14 +18,25 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from . import beams as beam_search
 from .decoder import ENCODER_MASK, ENCODER_STATES, MERGED_FLAG, DecoderExport
+from .parts import (
+    COND,
+    ENCODER_IDS,
+    FINISHED,
+    LAST_LOGITS,
+    LOOP,
+    START,
+    STEP,
+    STEP_LOGITS,
+    TOKEN,
+    TOKENS,
+    const,
+)
+from .sampling import DRAWN, DRAWS, sampling_nodes
+from .strategy import GREEDY, BeamSearch, Sampling, Strategy
 
-LOOP = "generate"
-TOKENS, STEP_LOGITS = "tokens", "step_logits"
-TOKEN = "gen.token"  # the body output of the token a step chose
-STEP, COND, FINISHED = "gen.step", "gen.cond", "gen.finished"
-START = "start."
-ENCODER_IDS = "encoder_input_ids"
+__all__ = ["ENCODER_IDS", "FINISHED", "LOOP", "START", "STEP_LOGITS", "TOKEN", "TOKENS", "generation_model"]
 
 
 def _rename(graph: onnx.GraphProto, mapping: dict[str, str]) -> None:
@@ -69,35 +82,28 @@ def _elem_type(value: onnx.ValueInfoProto) -> int:
     return value.type.tensor_type.elem_type or TensorProto.FLOAT
 
 
-def _const(name: str, value: np.ndarray) -> onnx.NodeProto:
-    return helper.make_node("Constant", [], [name], name=name, value=numpy_helper.from_array(value, name))
-
-
 def _int_type(export: DecoderExport, name: str) -> int:
     """The element type the decoder declares for an integer input (int64 unless it says int32)."""
     declared = next((i for i in export.later.graph.input if i.name == name), None)
     return (declared.type.tensor_type.elem_type if declared is not None else 0) or TensorProto.INT64
 
 
-def _choice(export: DecoderExport, pad: int, eos: Iterable[int]) -> list[onnx.NodeProto]:
-    """Nodes after the decoder: the greedy token, the next ids, mask and positions (in int64, cast to the types
-    the decoder declares), `finished` and `cond`."""
+def _token(strategy: Strategy, pad: int, eos: Iterable[int]) -> list[onnx.NodeProto]:
+    """Nodes from the last logits to each row's token, `gen.next_finished` and `gen.cond`: the greedy or drawn
+    token (the pad id once a row ended), or the beam search's step (beams.py)."""
     node = helper.make_node
-    logits = export.logits_name()
-    nodes = [
-        _const("gen.minus_one", np.array(-1, np.int64)),
-        _const("gen.one", np.array(1, np.int64)),
-        _const("gen.axis1", np.array([1], np.int64)),
-        _const("gen.pad", np.array(pad, np.int64)),
-        node("Gather", [logits, "gen.minus_one"], ["gen.last_logits"], name="gen/last_logits", axis=1),
-        node("ArgMax", ["gen.last_logits"], ["gen.argmax"], name="gen/argmax", axis=-1, keepdims=0),
-        node("Where", [FINISHED, "gen.pad", "gen.argmax"], ["gen.token"], name="gen/token"),
-        node("Unsqueeze", ["gen.token", "gen.axis1"], ["gen.token_column"], name="gen/token_column"),
-        node("Cast", ["gen.token_column"], ["gen.next_ids"], name="gen/next_ids", to=_int_type(export, "input_ids")),
-    ]
+    if isinstance(strategy, BeamSearch):
+        return beam_search.beam_step_nodes(strategy, pad, eos)
+    if isinstance(strategy, Sampling):
+        nodes, chosen = sampling_nodes(strategy), DRAWN
+    else:
+        nodes, chosen = [node("ArgMax", [LAST_LOGITS], ["gen.argmax"], name="gen/argmax", axis=-1, keepdims=0)], \
+            "gen.argmax"
+    nodes += [const("gen.pad", np.array(pad, np.int64)),
+              node("Where", [FINISHED, "gen.pad", chosen], [TOKEN], name="gen/token")]
     ended = FINISHED
     for k, token in enumerate(eos):
-        nodes += [_const(f"gen.eos{k}", np.array(token, np.int64)),
+        nodes += [const(f"gen.eos{k}", np.array(token, np.int64)),
                   node("Equal", ["gen.token", f"gen.eos{k}"], [f"gen.is_eos{k}"], name=f"gen/is_eos{k}"),
                   node("Or", [ended, f"gen.is_eos{k}"], [f"gen.ended{k}"], name=f"gen/ended{k}")]
         ended = f"gen.ended{k}"
@@ -106,6 +112,24 @@ def _choice(export: DecoderExport, pad: int, eos: Iterable[int]) -> list[onnx.No
               node("Cast", ["gen.running"], ["gen.running_int"], name="gen/running_int", to=TensorProto.INT64),
               node("ReduceMax", ["gen.running_int"], ["gen.any_running"], name="gen/any_running", keepdims=0),
               node("Cast", ["gen.any_running"], ["gen.cond_out"], name="gen/cond_out", to=TensorProto.BOOL)]
+    return nodes
+
+
+def _choice(export: DecoderExport, pad: int, eos: Iterable[int], strategy: Strategy) -> list[onnx.NodeProto]:
+    """Nodes after the decoder: the last logits, each row's token (`_token`), the next ids, mask and positions
+    (in int64, cast to the types the decoder declares); with beams, the caches reordered by the beams."""
+    node = helper.make_node
+    nodes = [
+        const("gen.minus_one", np.array(-1, np.int64)),
+        const("gen.one", np.array(1, np.int64)),
+        const("gen.axis1", np.array([1], np.int64)),
+        node("Gather", [export.logits_name(), "gen.minus_one"], [LAST_LOGITS], name="gen/last_logits", axis=1),
+        *_token(strategy, pad, eos),
+        node("Unsqueeze", [TOKEN, "gen.axis1"], ["gen.token_column"], name="gen/token_column"),
+        node("Cast", ["gen.token_column"], ["gen.next_ids"], name="gen/next_ids", to=_int_type(export, "input_ids")),
+    ]
+    if isinstance(strategy, BeamSearch):
+        nodes += beam_search.reorder_nodes(export.caches)
     positions = _int_type(export, "position_ids")
     if export.has_input("attention_mask"):
         nodes += [node("Cast", ["attention_mask"], ["gen.mask"], name="gen/mask", to=TensorProto.INT64),
@@ -116,14 +140,14 @@ def _choice(export: DecoderExport, pad: int, eos: Iterable[int]) -> list[onnx.No
                   node("Cast", ["gen.longer_mask"], ["gen.next_mask"], name="gen/next_mask",
                        to=_int_type(export, "attention_mask"))]
         if export.has_input("position_ids"):
-            nodes += [_const("gen.zero", np.array(0, np.int64)),
+            nodes += [const("gen.zero", np.array(0, np.int64)),
                       node("CumSum", ["gen.longer_mask", "gen.one"], ["gen.cumsum"], name="gen/cumsum"),
                       node("Sub", ["gen.cumsum", "gen.one"], ["gen.counted"], name="gen/counted"),
                       node("Equal", ["gen.longer_mask", "gen.zero"], ["gen.masked"], name="gen/masked"),
                       node("Where", ["gen.masked", "gen.one", "gen.counted"], ["gen.positions"],
                            name="gen/positions"),
-                      _const("gen.last_start", np.array([-1], np.int64)),
-                      _const("gen.last_end", np.array([np.iinfo(np.int64).max], np.int64)),
+                      const("gen.last_start", np.array([-1], np.int64)),
+                      const("gen.last_end", np.array([np.iinfo(np.int64).max], np.int64)),
                       node("Slice", ["gen.positions", "gen.last_start", "gen.last_end", "gen.axis1"],
                            ["gen.last_positions"], name="gen/last_positions"),
                       node("Cast", ["gen.last_positions"], ["gen.next_positions"], name="gen/next_positions",
@@ -151,21 +175,34 @@ def _open_shape(value: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
     return opened
 
 
-def carried_names(export: DecoderExport) -> list[str]:
-    """The body's loop-carried inputs, in order: the decoder's inputs, then `gen.finished`."""
-    return [*export.input_names(), FINISHED]
+def carried_names(export: DecoderExport, strategy: Strategy = GREEDY) -> list[str]:
+    """The body's loop-carried inputs, in order: the decoder's inputs, then `gen.finished` (the beam state with
+    beams)."""
+    state = list(beam_search.STATE) if isinstance(strategy, BeamSearch) else [FINISHED]
+    return [*export.input_names(), *state]
 
 
-def _next_of(export: DecoderExport, name: str) -> str:
-    """The body output that feeds carried input `name` at the next step."""
-    presents = {pair.past: pair.present for pair in export.caches}
+def next_of(export: DecoderExport, name: str, strategy: Strategy = GREEDY) -> str:
+    """The body output that feeds carried input `name` at the next step (with beams, a cache reordered by the
+    beams: `beam.<present>`)."""
+    beams = isinstance(strategy, BeamSearch)
+    presents = {pair.past: f"beam.{pair.present}" if beams and not pair.static else pair.present
+                for pair in export.caches}
     fixed = {"input_ids": "gen.next_ids", "attention_mask": "gen.next_mask", "position_ids": "gen.next_positions",
-             FINISHED: "gen.next_finished"}
+             FINISHED: "gen.next_finished", **{k: v[0] for k, v in beam_search.STATE.items()}}
     if name in presents:
         return presents[name]
     if name in fixed:
         return fixed[name]
     raise onnx.checker.ValidationError(f"the generation loop does not know how to feed input {name!r} next")
+
+
+def _state_info(name: str) -> onnx.ValueInfoProto:
+    """A carried value the loop adds: `gen.finished`, or one of the beam state."""
+    if name == FINISHED:
+        return helper.make_tensor_value_info(FINISHED, TensorProto.BOOL, ["batch_size"])
+    _, elem_type, rank = beam_search.STATE[name]
+    return helper.make_tensor_value_info(name, elem_type, [None] * rank)
 
 
 def _with_static_outputs(first: onnx.ModelProto, later: onnx.ModelProto,
@@ -205,7 +242,7 @@ def _decoder_nodes(export: DecoderExport, kept: dict[str, onnx.TensorProto]
     the decoder returns (the first step's when it returns more)."""
     later = export.later
     static = [(pair.past, pair.present) for pair in export.caches if pair.static]
-    nodes = [_const("gen.zero_step", np.array(0, np.int64)),
+    nodes = [const("gen.zero_step", np.array(0, np.int64)),
              helper.make_node("Equal", [STEP, "gen.zero_step"], ["gen.is_first"], name="gen/is_first")]
     if export.first is not None:
         later = _with_static_outputs(export.first, later, static)
@@ -221,7 +258,7 @@ def _decoder_nodes(export: DecoderExport, kept: dict[str, onnx.TensorProto]
     if static:  # a merged decoder's branch with past returns placeholders for them
         _rename(graph, {present: "decoder." + present for _, present in static})
     if export.merged:
-        nodes += [_const("gen.axis0", np.array([0], np.int64)),
+        nodes += [const("gen.axis0", np.array([0], np.int64)),
                   helper.make_node("Not", ["gen.is_first"], ["gen.has_past"], name="gen/has_past"),
                   helper.make_node("Unsqueeze", ["gen.has_past", "gen.axis0"], [MERGED_FLAG],
                                    name="gen/use_cache_branch")]
@@ -246,36 +283,47 @@ def _encoder_nodes(export: DecoderExport, kept: dict[str, onnx.TensorProto]
     return list(graph.node), list(graph.input)
 
 
-def generation_model(export: DecoderExport, pad: int = 0, eos: Iterable[int] = ()) -> onnx.ModelProto:
-    """The generation loop around `export` (see the module docstring)."""
+def generation_model(export: DecoderExport, pad: int = 0, eos: Iterable[int] = (),
+                     strategy: Strategy = GREEDY) -> onnx.ModelProto:
+    """The generation loop around `export` (see the module docstring), choosing tokens by `strategy`."""
     kept: dict[str, onnx.TensorProto] = {}
     later = export.later
     encoder_nodes, encoder_inputs = _encoder_nodes(export, kept)
     body_nodes, value_info, returned = _decoder_nodes(export, kept)
-    body_nodes += _choice(export, pad, eos)
+    body_nodes += _choice(export, pad, eos, strategy)
     declared = {i.name: _open_shape(i) for i in later.graph.input}
-    finished = helper.make_tensor_value_info(FINISHED, TensorProto.BOOL, ["batch_size"])
-    carried = [declared.get(name, finished) for name in carried_names(export)]
+    carried = [declared[name] if name in declared else _state_info(name) for name in carried_names(export, strategy)]
     body_inputs = [helper.make_tensor_value_info(STEP, TensorProto.INT64, []),
                    helper.make_tensor_value_info(COND, TensorProto.BOOL, []), *carried]
     declared_out = {o.name: o for o in returned}
     logits_type = _elem_type(declared_out[export.logits_name()])
     body_outputs = [helper.make_tensor_value_info("gen.cond_out", TensorProto.BOOL, [])]
     for value in carried:
-        out = _next_of(export, value.name)
+        out = next_of(export, value.name, strategy)
         body_outputs.append(_open_shape(declared_out[out]) if out in declared_out else
                             helper.make_value_info(out, value.type))
-    body_outputs += [helper.make_tensor_value_info("gen.token", TensorProto.INT64, ["batch_size"]),
-                     helper.make_tensor_value_info("gen.last_logits", logits_type, ["batch_size", "vocab"])]
+    body_outputs += [helper.make_tensor_value_info(TOKEN, TensorProto.INT64, ["batch_size"]),
+                     helper.make_tensor_value_info(LAST_LOGITS, logits_type, ["batch_size", "vocab"])]
+    scans = [TOKENS, STEP_LOGITS]
+    main_outputs = [helper.make_tensor_value_info(TOKENS, TensorProto.INT64, ["steps", "batch_size"]),
+                    helper.make_tensor_value_info(STEP_LOGITS, logits_type, ["steps", "batch_size", "vocab"])]
+    main_inputs = [*encoder_inputs, helper.make_tensor_value_info("max_new_tokens", TensorProto.INT64, [])]
+    after: list[onnx.NodeProto] = []
+    if isinstance(strategy, BeamSearch):
+        body_outputs.append(helper.make_tensor_value_info(beam_search.PARENTS, TensorProto.INT64, ["batch_size"]))
+        scans.append(beam_search.BEAM_PARENTS)
+        main_outputs.append(helper.make_tensor_value_info(beam_search.BEAM_PARENTS, TensorProto.INT64,
+                                                          ["steps", "batch_size"]))
+        after, finals = beam_search.final_nodes(strategy)
+        main_outputs += finals
+    if isinstance(strategy, Sampling):
+        main_inputs.append(helper.make_tensor_value_info(DRAWS, TensorProto.DOUBLE, ["steps", "batch_size"]))
     body = helper.make_graph(body_nodes, "generation_step", body_inputs, body_outputs, value_info=value_info)
     starts = [START + value.name for value in carried]
     loop = helper.make_node("Loop", ["max_new_tokens", "", *starts],
-                            [f"final.{value.name}" for value in carried] + [TOKENS, STEP_LOGITS], name=LOOP, body=body)
-    main_inputs = [*encoder_inputs, helper.make_tensor_value_info("max_new_tokens", TensorProto.INT64, [])]
+                            [f"final.{value.name}" for value in carried] + scans, name=LOOP, body=body)
     main_inputs += [helper.make_value_info(START + value.name, value.type) for value in carried]
-    main_outputs = [helper.make_tensor_value_info(TOKENS, TensorProto.INT64, ["steps", "batch_size"]),
-                    helper.make_tensor_value_info(STEP_LOGITS, logits_type, ["steps", "batch_size", "vocab"])]
-    graph = helper.make_graph([*encoder_nodes, loop], "generation", main_inputs, main_outputs,
+    graph = helper.make_graph([*encoder_nodes, loop, *after], "generation", main_inputs, main_outputs,
                               initializer=list(kept.values()))
     opsets = {o.domain: o.version for o in later.opset_import}
     for model in (m for m in (export.first, export.encoder) if m is not None):

@@ -48,14 +48,18 @@ def token_rows(ours: list[list[int]], theirs: list[list[int]]) -> tuple[list[dic
 
 
 def cache_errors(ours: Trace, theirs: Trace) -> tuple[np.ndarray, list[str]]:
-    """The largest |A − B| of every cache (`present*`, by layer then name) at every step both sides ran:
+    """The largest |A − B| of every cache (`present*`; with beams, `beam.present*` as reordered for the next step;
+    by layer then name) at every step both sides ran:
     [steps, caches], NaN where their shapes differ; and the caches' names."""
     a_steps, b_steps = ours.iterations(LOOP), theirs.iterations(LOOP)
     if not a_steps or not b_steps:
         return np.zeros((0, 0)), []
-    names = sorted((n for n in a_steps[0].outputs if n.startswith("present") and n in b_steps[0].outputs),
-                   key=lambda n: (int("".join(c for c in n.split(".")[1] if c.isdigit()) or -1)
-                                  if "." in n else -1, n))
+    def layer(name: str) -> int:
+        plain = name.removeprefix("beam.")
+        return int("".join(c for c in plain.split(".")[1] if c.isdigit()) or -1) if "." in plain else -1
+
+    names = sorted((n for n in a_steps[0].outputs if n.removeprefix("beam.").startswith("present")
+                    and n in b_steps[0].outputs), key=lambda n: (layer(n), n))
     errors = np.full((min(len(a_steps), len(b_steps)), len(names)), np.nan)
     for t, (a, b) in enumerate(zip(a_steps, b_steps)):
         for k, name in enumerate(names):

@@ -24,6 +24,11 @@ optimum-style folder with its config.json:
 Each folder's reference.json holds transformers' `generate` (greedy, `max_new_tokens`) for fixed prompts (the first
 one also for 40 tokens, where GPT-2 stops at its end-of-sequence id 3): the new tokens, and per step the chosen token's logit margin over the runner-up (how far a float error must go to change
 the token). reference_logits.npz holds transformers' logits of every step (`p<prompt>`: [steps, vocab]).
+reference_beams.json holds transformers' beam search (`generate` with num_beams, its other arguments as listed,
+`BEAMS`) for the same prompts (Whisper: the same features): the steps it ran, every returned sequence's new
+tokens (the pad id past its end, as transformers pads them) and its score; gpt2/reference_warpers.npz transformers' sampling filters
+(temperature, top-k, top-p) on its stored logits. `python make_generation_models.py beams` makes only these,
+from the same seeded models (no optimum needed: the weights are the exports').
 Run from this folder with the PyTorch venv: python make_generation_models.py (CI has no torch: the files are
 committed)."""
 from __future__ import annotations
@@ -41,9 +46,6 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 import numpy as np  # noqa: E402
 import onnxruntime as ort  # noqa: E402
 import torch  # noqa: E402
-from optimum.exporters.onnx import main_export  # noqa: E402
-from optimum.exporters.onnx.model_configs import GPT2OnnxConfig  # noqa: E402
-from optimum.onnx.graph_transformations import merge_decoders  # noqa: E402
 from transformers import (  # noqa: E402
     GPT2Config,
     GPT2LMHeadModel,
@@ -106,6 +108,9 @@ def export(make: Callable[[], torch.nn.Module], task: str, folder: Path, past_in
            **shapes: int) -> torch.nn.Module:
     """The model exported into `folder`; `past_in=False`: the first step's decoder (no past in, `present.*` out),
     as optimum's exporter wrote decoder_model.onnx before it exported one decoder with past."""
+    from optimum.exporters.onnx import main_export
+    from optimum.exporters.onnx.model_configs import GPT2OnnxConfig
+
     torch.manual_seed(0)
     model = make().eval()
     custom = {}
@@ -186,12 +191,90 @@ def onnxruntime_tools() -> None:
                      weight_type=QuantType.QInt8)
 
 
+BEAMS = [  # transformers' defaults (length_penalty 1.0, early_stopping False), then other settings
+    {"num_beams": 3, "num_return_sequences": 3},
+    {"num_beams": 4, "num_return_sequences": 2, "length_penalty": 0.5, "early_stopping": True},
+    {"num_beams": 2, "num_return_sequences": 1, "length_penalty": 2.0},
+]
+
+
+def reference_beams(model: torch.nn.Module, folder: Path, inputs: list[dict[str, torch.Tensor]]) -> None:
+    """transformers' beam search for every input and every setting of BEAMS: reference_beams.json."""
+    import transformers
+
+    entries = []
+    for k, given in enumerate(inputs):
+        for count in (MAX_NEW_TOKENS, LONG):
+            for settings in BEAMS:
+                with torch.no_grad():
+                    out = GenerationMixin.generate(model, **given, max_new_tokens=count, do_sample=False,
+                                                   output_scores=True, return_dict_in_generate=True, **settings)
+                first = given.get("input_ids", given.get("input_features"))
+                start = 1 if model.config.is_encoder_decoder else first.shape[1]
+                entries.append({"input": k, "max_new_tokens": count, **settings, "steps": len(out.scores),
+                                "tokens": out.sequences[:, start:].tolist(),
+                                "sequence_scores": [float(s) for s in out.sequences_scores]})
+                print(f"{folder.name} input {k} {count} {settings} -> {entries[-1]['tokens'][0]}")
+    prompts = [{"prompt": given["input_ids"][0].tolist()} if "input_ids" in given else {"input_features": f"p{k}"}
+               for k, given in enumerate(inputs)]
+    (folder / "reference_beams.json").write_text(json.dumps(
+        {"generate": f"transformers {transformers.__version__} beam search", "inputs": prompts,
+         "searches": entries}, indent=1) + "\n")
+
+
+WARPERS = [  # (temperature, top_k, top_p): transformers' sampling filters
+    (1.0, 50, 1.0), (0.7, 10, 1.0), (1.0, 0, 0.9), (1.3, 20, 0.8), (0.5, 0, 0.5)]
+
+
+def reference_warpers(folder: Path) -> None:
+    """transformers' sampling filters (its warpers, in generate's order) on the stored logits of every step of
+    the first prompt: reference_warpers.npz holds, per setting of WARPERS, the scores they leave (-inf where a
+    token is filtered out)."""
+    from transformers.generation.logits_process import (
+        LogitsProcessorList,
+        TemperatureLogitsWarper,
+        TopKLogitsWarper,
+        TopPLogitsWarper,
+    )
+
+    logits = torch.from_numpy(np.load(folder / "reference_logits.npz")["p0"])
+    kept = {"logits": logits.numpy()}
+    for k, (temperature, top_k, top_p) in enumerate(WARPERS):
+        warpers = LogitsProcessorList()
+        if temperature != 1.0:
+            warpers.append(TemperatureLogitsWarper(temperature))
+        if top_k:
+            warpers.append(TopKLogitsWarper(top_k))
+        if top_p < 1.0:
+            warpers.append(TopPLogitsWarper(top_p))
+        kept[f"w{k}"] = warpers(torch.zeros(logits.shape[0], 1, dtype=torch.long), logits.clone()).numpy()
+    np.savez_compressed(folder / "reference_warpers.npz", settings=np.array(WARPERS), **kept)
+
+
+def beams() -> None:
+    """reference_beams.json of every float export, from the same seeded models (as main() made them)."""
+    for name, make in (("gpt2", gpt2), ("llama", llama), ("qwen2", qwen2), ("t5", t5)):
+        torch.manual_seed(0)
+        model = make().eval()
+        inputs = [{"input_ids": torch.tensor([p]), "attention_mask": torch.ones(1, len(p), dtype=torch.long)}
+                  for p in PROMPTS]
+        reference_beams(model, HERE / name, inputs)
+    reference_warpers(HERE / "gpt2")
+    torch.manual_seed(0)
+    model = whisper().eval()
+    features = np.load(HERE / "whisper" / "reference_features.npz")
+    reference_beams(model, HERE / "whisper", [{"input_features": torch.from_numpy(features[f"p{k}"])}
+                                              for k in range(3)])
+
+
 def check(path: Path) -> None:
     """onnxruntime loads the file."""
     ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
 
 
 def main() -> None:
+    from optimum.onnx.graph_transformations import merge_decoders
+
     with tempfile.TemporaryDirectory() as work:
         scratch = Path(work)
         folder = HERE / "gpt2"
@@ -236,5 +319,7 @@ def main() -> None:
 if __name__ == "__main__":
     if sys.argv[1:] == ["onnxruntime-tools"]:  # only the committed float decoders' rewrites
         onnxruntime_tools()
+    elif sys.argv[1:] == ["beams"]:  # only transformers' beam searches
+        beams()
     else:
         main()
