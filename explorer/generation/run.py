@@ -27,10 +27,10 @@ from .beams import (
     start_state,
 )
 from .decoder import ENCODER_MASK, DecoderExport, open_decoder
-from .sampling import DRAWS, draws
 from .sharing import beam_chains, held_bytes, share_caches, step_chains
 from .start import encoder_inputs, first_inputs
 from .strategy import GREEDY, BeamSearch, Sampling, Strategy, strategy_of
+from .token_sampling import DRAWS, draws
 from .wrap import ENCODER_IDS, FINISHED, LOOP, START, STEP_LOGITS, TOKEN, TOKENS, generation_model, next_of
 
 
@@ -107,7 +107,7 @@ def generate(model: str | Path | DecoderExport, prompt_ids: Sequence[int] | Sequ
     `prompt_ids`: one prompt, or one per batch row (an encoder-decoder's encoder reads it); `inputs`: the first
     step's inputs (input_ids, attention_mask, ...; an encoder-decoder's encoder inputs, and decoder_input_ids)
     instead, completed as optimum would. Greedy by default; `sample=SEED` draws tokens (top_k, top_p,
-    temperature as transformers' warpers; explorer's own seeded draws, see generation/sampling.py); `beams=K`
+    temperature as transformers' warpers; explorer's own seeded draws, see generation/token_sampling.py); `beams=K`
     runs transformers' beam search (length_penalty, early_stopping, num_return_sequences); `strategy` (as
     explorer.generation.strategy holds them) instead of those."""
     if max_new_tokens < 1:

@@ -33,8 +33,8 @@ from .parts import (
     TOKENS,
     const,
 )
-from .sampling import DRAWN, DRAWS, sampling_nodes
 from .strategy import GREEDY, BeamSearch, Sampling, Strategy
+from .token_sampling import DRAWN, DRAWS, sampling_nodes
 
 __all__ = ["ENCODER_IDS", "FINISHED", "LOOP", "START", "STEP_LOGITS", "TOKEN", "TOKENS", "generation_model"]
 

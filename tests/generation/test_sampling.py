@@ -1,6 +1,6 @@
 """explorer's seeded sampling: transformers' filters (temperature, top-k, top-p; judged by transformers' own
 warpers on stored logits, reference_warpers.npz), then a draw from NumPy's default_rng(seed) defined in
-explorer/generation/sampling.py (judged here by a direct NumPy computation of that definition). transformers
+explorer/generation/token_sampling.py (judged here by a direct NumPy computation of that definition). transformers
 draws with torch's generator: its sampled tokens differ by design and are not compared."""
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import explorer
 from explorer.cli import main
 from explorer.errors import FeedError
 from explorer.generation.parts import LAST_LOGITS, STEP
-from explorer.generation.sampling import DRAWN, DRAWS, draws, sampling_nodes
 from explorer.generation.strategy import Sampling
+from explorer.generation.token_sampling import DRAWN, DRAWS, draws, sampling_nodes
 
 HERE = Path(__file__).resolve().parents[1] / "models" / "generation"
 GPT2 = HERE / "gpt2"
