@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .axes import axes_of, broadcast_dims, int_list, shape_of
+from .axes import ConstantInputs, axes_of, broadcast_dims, int_list, shape_of
 from .base import KernelFactory, OpNode, PlainKernel
 
 
@@ -100,21 +100,32 @@ def flatten(op: OpNode) -> PlainKernel:
 def squeeze(op: OpNode) -> PlainKernel:
     """Squeeze-1, 11 (axes attribute), 13 (optional axes input); no axes squeezes every dimension of size 1."""
     fixed = op.get_ints("axes") if op.version < 13 else None
+    last = ConstantInputs()
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
+        axes_input = args[1:]
+        found = last.get(axes_input, data.shape)
+        if found is None:
+            found = (squeezed(data, axes_input),)
+            last.keep(axes_input, data.shape, found)
+        dims = found[0]
+        return (data if dims is None else data.reshape(dims),)
+
+    def squeezed(data: np.ndarray, axes_input: Sequence[Any]) -> tuple[int, ...] | None:
+        """The output's shape; None when the input is a scalar and stays as it is."""
         wanted = fixed if op.version < 13 else (
-            None if len(args) < 2 or args[1] is None else int_list(args[1], "axes"))
+            None if not axes_input or axes_input[0] is None else int_list(axes_input[0], "axes"))
         if wanted is None:
-            return (data.reshape([d for d in data.shape if d != 1]),)
+            return tuple(d for d in data.shape if d != 1)
         if data.ndim == 0 and set(wanted) <= {0, -1}:
             # a scalar where the graph declares [1] (e.g. a Loop's iteration number): nothing to squeeze
-            return (data,)
+            return None
         axes = axes_of(wanted, data.ndim)
         wrong = [a for a in axes if data.shape[a] != 1]
         if wrong:
             raise ValueError(f"cannot squeeze axes {wrong} of shape {list(data.shape)}: their size is not 1")
-        return (data.reshape([d for i, d in enumerate(data.shape) if i not in axes]),)
+        return tuple(d for i, d in enumerate(data.shape) if i not in axes)
 
     return run
 
