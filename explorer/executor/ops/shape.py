@@ -21,10 +21,17 @@ def reshape(op: OpNode) -> PlainKernel:
     if op.version < 5 and fixed is None:
         raise op.error("Reshape-1 needs its 'shape' attribute")
 
+    last = ConstantInputs()
+
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
-        shape = fixed if fixed is not None else int_list(args[1], "shape")
-        return (data.reshape(target_shape(data.shape, shape, allowzero)),)
+        shape_input = args[1:]
+        dims = last.get(shape_input, data.shape)
+        if dims is None:
+            shape = fixed if fixed is not None else int_list(args[1], "shape")
+            dims = target_shape(data.shape, shape, allowzero)
+            last.keep(shape_input, data.shape, dims)
+        return (data.reshape(dims),)
 
     return run
 
@@ -134,13 +141,20 @@ def unsqueeze(op: OpNode) -> PlainKernel:
     """Unsqueeze-1, 11 (axes attribute), 13 (axes input); axes index the output, of rank r + len(axes)."""
     fixed = op.get_ints("axes") if op.version < 13 else None
 
+    last = ConstantInputs()
+
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
-        wanted = fixed if fixed is not None else int_list(args[1] if len(args) > 1 else None, "axes")
-        rank = data.ndim + len(wanted)
-        axes = set(axes_of(wanted, rank))
-        dims = iter(data.shape)
-        return (data.reshape([1 if i in axes else next(dims) for i in range(rank)]),)
+        axes_input = args[1:]
+        shape = last.get(axes_input, data.shape)
+        if shape is None:
+            wanted = fixed if fixed is not None else int_list(args[1] if len(args) > 1 else None, "axes")
+            rank = data.ndim + len(wanted)
+            axes = set(axes_of(wanted, rank))
+            dims = iter(data.shape)
+            shape = tuple([1 if i in axes else next(dims) for i in range(rank)])
+            last.keep(axes_input, data.shape, shape)
+        return (data.reshape(shape),)
 
     return run
 
