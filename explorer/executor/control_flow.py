@@ -82,15 +82,14 @@ def loop_kernel(op: OpNode, bodies: Bodies) -> SpecialKernel:
             if not keep_going:
                 reason = "cond false"
                 break
-            engine.check_iterations(i, call.path, "Loop", call.iteration)
-            index = (*call.iteration, i)
             counter = np.array(i, dtype=np.int64)
             inputs = [counter.reshape(iteration_shape) if iteration_shape else counter, cond_value, *carried]
-            outputs = engine.run_body(body, base, inputs, index)
-            engine.record_iteration(call.path, index, dict(zip(body.input_names, inputs)),
-                                    dict(zip(body.output_names, outputs)))
+            outputs = engine.run_iteration(body, base, inputs, call.path, "Loop", call.iteration, i)
             cond_value = outputs[0]
-            keep_going = bool(one_value(cond_value, "the body's cond output", call))
+            if type(cond_value) is np.ndarray and cond_value.size == 1:  # one_value's usual case, inline
+                keep_going = bool(cond_value.item())
+            else:
+                keep_going = bool(one_value(cond_value, "the body's cond output", call))
             carried = outputs[1:1 + n_carried]
             for store, element in zip(scans, outputs[1 + n_carried:]):
                 store.append(element)
@@ -140,13 +139,8 @@ def scan_kernel(op: OpNode, bodies: Bodies) -> SpecialKernel:
         base = engine.body_frame(body, call.env, call.path, "Scan", call.iteration)
         leading = [(slice(None),) * a for a in axes]  # a slice is a view: scanned values are never written to
         for t in range(length):
-            engine.check_iterations(t, call.path, "Scan", call.iteration)
             slices = [x[lead + (length - 1 - t if rev else t, ...)] for x, lead, rev in zip(scan_inputs, leading, reverse)]
-            index = (*call.iteration, t)
-            inputs = [*states, *slices]
-            outputs = engine.run_body(body, base, inputs, index)
-            engine.record_iteration(call.path, index, dict(zip(body.input_names, inputs)),
-                                    dict(zip(body.output_names, outputs)))
+            outputs = engine.run_iteration(body, base, [*states, *slices], call.path, "Scan", call.iteration, t)
             states = outputs[:n]
             for store, element in zip(elements, outputs[n:]):
                 store.append(element)
@@ -195,13 +189,9 @@ def _scan8(bodies: Bodies, body_path: str, signature: BodySignature) -> SpecialK
             elements: list[list[Any]] = [[] for _ in range(k)]
             steps = seq_lens[b]
             for t in range(steps):
-                engine.check_iterations(counter, call.path, "Scan", call.iteration)
                 slices = [x[b, steps - 1 - t if reverse[j] else t] for j, x in enumerate(scan_inputs)]
-                index = (*call.iteration, counter)
-                inputs = [*states, *slices]
-                outputs = engine.run_body(body, base, inputs, index)
-                engine.record_iteration(call.path, index, dict(zip(body.input_names, inputs)),
-                                        dict(zip(body.output_names, outputs)), {"batch": b, "t": t})
+                outputs = engine.run_iteration(body, base, [*states, *slices], call.path, "Scan", call.iteration,
+                                               counter, {"batch": b, "t": t})
                 states = outputs[:n]
                 for store, element in zip(elements, outputs[n:]):
                     store.append(element)
@@ -249,12 +239,8 @@ def sequence_map_kernel(op: OpNode, bodies: Bodies) -> SpecialKernel:
         base = engine.body_frame(body, call.env, call.path, "SequenceMap", call.iteration)
         results: list[list[Any]] = [[] for _ in body.output_names]
         for i in range(count):
-            engine.check_iterations(i, call.path, "SequenceMap", call.iteration)
             inputs = [a[i] if isinstance(a, list) else a for a in args]
-            index = (*call.iteration, i)
-            outputs = engine.run_body(body, base, inputs, index)
-            engine.record_iteration(call.path, index, dict(zip(body.input_names, inputs)),
-                                    dict(zip(body.output_names, outputs)))
+            outputs = engine.run_iteration(body, base, inputs, call.path, "SequenceMap", call.iteration, i)
             for store, value in zip(results, outputs):
                 store.append(value)
         return results, {"iterations": count}

@@ -29,8 +29,12 @@ class Engine:
         self.program = program
         self.limits = limits
         self.trace = trace
-        self._budget = limits.trace_budget_bytes
+        self._budget = self._memory = limits.trace_budget_bytes
         self._past = PastBudget(trace, limits)  # what is recorded once the budget is spent: disk, then summaries
+        self._events = trace.events
+        self._iterations = trace.iteration_records
+        self._max_iterations, self._max_events = limits.max_iterations, limits.max_events
+        self._max_bytes = limits.max_tensor_bytes
 
     # A frame is a dict of the values one graph execution sees. A body's frame starts from its initializers and
     # the few outer values it captures (read from the calling frame), so its cost never grows with the outer scope.
@@ -53,19 +57,38 @@ class Engine:
                  iteration: tuple[int, ...]) -> list[Any]:
         """Runs one body execution on a copy of `base` with its formal inputs bound; returns its outputs."""
         frame = base.copy()
-        for name, value in zip(graph.input_names, inputs):
-            frame[name] = value  # formal inputs shadow any outer value of the same name
+        frame.update(zip(graph.input_names, inputs))  # formal inputs shadow any outer value of the same name
         self.run_graph(graph, frame, iteration)
         return [frame[name] for name in graph.output_names]
+
+    def run_iteration(self, graph: CompiledGraph, base: dict[str, Any], inputs: list[Any], node: str,
+                      op_type: str, iteration: tuple[int, ...], count: int,
+                      info: IterationInfo | None = None) -> list[Any]:
+        """Iteration `count` of a Scan/Loop/SequenceMap: the limits checked (check_iterations), the body run on
+        `inputs` (run_body) and the iteration recorded (record_iteration) in one call; its outputs."""
+        if count >= self._max_iterations or len(self._events) >= self._max_events:
+            self.check_iterations(count, node, op_type, iteration)
+        index = (*iteration, count)
+        names = graph.input_names
+        frame = base.copy()
+        frame.update(zip(names, inputs))
+        self.run_graph(graph, frame, index)
+        outputs = [frame[name] for name in graph.output_names]
+        recorded_inputs, recorded_outputs = dict(zip(names, inputs)), dict(zip(graph.output_names, outputs))
+        if self._budget < 0:
+            recorded_inputs = self._past.values(recorded_inputs)
+            recorded_outputs = self._past.values(recorded_outputs)
+        self._iterations.append(Iteration(node, index, recorded_inputs, recorded_outputs, info or IterationInfo()))
+        return outputs
 
     def run_graph(self, graph: CompiledGraph, frame: dict[str, Any],  # noqa: C901 - the hot loop, one function:
                   iteration: tuple[int, ...]) -> None:  # a call per node would cost every run
         """Runs the steps of one graph execution on `frame`, recording one Event per node (the hot loop: what
         can be decided per node is decided once, in the Step; only what depends on the values happens here).
         `frame[""]` is None: an omitted optional input reads it."""
-        events = self.trace.events
+        events = self._events
         append = events.append
-        max_bytes, max_events = self.limits.max_tensor_bytes, self.limits.max_events
+        max_bytes, max_events = self._max_bytes, self._max_events
         perf, ndarray, generic = _perf, np.ndarray, np.generic
         budget = self._budget
         index = len(events)  # the next event's index: counted here, read again after a special kernel's bodies
@@ -146,8 +169,9 @@ class Engine:
                 index += 1
         finally:
             self._budget = budget
-            if self.trace.budget_exceeded_at is None and self.trace.spilled_at is None:
-                self.trace.recorded_bytes = self.limits.trace_budget_bytes - budget
+            trace = self.trace
+            if trace.budget_exceeded_at is None and trace.spilled_at is None:
+                trace.recorded_bytes = self._memory - budget
 
     def _check_guard(self, step: Step, args: tuple[Any, ...], iteration: tuple[int, ...]) -> None:
         """A step's guard said more than Limits.max_tensor_bytes (the loop's inline check): LimitExceeded, once the

@@ -26,9 +26,11 @@ _PROGRAM = "_explorer_program"
 _DEFAULT_LIMITS: dict[int, Limits] = {}  # Limits() by its default threads: a dataclass made per run costs µs
 
 
-def _default_limits() -> Limits:
-    """Limits() as the environment gives it now (the default threads read again at every run)."""
-    threads = default_threads()
+def _default_limits(threads: int | None = None) -> Limits:
+    """Limits() as the environment gives it now (the default threads read again at every run, unless the run
+    names its own: the engine reads every limit but the threads)."""
+    if threads is None:
+        threads = default_threads()
     limits = _DEFAULT_LIMITS.get(threads)
     if limits is None:
         limits = _DEFAULT_LIMITS[threads] = Limits(threads=threads)
@@ -53,11 +55,11 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
     Raises FeedError for bad feeds, ExecutionError (with `.trace`, the partial trace) when a node fails."""
     if not isinstance(model, Model):
         model = load(model)
-    limits = limits or _default_limits()
+    if threads is not None and threads < 1:
+        raise ValueError("Limits.threads must be >= 1")  # as Limits(threads=...) says it
+    limits = limits or _default_limits(threads)
     if threads is None:
         threads = limits.threads  # the engine reads every limit but the threads
-    elif threads < 1:
-        raise ValueError("Limits.threads must be >= 1")  # as Limits(threads=...) says it
     feeds = model.example_inputs() if feeds is None else validate_feeds(model, feeds)
     trace = Trace(model_source=model.source, model_sha256=model.sha256, feeds=feeds)
     trace.cells = {cell.path: cell.layout for cell in recurrent_cells(model) if cell.layout is not None}

@@ -87,6 +87,28 @@ def test_a_run_in_another_thread_sets_its_own_count(seen):
     assert seen == [{3}, {3}, {1}, {1}]
 
 
+def test_a_run_keeps_the_count_another_living_thread_controls(seen):
+    from threadpoolctl import threadpool_limits
+
+    holding, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with threadpool_limits(limits=2, user_api="blas"):  # takes control of OpenBLAS's pool
+            holding.set()
+            done.wait()
+
+    worker = threading.Thread(target=hold)
+    worker.start()
+    holding.wait()
+    try:
+        explorer.run(tiny_mlp(), threads=3)
+    finally:
+        done.set()
+        worker.join()
+    explorer.run(tiny_mlp(), threads=3)  # the worker is gone: its control with it
+    assert seen == [{2}, {2}, {3}, {3}]
+
+
 def test_the_threads_are_restored_when_a_run_fails(seen):
     before = blas_threads()
     with pytest.raises(explorer.FeedError):

@@ -16,8 +16,15 @@ from .unary import erf
 Activation = Callable[[np.ndarray], np.ndarray]
 
 
-_MINUS_ONE, ONE = np.float32(-1.0), np.float32(1.0)  # NumPy scalars: a Python float is converted on every call
-# (exact in float32, and a float64 array keeps its type with them)
+def constant(value: float) -> np.ndarray:
+    """A read-only 0-d float32 operand for in-place ufuncs: a Python float is converted on every call, and a NumPy
+    scalar costs a ufunc call more than a 0-d array does (exact in float32; a float64 array keeps its type)."""
+    array = np.array(value, np.float32)
+    array.flags.writeable = False
+    return array
+
+
+_MINUS_ONE, ONE = constant(-1.0), constant(1.0)
 
 
 def sigmoid_into(x: np.ndarray, out: np.ndarray) -> None:

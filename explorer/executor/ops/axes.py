@@ -5,6 +5,9 @@ ExecutionError naming the node, its iteration and its input shapes.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 
@@ -99,3 +102,34 @@ def checked_indices(indices: np.ndarray, size: int, what: str = "indices") -> np
         if low < 0:
             idx = np.where(idx < 0, idx + size, idx)
     return idx
+
+
+class ConstantInputs:
+    """What a kernel made last from integer inputs that are constants (small read-only arrays: initializers,
+    Constant values, results of constant nodes) for a data input of the same shape: a Slice's index, a Squeeze's
+    shape. The same arrays and shape give the same result, without reading the inputs again (in a loop's body, at
+    every iteration)."""
+
+    __slots__ = ("_inputs", "_shape", "_made")
+
+    def __init__(self) -> None:
+        self._inputs: tuple[Any, ...] = ()
+        self._shape: tuple[int, ...] | None = None
+        self._made: Any = None
+
+    def get(self, inputs: Sequence[Any], shape: tuple[int, ...]) -> Any:
+        """The kept result when `inputs` are the kept arrays themselves and `shape` the kept shape, else None."""
+        kept = self._inputs
+        if shape != self._shape or len(inputs) != len(kept):
+            return None
+        for a, b in zip(inputs, kept):
+            if a is not b:
+                return None
+        return self._made
+
+    def keep(self, inputs: Sequence[Any], shape: tuple[int, ...], made: Any) -> None:
+        """Keeps `made` when every input is a small read-only array (or omitted)."""
+        for value in inputs:
+            if value is not None and (type(value) is not np.ndarray or value.flags.writeable or value.size > 64):
+                return
+        self._inputs, self._shape, self._made = tuple(inputs), shape, made

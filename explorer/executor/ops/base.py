@@ -50,6 +50,12 @@ class BodyEngine(Protocol):
         """Runs one body execution (recording its events) and returns its outputs."""
         ...
 
+    def run_iteration(self, graph: CompiledGraph, base: dict[str, Any], inputs: list[Any], node: str,
+                      op_type: str, iteration: tuple[int, ...], count: int,
+                      info: IterationInfo | None = None) -> list[Any]:
+        """Runs iteration `count` of a loop (limits checked, body run, iteration recorded); returns its outputs."""
+        ...
+
     def record_iteration(self, node: str, index: tuple[int, ...], inputs: dict[str, Any],
                          outputs: dict[str, Any], info: IterationInfo | None = None) -> None:
         """Records one iteration of a loop."""

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .axes import axes_of, axis_of, int_list
+from .axes import ConstantInputs, axes_of, axis_of, int_list
 from .base import KernelFactory, OpNode, PlainKernel
 
 
@@ -92,11 +92,18 @@ def slice_(op: OpNode) -> PlainKernel:
 
         return run_attributes
 
+    last = ConstantInputs()
+
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
-        axes = int_list(args[3], "axes") if len(args) > 3 and args[3] is not None else None
-        steps = int_list(args[4], "steps") if len(args) > 4 and args[4] is not None else None
-        return (sliced(data, int_list(args[1], "starts"), int_list(args[2], "ends"), axes, steps),)
+        bounds = args[1:]
+        index = last.get(bounds, data.shape)
+        if index is None:
+            axes = int_list(args[3], "axes") if len(args) > 3 and args[3] is not None else None
+            steps = int_list(args[4], "steps") if len(args) > 4 and args[4] is not None else None
+            index = slice_index(data.shape, int_list(args[1], "starts"), int_list(args[2], "ends"), axes, steps)
+            last.keep(bounds, data.shape, index)
+        return (data[index],)
 
     return run
 
@@ -104,19 +111,25 @@ def slice_(op: OpNode) -> PlainKernel:
 def sliced(data: np.ndarray, starts: list[int] | None, ends: list[int] | None, axes: list[int] | None,
            steps: list[int] | None) -> np.ndarray:
     """data[...] for ONNX Slice's starts, ends, axes (default: the first len(starts)) and steps (default 1)."""
+    return data[slice_index(data.shape, starts, ends, axes, steps)]
+
+
+def slice_index(shape: tuple[int, ...], starts: list[int] | None, ends: list[int] | None, axes: list[int] | None,
+                steps: list[int] | None) -> tuple[slice, ...]:
+    """The index of ONNX Slice's starts, ends, axes and steps into an array of `shape`."""
     starts, ends = starts or [], ends or []
     if len(starts) != len(ends):
         raise ValueError(f"starts {starts} and ends {ends} differ in length")
-    axes = axes_of(axes if axes is not None else list(range(len(starts))), data.ndim)
+    axes = axes_of(axes if axes is not None else list(range(len(starts))), len(shape))
     steps = steps if steps is not None else [1] * len(starts)
     if len(axes) != len(starts) or len(steps) != len(starts):
         raise ValueError(f"starts, ends, axes and steps differ in length ({len(starts)}, {len(ends)}, "
                          f"{len(axes)}, {len(steps)})")
-    index: list[slice] = [slice(None)] * data.ndim
+    index: list[slice] = [slice(None)] * len(shape)
     for axis, start, end, step in zip(axes, starts, ends, steps):
         if step == 0:
             raise ValueError(f"step 0 on axis {axis}")
-        dim = data.shape[axis]
+        dim = shape[axis]
         start = start + dim if start < 0 else start
         end = end + dim if end < 0 else end
         if step > 0:
@@ -124,7 +137,7 @@ def sliced(data: np.ndarray, starts: list[int] | None, ends: list[int] | None, a
         else:
             start, end = min(max(start, -1), dim - 1), min(max(end, -1), dim - 1)
         index[axis] = slice(start, end if end >= 0 else None, step)
-    return data[tuple(index)]
+    return tuple(index)
 
 
 def tile(op: OpNode) -> PlainKernel:

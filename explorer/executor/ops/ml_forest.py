@@ -228,6 +228,9 @@ _EVERY_PAIR = 4096  # (row, tree) pairs up to which every pair moves at every le
 # where their count is the time; beyond, the pairs at a leaf stop (a deep tree beside shallow ones costs no more)
 
 
+_EVERY_NODE = 1 << 15  # (row, node) pairs up to which leaves() compares every row at every node first
+
+
 def leaves(forest: Forest, x: np.ndarray) -> np.ndarray:
     """The leaf each row of x [N, F] reaches in each tree: [N, trees] node indices, every row and tree moved one
     level per step, as many steps as the deepest tree has levels (a leaf leads to itself). A cycle in the
@@ -241,6 +244,17 @@ def leaves(forest: Forest, x: np.ndarray) -> np.ndarray:
     compare = _COMPARE[present[0]] if present.size == 1 and present[0] != MEMBER else None
     rows = np.arange(x.shape[0])[:, None]
     threshold, missing_true, following = forest.threshold, forest.missing_true, walk.following
+    if compare is not None and x.shape[0] * len(threshold) <= _EVERY_NODE:
+        # every node's comparison for every row at once, then one gather a level: the same comparisons of the
+        # same values, in a few NumPy calls instead of four to seven a level
+        value = x.take(walk.feature, axis=1)
+        hit = compare(value, threshold)
+        if walk.missing:
+            hit |= missing_true & np.isnan(value)
+        after = np.where(hit, following[1], following[0])
+        for _ in range(walk.depth):
+            node = after[rows, node]
+        return node
     for _ in range(walk.depth):
         value = x[rows, walk.feature[node]]
         hit = compare(value, threshold[node]) if compare is not None else _mixed(forest, node, value, present)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .axes import axes_of, broadcast_dims, int_list, shape_of
+from .axes import ConstantInputs, axes_of, broadcast_dims, int_list, shape_of
 from .base import KernelFactory, OpNode, PlainKernel
 
 
@@ -21,10 +21,17 @@ def reshape(op: OpNode) -> PlainKernel:
     if op.version < 5 and fixed is None:
         raise op.error("Reshape-1 needs its 'shape' attribute")
 
+    last = ConstantInputs()
+
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
-        shape = fixed if fixed is not None else int_list(args[1], "shape")
-        return (data.reshape(target_shape(data.shape, shape, allowzero)),)
+        shape_input = args[1:]
+        dims = last.get(shape_input, data.shape)
+        if dims is None:
+            shape = fixed if fixed is not None else int_list(args[1], "shape")
+            dims = target_shape(data.shape, shape, allowzero)
+            last.keep(shape_input, data.shape, dims)
+        return (data.reshape(dims),)
 
     return run
 
@@ -100,21 +107,32 @@ def flatten(op: OpNode) -> PlainKernel:
 def squeeze(op: OpNode) -> PlainKernel:
     """Squeeze-1, 11 (axes attribute), 13 (optional axes input); no axes squeezes every dimension of size 1."""
     fixed = op.get_ints("axes") if op.version < 13 else None
+    last = ConstantInputs()
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
+        axes_input = args[1:]
+        found = last.get(axes_input, data.shape)
+        if found is None:
+            found = (squeezed(data, axes_input),)
+            last.keep(axes_input, data.shape, found)
+        dims = found[0]
+        return (data if dims is None else data.reshape(dims),)
+
+    def squeezed(data: np.ndarray, axes_input: Sequence[Any]) -> tuple[int, ...] | None:
+        """The output's shape; None when the input is a scalar and stays as it is."""
         wanted = fixed if op.version < 13 else (
-            None if len(args) < 2 or args[1] is None else int_list(args[1], "axes"))
+            None if not axes_input or axes_input[0] is None else int_list(axes_input[0], "axes"))
         if wanted is None:
-            return (data.reshape([d for d in data.shape if d != 1]),)
+            return tuple(d for d in data.shape if d != 1)
         if data.ndim == 0 and set(wanted) <= {0, -1}:
             # a scalar where the graph declares [1] (e.g. a Loop's iteration number): nothing to squeeze
-            return (data,)
+            return None
         axes = axes_of(wanted, data.ndim)
         wrong = [a for a in axes if data.shape[a] != 1]
         if wrong:
             raise ValueError(f"cannot squeeze axes {wrong} of shape {list(data.shape)}: their size is not 1")
-        return (data.reshape([d for i, d in enumerate(data.shape) if i not in axes]),)
+        return tuple(d for i, d in enumerate(data.shape) if i not in axes)
 
     return run
 
@@ -123,13 +141,20 @@ def unsqueeze(op: OpNode) -> PlainKernel:
     """Unsqueeze-1, 11 (axes attribute), 13 (axes input); axes index the output, of rank r + len(axes)."""
     fixed = op.get_ints("axes") if op.version < 13 else None
 
+    last = ConstantInputs()
+
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         data = args[0]
-        wanted = fixed if fixed is not None else int_list(args[1] if len(args) > 1 else None, "axes")
-        rank = data.ndim + len(wanted)
-        axes = set(axes_of(wanted, rank))
-        dims = iter(data.shape)
-        return (data.reshape([1 if i in axes else next(dims) for i in range(rank)]),)
+        axes_input = args[1:]
+        shape = last.get(axes_input, data.shape)
+        if shape is None:
+            wanted = fixed if fixed is not None else int_list(args[1] if len(args) > 1 else None, "axes")
+            rank = data.ndim + len(wanted)
+            axes = set(axes_of(wanted, rank))
+            dims = iter(data.shape)
+            shape = tuple([1 if i in axes else next(dims) for i in range(rank)])
+            last.keep(axes_input, data.shape, shape)
+        return (data.reshape(shape),)
 
     return run
 

@@ -44,7 +44,7 @@ def activation_fn(activation: Activation) -> ActivationFn:
 
     table: dict[str, ActivationFn] = {
         "Sigmoid": sigmoid_into,
-        "Tanh": lambda x, out: np.tanh(x, out=out),
+        "Tanh": np.tanh,  # tanh(x, out): a ufunc takes `out` by position
         "Relu": lambda x, out: np.maximum(x, 0.0, out=out),
         "Affine": affine,
         "LeakyRelu": lambda x, out: np.copyto(out, np.where(x >= 0, x, x * a)),

@@ -18,12 +18,12 @@ import numpy as np
 
 from ...spec.rnn import RnnConfig
 from ..aligned import aligned_copy, aligned_empty
-from ..ops.activation import ONE
+from ..ops.activation import ONE, constant
 from .activations import ActivationFn, sigmoid_of_negated
 from .lanes import Schedule
 from .step_rows import StepRows
 
-_HALF = np.float32(0.5)  # a NumPy scalar: a Python float is converted on every call (float64 arrays keep their type)
+_HALF = constant(0.5)
 
 
 @dataclass

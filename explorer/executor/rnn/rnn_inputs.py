@@ -13,6 +13,7 @@ from ...errors import ExecutionError
 from ...spec.rnn import INPUTS, RnnConfig
 
 FLOAT_TYPES = ("float16", "float32", "float64", "bfloat16")
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
 @dataclass
@@ -75,9 +76,11 @@ def read_inputs(args: Sequence[Any], config: RnnConfig, fail: Callable[[str], Ex
         c0 = None if c0 is None else c0.transpose(1, 0, 2)
     lens = _sequence_lens(given["sequence_lens"], seq, batch, fail)
 
-    compute = np.float64 if x.dtype == np.float64 else np.float32
+    compute = _F64 if x.dtype == _F64 else _F32
 
     def dense(value: np.ndarray) -> np.ndarray:
+        if value.dtype is compute and value.flags.c_contiguous:  # the usual case: as it is, without a call
+            return value
         return np.ascontiguousarray(value, dtype=compute)
 
     def cast(value: np.ndarray | None) -> np.ndarray | None:
