@@ -44,6 +44,13 @@ def swept_reference(model):
     return swept[1]
 
 
+def session_limits() -> Limits:
+    """The limits of the session's run (the sidebar's, never past the operator's caps): what B's files are read
+    under too."""
+    request = st.session_state.get(state.RUN_REQUEST)
+    return request.limits if request is not None else reach.caps().limits(Limits())
+
+
 def side_b(model):
     """(B, B's content key) as chosen, or None while the choice is incomplete."""
     swept = swept_reference(model)
@@ -59,7 +66,7 @@ def side_b(model):
         return None
     if choice == SWEPT:
         try:
-            return reference_of(model, swept, Limits(), reach.access().read_folders), f"sweep:{swept.reference}"
+            return reference_of(model, swept, session_limits(), reach.access().read_folders), f"sweep:{swept.reference}"
         except ExplorerError as exc:
             st.error(f"The sweep's reference values do not load: {md(exc)}")
             return None
@@ -74,7 +81,7 @@ def side_b(model):
                          "reference values"))
             return None
         data = upload.getvalue()
-        return feeds_from_npz(data), "npz:" + hashlib.sha256(data).hexdigest()
+        return feeds_from_npz(data, session_limits()), "npz:" + hashlib.sha256(data).hexdigest()
     if choice == "sample":
         samples = list(list_samples())
         if st.session_state.get(state.W_COMPARE_SAMPLE) not in samples:  # start from A's own sample
@@ -111,7 +118,7 @@ def framework_section(model) -> None:
                      "with --pytorch / --keras).", "framework"))
         return
     try:
-        side = captured_side(upload.getvalue(), Limits())
+        side = captured_side(upload.getvalue(), session_limits())
         result = compare_framework(model, side)
     except ExplorerError as exc:
         st.error(f"The capture does not compare: {md(exc)}")
