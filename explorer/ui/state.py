@@ -55,6 +55,7 @@ SWEEP_JOB = "sweep_job"  # Sweep page: (SweepJob, its reference as the Compare p
 SWEPT_INPUT = "swept_input"  # (model key, sweep Item): a sweep's input opened as the app's inputs, its reference
 AT_DIVERGENCE = "at_divergence"  # the Compare page opens its lockstep cursor at the first divergence (once)
 GO_TO_PAGE = "go_to_page"  # a page a callback asked for: the app switches to it before drawing the sidebar
+SAVE_WRITER = "save_writer"  # the session's name as the writer of its saves in a shared app (save_owners.py)
 
 # ---- widget keys ---------------------------------------------------------------------------------------------
 W_SOURCE = "w_source"
