@@ -14,10 +14,11 @@ import time
 import weakref
 from pathlib import Path
 
-from app_support import start
-from test_caps import state_trace
+from app_support import PAGES, start, upload
+from test_caps import chain, state_trace
 
 from explorer.holdings import Holdings, release_idle
+from explorer.model import Model
 from explorer.ui import owned, state
 
 
@@ -56,8 +57,21 @@ def test_a_sessions_run_and_its_folder_go_when_the_session_ends():
     gc.collect()
     assert alive() is None and not folder.exists()
     assert state_trace(other) is not None  # the other session keeps its run
-    at.run()
-    assert not at.exception and state_trace(at).spill.path.is_dir()  # back again: the run is made anew
+    assert owned.KEY not in at.session_state and state.ACTIVE not in at.session_state  # its state is forgotten
+
+
+def test_a_session_that_ended_lets_its_model_go_while_streamlit_still_holds_the_session():
+    """Streamlit's runtime keeps the last session it sent messages to (a variable of its loop) until it sends
+    to another, and the session its state: the callbacks and fragments of its pages, whose globals hold the
+    page's model. Releasing the session's runs and models was not enough: the last visitor's model stayed."""
+    at = upload(start(), "chain.onnx", chain(50))
+    for page in ("graph", "step"):  # pages with callbacks and fragments
+        at = at.switch_page(PAGES[page]).run()
+        assert not at.exception
+    [model] = [weakref.ref(m) for m in gc.get_objects() if isinstance(m, Model) and m.source == "chain.onnx"]
+    assert release_idle(lambda owner: False, None, [at.session_state[owned.KEY]]) == 1  # `at` holds the session
+    gc.collect()
+    assert model() is None
 
 
 def test_an_idle_session_loses_its_runs_after_the_operators_idle_time(monkeypatch):
@@ -67,6 +81,8 @@ def test_an_idle_session_loses_its_runs_after_the_operators_idle_time(monkeypatc
     time.sleep(0.05)
     assert owned.release_now() >= 1
     assert at.session_state[owned.KEY].count() == 0
+    at.run()
+    assert not at.exception and state_trace(at) is not None  # back again: the run is made anew
 
 
 def test_run_folders_of_a_killed_server_are_removed_when_the_app_starts(monkeypatch):
