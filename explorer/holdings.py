@@ -67,16 +67,21 @@ HOLDINGS: weakref.WeakSet[Holdings] = weakref.WeakSet()
 
 
 def release_idle(alive: Callable[[str], bool], idle_seconds: float | None, holdings: Iterable[Holdings] | None = None,
-                 now: float | None = None, ended: Callable[[str], None] | None = None) -> int:
+                 now: float | None = None, ended: Callable[[str], None] | None = None,
+                 freeing: Callable[[], None] | None = None) -> int:
     """Releases the holdings of sessions that ended (`alive(owner)` is False; once for each, its `forget` is
-    called, then `ended(owner)`) or have been idle longer than `idle_seconds`; then, when any were released or
-    ended, collects the garbage and gives the freed memory back to the system. Returns how many were released
-    or ended."""
+    called, then `ended(owner)`) or have been idle longer than `idle_seconds` (`freeing()` is called once before
+    the first); then, when any were released or ended, collects the garbage and gives the freed memory back to
+    the system. Returns how many were released or ended."""
     now = time.monotonic() if now is None else now
     count = 0
     for found in list(HOLDINGS if holdings is None else holdings):
         gone = not alive(found.owner)
-        done = (gone or (idle_seconds is not None and now - found.used > idle_seconds)) and found.release()
+        due = gone or (idle_seconds is not None and now - found.used > idle_seconds)
+        if freeing is not None and ((due and found.count()) or (gone and not found.ended)):
+            freeing()
+            freeing = None
+        done = due and found.release()
         if gone and not found.ended:
             found.ended = done = True
             forget, found.forget = found.forget, None

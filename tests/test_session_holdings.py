@@ -139,3 +139,19 @@ def test_closing_a_session_forgets_the_functions_streamlit_tracked():
     owned.close("a session that ended")
     gc.collect()
     assert gone() is None
+
+
+def test_a_shared_app_hands_the_memory_it_frees_back_to_the_system(monkeypatch):
+    """A shared app's visitors' runs keep no freed memory for their next runs (executor/heap.py: hand_back): in a
+    server of many visitors it stayed in the heaps of the threads that had run them (the heaps' free ends, which
+    malloc_trim does not give back), after the visitors had left."""
+    told = []
+    monkeypatch.setattr(owned, "hand_back", told.append)
+    monkeypatch.setattr(owned, "WATCH_S", 3600.0)
+    monkeypatch.setenv("EXPLORER_SETTINGS", "/nonexistent/explorer.toml")
+    for shared, expected in (("0", []), ("1", [True])):
+        monkeypatch.setattr(owned, "_watcher", [])  # as in a new server
+        monkeypatch.setenv("EXPLORER_SHARED", shared)
+        told.clear()
+        owned.watch()
+        assert told == expected

@@ -15,6 +15,7 @@ import streamlit as st
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import ScriptRunContext, get_script_run_ctx
 
+from ..executor.heap import hand_back
 from ..holdings import Holdings, collect, release_idle
 from ..scratch import remove_orphans
 from ..spill import PREFIX as RUN_PREFIX
@@ -84,29 +85,36 @@ def _forget_tracked_functions() -> None:
 
 
 def release_now() -> int:
-    """Releases what ended and idle sessions hold (see holdings.release_idle) and closes the ended ones; how
-    many were released."""
-    return release_idle(alive, reach.caps().idle_seconds, ended=close)
+    """Releases what ended and idle sessions hold (see holdings.release_idle) and closes the ended ones, the
+    memory they free going back to the system (executor/heap.py: hand_back, which the watch turns off again);
+    how many were released."""
+    return release_idle(alive, reach.caps().idle_seconds, ended=close, freeing=lambda: hand_back(True))
 
 
 def watch() -> None:
     """Once per server: removes the run folders of servers that died, then starts the thread that releases
-    what ended and idle sessions hold."""
+    what ended and idle sessions hold. A shared app gives the memory it frees back to the system at once, always
+    (executor/heap.py: hand_back): its visitors' runs then do not keep freed memory for their next runs, which a
+    server of many visitors would keep in each of its threads' heaps."""
     with _WATCHING:
         if _watcher:
             return
         remove_orphans(RUN_PREFIX)
-        thread = threading.Thread(target=_watch, name="explorer session holdings", daemon=True)
+        shared = reach.access().shared
+        if shared:
+            hand_back(True)
+        thread = threading.Thread(target=_watch, args=(shared,), name="explorer session holdings", daemon=True)
         _watcher.append(thread)
         thread.start()
 
 
-def _watch() -> None:
+def _watch(shared: bool) -> None:
     closed = False
     while True:
         time.sleep(WATCH_S)
         if closed:  # what Streamlit freed since, closing the ended sessions (their uploads): back to the system
             collect()
+            hand_back(shared)  # runs keep their freed memory again, but in a shared app
         try:
             closed = release_now() > 0
         except Exception:  # noqa: BLE001,S112 - a bad setting the page reports; the watch goes on
