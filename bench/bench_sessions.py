@@ -1,11 +1,12 @@
-"""The server's memory when sessions come and go: `streamlit run app.py` shared (EXPLORER_SHARED=1 on 127.0.0.1),
-one warm-up session like the others (its model loaded, drawn and run once: the modules it imports stay), then N
+"""The server's memory when sessions come and go: `streamlit run app.py` shared (EXPLORER_SHARED=1 on 127.0.0.1)
+and served as docs/app.md says a shared app should be (PYTHONMALLOC=malloc; --pymalloc keeps Python's own
+allocator), one warm-up session like the others (its model loaded, drawn and run once: the modules it imports stay), then N
 sessions in Debian's Chromium one after another, each uploading
 a different model of 100,000 nodes (a 2.8 MB file), waiting for its run and leaving (its browser context closed).
 Reports the server's resident memory (VmRSS) before, after the warm-up (the start the others are measured
 against), after each session and once the released memory has settled; the run folders left in the temp folder.
 
-    python bench/bench_sessions.py [--sessions 10] [--nodes 100000] [--json out.json]
+    python bench/bench_sessions.py [--sessions 10] [--nodes 100000] [--pymalloc] [--json out.json]
 """
 from __future__ import annotations
 
@@ -85,13 +86,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--nodes", type=int, default=100_000)
+    parser.add_argument("--pymalloc", action="store_true", help="the server on Python's own allocator")
     parser.add_argument("--json")
     args = parser.parse_args()
-    os.environ["EXPLORER_SHARED"] = "1"
+    env = {**os.environ, "EXPLORER_SHARED": "1"}
+    env.pop("PYTHONMALLOC", None)
+    if not args.pymalloc:
+        env["PYTHONMALLOC"] = "malloc"
     port = free_port()
-    server = start_server(port)
+    server = start_server(port, env=env)
     url = f"http://127.0.0.1:{port}/"
-    figures: dict = {"sessions": args.sessions, "nodes": args.nodes, "before_any": rss(server.pid)}
+    figures: dict = {"sessions": args.sessions, "nodes": args.nodes, "pymalloc": args.pymalloc,
+                     "before_any": rss(server.pid)}
     try:
         with sync_playwright() as playwright:
             browser = launch(playwright)

@@ -7,7 +7,12 @@ each, a quarter of an LSTM's run (T=200, H=128). onnxruntime keeps its own arena
 glibc is asked to serve blocks of up to 32 MiB from its heap and to keep up to 1 GiB of freed heap; larger blocks
 still come from the system. Other C libraries and systems keep their own behaviour, and so does a process whose
 environment sets glibc's own MALLOC_TRIM_THRESHOLD_ or MALLOC_MMAP_THRESHOLD_ (Dask's nannies set the first for
-their workers, to give memory back)."""
+their workers, to give memory back).
+
+A server that frees what a visitor's session held turns this off for a while (`hand_back`): the memory is freed
+by other threads than the ones that allocated it, in their own heaps (glibc's arenas), and only the trim
+threshold lets a free shrink such a heap; malloc_trim gives back the free pages inside every heap but the free
+end of the first one only."""
 from __future__ import annotations
 
 import ctypes
@@ -35,3 +40,10 @@ def keep_freed_memory() -> bool:
         return False
     mallopt = libc.mallopt
     return bool(mallopt(_M_MMAP_THRESHOLD, HEAP_BLOCK_LIMIT)) and bool(mallopt(_M_TRIM_THRESHOLD, HEAP_KEPT_FREE_BYTES))
+
+
+def hand_back(on: bool) -> None:
+    """On: memory freed from now on goes back to the system (each heap's free end as it is freed); off: it is kept
+    again (see keep_freed_memory). Does nothing where keep_freed_memory does nothing."""
+    if keep_freed_memory():
+        ctypes.CDLL(None).mallopt(_M_TRIM_THRESHOLD, 0 if on else HEAP_KEPT_FREE_BYTES)

@@ -20,11 +20,12 @@ T = TypeVar("T")
 class Holdings:
     """One session's entries by kind, at most `sizes[kind]` of each (the least recently used go first)."""
 
-    def __init__(self, owner: str, sizes: dict[str, int]) -> None:
+    def __init__(self, owner: str, sizes: dict[str, int], forget: Callable[[], None] | None = None) -> None:
         self.owner = owner  # the session's id
         self.sizes = sizes
         self.used = time.monotonic()
         self.ended = False  # its session ended and was told to go (release_idle's `ended`)
+        self.forget = forget  # drops what else the session holds (its app's state), once it has ended
         self._kinds: dict[str, OrderedDict[Any, Any]] = {}
         self._lock = threading.RLock()
         HOLDINGS.add(self)
@@ -66,23 +67,38 @@ HOLDINGS: weakref.WeakSet[Holdings] = weakref.WeakSet()
 
 
 def release_idle(alive: Callable[[str], bool], idle_seconds: float | None, holdings: Iterable[Holdings] | None = None,
-                 now: float | None = None, ended: Callable[[str], None] | None = None) -> int:
-    """Releases the holdings of sessions that ended (`alive(owner)` is False; `ended(owner)` is called for each,
-    once) or have been idle longer than `idle_seconds`; then, when any were released, collects the garbage and
-    gives the freed memory back to the system. Returns how many were released."""
+                 now: float | None = None, ended: Callable[[str], None] | None = None,
+                 freeing: Callable[[], None] | None = None) -> int:
+    """Releases the holdings of sessions that ended (`alive(owner)` is False; once for each, its `forget` is
+    called, then `ended(owner)`) or have been idle longer than `idle_seconds` (`freeing()` is called once before
+    the first); then, when any were released or ended, collects the garbage and gives the freed memory back to
+    the system. Returns how many were released or ended."""
     now = time.monotonic() if now is None else now
-    released = 0
+    count = 0
     for found in list(HOLDINGS if holdings is None else holdings):
         gone = not alive(found.owner)
-        if gone or (idle_seconds is not None and now - found.used > idle_seconds):
-            released += found.release()
-        if gone and ended is not None and not found.ended:
-            found.ended = True
-            ended(found.owner)
-    if released:
-        gc.collect()
-        give_back_memory()
-    return released
+        due = gone or (idle_seconds is not None and now - found.used > idle_seconds)
+        if freeing is not None and ((due and found.count()) or (gone and not found.ended)):
+            freeing()
+            freeing = None
+        done = due and found.release()
+        if gone and not found.ended:
+            found.ended = done = True
+            forget, found.forget = found.forget, None
+            if forget is not None:
+                forget()
+            if ended is not None:
+                ended(found.owner)
+        count += done
+    if count:
+        collect()
+    return count
+
+
+def collect() -> None:
+    """Collects the garbage, then gives the freed memory back to the system."""
+    gc.collect()
+    give_back_memory()
 
 
 def give_back_memory() -> None:

@@ -20,7 +20,6 @@ from ..model.model import Model
 from ..views import styles
 from ..views.builder import Drawing
 from ..views.dot import model_to_dot
-from ..views.dot_escape import parse_svg_id
 from ..views.heat import NodeValues
 from ..views.markup import md
 from ..views.render import GraphvizError, dot_available, render_svg
@@ -142,7 +141,7 @@ def show(drawing: Drawing, *, key: str, on_click: Callable[[str, tuple[str, ...]
         if value.get("missing"):  # a re-created canvas was sent only a layout's name
             st.session_state.pop(_sent_key(key), None)
         elif value.get("clicked") and on_click is not None:
-            on_click(*parse_svg_id(value["clicked"]))
+            on_click(*drawing.parse(value["clicked"]))
         elif value.get("go") is not None and on_step is not None:
             on_step(int(value["go"]))
 

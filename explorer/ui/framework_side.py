@@ -21,7 +21,6 @@ from ..bridge.fix import FixReport, fixed_model
 from ..compare.stats import ATOL, RTOL
 from ..docs_links import more
 from ..files.scratch import scratch_folder
-from ..limits import Limits
 from ..model.model import Model
 from ..views import framework as views
 from ..views.framework_fix import Change, change_rows, fix_changes, fix_drawings
@@ -72,7 +71,8 @@ def _capture(model: Model, tolerances: tuple[float, float]) -> tuple[str, Any] |
         return None
     data = upload.getvalue()
     key = f"framework:{model.sha256}:npz:{hashlib.sha256(data).hexdigest()}:{tolerances}"
-    return key, jobs.job(key, "Framework comparison", lambda: fixed_model(model, captured_side(data, Limits()), None,
+    limits = state.session_limits()
+    return key, jobs.job(key, "Framework comparison", lambda: fixed_model(model, captured_side(data, limits), None,
                                                                           rtol=tolerances[0], atol=tolerances[1]))
 
 

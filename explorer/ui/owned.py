@@ -1,8 +1,9 @@
 """What a session owns (explorer/hosting/holdings.py): its runs with their folders on disk, the models it uploaded and
 their drawings live in its session state, not in a cache of the whole server, so they go when the session ends
-(the browser closed or lost) or has been idle longer than the operator's `idle_minutes` (caps.py). A thread
-of the server's, started with the app, looks every WATCH_S seconds; it first removes the run folders a killed
-server left behind."""
+(the browser closed or lost) or has been idle longer than the operator's `idle_minutes` (caps.py); a session
+that ended has its whole state cleared too. A thread of the server's, started with the app, looks every WATCH_S
+seconds, and gives the memory freed back to the system (then once more a look later, for what Streamlit frees
+as it closes the ended sessions); it first removes the run folders a killed server left behind."""
 from __future__ import annotations
 
 import threading
@@ -12,10 +13,11 @@ from typing import Any, TypeVar
 
 import streamlit as st
 from streamlit.runtime import Runtime
-from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.scriptrunner import ScriptRunContext, get_script_run_ctx
 
+from ..executor.heap import hand_back
 from ..files.scratch import remove_orphans
-from ..hosting.holdings import Holdings, release_idle
+from ..hosting.holdings import Holdings, collect, release_idle
 from ..trace.spill import PREFIX as RUN_PREFIX
 from . import reach
 
@@ -32,8 +34,24 @@ def holdings() -> Holdings:
     found: Holdings | None = st.session_state.get(KEY)
     if found is None:
         context = get_script_run_ctx()
-        found = st.session_state[KEY] = Holdings(context.session_id if context else "", SIZES)
+        found = st.session_state[KEY] = Holdings(context.session_id if context else "", SIZES,
+                                                 _forgetting(context) if context else None)
     return found
+
+
+def _forgetting(context: ScriptRunContext) -> Callable[[], None]:
+    """What clears a session's state once it has ended. Streamlit keeps an ended session's state as long as it
+    keeps the session, and its runtime keeps the last session it sent messages to (a variable of its loop) until
+    it sends to another: with that state, the session's model, its upload and its pages' functions (callbacks and
+    fragments, whose globals hold the model) would stay after the last visitor left."""
+    state, fragments = context.session_state._state, context.fragment_storage  # the session's own, not one run's
+
+    def forget() -> None:
+        state.clear()
+        state._new_widget_state.widget_metadata.clear()  # which its clear() leaves: the widgets' callbacks
+        fragments.clear()
+
+    return forget
 
 
 def held(kind: str, key: Any, make: Callable[[], T]) -> T:
@@ -67,27 +85,37 @@ def _forget_tracked_functions() -> None:
 
 
 def release_now() -> int:
-    """Releases what ended and idle sessions hold (see holdings.release_idle) and closes the ended ones; how
-    many were released."""
-    return release_idle(alive, reach.caps().idle_seconds, ended=close)
+    """Releases what ended and idle sessions hold (see holdings.release_idle) and closes the ended ones, the
+    memory they free going back to the system (executor/heap.py: hand_back, which the watch turns off again);
+    how many were released."""
+    return release_idle(alive, reach.caps().idle_seconds, ended=close, freeing=lambda: hand_back(True))
 
 
 def watch() -> None:
     """Once per server: removes the run folders of servers that died, then starts the thread that releases
-    what ended and idle sessions hold."""
+    what ended and idle sessions hold. A shared app gives the memory it frees back to the system at once, always
+    (executor/heap.py: hand_back): its visitors' runs then do not keep freed memory for their next runs, which a
+    server of many visitors would keep in each of its threads' heaps."""
     with _WATCHING:
         if _watcher:
             return
         remove_orphans(RUN_PREFIX)
-        thread = threading.Thread(target=_watch, name="explorer session holdings", daemon=True)
+        shared = reach.access().shared
+        if shared:
+            hand_back(True)
+        thread = threading.Thread(target=_watch, args=(shared,), name="explorer session holdings", daemon=True)
         _watcher.append(thread)
         thread.start()
 
 
-def _watch() -> None:
+def _watch(shared: bool) -> None:
+    closed = False
     while True:
         time.sleep(WATCH_S)
+        if closed:  # what Streamlit freed since, closing the ended sessions (their uploads): back to the system
+            collect()
+            hand_back(shared)  # runs keep their freed memory again, but in a shared app
         try:
-            release_now()
+            closed = release_now() > 0
         except Exception:  # noqa: BLE001,S112 - a bad setting the page reports; the watch goes on
             continue

@@ -8,9 +8,11 @@ from typing import Any
 
 import streamlit as st
 
+from ..limits import Limits
 from ..model.model import Model
 from ..trace.trace import Trace
 from ..views.heat import NodeValues
+from . import reach
 from .cache import (
     ModelSource,
     RunOutcome,
@@ -55,6 +57,7 @@ SWEEP_JOB = "sweep_job"  # Sweep page: (SweepJob, its reference as the Compare p
 SWEPT_INPUT = "swept_input"  # (model key, sweep Item): a sweep's input opened as the app's inputs, its reference
 AT_DIVERGENCE = "at_divergence"  # the Compare page opens its lockstep cursor at the first divergence (once)
 GO_TO_PAGE = "go_to_page"  # a page a callback asked for: the app switches to it before drawing the sidebar
+SAVE_WRITER = "save_writer"  # the session's name as the writer of its saves in a shared app (save_owners.py)
 
 # ---- widget keys ---------------------------------------------------------------------------------------------
 W_SOURCE = "w_source"
@@ -316,3 +319,10 @@ def select_node(path: str | None) -> None:
 
 def selected_node() -> str | None:
     return st.session_state.get(SELECTED)
+
+
+def session_limits() -> Limits:
+    """The limits of the session's run (the sidebar's, never past the operator's caps): the files a visitor gives
+    besides the model (reference values, captures, a sweep's references) are read under them too."""
+    request = st.session_state.get(RUN_REQUEST)
+    return request.limits if request is not None else reach.caps().limits(Limits())

@@ -11,7 +11,7 @@ from ..model.model import Model
 from . import styles
 from .boxes import BoxDrawer
 from .canvas import Canvas
-from .dot_escape import svg_id
+from .dot_escape import parse_svg_id, svg_id
 from .draw_facts import ModelFacts
 from .draw_plan import Options, Plan
 from .edges import EdgeWirer
@@ -25,7 +25,8 @@ class Drawing:
     standing for it (its own box, or the collapsed scope box hiding it); `bodies`: body graph paths drawn
     expanded; `scopes`: scope keys drawn as open clusters; `entry`: the nodes of the graphs drawn -> their box
     (own or scope box); `exits`: an expanded control-flow node's header box -> its end box; `edges`: the edges
-    drawn with their SVG ids (see node_states and trace_marks, which style a laid-out drawing)."""
+    drawn with their SVG ids (see node_states and trace_marks, which style a laid-out drawing); `long_keys`: the
+    digests standing for keys too long for an id -> those keys (see `parse`)."""
 
     dot: str
     boxes: frozenset[str]
@@ -36,6 +37,11 @@ class Drawing:
     entry: Mapping[str, str] = field(default_factory=dict)
     exits: Mapping[str, str] = field(default_factory=dict)
     edges: tuple[DrawnEdge, ...] = ()
+    long_keys: Mapping[str, str] = field(default_factory=dict)
+
+    def parse(self, element_id: str) -> tuple[str, tuple[str, ...]]:
+        """(kind, keys) of an SVG id of this drawing, its long keys given back whole (see dot_escape.parse_svg_id)."""
+        return parse_svg_id(element_id, self.long_keys)
 
     def shows(self, path: str) -> bool:
         """Whether a node has a box of its own (not hidden in a scope box or a collapsed body)."""

@@ -5,7 +5,8 @@ Ids. Every DOT node is named by its SVG id, `kind:key[:key]` made by dot_escape.
 its `id=` attribute (graphviz writes both: `<g id="…" class="node"><title>…</title>`); a cluster is named
 `cluster:<id>` and carries `id=<id>`. Keys are percent-encoded by dot_escape.encode, which leaves ordinary
 names unchanged and encodes `%&"'<>\\:`, whitespace and non-printable characters; `parse_svg_id` gives back
-(kind, decoded keys), e.g. "node:Loop_0/body/Add_1" -> ("node", ("Loop_0/body/Add_1",)).
+(kind, decoded keys), e.g. "node:Loop_0/body/Add_1" -> ("node", ("Loop_0/body/Add_1",)). A key longer than
+dot_escape.MAX_KEY encoded is a digest in the id; the drawing maps it back (`Drawing.parse`).
 
     node:<node path>           an op node (for an expanded If/Loop/Scan/SequenceMap: its header box)
     exit:<node path>           the end box of an expanded control-flow node, where its outputs leave
@@ -30,6 +31,7 @@ from typing import Any
 from ..collector import collector_paused
 from ..model.model import Model
 from .builder import Drawing, build
+from .dot_escape import long_keys
 from .draw_plan import Options
 
 _SETS = ("highlight", "reveal")
@@ -65,5 +67,6 @@ def model_to_dot(model: Model, options: Options | None = None, **choices: Any) -
     for name in _SETS:
         if name in choices:
             choices[name] = frozenset(choices[name])
-    with collector_paused():  # a drawing of a big model makes objects per node: no collection meanwhile
-        return build(model, replace(options or Options(), **choices))
+    with collector_paused(), long_keys() as found:  # a big model's drawing makes objects per node: no collection
+        drawing = build(model, replace(options or Options(), **choices))
+    return replace(drawing, long_keys=found)

@@ -14,6 +14,9 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from urllib.parse import unquote
 
 _ID_UNSAFE = re.compile(r"""[%&"'<>\\:\s]""")  # plus anything non-printable
@@ -94,7 +97,19 @@ def quote(text: str) -> str:
 
 
 MAX_KEY = 256  # graphviz refuses quoted strings over 16 kB; longer keys are replaced by a stable digest
-_LONG_KEYS: dict[str, str] = {}  # digest -> key, so ids of long keys still parse back
+_LONG_KEYS: ContextVar[dict[str, str] | None] = ContextVar("explorer_long_keys", default=None)
+
+
+@contextmanager
+def long_keys() -> Iterator[dict[str, str]]:
+    """Collects, while open, digest -> key of every long key `svg_id` replaces by a digest: a drawing keeps those
+    of its own ids to parse them back (`parse_svg_id`), and nothing outlives the drawings that hold them."""
+    found: dict[str, str] = {}
+    token = _LONG_KEYS.set(found)
+    try:
+        yield found
+    finally:
+        _LONG_KEYS.reset(token)
 
 
 def _key_part(key: str) -> str:
@@ -102,7 +117,9 @@ def _key_part(key: str) -> str:
     if len(part) <= MAX_KEY:
         return part
     digest = "~" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    _LONG_KEYS[digest] = key
+    found = _LONG_KEYS.get()
+    if found is not None:
+        found[digest] = key
     return digest
 
 
@@ -112,7 +129,9 @@ def svg_id(kind: str, *keys: str) -> str:
     return ":".join((kind, *(_key_part(k) for k in keys)))
 
 
-def parse_svg_id(element_id: str) -> tuple[str, tuple[str, ...]]:
-    """(kind, decoded keys) of an id made by `svg_id`, e.g. ("node", ("Loop_0/body/Add_1",))."""
+def parse_svg_id(element_id: str, long: Mapping[str, str] | None = None) -> tuple[str, tuple[str, ...]]:
+    """(kind, decoded keys) of an id made by `svg_id`, e.g. ("node", ("Loop_0/body/Add_1",)); a digest of a long
+    key is given back as the key `long` (the drawing's `long_keys`) maps it to, else as it is."""
     kind, *keys = element_id.split(":")
-    return kind, tuple(_LONG_KEYS[k] if k in _LONG_KEYS else decode(k) for k in keys)
+    long = long or {}
+    return kind, tuple(long[k] if k in long else decode(k) for k in keys)

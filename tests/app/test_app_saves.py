@@ -26,6 +26,7 @@ from tests.support.saves_models import weighted_model
 from tests.support.sweep_models import planted_pair, save_test_data_set
 
 REFUSED_SAVE = "is not written: it is the file a loaded model was read from"
+TAKEN = "a file of that name is already in its save folder"
 SECRET = 1234.5  # the value only the file outside the allowed folders holds
 
 
@@ -111,6 +112,31 @@ def test_a_save_to_a_new_name_in_the_save_folder_is_written_and_opens(shared_fol
     x = np.ones(n, np.float32)
     np.testing.assert_array_equal(explorer.run(model, {"x": x}).outputs["y"], x * np.arange(n) + np.arange(n))
     assert not leftovers(folder)
+
+
+def test_a_shared_app_never_saves_over_a_file_another_visitor_saved_or_the_operator_put_there(shared_folder):
+    """Before, any session's save replaced a file of the same name in the save folder: another visitor's save, or
+    a file the operator had put there (one no session had loaded)."""
+    folder = shared_folder
+    (folder / "kept.onnx").write_bytes(b"the operator's")
+    first = save(optimizer_page(folder / "m.onnx"), folder / "mine.onnx")
+    assert not first.error
+    saved = files(folder)
+    second = optimizer_page(folder / "n.onnx")  # another visitor, on another model
+    for target in ("mine.onnx", "kept.onnx"):
+        second = save(second, folder / target)
+        assert TAKEN in errors(second) and not second.exception, target
+    (folder / "alone.onnx.data").write_bytes(b"the operator's weights")
+    second = save(second, folder / "alone.onnx")  # its weights would replace a file that is not the visitor's
+    assert TAKEN in errors(second) and not (folder / "alone.onnx").exists()
+    assert files(folder) == {**saved, "alone.onnx.data": b"the operator's weights"} and not leftovers(folder)
+    second = save(second, folder / "theirs.onnx")  # a new name: saved, and saved again over its own file
+    assert not second.error and not save(second, folder / "theirs.onnx").error
+    first = save(first, folder / "mine.onnx")  # the first visitor replaces its own file, not the second's
+    assert not first.error
+    first = save(first, folder / "theirs.onnx")
+    assert TAKEN in errors(first)
+    assert explorer.load(folder / "mine.onnx").source and explorer.load(folder / "theirs.onnx").source
 
 
 def test_a_shared_app_saves_only_the_file_types_it_names_into_its_save_folder(shared_folder, tmp_path):

@@ -8,9 +8,12 @@ import numpy as np
 import pytest
 
 import explorer
+from explorer.sweep.plan import Item
 from explorer.ui import state
 from explorer.ui.sweeping import key
+from explorer.ui.widgets import SWEPT_INPUTS
 from tests.support.apptest import figures, start
+from tests.support.markdown_text import shown
 from tests.support.sweep_models import ACC, PART_AT, planted_pair, save_test_data_set
 
 PAGE = "explorer/ui/pages/sweep.py"
@@ -115,3 +118,24 @@ def test_the_error_chart_draws_one_line_per_size_of_the_other_dims():
     lines = {trace.name: (list(trace.x), list(trace.y)) for trace in figure.data}
     assert set(lines) == {"seed 0, B=1", "seed 0, B=3", "seed 1, B=1", "seed 1, B=3"}
     assert lines["seed 1, B=3"] == ([2, 4, 8], [0.7, 1.3, 2.5])
+
+
+def test_the_compare_page_reads_a_sweep_inputs_reference_under_the_sessions_limits(pair, tmp_path, monkeypatch):
+    """The reference values of a sweep input opened in Compare were read under explorer's default limits (2 GiB
+    of input), not the session's, which never pass the operator's caps (here 1 MB of memory)."""
+    monkeypatch.setenv("EXPLORER_MAX_MEMORY_MB", "1")
+    a, _ = pair
+    model = explorer.load(a)
+    inputs = save_test_data_set(tmp_path / "set", [model.example_inputs(seed=0, dims={"T": 3})["X"]], [])
+    reference = tmp_path / "reference.npz"
+    np.savez(reference, S=np.zeros(1 << 19, np.float32))  # 2 MiB once read
+    at = start()
+    at.radio(key=state.W_SOURCE).set_value("Local path").run()
+    at.text_input(key=state.W_PATH).input(str(a)).run()
+    at.session_state[state.SWEPT_INPUT] = (model.sha256, Item(0, "set", path=str(inputs), reference=str(reference)))
+    at.run().radio(key=state.W_INPUT_MODE).set_value(SWEPT_INPUTS).run()  # as the Sweep page's "Open" leaves it
+    at = at.switch_page("explorer/ui/pages/compare.py").run()
+    at.radio(key=state.W_COMPARE_B).set_value("sweep").run()
+    assert not at.exception
+    errors = "\n".join(shown(e.value) for e in at.error)
+    assert "The sweep's reference values do not load" in errors and f"more than {1 << 20} bytes" in errors, errors

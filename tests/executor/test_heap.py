@@ -54,3 +54,38 @@ def test_a_run_reuses_the_memory_an_earlier_run_freed():
     default = run_script(MALLOC_TRIM_THRESHOLD_="131072")
     assert default["kept"] is False
     assert default["faults"] > 0.5 * pages, default
+
+
+
+HANDED_BACK = r"""
+import json, sys
+import numpy as np
+from explorer.executor.heap import hand_back, keep_freed_memory
+
+def rss():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) << 10 for line in f if line.startswith("VmRSS:")) >> 20
+
+keep_freed_memory()
+hand_back(sys.argv[1] == "on")
+made = [np.ones(1 << 17) for _ in range(48)]  # 48 MiB from the heap (blocks of 1 MiB)
+held = rss()
+del made
+print(json.dumps({"held": held, "kept": rss()}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc is asked on Linux only")
+def test_memory_handed_back_goes_to_the_system_as_it_is_freed():
+    """A shared app hands freed memory back (ui/owned.py): what a visitor's run freed is not kept for runs."""
+    def rss(mode: str) -> dict:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+        done = subprocess.run([sys.executable, "-c", HANDED_BACK, mode], capture_output=True, text=True, env=env,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    kept = rss("off")
+    assert kept["kept"] > kept["held"] - 8, kept  # kept for the next run
+    handed = rss("on")
+    assert handed["kept"] < handed["held"] - 40, handed

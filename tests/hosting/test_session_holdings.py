@@ -15,9 +15,10 @@ import weakref
 from pathlib import Path
 
 from explorer.hosting.holdings import Holdings, release_idle
+from explorer.model.model import Model
 from explorer.ui import owned, state
-from tests.hosting.test_caps import state_trace
-from tests.support.apptest import start
+from tests.hosting.test_caps import chain, state_trace
+from tests.support.apptest import PAGES, start, upload
 
 
 def test_a_store_keeps_its_latest_entries_and_releases_them_when_its_session_ends_or_idles():
@@ -55,8 +56,21 @@ def test_a_sessions_run_and_its_folder_go_when_the_session_ends():
     gc.collect()
     assert alive() is None and not folder.exists()
     assert state_trace(other) is not None  # the other session keeps its run
-    at.run()
-    assert not at.exception and state_trace(at).spill.path.is_dir()  # back again: the run is made anew
+    assert owned.KEY not in at.session_state and state.ACTIVE not in at.session_state  # its state is forgotten
+
+
+def test_a_session_that_ended_lets_its_model_go_while_streamlit_still_holds_the_session():
+    """Streamlit's runtime keeps the last session it sent messages to (a variable of its loop) until it sends
+    to another, and the session its state: the callbacks and fragments of its pages, whose globals hold the
+    page's model. Releasing the session's runs and models was not enough: the last visitor's model stayed."""
+    at = upload(start(), "chain.onnx", chain(50))
+    for page in ("graph", "step"):  # pages with callbacks and fragments
+        at = at.switch_page(PAGES[page]).run()
+        assert not at.exception
+    [model] = [weakref.ref(m) for m in gc.get_objects() if isinstance(m, Model) and m.source == "chain.onnx"]
+    assert release_idle(lambda owner: False, None, [at.session_state[owned.KEY]]) == 1  # `at` holds the session
+    gc.collect()
+    assert model() is None
 
 
 def test_an_idle_session_loses_its_runs_after_the_operators_idle_time(monkeypatch):
@@ -66,6 +80,8 @@ def test_an_idle_session_loses_its_runs_after_the_operators_idle_time(monkeypatc
     time.sleep(0.05)
     assert owned.release_now() >= 1
     assert at.session_state[owned.KEY].count() == 0
+    at.run()
+    assert not at.exception and state_trace(at) is not None  # back again: the run is made anew
 
 
 def test_run_folders_of_a_killed_server_are_removed_when_the_app_starts(monkeypatch):
@@ -122,3 +138,19 @@ def test_closing_a_session_forgets_the_functions_streamlit_tracked():
     owned.close("a session that ended")
     gc.collect()
     assert gone() is None
+
+
+def test_a_shared_app_hands_the_memory_it_frees_back_to_the_system(monkeypatch):
+    """A shared app's visitors' runs keep no freed memory for their next runs (executor/heap.py: hand_back): in a
+    server of many visitors it stayed in the heaps of the threads that had run them (the heaps' free ends, which
+    malloc_trim does not give back), after the visitors had left."""
+    told = []
+    monkeypatch.setattr(owned, "hand_back", told.append)
+    monkeypatch.setattr(owned, "WATCH_S", 3600.0)
+    monkeypatch.setenv("EXPLORER_SETTINGS", "/nonexistent/explorer.toml")
+    for shared, expected in (("0", []), ("1", [True])):
+        monkeypatch.setattr(owned, "_watcher", [])  # as in a new server
+        monkeypatch.setenv("EXPLORER_SHARED", shared)
+        told.clear()
+        owned.watch()
+        assert told == expected

@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import explorer
 from explorer.views.dot import model_to_dot
-from explorer.views.dot_escape import decode, encode, html, parse_svg_id, shorten, svg_id, visible
+from explorer.views.dot_escape import MAX_KEY, decode, encode, html, parse_svg_id, shorten, svg_id, visible
 from explorer.views.render import dot_available, render_svg
 from tests.support.diagrams import HOSTILE, hostile_model
 
@@ -125,10 +125,25 @@ def test_random_names_render_to_valid_svg(node_name, value_name, input_name):
         assert parse_svg_id(title) == ("node", (ref.path,))
 
 
-def test_ids_of_keys_past_graphviz_limits_are_short_stable_and_parse_back():
-    from explorer.views.dot_escape import MAX_KEY, parse_svg_id, svg_id
-
+def test_ids_of_keys_past_graphviz_limits_are_short_stable_and_parse_back_through_their_drawing():
     key = "a/" + "n" * 20_000
     element = svg_id("node", key)
     assert len(element) < MAX_KEY and element == svg_id("node", key) != svg_id("node", key + "x")
-    assert parse_svg_id(element) == ("node", (key,))
+    drawing = model_to_dot(one_node_model(key, "v", "x"))
+    long = [path for path in drawing.nodes if len(path) > MAX_KEY]  # the If's branches hold nodes named `key`
+    assert len(long) == 2
+    for path in long:
+        assert len(drawing.nodes[path]) < MAX_KEY and drawing.parse(drawing.nodes[path]) == ("node", (path,))
+    assert drawing.parse(svg_id("input", "", "0")) == ("input", ("", "0"))
+
+
+def test_the_process_keeps_no_long_key_beyond_the_drawings_that_hold_them():
+    """Long keys were remembered in a dict of the process that only grew: every long name of every model any
+    session drew stayed in memory for the server's life."""
+    drawings = [model_to_dot(one_node_model(f"{i}/" + "n" * 20_000, "v", "x")) for i in range(3)]
+    for drawing in drawings:
+        for path, element in drawing.nodes.items():
+            if len(path) > MAX_KEY:
+                assert drawing.parse(element) == ("node", (path,))
+                assert parse_svg_id(element) == ("node", (element.removeprefix("node:"),))  # no drawing: the digest
+                assert (drawings[0].parse(element) == ("node", (path,))) == (drawing is drawings[0])

@@ -15,7 +15,6 @@ from explorer.docs_links import more
 from explorer.errors import ExplorerError
 from explorer.inputs.input_files import feeds_from_npz
 from explorer.inputs.samples import list_samples
-from explorer.limits import Limits
 from explorer.sweep.task import reference_of
 from explorer.ui import diagram, framework_side, jobs, reach, state, uploads, verdict_banner, widgets, work
 from explorer.ui.report_button import download_report
@@ -56,7 +55,7 @@ def side_b(model):
         return None
     if choice == SWEPT:
         try:
-            return reference_of(model, swept, Limits(), reach.access().read_folders), f"sweep:{swept.reference}"
+            return reference_of(model, swept, state.session_limits(), reach.access().read_folders), f"sweep:{swept.reference}"
         except ExplorerError as exc:
             st.error(f"The sweep's reference values do not load: {md(exc)}")
             return None
@@ -71,7 +70,7 @@ def side_b(model):
                          "reference values"))
             return None
         data = upload.getvalue()
-        return feeds_from_npz(data), "npz:" + hashlib.sha256(data).hexdigest()
+        return feeds_from_npz(data, state.session_limits()), "npz:" + hashlib.sha256(data).hexdigest()
     if choice == "sample":
         samples = list(list_samples())
         if st.session_state.get(state.W_COMPARE_SAMPLE) not in samples:  # start from A's own sample

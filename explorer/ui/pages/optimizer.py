@@ -3,6 +3,7 @@ the rewrites with the equivalence proof at that point, downloads of the optimize
 from __future__ import annotations
 
 import json
+import secrets
 from pathlib import Path
 
 import pandas as pd
@@ -11,8 +12,9 @@ import streamlit as st
 from explorer.docs_links import more
 from explorer.errors import ExplorerError, failure_text
 from explorer.files.access import NO_SAVES
+from explorer.files.atomic_write import check_targets
 from explorer.model.model_files import external_data_name, needs_external, serialize_model
-from explorer.ui import diagram, jobs, reach, state, work
+from explorer.ui import diagram, jobs, reach, save_owners, state, work
 from explorer.views import rewrites
 from explorer.views.dot import model_to_dot
 from explorer.views.markup import md, md_code
@@ -46,8 +48,9 @@ def proof(key: str, job, label: str, shown: str | None = None) -> None:
 def save_result(model, result, column) -> None:
     """A download of the optimized model; one with external data (the original had some, or it is over 2 GiB)
     is saved to a local path instead, its weights in `<name>.data` beside it: in a shared app only into the
-    folder its operator named for saves. The save is refused when either file is a loaded model's own (any
-    session's: atomic_write.py), and written beside its target first, so a failed save loses nothing."""
+    folder its operator named for saves, and never over a file that is not this session's (save_owners.py). The
+    save is refused when either file is a loaded model's own (any session's: atomic_write.py), and written beside
+    its target first, so a failed save loses nothing."""
     name = f"{model.source.rsplit('/', 1)[-1].removesuffix('.onnx')}.optimized.onnx"
     if not (result.external or needs_external(result.optimized)):
         column.download_button("Download the optimized model", lambda: serialize_model(result.optimized),
@@ -64,7 +67,10 @@ def save_result(model, result, column) -> None:
     if column.button("Save", key=state.W_OPTIMIZED_SAVE, width="stretch"):
         try:
             path = access.target(target)
-            access.target(str(path.parent / external_data_name(path)))  # its weights' file: a symlink must not lead out
+            weights = access.target(str(path.parent / external_data_name(path)))  # a symlink must not lead out
+            if access.shared:  # never over a file another visitor saved, or the operator's
+                check_targets((path, weights))  # a loaded model's file: told as such, whoever's it is
+                save_owners.claim((path, weights), st.session_state.setdefault(state.SAVE_WRITER, secrets.token_hex(16)))
             written = result.save(path)
         except Exception as exc:  # noqa: BLE001 - whatever went wrong, the page says so and the session goes on
             column.error(f"Not saved: {md(failure_text(exc))}", icon=":material/error:")
