@@ -20,6 +20,7 @@ from ..bridge.api import factory_names, load_factory
 from ..bridge.fix import FixReport, fixed_model
 from ..compare.stats import ATOL, RTOL
 from ..docs_links import more
+from ..files.atomic_write import write_bytes
 from ..files.scratch import scratch_folder
 from ..model.model import Model
 from ..views import framework as views
@@ -120,7 +121,7 @@ def _run_code(model: Model, name: str, data: bytes, factory: str, library: str, 
     """The uploaded code run (its file kept under its own name, so that source lines name it), captured on the
     feeds, compared, and its fixes proven on the feeds and on random inputs."""
     path = scratch_folder("explorer-code-") / Path(name).name
-    path.write_bytes(data)
+    write_bytes(path, data)
     built = load_factory(f"{path}:{factory}" if factory else str(path), library)
     side = keras(built) if library == "Keras" else pytorch(built)
     return fixed_model(model, side, feeds, rtol=tolerances[0], atol=tolerances[1])
