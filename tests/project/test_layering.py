@@ -5,13 +5,13 @@ onnx.reference's internals have one adapter, and colours live in views/styles.py
 from __future__ import annotations
 
 import ast
-import importlib.util
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import house  # tools/house.py, on the tests' path (pyproject: pythonpath)
 import pytest
 
 try:
@@ -131,18 +131,9 @@ def test_the_imports_a_cycle_may_close_are_type_only_or_made_when_called(importe
             assert imported not in _runtime_imports(path), f"{path.relative_to(PACKAGE)} imports {imported} at run time"
 
 
-def _house():
-    spec = importlib.util.spec_from_file_location("house", PACKAGE.parent / "tools" / "house.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_house_stands_on_at_most_ten_floors_with_no_circle():
     """The packaging read as rooms and import arrows (tools/house.py): every import counts, but for those the
     no-cycles contract declares with their reasons."""
-    house = _house()
     rooms, arrows = house.rooms_and_arrows()
     assert house.circles(rooms, arrows) == []
     floors = house.floors(rooms, arrows)

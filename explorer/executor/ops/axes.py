@@ -110,26 +110,26 @@ class ConstantInputs:
     shape. The same arrays and shape give the same result, without reading the inputs again (in a loop's body, at
     every iteration)."""
 
-    __slots__ = ("_inputs", "_shape", "_made")
+    __slots__ = ("_kept",)
 
     def __init__(self) -> None:
-        self._inputs: tuple[Any, ...] = ()
-        self._shape: tuple[int, ...] | None = None
-        self._made: Any = None
+        # (inputs, shape, result) replaced whole, so that a run on another thread never reads one keep's inputs
+        # with another keep's result
+        self._kept: tuple[tuple[Any, ...], tuple[int, ...] | None, Any] = ((), None, None)
 
     def get(self, inputs: Sequence[Any], shape: tuple[int, ...]) -> Any:
         """The kept result when `inputs` are the kept arrays themselves and `shape` the kept shape, else None."""
-        kept = self._inputs
-        if shape != self._shape or len(inputs) != len(kept):
+        kept, kept_shape, made = self._kept
+        if shape != kept_shape or len(inputs) != len(kept):
             return None
         for a, b in zip(inputs, kept):
             if a is not b:
                 return None
-        return self._made
+        return made
 
     def keep(self, inputs: Sequence[Any], shape: tuple[int, ...], made: Any) -> None:
         """Keeps `made` when every input is a small read-only array (or omitted)."""
         for value in inputs:
             if value is not None and (type(value) is not np.ndarray or value.flags.writeable or value.size > 64):
                 return
-        self._inputs, self._shape, self._made = tuple(inputs), shape, made
+        self._kept = (tuple(inputs), shape, made)
