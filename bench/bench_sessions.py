@@ -1,6 +1,5 @@
-"""The server's memory when sessions come and go: `streamlit run app.py` shared (EXPLORER_SHARED=1 on 127.0.0.1)
-and served as docs/app.md says a shared app should be (PYTHONMALLOC=malloc; --pymalloc keeps Python's own
-allocator), one warm-up session like the others (its model loaded, drawn and run once: the modules it imports stay), then N
+"""The server's memory when sessions come and go: the app served as docs/app.md says a shared app should be,
+`explorer serve --shared` on 127.0.0.1 (PYTHONMALLOC=malloc; --pymalloc keeps Python's own allocator), one warm-up session like the others (its model loaded, drawn and run once: the modules it imports stay), then N
 sessions in Debian's Chromium one after another, each uploading
 a different model of 100,000 nodes (a 2.8 MB file), waiting for its run and leaving (its browser context closed).
 Reports the server's resident memory (VmRSS) before, after the warm-up (the start the others are measured
@@ -89,12 +88,13 @@ def main() -> None:
     parser.add_argument("--pymalloc", action="store_true", help="the server on Python's own allocator")
     parser.add_argument("--json")
     args = parser.parse_args()
-    env = {**os.environ, "EXPLORER_SHARED": "1"}
+    env = {**os.environ}
     env.pop("PYTHONMALLOC", None)
-    if not args.pymalloc:
-        env["PYTHONMALLOC"] = "malloc"
+    if args.pymalloc:
+        env["PYTHONMALLOC"] = "pymalloc"  # serve keeps an allocator the environment chose
     port = free_port()
-    server = start_server(port, env=env)
+    server = start_server(port, env=env, argv=[sys.executable, "-m", "explorer", "serve", "--shared", "--port",
+                                               str(port), "--", "--server.fileWatcherType=none"])
     url = f"http://127.0.0.1:{port}/"
     figures: dict = {"sessions": args.sessions, "nodes": args.nodes, "pymalloc": args.pymalloc,
                      "before_any": rss(server.pid)}

@@ -7,7 +7,7 @@ import sys
 from typing import NoReturn
 
 from ..errors import ExplorerError, failure_text
-from . import bridging, generating, optimizing, reports, running, sharing, sweeping  # noqa: F401 - each registers its commands
+from . import bridging, generating, optimizing, reports, running, serving, sharing, sweeping  # noqa: F401 - each registers its commands
 from .registry import COMMANDS
 
 ORDER = ("run", "compare", "fix", "sweep", "samples", "optimize", "render", "rnn")

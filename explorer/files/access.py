@@ -168,9 +168,9 @@ def not_shared_message(server_address: str | None) -> str:
     """What an app listening beyond this machine without being declared shared says, and how to choose."""
     where = f"on {server_address!r}" if (server_address or "").strip() else "on every interface"
     return (f"This app listens {where}, beyond this machine, but is not declared shared, so it serves nothing. "
-            "To share it (local paths open only inside the allowed folders), set EXPLORER_SHARED=1 (or "
-            "`shared = true` under [shared] in explorer.toml); to use it on this machine only, start it with "
-            "--server.address 127.0.0.1.")
+            "To share it (local paths open only inside the allowed folders), start it with `explorer serve "
+            "--shared` or set EXPLORER_SHARED=1 (or `shared = true` under [shared] in explorer.toml); to use it on "
+            "this machine only, start it with --server.address 127.0.0.1.")
 
 
 def is_shared(server_address: str | None, environ: Mapping[str, str] | None = None) -> bool:

@@ -26,14 +26,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, address: str = "127.0.0.1", env: dict[str, str] | None = None) -> subprocess.Popen:
-    """`streamlit run app.py` on address:port (`env`: its environment, by default this one's); returns once it
-    says it serves and /_stcore/health answers ok. A thread reads its output to the end (so it never blocks on a
-    full pipe) and keeps the last lines."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true", f"--server.address={address}",
-         f"--server.port={port}", "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+def start_server(port: int, address: str = "127.0.0.1", env: dict[str, str] | None = None,
+                 argv: list[str] | None = None, cwd: Path = ROOT) -> subprocess.Popen:
+    """`streamlit run app.py` on address:port (`env`: its environment, by default this one's; `argv`: another
+    command that serves it there, run in `cwd`); returns once it says it serves and /_stcore/health answers ok.
+    A thread reads its output to the end (so it never blocks on a full pipe) and keeps the last lines."""
+    argv = argv or [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
+                    f"--server.address={address}", f"--server.port={port}", "--browser.gatherUsageStats=false",
+                    "--server.fileWatcherType=none"]
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     answered, lines = threading.Event(), deque(maxlen=40)
 
     def read() -> None:

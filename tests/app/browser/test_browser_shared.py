@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -73,5 +74,25 @@ def test_a_visitors_run_folder_is_not_shown_and_goes_when_the_visitor_leaves(chr
         while any(f.exists() for f in folders) and time.monotonic() < deadline:
             time.sleep(1)
         assert not any(f.exists() for f in folders)
+    finally:
+        stop_server(server)
+
+
+def test_explorer_serve_starts_a_shared_app_on_the_c_allocator_from_any_folder(chromium, tmp_path):
+    port = free_port()
+    server = start_server(port, env=environment(), cwd=tmp_path,
+                          argv=[sys.executable, "-m", "explorer", "serve", "--shared", "--port", str(port)])
+    try:
+        environ = dict(item.split("=", 1) for item in
+                       Path(f"/proc/{server.pid}/environ").read_text().split("\0") if "=" in item)
+        assert environ["PYTHONMALLOC"] == "malloc" and environ["EXPLORER_SHARED"] == "1"
+        assert "streamlit" in Path(f"/proc/{server.pid}/cmdline").read_text()  # serve became the server
+        page = chromium.new_page()
+        page.goto(f"http://127.0.0.1:{port}/loops")
+        settle(page)
+        page.screenshot(path=str(tmp_path / "serve.png"))
+        assert "sample=nested_loops" in page.url  # the app ran: it chose the default sample
+        assert page.get_by_test_id("stHeading").get_by_text("Loops").count()
+        assert page.get_by_test_id("stException").count() == 0 and page.get_by_test_id("stAlertContentError").count() == 0
     finally:
         stop_server(server)
