@@ -6,8 +6,8 @@ the time from opening a 20,000-node synthetic model's address until its
 overview is drawn (goal <= 3 s), cold (a model the server has not seen) and warm (cached), median of three; and
 each page's first render (`pages`): from opening its address on a sample or a real model (silero-vad and gtcrn
 from ../shared/models) in a new session until the page is whole (its script run over, no element left stale or
-loading, every diagram drawn, every chart and table painted), goal <= 2 s.
-`python bench/bench_browser.py` (or `... gtcrn tiny_mlp 20k pages`: only the samples and parts named; `pages
+loading, every diagram drawn, every chart and table painted), goal <= 2 s; and the first visitor's page on a new server, started by `streamlit run app.py` and by `explorer serve` (`first`).
+`python bench/bench_browser.py` (or `... gtcrn tiny_mlp 20k pages first`: only the samples and parts named; `pages
 path/to/model.onnx`: the pages on that model instead of the real ones)."""
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ from tests.support.app_server import (
 )
 
 STEPS = 10
+FIRST_VISITOR_S = 8.0
 REPEATS = 3
 GTCRN = ROOT.parent / "shared/models/Xiaobin-Rong__gtcrn/stream/onnx_models/gtcrn.onnx"
 SILERO = ROOT.parent / "shared/models/snakers4__silero-vad/src/silero_vad/data/silero_vad.onnx"  # 689 nodes, If, LSTM
@@ -200,6 +201,24 @@ def page_times(browser, base: str, samples: list[str], models: list[Path]) -> No
     print("load average (1, 5, 15 min): " + " ".join(f"{load:.2f}" for load in os.getloadavg()))
 
 
+def first_visitor_times(browser) -> None:
+    """The first visitor's Graph page on a new server started by `streamlit run app.py` and by `explorer serve`
+    (which imports the pages' modules while it waits), the visitor arriving FIRST_VISITOR_S after the start."""
+    print(f"first visitor's Graph page on a new server ({FIRST_VISITOR_S:g} s after its start; goal <= "
+          f"{PAGE_GOAL_S:g} s):")
+    for label, command in (("streamlit run app.py", None), ("explorer serve", "serve")):
+        port = free_port()
+        argv = None if command is None else [sys.executable, "-m", "explorer", "serve", "--port", str(port), "--",
+                                             "--server.headless=true", "--server.fileWatcherType=none"]
+        proc = start_server(port, argv=argv)
+        try:
+            time.sleep(FIRST_VISITOR_S)
+            seconds = first_render_seconds(browser, f"http://127.0.0.1:{port}/?sample=nested_loops")
+            print(f"  {label:22s} {seconds:5.2f} s")
+        finally:
+            stop_server(proc)
+
+
 def report(label: str, times: list[tuple[float, float]], goal_ms: float) -> None:
     if not times:
         print(f"  {label:26s} one event, nothing to step")
@@ -239,6 +258,8 @@ def main(only: list[str]) -> None:
                     {"model": str(GTCRN)})), 1000)
             if wanted("20k"):
                 overview_times(browser, base)
+            if not only or "first" in only:
+                first_visitor_times(browser)
             if not only or "pages" in only:
                 models = [Path(a) for a in only if a.endswith(".onnx")] or [m for m in (SILERO, GTCRN) if m.is_file()]
                 page_times(browser, base, [s for s in list_samples() if not only or s in only] or list_samples(),

@@ -1,7 +1,8 @@
 """`serve`: start the app the way it should be served, shared or on this machine. It starts Streamlit in a new
 process whose Python allocator is the C library's (PYTHONMALLOC=malloc), which hands every freed page back:
 on Python's own allocator a megabyte stays taken while one object of it lives, and a shared server keeps
-a third more memory after its visitors left."""
+a third more memory after its visitors left. That process imports what the pages need while it waits for its
+first visitor (ui/server_process.py)."""
 from __future__ import annotations
 
 import argparse
@@ -23,10 +24,11 @@ def default_app() -> Path:
 
 
 def serve_command(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
-    """The argv and environment that start the app as `args` ask: Streamlit on the app file, headless, on the
-    address and port given (headless when shared: no browser opened on the server), with PYTHONMALLOC=malloc (unless the environment chose another allocator) and
-    EXPLORER_SHARED=1 with --shared. A shared app's upload cap is told to Streamlit too, so that a bigger
-    request stops before it reaches the app."""
+    """The argv and environment that start the app as `args` ask: Streamlit on the app file (through
+    ui/server_process, which imports the pages' modules ahead of the first visitor), on the address and port
+    given (headless when shared: no browser opened on the server), with PYTHONMALLOC=malloc (unless the
+    environment chose another allocator) and EXPLORER_SHARED=1 with --shared. A shared app's upload cap is told
+    to Streamlit too, so that a bigger request stops before it reaches the app."""
     from ..files.access import is_shared
     from ..hosting.caps import caps_for
 
@@ -41,7 +43,7 @@ def serve_command(args: argparse.Namespace, environ: Mapping[str, str]) -> tuple
     extra = list(args.streamlit_args)
     if extra[:1] == ["--"]:
         extra = extra[1:]
-    argv = [sys.executable, "-m", "streamlit", "run", str(app), f"--server.headless={str(shared).lower()}",
+    argv = [sys.executable, "-m", "explorer.ui.server_process", "run", str(app), f"--server.headless={str(shared).lower()}",
             f"--server.address={args.address}", f"--server.port={args.port}", "--browser.gatherUsageStats=false"]
     upload = caps_for(shared, env).upload_mb
     if upload is not None and not any(a.startswith("--server.maxUploadSize") for a in extra):

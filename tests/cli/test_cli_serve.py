@@ -24,7 +24,7 @@ def option(argv: list[str], name: str) -> str | None:
 
 def test_serves_the_app_beside_the_package_on_loopback_with_the_c_allocator():
     argv, env = command()
-    assert argv[1:4] == ["-m", "streamlit", "run"] and argv[4].endswith("app.py")
+    assert argv[1:4] == ["-m", "explorer.ui.server_process", "run"] and argv[4].endswith("app.py")
     assert env["PYTHONMALLOC"] == "malloc" and "EXPLORER_SHARED" not in env
     assert option(argv, "server.address") == "127.0.0.1" and option(argv, "server.port") == "8501"
     assert option(argv, "server.headless") == "false"  # on this machine the browser opens
@@ -61,3 +61,14 @@ def test_a_missing_app_file_is_named():
     done = subprocess.run([sys.executable, "-m", "explorer", "serve", "--app", "/nonexistent/app.py", "--print"],
                           capture_output=True, text=True, env=OWN)
     assert done.returncode == 2 and "/nonexistent/app.py" in done.stderr
+
+
+def test_the_server_process_preloads_only_modules_that_import_and_none_of_the_apps_own():
+    from explorer.ui.server_process import PRELOAD, preload
+
+    assert not [name for name in PRELOAD if name.startswith(("streamlit", "explorer.ui"))]
+    done = subprocess.run([sys.executable, "-c", "import sys; from explorer.ui.server_process import preload; "
+                           "print(preload(), 'explorer.ui.cache' in sys.modules)"],
+                          capture_output=True, text=True, env=OWN)
+    assert done.stdout.split() == ["[]", "False"], done.stderr
+    assert preload(("no_such_module_anywhere",)) == ["no_such_module_anywhere"]

@@ -86,7 +86,7 @@ def test_explorer_serve_starts_a_shared_app_on_the_c_allocator_from_any_folder(c
         environ = dict(item.split("=", 1) for item in
                        Path(f"/proc/{server.pid}/environ").read_text().split("\0") if "=" in item)
         assert environ["PYTHONMALLOC"] == "malloc" and environ["EXPLORER_SHARED"] == "1"
-        assert "streamlit" in Path(f"/proc/{server.pid}/cmdline").read_text()  # serve became the server
+        assert "explorer.ui.server_process" in Path(f"/proc/{server.pid}/cmdline").read_text()  # serve became it
         page = chromium.new_page()
         page.goto(f"http://127.0.0.1:{port}/loops")
         settle(page)
