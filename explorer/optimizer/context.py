@@ -4,6 +4,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
+from ..proto.weights import WeightSource
+
 RewriteKey = tuple[str, str, tuple[str, ...]]  # (graph path, pattern, names of the nodes a match holds)
 
 
@@ -21,6 +23,9 @@ class Context:
     conditions: dict[tuple[str, str], tuple[bool, str] | None] = field(default_factory=dict)
     # rewrites not to apply, each with why: (graph, pattern, names of the nodes it matched) -> the reason
     refused: dict[RewriteKey, str] = field(default_factory=dict)
+    # the sources of big weights rewrites computed, which the optimized model's tensors point into (held here and
+    # by the result: a mapped tensor reads its source while it lives)
+    weights: list[WeightSource] = field(default_factory=list)
     _counters: dict[str, itertools.count] = field(default_factory=dict)
 
     def fresh(self, prefix: str) -> str:

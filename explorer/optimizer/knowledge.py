@@ -14,7 +14,8 @@ import numpy as np
 import onnx
 from onnx import helper, shape_inference
 
-from ..proto.weights import tensor_value
+from ..budgets import MAPPED_WEIGHT_BYTES
+from ..proto.weights import array_source, mapped_tensor, tensor_value
 from . import symbolic, tensors
 
 if TYPE_CHECKING:
@@ -158,7 +159,16 @@ class Knowledge:
         node, is not a node of the graph); returns its fresh name."""
         name = self.unique_name(prefix)
         value = np.asarray(value)
-        self.initializers[name] = tensors.to_tensor(value, name)
+        if value.nbytes >= MAPPED_WEIGHT_BYTES and value.dtype.kind in "biuf" and value.dtype.isnative:
+            # the model points at the array's own bytes: no copy of a big weight in the optimized proto, and a
+            # model loaded from it (the proof's) reads the same memory
+            value = np.ascontiguousarray(value)
+            value.flags.writeable = False
+            source = array_source(value, f"the weight {name} a rewrite computed")
+            self.ctx.weights.append(source)
+            self.initializers[name] = mapped_tensor(value, name, source)
+        else:
+            self.initializers[name] = tensors.to_tensor(value, name)
         self._constants[name] = value
         self.types[name] = tensors.array_type(value)
         return name

@@ -13,6 +13,7 @@ import onnx
 from ..model.model import Model
 from ..model.model_files import save_model
 from ..proto.graph_index import GraphIndex
+from ..proto.weights import WeightSource
 from .context import RewriteKey
 from .pattern import Pattern
 from .record import RewriteStep
@@ -91,6 +92,8 @@ class OptimizationResult:
     refused: dict[RewriteKey, str] = field(default_factory=dict)  # rewrites not applied, each with why
     onnxruntime: OnnxruntimeCheck | None = None  # whether onnxruntime loads `optimized` (None: not asked yet)
     inferred_value_info_dropped: bool = False  # value_info the original did not declare were left out of optimized
+    # the sources of the big weights rewrites computed, which `optimized` points into (see Knowledge.make_weight)
+    weights: list[WeightSource] = field(default_factory=list, repr=False)
 
     def original_as_given(self) -> onnx.ModelProto:
         """The original exactly as the user's file has it (what onnxruntime judges), without loading's types."""

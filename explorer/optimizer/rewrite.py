@@ -112,4 +112,4 @@ def _optimize(loaded: Model, chosen: list[Pattern], stop_after: int | None, max_
     moved = fit_size(optimized, size_limit(given.bytes), set(given.value_info), named)
     return OptimizationResult(original, optimized, driver.steps, list(driver.stats.values()), ctx.declined,
                               driver.stopped, driver.rounds, time.perf_counter() - start, chosen,
-                              loaded.lenient, moved, model=loaded, refused=refused)
+                              loaded.lenient, moved, model=loaded, refused=refused, weights=ctx.weights)

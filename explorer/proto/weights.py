@@ -14,6 +14,7 @@ import hashlib
 import math
 import mmap
 import os
+import uuid
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
@@ -133,6 +134,24 @@ def memory_source(buffer: Any, places: dict[int, int], label: str) -> MemorySour
         blocks[offset] = block
     source = _SOURCES[token] = MemorySource(token, label, len(buffer), blocks)
     return source
+
+
+def array_source(value: np.ndarray, label: str) -> MemorySource:
+    """A source holding one array's bytes, for weights computed in memory (a rewrite's folded weight): the
+    source's block is a read-only view of a C-order `value`, no copy. Alive while something holds it."""
+    block = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+    block.flags.writeable = False
+    token = "a" + uuid.uuid4().hex[:24]
+    source = _SOURCES[token] = MemorySource(token, label, block.size, {0: block})
+    return source
+
+
+def mapped_tensor(value: np.ndarray, name: str, source: WeightSource) -> onnx.TensorProto:
+    """A tensor named `name` of `value`'s type and shape whose bytes are `source`'s from offset 0."""
+    tensor = onnx.TensorProto(name=name, data_type=onnx.helper.np_dtype_to_tensor_dtype(value.dtype),
+                              dims=value.shape)
+    set_mapped(tensor, source, 0, value.nbytes)
+    return tensor
 
 
 def source_of(token: str) -> WeightSource | None:

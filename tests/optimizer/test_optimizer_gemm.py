@@ -249,3 +249,37 @@ def test_silero_vad_dynamo_export_chains_its_lstm_cell_gemms():
     result = optimize(path)
     assert applied(result)["GemmBias"] == 2
     proven(result, recorded)
+
+
+def test_a_big_weight_a_rewrite_computes_is_pointed_at_not_copied_into_the_model(tmp_path):
+    """B of a transB Gemm over 1 MiB: FlatMatMul's transposed B stays one array in memory, which the optimized
+    model points at (its proto holds no copy); a model loaded from it runs after the result is gone, and the
+    saved file holds the weight, as onnxruntime reads it."""
+    import gc
+
+    import onnxruntime as ort
+
+    import explorer
+    from explorer.budgets import MAPPED_WEIGHT_BYTES
+
+    k, n = 256, 1100
+    b = RNG.standard_normal((n, k)).astype(np.float32)
+    assert b.nbytes >= MAPPED_WEIGHT_BYTES
+    model = make([h.make_node("Reshape", ["x", "flat"], ["x2"]), h.make_node("Gemm", ["x2", "b"], ["y2"], transB=1),
+                  h.make_node("Reshape", ["y2", "back"], ["y"])],
+                 [info("x", shape=[2, 3, k])], [info("y", shape=None)],
+                 [numpy_helper.from_array(b, "b"), tensor("flat", [-1, k], np.int64),
+                  tensor("back", [2, 3, n], np.int64)])
+    result = run_alone(model, "FlatMatMul")
+    assert ops(result.optimized) == ["MatMul"]
+    assert result.optimized.ByteSize() < 4096  # the weight is pointed at, not copied
+    proven(result, feeds(x=(2, 3, k)))
+    loaded = explorer.load(result.optimized)
+    result.save(tmp_path / "optimized.onnx")
+    del result
+    gc.collect()
+    x = RNG.standard_normal((2, 3, k)).astype(np.float32)
+    want = (x.reshape(-1, k) @ b.T).reshape(2, 3, n)
+    np.testing.assert_allclose(explorer.run(loaded, {"x": x}).outputs["y"], want, rtol=1e-4, atol=1e-4)
+    session = ort.InferenceSession(str(tmp_path / "optimized.onnx"), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(session.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-4)
