@@ -8,13 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import onnxruntime
 import pytest
 
 import explorer
 from explorer.cli import main
-from explorer.errors import FeedError
-from explorer.generation import generate_against
-from explorer.generation.onnxruntime_loop import onnxruntime_sessions
+from explorer.generation import against, generate_against
+from explorer.generation.onnxruntime_loop import Chosen, onnxruntime_choices, onnxruntime_sessions
 from explorer.generation.run import save_generation_model
 from explorer.generation.wrap import LOOP
 from tests.support.generation_faults import faulty_folder, scale_query_of_head
@@ -167,8 +167,41 @@ def test_beams_against_another_export(tmp_path: Path) -> None:
     assert faulty.first_token_diff is not None and faulty.first_cache_departure is not None
     assert (faulty.first_cache_departure.step, faulty.first_cache_departure.layer) == (0, 1)
     assert len(faulty.tokens) == entry["num_beams"]  # a row per beam
-    with pytest.raises(FeedError, match="greedy"):
-        generate_against(generation, "onnxruntime")
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama", "t5"])
+def test_against_onnxruntime_with_the_same_beam_bookkeeping(name: str) -> None:
+    """onnxruntime runs the loop's decoder calls with explorer's beam bookkeeping: its returned sequences are
+    transformers' stored ones, and step by step its tokens, logits and reordered caches are ours."""
+    name, entry = searches(name, 12, (0,))[0]
+    generation = beam_generation(name, entry)
+    chosen = onnxruntime_choices(generation.model.proto, generation.loop_feeds)
+    ours = generation.trace.outputs
+    np.testing.assert_array_equal(chosen.parents, ours["beam_parents"])
+    session = onnxruntime.InferenceSession(generation.model.proto.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    sequences = dict(zip([o.name for o in session.get_outputs()], session.run(None, generation.loop_feeds)))
+    returned = sequences["sequences"].reshape(-1, sequences["sequences"].shape[-1])
+    assert [row[:len(want)] for row, want in zip(returned.tolist(), entry["tokens"])] == entry["tokens"]
+    result = generate_against(generation, "onnxruntime")
+    assert result.first_token_diff is None and result.first_cache_departure is None
+    assert len(result.logit_error) == len(generation.steps) and max(result.logit_error) < 1e-4
+    assert result.against_tokens == generation.step_tokens.tolist()  # a row per beam
+
+
+def test_against_onnxruntime_finds_the_step_its_beams_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A token onnxruntime's side chose otherwise at step 5: the first difference, the steps compared up to it."""
+    generation = beam_generation(*searches("gpt2", 12, (0,))[0])
+    choices = against.onnxruntime_choices
+
+    def changed(*args: object) -> Chosen:
+        chosen = choices(*args)  # type: ignore[arg-type]
+        chosen.tokens[5, 0] += 1
+        return chosen
+
+    monkeypatch.setattr(against, "onnxruntime_choices", changed)
+    result = generate_against(generation, "onnxruntime")
+    assert result.first_token_diff == 5 and len(result.logit_error) == 6 and result.first_cache_departure is None
 
 
 def test_prompt_sweep_with_beams(tmp_path: Path) -> None:
