@@ -11,6 +11,7 @@ onnxruntime, and the trace's memory for the caches against the final cache's siz
    caches it read) against every step's past and present values the trace holds (each buffer once)."""
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -99,8 +100,10 @@ def operators() -> None:
 
 
 def main(tokens: int = 56) -> None:  # GPT-2 here has 64 positions: a 4-token prompt and 56 new ones fit
+    print(f"load average {os.getloadavg()[0]:.1f}")
     decoders(tokens)
     operators()
+    print(f"load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,14 @@ def prompt_ids(text: str) -> list[int]:
     return ids
 
 
+def seed_list(text: str) -> list[int]:
+    """Comma-separated sampling seeds, e.g. 1,2,3."""
+    try:
+        return prompt_ids(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected seeds >= 0 like 1,2,3, got {text!r}") from None
+
+
 def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="a decoder .onnx (with past inputs, or merged), or an optimum-style folder "
                                  "(decoder_model_merged.onnx, or decoder_model.onnx with decoder_with_past_model.onnx, "
@@ -43,7 +51,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
     given.add_argument("--prompts", metavar="PATH", help="many prompts, each against the same side (needs "
                                                          "--against): a folder of prompt files (.json, .npy, .txt "
                                                          "ids) or one .json list; rows worst first")
-    p.add_argument("--seeds", type=prompt_ids, metavar="S1,S2,...", help="a grid of sampling seeds (with --sample's "
+    p.add_argument("--seeds", type=seed_list, metavar="S1,S2,...", help="a grid of sampling seeds (with --sample's "
                                                                        "filters, --against): one generation per "
                                                                        "prompt and seed; rows worst first")
     p.add_argument("--scheduler", metavar="ADDRESS", help="with --prompts or --seeds: run the generations on the Dask "
