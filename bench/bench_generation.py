@@ -7,10 +7,11 @@ onnxruntime, and the trace's memory for the caches against the final cache's siz
    made beforehand. A beam step makes one token per beam: its time per token is per step.
 2. onnxruntime's generation operators (tests/models/generation_ops: GreedySearch, BeamSearch, Sampling,
    WhisperBeamSearch with their decoder subgraphs) run by explorer.run and by onnxruntime on the recipe's cases,
-   per decode step. Their caches: the last step's present outputs against every step's past and present values
-   the trace holds (each buffer once; the operators' kernels record them as they ran, not shared)."""
+   per decode step. Their caches: the final cache (the last step's present outputs and the cross-attention
+   caches it read) against every step's past and present values the trace holds (each buffer once)."""
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -22,7 +23,7 @@ import onnxruntime as ort
 
 import explorer
 from explorer.generation.onnxruntime_loop import onnxruntime_sessions, onnxruntime_steps
-from explorer.generation.sharing import held_bytes
+from explorer.trace.shared_caches import held_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "tests" / "models" / "generation"
@@ -69,12 +70,14 @@ def _feeds(case: str) -> dict[str, np.ndarray]:
 
 
 def _caches(trace: Any) -> tuple[int, int]:
-    """(the bytes of the last step's `present*` outputs, the bytes the trace holds for every step's past and
-    present values, each buffer once)."""
+    """(the final cache's bytes: the last step's present outputs and the cross-attention caches it read; the bytes
+    the trace holds for every step's past and present values, each buffer once), read as held (not made whole)."""
     records = trace.iteration_records
-    final = sum(int(v.nbytes) for k, v in records[-1].outputs.items() if "present" in k and isinstance(v, np.ndarray))
-    held = [v for record in records for side in (record.inputs, record.outputs) for k, v in side.items()
-            if isinstance(v, np.ndarray) and ("past" in k or "present" in k)]
+    last = records[-1]
+    final = sum(int(v.nbytes) for k, v in dict.items(last.outputs) if "present" in k) + \
+        sum(int(v.nbytes) for k, v in dict.items(last.inputs) if "cross" in k)
+    held = [v for record in records for side in (record.inputs, record.outputs) for k, v in dict.items(side)
+            if "past" in k or "present" in k]
     return final, held_bytes(held)
 
 
@@ -97,8 +100,10 @@ def operators() -> None:
 
 
 def main(tokens: int = 56) -> None:  # GPT-2 here has 64 positions: a 4-token prompt and 56 new ones fit
+    print(f"load average {os.getloadavg()[0]:.1f}")
     decoders(tokens)
     operators()
+    print(f"load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,14 @@ def prompt_ids(text: str) -> list[int]:
     return ids
 
 
+def seed_list(text: str) -> list[int]:
+    """Comma-separated sampling seeds, e.g. 1,2,3."""
+    try:
+        return prompt_ids(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected seeds >= 0 like 1,2,3, got {text!r}") from None
+
+
 def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="a decoder .onnx (with past inputs, or merged), or an optimum-style folder "
                                  "(decoder_model_merged.onnx, or decoder_model.onnx with decoder_with_past_model.onnx, "
@@ -43,6 +51,14 @@ def _configure(p: argparse.ArgumentParser) -> None:
     given.add_argument("--prompts", metavar="PATH", help="many prompts, each against the same side (needs "
                                                          "--against): a folder of prompt files (.json, .npy, .txt "
                                                          "ids) or one .json list; rows worst first")
+    p.add_argument("--seeds", type=seed_list, metavar="S1,S2,...", help="a grid of sampling seeds (with --sample's "
+                                                                       "filters, --against): one generation per "
+                                                                       "prompt and seed; rows worst first")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="with --prompts or --seeds: run the generations on the Dask "
+                                                          "cluster of this scheduler (default: a local cluster "
+                                                          "started for them)")
+    p.add_argument("--workers", type=count, metavar="N", help="with --prompts or --seeds: worker processes of the "
+                                                              "local cluster (default: one per core)")
     p.add_argument("--max-new-tokens", type=count, default=20, metavar="N", help="tokens to generate (default 20)")
     p.add_argument("--sample", type=int, metavar="SEED", help="draw tokens instead of the greedy choice, seeded: "
                                                               "transformers' filters, NumPy's default_rng(SEED) draws "
@@ -62,9 +78,10 @@ def _configure(p: argparse.ArgumentParser) -> None:
                                                                  "hypotheses (transformers' early_stopping=True)")
     p.add_argument("--num-return-sequences", type=count, default=1, metavar="N", help="with --beams: the N best "
                                                                                       "sequences of each entry")
-    p.add_argument("--against", metavar="SIDE", help="onnxruntime (driving the same loop on the same files), "
-                                                     "another export (a .onnx or folder), or reference tokens "
-                                                     "(.npy or .json)")
+    p.add_argument("--against", metavar="SIDE", help="onnxruntime (driving the same loop on the same files; with "
+                                                     "--sample or --beams, choosing with explorer's same draws and "
+                                                     "beam bookkeeping), another export (a .onnx or folder), or "
+                                                     "reference tokens (.npy or .json)")
     p.add_argument("--reference", metavar="TOKENS", help="reference tokens (.npy or .json): the same as --against")
     p.add_argument("--atol", type=tolerance, default=1e-4, help="absolute tolerance of a cache value (1e-4)")
     p.add_argument("--rtol", type=tolerance, default=1e-4, help="relative tolerance of a cache value (1e-4)")
@@ -84,7 +101,7 @@ def _generate(args: argparse.Namespace) -> int:
     from ..inputs.input_files import feeds_from_npz
 
     limits = limits_from(args)
-    if args.prompts:
+    if args.prompts or args.seeds:
         return _sweep(args, limits)
     inputs = feeds_from_npz(Path(args.inputs).read_bytes(), limits) if args.inputs else None
     generation = generate(args.model, args.prompt_ids, with_past=args.decoder_with_past, encoder=args.encoder,
@@ -161,25 +178,38 @@ def search_report(generation: Generation) -> dict[str, Any]:
 
 
 def _sweep(args: argparse.Namespace, limits: Limits) -> int:
-    """--prompts: one generation per prompt against the same side, a row each, worst first."""
+    """--prompts, --seeds: one generation per prompt (and seed) against the same side on Dask, a row each, worst
+    first."""
+    from functools import partial
+
     from ..errors import FeedError
     from ..generation.prompts import read_prompts, sweep_prompts
     from ..generation.strategy import strategy_of
+    from ..sweep.cluster import mapped
 
     against = args.against or args.reference
     if not against:
-        raise FeedError("--prompts compares each generation: give --against or --reference")
-    strategy = strategy_of(args.sample, args.top_k, args.top_p, args.temperature, args.beams, args.length_penalty,
+        raise FeedError("--prompts and --seeds compare each generation: give --against or --reference")
+    if args.inputs:
+        raise FeedError("--seeds sweeps prompts: give --prompt-ids or --prompts, not --inputs")
+    sample = args.seeds[0] if args.seeds and args.sample is None else args.sample
+    strategy = strategy_of(sample, args.top_k, args.top_p, args.temperature, args.beams, args.length_penalty,
                            args.early_stopping, args.num_return_sequences)
-    rows = sweep_prompts(args.model, read_prompts(args.prompts), against, with_past=args.decoder_with_past,
+    prompts = read_prompts(args.prompts) if args.prompts else {"prompt": list(args.prompt_ids)}
+    rows = sweep_prompts(args.model, prompts, against, seeds=args.seeds, with_past=args.decoder_with_past,
                          encoder=args.encoder, max_new_tokens=args.max_new_tokens, atol=args.atol, rtol=args.rtol,
-                         strategy=strategy, limits=limits)
-    print(f"{'prompt':<16} {'first token diff':>16} {'max logit error':>16}  first cache departure")
+                         strategy=strategy, limits=limits,
+                         mapper=partial(mapped, scheduler=args.scheduler, workers=args.workers))
+    print(f"{'prompt':<16} {'seed':>6} {'first token diff':>16} {'max logit error':>16}  first cache departure")
     for row in rows:
+        seed = row.get("seed", "-")
+        if "error" in row:
+            print(f"{row['prompt']:<16} {seed:>6} {'error':>16} {'':>16}  {row['error']}")
+            continue
         departure = row["first_cache_departure"]
         where = "-" if departure is None else f"step {departure['step']}, layer {departure['layer']}, {departure['name']}"
         diff = "-" if row["first_token_diff"] is None else row["first_token_diff"]
-        print(f"{row['prompt']:<16} {diff:>16} {max(row['logit_error'], default=0.0):>16.3g}  {where}")
+        print(f"{row['prompt']:<16} {seed:>6} {diff:>16} {max(row['logit_error'], default=0.0):>16.3g}  {where}")
     if args.json:
         write_text(args.json, json.dumps({"against": against, "rows": rows}, indent=1) + "\n")
-    return 1 if any(row["first_token_diff"] is not None for row in rows) else 0
+    return 1 if any(row.get("first_token_diff") is not None or "error" in row for row in rows) else 0

@@ -175,8 +175,7 @@ def _draws(a: Recording, node: str, op_type: str) -> bool:
     if a.trace is None or a.model is None:
         return op_type != "Dropout"
     events = a.trace.events_of(node)
-    return bool(events) and draws(op_type, dict(zip(events[0].site.inputs, events[0].input_values)),
-                                  a.model.node(node).proto)
+    return bool(events) and draws(op_type, dict(events[0].inputs), a.model.node(node).proto)
 
 
 def _outputs(a: Recording, b: Recording, values: list[ValueComparison], user: Tolerance | None) -> list[OutputDiff]:

@@ -74,7 +74,7 @@ class _Rerun:
     def inputs(self, event: Event, depth: int = 0, own: bool = False) -> list[Any] | None:
         """The node's arguments (None for an omitted input): B's values, or A's own recorded ones."""
         proto = self.model.node(event.node).proto
-        recorded = dict(zip(event.site.inputs, event.input_values))
+        recorded = dict(event.inputs)
         if any(is_summary(v) for v in recorded.values()):
             return None
         if own:
@@ -210,7 +210,7 @@ def _why(rerun: _Rerun, pair: Pair, v: ValueComparison, e: IterationError, expla
     if v.op_type in CONTROL or "function" in event.info:
         children = event.info.get("children")
         return FROM_BODY if children and any(children[0] <= k < children[1] for k in explained) else None
-    if draws(v.op_type, dict(zip(event.site.inputs, event.input_values)), rerun.model.node(v.node).proto):
+    if draws(v.op_type, dict(event.inputs), rerun.model.node(v.node).proto):
         return None
     found = rerun.outputs(event)
     if found is None or v.name not in found:

@@ -14,6 +14,7 @@ import numpy as np
 import onnx
 
 from ..proto.graph import subgraph_attributes
+from ..trace.values import Deferred
 from .stats import ATOL, RTOL
 
 T = onnx.TensorProto
@@ -84,7 +85,8 @@ def widest(tolerances: Iterable[Tolerance]) -> Tolerance:
 
 
 def is_float(value: Any) -> bool:
-    return isinstance(value, np.ndarray) and (value.dtype.kind in "fc" or (
+    """A floating-point tensor (a Deferred one too: its type is known without making it whole)."""
+    return isinstance(value, (np.ndarray, Deferred)) and (value.dtype.kind in "fc" or (
         value.dtype.kind == "V" and value.dtype.name.startswith(("bfloat16", "float8", "float4"))))
 
 

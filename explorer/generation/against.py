@@ -18,9 +18,9 @@ from ..compare import compare
 from ..compare.saturation import RECOMPUTED, recompute
 from ..errors import FeedError
 from ..proto.graph import attribute_value
-from .onnxruntime_loop import StepResult, onnxruntime_steps
+from .onnxruntime_loop import StepResult, onnxruntime_choices, onnxruntime_steps
 from .run import Generation, generate
-from .strategy import Greedy
+from .strategy import BeamSearch, Greedy
 from .wrap import LOOP
 
 ATOL, RTOL = 1e-4, 1e-4
@@ -156,10 +156,17 @@ def saturated_steps(generation: Generation) -> list[int]:
 
 
 def against_onnxruntime(generation: Generation, atol: float = ATOL, rtol: float = RTOL) -> GenerationComparison:
-    """Our generation against onnxruntime driving the same loop on the same export, with the steps where its
-    u8s8 kernel saturates on a CPU without VNNI (where that explains a difference, the difference is its)."""
-    steps = onnxruntime_steps(generation.export, generation.feeds, generation.logits.shape[0],
-                              encoder=generation.encoder_feeds)
+    """Our generation against onnxruntime driving the same loop on the same export (sampling and beams: choosing
+    with explorer's own logic and draws, see generation/onnxruntime_loop.py), with the steps where its u8s8 kernel
+    saturates on a CPU without VNNI (where that explains a difference, the difference is its)."""
+    first, encoder, chosen = generation.feeds, generation.encoder_feeds, None
+    if not isinstance(generation.strategy, Greedy):
+        chosen = onnxruntime_choices(generation.model.proto, generation.loop_feeds)
+        if isinstance(generation.strategy, BeamSearch):
+            beams = generation.strategy.beams
+            first, encoder = ({k: np.repeat(v, beams, axis=0) for k, v in values.items()}
+                              for values in (first, encoder))
+    steps = onnxruntime_steps(generation.export, first, generation.max_new_tokens, encoder=encoder, chosen=chosen)
     result = compare_steps(generation, steps, "onnxruntime", atol, rtol)
     result.saturated_steps = saturated_steps(generation)
     return result
@@ -223,9 +230,6 @@ def generate_against(generation: Generation, against: str, with_past: str | None
                      atol: float = ATOL, rtol: float = RTOL) -> GenerationComparison:
     """`against`: "onnxruntime", reference tokens (.npy, .json), or another export (run on the same inputs)."""
     if against == "onnxruntime":
-        if not isinstance(generation.strategy, Greedy):
-            raise FeedError("against onnxruntime, generations are greedy: onnxruntime's loop here chooses greedy "
-                            "tokens (compare a sampled or beam generation with another export or reference tokens)")
         return against_onnxruntime(generation, atol, rtol)
     if against.endswith((".npy", ".json")) and Path(against).is_file():
         return against_tokens(generation, read_tokens(against), against)

@@ -1,20 +1,22 @@
-"""Generations over many prompts, each against the same other side, worst first: where tokens part earliest,
-then the largest logit error."""
+"""Generations over many prompts (and a grid of sampling seeds), each against the same other side, worst first:
+where tokens part earliest, then the largest logit error. Each generation is a task a worker runs (the command
+line runs them on Dask, as `explorer sweep` runs its inputs)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import FeedError
+from ..errors import ExplorerError, FeedError, failure_text
 from ..limits import Limits
 from .against import ATOL, RTOL, generate_against
 from .decoder import DecoderExport, open_decoder
 from .run import generate
-from .strategy import Strategy
+from .strategy import Sampling, Strategy
 
 PROMPT_FILES = (".json", ".npy", ".txt")
 
@@ -52,22 +54,77 @@ def read_prompts(path: str | Path) -> dict[str, list[int]]:
     raise FeedError(f"{path}: expected a list of prompts or a name -> prompt map")
 
 
-def _worst_first(row: dict[str, Any]) -> tuple[float, float]:
-    diff = row["first_token_diff"]
-    return (diff if diff is not None else float("inf"), -max(row["logit_error"], default=0.0))
+def _worst_first(row: dict[str, Any]) -> tuple[bool, float, float]:
+    diff = row.get("first_token_diff")
+    return ("error" not in row, diff if diff is not None else float("inf"),
+            -max(row.get("logit_error") or [], default=0.0))
+
+
+@dataclass(frozen=True)
+class PromptTask:
+    """One generation of a prompt sweep as a worker runs it: the prompt (its name and ids), the export's files,
+    the other side, how tokens are chosen (a sampling seed of the grid is in `strategy`) and the limits."""
+
+    name: str
+    ids: tuple[int, ...]
+    model: str
+    against: str
+    with_past: str | None = None
+    encoder: str | None = None
+    max_new_tokens: int = 20
+    atol: float = ATOL
+    rtol: float = RTOL
+    strategy: Strategy | None = None
+    limits: Limits | None = None
+
+
+_exports: dict[tuple[str, str | None, str | None], DecoderExport] = {}  # opened once per worker process
+
+
+def prompt_row(task: PromptTask) -> dict[str, Any]:
+    """The row of one prompt: its name, ids (and seed), tokens, the other side's, the first token that differs,
+    the logit errors and the first cache departure; what went wrong as its `error` instead."""
+    row: dict[str, Any] = {"prompt": task.name, "ids": list(task.ids)}
+    if isinstance(task.strategy, Sampling):
+        row["seed"] = task.strategy.seed
+    try:
+        key = (task.model, task.with_past, task.encoder)
+        export = _exports.get(key) or _exports.setdefault(key, open_decoder(*key))
+        generation = generate(export, list(task.ids), max_new_tokens=task.max_new_tokens, strategy=task.strategy,
+                              limits=task.limits)
+        row.update(generate_against(generation, task.against, atol=task.atol, rtol=task.rtol).to_json())
+    except ExplorerError as exc:
+        row["error"] = failure_text(exc)
+    return row
+
+
+def prompt_tasks(model: str | Path, prompts: Mapping[str, Sequence[int]], against: str, *,
+                 seeds: Sequence[int] | None = None, with_past: str | Path | None = None,
+                 encoder: str | Path | None = None, max_new_tokens: int = 20, atol: float = ATOL,
+                 rtol: float = RTOL, strategy: Strategy | None = None,
+                 limits: Limits | None = None) -> list[PromptTask]:
+    """A task per prompt, or per prompt and seed of `seeds` (each a Sampling of `strategy`'s filters)."""
+    if seeds and not isinstance(strategy, Sampling):
+        raise FeedError("a grid of seeds draws tokens: give the sampling settings (--sample) with the seeds")
+    strategies = [replace(strategy, seed=int(seed)) for seed in seeds] if seeds and isinstance(
+        strategy, Sampling) else [strategy]
+    return [PromptTask(name, tuple(int(i) for i in ids), str(model), against,
+                       None if with_past is None else str(with_past), None if encoder is None else str(encoder),
+                       max_new_tokens, atol, rtol, chosen, limits)
+            for name, ids in prompts.items() for chosen in strategies]
 
 
 def sweep_prompts(model: str | Path, prompts: Mapping[str, Sequence[int]], against: str, *,
-                  with_past: str | Path | None = None, encoder: str | Path | None = None, max_new_tokens: int = 20,
-                  atol: float = ATOL, rtol: float = RTOL, strategy: Strategy | None = None,
-                  limits: Limits | None = None) -> list[dict[str, Any]]:
-    """One generation per prompt against `against` (as `generate_against` takes it): a row per prompt with its
-    name, tokens, the other side's, the first token that differs, the largest logit error and the first cache
-    departure, worst first; each generation chooses its tokens by `strategy` (greedy by default)."""
-    export: DecoderExport = open_decoder(model, with_past, encoder)
-    rows = []
-    for name, prompt in prompts.items():
-        generation = generate(export, list(prompt), max_new_tokens=max_new_tokens, strategy=strategy, limits=limits)
-        report = generate_against(generation, against, atol=atol, rtol=rtol).to_json()
-        rows.append({"prompt": name, "ids": list(prompt), **report})
-    return sorted(rows, key=_worst_first)
+                  seeds: Sequence[int] | None = None, with_past: str | Path | None = None,
+                  encoder: str | Path | None = None, max_new_tokens: int = 20, atol: float = ATOL,
+                  rtol: float = RTOL, strategy: Strategy | None = None, limits: Limits | None = None,
+                  mapper: Callable[[Callable[[PromptTask], dict[str, Any]], list[PromptTask]],
+                                   Iterable[dict[str, Any]]] = map) -> list[dict[str, Any]]:
+    """One generation per prompt (and per seed of `seeds`, sampling with `strategy`'s filters) against `against`
+    (as `generate_against` takes it): a row each (`prompt_row`), worst first (failed ones, then the earliest token
+    that differs, then the largest logit error). `mapper(prompt_row, tasks)` runs them: in this process by
+    default; `explorer.sweep.cluster.mapped` runs them on Dask, as the command line does."""
+    open_decoder(model, with_past, encoder)  # a model that cannot be opened fails here, once
+    tasks = prompt_tasks(model, prompts, against, seeds=seeds, with_past=with_past, encoder=encoder,
+                         max_new_tokens=max_new_tokens, atol=atol, rtol=rtol, strategy=strategy, limits=limits)
+    return sorted(mapper(prompt_row, tasks), key=_worst_first)

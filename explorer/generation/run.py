@@ -14,6 +14,7 @@ from ..executor import run
 from ..files.atomic_write import replacing
 from ..limits import Limits
 from ..model.model import Model, load
+from ..trace.shared_caches import held_bytes, share_caches
 from ..trace.trace import Iteration, Trace
 from .beams import (
     BEAM_PARENTS,
@@ -27,7 +28,7 @@ from .beams import (
     start_state,
 )
 from .decoder import ENCODER_MASK, DecoderExport, open_decoder
-from .sharing import beam_chains, held_bytes, share_caches, step_chains
+from .sharing import beam_chains, step_chains
 from .start import encoder_inputs, first_inputs
 from .strategy import GREEDY, BeamSearch, Sampling, Strategy, strategy_of
 from .token_sampling import DRAWS, draws
@@ -126,14 +127,16 @@ def generate(model: str | Path | DecoderExport, prompt_ids: Sequence[int] | Sequ
     records = trace.iterations(LOOP)
     describe_steps(records, strategy)
     beam = isinstance(strategy, BeamSearch)
-    share_caches(trace, beam_chains(trace, records, export.caches) if beam else step_chains(records, export.caches))
-    last = records[-1].outputs if records else {}
+    chains = beam_chains(trace, records, export.caches) if beam else step_chains(records, export.caches)
+    share_caches(trace, chains)
+    last: dict[str, Any] = records[-1].outputs if records else {}
     carried = [next_of(export, pair.past, strategy) for pair in export.caches]
-    cache_bytes = sum(int(last[name].nbytes) for name in carried if name in last)
-    held = [value for record in records for side in (record.inputs, record.outputs)
-            for name in (*(pair.past for pair in export.caches), *carried) if (value := side.get(name)) is not None]
+    cache_bytes = sum(int(dict.__getitem__(last, name).nbytes) for name in carried if name in last)
+    held = [value for record in records for side in (record.inputs, record.outputs)  # as held, not made whole
+            for name in (*(pair.past for pair in export.caches), *carried)
+            if (value := dict.get(side, name)) is not None]
     if beam:
-        held += [value for chain in beam_chains(trace, records, export.caches) for value in chain]
+        held += [value for chain in beam_chains(trace, records, export.caches) for value in chain.presents]
     generation = Generation(export, wrapped, trace, {k: v for k, v in first.items() if not k.startswith("gen.")},
                             encoder_feeds, np.asarray(trace.outputs[TOKENS]).T, np.asarray(trace.outputs[STEP_LOGITS]),
                             cache_bytes, held_bytes(held), max_new_tokens, strategy, feeds)

@@ -14,7 +14,7 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..errors import SweepError, failure_text
@@ -169,3 +169,36 @@ def _capacity(client: Any, total: int) -> int:
 
 def _allowed_failures(dask_scheduler: Any) -> int:
     return int(dask_scheduler.allowed_failures)
+
+
+def mapped(function: Callable[[Any], Any], items: Sequence[Any], *, scheduler: str | None = None,
+           workers: int | None = None) -> Iterator[Any]:
+    """`function(item)` of every item on Dask, as each completes: on a local cluster of `workers` processes
+    started for the call (default one per core), or on the cluster of `scheduler`. `function` must be importable
+    by the workers and turn its own failures into results (a failure it raises ends the call)."""
+    from distributed import Client
+
+    if workers is not None and workers < 1:
+        raise SweepError(f"a sweep needs at least one worker, got {workers}")
+    cluster = None if scheduler else local_cluster(min(workers or default_workers(), max(len(items), 1)))
+    try:
+        client = Client(scheduler or cluster, timeout=CONNECT_S, set_as_default=False)
+    except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, ValueError for a bad address
+        if cluster is not None:
+            cluster.close()
+        raise SweepError(f"cannot reach the Dask scheduler at {scheduler!r}: {failure_text(exc)}") from None
+    try:
+        token = uuid.uuid4().hex[:12]
+        futures = client.map(function, list(items), key=[f"explorer-map-{token}-{k}" for k in range(len(items))],
+                             pure=False)
+        finished: queue.Queue[Any] = queue.Queue()  # futures as they complete (their done callbacks put them)
+        for future in futures:
+            future.add_done_callback(finished.put)
+        for _ in futures:
+            future = finished.get()
+            yield future.result()
+            future.release()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

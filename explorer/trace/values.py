@@ -62,9 +62,68 @@ class TensorSequence(list[Any]):
         return list, (list(self),)
 
 
+class Deferred:
+    """A recorded value the trace keeps as parts it shares with other values (a cache reordered by beams: each
+    step's new positions once, and the rows each step continues), made whole each time it is read. Values read
+    through an event's `inputs`/`outputs`, an iteration's or the trace's outputs are never Deferred: those
+    containers make them whole (`resolved`); `Event.input_values`/`output_values` hold them as recorded."""
+
+    __slots__ = ()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        raise NotImplementedError
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the whole value (what reading it makes)."""
+        return int(np.prod(self.shape)) * self.dtype.itemsize
+
+    def parts(self) -> list[np.ndarray]:
+        """The arrays it is made from (shared with other Deferred values)."""
+        raise NotImplementedError
+
+    def resolve(self) -> np.ndarray:
+        """The whole value, a read-only array made anew at each call."""
+        raise NotImplementedError
+
+
+def resolved(value: Any) -> Any:
+    """`value`, made whole when it is Deferred."""
+    return value.resolve() if isinstance(value, Deferred) else value
+
+
+class RecordedValues(dict[str, Any]):
+    """A dict of recorded values (an iteration's inputs or outputs, a trace's outputs) some of which are Deferred:
+    every read (`[]`, get, values, items, dict(...), ** and copies) makes them whole."""
+
+    def __getitem__(self, name: str) -> Any:
+        return resolved(dict.__getitem__(self, name))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return resolved(dict.get(self, name, default))
+
+    def __iter__(self) -> Iterator[str]:  # not dict's own: dict(...) and ** then read through __getitem__
+        return iter(list(dict.keys(self)))
+
+    def values(self) -> ValuesView[Any]:  # type: ignore[override]
+        return ValuesView(self)
+
+    def items(self) -> ItemsView[str, Any]:  # type: ignore[override]
+        return ItemsView(self)
+
+    def copy(self) -> dict[str, Any]:
+        return {name: self[name] for name in self}
+
+
 class NamedValues(Mapping[str, Any]):
     """The values of one event or iteration by name, read-only: a tuple of names shared by every execution of
-    the node (or body) and the tuple of values the execution recorded, so recording makes no dict."""
+    the node (or body) and the tuple of values the execution recorded, so recording makes no dict. A Deferred
+    value is made whole when read."""
 
     __slots__ = ("_names", "_values")
 
@@ -74,7 +133,7 @@ class NamedValues(Mapping[str, Any]):
 
     def __getitem__(self, name: str) -> Any:
         try:
-            return self._values[self._names.index(name)]
+            return resolved(self._values[self._names.index(name)])
         except ValueError:
             raise KeyError(name) from None
 
@@ -101,14 +160,14 @@ class _Values(ValuesView[Any]):
     _mapping: NamedValues
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._mapping._values)
+        return map(resolved, self._mapping._values)
 
 
 class _Items(ItemsView[str, Any]):
     _mapping: NamedValues
 
     def __iter__(self) -> Iterator[tuple[str, Any]]:
-        return zip(self._mapping._names, self._mapping._values)
+        return zip(self._mapping._names, map(resolved, self._mapping._values))
 
 
 class MapSequence(list[dict[Any, Any]]):
@@ -148,7 +207,7 @@ def elements_bytes(value: list[Any]) -> int:
 
 def nbytes(value: Any) -> int:
     """Bytes held by a value (sequences: their elements plus one reference each; O(1) for a TensorSequence)."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, Deferred)):
         return value.nbytes
     if isinstance(value, (TensorSequence, MapSequence)):
         return value.nbytes
@@ -249,7 +308,7 @@ def describe(value: Any) -> str:
     if isinstance(value, SequenceSummary):
         inner = describe(value.first) if value.first is not None else "?"
         return f"seq({value.length}) of {inner}"
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, Deferred)):
         return type_text(value.dtype, value.shape)
     if isinstance(value, MapSequence):
         return f"seq({len(value)}) of {map_text(value.keys, value.table.dtype)}"

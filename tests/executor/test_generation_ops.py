@@ -12,6 +12,8 @@ import pytest
 
 import explorer
 from explorer.errors import ExecutionError
+from explorer.executor.search import search_kernels
+from explorer.trace.shared_caches import held_bytes
 from tests.support.generation_ops import EXPECTED, MODELS
 from tests.support.generation_ops import feeds as _feeds
 
@@ -219,3 +221,45 @@ def test_t5s_encoder_mask_hides_only_leading_pad_ids_as_onnxruntime():
     np.testing.assert_array_equal(trace.outputs["sequences"], _onnxruntime(MODELS / "t5_beam.onnx", feeds)["sequences"])
     encoder = trace.iterations(_node(trace))[1].inputs["encoder_attention_mask"]
     np.testing.assert_array_equal(encoder[::4], [[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]])  # each entry's first beam
+
+
+def _subgraph_session(path: Path, attribute: str) -> ort.InferenceSession:
+    """onnxruntime's session of one of the node's subgraphs (each holds its own weights) as a model."""
+    model = onnx.load(str(path))
+    node = next(n for n in model.graph.node if n.domain == "com.microsoft")
+    graph = next(a.g for a in node.attribute if a.name == attribute)
+    proto = onnx.helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version)
+    return ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+@pytest.mark.parametrize("case", ["greedy", "sampling", "beam", "t5_beam", "t5_init_beam", "whisper_beam"])
+def test_caches_held_once_and_every_step_read_back(case, monkeypatch):
+    """Each step's caches are held once (within 1.5 x the final cache: its presents and the cross-attention caches
+    it read); every decoder step's present, as the trace gives it back, is what onnxruntime's decoder subgraph
+    makes from the step's inputs; every value of every event equals the recording without the sharing."""
+    path = MODELS / _file(case)
+    trace = explorer.run(path, _feeds(case))
+    steps = trace.iterations(_node(trace))
+    last = steps[-1]
+    final = sum(v.nbytes for k, v in dict.items(last.outputs) if "present" in k) + \
+        sum(v.nbytes for k, v in dict.items(last.inputs) if "cross" in k)
+    held = [v for step in steps for side in (step.inputs, step.outputs) for k, v in dict.items(side)
+            if "past" in k or "present" in k]
+    assert held_bytes(held) <= 1.5 * final
+    decoder = _subgraph_session(path, "decoder")
+    names = [i.name for i in decoder.get_inputs()]
+    for step in steps:
+        if step.info["subgraphs"][-1] != "decoder":
+            continue
+        returned = dict(zip([o.name for o in decoder.get_outputs()],
+                            decoder.run(None, {k: step.inputs[k] for k in names})))
+        for name, value in returned.items():
+            if name.startswith("present"):
+                np.testing.assert_allclose(step.outputs[name], value, rtol=1e-3, atol=1e-4, err_msg=name)  # T5: hundreds
+    monkeypatch.setattr(search_kernels, "share_caches", lambda *args: None)
+    unshared = explorer.run(path, _feeds(case))
+    assert len(unshared.events) == len(trace.events)
+    for ours, recorded in zip(trace.events, unshared.events):
+        for a, b in ((ours.inputs, recorded.inputs), (ours.outputs, recorded.outputs)):
+            for key, value in b.items():
+                np.testing.assert_array_equal(a[key], value, err_msg=f"{ours.node} {ours.iteration} {key}")

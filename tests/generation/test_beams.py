@@ -8,12 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import onnxruntime
 import pytest
 
 import explorer
 from explorer.cli import main
-from explorer.errors import FeedError
-from explorer.generation import generate_against
+from explorer.generation import against, generate_against
+from explorer.generation.onnxruntime_loop import Chosen, onnxruntime_choices, onnxruntime_sessions
 from explorer.generation.run import save_generation_model
 from explorer.generation.wrap import LOOP
 from tests.support.generation_faults import faulty_folder, scale_query_of_head
@@ -100,14 +101,36 @@ def _present_node(generation: explorer.Generation) -> str:
     return next(n.name for n in body.node if name in n.output)
 
 
-def test_caches_held_once_per_step() -> None:
-    """With beams a step's past is the previous present reordered (a copy): each past is held as a view of the
-    present the step returns, one cache per step, not two."""
-    generation = beam_generation(*searches("gpt2", 12, (0,))[0])
-    per_step = sum(int(np.asarray(s.outputs[f"beam.{p.present}"]).nbytes) for s in generation.steps
-                   for p in generation.export.caches)
-    assert generation.trace_bytes <= per_step + generation.cache_bytes
-    assert generation.trace_bytes < 1.2 * per_step
+@pytest.mark.parametrize("name", ["gpt2", "t5"])
+def test_caches_held_once_and_every_step_read_back(name: str) -> None:
+    """With beams a step's past is the previous present reordered: the trace holds each step's new positions once
+    (within 1.5 x the final cache) and gives back, at every step, the present onnxruntime's decoder makes from the
+    step's inputs; every value of every event equals the loop model's recording without the sharing."""
+    generation = beam_generation(*searches(name, 12, (0,))[0])
+    steps = generation.steps
+    assert len(steps) > 8 and generation.trace_bytes <= 1.5 * generation.cache_bytes
+    first, later, encoder = onnxruntime_sessions(generation.export)
+    beams = {k: np.repeat(v, generation.strategy.beams, axis=0) for k, v in generation.encoder_feeds.items()}
+    states = None if encoder is None else encoder.run(None, beams)[0]
+    for t, step in enumerate(steps):
+        session = first if t == 0 else later
+        names = [i.name for i in session.get_inputs()]
+        feeds = {k: v for k, v in step.inputs.items() if k in names}
+        if "encoder_hidden_states" in names:
+            feeds["encoder_hidden_states"], feeds["encoder_attention_mask"] = states, beams["attention_mask"]
+        if "use_cache_branch" in names:
+            feeds["use_cache_branch"] = np.array([t > 0])
+        returned = dict(zip([o.name for o in session.get_outputs()], session.run(None, feeds)))
+        made = generation.trace.event(f"{LOOP}/body/{_present_node(generation)}", (t,)).outputs
+        for pair in generation.export.caches:
+            if not pair.static:  # the cross-attention caches are made once, and not reordered
+                np.testing.assert_allclose(made[pair.present], returned[pair.present], atol=1e-5)
+    unshared = explorer.run(generation.model, generation.loop_feeds)
+    assert len(unshared.events) == len(generation.trace.events)
+    for ours, recorded in zip(generation.trace.events, unshared.events):
+        for a, b in ((ours.inputs, recorded.inputs), (ours.outputs, recorded.outputs)):
+            for key, value in b.items():
+                np.testing.assert_array_equal(a[key], value, err_msg=f"{ours.node} {ours.iteration} {key}")
 
 
 def test_the_saved_loop_model_runs_the_same_search(tmp_path: Path) -> None:
@@ -144,8 +167,41 @@ def test_beams_against_another_export(tmp_path: Path) -> None:
     assert faulty.first_token_diff is not None and faulty.first_cache_departure is not None
     assert (faulty.first_cache_departure.step, faulty.first_cache_departure.layer) == (0, 1)
     assert len(faulty.tokens) == entry["num_beams"]  # a row per beam
-    with pytest.raises(FeedError, match="greedy"):
-        generate_against(generation, "onnxruntime")
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama", "t5"])
+def test_against_onnxruntime_with_the_same_beam_bookkeeping(name: str) -> None:
+    """onnxruntime runs the loop's decoder calls with explorer's beam bookkeeping: its returned sequences are
+    transformers' stored ones, and step by step its tokens, logits and reordered caches are ours."""
+    name, entry = searches(name, 12, (0,))[0]
+    generation = beam_generation(name, entry)
+    chosen = onnxruntime_choices(generation.model.proto, generation.loop_feeds)
+    ours = generation.trace.outputs
+    np.testing.assert_array_equal(chosen.parents, ours["beam_parents"])
+    session = onnxruntime.InferenceSession(generation.model.proto.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    sequences = dict(zip([o.name for o in session.get_outputs()], session.run(None, generation.loop_feeds)))
+    returned = sequences["sequences"].reshape(-1, sequences["sequences"].shape[-1])
+    assert [row[:len(want)] for row, want in zip(returned.tolist(), entry["tokens"])] == entry["tokens"]
+    result = generate_against(generation, "onnxruntime")
+    assert result.first_token_diff is None and result.first_cache_departure is None
+    assert len(result.logit_error) == len(generation.steps) and max(result.logit_error) < 1e-4
+    assert result.against_tokens == generation.step_tokens.tolist()  # a row per beam
+
+
+def test_against_onnxruntime_finds_the_step_its_beams_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A token onnxruntime's side chose otherwise at step 5: the first difference, the steps compared up to it."""
+    generation = beam_generation(*searches("gpt2", 12, (0,))[0])
+    choices = against.onnxruntime_choices
+
+    def changed(*args: object) -> Chosen:
+        chosen = choices(*args)  # type: ignore[arg-type]
+        chosen.tokens[5, 0] += 1
+        return chosen
+
+    monkeypatch.setattr(against, "onnxruntime_choices", changed)
+    result = generate_against(generation, "onnxruntime")
+    assert result.first_token_diff == 5 and len(result.logit_error) == 6 and result.first_cache_departure is None
 
 
 def test_prompt_sweep_with_beams(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from onnx import helper, numpy_helper
 
 import explorer
 from explorer.cli import main
+from explorer.errors import FeedError
 from explorer.generation import generate_against
 from explorer.generation.against import (
     GenerationComparison,
@@ -23,8 +24,10 @@ from explorer.generation.against import (
     saturated_steps,
 )
 from explorer.generation.onnxruntime_loop import onnxruntime_steps
-from explorer.generation.prompts import read_prompts
+from explorer.generation.prompts import read_prompts, sweep_prompts
+from explorer.generation.strategy import Sampling
 from explorer.generation.wrap import LOOP
+from explorer.sweep import cluster
 from tests.support.generation_faults import faulty_folder, scale_query_of_head
 from tests.support.quantized_reference import dynamic_quantize_linear, matmul_integer
 
@@ -234,7 +237,7 @@ def test_encoder_decoder_keeps_its_cross_attention_caches() -> None:
     assert generation.trace_bytes <= 1.5 * generation.cache_bytes
 
 
-def test_prompts_swept_worst_first(tmp_path: Path) -> None:
+def test_prompts_swept_worst_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "prompts"
     folder.mkdir()
     (folder / "a.json").write_text("[15, 2, 99, 7]")
@@ -243,13 +246,41 @@ def test_prompts_swept_worst_first(tmp_path: Path) -> None:
     assert read_prompts(folder) == {"a": [15, 2, 99, 7], "b": [5, 6, 7], "c": [100]}
     faulty = faulty_folder(tmp_path, scale_query_of_head)
     out = tmp_path / "rows.json"
+    clusters = []
+    started = cluster.local_cluster
+    monkeypatch.setattr(cluster, "local_cluster", lambda workers: clusters.append(workers) or started(workers))
     assert main(["generate", str(GPT2 / "decoder_with_past_model.onnx"), "--prompts", str(folder), "--against",
-                 str(faulty), "--max-new-tokens", "12", "--json", str(out)]) == 1
+                 str(faulty), "--max-new-tokens", "12", "--workers", "2", "--json", str(out)]) == 1
+    assert clusters == [2]  # on Dask, a local cluster of two worker processes
     rows = json.loads(out.read_text())["rows"]
     assert [(r["prompt"], r["first_token_diff"]) for r in rows] == [("a", 1), ("b", 2), ("c", 6)]
     # one position at step 0: a softmax over one score, whatever its scale, so the caches part from step 1
     assert rows[2]["first_cache_departure"]["step"] == 1 and rows[0]["first_cache_departure"]["step"] == 0
     assert [r["tokens"] for r in rows[:2]] == [short(GPT2)[0]["tokens"], short(GPT2)[1]["tokens"]]
+
+
+def test_a_grid_of_seeds_swept_on_dask_worst_first(tmp_path: Path) -> None:
+    """--seeds: one sampled generation per prompt and seed, on Dask; each row is the generation of its seed against
+    the other side, as this process makes it, and the rows come worst first."""
+    faulty = faulty_folder(tmp_path, scale_query_of_head)
+    out = tmp_path / "rows.json"
+    assert main(["generate", str(GPT2 / "decoder_with_past_model.onnx"), "--prompt-ids", "15,2,99,7", "--seeds",
+                 "1,2,3,4", "--sample", "0", "--top-k", "0", "--against", str(faulty), "--max-new-tokens", "8",
+                 "--workers", "2", "--json", str(out)]) == 1
+    rows = json.loads(out.read_text())["rows"]
+    assert sorted(row["seed"] for row in rows) == [1, 2, 3, 4]
+    here = sweep_prompts(GPT2 / "decoder_with_past_model.onnx", {"prompt": [15, 2, 99, 7]}, str(faulty),
+                         seeds=[1, 2, 3, 4], max_new_tokens=8, strategy=Sampling(0, top_k=0))
+    assert [(r["seed"], r["tokens"], r["against"], r["first_token_diff"]) for r in rows] == \
+        [(r["seed"], r["tokens"], r["against"], r["first_token_diff"]) for r in here]
+    for row in rows:
+        ours = explorer.generate(GPT2 / "decoder_with_past_model.onnx", [15, 2, 99, 7], max_new_tokens=8,
+                                 sample=row["seed"], top_k=0)
+        assert row["tokens"] == ours.tokens[0].tolist()
+    diffs = [r["first_token_diff"] if r["first_token_diff"] is not None else 99 for r in rows]
+    assert diffs == sorted(diffs) and len({json.dumps(r["tokens"]) for r in rows}) > 1
+    with pytest.raises(FeedError, match="seeds"):
+        sweep_prompts(GPT2, {"a": [1]}, "onnxruntime", seeds=[1])
 
 
 def test_whisper_from_its_input_features(tmp_path: Path) -> None:

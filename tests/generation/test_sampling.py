@@ -15,6 +15,8 @@ from onnx import TensorProto, helper
 import explorer
 from explorer.cli import main
 from explorer.errors import FeedError
+from explorer.generation import generate_against
+from explorer.generation.onnxruntime_loop import onnxruntime_choices, onnxruntime_steps
 from explorer.generation.parts import LAST_LOGITS, STEP
 from explorer.generation.strategy import Sampling
 from explorer.generation.token_sampling import DRAWN, DRAWS, draws, sampling_nodes
@@ -135,3 +137,29 @@ def test_cli_sample_json(tmp_path: Path) -> None:
     assert report["strategy"] == "sample" and report["seed"] == 9 and report["top_k"] == 5
     expected = explorer.generate(GPT2, [15, 2, 99, 7], max_new_tokens=6, sample=9, top_k=5, top_p=0.9)
     assert report["tokens"] == expected.tokens[0].tolist()
+
+
+@pytest.mark.parametrize("folder", [GPT2, HERE / "t5"])
+def test_against_onnxruntime_with_the_same_draws(folder: Path, tmp_path: Path) -> None:
+    """onnxruntime runs the loop's decoder calls with explorer's filters and the same seeded draws: its tokens are
+    the definition's draws on its own logits, and step by step equal ours (the CLI's --against onnxruntime)."""
+    sampling = Sampling(5, top_k=4, temperature=0.7)
+    generation = explorer.generate(folder, [PROMPT, [5, 6, 7, 8]], max_new_tokens=10, sample=sampling.seed,
+                                   top_k=sampling.top_k, temperature=sampling.temperature)
+    result = generate_against(generation, "onnxruntime")
+    assert result.first_token_diff is None and result.first_cache_departure is None
+    assert len(result.logit_error) == len(generation.steps) and max(result.logit_error) < 1e-4
+    chosen = onnxruntime_choices(generation.model.proto, generation.loop_feeds)
+    u = draws(sampling.seed, 10, 2)
+    steps = onnxruntime_steps(generation.export, generation.feeds, 10, encoder=generation.encoder_feeds,
+                              chosen=chosen)
+    finished = np.zeros(2, bool)
+    for t, step in enumerate(steps):  # onnxruntime's own logits drawn as defined
+        expected = np.where(finished, 0, drawn(filtered(step.logits, 0.7, 4, 1.0), u[t]))
+        assert chosen.tokens[t].tolist() == expected.tolist()
+        finished |= np.isin(expected, generation.export.eos_token_ids)
+    out = tmp_path / "against.json"
+    assert main(["generate", str(folder), "--prompt-ids", "15,2,99,7", "--max-new-tokens", "6", "--sample", "5",
+                 "--top-k", "4", "--temperature", "0.7", "--against", "onnxruntime", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["against"]["tokens"] == report["tokens"] and report["first_token_diff"] is None

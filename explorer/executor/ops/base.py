@@ -26,7 +26,7 @@ from ...spec.schema import SchemaFacts, attribute_problem, schema_at, schema_fac
 
 if TYPE_CHECKING:
     from ...proto.graph import NodeRef
-    from ...trace.trace import EventInfo, IterationInfo
+    from ...trace.trace import EventInfo, IterationInfo, Trace
     from ..compiled import CompiledGraph
 
 PlainKernel = Callable[[Sequence[Any]], Any]
@@ -39,6 +39,8 @@ SpecialKernel = Callable[[Sequence[Any], "Call"], "tuple[list[Any], EventInfo]"]
 
 class BodyEngine(Protocol):
     """What special kernels may ask of the engine running them (executor/engine.py's Engine is the one)."""
+
+    trace: Trace  # the recording so far (the generation operators share their steps' caches in it once done)
 
     def body_frame(self, graph: CompiledGraph, outer: dict[str, Any], node: str, op_type: str,
                    iteration: tuple[int, ...]) -> dict[str, Any]:

@@ -47,6 +47,8 @@ class DecoderRun(Protocol):
     chosen."""
 
     prompt: np.ndarray
+    cache_names: list[tuple[str, str]]  # each self-attention cache's (past input, present output) of the decoder
+    batch_axis: int  # the caches' rows axis
 
     def run(self, index: tuple[int, ...], rows: int, vocab: int | None) -> Step:
         ...
@@ -128,6 +130,7 @@ class GptDecoder:
             raise op.error(f"its decoder's past_0 is declared {dims}: (2, batch, heads, past, head size) expected")
         self.heads, self.head_size = dims[2], dims[4]
         self.layers = len(names) - 3
+        self.cache_names = list(zip(names[3:], [o.name for o in decoder.output][1:]))
         self.dtype = _elem_dtype(decoder, "past_0")
         self.bodies, self.first = bodies, "init_decoder" if _graph_attribute(op, "init_decoder") else "decoder"
         self.path = op.path
@@ -141,6 +144,7 @@ class _GptRun:
     def __init__(self, layout: GptDecoder, bodies: _Bodies, input_ids: np.ndarray, mask: np.ndarray | None,
                  beams: int, pad: int) -> None:
         self.layout, self.bodies, self.beams = layout, bodies, beams
+        self.cache_names, self.batch_axis = layout.cache_names, 1  # (2, rows, heads, positions, head size)
         real = input_ids != pad
         positions = np.where(real, np.cumsum(real, axis=1) - 1, 0).astype(np.int32)
         given = np.asarray(mask, dtype=np.int32) if mask is not None else real.astype(np.int32)
@@ -197,6 +201,8 @@ class EncoderDecoder:
         if start_token < 0:
             raise op.error("decoder_start_token_id is not set")
         self.layers = (len(names) - self.first_past) // 4
+        selves = names[self.first_past:self.first_past + 2 * self.layers]
+        self.cache_names = list(zip(selves, [o.name for o in decoder.output][1:1 + 2 * self.layers]))
         self.bodies, self.path, self.start_token = bodies, op.path, start_token
 
     def start(self, call: Call, input_ids: np.ndarray, mask: np.ndarray | None, beams: int, pad: int,
@@ -209,6 +215,7 @@ class _EncoderDecoderRun:
     def __init__(self, layout: EncoderDecoder, bodies: _Bodies, input_ids: np.ndarray, mask: np.ndarray | None,
                  beams: int, pad: int, decoder_input_ids: np.ndarray | None) -> None:
         self.layout, self.bodies, self.beams = layout, bodies, beams
+        self.cache_names, self.batch_axis = layout.cache_names, 0
         batch = input_ids.shape[0]
         starts = (np.full((batch, 1), layout.start_token, dtype=np.int32) if decoder_input_ids is None
                   else np.asarray(decoder_input_ids, dtype=np.int32))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...errors import ExecutionError, where
+from ...trace.shared_caches import CacheSteps, share_caches
 from ...trace.trace import IterationInfo
 from ..body_values import one_value
 from ..ops.base import Call, OpNode, SpecialKernel
@@ -92,6 +93,7 @@ class _Loop:
                  vocab: int | None) -> None:
         self.call, self.run, self.sequences, self.max_length, self.vocab = call, run, sequences, max_length, vocab
         self.steps = 0
+        self.ran: list[tuple[Step, np.ndarray | None]] = []  # each step's decoder run and the rows it continues
 
     def go(self, choose: Callable[[np.ndarray, int], tuple[np.ndarray, np.ndarray | None, IterationInfo, bool]]
            ) -> str:
@@ -105,11 +107,23 @@ class _Loop:
             info["subgraphs"] = step.subgraphs
             engine.record_iteration(call.path, index, step.feeds, step.returned, info)
             self.steps += 1
+            self.ran.append((step, parents))
             if ended:
                 return "every sequence ended"
             if self.sequences.shape[1] < self.max_length:
                 self.run.advance(step, tokens, parents)
         return "max_length reached"
+
+    def share(self, first_event: int) -> None:
+        """Every step's caches recorded once (trace/shared_caches.py), from the first step the decoder ran."""
+        ran = [(step, parents) for step, parents in self.ran if "decoder" in step.subgraphs and
+               step.subgraphs[-1] == "decoder"]
+        caches = []
+        for past, present in self.run.cache_names:
+            presents = [step.returned.get(present) for step, _ in ran]
+            nexts = [following.feeds.get(past) for following, _ in ran[1:]] + [None]
+            caches.append(CacheSteps(presents, [parents for _, parents in ran], nexts, self.run.batch_axis))
+        share_caches(self.call.engine.trace, caches, first_event)
 
 
 def _vocab(op: OpNode) -> int | None:
@@ -163,7 +177,9 @@ def _greedy(op: OpNode, bodies: Bodies, sampling: bool) -> SpecialKernel:
             loop.sequences = np.concatenate([loop.sequences, tokens[:, None]], axis=1)
             return tokens, None, IterationInfo(tokens=chose, finished=ended.tolist()), bool(ended.all())
 
+        first_event = len(call.engine.trace.events)
         reason = loop.go(choose)
+        loop.share(first_event)
         out = np.zeros((input_ids.shape[0], max_length), dtype=np.int32)
         out[:, :loop.sequences.shape[1]] = loop.sequences
         results: list[Any] = [out]
@@ -240,7 +256,9 @@ def beam_search_kernel(op: OpNode, bodies: Bodies) -> SpecialKernel:
                                  finished=[entry.done for entry in scorer.entries])
             return tokens, parents, info, scorer.is_done
 
+        first_event = len(call.engine.trace.events)
         reason = loop.go(choose)
+        loop.share(first_event)
         sequences, sequence_scores = scorer.finalize(loop.sequences, beam_scores, returned, max_length)
         results: list[Any] = [sequences, sequence_scores if wanted[1] else None]
         if wanted[2]:
