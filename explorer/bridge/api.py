@@ -19,7 +19,7 @@ from .calls import odd_weight
 from .captured import Captured, load_captured
 from .cell_fitting import fit_cell
 from .fitting import fit
-from .loop_fitting import fit_loop_cell, mends
+from .loop_fitting import departing_gate, fit_loop_cell, mends
 from .report import Finding, FrameworkComparison
 from .scopes import read_scopes
 from .settings_check import odd_setting
@@ -113,12 +113,13 @@ def compare_framework(model: Model | str | os.PathLike | bytes, side: FrameworkS
     points = align_points(model, captured, scopes, recorded)
     result.checks = check_points(model, trace, captured, points, recorded, rtol, atol, scopes.stack)
     if diagnose:
-        result.diagnosis = _diagnose(model, trace, captured, scopes, result, recorded, rtol, atol)
+        result.diagnosis = _diagnose(model, trace, captured, scopes, result, recorded, rtol, atol,
+                                     {n: feeds[n] for n in names})
     return result
 
 
 def _diagnose(model: Model, trace: Any, captured: Captured, scopes: Any, result: FrameworkComparison,
-              recorded: Recorded, rtol: float, atol: float) -> list[Finding]:
+              recorded: Recorded, rtol: float, atol: float, feeds: dict[str, Any]) -> list[Finding]:
     """A finding for each point departing with its own error: the exporter variant of a recurrent node that
     reproduces the framework, the odd weight of one call of a module called many times, or no explanation."""
     found: list[Finding] = []
@@ -141,6 +142,9 @@ def _diagnose(model: Model, trace: Any, captured: Captured, scopes: Any, result:
             if looped is not None:
                 mended.append(looped.fixed)
                 odd = looped.finding
+                if check.where.gate is None:
+                    check.where.gate = departing_gate(trace, looped.fixed, feeds, looped.cell,
+                                                      check.where.step or 0, rtol, atol)
         odd = odd or odd_setting(model, scopes, captured.modules[p.module], p)
         if odd is None and captured.modules[p.module].calls > 1:
             odd = odd_weight(model, scopes, p)

@@ -65,6 +65,8 @@ def _apply(proto: onnx.ModelProto, model: Model, finding: Finding) -> str:
         return _replace_weights(proto, finding.replace)
     if finding.weights:
         return rewrite_weights(proto, model, finding.weights)
+    if finding.body:
+        return next((why for why in (move.apply(proto, model) for move in finding.body) if why), "")
     if finding.attribute is not None:
         path, key, value = finding.attribute
         node = _main_graph_node(proto, model, path)
