@@ -169,7 +169,34 @@ def _tree(result, key: str) -> int | None:
     row = picked[0] if picked else first
     if row is not None:
         st.text("\n".join(views.point_lines(result.checks[row])))
+        _step_cursor(result, tree_key, row)
     return row
+
+
+def _step_cursor(result, tree_key: str, row: int) -> None:
+    """A module chosen in the tree (or in the export's drawing) moves the Step page's cursor to its first
+    departing event in the app's run (the module value's node at its loop iteration); the pick shown first, the
+    cause, leaves the cursor where it is until the button asks for it."""
+    trace = state.current_trace()
+    check = views.departing_check(result, row)
+    node = check.point.onnx_node
+    if trace is None or node is None:
+        return
+    try:
+        index = trace.event(node, check.point.iteration).index
+    except KeyError:
+        st.caption(md(f"The app's run has no event of {node} at iteration {check.point.iteration}: its inputs are "
+                      "not the capture's."))
+        return
+    stepped = st.session_state.setdefault(state.COMPARE_MODULE_STEPPED, {})
+    if tree_key in stepped and stepped[tree_key] != row:
+        state.set_cursor(index)
+    stepped[tree_key] = row
+    at = f" at loop iteration {views.iteration_text(check)}" if check.point.iteration else ""
+    if st.button(md(f"Step through from {check.point.label} ({node}{at}), event {index}"),
+                 key=state.W_COMPARE_MODULE_STEP, icon=":material/footprint:"):
+        state.set_cursor(index)
+        st.switch_page("explorer/ui/pages/step.py")
 
 
 def _selection(row: int) -> dict[str, Any]:

@@ -79,6 +79,13 @@ def row_of_node(result: FrameworkComparison, node: str) -> int | None:
     return next((k for k in rows if result.checks[k].departs), rows[0] if rows else None)
 
 
+def departing_check(result: FrameworkComparison, row: int) -> PointCheck:
+    """Where choosing a row takes the Step page: its module's first departing value (in the framework's order:
+    its first departing call, inside a loop its first departing iteration), else the row's own value."""
+    check = result.checks[row]
+    return next((c for c in result.checks if c.point.module == check.point.module and c.departs), check)
+
+
 def point_lines(check: PointCheck) -> list[str]:
     """What one module value is in the export: its ONNX node, value and iteration, where it departs first, its
     error (own and handed) and the line of the user's code."""

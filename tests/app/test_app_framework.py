@@ -17,6 +17,8 @@ import streamlit
 from streamlit import config
 from streamlit.testing.v1 import AppTest
 
+import explorer
+from explorer.bridge import load_captured
 from explorer.ui import state
 from explorer.ui.framework_side import CODE_OFF
 from explorer.views import styles
@@ -145,6 +147,43 @@ def test_a_module_picked_in_the_tree_shows_its_node_iteration_and_source():
     assert f"{labels[cell]} is ONNX node {node}" in shown and "at loop iteration (2,)" in shown
     assert "carried" in shown  # the projection carries its error into the cell: not the cell's own
     assert diagram_args(at, state.W_COMPARE_MODULE_DIAGRAM)["focus"] == svg_id("node", node)
+
+
+def test_choosing_a_module_moves_the_step_cursor_to_its_first_departing_event():
+    """The reset gate moved before the product in the scripted Loop's cell: every call of the cell departs. Picking
+    a module value that agrees takes the cursor to its own event; picking a later call of a departing module, to
+    the module's first departing call, whose recorded value is the first to part from PyTorch's."""
+    fault = BRIDGE / "faults" / "ts_loop_gru_reset_before.onnx"
+    at = with_capture(framework_page(fault, BRIDGE / "loop_gru_feeds.npz"), "loop_gru.npz")
+    assert_clean(at)
+    cursor = at.session_state[state.CURSOR]  # the cause is shown first: the cursor stays where it was
+    labels = [m.strip() for m in at.dataframe[0].value["module"]]
+    statuses = list(at.dataframe[0].value["status"])
+    head = labels.index("head (call 2)")
+    assert statuses[head] == "carried"
+    at.session_state[tree_key(at)] = {"selection": {"rows": [labels.index("proj (call 2)")], "columns": [],
+                                                    "cells": []}}
+    at.run()
+    assert_clean(at)
+    trace = explorer.run(explorer.load(fault), dict(np.load(BRIDGE / "loop_gru_feeds.npz")))
+    proj = trace.events[at.session_state[state.CURSOR]]  # proj agrees everywhere: its own event
+    assert (proj.node, proj.iteration) == ("/Loop/body//proj/Gemm", (2,)) and proj.index != cursor
+    at.session_state[tree_key(at)] = {"selection": {"rows": [head], "columns": [], "cells": []}}
+    at.run()
+    assert_clean(at)
+    moved = at.session_state[state.CURSOR]
+    event = trace.events[moved]
+    assert event.node == "/Loop/body//head/Gemm"
+    captured = load_captured(BRIDGE / "loop_gru.npz")
+    runs = trace.events_of(event.node)
+    errors = [np.abs(e.outputs["/head/Gemm_output_0"] - captured.values[("out", "head", e.iteration[0], 0)]).max()
+              for e in runs]
+    first = next(k for k, error in enumerate(errors) if error > 1e-4)  # judged against PyTorch's own values
+    assert event.iteration == runs[first].iteration == (0,)
+    # the button steps through from there: the Step page opens at that event
+    at.button(key=state.W_COMPARE_MODULE_STEP).click().run()
+    assert_clean(at)
+    assert at.session_state[state.CURSOR] == moved
 
 
 def test_an_agreeing_export_says_so_and_offers_no_fix():
