@@ -201,13 +201,8 @@ def fit_loop_cell(model: Model, point: Point, before: list[Point], recorded: Rec
         fixed = _moved_model(model, moves)
         diff = _fits(fixed, point, before, recorded, errors, rtol, atol)
         if fixed is not None and diff is not None:
-            where = f" ({which})" if which else ""
-            fix = (f"move the reset gate after the candidate's recurrent product{where}: "
-                   + "; ".join(f"{m.reset} applies r to the output of {m.chain[-1]}" for m in moves))
-            text = (f"{cell.kind} written as a {cell.form} ({cell.loops[0]!r}): the body applies the reset gate to "
-                    "the state before the recurrent product, (W x + b) + R (r * h) + Rb (linear_before_reset=0 "
-                    "written out); the framework applies it after, (W x + b) + r * (R h + Rb) (linear_before_reset=1)"
-                    f". Fixed ({fix}), {point.label} matches the framework to {diff:.1g}")
+            text, fix = _reset_words(cell, which, moves)
+            text += f". Fixed ({fix}), {point.label} matches the framework to {diff:.1g}"
             return LoopFit(Finding(point.module, point.onnx_node, text, fix, point=point.label, body=moves), fixed,
                            cell)
     tensors = _tensors(cell, recorded)
@@ -220,6 +215,23 @@ def fit_loop_cell(model: Model, point: Point, before: list[Point], recorded: Rec
             return LoopFit(Finding(point.module, point.onnx_node, text, fix, point=point.label, weights=changes),
                            fixed, cell)
     return None
+
+
+def _reset_words(cell: RecurrentCell, which: str, moves: tuple[ResetMove, ...]) -> tuple[str, str]:
+    """(what the export got wrong, the fix) for a move of the reset gate."""
+    before, after = "(W x + b) + R (r * h) + Rb", "(W x + b) + r * (R h + Rb)"
+    where = f" ({which})" if which else ""
+    head = f"{cell.kind} written as a {cell.form} ({cell.loops[0]!r}): "
+    if moves[0].after:
+        return (head + f"the body applies the reset gate to the state before the recurrent product, {before} "
+                f"(linear_before_reset=0 written out); the framework applies it after, {after} "
+                "(linear_before_reset=1)",
+                f"move the reset gate after the candidate's recurrent product{where}: "
+                + "; ".join(f"{m.reset} applies r to the output of {m.chain[-1]}" for m in moves))
+    return (head + f"the body applies the reset gate after the recurrent product, {after} (linear_before_reset=1 "
+            f"written out); the framework applies it to the state before, {before} (linear_before_reset=0)",
+            f"move the reset gate before the candidate's recurrent product{where}: "
+            + "; ".join(f"{m.chain[0]} reads r * {m.state} from {m.reset}" for m in moves))
 
 
 def _fits(fixed: Model | None, point: Point, before: list[Point], recorded: Recorded, errors: dict[int, float],

@@ -2,8 +2,11 @@
 structure, not an attribute: a body that resets the state before the candidate's recurrent product,
 (W x + b) + R (r * h) + Rb, where the framework resets after it, (W x + b) + r * (R h + Rb) (PyTorch; Keras with
 reset_after=True), is rewritten by moving the reset gate's Mul after the product (and its bias, when the body adds
-one to the product alone). The moved nodes keep their names, attributes and output names; no node is added or
-removed, and every node outside the moved ones keeps its path."""
+one to the product alone); a body that resets after a product of the state alone, where the framework resets
+before it (Keras with reset_after=False), by moving the Mul back onto the state the product reads. The moved nodes
+keep their names, attributes and output names; no node is added or removed, and every node outside the moved ones
+keeps its path. (A body that slices the candidate's part out of one product of the state for every gate would need
+a product of its own: not written.)"""
 from __future__ import annotations
 
 import copy
@@ -14,7 +17,7 @@ import onnx
 
 from ..cells.cell import RecurrentCell
 from ..cells.cell_weights import applied_weight
-from ..cells.dataflow import Flows, GraphDataflow
+from ..cells.dataflow import PRODUCT_OPS, Flows, GraphDataflow
 from ..model.model import Model
 from ..proto.graph import NodeRef
 from .weight_writes import graph_of
@@ -22,36 +25,44 @@ from .weight_writes import graph_of
 
 @dataclass(frozen=True)
 class ResetMove:
-    """One direction's move: the Mul (r, h) `reset`, and the nodes from the candidate's product to what r is to
-    multiply (the product, and its bias's Add when included), in order; `state` is the h the Mul reads."""
+    """One direction's move of the reset gate's Mul `reset` (r times something): `after` moves it from the state,
+    (r * h) read by the product, to what the product makes (the product, and its bias's Add when included, are
+    `chain`, in order); else from what the product makes back to the state the product then reads. `state` is h."""
 
     graph: str
     reset: str
     chain: tuple[str, ...]
     state: str
     gate: str
+    after: bool = True
 
     def apply(self, proto: onnx.ModelProto, model: Model) -> str:
         """Rewrites `proto` (a copy of `model` as given); returns why it could not, or ""."""
         graph = graph_of(proto, model, self.graph)
-        refs = [model.node(path) for path in (self.reset, *self.chain)]
+        paths = (self.reset, *self.chain) if self.after else (*self.chain, self.reset)
+        refs = [model.node(path) for path in paths]
         if any(ref.graph.path != self.graph for ref in refs):
             return "the nodes to move lie in different graphs"
         positions = [ref.index for ref in refs]
-        nodes = [graph.node[k] for k in positions]
-        reset, product, rest = copy.deepcopy(nodes[0]), copy.deepcopy(nodes[1]), [copy.deepcopy(n) for n in nodes[2:]]
-        last = (rest[-1] if rest else product).output[0]
-        readers = [n for k, n in enumerate(graph.node) if k not in positions and last in n.input]
-        if last in {o.name for o in graph.output} or not readers:
-            return f"{last!r} is a graph output or read by no node"
-        product.input[0] = self.state
-        reset.input[:] = [self.gate, last]
+        nodes = [copy.deepcopy(graph.node[k]) for k in positions]
+        reset, chain = (nodes[0], nodes[1:]) if self.after else (nodes[-1], nodes[:-1])
+        if self.after:  # r * h -> product -> [bias] becomes product(h) -> [bias] -> r * that
+            leaving, chain[0].input[0] = chain[-1].output[0], self.state
+            reset.input[:] = [self.gate, leaving]
+            made, moved = reset.output[0], [*chain, reset]
+        else:  # product(h) -> [bias] -> r * that becomes r * h -> product -> [bias]
+            leaving = reset.output[0]
+            reset.input[:] = [self.gate, self.state]
+            chain[0].input[0] = reset.output[0]
+            made, moved = chain[-1].output[0], [reset, *chain]
+        readers = [n for k, n in enumerate(graph.node) if k not in positions and leaving in n.input]
+        if leaving in {o.name for o in graph.output} or not readers:
+            return f"{leaving!r} is a graph output or read by no node"
         for node in readers:
             for k, name in enumerate(node.input):
-                if name == last:
-                    node.input[k] = reset.output[0]
-        moved = [product, *rest, reset]  # in the place of the last: every input they read is made before it
-        order: list[onnx.NodeProto] = []
+                if name == leaving:
+                    node.input[k] = made
+        order: list[onnx.NodeProto] = []  # the moved nodes in the place of the last: what they read is made before
         for k, node in enumerate(graph.node):
             if k == positions[-1]:
                 order.extend(moved)
@@ -77,32 +88,81 @@ def _reset_mul(flow: GraphDataflow, product: NodeRef, state: str) -> tuple[NodeR
     return None
 
 
-def reset_moves(model: Model, cell: RecurrentCell) -> Iterator[tuple[str, tuple[ResetMove, ...]]]:
-    """For a loop-form GRU that resets before its product: (which directions, with or without the product's own
-    bias, in words; the moves), every direction together first."""
-    if cell.kind != "GRU" or cell.reset_after is not False or not cell.states:
-        return
-    flows = Flows(model.index)
-    options: list[list[tuple[str, ResetMove]]] = []  # per direction: its moves, with the bias first
-    for d, weights in enumerate(cell.weights):
-        if weights.candidate is None or d >= len(cell.states) or "H" not in cell.states[d]:
-            options.append([])
+def _product_reset(flow: GraphDataflow, cell: RecurrentCell, d: int, state: str) -> tuple[NodeRef, tuple[str, ...],
+                                                                                      str] | None:
+    """A body resetting after its product: the Mul r * q in the candidate's pre-activation, q the product of the
+    state (or that plus a bias); (the Mul, the product and its bias's Add, r), None when not written so."""
+    steps = cell.layout.directions[d] if cell.layout is not None and d < len(cell.layout.directions) else None
+    if steps is None or "r" not in steps.series or "h" not in steps.series:
+        return None
+    r = steps.series["r"].value
+    activation = flow.activation_node(steps.series["h"].value)
+    if activation is None or not activation.proto.input:
+        return None
+    for name in flow.cone(activation.proto.input[0], stop={state}):
+        node = flow.producer.get(name)
+        if node is None or node.op_type != "Mul" or len(node.proto.input) != 2:
             continue
-        flow = flows.of(weights.graph)
-        flow.variant = set(cell.states[d].values()) | {s.value for s in cell.inputs[d:d + 1]}  # what steps change
+        for gate, q in (tuple(node.proto.input), tuple(node.proto.input)[::-1]):
+            chain = _state_product(flow, q, state) if gate == r else None
+            if chain is not None:
+                return node, chain, gate
+    return None
+
+
+def _state_product(flow: GraphDataflow, value: str, state: str) -> tuple[str, ...] | None:
+    """The product of the state writing `value` (read by one node only), or that product and the Add of its bias."""
+    node = flow.producer.get(value)
+    if node is None or len(flow.consumers.get(value, [])) != 1:
+        return None
+    if node.op_type in PRODUCT_OPS and node.proto.input and flow.strip(node.proto.input[0]) == state:
+        return (node.path,)
+    if node.op_type == "Add" and len(node.proto.input) == 2:
+        for read, bias in (tuple(node.proto.input), tuple(node.proto.input)[::-1]):
+            inner = _state_product(flow, read, state) if flow.invariant(bias) else None
+            if inner is not None and len(inner) == 1:
+                return (*inner, node.path)
+    return None
+
+
+def _direction_moves(model: Model, flow: GraphDataflow, cell: RecurrentCell, d: int) -> list[tuple[str, ResetMove]]:
+    """One direction's moves, with its product's own bias first (resetting before: the bias may be the input's)."""
+    weights, state = cell.weights[d], cell.states[d]["H"]
+    if not cell.reset_after:
+        if weights.candidate is None:
+            return []
         product = model.node(weights.candidate.node)
-        found = _reset_mul(flow, product, cell.states[d]["H"])
+        found = _reset_mul(flow, product, state)
         if found is None:
-            options.append([])
-            continue
+            return []
         reset, gate = found
         bias = applied_weight(flow, product.path)[2]
         chains: list[tuple[str, tuple[str, ...]]] = []
         if bias is not None and bias.node != product.path and _reads(model, bias.node, product):
             chains.append(("with its bias", (product.path, bias.node)))
         chains.append(("", (product.path,)))
-        options.append([(what, ResetMove(weights.graph, reset.path, chain, cell.states[d]["H"], gate))
-                        for what, chain in chains])
+        return [(what, ResetMove(weights.graph, reset.path, chain, state, gate)) for what, chain in chains]
+    moved = _product_reset(flow, cell, d, state)
+    if moved is None:
+        return []
+    reset, chain, gate = moved
+    return [("", ResetMove(weights.graph, reset.path, chain, state, gate, after=False))]
+
+
+def reset_moves(model: Model, cell: RecurrentCell) -> Iterator[tuple[str, tuple[ResetMove, ...]]]:
+    """For a loop-form GRU: (which directions, with or without the product's own bias, in words; the moves of its
+    reset gate to the other side of the recurrent product), every direction together first."""
+    if cell.kind != "GRU" or cell.reset_after is None or not cell.states:
+        return
+    flows = Flows(model.index)
+    options: list[list[tuple[str, ResetMove]]] = []  # per direction
+    for d, weights in enumerate(cell.weights):
+        if d >= len(cell.states) or "H" not in cell.states[d]:
+            options.append([])
+            continue
+        flow = flows.of(weights.graph)
+        flow.variant = set(cell.states[d].values()) | {s.value for s in cell.inputs[d:d + 1]}  # what steps change
+        options.append(_direction_moves(model, flow, cell, d))
     if not any(options):
         return
     for k in range(max(len(o) for o in options)):

@@ -81,6 +81,8 @@ FAULTS = {
     "keras_tagger_lstm_if": ("lstm", 0, 0, 0, None),
     "keras_tagger_loop_constant": ("bigru.forward_gru", None, 0, 0, None),
     "keras_conv_loop_constant": ("gru", None, 0, 0, None),
+    # its GRU (reset_after=False) written resetting after the product: h starts at zero, so it shows from step 1
+    "keras_conv_gru_reset_after": ("gru", None, 0, 1, "h"),
     "keras_tagger_gru_gates": ("bigru.forward_gru", None, 0, 0, None),
     "keras_tagger_gru_directions": ("bigru.forward_gru", None, 0, 0, None),
     "keras_tagger_gru_bias_halves": ("bigru.forward_gru", None, 0, 0, None),
@@ -100,7 +102,7 @@ EXPORTERS = {"elman_loop_weight": ("ts",), "elman_ih_weight": ("ts",), "branches
              "scan_gru_reset_before": ("dynamo",),
              # scripted Loops; torch.cond
              "keras_tagger_lstm_if": ("tf2onnx",), "keras_tagger_loop_constant": ("tf2onnx",),
-             "keras_conv_loop_constant": ("tf2onnx",), "keras_tagger_gru_gates": ("tf2onnx",),
+             "keras_conv_loop_constant": ("tf2onnx",), "keras_conv_gru_reset_after": ("tf2onnx",), "keras_tagger_gru_gates": ("tf2onnx",),
              "keras_tagger_gru_directions": ("tf2onnx",), "keras_tagger_gru_bias_halves": ("tf2onnx",),
              "keras_masked_lstm_if": ("tf2onnx",)}
 CASES = [(exporter, fault) for fault in FAULTS for exporter in EXPORTERS.get(fault, ("ts", "dynamo"))]
@@ -272,30 +274,40 @@ def _body_ops(path: Path) -> list[str]:
     return [n.op_type for n in next(a.g for a in loop.attribute if a.name == "body").node]
 
 
-@pytest.mark.parametrize(("exporter", "fault", "form"), [("ts", "loop_gru_reset_before", "loop"),
-                                                         ("dynamo", "scan_gru_reset_before", "scan")])
-def test_a_loop_form_gru_resetting_before_its_product_gets_its_body_rewritten(tmp_path, exporter, fault, form):
-    """linear_before_reset is the body's structure in a loop-form GRU: the export computes (W x + b) + R (r * h) + Rb
-    where PyTorch computes (W x + b) + r * (R h + Rb); the fix moves the reset gate's Mul after the product."""
+@pytest.mark.parametrize(("exporter", "fault", "form", "framework_resets"), [
+    ("ts", "loop_gru_reset_before", "loop", "after"), ("dynamo", "scan_gru_reset_before", "scan", "after"),
+    ("tf2onnx", "keras_conv_gru_reset_after", "loop", "before")])
+def test_a_loop_form_gru_with_its_reset_gate_misplaced_gets_its_body_rewritten(tmp_path, exporter, fault, form,
+                                                                               framework_resets):
+    """linear_before_reset is the body's structure in a loop-form GRU: PyTorch computes (W x + b) + r * (R h + Rb)
+    where the export computes (W x + b) + R (r * h) + Rb, and Keras's reset_after=False GRU the other way round;
+    the fix moves the reset gate's Mul to the other side of the candidate's product."""
     captured = _capture_of_fault(fault)
-    result = compare_framework(_model(exporter, fault), captured_side(captured))
+    model = _model(exporter, fault)
+    result = compare_framework(model, captured_side(captured))
     (finding,) = result.diagnosis
-    assert finding.finding.startswith(f"GRU written as a {form}") and "linear_before_reset=0 written out" in \
-        finding.finding
-    assert finding.fix.startswith("move the reset gate after the candidate's recurrent product")
+    written = "linear_before_reset=0" if framework_resets == "after" else "linear_before_reset=1"
+    assert finding.finding.startswith(f"GRU written as a {form}") and f"{written} written out" in finding.finding
+    assert finding.fix.startswith(f"move the reset gate {framework_resets} the candidate's recurrent product")
+    module, _, _, step, gate = FAULTS[fault]
     first = result.to_json()["first"]
-    assert (first["module"], first["step"], first["gate"]) == ("cell", 0, "h")
+    assert (first["module"], first["step"], first["gate"]) == (module, step, gate)
     target = tmp_path / "fixed.onnx"
-    report = fix(_model(exporter, fault), captured_side(captured), None, target)
+    report = fix(model, captured_side(captured), None, target)
     assert report.complete and [o.proven for o in report.outcomes] == [True]
-    # the body's nodes moved, none added or removed: the reset gate's Mul now reads the product
-    assert sorted(_body_ops(target)) == sorted(_body_ops(_model(exporter, fault)))
+    # the body's nodes moved, none added or removed: the reset gate's Mul reads the product, or the product it
+    (move,) = finding.body
+    assert sorted(_body_ops(target)) == sorted(_body_ops(model))
     body = next(a.g for n in onnx.load(str(target)).graph.node if n.op_type in ("Loop", "Scan")
                 for a in n.attribute if a.name == "body")
     made = {o: n for n in body.node for o in n.output}
-    reset = next(n for n in body.node if n.name == "reset_state")
-    assert {made[i].op_type for i in reset.input if i in made} == {"Sigmoid", "Gemm"}
-    # onnxruntime: the fixed model gives PyTorch's output, and the clean export's on other inputs too
+    reset = next(n for n in body.node if n.name == explorer.load(model).node(move.reset).proto.name)
+    product = next(n for n in body.node if n.name == explorer.load(model).node(move.chain[0]).proto.name)
+    if framework_resets == "after":
+        assert made[reset.input[1]].name == explorer.load(model).node(move.chain[-1]).proto.name
+    else:
+        assert reset.input[1] == move.state and product.input[0] == reset.output[0]
+    # onnxruntime: the fixed model gives the framework's output, and the clean export's on other inputs too
     stored = load_captured(captured)
     clean = HERE / f"{exporter}_{captured.stem}.onnx"
     sessions = [onnxruntime.InferenceSession(str(p), providers=["CPUExecutionProvider"]) for p in (target, clean)]

@@ -150,10 +150,33 @@ def fault_masked_lstm_if(proto: onnx.ModelProto) -> str:
     return f"Loop {loop.name!r}: the i and f blocks of its kernel, recurrent kernel and bias swapped"
 
 
+def fault_gru_reset_after(proto: onnx.ModelProto) -> str:
+    """The GRU (reset_after=False) written as if it reset after its recurrent product: the body's candidate
+    (r * h) U + (x W + b) becomes r * (h U) + (x W + b), as a GRU with linear_before_reset=1 computes it."""
+    loop = _loops(proto)[0]
+    body = next(a.g for a in loop.attribute if a.name == "body")
+    state = loop_state = body.input[3].name  # the carried h (after the counter, the condition and the time)
+    made = {o: n for n in body.node for o in n.output}
+    product = next(n for n in body.node if n.op_type == "Gemm" and n.input[0] in made
+                   and made[n.input[0]].op_type == "Mul" and loop_state in made[n.input[0]].input)
+    reset = made[product.input[0]]
+    gate = next(i for i in reset.input if i != state)
+    moved = [onnx.helper.make_node("MatMul", [state, product.input[1]], ["reset_after/product:0"],
+                                   name="reset_after/product"),
+             onnx.helper.make_node("Mul", [gate, "reset_after/product:0"], [reset.output[0]], name=reset.name),
+             onnx.helper.make_node("Add", [product.input[2], reset.output[0]], [product.output[0]], name=product.name)]
+    nodes = [n for n in body.node if n is not reset]
+    at = nodes.index(product)
+    nodes[at:at + 1] = moved
+    del body.node[:]
+    body.node.extend(nodes)
+    return f"Loop {loop.name!r}: its body's reset gate applied after the recurrent product"
+
+
 FAULTS = {"keras_tagger": {"lstm_if": fault_lstm_if, "loop_constant": fault_loop_constant,
                            "gru_gates": fault_gru_gates, "gru_directions": fault_gru_directions,
                            "gru_bias_halves": fault_gru_bias_halves},
-          "keras_conv": {"loop_constant": fault_loop_constant},
+          "keras_conv": {"loop_constant": fault_loop_constant, "gru_reset_after": fault_gru_reset_after},
           "keras_masked": {"lstm_if": fault_masked_lstm_if}}
 
 
