@@ -68,8 +68,8 @@ FAULTS = {
     "elman_loop_weight": ("hh", None, 1, 1, None),  # h starts at zero: the weight shows from step 1 on
     "elman_ih_weight": ("ih", None, 0, 0, None),
     # a GRU cell written out (two Linear) in a scripted Loop's body
-    "loop_gru_cell_gates": ("cell.ih", None, 0, 0, None),
-    "loop_gru_cell_biases": ("cell.ih", None, 0, 0, None),
+    "loop_gru_cell_gates": ("cell.ih", None, 0, 0, "z"),
+    "loop_gru_cell_biases": ("cell.ih", None, 0, 0, "h"),
     "loop_gru_proj_bias": ("proj", None, 0, 0, None),
     # the same cell with its reset gate applied before the recurrent product: the candidate h departs first
     "loop_gru_reset_before": ("cell", None, 0, 0, "h"),
@@ -83,10 +83,10 @@ FAULTS = {
     "keras_conv_loop_constant": ("gru", None, 0, 0, None),
     # its GRU (reset_after=False) written resetting after the product: h starts at zero, so it shows from step 1
     "keras_conv_gru_reset_after": ("gru", None, 0, 1, "h"),
-    "keras_tagger_gru_gates": ("bigru.forward_gru", None, 0, 0, None),
+    "keras_tagger_gru_gates": ("bigru.forward_gru", None, 0, 0, "z"),
     "keras_tagger_gru_directions": ("bigru.forward_gru", None, 0, 0, None),
-    "keras_tagger_gru_bias_halves": ("bigru.forward_gru", None, 0, 0, None),
-    "keras_masked_lstm_if": ("lstm", None, 0, 0, None),  # an LSTM behind a Masking layer, written as a Loop
+    "keras_tagger_gru_bias_halves": ("bigru.forward_gru", None, 0, 0, "h"),
+    "keras_masked_lstm_if": ("lstm", None, 0, 0, "i"),  # an LSTM behind a Masking layer, written as a Loop
 }
 SOURCES = {"gru": ("self.gru(", "class Tagger"), "lstm": ("self.lstm(", "class Tagger"),
            "norm": ("self.norm(", "class Tagger"), "gcell": ("self.gcell(", "class Cells"),
