@@ -130,6 +130,7 @@ def _run_code(model: Model, name: str, data: bytes, factory: str, library: str, 
 def shown(model: Model, key: str, report: FixReport, data: bytes | None) -> None:
     """The verdict, the module tree beside the export, the diagnosis with its fixes and the fixed model."""
     result = report.comparison
+    st.session_state[state.FRAMEWORK_COMPARED] = (model.sha256, key, result)
     (st.success if result.agree else st.error)(md(views.headline(result)))
     for label, message in result.errors.items():
         st.caption(f"{md(label)}:")

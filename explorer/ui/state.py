@@ -47,6 +47,8 @@ LEARN_POSITION = "learn_position"  # learning mode: iterations revealed so far (
 TOUR = "tour_positions"  # sample -> index of the tour tip shown (past the end: closed)
 URL_READ = "url_read"  # the address's state was read (once per session)
 COMPARED = "compared"  # the Compare page's latest comparison (run key, its key, Comparison): Graph page colours
+FRAMEWORK_COMPARED = "framework_compared"  # the Compare page's latest framework comparison (model sha256, its key,
+# FrameworkComparison): the Graph page's own and carried error colours
 URL_PENDING = "url_pending"  # address parameters still to apply (inputs, cursor, node) once the model is active
 STEP_FRAMES = "step_frames"  # Step page: (what they depend on, {event: frame}, generation) kept for reuse
 JOBS = "judge_jobs"  # {job key: JudgeJob}, oldest first: the session's questions to onnxruntime (ui/jobs.py)

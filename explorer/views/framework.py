@@ -59,6 +59,24 @@ def error_values(result: FrameworkComparison) -> NodeValues:
     return NodeValues("error against the framework", found)
 
 
+def own_and_carried_values(result: FrameworkComparison) -> tuple[NodeValues, NodeValues]:
+    """The ONNX nodes of departing module values filled by their own error (rerun from the framework's inputs:
+    where error starts) and by the error they were handed (where it is only carried on), each the largest over
+    the values the node computes."""
+    own: dict[str, float] = {}
+    carried: dict[str, float] = {}
+    for c in result.checks:
+        node = c.point.onnx_node
+        if not c.departs or node is None:
+            continue
+        if c.status == "own error" and c.own is not None:
+            own[node] = max(own.get(node, 0.0), c.own.max_abs)
+        elif c.status == "carried" and c.handed is not None:
+            carried[node] = max(carried.get(node, 0.0), c.handed)
+    return (NodeValues(f"own error against {result.framework}", own),
+            NodeValues(f"error carried from earlier modules ({result.framework})", carried))
+
+
 def cause_nodes(result: FrameworkComparison) -> list[str]:
     """The ONNX nodes of the module values departing by their own error."""
     return list(dict.fromkeys(c.point.onnx_node for c in result.checks if c.status == "own error" and c.point.onnx_node))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from xml.etree import ElementTree
 
 import numpy as np
 import onnx
@@ -23,7 +24,7 @@ from explorer.ui import state
 from explorer.ui.framework_side import CODE_OFF
 from explorer.views import styles
 from explorer.views.dot_escape import svg_id
-from tests.support.apptest import diagram_args, start
+from tests.support.apptest import SVG, diagram_args, start
 
 BRIDGE = Path(__file__).resolve().parents[1] / "models" / "bridge"
 PAGE = "explorer/ui/pages/compare.py"
@@ -184,6 +185,36 @@ def test_choosing_a_module_moves_the_step_cursor_to_its_first_departing_event():
     at.button(key=state.W_COMPARE_MODULE_STEP).click().run()
     assert_clean(at)
     assert at.session_state[state.CURSOR] == moved
+
+
+def test_the_graph_page_colours_the_export_by_own_and_carried_error():
+    """After the framework comparison, the Graph page colours each node by its own error (where the error starts:
+    the cell, whose reset gate the export applies before the product) or by the error it only carries on (the
+    state's Linear and the head, handed a departing state)."""
+    fault = BRIDGE / "faults" / "ts_loop_gru_reset_before.onnx"
+    at = with_capture(framework_page(fault, BRIDGE / "loop_gru_feeds.npz"), "loop_gru.npz")
+    table = at.dataframe[0].value
+    own = table[table["status"] == "own error"]
+    carried = table[table["status"] == "carried"]
+    assert set(own["ONNX node"]) == {"/Loop/body//cell/Add_6"}
+    assert set(carried["ONNX node"]) == {"/Loop/body//cell/hh/Gemm", "/Loop/body//head/Gemm"}
+    at.switch_page("explorer/ui/pages/graph.py").run()
+    at.button_group(key=state.W_BODIES).set_value("all").run()  # the Loop's body drawn open
+    colours = at.button_group(key=state.W_COLOUR)
+    assert {"own error vs framework", "carried error"} <= set(colours.options)
+    cell, head, proj = (svg_id("scope", "/Loop/body//cell"), svg_id("node", "/Loop/body//head/Gemm"),
+                        svg_id("node", "/Loop/body//proj/Gemm"))  # the cell's nodes drawn as its scope's box
+    for overlay, rows, column, filled, unfilled in (("own", own, "own error", cell, head),
+                                                    ("carried", carried, "handed", head, proj)):
+        at.button_group(key=state.W_COLOUR).set_value(overlay).run()
+        assert_clean(at)
+        args = diagram_args(at, state.W_GRAPH_CLICK)
+        assert args["legend"]["title"].startswith("own error against" if overlay == "own" else "error carried")
+        top = args["legend"]["items"][-1]
+        assert float(top[1].split(" – ")[-1]) == pytest.approx(rows[column].max(), rel=1e-2)  # the table's
+        fills = {g.get("id"): next(e.get("fill") for e in g.iter() if e.tag in (f"{SVG}path", f"{SVG}polygon"))
+                 for g in ElementTree.fromstring(args["svg"]).iter(f"{SVG}g") if g.get("class") == "node"}
+        assert fills[filled] in styles.HEAT_SCALE and fills[unfilled] not in styles.HEAT_SCALE
 
 
 def test_an_agreeing_export_says_so_and_offers_no_fix():
