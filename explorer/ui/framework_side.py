@@ -27,6 +27,7 @@ from ..views import framework as views
 from ..views.framework_fix import Change, change_rows, fix_changes, fix_drawings
 from ..views.markup import md
 from . import diagram, jobs, owned, reach, state, uploads, widgets
+from .report_button import download_report
 
 SOURCES = {"capture": "Its capture (.npz)", "code": "Its code (a .py factory or a .keras file)"}
 LIBRARIES = {"PyTorch": "torch", "Keras": "keras"}
@@ -143,6 +144,7 @@ def shown(model: Model, key: str, report: FixReport, data: bytes | None) -> None
     with drawing:
         _drawing(model, result, key, row)
     _diagnosis(model, report, data)
+    download_report(model, "framework", framework=result)
 
 
 def _tree(result, key: str) -> int | None:

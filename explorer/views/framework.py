@@ -142,3 +142,24 @@ def headline(result: FrameworkComparison) -> str:
     return (f"First departing module: {p.label}{' at ' + first.source if first.source else ''}, ONNX node "
             f"{p.onnx_node}{' (' + where + ')' if where else ''}: {own}, handed {first.handed or 0:.3g} "
             f"({coverage}).")
+
+
+def framework_html(result: FrameworkComparison, esc: Any, table: Any) -> str:
+    """The report's section on an export against its framework model: the verdict, every module value in the
+    framework's order with its status, errors, ONNX node, iteration, step, gate and source line, and each finding
+    with its fix (`esc` and `table`: the report's escaping and table makers)."""
+    columns = ["module", "status", "error", "own error", "handed", "source", "ONNX node", "iteration", "step",
+               "direction", "gate", "why not aligned"]
+    rows = [{k: ("" if row[k] is None else row[k]) for k in columns} for row in module_rows(result)]
+    parts = [f'<p class="verdict">{esc(headline(result))}</p>',
+             f"<p>A: <span class=\"name\">{esc(result.model_source)}</span><br>"
+             f"B: <span class=\"name\">{esc(result.framework)}</span></p>",
+             "<h3>Modules, in the framework's order</h3>", table(rows, ("error", "own error", "handed"))]
+    legend = "; ".join(f"{status}: {meaning}" for status, _, meaning in status_legend(result))
+    parts.append(f'<p class="muted">{esc(legend)}</p>')
+    if result.diagnosis:
+        items = "".join(f"<li>{esc(f.finding)}<br>Fix: {esc(f.fix) if f.fix else 'none explorer can prove'}</li>"
+                        for f in result.diagnosis)
+        parts.append(f"<h3>Diagnosis</h3><ul>{items}</ul>")
+    parts += [f'<p class="muted">{esc(note)}</p>' for note in result.notes]
+    return "".join(parts)

@@ -104,8 +104,8 @@ def test_the_module_tree_beside_the_export_and_the_fix_before_and_after():
     before = diagram_args(at, state.W_COMPARE_FIX_BEFORE)
     after = diagram_args(at, state.W_COMPARE_FIX_AFTER)
     assert before["focus"] == after["focus"] == svg_id("node", "node_GRU_80")
-    [download] = at.get("download_button")
-    assert download.proto.label == "Download the fixed model"
+    labels = [button.proto.label for button in at.get("download_button")]
+    assert labels == ["Download the fixed model", "Download report"]
 
 
 def test_the_fixed_model_downloaded_computes_what_the_clean_export_does(monkeypatch):
@@ -132,6 +132,8 @@ def test_the_fixed_model_downloaded_computes_what_the_clean_export_does(monkeypa
         np.testing.assert_allclose(outputs(fixed, inputs)[0], outputs(BRIDGE / "ts_tagger.onnx", inputs)[0],
                                    rtol=1e-5, atol=1e-6)
     assert "attribute linear_before_reset" in list(at.dataframe[1].value["what"])
+    page = served["Download report"]()  # the report: made when the button is clicked
+    assert "Against the framework" in page and "set linear_before_reset=1" in page
 
 
 def test_a_module_picked_in_the_tree_shows_its_node_iteration_and_source():
@@ -221,7 +223,7 @@ def test_an_agreeing_export_says_so_and_offers_no_fix():
     at = with_capture(framework_page(BRIDGE / "ts_tagger.onnx"), "tagger.npz")
     assert_clean(at)
     assert plain(at.success[0].value) == "Every aligned module agrees with the framework (5 of 5 leaf modules aligned)."
-    assert not at.get("download_button")
+    assert [button.proto.label for button in at.get("download_button")] == ["Download report"]  # no fixed model
     assert set(at.dataframe[0].value["status"]) <= {"agrees", "unaligned"}
 
 
