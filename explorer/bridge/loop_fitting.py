@@ -231,7 +231,9 @@ def _reset_words(cell: RecurrentCell, which: str, moves: tuple[ResetMove, ...]) 
     return (head + f"the body applies the reset gate after the recurrent product, {after} (linear_before_reset=1 "
             f"written out); the framework applies it to the state before, {before} (linear_before_reset=0)",
             f"move the reset gate before the candidate's recurrent product{where}: "
-            + "; ".join(f"{m.chain[0]} reads r * {m.state} from {m.reset}" for m in moves))
+            + "; ".join(f"{m.reset} applies r to {m.state}, read by "
+                        + (f"a copy of {', '.join(m.chain)} whose cut it takes" if m.copied else m.chain[0])
+                        for m in moves))
 
 
 def _fits(fixed: Model | None, point: Point, before: list[Point], recorded: Recorded, errors: dict[int, float],

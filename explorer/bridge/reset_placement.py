@@ -5,8 +5,9 @@ reset_after=True), is rewritten by moving the reset gate's Mul after the product
 one to the product alone); a body that resets after a product of the state alone, where the framework resets
 before it (Keras with reset_after=False), by moving the Mul back onto the state the product reads. The moved nodes
 keep their names, attributes and output names; no node is added or removed, and every node outside the moved ones
-keeps its path. (A body that slices the candidate's part out of one product of the state for every gate would need
-a product of its own: not written.)"""
+keeps its path. A body that cuts the candidate's part out of one product of the state for every gate (as for
+reset_after=True) gets that product, its bias and its cut copied for r * h instead, the copy's cut taking the
+reset Mul's output name."""
 from __future__ import annotations
 
 import copy
@@ -35,10 +36,13 @@ class ResetMove:
     state: str
     gate: str
     after: bool = True
+    copied: bool = False  # the product is of every gate at once, cut after: r * h gets a copy of that chain
 
     def apply(self, proto: onnx.ModelProto, model: Model) -> str:
         """Rewrites `proto` (a copy of `model` as given); returns why it could not, or ""."""
         graph = graph_of(proto, model, self.graph)
+        if self.copied:
+            return self._copy(graph, model)
         paths = (self.reset, *self.chain) if self.after else (*self.chain, self.reset)
         refs = [model.node(path) for path in paths]
         if any(ref.graph.path != self.graph for ref in refs):
@@ -73,6 +77,49 @@ class ResetMove:
         return ""
 
 
+    def _copy(self, graph: onnx.GraphProto, model: Model) -> str:
+        """r * (cut of the product of h) becomes the same cut of a copy of the product (and its bias) of r * h: the
+        Mul is replaced by itself on the state and the chain's copy, the copy's last value taking the Mul's name."""
+        at = model.node(self.reset).index
+        reset = copy.deepcopy(graph.node[at])
+        leaving = reset.output[0]
+        taken = {o for n in graph.node for o in n.output} | {n.name for n in graph.node}
+        state = _free(f"{leaving}/reset_state", taken)
+        reset.input[:] = [self.gate, self.state]
+        reset.output[:] = [state]
+        renamed: dict[str, str] = {}
+        copies = []
+        for k, path in enumerate(self.chain):
+            node = copy.deepcopy(graph.node[model.node(path).index])
+            node.name = _free(f"{node.name or node.op_type}/reset_before", taken)
+            node.input[:] = [renamed.get(name, name) for name in node.input]
+            if k == 0:
+                node.input[0] = state
+            for j, name in enumerate(node.output):
+                renamed[name] = _free(f"{name}/reset_before", taken) if name else name
+                node.output[j] = renamed[name]
+            copies.append(node)
+        cut = next((name for name in graph.node[at].input if name != self.gate), "")
+        if cut not in renamed:
+            return f"{cut!r} is not made by the nodes to copy"
+        last = copies[-1]
+        last.output[list(last.output).index(renamed[cut])] = leaving
+        nodes = list(graph.node)
+        nodes[at:at + 1] = [reset, *copies]
+        del graph.node[:]
+        graph.node.extend(nodes)
+        return ""
+
+
+def _free(wanted: str, taken: set[str]) -> str:
+    name, k = wanted, 1
+    while name in taken:
+        k += 1
+        name = f"{wanted}{k}"
+    taken.add(name)
+    return name
+
+
 def _reset_mul(flow: GraphDataflow, product: NodeRef, state: str) -> tuple[NodeRef, str] | None:
     """The Mul (r, h) whose result the candidate's product reads, and r; None when the body is not written so."""
     read = product.proto.input[0] if product.proto.input else ""
@@ -88,10 +135,11 @@ def _reset_mul(flow: GraphDataflow, product: NodeRef, state: str) -> tuple[NodeR
     return None
 
 
-def _product_reset(flow: GraphDataflow, cell: RecurrentCell, d: int, state: str) -> tuple[NodeRef, tuple[str, ...],
-                                                                                      str] | None:
+def _product_reset(flow: GraphDataflow, cell: RecurrentCell, d: int,
+                   state: str) -> tuple[NodeRef, tuple[str, ...], str, bool] | None:
     """A body resetting after its product: the Mul r * q in the candidate's pre-activation, q the product of the
-    state (or that plus a bias); (the Mul, the product and its bias's Add, r), None when not written so."""
+    state (or that plus a bias), or a cut of one product of the state for every gate; (the Mul, the nodes from the
+    product to q, r, whether q is such a cut), None when not written so."""
     steps = cell.layout.directions[d] if cell.layout is not None and d < len(cell.layout.directions) else None
     if steps is None or "r" not in steps.series or "h" not in steps.series:
         return None
@@ -104,9 +152,39 @@ def _product_reset(flow: GraphDataflow, cell: RecurrentCell, d: int, state: str)
         if node is None or node.op_type != "Mul" or len(node.proto.input) != 2:
             continue
         for gate, q in (tuple(node.proto.input), tuple(node.proto.input)[::-1]):
-            chain = _state_product(flow, q, state) if gate == r else None
+            if gate != r:
+                continue
+            chain = _state_product(flow, q, state)
             if chain is not None:
-                return node, chain, gate
+                return node, chain, gate, False
+            chain = _cut_product(flow, q, state)
+            if chain is not None:
+                return node, chain, gate, True
+    return None
+
+
+def _cut_product(flow: GraphDataflow, value: str, state: str) -> tuple[str, ...] | None:
+    """The nodes making `value` as a cut (Slice, Split) of one product of the state for every gate, with the bias
+    Adds between: the product first, `value`'s writer last; None when it is not made so."""
+    chain: list[str] = []
+    current = value
+    for _ in range(5):
+        node = flow.producer.get(current)
+        if node is None:
+            return None
+        chain.insert(0, node.path)
+        if node.op_type in PRODUCT_OPS and node.proto.input and flow.strip(node.proto.input[0]) == state:
+            cut = any(flow.index.nodes[path].op_type in ("Slice", "Split") for path in chain)
+            return tuple(chain) if cut else None
+        if node.op_type in ("Slice", "Split") and node.proto.input:
+            current = node.proto.input[0]
+        elif node.op_type == "Add" and len(node.proto.input) == 2:
+            reads = [name for name in node.proto.input if not flow.invariant(name)]
+            if len(reads) != 1:
+                return None
+            current = reads[0]
+        else:
+            return None
     return None
 
 
@@ -145,8 +223,8 @@ def _direction_moves(model: Model, flow: GraphDataflow, cell: RecurrentCell, d: 
     moved = _product_reset(flow, cell, d, state)
     if moved is None:
         return []
-    reset, chain, gate = moved
-    return [("", ResetMove(weights.graph, reset.path, chain, state, gate, after=False))]
+    reset, chain, gate, cut = moved
+    return [("", ResetMove(weights.graph, reset.path, chain, state, gate, after=False, copied=cut))]
 
 
 def reset_moves(model: Model, cell: RecurrentCell) -> Iterator[tuple[str, tuple[ResetMove, ...]]]:

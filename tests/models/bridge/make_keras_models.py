@@ -173,10 +173,36 @@ def fault_gru_reset_after(proto: onnx.ModelProto) -> str:
     return f"Loop {loop.name!r}: its body's reset gate applied after the recurrent product"
 
 
+def fault_gru_reset_after_cut(proto: onnx.ModelProto) -> str:
+    """The same, written as an exporter that assumes reset_after=True does: one product of h with the whole
+    recurrent kernel, cut in three, r times the candidate's third: r * (h U)[:, 2 units:] + (x W + b)."""
+    loop = _loops(proto)[0]
+    body = next(a.g for a in loop.attribute if a.name == "body")
+    state = body.input[3].name
+    made = {o: n for n in body.node for o in n.output}
+    product = next(n for n in body.node if n.op_type == "Gemm" and n.input[0] in made
+                   and made[n.input[0]].op_type == "Mul" and state in made[n.input[0]].input)
+    reset = made[product.input[0]]
+    gate = next(i for i in reset.input if i != state)
+    kernel = made[product.input[1]].input[0]  # the candidate's columns are cut from the whole recurrent kernel
+    parts = [f"reset_after/cut:{k}" for k in range(3)]
+    moved = [onnx.helper.make_node("MatMul", [state, kernel], ["reset_after/product:0"], name="reset_after/product"),
+             onnx.helper.make_node("Split", ["reset_after/product:0"], parts, name="reset_after/cut", axis=1),
+             onnx.helper.make_node("Mul", [gate, parts[2]], [reset.output[0]], name=reset.name),
+             onnx.helper.make_node("Add", [product.input[2], reset.output[0]], [product.output[0]], name=product.name)]
+    nodes = [n for n in body.node if n is not reset]
+    at = nodes.index(product)
+    nodes[at:at + 1] = moved
+    del body.node[:]
+    body.node.extend(nodes)
+    return f"Loop {loop.name!r}: its body's reset gate applied to the candidate's cut of one product of h"
+
+
 FAULTS = {"keras_tagger": {"lstm_if": fault_lstm_if, "loop_constant": fault_loop_constant,
                            "gru_gates": fault_gru_gates, "gru_directions": fault_gru_directions,
                            "gru_bias_halves": fault_gru_bias_halves},
-          "keras_conv": {"loop_constant": fault_loop_constant, "gru_reset_after": fault_gru_reset_after},
+          "keras_conv": {"loop_constant": fault_loop_constant, "gru_reset_after": fault_gru_reset_after,
+                         "gru_reset_after_cut": fault_gru_reset_after_cut},
           "keras_masked": {"lstm_if": fault_masked_lstm_if}}
 
 
