@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import onnx
+from onnx import numpy_helper
 
 from ..cells.cell import RecurrentCell
 from ..cells.find import recurrent_cells
@@ -246,6 +247,22 @@ def _fits(fixed: Model | None, point: Point, before: list[Point], recorded: Reco
         return None
     diff = compare_values(point.label, forced.value, point.framework, rtol, atol)
     return diff.max_abs if diff.ok else None
+
+
+def replaced_model(model: Model, replace: dict[str, np.ndarray]) -> Model | None:
+    """The model with some of its main graph's initializers given other values (a fitted cell's weights)."""
+    proto = onnx.ModelProto()
+    proto.CopyFrom(model.as_given())
+    stored = {t.name: t for t in proto.graph.initializer}
+    if any(name not in stored for name in replace):
+        return None
+    for name, value in replace.items():
+        old = stored[name]
+        old.CopyFrom(numpy_helper.from_array(np.asarray(value).astype(numpy_helper.to_array(old).dtype), name))
+    try:
+        return load(proto.SerializeToString())
+    except ExplorerError:
+        return None
 
 
 def _moved_model(model: Model, moves: tuple[ResetMove, ...]) -> Model | None:

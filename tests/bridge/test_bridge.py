@@ -74,7 +74,7 @@ FAULTS = {
     # the same cell with its reset gate applied before the recurrent product: the candidate h departs first
     "loop_gru_reset_before": ("cell", None, 0, 0, "h"),
     # an nn.GRUCell in torch.scan's body (a Scan)
-    "scan_gru_cell_gates": ("cell", None, 0, 0, None),
+    "scan_gru_cell_gates": ("cell", None, 0, 0, "z"),
     "scan_gru_reset_before": ("cell", None, 0, 0, "h"),
     "branches_branch_bias": ("calm", None, 0, None, None),
     # Keras (tf2onnx): its LSTM as an operator, its GRUs as Loops
