@@ -2,7 +2,8 @@
 structure, not an attribute: a body that resets the state before the candidate's recurrent product,
 (W x + b) + R (r * h) + Rb, where the framework resets after it, (W x + b) + r * (R h + Rb) (PyTorch; Keras with
 reset_after=True), is rewritten by moving the reset gate's Mul after the product (and its bias, when the body adds
-one to the product alone); a body that resets after a product of the state alone, where the framework resets
+one to the product alone; the input's projection a Gemm adds as its C, as tf2onnx writes a reset_after=False cell,
+is added after r by an Add of its own); a body that resets after a product of the state alone, where the framework resets
 before it (Keras with reset_after=False), by moving the Mul back onto the state the product reads. The moved nodes
 keep their names, attributes and output names; no node is added or removed, and every node outside the moved ones
 keeps its path. A body that cuts the candidate's part out of one product of the state for every gate (as for
@@ -37,6 +38,7 @@ class ResetMove:
     gate: str
     after: bool = True
     copied: bool = False  # the product is of every gate at once, cut after: r * h gets a copy of that chain
+    outside: str = ""  # moving after: the input's part a Gemm adds as its C, added after r instead
 
     def apply(self, proto: onnx.ModelProto, model: Model) -> str:
         """Rewrites `proto` (a copy of `model` as given); returns why it could not, or ""."""
@@ -50,10 +52,16 @@ class ResetMove:
         positions = [ref.index for ref in refs]
         nodes = [copy.deepcopy(graph.node[k]) for k in positions]
         reset, chain = (nodes[0], nodes[1:]) if self.after else (nodes[-1], nodes[:-1])
-        if self.after:  # r * h -> product -> [bias] becomes product(h) -> [bias] -> r * that
+        if self.after:  # r * h -> product -> [bias] becomes product(h) -> [bias] -> r * that [-> + input's part]
             leaving, chain[0].input[0] = chain[-1].output[0], self.state
             reset.input[:] = [self.gate, leaving]
             made, moved = reset.output[0], [*chain, reset]
+            if self.outside:
+                del chain[0].input[2:]
+                taken = {o for n in graph.node for o in n.output} | {n.name for n in graph.node}
+                made = _free(f"{reset.output[0]}/with_input", taken)
+                moved.append(onnx.helper.make_node("Add", [self.outside, reset.output[0]], [made],
+                                                   name=_free(f"{reset.name or 'reset'}/with_input", taken)))
         else:  # product(h) -> [bias] -> r * that becomes r * h -> product -> [bias]
             leaving = reset.output[0]
             reset.input[:] = [self.gate, self.state]
@@ -203,6 +211,16 @@ def _state_product(flow: GraphDataflow, value: str, state: str) -> tuple[str, ..
     return None
 
 
+def _input_part(flow: GraphDataflow, product: NodeRef) -> str:
+    """The C a Gemm adds to the candidate's product when it changes from step to step (tf2onnx adds the input's
+    projection there), or ""."""
+    inputs = product.proto.input
+    plain = all(a.name != "beta" or a.f == 1.0 for a in product.proto.attribute)
+    if product.op_type != "Gemm" or len(inputs) < 3 or not inputs[2] or not plain or flow.invariant(inputs[2]):
+        return ""
+    return str(inputs[2])
+
+
 def _direction_moves(model: Model, flow: GraphDataflow, cell: RecurrentCell, d: int) -> list[tuple[str, ResetMove]]:
     """One direction's moves, with its product's own bias first (resetting before: the bias may be the input's)."""
     weights, state = cell.weights[d], cell.states[d]["H"]
@@ -219,7 +237,10 @@ def _direction_moves(model: Model, flow: GraphDataflow, cell: RecurrentCell, d: 
         if bias is not None and bias.node != product.path and _reads(model, bias.node, product):
             chains.append(("with its bias", (product.path, bias.node)))
         chains.append(("", (product.path,)))
-        return [(what, ResetMove(weights.graph, reset.path, chain, state, gate)) for what, chain in chains]
+        part = _input_part(flow, product)
+        return [(", ".join(w for w in (what, "the input's part added after" if outside else "") if w),
+                 ResetMove(weights.graph, reset.path, chain, state, gate, outside=outside))
+                for outside in ([part, ""] if part else [""]) for what, chain in chains]
     moved = _product_reset(flow, cell, d, state)
     if moved is None:
         return []

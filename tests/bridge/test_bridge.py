@@ -87,6 +87,8 @@ FAULTS = {
     "keras_tagger_gru_gates": ("bigru.forward_gru", None, 0, 0, "z"),
     "keras_tagger_gru_directions": ("bigru.forward_gru", None, 0, 0, None),
     "keras_tagger_gru_bias_halves": ("bigru.forward_gru", None, 0, 0, "h"),
+    # the forward GRU (reset_after=True) written resetting the state before the product, tf2onnx's other form
+    "keras_tagger_gru_reset_before": ("bigru.forward_gru", None, 0, 0, "h"),
     "keras_masked_lstm_if": ("lstm", None, 0, 0, "i"),  # an LSTM behind a Masking layer, written as a Loop
 }
 SOURCES = {"gru": ("self.gru(", "class Tagger"), "lstm": ("self.lstm(", "class Tagger"),
@@ -104,6 +106,7 @@ EXPORTERS = {"elman_loop_weight": ("ts",), "elman_ih_weight": ("ts",), "branches
              # scripted Loops; torch.cond
              "keras_tagger_lstm_if": ("tf2onnx",), "keras_tagger_loop_constant": ("tf2onnx",),
              "keras_conv_loop_constant": ("tf2onnx",), "keras_conv_gru_reset_after": ("tf2onnx",),
+             "keras_tagger_gru_reset_before": ("tf2onnx",),
              "keras_conv_gru_reset_after_cut": ("tf2onnx",), "keras_tagger_gru_gates": ("tf2onnx",),
              "keras_tagger_gru_directions": ("tf2onnx",), "keras_tagger_gru_bias_halves": ("tf2onnx",),
              "keras_masked_lstm_if": ("tf2onnx",)}
@@ -278,6 +281,7 @@ def _body_ops(path: Path) -> list[str]:
 
 @pytest.mark.parametrize(("exporter", "fault", "form", "framework_resets"), [
     ("ts", "loop_gru_reset_before", "loop", "after"), ("dynamo", "scan_gru_reset_before", "scan", "after"),
+    ("tf2onnx", "keras_tagger_gru_reset_before", "loop", "after"),
     ("tf2onnx", "keras_conv_gru_reset_after", "loop", "before"),
     ("tf2onnx", "keras_conv_gru_reset_after_cut", "loop", "before")])
 def test_a_loop_form_gru_with_its_reset_gate_misplaced_gets_its_body_rewritten(tmp_path, exporter, fault, form,
@@ -301,8 +305,9 @@ def test_a_loop_form_gru_with_its_reset_gate_misplaced_gets_its_body_rewritten(t
     # the body's nodes moved, none added or removed: the reset gate's Mul reads the product, or the product it;
     # where the export cuts the candidate out of one product for every gate, r * h gets a copy of that product
     (move,) = finding.body
-    copies = [model_ref.op_type for model_ref in map(explorer.load(model).node, move.chain)] if move.copied else []
-    assert sorted(_body_ops(target)) == sorted(_body_ops(model) + copies)
+    added = [ref.op_type for ref in map(explorer.load(model).node, move.chain)] if move.copied else \
+        ["Add"] if move.outside else []  # the input's part a Gemm added as its C, added after r instead
+    assert sorted(_body_ops(target)) == sorted(_body_ops(model) + added)
     body = next(a.g for n in onnx.load(str(target)).graph.node if n.op_type in ("Loop", "Scan")
                 for a in n.attribute if a.name == "body")
     made = {o: n for n in body.node for o in n.output}

@@ -198,9 +198,46 @@ def fault_gru_reset_after_cut(proto: onnx.ModelProto) -> str:
     return f"Loop {loop.name!r}: its body's reset gate applied to the candidate's cut of one product of h"
 
 
+def fault_gru_reset_before(proto: onnx.ModelProto) -> str:
+    """The forward GRU (reset_after=True) written as if it reset before its recurrent product, the way tf2onnx
+    writes a reset_after=False cell: r * (h U + b) + (x W + b') becomes (r * h) U + b + (x W + b'), the candidate's
+    columns of U and of the recurrent bias cut out in the body, the input's part the Gemm's C."""
+    loop = _loops(proto)[0]
+    body = next(a.g for a in loop.attribute if a.name == "body")
+    state = body.input[3].name
+    made = {o: n for n in body.node for o in n.output}
+    reset = next(n for n in body.node if n.op_type == "Mul" and any(
+        i in made and made[i].op_type == "Slice" for i in n.input) and state not in n.input)
+    cut = next(made[i] for i in reset.input if i in made and made[i].op_type == "Slice")
+    gate = next(i for i in reset.input if i != cut.output[0])
+    fused = made[cut.input[0]]  # one Gemm of h with the whole recurrent kernel and bias
+    after = next(n for n in body.node if n.op_type == "Add" and reset.output[0] in n.input)
+    part = next(i for i in after.input if i != reset.output[0])  # the input's projection of the candidate
+    starts, ends = (numpy_helper.to_array(next(t for t in body.initializer if t.name == name))[-1:]
+                    for name in cut.input[1:3])  # the cut's bounds on the last axis (the gates' units)
+    body.initializer.extend([numpy_helper.from_array(starts, "reset_before/starts"),
+                             numpy_helper.from_array(ends, "reset_before/ends"),
+                             numpy_helper.from_array(np.array([-1], np.int64), "reset_before/axes")])
+    bounds = ["reset_before/starts", "reset_before/ends", "reset_before/axes"]
+    nodes = [onnx.helper.make_node("Mul", [gate, state], ["reset_before/state"], name="reset_before/state"),
+             onnx.helper.make_node("Slice", [fused.input[1], *bounds], ["reset_before/kernel"],
+                                   name="reset_before/kernel"),
+             onnx.helper.make_node("Slice", [fused.input[2], *bounds], ["reset_before/bias"], name="reset_before/bias"),
+             onnx.helper.make_node("Gemm", ["reset_before/state", "reset_before/kernel", part],
+                                   ["reset_before/product"], name="reset_before/product"),
+             onnx.helper.make_node("Add", ["reset_before/product", "reset_before/bias"], [after.output[0]],
+                                   name=after.name)]
+    kept = [n for n in body.node if n is not reset]
+    at = kept.index(after)
+    kept[at:at + 1] = nodes
+    del body.node[:]
+    body.node.extend(kept)
+    return f"Loop {loop.name!r}: its body's reset gate applied to the state before the recurrent product"
+
+
 FAULTS = {"keras_tagger": {"lstm_if": fault_lstm_if, "loop_constant": fault_loop_constant,
                            "gru_gates": fault_gru_gates, "gru_directions": fault_gru_directions,
-                           "gru_bias_halves": fault_gru_bias_halves},
+                           "gru_bias_halves": fault_gru_bias_halves, "gru_reset_before": fault_gru_reset_before},
           "keras_conv": {"loop_constant": fault_loop_constant, "gru_reset_after": fault_gru_reset_after,
                          "gru_reset_after_cut": fault_gru_reset_after_cut},
           "keras_masked": {"lstm_if": fault_masked_lstm_if}}
