@@ -4,8 +4,8 @@ their biases, a GRU's candidate kernel, as cells/cell_weights.py finds them): th
 (every tensor together, or one alone), the input and recurrent biases swapped, the two directions' weights
 swapped (a bidirectional pair of loops). Each variant is written into a copy of the model (weight_writes.py) and the
 point is rerun there from exact inputs (forcing.py); the first that gives the framework's value is the fix,
-written as new values of those weights. A GRU whose body resets the state before its recurrent product where the
-framework resets after it has its body's nodes rewritten instead (reset_placement.py), tried first."""
+written as new values of those weights. A GRU whose body applies its reset gate on the other side of the recurrent
+product than the framework does has its body's nodes rewritten instead (reset_placement.py), tried first."""
 from __future__ import annotations
 
 import itertools
@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
 from ..cells.cell import RecurrentCell
 from ..cells.find import recurrent_cells
@@ -28,7 +27,7 @@ from .align import Point, Recorded
 from .forcing import force
 from .report import Finding
 from .reset_placement import ResetMove, reset_moves
-from .weight_writes import WeightKey, rewrite_weights
+from .weight_writes import WeightKey, replace_initializers, rewrite_weights
 
 ROLES = ("kernel", "recurrent", "kernel_bias", "recurrent_bias", "candidate")
 LETTERS = {("PyTorch", "GRU"): "rzn", ("PyTorch", "LSTM"): "ifgo", ("Keras", "GRU"): "zrh",
@@ -253,12 +252,8 @@ def replaced_model(model: Model, replace: dict[str, np.ndarray]) -> Model | None
     """The model with some of its main graph's initializers given other values (a fitted cell's weights)."""
     proto = onnx.ModelProto()
     proto.CopyFrom(model.as_given())
-    stored = {t.name: t for t in proto.graph.initializer}
-    if any(name not in stored for name in replace):
+    if replace_initializers(proto, replace):
         return None
-    for name, value in replace.items():
-        old = stored[name]
-        old.CopyFrom(numpy_helper.from_array(np.asarray(value).astype(numpy_helper.to_array(old).dtype), name))
     try:
         return load(proto.SerializeToString())
     except ExplorerError:

@@ -1,14 +1,14 @@
 """The reset gate's placement in a GRU the exporter wrote as a Loop or Scan, where linear_before_reset is the body's
-structure, not an attribute: a body that resets the state before the candidate's recurrent product,
-(W x + b) + R (r * h) + Rb, where the framework resets after it, (W x + b) + r * (R h + Rb) (PyTorch; Keras with
-reset_after=True), is rewritten by moving the reset gate's Mul after the product (and its bias, when the body adds
-one to the product alone; the input's projection a Gemm adds as its C, as tf2onnx writes a reset_after=False cell,
-is added after r by an Add of its own); a body that resets after a product of the state alone, where the framework resets
-before it (Keras with reset_after=False), by moving the Mul back onto the state the product reads. The moved nodes
-keep their names, attributes and output names; no node is added or removed, and every node outside the moved ones
-keeps its path. A body that cuts the candidate's part out of one product of the state for every gate (as for
-reset_after=True) gets that product, its bias and its cut copied for r * h instead, the copy's cut taking the
-reset Mul's output name."""
+structure, not an attribute. The rewrites, each of one direction's body:
+- it resets the state before the candidate's product, (W x + b) + R (r * h) + Rb, where the framework resets
+  after it, (W x + b) + r * (R h + Rb) (PyTorch; Keras with reset_after=True): the reset gate's Mul is moved after
+  the product (and its bias, when the body adds one to the product alone); the input's projection a Gemm adds as
+  its C (tf2onnx's form of a reset_after=False cell) is added after r by an Add of its own;
+- it resets after a product of the state alone where the framework resets before it (Keras with
+  reset_after=False): the Mul is moved back onto the state the product reads;
+- it resets after a cut of one product of the state for every gate (the form of reset_after=True): that product,
+  its bias and its cut are copied for r * h, the copy's cut taking the Mul's output name.
+Moved nodes keep their names, attributes and output names, so every other node keeps its path."""
 from __future__ import annotations
 
 import copy
@@ -83,7 +83,6 @@ class ResetMove:
         del graph.node[:]
         graph.node.extend(order)
         return ""
-
 
     def _copy(self, graph: onnx.GraphProto, model: Model) -> str:
         """r * (cut of the product of h) becomes the same cut of a copy of the product (and its bias) of r * h: the
