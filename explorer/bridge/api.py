@@ -19,7 +19,7 @@ from .calls import odd_weight
 from .captured import Captured, load_captured
 from .cell_fitting import fit_cell
 from .fitting import fit
-from .loop_fitting import fit_loop_cell, mends
+from .loop_fitting import cell_for, departing_gate, fit_loop_cell, mends, replaced_model
 from .report import Finding, FrameworkComparison
 from .scopes import read_scopes
 from .settings_check import odd_setting
@@ -113,12 +113,13 @@ def compare_framework(model: Model | str | os.PathLike | bytes, side: FrameworkS
     points = align_points(model, captured, scopes, recorded)
     result.checks = check_points(model, trace, captured, points, recorded, rtol, atol, scopes.stack)
     if diagnose:
-        result.diagnosis = _diagnose(model, trace, captured, scopes, result, recorded, rtol, atol)
+        result.diagnosis = _diagnose(model, trace, captured, scopes, result, recorded, rtol, atol,
+                                     {n: feeds[n] for n in names})
     return result
 
 
 def _diagnose(model: Model, trace: Any, captured: Captured, scopes: Any, result: FrameworkComparison,
-              recorded: Recorded, rtol: float, atol: float) -> list[Finding]:
+              recorded: Recorded, rtol: float, atol: float, feeds: dict[str, Any]) -> list[Finding]:
     """A finding for each point departing with its own error: the exporter variant of a recurrent node that
     reproduces the framework, the odd weight of one call of a module called many times, or no explanation."""
     found: list[Finding] = []
@@ -136,11 +137,15 @@ def _diagnose(model: Model, trace: Any, captured: Captured, scopes: Any, result:
             found.append(Finding(p.module, p.onnx_node, fitted.finding, fitted.variant.fix, fitted, p.label))
             continue
         odd = fit_cell(model, captured.modules[p.module], p, before, recorded, errors, rtol, atol)
+        if odd is not None and odd.replace:  # a cell module's weights: in a Scan's body, its gates are gathered
+            _locate_gate(check, trace, replaced_model(model, odd.replace), feeds, cell_for(model, p, before),
+                         rtol, atol)
         if odd is None:
             looped = fit_loop_cell(model, p, before, recorded, errors, rtol, atol)
             if looped is not None:
                 mended.append(looped.fixed)
                 odd = looped.finding
+                _locate_gate(check, trace, looped.fixed, feeds, looped.cell, rtol, atol)
         odd = odd or odd_setting(model, scopes, captured.modules[p.module], p)
         if odd is None and captured.modules[p.module].calls > 1:
             odd = odd_weight(model, scopes, p)
@@ -153,6 +158,13 @@ def _diagnose(model: Model, trace: Any, captured: Captured, scopes: Any, result:
                              f"with its own error {check.own.max_abs if check.own else 0:.3g}; {what}",
                              point=p.label))
     return found
+
+
+def _locate_gate(check: Any, trace: Any, fixed: Model | None, feeds: dict[str, Any], cell: Any, rtol: float,
+                 atol: float) -> None:
+    """The gate a departing loop-form cell parts at, from its gates against the fixed model's (when none is known)."""
+    if cell is not None and fixed is not None and check.where.gate is None:
+        check.where.gate = departing_gate(trace, fixed, feeds, cell, check.where.step or 0, rtol, atol)
 
 
 def factory_names(source: str) -> list[str]:

@@ -161,19 +161,33 @@ def capture(module: Any, inputs: list[np.ndarray] | tuple[np.ndarray, ...]) -> C
 
 @contextlib.contextmanager
 def _plain_control_flow() -> Iterator[None]:
-    """torch.cond run as plain Python: forward hooks cannot run inside it (it compiles its branches)."""
+    """torch.cond and torch.scan run as plain Python: forward hooks cannot run inside them (they compile their
+    bodies). A scan's combine function is called once per step, so a cell it calls is captured per step."""
+    import importlib
+
     import torch
 
-    original = torch.cond
+    scan_module: Any = importlib.import_module("torch._higher_order_ops.scan")  # the package's `scan` is the function
+    original_cond, original_run = torch.cond, scan_module._maybe_compile_and_run_fn
 
     def cond(pred: Any, true_fn: Any, false_fn: Any, operands: Any = (), **_: Any) -> Any:
         return true_fn(*operands) if bool(pred) else false_fn(*operands)
 
-    torch.cond = cond
+    def run(fn: Any, combine_fn: Any, leaves_init: list[Any], leaves_xs: list[Any]) -> Any:
+        if getattr(fn, "__name__", "") != "run_flattened_scan":
+            return original_run(fn, combine_fn, leaves_init, leaves_xs)
+        carry_leaves, outs, carry = list(leaves_init), [], None
+        for t in range(leaves_xs[0].shape[0]):
+            carry, out = combine_fn(*carry_leaves, *[x[t] for x in leaves_xs])
+            carry_leaves = torch.utils._pytree.tree_leaves(carry)
+            outs.append(out)
+        return carry, torch.utils._pytree.tree_map(lambda *ys: torch.stack(ys), *outs)
+
+    torch.cond, scan_module._maybe_compile_and_run_fn = cond, run
     try:
         yield
     finally:
-        torch.cond = original
+        torch.cond, scan_module._maybe_compile_and_run_fn = original_cond, original_run
 
 
 def run_hooked(module: Any, inputs: Sequence[np.ndarray], hooks: list[Any]) -> Any:

@@ -19,7 +19,7 @@ from ..model.model import Model, load
 from .api import FrameworkSide, compare_framework
 from .fitting import Fit
 from .report import Finding, FrameworkComparison
-from .weight_writes import rewrite_weights
+from .weight_writes import replace_initializers, rewrite_weights
 
 
 @dataclass
@@ -62,9 +62,11 @@ _NAMES = ("X", "W", "R", "B")
 def _apply(proto: onnx.ModelProto, model: Model, finding: Finding) -> str:
     """Applies one fitted fix to `proto` (the model as given); returns why it could not be, or ""."""
     if finding.replace:
-        return _replace_weights(proto, finding.replace)
+        return replace_initializers(proto, finding.replace)
     if finding.weights:
         return rewrite_weights(proto, model, finding.weights)
+    if finding.body:
+        return next((why for why in (move.apply(proto, model) for move in finding.body) if why), "")
     if finding.attribute is not None:
         path, key, value = finding.attribute
         node = _main_graph_node(proto, model, path)
@@ -82,17 +84,6 @@ def _apply(proto: onnx.ModelProto, model: Model, finding: Finding) -> str:
     if finding.fitted is None:
         return "explorer knows no fix for it"
     return _apply_variant(proto, model, finding.fitted)
-
-
-def _replace_weights(proto: onnx.ModelProto, replace: dict[str, Any]) -> str:
-    stored = {t.name: t for t in proto.graph.initializer}
-    missing = [name for name in replace if name not in stored]
-    if missing:
-        return f"{', '.join(missing)} is not stored in the main graph"
-    for name, value in replace.items():
-        old = stored[name]
-        old.CopyFrom(numpy_helper.from_array(np.asarray(value).astype(numpy_helper.to_array(old).dtype), name))
-    return ""
 
 
 def _main_graph_node(proto: onnx.ModelProto, model: Model, path: str) -> onnx.NodeProto | None:

@@ -4,12 +4,14 @@ their biases, a GRU's candidate kernel, as cells/cell_weights.py finds them): th
 (every tensor together, or one alone), the input and recurrent biases swapped, the two directions' weights
 swapped (a bidirectional pair of loops). Each variant is written into a copy of the model (weight_writes.py) and the
 point is rerun there from exact inputs (forcing.py); the first that gives the framework's value is the fix,
-written as new values of those weights."""
+written as new values of those weights. A GRU whose body applies its reset gate on the other side of the recurrent
+product than the framework does has its body's nodes rewritten instead (reset_placement.py), tried first."""
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import onnx
@@ -18,11 +20,14 @@ from ..cells.cell import RecurrentCell
 from ..cells.find import recurrent_cells
 from ..compare.stats import compare_values
 from ..errors import ExplorerError
+from ..executor import run
 from ..model.model import Model, load
+from ..trace.trace import Trace
 from .align import Point, Recorded
 from .forcing import force
 from .report import Finding
-from .weight_writes import WeightKey, rewrite_weights
+from .reset_placement import ResetMove, reset_moves
+from .weight_writes import WeightKey, replace_initializers, rewrite_weights
 
 ROLES = ("kernel", "recurrent", "kernel_bias", "recurrent_bias", "candidate")
 LETTERS = {("PyTorch", "GRU"): "rzn", ("PyTorch", "LSTM"): "ifgo", ("Keras", "GRU"): "zrh",
@@ -49,6 +54,29 @@ class LoopFit:
 
     finding: Finding
     fixed: Model
+    cell: RecurrentCell
+
+
+def departing_gate(trace: Trace, fixed: Model, feeds: dict[str, Any], cell: RecurrentCell, step: int,
+                   rtol: float, atol: float) -> str | None:
+    """The first of the cell's series (its gates in the cell's order, then its states) that parts at `step` (in
+    processing order) between the export's run and the fixed model's, which gives the framework's values: where
+    the export's equations leave the framework's. None when the gates cannot be gathered."""
+    try:
+        ours = trace.gates(cell.path)
+        theirs = run(fixed, feeds).gates(cell.path)
+    except (KeyError, ExplorerError):
+        return None
+    reverse = [d.reverse for d in cell.layout.directions] if cell.layout is not None else []
+    for name, value in ours.items():
+        other = theirs.get(name)
+        if name == "mask" or other is None or other.shape != value.shape or step >= value.shape[0]:
+            continue
+        for d in range(value.shape[1]):
+            t = value.shape[0] - 1 - step if d < len(reverse) and reverse[d] else step
+            if not np.allclose(value[t, d], other[t, d], rtol=rtol, atol=atol, equal_nan=True):
+                return name
+    return None
 
 
 def cell_for(model: Model, point: Point, before: list[Point]) -> RecurrentCell | None:
@@ -169,18 +197,75 @@ def fit_loop_cell(model: Model, point: Point, before: list[Point], recorded: Rec
     cell = cell_for(model, point, before)
     if cell is None:
         return None
+    for which, moves in reset_moves(model, cell):
+        fixed = _moved_model(model, moves)
+        diff = _fits(fixed, point, before, recorded, errors, rtol, atol)
+        if fixed is not None and diff is not None:
+            text, fix = _reset_words(cell, which, moves)
+            text += f". Fixed ({fix}), {point.label} matches the framework to {diff:.1g}"
+            return LoopFit(Finding(point.module, point.onnx_node, text, fix, point=point.label, body=moves), fixed,
+                           cell)
     tensors = _tensors(cell, recorded)
     for wrong, fix, changes in variants(cell, tensors):
         fixed = _variant_model(model, changes)
-        if fixed is None:
-            continue
-        forced = force(fixed, point, before, recorded, errors)
-        if forced.value is None:
-            continue
-        diff = compare_values(point.label, forced.value, point.framework, rtol, atol)
-        if diff.ok:
+        diff = _fits(fixed, point, before, recorded, errors, rtol, atol)
+        if fixed is not None and diff is not None:
             text = (f"{cell.kind} written as a {cell.form} ({cell.loops[0]!r}): {wrong}. Fixed ({fix}), "
-                    f"{point.label} matches the framework to {diff.max_abs:.1g}")
+                    f"{point.label} matches the framework to {diff:.1g}")
             return LoopFit(Finding(point.module, point.onnx_node, text, fix, point=point.label, weights=changes),
-                           fixed)
+                           fixed, cell)
     return None
+
+
+def _reset_words(cell: RecurrentCell, which: str, moves: tuple[ResetMove, ...]) -> tuple[str, str]:
+    """(what the export got wrong, the fix) for a move of the reset gate."""
+    before, after = "(W x + b) + R (r * h) + Rb", "(W x + b) + r * (R h + Rb)"
+    where = f" ({which})" if which else ""
+    head = f"{cell.kind} written as a {cell.form} ({cell.loops[0]!r}): "
+    if moves[0].after:
+        return (head + f"the body applies the reset gate to the state before the recurrent product, {before} "
+                f"(linear_before_reset=0 written out); the framework applies it after, {after} "
+                "(linear_before_reset=1)",
+                f"move the reset gate after the candidate's recurrent product{where}: "
+                + "; ".join(f"{m.reset} applies r to the output of {m.chain[-1]}" for m in moves))
+    return (head + f"the body applies the reset gate after the recurrent product, {after} (linear_before_reset=1 "
+            f"written out); the framework applies it to the state before, {before} (linear_before_reset=0)",
+            f"move the reset gate before the candidate's recurrent product{where}: "
+            + "; ".join(f"{m.reset} applies r to {m.state}, read by "
+                        + (f"a copy of {', '.join(m.chain)} whose cut it takes" if m.copied else m.chain[0])
+                        for m in moves))
+
+
+def _fits(fixed: Model | None, point: Point, before: list[Point], recorded: Recorded, errors: dict[int, float],
+          rtol: float, atol: float) -> float | None:
+    """The point's largest error rerun from exact inputs in `fixed` when within tolerance, else None."""
+    if fixed is None:
+        return None
+    forced = force(fixed, point, before, recorded, errors)
+    if forced.value is None:
+        return None
+    diff = compare_values(point.label, forced.value, point.framework, rtol, atol)
+    return diff.max_abs if diff.ok else None
+
+
+def replaced_model(model: Model, replace: dict[str, np.ndarray]) -> Model | None:
+    """The model with some of its main graph's initializers given other values (a fitted cell's weights)."""
+    proto = onnx.ModelProto()
+    proto.CopyFrom(model.as_given())
+    if replace_initializers(proto, replace):
+        return None
+    try:
+        return load(proto.SerializeToString())
+    except ExplorerError:
+        return None
+
+
+def _moved_model(model: Model, moves: tuple[ResetMove, ...]) -> Model | None:
+    proto = onnx.ModelProto()
+    proto.CopyFrom(model.as_given())
+    if any(move.apply(proto, model) for move in moves):
+        return None
+    try:
+        return load(proto.SerializeToString())
+    except ExplorerError:
+        return None

@@ -9,6 +9,7 @@ from typing import Any
 
 from .captured import Captured
 from .fitting import Fit
+from .reset_placement import ResetMove
 from .walk import PointCheck
 
 
@@ -27,6 +28,7 @@ class Finding:
     replace: dict[str, Any] | None = field(default=None, repr=False)  # weights (initializers) the fix rewrites
     # weights a loop's body reads: (node path, value it reads) -> the value the fix gives it (see weight_writes.py)
     weights: dict[tuple[str, str], Any] | None = field(default=None, repr=False)
+    body: tuple[ResetMove, ...] | None = field(default=None, repr=False)  # a loop body's nodes the fix moves
 
     def to_dict(self) -> dict[str, Any]:
         return {"module": self.module, "onnx_node": self.onnx_node, "finding": self.finding, "fix": self.fix}

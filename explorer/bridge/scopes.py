@@ -81,7 +81,9 @@ def read_scopes(model: Model, captured: Captured) -> Scopes:
             parts = _name_scopes(meta)
             if parts is None:
                 continue
-            scopes.scope[node.path] = _resolve(parts[:-1], captured, numbered=False)
+            scope = _resolve(parts[:-1], captured, numbered=False)
+            if scope or not _in_loop_body(model, node):  # torch.scan's body: no module scopes, see _inherit
+                scopes.scope[node.path] = scope
             if "pkg.torch.onnx.stack_trace" in meta:
                 scopes.stack[node.path] = meta["pkg.torch.onnx.stack_trace"]
         elif node.proto.name.startswith("/"):
@@ -96,10 +98,18 @@ def read_scopes(model: Model, captured: Captured) -> Scopes:
     _inherit(scopes)
     if dynamo:
         _number_calls(scopes, captured)
-    for path, scope in scopes.scope.items():  # a module called once: its only call
-        scopes.scope[path] = tuple((name, 0 if call is None and captured.modules[name].calls == 1 else call)
-                                   for name, call in scope)
+    looped = {n.path for n in nodes if _in_loop_body(model, n)}
+    for path, scope in scopes.scope.items():  # a module called once, or once per iteration: its only call
+        scopes.scope[path] = tuple((name, 0 if call is None and (captured.modules[name].calls == 1 or path in looped)
+                                    else call) for name, call in scope)
     return scopes
+
+
+def _in_loop_body(model: Model, node: NodeRef) -> bool:
+    """Whether the node lies in the body of a Loop or Scan of the main graph (a module called there is called
+    once per iteration: its call k is iteration k)."""
+    graph = node.graph
+    return graph.depth == 1 and graph.owner is not None and model.node(graph.owner).proto.op_type in ("Loop", "Scan")
 
 
 def _by_parameters(model: Model, scopes: Scopes, captured: Captured) -> None:

@@ -89,3 +89,15 @@ def _free_name(graph: onnx.GraphProto, wanted: str) -> str:
         k += 1
         name = f"{wanted}{k}"
     return name
+
+
+def replace_initializers(proto: onnx.ModelProto, replace: dict[str, Any]) -> str:
+    """Gives initializers of `proto`'s main graph new values (name -> value, in each one's own dtype); returns why
+    it could not, or ""."""
+    stored = {t.name: t for t in proto.graph.initializer}
+    missing = [name for name in replace if name not in stored]
+    if missing:
+        return f"{', '.join(missing)} is not stored in the main graph"
+    for name, value in replace.items():
+        stored[name].CopyFrom(_tensor(value, stored[name], name))
+    return ""

@@ -27,6 +27,7 @@ from ..views import framework as views
 from ..views.framework_fix import Change, change_rows, fix_changes, fix_drawings
 from ..views.markup import md
 from . import diagram, jobs, owned, reach, state, uploads, widgets
+from .report_button import download_report
 
 SOURCES = {"capture": "Its capture (.npz)", "code": "Its code (a .py factory or a .keras file)"}
 LIBRARIES = {"PyTorch": "torch", "Keras": "keras"}
@@ -130,6 +131,7 @@ def _run_code(model: Model, name: str, data: bytes, factory: str, library: str, 
 def shown(model: Model, key: str, report: FixReport, data: bytes | None) -> None:
     """The verdict, the module tree beside the export, the diagnosis with its fixes and the fixed model."""
     result = report.comparison
+    st.session_state[state.FRAMEWORK_COMPARED] = (model.sha256, key, result)
     (st.success if result.agree else st.error)(md(views.headline(result)))
     for label, message in result.errors.items():
         st.caption(f"{md(label)}:")
@@ -142,6 +144,7 @@ def shown(model: Model, key: str, report: FixReport, data: bytes | None) -> None
     with drawing:
         _drawing(model, result, key, row)
     _diagnosis(model, report, data)
+    download_report(model, "framework", framework=result)
 
 
 def _tree(result, key: str) -> int | None:
@@ -169,7 +172,34 @@ def _tree(result, key: str) -> int | None:
     row = picked[0] if picked else first
     if row is not None:
         st.text("\n".join(views.point_lines(result.checks[row])))
+        _step_cursor(result, tree_key, row)
     return row
+
+
+def _step_cursor(result, tree_key: str, row: int) -> None:
+    """A module chosen in the tree (or in the export's drawing) moves the Step page's cursor to its first
+    departing event in the app's run (the module value's node at its loop iteration); the pick shown first, the
+    cause, leaves the cursor where it is until the button asks for it."""
+    trace = state.current_trace()
+    check = views.departing_check(result, row)
+    node = check.point.onnx_node
+    if trace is None or node is None:
+        return
+    try:
+        index = trace.event(node, check.point.iteration).index
+    except KeyError:
+        st.caption(md(f"The app's run has no event of {node} at iteration {check.point.iteration}: its inputs are "
+                      "not the capture's."))
+        return
+    stepped = st.session_state.setdefault(state.COMPARE_MODULE_STEPPED, {})
+    if tree_key in stepped and stepped[tree_key] != row:
+        state.set_cursor(index)
+    stepped[tree_key] = row
+    at = f" at loop iteration {views.iteration_text(check)}" if check.point.iteration else ""
+    if st.button(md(f"Step through from {check.point.label} ({node}{at}), event {index}"),
+                 key=state.W_COMPARE_MODULE_STEP, icon=":material/footprint:"):
+        state.set_cursor(index)
+        st.switch_page("explorer/ui/pages/step.py")
 
 
 def _selection(row: int) -> dict[str, Any]:

@@ -47,6 +47,8 @@ LEARN_POSITION = "learn_position"  # learning mode: iterations revealed so far (
 TOUR = "tour_positions"  # sample -> index of the tour tip shown (past the end: closed)
 URL_READ = "url_read"  # the address's state was read (once per session)
 COMPARED = "compared"  # the Compare page's latest comparison (run key, its key, Comparison): Graph page colours
+FRAMEWORK_COMPARED = "framework_compared"  # the Compare page's latest framework comparison (model sha256, its key,
+# FrameworkComparison): the Graph page's own and carried error colours
 URL_PENDING = "url_pending"  # address parameters still to apply (inputs, cursor, node) once the model is active
 STEP_FRAMES = "step_frames"  # Step page: (what they depend on, {event: frame}, generation) kept for reuse
 JOBS = "judge_jobs"  # {job key: JudgeJob}, oldest first: the session's questions to onnxruntime (ui/jobs.py)
@@ -120,6 +122,8 @@ W_COMPARE_FACTORY = "w_compare_factory"  # Compare page: the function of the .py
 W_COMPARE_LIBRARY = "w_compare_library"  # Compare page: whether the .py builds a PyTorch or a Keras model
 W_COMPARE_RUN_CODE = "w_compare_run_code"  # Compare page: run the framework model's code (never on upload alone)
 W_COMPARE_MODULES = "w_compare_modules"  # Compare page: the framework's module tree (its selected row)
+COMPARE_MODULE_STEPPED = "compare_module_stepped"  # tree key -> the row whose event the step cursor was moved to
+W_COMPARE_MODULE_STEP = "w_compare_module_step"  # Compare page: step through from the picked module's event
 W_COMPARE_MODULE_DIAGRAM = "w_compare_module_diagram"  # Compare page: the export beside the module tree
 W_COMPARE_DRAW_EXPORT = "w_compare_draw_export"  # Compare page: draw the export beside the module tree
 W_COMPARE_DRAW_FIX = "w_compare_draw_fix"  # Compare page: draw the export before and after the framework fix

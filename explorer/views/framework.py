@@ -59,6 +59,24 @@ def error_values(result: FrameworkComparison) -> NodeValues:
     return NodeValues("error against the framework", found)
 
 
+def own_and_carried_values(result: FrameworkComparison) -> tuple[NodeValues, NodeValues]:
+    """The ONNX nodes of departing module values filled by their own error (rerun from the framework's inputs:
+    where error starts) and by the error they were handed (where it is only carried on), each the largest over
+    the values the node computes."""
+    own: dict[str, float] = {}
+    carried: dict[str, float] = {}
+    for c in result.checks:
+        node = c.point.onnx_node
+        if not c.departs or node is None:
+            continue
+        if c.status == "own error" and c.own is not None:
+            own[node] = max(own.get(node, 0.0), c.own.max_abs)
+        elif c.status == "carried" and c.handed is not None:
+            carried[node] = max(carried.get(node, 0.0), c.handed)
+    return (NodeValues(f"own error against {result.framework}", own),
+            NodeValues(f"error carried from earlier modules ({result.framework})", carried))
+
+
 def cause_nodes(result: FrameworkComparison) -> list[str]:
     """The ONNX nodes of the module values departing by their own error."""
     return list(dict.fromkeys(c.point.onnx_node for c in result.checks if c.status == "own error" and c.point.onnx_node))
@@ -77,6 +95,13 @@ def row_of_node(result: FrameworkComparison, node: str) -> int | None:
     module value was aligned with."""
     rows = [k for k, c in enumerate(result.checks) if c.point.onnx_node == node]
     return next((k for k in rows if result.checks[k].departs), rows[0] if rows else None)
+
+
+def departing_check(result: FrameworkComparison, row: int) -> PointCheck:
+    """Where choosing a row takes the Step page: its module's first departing value (in the framework's order:
+    its first departing call, inside a loop its first departing iteration), else the row's own value."""
+    check = result.checks[row]
+    return next((c for c in result.checks if c.point.module == check.point.module and c.departs), check)
 
 
 def point_lines(check: PointCheck) -> list[str]:
@@ -117,3 +142,24 @@ def headline(result: FrameworkComparison) -> str:
     return (f"First departing module: {p.label}{' at ' + first.source if first.source else ''}, ONNX node "
             f"{p.onnx_node}{' (' + where + ')' if where else ''}: {own}, handed {first.handed or 0:.3g} "
             f"({coverage}).")
+
+
+def framework_html(result: FrameworkComparison, esc: Any, table: Any) -> str:
+    """The report's section on an export against its framework model: the verdict, every module value in the
+    framework's order with its status, errors, ONNX node, iteration, step, gate and source line, and each finding
+    with its fix (`esc` and `table`: the report's escaping and table makers)."""
+    columns = ["module", "status", "error", "own error", "handed", "source", "ONNX node", "iteration", "step",
+               "direction", "gate", "why not aligned"]
+    rows = [{k: ("" if row[k] is None else row[k]) for k in columns} for row in module_rows(result)]
+    parts = [f'<p class="verdict">{esc(headline(result))}</p>',
+             f"<p>A: <span class=\"name\">{esc(result.model_source)}</span><br>"
+             f"B: <span class=\"name\">{esc(result.framework)}</span></p>",
+             "<h3>Modules, in the framework's order</h3>", table(rows, ("error", "own error", "handed"))]
+    legend = "; ".join(f"{status}: {meaning}" for status, _, meaning in status_legend(result))
+    parts.append(f'<p class="muted">{esc(legend)}</p>')
+    if result.diagnosis:
+        items = "".join(f"<li>{esc(f.finding)}<br>Fix: {esc(f.fix) if f.fix else 'none explorer can prove'}</li>"
+                        for f in result.diagnosis)
+        parts.append(f"<h3>Diagnosis</h3><ul>{items}</ul>")
+    parts += [f'<p class="muted">{esc(note)}</p>' for note in result.notes]
+    return "".join(parts)

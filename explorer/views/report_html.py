@@ -7,10 +7,12 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping, Sequence
 
+from ..bridge.report import FrameworkComparison
 from ..compare.report import Comparison
 from ..environment import command_line, versions
 from ..model.model import Model
 from ..trace.trace import Trace
+from .framework import framework_html
 from .page_assets import CSS, SCRIPT
 from .report_parts import (
     divergence_html,
@@ -27,11 +29,13 @@ from .report_parts import (
 
 def report_html(model: Model, trace: Trace | None = None, comparison: Comparison | None = None, *,
                 event_index: int | None = None, cells: Sequence[str] | None = None, command: str | None = None,
-                attachments: Mapping[str, bytes] | None = None, worst: int = 10) -> str:
+                attachments: Mapping[str, bytes] | None = None, worst: int = 10,
+                framework: FrameworkComparison | None = None) -> str:
     """The report page as text. `trace` defaults to the comparison's side A; `event_index` is the step shown when
     there is no divergence (else the first NaN); `cells` the recurrent cells whose gates are shown when none
     departs; `command` the command line that made it (default: this process's); `attachments` file name -> bytes
-    offered as downloads inside the page."""
+    offered as downloads inside the page; `framework` the export against the framework model it came from (its
+    module table and diagnosis, the drawing filled by each module's error, the causes marked)."""
     if trace is None and comparison is not None and comparison.a is not None:
         trace = comparison.a.trace
     event = focus_event(trace, comparison, event_index)
@@ -40,9 +44,11 @@ def report_html(model: Model, trace: Trace | None = None, comparison: Comparison
         sections.append(f'<h2>The run failed</h2><p class="verdict">{esc(trace.error.message)}</p>')
     if comparison is not None:
         sections.append(f"<h2>First divergence</h2>{divergence_html(comparison)}")
+    if framework is not None:
+        sections.append(f"<h2>Against the framework</h2>{framework_html(framework, esc, table)}")
     if trace is not None and event is not None:
         sections.append(f"<h2>Where</h2>{where_html(model, trace, event)}")
-    sections.append(f"<h2>Graph</h2>{drawing_html(model, trace, comparison, event)}")
+    sections.append(f"<h2>Graph</h2>{drawing_html(model, trace, comparison, event, framework)}")
     if comparison is not None:
         rows = comparison.rows(worst)
         sections.append("<h2>Worst values</h2>" + table(rows, ("max abs", "max rel")))

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..bridge.report import FrameworkComparison
 from ..cells import recurrent_cells
 from ..compare.report import Comparison
 from ..model.cones import upstream
@@ -19,6 +20,8 @@ from ..trace.trace import Event, Trace
 from . import styles
 from .compare import error_values
 from .dot import model_to_dot
+from .framework import cause_nodes
+from .framework import error_values as framework_errors
 from .overlays import TraceOverlay
 from .render import GraphvizError, GraphvizMissing, render_svg
 from .svg_plots import heatmap, line_plot
@@ -68,11 +71,15 @@ def _mark(svg: str, box_id: str, css: str) -> str:
     return pattern.sub(lambda m: m.group(0)[:-1] + f' {css}"', svg, count=1)
 
 
-def drawing_html(model: Model, trace: Trace | None, comparison: Comparison | None, event: Event | None) -> str:
-    """The graph with its bodies, the current node's box classed `departing` and its upstream boxes `on-path`."""
+def drawing_html(model: Model, trace: Trace | None, comparison: Comparison | None, event: Event | None,
+                 framework: FrameworkComparison | None = None) -> str:
+    """The graph with its bodies, the current node's box classed `departing` and its upstream boxes `on-path`;
+    against a framework model, its departing nodes filled by their error and those departing by their own error
+    (the causes) classed `departing`."""
     cursor = TraceOverlay.from_trace(trace, event.index) if trace is not None and event is not None else None
     path = upstream(model, event.node) - {event.node} if event is not None else set()
-    values = error_values(comparison) if comparison is not None else None
+    values = error_values(comparison) if comparison is not None else \
+        framework_errors(framework) if framework is not None else None
     drawing = model_to_dot(model, cursor=cursor, highlight=path, values=values, edge_labels=None)
     try:
         svg = render_svg(drawing.dot)
@@ -80,9 +87,12 @@ def drawing_html(model: Model, trace: Trace | None, comparison: Comparison | Non
         return f'<p class="muted">No drawing: {esc(exc)}</p>'
     svg = svg[svg.index("<svg"):]
     focus = ""
-    if event is not None and event.node in drawing.nodes:
-        focus = drawing.nodes[event.node]
-        svg = _mark(svg, focus, "departing")
+    marked = [event.node] if event is not None else cause_nodes(framework) if framework is not None else []
+    for node in marked:
+        box = drawing.nodes.get(node)
+        if box is not None:
+            focus = focus or box
+            svg = _mark(svg, box, "departing")
     for node in path:
         box = drawing.nodes.get(node)
         if box is not None and box != focus:

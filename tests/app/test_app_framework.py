@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from xml.etree import ElementTree
 
 import numpy as np
 import onnx
@@ -17,11 +18,13 @@ import streamlit
 from streamlit import config
 from streamlit.testing.v1 import AppTest
 
+import explorer
+from explorer.bridge import load_captured
 from explorer.ui import state
 from explorer.ui.framework_side import CODE_OFF
 from explorer.views import styles
 from explorer.views.dot_escape import svg_id
-from tests.support.apptest import diagram_args, start
+from tests.support.apptest import SVG, diagram_args, start
 
 BRIDGE = Path(__file__).resolve().parents[1] / "models" / "bridge"
 PAGE = "explorer/ui/pages/compare.py"
@@ -101,8 +104,8 @@ def test_the_module_tree_beside_the_export_and_the_fix_before_and_after():
     before = diagram_args(at, state.W_COMPARE_FIX_BEFORE)
     after = diagram_args(at, state.W_COMPARE_FIX_AFTER)
     assert before["focus"] == after["focus"] == svg_id("node", "node_GRU_80")
-    [download] = at.get("download_button")
-    assert download.proto.label == "Download the fixed model"
+    labels = [button.proto.label for button in at.get("download_button")]
+    assert labels == ["Download the fixed model", "Download report"]
 
 
 def test_the_fixed_model_downloaded_computes_what_the_clean_export_does(monkeypatch):
@@ -129,6 +132,8 @@ def test_the_fixed_model_downloaded_computes_what_the_clean_export_does(monkeypa
         np.testing.assert_allclose(outputs(fixed, inputs)[0], outputs(BRIDGE / "ts_tagger.onnx", inputs)[0],
                                    rtol=1e-5, atol=1e-6)
     assert "attribute linear_before_reset" in list(at.dataframe[1].value["what"])
+    page = served["Download report"]()  # the report: made when the button is clicked
+    assert "Against the framework" in page and "set linear_before_reset=1" in page
 
 
 def test_a_module_picked_in_the_tree_shows_its_node_iteration_and_source():
@@ -147,11 +152,78 @@ def test_a_module_picked_in_the_tree_shows_its_node_iteration_and_source():
     assert diagram_args(at, state.W_COMPARE_MODULE_DIAGRAM)["focus"] == svg_id("node", node)
 
 
+def test_choosing_a_module_moves_the_step_cursor_to_its_first_departing_event():
+    """The reset gate moved before the product in the scripted Loop's cell: every call of the cell departs. Picking
+    a module value that agrees takes the cursor to its own event; picking a later call of a departing module, to
+    the module's first departing call, whose recorded value is the first to part from PyTorch's."""
+    fault = BRIDGE / "faults" / "ts_loop_gru_reset_before.onnx"
+    at = with_capture(framework_page(fault, BRIDGE / "loop_gru_feeds.npz"), "loop_gru.npz")
+    assert_clean(at)
+    cursor = at.session_state[state.CURSOR]  # the cause is shown first: the cursor stays where it was
+    labels = [m.strip() for m in at.dataframe[0].value["module"]]
+    statuses = list(at.dataframe[0].value["status"])
+    head = labels.index("head (call 2)")
+    assert statuses[head] == "carried"
+    at.session_state[tree_key(at)] = {"selection": {"rows": [labels.index("proj (call 2)")], "columns": [],
+                                                    "cells": []}}
+    at.run()
+    assert_clean(at)
+    trace = explorer.run(explorer.load(fault), dict(np.load(BRIDGE / "loop_gru_feeds.npz")))
+    proj = trace.events[at.session_state[state.CURSOR]]  # proj agrees everywhere: its own event
+    assert (proj.node, proj.iteration) == ("/Loop/body//proj/Gemm", (2,)) and proj.index != cursor
+    at.session_state[tree_key(at)] = {"selection": {"rows": [head], "columns": [], "cells": []}}
+    at.run()
+    assert_clean(at)
+    moved = at.session_state[state.CURSOR]
+    event = trace.events[moved]
+    assert event.node == "/Loop/body//head/Gemm"
+    captured = load_captured(BRIDGE / "loop_gru.npz")
+    runs = trace.events_of(event.node)
+    errors = [np.abs(e.outputs["/head/Gemm_output_0"] - captured.values[("out", "head", e.iteration[0], 0)]).max()
+              for e in runs]
+    first = next(k for k, error in enumerate(errors) if error > 1e-4)  # judged against PyTorch's own values
+    assert event.iteration == runs[first].iteration == (0,)
+    # the button steps through from there: the Step page opens at that event
+    at.button(key=state.W_COMPARE_MODULE_STEP).click().run()
+    assert_clean(at)
+    assert at.session_state[state.CURSOR] == moved
+
+
+def test_the_graph_page_colours_the_export_by_own_and_carried_error():
+    """After the framework comparison, the Graph page colours each node by its own error (where the error starts:
+    the cell, whose reset gate the export applies before the product) or by the error it only carries on (the
+    state's Linear and the head, handed a departing state)."""
+    fault = BRIDGE / "faults" / "ts_loop_gru_reset_before.onnx"
+    at = with_capture(framework_page(fault, BRIDGE / "loop_gru_feeds.npz"), "loop_gru.npz")
+    table = at.dataframe[0].value
+    own = table[table["status"] == "own error"]
+    carried = table[table["status"] == "carried"]
+    assert set(own["ONNX node"]) == {"/Loop/body//cell/Add_6"}
+    assert set(carried["ONNX node"]) == {"/Loop/body//cell/hh/Gemm", "/Loop/body//head/Gemm"}
+    at.switch_page("explorer/ui/pages/graph.py").run()
+    at.button_group(key=state.W_BODIES).set_value("all").run()  # the Loop's body drawn open
+    colours = at.button_group(key=state.W_COLOUR)
+    assert {"own error vs framework", "carried error"} <= set(colours.options)
+    cell, head, proj = (svg_id("scope", "/Loop/body//cell"), svg_id("node", "/Loop/body//head/Gemm"),
+                        svg_id("node", "/Loop/body//proj/Gemm"))  # the cell's nodes drawn as its scope's box
+    for overlay, rows, column, filled, unfilled in (("own", own, "own error", cell, head),
+                                                    ("carried", carried, "handed", head, proj)):
+        at.button_group(key=state.W_COLOUR).set_value(overlay).run()
+        assert_clean(at)
+        args = diagram_args(at, state.W_GRAPH_CLICK)
+        assert args["legend"]["title"].startswith("own error against" if overlay == "own" else "error carried")
+        top = args["legend"]["items"][-1]
+        assert float(top[1].split(" – ")[-1]) == pytest.approx(rows[column].max(), rel=1e-2)  # the table's
+        fills = {g.get("id"): next(e.get("fill") for e in g.iter() if e.tag in (f"{SVG}path", f"{SVG}polygon"))
+                 for g in ElementTree.fromstring(args["svg"]).iter(f"{SVG}g") if g.get("class") == "node"}
+        assert fills[filled] in styles.HEAT_SCALE and fills[unfilled] not in styles.HEAT_SCALE
+
+
 def test_an_agreeing_export_says_so_and_offers_no_fix():
     at = with_capture(framework_page(BRIDGE / "ts_tagger.onnx"), "tagger.npz")
     assert_clean(at)
     assert plain(at.success[0].value) == "Every aligned module agrees with the framework (5 of 5 leaf modules aligned)."
-    assert not at.get("download_button")
+    assert [button.proto.label for button in at.get("download_button")] == ["Download report"]  # no fixed model
     assert set(at.dataframe[0].value["status"]) <= {"agrees", "unaligned"}
 
 

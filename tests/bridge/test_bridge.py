@@ -24,8 +24,8 @@ from explorer.files.atomic_write import WriteRefused
 HERE = Path(__file__).resolve().parents[1] / "models" / "bridge"
 RECIPE = (HERE / "make_bridge_models.py").read_text().splitlines()
 CLEAN = ["ts_tagger", "dynamo_tagger", "ts_cells", "dynamo_cells", "ts_conv_gru", "dynamo_conv_gru", "ts_block",
-         "dynamo_block", "ts_elman", "dynamo_branches", "ts_loop_gru", "tf2onnx_keras_tagger", "tf2onnx_keras_conv",
-         "tf2onnx_keras_masked"]
+         "dynamo_block", "ts_elman", "dynamo_branches", "ts_loop_gru", "dynamo_scan_gru", "tf2onnx_keras_tagger",
+         "tf2onnx_keras_conv", "tf2onnx_keras_masked"]
 
 
 def _line(text: str, after: str) -> str:
@@ -48,7 +48,8 @@ def _capture(name: str) -> Path:
     return HERE / f"{re.sub('^(ts|dynamo|tf2onnx)_', '', name).split('.')[0]}.npz"
 
 
-MODELS = ("conv_gru", "tagger", "cells", "block", "elman", "branches", "loop_gru", "keras_tagger", "keras_conv", "keras_masked")
+MODELS = ("conv_gru", "tagger", "cells", "block", "elman", "branches", "loop_gru", "scan_gru", "keras_tagger", "keras_conv",
+          "keras_masked")
 
 
 # fault -> (module, layer, call, step, gate)
@@ -67,30 +68,46 @@ FAULTS = {
     "elman_loop_weight": ("hh", None, 1, 1, None),  # h starts at zero: the weight shows from step 1 on
     "elman_ih_weight": ("ih", None, 0, 0, None),
     # a GRU cell written out (two Linear) in a scripted Loop's body
-    "loop_gru_cell_gates": ("cell.ih", None, 0, 0, None),
-    "loop_gru_cell_biases": ("cell.ih", None, 0, 0, None),
+    "loop_gru_cell_gates": ("cell.ih", None, 0, 0, "z"),
+    "loop_gru_cell_biases": ("cell.ih", None, 0, 0, "h"),
     "loop_gru_proj_bias": ("proj", None, 0, 0, None),
+    # the same cell with its reset gate applied before the recurrent product: the candidate h departs first
+    "loop_gru_reset_before": ("cell", None, 0, 0, "h"),
+    # an nn.GRUCell in torch.scan's body (a Scan)
+    "scan_gru_cell_gates": ("cell", None, 0, 0, "z"),
+    "scan_gru_reset_before": ("cell", None, 0, 0, "h"),
     "branches_branch_bias": ("calm", None, 0, None, None),
     # Keras (tf2onnx): its LSTM as an operator, its GRUs as Loops
     "keras_tagger_lstm_if": ("lstm", 0, 0, 0, None),
     "keras_tagger_loop_constant": ("bigru.forward_gru", None, 0, 0, None),
     "keras_conv_loop_constant": ("gru", None, 0, 0, None),
-    "keras_tagger_gru_gates": ("bigru.forward_gru", None, 0, 0, None),
+    # its GRU (reset_after=False) written resetting after the product: h starts at zero, so it shows from step 1
+    "keras_conv_gru_reset_after": ("gru", None, 0, 1, "h"),
+    "keras_conv_gru_reset_after_cut": ("gru", None, 0, 1, "h"),  # r times a third of one product of h
+    "keras_tagger_gru_gates": ("bigru.forward_gru", None, 0, 0, "z"),
     "keras_tagger_gru_directions": ("bigru.forward_gru", None, 0, 0, None),
-    "keras_tagger_gru_bias_halves": ("bigru.forward_gru", None, 0, 0, None),
-    "keras_masked_lstm_if": ("lstm", None, 0, 0, None),  # an LSTM behind a Masking layer, written as a Loop
+    "keras_tagger_gru_bias_halves": ("bigru.forward_gru", None, 0, 0, "h"),
+    # the forward GRU (reset_after=True) written resetting the state before the product, tf2onnx's other form
+    "keras_tagger_gru_reset_before": ("bigru.forward_gru", None, 0, 0, "h"),
+    "keras_masked_lstm_if": ("lstm", None, 0, 0, "i"),  # an LSTM behind a Masking layer, written as a Loop
 }
 SOURCES = {"gru": ("self.gru(", "class Tagger"), "lstm": ("self.lstm(", "class Tagger"),
            "norm": ("self.norm(", "class Tagger"), "gcell": ("self.gcell(", "class Cells"),
            "norm1": ("self.norm1(", "class Block"), "hh": ("self.hh(", "class Elman"),
            "calm": ("torch.cond(", "class Branches"), "ih": ("self.ih(", "class Elman"),
-           "proj": ("self.cell(self.proj(", "class LoopGru"), "cell.ih": ("self.ih(x)", "class GruCell")}
-LOOPED = {"elman_loop_weight", "elman_ih_weight", "loop_gru_cell_gates", "loop_gru_cell_biases", "loop_gru_proj_bias"}
+           "proj": ("self.cell(self.proj(", "class LoopGru"), "cell.ih": ("self.ih(x)", "class GruCell"),
+           "cell": ("self.cell(self.proj(", "class LoopGru"), "scan_gru:cell": ("self.cell(xt, h)", "class ScanGru")}
+LOOPED = {"elman_loop_weight", "elman_ih_weight", "loop_gru_cell_gates", "loop_gru_cell_biases", "loop_gru_proj_bias",
+          "loop_gru_reset_before", "scan_gru_cell_gates", "scan_gru_reset_before"}
 EXPORTERS = {"elman_loop_weight": ("ts",), "elman_ih_weight": ("ts",), "branches_branch_bias": ("dynamo",),
              "loop_gru_cell_gates": ("ts",), "loop_gru_cell_biases": ("ts",), "loop_gru_proj_bias": ("ts",),
+             "loop_gru_reset_before": ("ts",), "scan_gru_cell_gates": ("dynamo",),
+             "scan_gru_reset_before": ("dynamo",),
              # scripted Loops; torch.cond
              "keras_tagger_lstm_if": ("tf2onnx",), "keras_tagger_loop_constant": ("tf2onnx",),
-             "keras_conv_loop_constant": ("tf2onnx",), "keras_tagger_gru_gates": ("tf2onnx",),
+             "keras_conv_loop_constant": ("tf2onnx",), "keras_conv_gru_reset_after": ("tf2onnx",),
+             "keras_tagger_gru_reset_before": ("tf2onnx",),
+             "keras_conv_gru_reset_after_cut": ("tf2onnx",), "keras_tagger_gru_gates": ("tf2onnx",),
              "keras_tagger_gru_directions": ("tf2onnx",), "keras_tagger_gru_bias_halves": ("tf2onnx",),
              "keras_masked_lstm_if": ("tf2onnx",)}
 CASES = [(exporter, fault) for fault in FAULTS for exporter in EXPORTERS.get(fault, ("ts", "dynamo"))]
@@ -149,7 +166,7 @@ def test_a_planted_fault_is_found_at_its_module_with_its_own_error_and_source_li
     if exporter == "tf2onnx":  # the line of the Keras recipe that made the layer
         assert first.source == _keras_line(fault, module)
     else:
-        text, after = SOURCES[module]
+        text, after = SOURCES.get(f"{_capture_of_fault(fault).stem}:{module}", SOURCES[module])
         assert first.source == _line(text, "class ConvGru" if fault.startswith("conv_gru") else after)
     after = result.checks[result.checks.index(first) + 1:]
     departing = [c for c in after if c.departs]
@@ -255,6 +272,71 @@ def test_a_cell_in_a_loops_body_gets_the_weights_its_body_reads_fitted_and_rewri
     stored = {t.name: numpy_helper.to_array(t) for t in clean.graph.initializer}
     for t in fixed.graph.initializer:  # rewritten in place: the export's own weights again
         np.testing.assert_array_equal(numpy_helper.to_array(t), stored[t.name])
+
+
+def _body_ops(path: Path) -> list[str]:
+    loop = next(n for n in onnx.load(str(path)).graph.node if n.op_type in ("Loop", "Scan"))
+    return [n.op_type for n in next(a.g for a in loop.attribute if a.name == "body").node]
+
+
+@pytest.mark.parametrize(("exporter", "fault", "form", "framework_resets"), [
+    ("ts", "loop_gru_reset_before", "loop", "after"), ("dynamo", "scan_gru_reset_before", "scan", "after"),
+    ("tf2onnx", "keras_tagger_gru_reset_before", "loop", "after"),
+    ("tf2onnx", "keras_conv_gru_reset_after", "loop", "before"),
+    ("tf2onnx", "keras_conv_gru_reset_after_cut", "loop", "before")])
+def test_a_loop_form_gru_with_its_reset_gate_misplaced_gets_its_body_rewritten(tmp_path, exporter, fault, form,
+                                                                               framework_resets):
+    """linear_before_reset is the body's structure in a loop-form GRU: PyTorch computes (W x + b) + r * (R h + Rb)
+    where the export computes (W x + b) + R (r * h) + Rb, and Keras's reset_after=False GRU the other way round;
+    the fix moves the reset gate's Mul to the other side of the candidate's product."""
+    captured = _capture_of_fault(fault)
+    model = _model(exporter, fault)
+    result = compare_framework(model, captured_side(captured))
+    (finding,) = result.diagnosis
+    written = "linear_before_reset=0" if framework_resets == "after" else "linear_before_reset=1"
+    assert finding.finding.startswith(f"GRU written as a {form}") and f"{written} written out" in finding.finding
+    assert finding.fix.startswith(f"move the reset gate {framework_resets} the candidate's recurrent product")
+    module, _, _, step, gate = FAULTS[fault]
+    first = result.to_json()["first"]
+    assert (first["module"], first["step"], first["gate"]) == (module, step, gate)
+    target = tmp_path / "fixed.onnx"
+    report = fix(model, captured_side(captured), None, target)
+    assert report.complete and [o.proven for o in report.outcomes] == [True]
+    # the body's nodes moved, none added or removed: the reset gate's Mul reads the product, or the product it;
+    # where the export cuts the candidate out of one product for every gate, r * h gets a copy of that product
+    (move,) = finding.body
+    added = [ref.op_type for ref in map(explorer.load(model).node, move.chain)] if move.copied else \
+        ["Add"] if move.outside else []  # the input's part a Gemm added as its C, added after r instead
+    assert sorted(_body_ops(target)) == sorted(_body_ops(model) + added)
+    body = next(a.g for n in onnx.load(str(target)).graph.node if n.op_type in ("Loop", "Scan")
+                for a in n.attribute if a.name == "body")
+    made = {o: n for n in body.node for o in n.output}
+    reset = next(n for n in body.node if n.name == explorer.load(model).node(move.reset).proto.name)
+    readers = [n for n in body.node if reset.output[0] in n.input]
+    if framework_resets == "after":
+        assert made[reset.input[1]].name == explorer.load(model).node(move.chain[-1]).proto.name
+    else:
+        assert reset.input[1] == move.state
+        assert [n.op_type for n in readers] == [explorer.load(model).node(move.chain[0]).op_type]
+    # onnxruntime: the fixed model gives the framework's output, and the clean export's on other inputs too
+    stored = load_captured(captured)
+    clean = HERE / f"{exporter}_{captured.stem}.onnx"
+    sessions = [onnxruntime.InferenceSession(str(p), providers=["CPUExecutionProvider"]) for p in (target, clean)]
+    np.testing.assert_allclose(sessions[0].run(None, {"x": stored.inputs[0]})[0], stored.outputs("")[0], rtol=1e-5,
+                               atol=1e-6)
+    other = np.random.default_rng(11).standard_normal(stored.inputs[0].shape).astype(np.float32) * 2
+    fixed_y, clean_y = (s.run(None, {"x": other})[0] for s in sessions)
+    np.testing.assert_allclose(fixed_y, clean_y, rtol=1e-5, atol=1e-6)
+
+
+def test_a_scan_form_export_is_aligned_per_step_from_dynamos_scopes():
+    """dynamo writes no module scope inside torch.scan's body: the nodes reading the cell's parameters are the
+    cell's, the body's other nodes take the scope of what they read, and call k is the Scan's iteration k."""
+    result = compare_framework(HERE / "dynamo_scan_gru.onnx", captured_side(HERE / "scan_gru.npz"))
+    cells = [c for c in result.checks if c.point.module == "cell"]
+    assert [c.point.iteration for c in cells] == [(k,) for k in range(5)]
+    assert all(c.point.onnx_node.startswith("node_scan__1/body/") and c.status == "agrees" for c in cells)
+    assert result.leaf_coverage() == (2, 2)
 
 
 def test_compare_and_fix_on_the_command_line(tmp_path, capsys):

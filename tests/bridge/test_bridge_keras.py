@@ -67,3 +67,14 @@ def test_the_command_line_runs_the_factory():
     assert main(["compare", str(HERE / "tf2onnx_keras_conv.onnx"), "--keras", spec, "--inputs", feeds]) == 0
     fault = str(HERE / "faults" / "tf2onnx_keras_conv_loop_constant.onnx")
     assert main(["compare", fault, "--keras", spec, "--inputs", feeds]) == 1
+
+
+@pytest.mark.parametrize(("fault", "factory"), [("tf2onnx_keras_conv_gru_reset_after", "keras_conv"),
+                                              ("tf2onnx_keras_conv_gru_reset_after_cut", "keras_conv"),
+                                              ("tf2onnx_keras_tagger_gru_reset_before", "keras_tagger")])
+def test_a_misplaced_reset_gate_in_a_loops_body_is_fixed_and_proven_by_keras(recipe, tmp_path, fault, factory):
+    feeds = dict(np.load(HERE / f"{factory}_feeds.npz"))
+    report = fix(HERE / "faults" / f"{fault}.onnx", explorer.keras(getattr(recipe, factory)), feeds,
+                 tmp_path / "fixed.onnx")
+    assert report.complete and report.outcomes[0].finding.fix.startswith("move the reset gate")
+    assert len(report.proofs) == 3 and all("every aligned module agrees" in p for p in report.proofs)

@@ -62,6 +62,25 @@ def test_a_fix_is_proven_on_other_random_inputs(recipe, tmp_path):
     assert any("seed" in p for p in report.proofs)
 
 
+@pytest.mark.parametrize(("fault", "factory"), [("ts_loop_gru_reset_before", "loop_gru"),
+                                              ("dynamo_scan_gru_reset_before", "scan_gru")])
+def test_a_misplaced_reset_gate_in_a_loops_body_is_fixed_and_proven_by_pytorch_on_random_inputs(recipe, tmp_path,
+                                                                                              fault, factory):
+    feeds = dict(np.load(HERE / f"{factory}_feeds.npz"))
+    module = getattr(recipe, factory)()
+    report = fix(HERE / "faults" / f"{fault}.onnx", explorer.pytorch(module), feeds, tmp_path / "fixed.onnx")
+    assert report.complete and report.outcomes[0].finding.fix.startswith("move the reset gate after")
+    assert len(report.proofs) == 3 and all("every aligned module agrees" in p for p in report.proofs)
+    import onnxruntime
+    import torch
+
+    x = np.random.default_rng(3).standard_normal(feeds["x"].shape).astype(np.float32)
+    session = onnxruntime.InferenceSession(str(tmp_path / "fixed.onnx"), providers=["CPUExecutionProvider"])
+    with torch.no_grad():
+        expected = module(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(session.run(None, {"x": x})[0], expected, rtol=1e-5, atol=1e-6)
+
+
 def test_a_projected_lstm_is_captured_whole():
     import torch
 

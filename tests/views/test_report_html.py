@@ -154,3 +154,25 @@ def test_a_run_that_fails_is_reported_up_to_the_failing_node(tmp_path, capsys):
     text = " ".join(" ".join(parts(page).text).split())
     assert "The run failed" in text and "cannot reshape" in text and "node bad_reshape (Reshape)" in text
     assert '<g id="node:bad_reshape" class="node departing"' in page and outside_references(page) == []
+
+
+def test_a_framework_comparison_has_its_module_table_diagnosis_and_causes_in_the_page():
+    """The export with its cell's reset gate applied before the product, against PyTorch's stored capture: the
+    page names the cause, lists every module value in the framework's order with its status, gives the fix, and
+    marks the cause's box in the drawing, with nothing outside the file."""
+    from explorer.bridge import captured_side, compare_framework
+
+    bridge = Path(__file__).parents[1] / "models" / "bridge"
+    model = explorer.load(bridge / "faults" / "ts_loop_gru_reset_before.onnx")
+    result = compare_framework(model, captured_side(bridge / "loop_gru.npz"))
+    page = report_html(model, framework=result)
+    assert outside_references(page) == []
+    text = " ".join(parts(page).text)
+    assert "Against the framework" in text and "First departing module: cell" in text
+    table = text[text.index("Modules, in the framework's order"):]
+    at = 0
+    for check in result.checks:  # every module value, in the framework's order
+        at = table.index(check.point.label, at)
+    assert text.count("own error") >= 5 and "carried" in text  # each call of the cell departs on its own
+    assert "move the reset gate after the candidate" in text
+    assert page.count('class="node departing"') == 1  # the cell's box: every call is the one node

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.bridge.report import FrameworkComparison
 from explorer.docs_links import more
 from explorer.ui import diagram, panels, state, widgets, work
 from explorer.views.builder import Drawing
 from explorer.views.compare import error_values
+from explorer.views.framework import own_and_carried_values
 from explorer.views.heat import OVERLAY_TITLES, NodeValues
 from explorer.views.markup import md
 from explorer.views.navigation import breadcrumb, contains, parts
@@ -15,11 +17,18 @@ from explorer.views.search import search
 
 BODIES = {"auto": "auto", "all": "expand", "none": "collapse"}
 ERROR = "error"  # colour by the error against side B of the Compare page's comparison
+OWN, CARRIED = "own", "carried"  # by the own or the carried error of the Compare page's framework comparison
 SEARCH_LIMIT = 200
 OVERVIEW_BOXES = 60  # scopes and blocks open while a drawing has at most this many boxes: an overview to read
 HEIGHT = 700  # px of the canvas: with the controls above it, the diagram fills a 900 px high window
 SEARCH_HELP = ("Names and paths, op types (`op:Conv`), value names (`value:x`), shapes (`shape:1x64x?`), and in the "
                "recorded run: `nan` (nodes that wrote NaN or Inf), `slower:0.5ms` (nodes slower than that).")
+
+
+def framework_comparison(model) -> tuple[str, FrameworkComparison | None]:
+    """The Compare page's latest comparison of this model with its framework model (its key), if any."""
+    found = st.session_state.get(state.FRAMEWORK_COMPARED)
+    return (found[1], found[2]) if found is not None and found[0] == model.sha256 else ("", None)
 
 
 def on_diagram_click(kind: str, keys: tuple[str, ...]) -> None:
@@ -105,17 +114,24 @@ def draw(model, trace, report: bool = False) -> None:
     query = search_column.text_input("Search", key=state.W_SEARCH, placeholder="name, op:Conv, shape:1x64, nan",
                                      help=SEARCH_HELP)
     compared_key, compared = work.last_comparison() or ("", None)
-    overlays = {**OVERLAY_TITLES, **({ERROR: f"error vs {compared.b_label}"} if compared is not None else {})}
+    framework_key, framework = framework_comparison(model)
+    overlays = {**OVERLAY_TITLES, **({ERROR: f"error vs {compared.b_label}"} if compared is not None else {}),
+                **({OWN: "own error vs framework", CARRIED: "carried error"} if framework is not None else {})}
     colour = colour_column.segmented_control("Colour by", list(overlays), format_func=overlays.__getitem__,
-                                             key=state.W_COLOUR, disabled=trace is None,
-                                             help="Time spent, largest |value| written, NaN/Inf written, and, once "
-                                                  "the Compare page has compared this run, the error against B")
+                                             key=state.W_COLOUR, disabled=trace is None and framework is None,
+                                             help="Time spent, largest |value| written, NaN/Inf written; once the "
+                                                  "Compare page has compared this run, the error against B; once it "
+                                                  "has compared this model with its framework model, each node's "
+                                                  "own error (where error starts) or the error it carries")
     selected = state.selected_node()
     path = selected if selected in model.index.nodes else None
     hits = search_results(model, trace, query)
     if colour == ERROR and compared is not None:
         values: NodeValues | None = error_values(compared)
         colour = f"{ERROR}:{compared_key}"
+    elif colour in (OWN, CARRIED) and framework is not None:
+        values = own_and_carried_values(framework)[colour == CARRIED]
+        colour = f"{colour}:{framework_key}"
     else:
         values = state.node_values(colour) if colour in OVERLAY_TITLES else None
     overrides = st.session_state[state.EXPANDED]

@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 import onnxruntime
 import torch
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
@@ -164,6 +164,27 @@ class LoopGru(torch.nn.Module):
         return torch.stack(outs, 1)
 
 
+class ScanGru(torch.nn.Module):
+    """torch.scan over an nn.GRUCell (time first) and a Linear head: dynamo writes the cell as a Scan's body."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cell = torch.nn.GRUCell(3, 4)
+        self.head = torch.nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        from torch._higher_order_ops.scan import scan
+
+        zeros = x.new_zeros(x.shape[1], self.cell.hidden_size)
+
+        def step(h: torch.Tensor, xt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            h = self.cell(xt, h)
+            return h, h.clone()
+
+        _, ys = scan(step, zeros, x)
+        return self.head(ys)
+
+
 def tagger() -> Tagger:
     """The factories `explorer compare --pytorch make_bridge_models.py:tagger` builds (seeded as stored)."""
     torch.manual_seed(0)
@@ -200,6 +221,11 @@ def loop_gru() -> LoopGru:
     return LoopGru().eval()
 
 
+def scan_gru() -> ScanGru:
+    torch.manual_seed(7)
+    return ScanGru().eval()
+
+
 def models() -> dict[str, tuple[torch.nn.Module, dict[str, np.ndarray]]]:
     """name -> (module, its ONNX inputs)."""
     def normal(seed: int, *shape: int) -> np.ndarray:
@@ -211,10 +237,12 @@ def models() -> dict[str, tuple[torch.nn.Module, dict[str, np.ndarray]]]:
             "block": (block(), {"x": normal(3, 2, 5, 8)}),
             "elman": (elman(), {"x": normal(4, 2, 5, 3)}),
             "branches": (branches(), {"x": np.abs(normal(5, 2, 4))}),
-            "loop_gru": (loop_gru(), {"x": normal(6, 2, 5, 3)})}
+            "loop_gru": (loop_gru(), {"x": normal(6, 2, 5, 3)}),
+            "scan_gru": (scan_gru(), {"x": normal(7, 5, 2, 3)})}
 
 
-EXPORTERS = {"elman": ("ts",), "branches": ("dynamo",), "loop_gru": ("ts",)}  # scripted loops (Loops); torch.cond
+EXPORTERS = {"elman": ("ts",), "branches": ("dynamo",), "loop_gru": ("ts",),  # scripted loops (Loops); torch.cond
+             "scan_gru": ("dynamo",)}  # torch.scan (a Scan)
 SCRIPTED = ("elman", "loop_gru")
 
 
@@ -362,6 +390,48 @@ def fault_proj_bias(proto: onnx.ModelProto) -> str:
     return "Loop body: proj.bias + 0.5"
 
 
+def _body(proto: onnx.ModelProto) -> onnx.GraphProto:
+    loop = next(n for n in proto.graph.node if n.op_type in ("Loop", "Scan"))
+    return next(a.g for a in loop.attribute if a.name == "body")
+
+
+def fault_reset_before(proto: onnx.ModelProto) -> str:
+    """The GRU cell in the loop's body written with its reset gate applied to the state before the recurrent
+    product, (W x + b) + R (r * h) + Rb, as a GRU with linear_before_reset=0 computes it, where PyTorch computes
+    (W x + b) + r * (R h + Rb): the body's r * (its candidate's rows of R h + Rb) becomes a product of r * h with
+    those rows, stored as initializers of their own."""
+    body = _body(proto)
+    producer = {o: n for n in body.node for o in n.output}
+    product = next(n for n in body.node if n.op_type == "Gemm" and "hh" in n.input[1])  # the state's Linear
+    gates = [n.output[0] for n in body.node if n.op_type == "Sigmoid"]
+    mul = next(n for n in body.node if n.op_type == "Mul" and any(i in gates for i in n.input) and any(
+        i in producer and product.output[0] in producer[i].input for i in n.input))
+    r = next(i for i in mul.input if i in gates)
+    weight, bias = (numpy_helper.to_array(_init(proto, name)) for name in product.input[1:3])
+    rows = weight.shape[0] // 3  # PyTorch's blocks r, z, n: the candidate's are the last
+    names = [f"{product.input[1]}.candidate", f"{product.input[2]}.candidate"]
+    for name, value in zip(names, (weight[2 * rows:], bias[2 * rows:])):
+        proto.graph.initializer.append(numpy_helper.from_array(value, name))
+    nodes = [helper.make_node("Mul", [r, product.input[0]], ["reset_state"], name="reset_state"),
+             helper.make_node("Gemm", ["reset_state", *names], [mul.output[0]], name="reset_product", transB=1)]
+    at = list(body.node).index(mul)
+    body.node.remove(mul)
+    for offset, node in enumerate(nodes):
+        body.node.insert(at + offset, node)
+    return f"{_body_owner(proto)} body: the reset gate applied to the state before the recurrent product"
+
+
+def _body_owner(proto: onnx.ModelProto) -> str:
+    return next(n.op_type for n in proto.graph.node if n.op_type in ("Loop", "Scan"))
+
+
+def fault_scan_cell_gates(proto: onnx.ModelProto) -> str:
+    """The r and z blocks of the GRUCell's four parameters swapped, read inside the Scan's body."""
+    for name in ("cell.weight_ih", "cell.weight_hh", "cell.bias_ih", "cell.bias_hh"):
+        _set(proto, name, _blocks(numpy_helper.to_array(_init(proto, name)), 0, 3, [1, 0, 2]))
+    return "Scan body: the r and z blocks of cell.weight_ih, weight_hh, bias_ih and bias_hh swapped"
+
+
 def fault_branch_bias(proto: onnx.ModelProto) -> str:
     """The bias the If's then branch reads (calm.bias) changed."""
     value = numpy_helper.to_array(_init(proto, "calm.bias")).copy()
@@ -378,7 +448,8 @@ FAULTS = {"tagger": {"gru_gates": fault_gru_gates, "gru_lbr": fault_gru_lbr, "gr
           "block": {"layernorm_eps": fault_layernorm_eps},
           "elman": {"loop_weight": fault_loop_weight, "ih_weight": fault_ih_weight},
           "loop_gru": {"cell_gates": fault_loop_cell_gates, "cell_biases": fault_loop_cell_biases,
-                       "proj_bias": fault_proj_bias},
+                       "proj_bias": fault_proj_bias, "reset_before": fault_reset_before},
+          "scan_gru": {"cell_gates": fault_scan_cell_gates, "reset_before": fault_reset_before},
           "branches": {"branch_bias": fault_branch_bias}}
 
 

@@ -150,10 +150,96 @@ def fault_masked_lstm_if(proto: onnx.ModelProto) -> str:
     return f"Loop {loop.name!r}: the i and f blocks of its kernel, recurrent kernel and bias swapped"
 
 
+def fault_gru_reset_after(proto: onnx.ModelProto) -> str:
+    """The GRU (reset_after=False) written as if it reset after its recurrent product: the body's candidate
+    (r * h) U + (x W + b) becomes r * (h U) + (x W + b), as a GRU with linear_before_reset=1 computes it."""
+    loop = _loops(proto)[0]
+    body = next(a.g for a in loop.attribute if a.name == "body")
+    state = loop_state = body.input[3].name  # the carried h (after the counter, the condition and the time)
+    made = {o: n for n in body.node for o in n.output}
+    product = next(n for n in body.node if n.op_type == "Gemm" and n.input[0] in made
+                   and made[n.input[0]].op_type == "Mul" and loop_state in made[n.input[0]].input)
+    reset = made[product.input[0]]
+    gate = next(i for i in reset.input if i != state)
+    moved = [onnx.helper.make_node("MatMul", [state, product.input[1]], ["reset_after/product:0"],
+                                   name="reset_after/product"),
+             onnx.helper.make_node("Mul", [gate, "reset_after/product:0"], [reset.output[0]], name=reset.name),
+             onnx.helper.make_node("Add", [product.input[2], reset.output[0]], [product.output[0]], name=product.name)]
+    nodes = [n for n in body.node if n is not reset]
+    at = nodes.index(product)
+    nodes[at:at + 1] = moved
+    del body.node[:]
+    body.node.extend(nodes)
+    return f"Loop {loop.name!r}: its body's reset gate applied after the recurrent product"
+
+
+def fault_gru_reset_after_cut(proto: onnx.ModelProto) -> str:
+    """The same, written as an exporter that assumes reset_after=True does: one product of h with the whole
+    recurrent kernel, cut in three, r times the candidate's third: r * (h U)[:, 2 units:] + (x W + b)."""
+    loop = _loops(proto)[0]
+    body = next(a.g for a in loop.attribute if a.name == "body")
+    state = body.input[3].name
+    made = {o: n for n in body.node for o in n.output}
+    product = next(n for n in body.node if n.op_type == "Gemm" and n.input[0] in made
+                   and made[n.input[0]].op_type == "Mul" and state in made[n.input[0]].input)
+    reset = made[product.input[0]]
+    gate = next(i for i in reset.input if i != state)
+    kernel = made[product.input[1]].input[0]  # the candidate's columns are cut from the whole recurrent kernel
+    parts = [f"reset_after/cut:{k}" for k in range(3)]
+    moved = [onnx.helper.make_node("MatMul", [state, kernel], ["reset_after/product:0"], name="reset_after/product"),
+             onnx.helper.make_node("Split", ["reset_after/product:0"], parts, name="reset_after/cut", axis=1),
+             onnx.helper.make_node("Mul", [gate, parts[2]], [reset.output[0]], name=reset.name),
+             onnx.helper.make_node("Add", [product.input[2], reset.output[0]], [product.output[0]], name=product.name)]
+    nodes = [n for n in body.node if n is not reset]
+    at = nodes.index(product)
+    nodes[at:at + 1] = moved
+    del body.node[:]
+    body.node.extend(nodes)
+    return f"Loop {loop.name!r}: its body's reset gate applied to the candidate's cut of one product of h"
+
+
+def fault_gru_reset_before(proto: onnx.ModelProto) -> str:
+    """The forward GRU (reset_after=True) written as if it reset before its recurrent product, the way tf2onnx
+    writes a reset_after=False cell: r * (h U + b) + (x W + b') becomes (r * h) U + b + (x W + b'), the candidate's
+    columns of U and of the recurrent bias cut out in the body, the input's part the Gemm's C."""
+    loop = _loops(proto)[0]
+    body = next(a.g for a in loop.attribute if a.name == "body")
+    state = body.input[3].name
+    made = {o: n for n in body.node for o in n.output}
+    reset = next(n for n in body.node if n.op_type == "Mul" and any(
+        i in made and made[i].op_type == "Slice" for i in n.input) and state not in n.input)
+    cut = next(made[i] for i in reset.input if i in made and made[i].op_type == "Slice")
+    gate = next(i for i in reset.input if i != cut.output[0])
+    fused = made[cut.input[0]]  # one Gemm of h with the whole recurrent kernel and bias
+    after = next(n for n in body.node if n.op_type == "Add" and reset.output[0] in n.input)
+    part = next(i for i in after.input if i != reset.output[0])  # the input's projection of the candidate
+    starts, ends = (numpy_helper.to_array(next(t for t in body.initializer if t.name == name))[-1:]
+                    for name in cut.input[1:3])  # the cut's bounds on the last axis (the gates' units)
+    body.initializer.extend([numpy_helper.from_array(starts, "reset_before/starts"),
+                             numpy_helper.from_array(ends, "reset_before/ends"),
+                             numpy_helper.from_array(np.array([-1], np.int64), "reset_before/axes")])
+    bounds = ["reset_before/starts", "reset_before/ends", "reset_before/axes"]
+    nodes = [onnx.helper.make_node("Mul", [gate, state], ["reset_before/state"], name="reset_before/state"),
+             onnx.helper.make_node("Slice", [fused.input[1], *bounds], ["reset_before/kernel"],
+                                   name="reset_before/kernel"),
+             onnx.helper.make_node("Slice", [fused.input[2], *bounds], ["reset_before/bias"], name="reset_before/bias"),
+             onnx.helper.make_node("Gemm", ["reset_before/state", "reset_before/kernel", part],
+                                   ["reset_before/product"], name="reset_before/product"),
+             onnx.helper.make_node("Add", ["reset_before/product", "reset_before/bias"], [after.output[0]],
+                                   name=after.name)]
+    kept = [n for n in body.node if n is not reset]
+    at = kept.index(after)
+    kept[at:at + 1] = nodes
+    del body.node[:]
+    body.node.extend(kept)
+    return f"Loop {loop.name!r}: its body's reset gate applied to the state before the recurrent product"
+
+
 FAULTS = {"keras_tagger": {"lstm_if": fault_lstm_if, "loop_constant": fault_loop_constant,
                            "gru_gates": fault_gru_gates, "gru_directions": fault_gru_directions,
-                           "gru_bias_halves": fault_gru_bias_halves},
-          "keras_conv": {"loop_constant": fault_loop_constant},
+                           "gru_bias_halves": fault_gru_bias_halves, "gru_reset_before": fault_gru_reset_before},
+          "keras_conv": {"loop_constant": fault_loop_constant, "gru_reset_after": fault_gru_reset_after,
+                         "gru_reset_after_cut": fault_gru_reset_after_cut},
           "keras_masked": {"lstm_if": fault_masked_lstm_if}}
 
 
