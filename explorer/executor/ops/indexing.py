@@ -81,11 +81,20 @@ def nd_index(data: np.ndarray, indices: np.ndarray, batch_dims: int) -> tuple[np
     batch = prod(data.shape[:batch_dims])
     dims = data.shape[batch_dims:batch_dims + k]
     columns = indices.reshape(batch, -1, k)
-    rows = np.arange(batch, dtype=np.int64)[:, None] * prod(dims)  # each batch's first row
-    stride = prod(dims)
-    for j, size in enumerate(dims):
-        stride //= size
-        rows = rows + checked_indices(columns[..., j], size, f"indices[..., {j}]") * stride
+    rows = None
+    if k and columns.size:
+        try:  # in range and not negative, the usual case: one call (it checks the bounds) instead of k passes
+            rows = np.ravel_multi_index(tuple(columns.reshape(-1, k).T), dims).reshape(batch, -1)
+        except (ValueError, TypeError):  # TypeError: uint64 indices, which it does not take
+            rows = None  # a negative index, or one out of range: the passes below wrap it or name it
+    if rows is None:
+        rows = np.zeros((batch, columns.shape[1]), np.int64)
+        stride = prod(dims)
+        for j, size in enumerate(dims):
+            stride //= size
+            rows = rows + checked_indices(columns[..., j], size, f"indices[..., {j}]") * stride
+    if batch > 1:
+        rows = rows + np.arange(batch, dtype=np.int64)[:, None] * prod(dims)  # each batch's first row
     return rows.reshape(-1), indices.shape[:-1], k
 
 
