@@ -72,7 +72,7 @@ def heat_svg(z: np.ndarray, title: str, xtitle: str, ytitle: str, *, scale: Scal
     scale = scale or value_scale(z)
     drawn, pooled = pool(z)
     if pooled:
-        title += " (large: each cell the largest |value| of its block)"
+        xtitle += " · each cell the largest |value| of its block"
     x = Axis(xtitle, -0.5, z.shape[1] - 0.5, categories=xs, integer=True)
     y = Axis(ytitle, -0.5, z.shape[0] - 0.5, categories=ys, reversed=top, integer=True)
     frame = Frame(title, x, y, width, scale=scale)
