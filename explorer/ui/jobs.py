@@ -18,9 +18,8 @@ REFRESH_S = 0.5  # seconds between two looks at a running job
 KEEP = 16  # finished jobs kept per session (their answers are what the pages show)
 
 
-def job(key: str, label: str, work: Callable[[], T], wait: float | None = None) -> JudgeJob[T]:
-    """The session's job for `key`, started (and waited for up to `wait` seconds, by default WAIT_S) when there
-    is none yet."""
+def job(key: str, label: str, work: Callable[[], T]) -> JudgeJob[T]:
+    """The session's job for `key`, started (and waited for up to WAIT_S) when there is none yet."""
     jobs: dict[str, JudgeJob[Any]] = st.session_state.setdefault(JOBS, {})
     found = jobs.get(key)
     if found is None:
@@ -28,7 +27,7 @@ def job(key: str, label: str, work: Callable[[], T], wait: float | None = None) 
         found = jobs[key] = JudgeJob(work, label).start()
         for old in [k for k, j in jobs.items() if j.state != "running"][:-KEEP]:
             del jobs[old]
-        found.wait(WAIT_S if wait is None else wait)
+        found.wait(WAIT_S)
     return found
 
 

@@ -25,17 +25,17 @@ def optimization(model: Model, patterns: tuple[str, ...], stop_after: int | None
 
 
 def equivalence(model: Model, patterns: tuple[str, ...], stop_after: int | None,
-                result: OptimizationResult, wait: float | None = None) -> tuple[str, JudgeJob[Equivalence]]:
+                result: OptimizationResult) -> tuple[str, JudgeJob[Equivalence]]:
     """(job key, job) of the proof: the original and (partially) optimized models run on the current run's feeds
-    (random ones when there are none) by explorer and onnxruntime in the background (a new one waited for up to
-    `wait` seconds, by default jobs.WAIT_S); for the full optimization, bisection names the first failing rewrite."""
+    (random ones when there are none) by explorer and onnxruntime in the background; for the full
+    optimization, bisection names the first failing rewrite."""
     request: RunRequest | None = st.session_state.get(RUN_REQUEST)
     trace = current_trace()
     feeds = trace.feeds if trace is not None and request is not None else None
     feeds_key = request.feeds_key if request is not None and feeds is not None else "random:0"
     key = f"proof:{model.sha256}:{','.join(patterns)}:{stop_after}:{feeds_key}"
     label = "Equivalence proof" + ("" if stop_after is None else f" after {stop_after} rewrites")
-    return key, jobs.job(key, label, lambda: verify(result, feeds, bisect=stop_after is None), wait)
+    return key, jobs.job(key, label, lambda: verify(result, feeds, bisect=stop_after is None))
 
 
 def comparison(b: Any, b_key: str, rtol: float | None, atol: float | None) -> tuple[str, JudgeJob[Comparison]] | None:

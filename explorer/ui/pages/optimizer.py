@@ -144,9 +144,7 @@ else:
         st.markdown(f"Optimized model in onnxruntime: {LOADS[result.onnxruntime.status]}")
         if result.onnxruntime.status != "loads" or len(result.onnxruntime.lines()) > 1:
             st.code("\n".join(result.onnxruntime.lines()), language=None)
-    # not waited for: the page draws its tables and diagrams meanwhile (the browser's work, a second or more on a
-    # model of a thousand nodes), and shows the verdict once the proof has it
-    key, job = work.equivalence(model, chosen, None, result, wait=0.0)
+    key, job = work.equivalence(model, chosen, None, result)
     verdict = job.result if job.state == "done" else None
     st.markdown(f"Fully optimized model: {STATUS[verdict.status] if verdict is not None else CHECKING[job.state]}")
     jobs.progress(job, key)
