@@ -153,7 +153,7 @@ PAGE_VIEWPORT = {"width": 1400, "height": 900}
 def first_render_seconds(browser, address: str, context=None) -> float:
     """Seconds from opening `address` in a new session until the page is whole and stays so for STEADY_MS;
     infinity when it is not whole within PAGE_TIMEOUT_S. In a new browser context (a browser that never loaded
-    the app: Streamlit's scripts, plotly.js's 4.7 MB among them, are loaded and compiled), or in a new tab of
+    the app: Streamlit's scripts are loaded and compiled), or in a new tab of
     `context` (one that has: a new session, the browser's cache warm)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 

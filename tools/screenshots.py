@@ -46,6 +46,7 @@ def drawn(page) -> None:
     for chart in page.locator(".js-plotly-plot").all():
         if chart.is_visible():
             chart.locator(".main-svg").first.wait_for()
+    page.wait_for_function("() => [...document.querySelectorAll('img.chart')].every((i) => i.complete)")
     for frame in page.get_by_test_id("stDataFrame").all():
         if frame.is_visible():
             frame.locator("canvas").first.wait_for()

@@ -12,7 +12,7 @@ from . import state
 KEPT = "kept_sidebar"  # app-owned copy of the sidebar's widget values
 KEYS = (state.W_SOURCE, state.W_SAMPLE, state.W_PATH, state.W_LENIENT, state.W_INPUT_MODE, state.W_SEED,
         state.W_MAX_ITERATIONS, state.W_BUDGET_MB, state.W_DISK_MB, state.W_MAX_TENSOR_MB, state.W_MAX_EVENTS,
-        state.W_THREADS, state.W_LEARNING)
+        state.W_THREADS, state.W_LEARNING, state.W_INTERACTIVE_CHARTS)
 PREFIXES = ("w_dim:",)  # per-model keys made by state.dim_key
 
 

@@ -13,10 +13,10 @@ from ..spec.contrib import OperatorDoc
 from ..trace.trace import Trace
 from ..views import inspector as views_inspector
 from ..views import value_html
+from ..views.charts import value_chart
 from ..views.markup import md, md_code
-from ..views.plots import value_figure
 from ..views.tables import value_grid
-from . import state, widgets
+from . import charts, state, widgets
 
 
 def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
@@ -71,6 +71,6 @@ def plot_panel(name: str, value: Any, key: str, plot: bool = True) -> None:
     if not plot or (isinstance(value, np.ndarray) and value.ndim == 0):
         return
     grid = value_grid(value)
-    figure = value_figure(value, name)
-    if figure is not None and (grid is None or len(grid.rows) > 1 or len(grid.columns) > 4):
-        st.plotly_chart(figure, key=key, width="stretch")
+    chart = value_chart(value, name)
+    if chart is not None and (grid is None or len(grid.rows) > 1 or len(grid.columns) > 4):
+        charts.show(chart, key=key)

@@ -94,6 +94,7 @@ W_COLOUR = "w_colour"  # Graph page: colour nodes by time, max |value| or NaN/In
 W_PART = "w_part"  # Graph page: hierarchy navigator, the part to open (per focus)
 W_GOTO_STEP = "w_goto_step"  # Graph page: step through from the selected node's first run
 W_LEARNING = "w_learning"  # sidebar: learning mode (predict before the trace reveals)
+W_INTERACTIVE_CHARTS = "w_interactive_charts"  # sidebar: plotly charts instead of inline SVG (ui/charts.py)
 W_TOUR = "w_tour"  # tour buttons
 W_PREDICT = "w_predict"  # learning mode: a prediction (per question)
 W_CHECK = "w_check"  # learning mode: check a prediction (per question)

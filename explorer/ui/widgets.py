@@ -73,6 +73,9 @@ def sidebar() -> Any:
                   help=more("Before the trace shows them, predict which branch an If takes (Step through) and what "
                             "a loop carries into its next iteration (Loops), and be told whether you were right.",
                             "learning"))
+        st.toggle("Interactive charts", key=state.W_INTERACTIVE_CHARTS,
+                  help="The charts drawn by plotly: zoom, values on hover, a slider over a tensor's slices. A new "
+                       "browser tab then loads plotly's scripts, a second or more before its first chart shows.")
     return slot
 
 

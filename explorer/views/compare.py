@@ -15,10 +15,12 @@ from ..compare.recording import Recording
 from ..model.model import Model
 from ..trace.trace import Event
 from ..trace.values import describe
+from .charts import Chart, colours, line_svg, lines_chart
 from .draw_facts import ModelFacts
 from .gates import cell_label
 from .heat import NodeValues
 from .plots import lines_figure
+from .svg_axes import Axis, Series, numeric_axis
 
 FLOOR = 1e-12  # errors below this are drawn as this (a log scale has no zero)
 
@@ -114,6 +116,23 @@ def growth_figure(v: ValueComparison) -> go.Figure:
     figure.update_yaxes(type="log", title="max abs error")
     figure.update_layout(title=f"{v.name}: error over iterations", height=320, margin={"t": 40, "b": 40})
     return figure
+
+
+def growth_chart(v: ValueComparison) -> Chart:
+    """growth_figure's chart (inline SVG or plotly)."""
+    if v.steps and len(v.errors) <= 1:
+        return lines_chart({"max abs error": np.maximum(v.steps, FLOOR)}, f"{v.name}: error per time step",
+                           "time step", "max abs error")
+
+    def svg() -> str:
+        labels = [str(e.iteration) for e in v.errors]
+        y = np.maximum(np.asarray(v.growth, np.float64), FLOOR)
+        series = Series("max abs error", np.arange(len(labels), dtype=np.float64), y, colours(1)[0])
+        return line_svg(f"{v.name}: error over iterations", Axis("iteration", -0.5, len(labels) - 0.5,
+                                                                categories=labels),
+                        numeric_axis(y, "max abs error", log=True), [series])
+
+    return Chart(svg, lambda: growth_figure(v))
 
 
 def recurrent_runs(comparison: Comparison) -> dict[str, str]:

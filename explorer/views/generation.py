@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 
 from ..generation.wrap import LOOP, TOKEN
 from ..model.model import Model
 from ..trace.trace import Trace
-from .plots import time_heatmap
+from .charts import Chart, time_heatmap_chart
 
 PARTS = "◀ first difference"
 
@@ -69,12 +68,10 @@ def cache_errors(ours: Trace, theirs: Trace) -> tuple[np.ndarray, list[str]]:
     return errors, names
 
 
-def cache_error_figure(ours: Trace, theirs: Trace) -> go.Figure | None:
+def cache_error_chart(ours: Trace, theirs: Trace) -> Chart | None:
     """The per-step × per-cache heatmap of `cache_errors` (steps across, caches down by layer), or None."""
     errors, names = cache_errors(ours, theirs)
     if not names:
         return None
-    figure = time_heatmap(errors, "Cache error |A − B| per step and layer")
-    figure.update_xaxes(title="step")
-    figure.update_yaxes(title="cache", tickvals=list(range(len(names))), ticktext=names)
-    return figure
+    return time_heatmap_chart(errors, "Cache error |A − B| per step and layer", xtitle="step", ytitle="cache",
+                              rows=names)

@@ -118,6 +118,17 @@ HEAT_FONT = "#212529"
 # Plot colour scales (plotly names): values around 0 (blue below, red above), and values of one sign.
 DIVERGING_SCALE = "RdBu_r"
 SEQUENTIAL_SCALE = "Viridis"
+# the same scales' stops for the inline SVG charts (plotly's own, low to high), and plotly's colours of a figure's
+# successive series, so a chart reads the same in either form
+DIVERGING_STOPS: tuple[str, ...] = ("#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7",
+                                    "#f4a582", "#d6604d", "#b2182b", "#67001f")
+SEQUENTIAL_STOPS: tuple[str, ...] = ("#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779",
+                                     "#6ece58", "#b5de2b", "#fde725")
+SERIES_COLOURS: tuple[str, ...] = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692",
+                                   "#b6e880", "#ff97ff", "#fecb52")
+# an inline chart's frame, grid lines and texts
+CHART_COLOURS: dict[str, str] = {"text": "#262730", "muted": "#6c757d", "grid": "#e9ecef", "axis": "#adb5bd",
+                                 "background": "#ffffff", "blank": "#f1f3f5"}
 
 # Streamlit's colour directives for verdicts in the app's text: good, bad, unsure, and quiet (nothing to see).
 TONES: dict[str, str] = {"good": "green", "bad": "red", "unsure": "orange", "quiet": "gray"}

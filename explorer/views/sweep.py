@@ -6,11 +6,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 
 from ..sweep.rows import counts, verdict_of, where, worst_first
+from .charts import Chart, colours, line_svg
 from .compare import FLOOR
 from .markup import plot_text
+from .svg_axes import Series, numeric_axis
 
 Row = dict[str, Any]
 
@@ -47,10 +50,8 @@ def swept_dims(rows: Sequence[Row]) -> list[str]:
     return [name for name, found in sizes.items() if len(found) > 1]
 
 
-def error_figure(rows: Sequence[Row], dim: str) -> go.Figure:
-    """The largest error over the outputs against `dim`'s size, one line per seed and size of every other swept
-    dim (so no line joins points across another dim; inputs read from files: one series of points); rows without a
-    finite error (errors, limits) are left out."""
+def _error_series(rows: Sequence[Row], dim: str) -> list[tuple[str, list[tuple[int, float, str]]]]:
+    """(name, points (size, error, input) by size) per line of `error_figure`, in its order."""
     others = [d for d in swept_dims(rows) if d != dim]
     series: dict[str, list[tuple[int, float, str]]] = {}
     for row in rows:
@@ -60,9 +61,16 @@ def error_figure(rows: Sequence[Row], dim: str) -> go.Figure:
         name = ", ".join([f"seed {row['seed']}" if row["seed"] is not None else "files",
                           *(f"{d}={row['dims'][d]}" for d in others if d in row["dims"])])
         series.setdefault(name, []).append((row["dims"][dim], max(error, FLOOR), row["input"]))
+    return [(name, sorted(points)) for name, points in
+            sorted(series.items(), key=lambda item: (item[0].startswith("files"), item[0]))]
+
+
+def error_figure(rows: Sequence[Row], dim: str) -> go.Figure:
+    """The largest error over the outputs against `dim`'s size, one line per seed and size of every other swept
+    dim (so no line joins points across another dim; inputs read from files: one series of points); rows without a
+    finite error (errors, limits) are left out."""
     figure = go.Figure()
-    for name, points in sorted(series.items(), key=lambda item: (item[0].startswith("files"), item[0])):
-        points.sort()
+    for name, points in _error_series(rows, dim):
         figure.add_trace(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points], text=[p[2] for p in points],
                                     mode="markers" if name.startswith("files") else "lines+markers", name=name,
                                     hovertemplate="%{text}: max abs %{y:.3g}<extra></extra>"))
@@ -70,3 +78,18 @@ def error_figure(rows: Sequence[Row], dim: str) -> go.Figure:
     figure.update_yaxes(type="log", title="max abs error (outputs)")
     figure.update_layout(title=plot_text(f"error against {dim}"), height=340, margin={"t": 40, "b": 40})
     return figure
+
+
+def error_chart(rows: Sequence[Row], dim: str) -> Chart:
+    """error_figure's chart (inline SVG or plotly)."""
+    def svg() -> str:
+        lines = _error_series(rows, dim)
+        ink = colours(len(lines))
+        series = [Series(name, np.array([p[0] for p in points], np.float64), np.array([p[1] for p in points]),
+                         ink[k], lines=not name.startswith("files")) for k, (name, points) in enumerate(lines)]
+        xs = np.concatenate([s.x for s in series]) if series else np.zeros(0)
+        ys = np.concatenate([s.y for s in series]) if series else np.zeros(0)
+        return line_svg(f"error against {dim}", numeric_axis(xs, dim, integer=True),
+                        numeric_axis(ys, "max abs error (outputs)", log=True), series, width=640, height=300)
+
+    return Chart(svg, lambda: error_figure(rows, dim))

@@ -15,13 +15,17 @@ from explorer.views.styles import NODE_STATES
 from explorer.views.tables import short_text
 from tests.support.apptest import (
     PAGES,
+    SVG,
     array,
     assert_clean,
+    chart_svgs,
+    chart_titles,
     diagram_args,
     diagram_svg,
     figures,
     html_shown,
     html_text,
+    interactive,
     move_target,
     outline,
     position,
@@ -213,6 +217,14 @@ def test_gates_page_draws_a_heatmap_per_gate_and_the_exported_report():
     at = start("gru_pytorch_batch_first")
     at.switch_page(PAGES["gates"]).run()
     assert_clean(at)
+    assert at.get("plotly_chart") == []  # inline SVG charts by default: the page needs no plotly.js
+    titles = chart_titles(at)
+    assert {f"{g} [forward, batch 0]" for g in ("z", "r", "h", "H")} <= set(titles)
+    assert {"z: chosen units", "Norm of H over time", "Saturation: fraction of units near a bound"} <= set(titles)
+    z_chart = chart_svgs(at)[titles.index("z [forward, batch 0]")]
+    texts_drawn = [t.text for t in z_chart.iter("{http://www.w3.org/2000/svg}text")]
+    assert {"time step", "hidden unit", "0", "1"} <= set(texts_drawn)  # axes and the sigmoid's scale, 0 to 1
+    interactive(at)  # the same charts, by plotly
     heatmaps = {f.layout.title.text: f.data[0] for f in figures(at) if f.data[0].type == "heatmap"}
     assert set(heatmaps) == {f"{g} [forward, batch 0]" for g in ("z", "r", "h", "H")}
     assert (heatmaps["z [forward, batch 0]"].zmin, heatmaps["z [forward, batch 0]"].zmax) == (0, 1)
@@ -227,6 +239,7 @@ def test_gates_page_leaves_padded_steps_blank():
     at = start("lstm_bidirectional_ragged")
     at.switch_page(PAGES["gates"]).run()
     at.number_input(key=state.keyed("w_rnn_batch", "lstm")).set_value(2).run()  # the item of length 2
+    interactive(at)
     assert_clean(at)
     assert "(2 valid for this batch item)" in texts(at)
     z = array(figures(at)[0].data[0].z)  # unit x time
@@ -245,6 +258,22 @@ def test_loops_page_fills_the_pseudo_code_with_the_chosen_iteration():
     assert "for (int64 j = 0; j < max_trip_count && cond_in; ++j)" in code
     assert "values at iteration (1, 2)" in code and "j = 2" in code
     assert "stopped: trip count reached after 3 iterations" in texts(at)
+
+
+def test_loops_page_draws_its_charts_inline_and_by_plotly_on_request():
+    at = start("loop_spec")
+    at.switch_page(PAGES["loops"]).run()
+    assert_clean(at)
+    titles = chart_titles(at)
+    assert titles == ["b_in", "user_defined_val (element written)"] and not at.get("plotly_chart")
+    [carried] = [svg for svg in chart_svgs(at) if svg.findtext(f"{SVG}title") == "b_in"]
+    interactive(at)
+    figure = next(f for f in figures(at) if f.layout.title.text == "b_in")  # the same values, by plotly
+    ticks = [(float(t.text), float(t.get("y")) - 4) for t in carried.iter(f"{SVG}text") if t.get("text-anchor") == "end"]
+    (v0, p0), (v1, p1) = ticks[0], ticks[-1]
+    drawn = [float(xy.split(",")[1]) for xy in carried.find(f".//{SVG}polyline").get("points").split()]
+    np.testing.assert_allclose([v0 + (p - p0) * (v1 - v0) / (p1 - p0) for p in drawn], array(figure.data[0].y),
+                               atol=1e-2 * max(1.0, abs(v1 - v0)))
 
 
 def test_optimizer_page_shows_rewrites_statistics_and_equivalence():
@@ -453,9 +482,11 @@ def test_the_step_plots_its_values_on_request_and_keeps_the_choice_from_step_to_
     at.switch_page(PAGES["step"]).run()
     feeds = at.session_state["run_request"].make_feeds()
     trace = explorer.run(explorer.load(sample_path("tiny_mlp")), feeds)
-    assert figures(at) == []  # stepping redraws no plots unless asked to
+    assert chart_titles(at) == []  # stepping redraws no plots unless asked to
     at.toggle(key=state.W_STEP_PLOTS).set_value(True).run()
     assert_clean(at)
+    assert chart_titles(at) == list(trace.events[0].outputs)  # drawn inline by default
+    interactive(at)
     [figure] = figures(at)  # event 0 (MatMul) writes one matrix
     [(name, value)] = trace.events[0].outputs.items()
     np.testing.assert_allclose(array(figure.data[0].z), value, rtol=1e-6)

@@ -12,7 +12,17 @@ import explorer
 from explorer.cells import recurrent_cells
 from explorer.ui import state
 from explorer.views import gates
-from tests.support.apptest import PAGES, array, assert_clean, figures, start, texts, upload
+from tests.support.apptest import (
+    PAGES,
+    array,
+    assert_clean,
+    chart_titles,
+    figures,
+    interactive,
+    start,
+    texts,
+    upload,
+)
 from tests.support.cell_models import keras_loop, keras_reference
 
 
@@ -29,6 +39,7 @@ def test_gates_page_shows_a_keras_gru_loop():
     assert_clean(at)
     assert at.selectbox(key=state.W_RNN).value == "while_loop"
     assert "GRU · Keras loop, reset_after=True, hidden 4" in at.selectbox(key=state.W_RNN).format_func("while_loop")
+    interactive(at)
     heatmaps = {f.layout.title.text: f.data[0] for f in figures(at) if f.data[0].type == "heatmap"}
     assert set(heatmaps) == {f"{g} [forward, batch 0]" for g in ("z", "r", "h", "H")}
     x = explorer.load(keras_loop("GRU")[0]).example_inputs()["X"]  # the app's first inputs: seed 0
@@ -72,7 +83,7 @@ def test_gates_and_loops_pages_on_real_exports(name):
     for cell in cells:
         at.selectbox(key=state.W_RNN).set_value(cell.path).run()
         assert_clean(at)
-        titles = {f.layout.title.text for f in figures(at) if f.data and f.data[0].type == "heatmap"}
+        titles = chart_titles(at)
         assert "H [forward, batch 0]" in titles, (cell.path, titles)
     if any(c.loops for c in cells):
         at.switch_page(PAGES["loops"]).run()

@@ -5,14 +5,13 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import plotly.io
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import explorer
 from explorer.inputs.samples import sample_inputs, sample_path
 from explorer.ui import state
-from tests.support.apptest import SVG, diagram_args, start
+from tests.support.apptest import SVG, chart_titles, diagram_args, figures, interactive, start
 from tests.support.compare_models import exported_rnn, torch_parameters
 
 PAGE = "explorer/ui/pages/compare.py"
@@ -50,8 +49,9 @@ def test_default_sample_against_onnxruntime_agrees_and_steps_in_lockstep():
     assert "A: enc/body/inner/body/branch (If) at iteration (0, 0)" in texts(at)
     rows = at.dataframe[1].value  # the lockstep table (after the outputs table)
     assert list(rows["value"]) == ["acc_out"] and rows["within tolerance"].all()
-    growth = [plotly.io.from_json(c.proto.spec) for c in at.get("plotly_chart")]
-    assert any("error over iterations" in f.layout.title.text for f in growth)
+    assert any("error over iterations" in t for t in chart_titles(at)) and not at.get("plotly_chart")
+    interactive(at)  # the same chart, by plotly
+    assert any("error over iterations" in f.layout.title.text for f in figures(at))
 
 
 def test_reference_values_show_the_first_divergence(tmp_path):
@@ -108,8 +108,7 @@ def test_two_models_show_the_gate_that_departs_first(tmp_path):
     assert "gate h departs first from B, at time step 0" in texts(at)
     assert "B's gates: recorded by B's run of 'rnn'" in [c.value for c in at.caption]
     assert any("Gate h departs first at time step 0" in plain(e.value) for e in at.error)
-    heatmaps = [plotly.io.from_json(c.proto.spec) for c in at.get("plotly_chart")]
-    titles = [f.layout.title.text for f in heatmaps]  # the Gates tab opened on the departing gate
+    titles = chart_titles(at)  # the Gates tab opened on the departing gate
     assert any(t.startswith("h · A") for t in titles) and any(t.startswith("h · |A − B|") for t in titles)
 
 
@@ -124,8 +123,7 @@ def test_pytorch_equations_flag_linear_before_reset_zero(tmp_path):
     assert "part at node 'rnn' (GRU), gate h at time step 0" in plain(at.error[0].value)  # no value aligned
     assert "(a known exporter bug)" in plain(at.error[0].value)  # the diagnosis is part of the verdict
     at.number_input(key=state.keyed("w_compare_item", "rnn")).set_value(1).run()
-    titles = [plotly.io.from_json(c.proto.spec).layout.title.text for c in at.get("plotly_chart")]
-    assert "h · |A − B| (direction 0, batch item 1)" in titles
+    assert "h · |A − B| (direction 0, batch item 1)" in chart_titles(at)
 
 
 def test_agreeing_gates_are_said_to_agree():

@@ -7,14 +7,13 @@ import json
 from pathlib import Path
 
 import numpy as np
-import plotly.io
 
 import explorer
 from explorer.generation.wrap import LOOP
 from explorer.ui import state
 from explorer.views.generation import PARTS
 from explorer.views.step_moves import moves_at, position_text
-from tests.support.apptest import array, assert_clean, start, upload
+from tests.support.apptest import array, assert_clean, chart_titles, figures, interactive, start, upload
 
 GPT2 = Path(__file__).resolve().parents[1] / "models" / "generation" / "gpt2"
 
@@ -77,8 +76,9 @@ def test_the_compare_page_shows_two_generations_token_by_token(tmp_path: Path) -
     assert table["A"].tolist() == [str(t) for t in ours.tokens[0]]
     assert table["B"].tolist() == [str(t) for t in theirs.tokens[0]]
     assert table["same"].tolist()[:2] == [True, False] and table[""].tolist()[1] == PARTS
-    [heatmap] = [plotly.io.from_json(c.proto.spec) for c in at.get("plotly_chart")
-                 if "Cache error" in plotly.io.from_json(c.proto.spec).layout.title.text]
+    assert "Cache error |A − B| per step and layer" in chart_titles(at)
+    interactive(at)
+    [heatmap] = [f for f in figures(at) if "Cache error" in f.layout.title.text]
     assert list(heatmap.layout.yaxis.ticktext) == ["present.0.key", "present.0.value", "present.1.key",
                                                    "present.1.value"]
     errors = array(heatmap.data[0].z)  # caches down, steps across

@@ -12,7 +12,7 @@ from explorer.sweep.plan import Item
 from explorer.ui import state
 from explorer.ui.sweeping import key
 from explorer.ui.widgets import SWEPT_INPUTS
-from tests.support.apptest import figures, start
+from tests.support.apptest import chart_titles, figures, interactive, start
 from tests.support.markdown_text import shown
 from tests.support.sweep_models import ACC, PART_AT, planted_pair, save_test_data_set
 
@@ -57,7 +57,8 @@ def test_a_grid_sweep_shows_the_rows_worst_first_and_opens_one_at_its_divergence
     assert list(table["input"][:2]) == [f"T={PART_AT + 2} seed 0", f"T={PART_AT + 2} seed 1"]
     assert list(table["verdict"]) == ["differs"] * 4 + ["agrees"] * 4
     assert set(table["first divergence"][:4]) == {f"{ACC} (Add) at iteration ({PART_AT},), value 's_out'"}
-    [figure] = figures(at)
+    assert chart_titles(at) == ["error against T"]
+    [figure] = figures(interactive(at))
     assert [t.name for t in figure.data] == ["seed 0", "seed 1"]
     assert list(figure.data[0].x) == [2, 3, PART_AT + 1, PART_AT + 2]
     assert figure.data[0].y[-1] == pytest.approx(0.5 * 2) and figure.data[0].y[0] == pytest.approx(1e-12)

@@ -11,7 +11,7 @@ from onnx import numpy_helper
 import explorer
 from explorer.ui import state
 from explorer.views import gates
-from tests.support.apptest import array, figures, start
+from tests.support.apptest import array, figures, interactive, start
 from tests.support.rnn_reference import reference
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_models"
@@ -73,7 +73,7 @@ def test_the_gates_page_picks_units_by_pattern():
     assert not at.exception
     captions = "\n".join(c.value for c in at.caption)
     assert f"{len(picked)} of 5 units stay ≥ {threshold:.3g} from step 0 to 5" in captions
-    [chosen] = [f for f in figures(at) if f.layout.title.text == f"{gate}: chosen units"]
+    [chosen] = [f for f in figures(interactive(at)) if f.layout.title.text == f"{gate}: chosen units"]
     assert [trace.name for trace in chosen.data] == [f"unit {unit}" for unit in picked]
     for trace, unit in zip(chosen.data, picked):
         np.testing.assert_allclose(array(trace.y), expected[gate][:, unit], rtol=1e-5, atol=1e-6)

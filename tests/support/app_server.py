@@ -98,6 +98,7 @@ PAGE_PAINTED = """() => {
     const all = (selector) => [...document.querySelectorAll(selector)].filter((el) => el.checkVisibility());
     return all('[data-testid="stSkeleton"]').length === 0
         && all('[data-testid="stPlotlyChart"]').every((c) => c.querySelector(".main-svg"))
+        && all('img.chart').every((i) => i.complete)
         && all('[data-testid="stDataFrame"]').every((t) => t.querySelector("canvas"))
         && all('iframe[title="explorer.ui.diagram.explorer_diagram"]').every(
             (f) => f.contentDocument?.body?.dataset?.drawn);

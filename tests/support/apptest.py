@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from xml.etree import ElementTree
@@ -98,8 +99,27 @@ def position(at: AppTest) -> str:
     return shown["frames"][shown["at"]]["text"]
 
 
+def interactive(at: AppTest) -> AppTest:
+    """The sidebar's "Interactive charts" turned on: the pages show plotly figures (`figures`)."""
+    return at.toggle(key=state.W_INTERACTIVE_CHARTS).set_value(True).run()
+
+
+CHART = re.compile(r'<img class="chart" alt="[^"]*" src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"')
+
+
+def chart_svgs(at: AppTest) -> list[ElementTree.Element]:
+    """The inline SVG charts on the page (what it shows by default), parsed."""
+    return [ElementTree.fromstring(base64.b64decode(data)) for block in at.html
+            for data in CHART.findall(block.proto.body)]
+
+
+def chart_titles(at: AppTest) -> list[str]:
+    """The titles of the page's inline SVG charts."""
+    return [svg.findtext(f"{SVG}title") or "" for svg in chart_svgs(at)]
+
+
 def figures(at: AppTest) -> list:
-    """The plotly figures on the page."""
+    """The plotly figures on the page (with `interactive` on)."""
     return [plotly.io.from_json(chart.proto.spec) for chart in at.get("plotly_chart")]
 
 

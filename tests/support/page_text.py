@@ -10,6 +10,8 @@ from xml.etree import ElementTree
 import plotly.io
 from streamlit.testing.v1 import AppTest
 
+from tests.support.apptest import chart_svgs
+
 PLAIN = {"text", "html", "code", "json", "dataframe", "arrow_data_frame", "selectbox", "multiselect", "exception"}
 PLOT_KEYS = {"text", "name", "title", "hovertemplate", "hovertext", "ticktext", "texttemplate"}
 
@@ -56,14 +58,12 @@ def plot_texts(at: AppTest) -> list[str]:
 
 
 def svg_markup(at: AppTest) -> list[str]:
-    """Elements and attributes of the diagrams' SVG that fetch or run something: links, images, foreign objects,
-    scripts, event handlers."""
+    """Elements and attributes of the diagrams' and the inline charts' SVG that fetch or run something: links,
+    images, foreign objects, scripts, event handlers."""
     found = []
-    for component in at.get("component_instance"):
-        svg = json.loads(component.proto.json_args).get("svg")
-        if not svg:
-            continue
-        for element in ElementTree.fromstring(svg).iter():
+    drawn = [json.loads(component.proto.json_args).get("svg") for component in at.get("component_instance")]
+    for svg in [ElementTree.fromstring(s) for s in drawn if s] + chart_svgs(at):
+        for element in svg.iter():
             tag = element.tag.rsplit("}", 1)[-1]
             if tag in ("image", "foreignObject", "script", "iframe", "img"):
                 found.append(f"<{tag}>")

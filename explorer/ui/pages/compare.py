@@ -16,14 +16,25 @@ from explorer.errors import ExplorerError
 from explorer.inputs.input_files import feeds_from_npz
 from explorer.inputs.samples import list_samples
 from explorer.sweep.task import reference_of
-from explorer.ui import diagram, framework_side, jobs, reach, state, uploads, verdict_banner, widgets, work
+from explorer.ui import (
+    charts,
+    diagram,
+    framework_side,
+    jobs,
+    reach,
+    state,
+    uploads,
+    verdict_banner,
+    widgets,
+    work,
+)
 from explorer.ui.report_button import download_report
 from explorer.views import compare as views
 from explorer.views import generation
+from explorer.views.charts import time_heatmap_chart
 from explorer.views.dot import model_to_dot
 from explorer.views.markup import md
 from explorer.views.overlays import TraceOverlay
-from explorer.views.plots import time_heatmap
 
 CHOICES = {"onnxruntime": "onnxruntime", "optimized": "The optimized model", "sample": "A bundled sample",
            "upload": "An uploaded model", "path": "A local path", "reference": "Reference values (.npz)",
@@ -102,9 +113,9 @@ def tokens_section(ours, theirs) -> None:
     st.markdown("##### Tokens, step by step")
     st.caption("every token agrees" if first is None else f"the first token that differs: step {first}")
     st.dataframe(pd.DataFrame(rows), hide_index=True)
-    figure = generation.cache_error_figure(ours, theirs)
-    if figure is not None:
-        st.plotly_chart(figure, key=state.K_COMPARE_CACHE_PLOT, width="stretch")
+    chart = generation.cache_error_chart(ours, theirs)
+    if chart is not None:
+        charts.show(chart, key=state.K_COMPARE_CACHE_PLOT)
 
 
 def summary(result, verdict) -> None:
@@ -191,7 +202,7 @@ def growth_tab(result) -> None:
     if key is None:
         return
     node, name = key.split("\x1f")
-    st.plotly_chart(views.growth_figure(result.value(node, name)), key=state.W_COMPARE_GROWTH, width="stretch")
+    charts.show(views.growth_chart(result.value(node, name)), key=state.W_COMPARE_GROWTH)
 
 
 def gates_tab(result, verdict) -> None:
@@ -223,8 +234,9 @@ def gates_tab(result, verdict) -> None:
     columns = st.columns(3)
     for column, (title, values) in zip(columns, (("A", ours), ("B", theirs), ("|A − B|", np.abs(ours - theirs)))):
         with column:
-            st.plotly_chart(time_heatmap(values, f"{gate} · {title} (direction {direction}, batch item {item})"),
-                            key=state.keyed(state.K_COMPARE_GATE_PLOT, node, gate, title), width="stretch")
+            charts.show(time_heatmap_chart(values, f"{gate} · {title} (direction {direction}, batch item {item})",
+                                           width=340),
+                        key=state.keyed(state.K_COMPARE_GATE_PLOT, node, gate, title))
 
 
 st.title("Compare", help=more("This run against a side B, down to the first value, iteration and gate where they part.", "compare"))

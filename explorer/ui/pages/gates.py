@@ -8,11 +8,11 @@ import streamlit as st
 from explorer.cells import find_cell
 from explorer.docs_links import more
 from explorer.reports.rnn_report import rnn_report
-from explorer.ui import state, widgets
+from explorer.ui import charts, state, widgets
 from explorer.ui.report_button import download_report
 from explorer.views import gates
+from explorer.views.charts import lines_chart, saturation_chart, time_heatmap_chart
 from explorer.views.markup import md, md_code
-from explorer.views.plots import lines_figure, saturation_figure, time_heatmap
 
 
 def show(model, trace, path: str) -> None:
@@ -51,8 +51,8 @@ def show(model, trace, path: str) -> None:
     columns = st.columns(2)
     for k, (name, values) in enumerate(series.items()):
         with columns[k % 2]:
-            figure = time_heatmap(values, f"{name} [{names[direction]}, batch {item}]", bounds.get(name))
-            st.plotly_chart(figure, key=state.keyed(state.K_GATE_PLOT, path, name), width="stretch")
+            chart = time_heatmap_chart(values, f"{name} [{names[direction]}, batch {item}]", bounds.get(name))
+            charts.show(chart, key=state.keyed(state.K_GATE_PLOT, path, name))
 
     chosen_units(series, bounds, path, hidden, seq)
 
@@ -60,15 +60,17 @@ def show(model, trace, path: str) -> None:
     sides = {name: gates.saturation_sides(series[name], b) for name, b in bounds.items() if b is not None}
     left, right = st.columns(2)
     if saturated:
-        left.plotly_chart(lines_figure(saturated, "Saturation: fraction of units near a bound", ytitle="fraction",
-                                       yrange=(0, 1)), key=state.keyed(state.K_SATURATION_PLOT, path), width="stretch")
-        right.plotly_chart(saturation_figure(sides, "Saturation per unit: left (< 0.1) vs right (> 0.9)"),
-                           key=state.keyed(state.K_SIDES_PLOT, path), width="stretch")
+        with left:
+            charts.show(lines_chart(saturated, "Saturation: fraction of units near a bound", ytitle="fraction",
+                                    yrange=(0, 1)), key=state.keyed(state.K_SATURATION_PLOT, path))
+        with right:
+            charts.show(saturation_chart(sides, "Saturation per unit: left (< 0.1) vs right (> 0.9)"),
+                        key=state.keyed(state.K_SIDES_PLOT, path))
         st.dataframe(pd.DataFrame([{"gate": name, "left saturated (< 0.1)": float(np.nanmean(lo)),
                                     "right saturated (> 0.9)": float(np.nanmean(hi))}
                                    for name, (lo, hi) in sides.items()]), hide_index=True)
-    st.plotly_chart(lines_figure({"‖H‖": gates.hidden_norm(series["H"])}, "Norm of H over time", ytitle="L2"),
-                    key=state.keyed(state.K_NORM_PLOT, path), width="stretch")
+    charts.show(lines_chart({"‖H‖": gates.hidden_norm(series["H"])}, "Norm of H over time", ytitle="L2"),
+                key=state.keyed(state.K_NORM_PLOT, path))
     if np.isnan(series["H"]).any():
         st.caption("Blank steps lie past this batch item's sequence length.")
     exported_report(model, trace, path)
@@ -96,8 +98,9 @@ def chosen_units(series: dict, bounds: dict, path: str, hidden: int, seq: int) -
         units = left.multiselect("Units", list(range(hidden)), default=list(range(min(hidden, 3))),
                                  key=state.keyed(state.K_RNN_UNITS, path))
     if units:
-        right.plotly_chart(lines_figure({f"unit {u}": series[gate][:, u] for u in units}, f"{gate}: chosen units"),
-                           key=state.keyed(state.K_UNITS_PLOT, path), width="stretch")
+        with right:
+            charts.show(lines_chart({f"unit {u}": series[gate][:, u] for u in units}, f"{gate}: chosen units"),
+                        key=state.keyed(state.K_UNITS_PLOT, path))
 
 
 def exported_report(model, trace, path: str) -> None:

@@ -7,15 +7,15 @@ import streamlit as st
 
 from explorer.docs_links import more
 from explorer.proto.graph import GENERATION_OPS
-from explorer.ui import diagram, learning, panels, state, widgets
+from explorer.ui import charts, diagram, learning, panels, state, widgets
 from explorer.views import loops
 from explorer.views.cell_equations import cell_equations
+from explorer.views.charts import series_chart
 from explorer.views.dot import model_to_dot
 from explorer.views.learning import loop_mode_code
 from explorer.views.markup import md, md_code
 from explorer.views.names import shorten_text, shortened
 from explorer.views.overlays import TraceOverlay
-from explorer.views.plots import series_figure
 from explorer.views.pseudocode import pseudocode
 
 
@@ -109,12 +109,12 @@ def iterating(model, trace, path: str) -> None:
         st.markdown("##### Loop-carried values (before the first iteration, then after each)")
         columns = st.columns(min(len(carried), 2))
         for k, (name, values) in enumerate(carried.items()):
-            figure = series_figure(values, short[name], x=["init", *range(len(shown))])
+            chart = series_chart(values, short[name], x=["init", *range(len(shown))])
             with columns[k % len(columns)]:
-                if figure is None:
+                if chart is None:
                     st.caption(f"{md_code(short[name])}: not numeric", help=name)
                 else:
-                    st.plotly_chart(figure, key=state.keyed(state.K_CARRIED_PLOT, path, name), width="stretch")
+                    charts.show(chart, key=state.keyed(state.K_CARRIED_PLOT, path, name))
     scans = [(name, "inputs", "slice read") for name in body.scan_in]
     scans += [(name, "outputs", "element written") for name in body.scan_out]
     if scans:
@@ -122,9 +122,9 @@ def iterating(model, trace, path: str) -> None:
         for name, side, what in scans:
             across, here = st.columns(2)
             with across:
-                figure = series_figure(loops.per_iteration(shown, name, side), f"{short[name]} ({what})")
-                if figure is not None:
-                    st.plotly_chart(figure, key=state.keyed(state.K_SCAN_SERIES_PLOT, path, name), width="stretch")
+                chart = series_chart(loops.per_iteration(shown, name, side), f"{short[name]} ({what})")
+                if chart is not None:
+                    charts.show(chart, key=state.keyed(state.K_SCAN_SERIES_PLOT, path, name))
             with here:
                 panels.value_panel(f"{short[name]} ({what})", getattr(chosen, side).get(name),
                                     key=state.keyed(state.K_SCAN_PLOT, path, name, position))

@@ -20,7 +20,9 @@ from explorer.views.dot import model_to_dot
 from explorer.views.markup import md, md_code
 from explorer.views.styles import tinted
 
-WHOLE_MODEL_LIMIT = 5000  # nodes: bigger models are drawn on request
+# nodes: bigger models are drawn on request (gtcrn's 1,786 nodes drawn twice, before and after, cost its first
+# opening graphviz's two layouts and the browser two large drawings, about a second)
+WHOLE_MODEL_LIMIT = 1000
 STATUS = {"equivalent": tinted("**equivalent**", "good"), "different": tinted("**different**", "bad"),
           "explorer only": tinted("**equivalent by explorer only**", "unsure") + " (onnxruntime gave no verdict)",
           "inconclusive": tinted("**inconclusive**", "unsure")}
@@ -87,7 +89,7 @@ def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> None:
     proof(*work.equivalence(model, chosen, None if k == count else k, partial),
           f"After {k} of {count} rewrite{'s' if count != 1 else ''}", shown)
     if not st.toggle("Draw the whole models", value=sum(1 for _ in model.nodes()) <= WHOLE_MODEL_LIMIT,
-                     key=state.W_OPT_WHOLE, help="Laying out a big model takes graphviz a few seconds"):
+                     key=state.W_OPT_WHOLE, help="Drawn at first for models of up to 1,000 nodes: a bigger one takes graphviz and the browser a second or more, twice"):
         return
     removed, added = rewrites.result_overlays(partial)
     drawn = rewrites.side_by_side(state.proto_model(partial.original, partial.lenient),

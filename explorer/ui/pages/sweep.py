@@ -13,7 +13,7 @@ from explorer.limits import available_cores
 from explorer.model.feeds import symbolic_dims
 from explorer.sweep import plan
 from explorer.sweep.plan import parse_numbers
-from explorer.ui import reach, state, sweeping, widgets
+from explorer.ui import charts, reach, state, sweeping, widgets
 from explorer.ui.sweeping import key
 from explorer.views import sweep as views
 from explorer.views.markup import md, md_code
@@ -117,7 +117,7 @@ def results(job, model) -> None:
     st.markdown(found)
     st.dataframe(pd.DataFrame(views.table_rows(rows)), hide_index=True, key=key("table"))
     for dim in views.swept_dims(rows):
-        st.plotly_chart(views.error_figure(rows, dim), key=key("plot", dim), width="stretch")
+        charts.show(views.error_chart(rows, dim), key=key("plot", dim))
     choices = views.row_choices(rows)
     left, right = st.columns([4, 1], vertical_alignment="bottom")
     index: int = widgets.chosen(left.selectbox("An input to open in the Compare page, at its first divergence",

@@ -107,8 +107,10 @@ def test_a_step_sends_the_canvas_only_its_marks_and_a_new_canvas_gets_the_drawin
 def test_gates_page_shows_heatmaps_for_a_gru(page):
     choose_sample(page, "gru_pytorch_batch_first")
     open_page(page, "Gates")
-    page.locator(".js-plotly-plot .hm image").first.wait_for()  # plotly draws heatmaps as images
-    assert page.locator(".js-plotly-plot .hm").count() >= 3
+    page.get_by_alt_text("z [forward, batch 0]").wait_for()  # the charts: inline SVG images
+    assert page.locator("img.chart").count() >= 4
+    assert page.locator("img.chart").first.evaluate("(i) => i.complete && i.naturalWidth > 0")  # the SVG decodes
+    assert page.locator(".js-plotly-plot").count() == 0
     no_exception(page)
     shot(page, "gates")
 

@@ -30,7 +30,7 @@ def shot(page, name: str) -> None:
 def test_gates_page_shows_a_keras_bidirectional_gru_loop(page, server):
     open_model(page, server, "gates")
     page.get_by_text("GRU · Keras loop, bidirectional, reset_after=True, masked, hidden 4").first.wait_for()
-    page.get_by_text("z [forward, batch 0]").first.wait_for()
+    page.get_by_alt_text("z [forward, batch 0]").first.wait_for()
     page.get_by_text("Keras's equations, recomputed from the recorded inputs").first.wait_for()
     assert page.get_by_test_id("stException").count() == 0
     shot(page, "gates")
