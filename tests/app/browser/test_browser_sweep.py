@@ -39,7 +39,9 @@ def test_sweep_then_open_an_input_at_its_divergence(page, tmp_path):
     page.get_by_text("8 of 8 inputs:").wait_for(timeout=240_000)
     settle(page)
     no_exception(page)
-    page.get_by_test_id("stPlotlyChart").first.wait_for()
+    page.locator("img.chart").first.wait_for()  # the error chart: an inline SVG image
+    assert page.locator("img.chart").first.evaluate("(i) => i.complete && i.naturalWidth > 0")  # the SVG decodes
+    assert page.get_by_test_id("stPlotlyChart").count() == 0  # plotly only with Interactive charts on
     shot(page, "sweep_rows")
 
     page.get_by_test_id("stMain").get_by_test_id("stSelectbox").last.click()
