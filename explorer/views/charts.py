@@ -13,7 +13,19 @@ import numpy as np
 import plotly.graph_objects as go
 
 from . import plots, styles
-from .svg_axes import Axis, Frame, Scale, Series, cells, index_axis, lines, numeric_axis, pool, value_scale
+from .svg_axes import (
+    Axis,
+    Frame,
+    Scale,
+    Series,
+    cells,
+    index_axis,
+    lines,
+    numeric_axis,
+    pool,
+    thinned,
+    value_scale,
+)
 
 MAX_LINE_POINTS = 1000  # a longer line is drawn by the min and max of equal slices
 GROWTH = 1.25  # an inline chart is drawn up to this times its own size in a wide column
@@ -39,21 +51,6 @@ class Chart:
 def colours(count: int) -> list[str]:
     """The colours of `count` successive series (plotly's, cycled)."""
     return [styles.SERIES_COLOURS[k % len(styles.SERIES_COLOURS)] for k in range(count)]
-
-
-def _thin(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(x, y) of a long series kept to MAX_LINE_POINTS by each slice's min and max, so a spike stays visible."""
-    n = y.size
-    if n <= MAX_LINE_POINTS:
-        return np.arange(n, dtype=np.float64), y
-    edges = np.linspace(0, n, MAX_LINE_POINTS // 2 + 1).astype(int)
-    xs, ys = [], []
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        part = y[lo:hi]
-        finite = part[np.isfinite(part)]
-        xs += [lo, hi - 1]
-        ys += [finite.min(), finite.max()] if finite.size else [np.nan, np.nan]
-    return np.asarray(xs, np.float64), np.asarray(ys, np.float64)
 
 
 def line_svg(title: str, x: Axis, y: Axis, series: Sequence[Series], *, width: int = 480, height: int = 280) -> str:
@@ -96,7 +93,7 @@ def _figure(figure: go.Figure | None) -> go.Figure:
 def _value_svg(array: np.ndarray, title: str) -> str:
     if array.ndim == 1:
         short = array.size <= plots.MAX_BARS
-        xs, ys = (np.arange(array.size, dtype=np.float64), array) if short else _thin(array)
+        xs, ys = (np.arange(array.size, dtype=np.float64), array) if short else thinned(array, MAX_LINE_POINTS)
         fixed = (min(0.0, float(np.nanmin(ys))), max(0.0, float(np.nanmax(ys)))) \
             if short and np.isfinite(ys).any() else None
         y = numeric_axis(ys, "value", fixed=None if fixed is None or fixed[0] == fixed[1] else fixed)

@@ -136,6 +136,21 @@ def pool(z: np.ndarray, limit: int = MAX_CELLS) -> tuple[np.ndarray, bool]:
     return z, pooled
 
 
+def thinned(y: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y) of a series kept to `limit` points by each slice's finite min and max, so a spike stays visible."""
+    n = y.size
+    if n <= limit:
+        return np.arange(n, dtype=np.float64), y
+    edges = np.linspace(0, n, limit // 2 + 1).astype(int)
+    xs, ys = [], []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        part = y[lo:hi]
+        finite = part[np.isfinite(part)]
+        xs += [lo, hi - 1]
+        ys += [finite.min(), finite.max()] if finite.size else [np.nan, np.nan]
+    return np.asarray(xs, np.float64), np.asarray(ys, np.float64)
+
+
 @dataclass
 class Series:
     """One line (and its markers) or set of bars, in data coordinates; NaN breaks a line."""

@@ -5,40 +5,17 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import numpy as np
 
 from . import styles
+from .svg_axes import colour as svg_colour
+from .svg_axes import pool, thinned
 
 WIDTH, HEIGHT, PAD = 560, 180, 34
 MAX_POINTS = 600  # a longer series is drawn by the min and max of equal slices
 MAX_CELLS = 96  # per heatmap axis: a larger one is drawn by the max |value| of equal slices
-
-
-def _interpolate(stops: Sequence[str], share: float) -> str:
-    share = min(1.0, max(0.0, share))
-    position = share * (len(stops) - 1)
-    low = int(math.floor(position))
-    high = min(low + 1, len(stops) - 1)
-    t = position - low
-    a = [int(stops[low][k:k + 2], 16) for k in (1, 3, 5)]
-    b = [int(stops[high][k:k + 2], 16) for k in (1, 3, 5)]
-    return "rgb({},{},{})".format(*(round(x + (y - x) * t) for x, y in zip(a, b)))
-
-
-def _reduce_points(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(x, y) of at most MAX_POINTS points keeping each slice's min and max, so a spike stays visible."""
-    n = values.size
-    if n <= MAX_POINTS:
-        return np.arange(n, dtype=np.float64), values
-    edges = np.linspace(0, n, MAX_POINTS // 2 + 1).astype(int)
-    xs, ys = [], []
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        part = values[lo:hi]
-        xs += [lo, hi - 1]
-        ys += [np.nanmin(part), np.nanmax(part)]
-    return np.asarray(xs, np.float64), np.asarray(ys, np.float64)
 
 
 def _fmt(x: float) -> str:
@@ -66,7 +43,7 @@ def line_plot(series: Mapping[str, np.ndarray], title: str, colours: Mapping[str
              f'<text x="{WIDTH - PAD}" y="{HEIGHT - PAD + 14}" class="plot-tick" text-anchor="end">{count - 1}</text>']
     legend_x = PAD
     for name, values in cleaned.items():
-        xs, ys = _reduce_points(values)
+        xs, ys = thinned(values, MAX_POINTS)
         keep = np.isfinite(ys)
         px = PAD + xs[keep] / max(count - 1, 1) * inner_w
         py = PAD + (hi - ys[keep]) / (hi - lo) * inner_h
@@ -80,19 +57,6 @@ def line_plot(series: Mapping[str, np.ndarray], title: str, colours: Mapping[str
     return "".join(parts)
 
 
-def _pool(z: np.ndarray) -> np.ndarray:
-    """A 2-D array shrunk to at most MAX_CELLS per axis, each cell the value of largest magnitude in its slice."""
-    for axis in (0, 1):
-        n = z.shape[axis]
-        if n > MAX_CELLS:
-            edges = np.linspace(0, n, MAX_CELLS + 1).astype(int)
-            slices = [np.take(z, range(lo, hi), axis=axis) for lo, hi in zip(edges[:-1], edges[1:])]
-            picked = [np.take_along_axis(s, np.expand_dims(np.nanargmax(np.abs(np.nan_to_num(s)), axis=axis),
-                                                           axis), axis) for s in slices]
-            z = np.concatenate(picked, axis=axis)
-    return z
-
-
 def heatmap(z: np.ndarray, title: str, *, bounds: tuple[float, float] | None = None,
             row_label: str = "time step", column_label: str = "unit", marked_row: int | None = None,
             css_class: str = "heatmap") -> str:
@@ -102,7 +66,7 @@ def heatmap(z: np.ndarray, title: str, *, bounds: tuple[float, float] | None = N
     if z.ndim != 2:
         z = z.reshape(z.shape[0] if z.ndim else 1, -1)
     rows_all = z.shape[0]
-    z = _pool(z)
+    z = pool(z, MAX_CELLS)[0]
     finite = z[np.isfinite(z)]
     lo, hi = bounds if bounds is not None else (float(finite.min()) if finite.size else 0.0,
                                                 float(finite.max()) if finite.size else 1.0)
@@ -121,7 +85,7 @@ def heatmap(z: np.ndarray, title: str, *, bounds: tuple[float, float] | None = N
     for r in range(rows):
         for c in range(columns):
             value = z[r, c]
-            colour = _interpolate(styles.HEAT_SCALE, (value - lo) / span) if math.isfinite(value) \
+            colour = svg_colour(styles.HEAT_SCALE, (value - lo) / span) if math.isfinite(value) \
                 else styles.REPORT_COLOURS["muted"]
             parts.append(f'<rect x="{PAD + c * cell_w:.1f}" y="{PAD - 10 + r * cell_h:.1f}" width="{cell_w:.1f}" '
                          f'height="{cell_h:.1f}" fill="{colour}"/>')
