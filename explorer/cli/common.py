@@ -48,6 +48,15 @@ def load_feeds(path: str | None, model: Any = None, limits: Limits | None = None
     return feeds_from_npz_file(path, limits)
 
 
+def add_cluster_options(p: argparse.ArgumentParser, when: str = "") -> None:
+    """--scheduler and --workers: the Dask cluster a command's tasks run on (`when`: the options that need it)."""
+    p.add_argument("--scheduler", metavar="ADDRESS", help=f"{when}run on the Dask cluster of this scheduler "
+                   "(tcp://host:port), whose workers have explorer installed (default: a local cluster started "
+                   "for the work)")
+    p.add_argument("--workers", type=count, metavar="N", help=f"{when}worker processes of the local cluster "
+                   "(default: one per core)")
+
+
 def count(text: str) -> int:
     """An argument that must be a whole number >= 0."""
     try:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..files.atomic_write import write_text
 from ..limits import Limits
-from .common import add_limit_options, count, limits_from, tolerance
+from .common import add_cluster_options, add_limit_options, count, limits_from, tolerance
 from .registry import command
 
 if TYPE_CHECKING:
@@ -54,11 +54,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=seed_list, metavar="S1,S2,...", help="a grid of sampling seeds (with --sample's "
                                                                        "filters, --against): one generation per "
                                                                        "prompt and seed; rows worst first")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="with --prompts or --seeds: run the generations on the Dask "
-                                                          "cluster of this scheduler (default: a local cluster "
-                                                          "started for them)")
-    p.add_argument("--workers", type=count, metavar="N", help="with --prompts or --seeds: worker processes of the "
-                                                              "local cluster (default: one per core)")
+    add_cluster_options(p, when="with --prompts or --seeds: ")
     p.add_argument("--max-new-tokens", type=count, default=20, metavar="N", help="tokens to generate (default 20)")
     p.add_argument("--sample", type=int, metavar="SEED", help="draw tokens instead of the greedy choice, seeded: "
                                                               "transformers' filters, NumPy's default_rng(SEED) draws "

@@ -6,7 +6,7 @@ import sys
 from typing import Any
 
 from ..judge.judge import DEFAULT_TIMEOUT_S
-from .common import add_limit_options, count, limits_from, model_path, seconds, tolerance
+from .common import add_cluster_options, add_limit_options, count, limits_from, model_path, seconds, tolerance
 from .registry import command
 
 INTERRUPTED = 130  # the shell's code for a command ended by Ctrl-C
@@ -44,10 +44,7 @@ def _configure_sweep(p: argparse.ArgumentParser) -> None:
                    "(default 0)")
     p.add_argument("--inputs", metavar="DIR", help="a folder of inputs instead of random ones: .npz files and ONNX "
                    "test_data_set_<n> folders (read by the workers from that path)")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster of this scheduler (tcp://host:port), "
-                   "whose workers have explorer installed (default: a local cluster started for the sweep)")
-    p.add_argument("--workers", type=count, metavar="N", help="worker processes of the local cluster (default: one per "
-                   "core)")
+    add_cluster_options(p)
     p.add_argument("--out", metavar="ROWS.json", help="write each row as it completes to this JSON file, and to a CSV "
                    "beside it (ROWS.csv)")
     p.add_argument("--rtol", type=tolerance, help="relative tolerance for every value (default: each value's own "
