@@ -32,8 +32,9 @@ def refuse_unless_chosen() -> None:
     the app listens beyond this machine without being declared shared, or a setting or cap is not valid; notes in
     the log a shared app served on Python's own allocator."""
     try:
-        caps()
-        if access().shared and os.environ.get("PYTHONMALLOC") != "malloc":
+        shared = access().shared
+        caps_for(shared)
+        if shared and os.environ.get("PYTHONMALLOC") != "malloc":
             _tell_once("a shared app started on Python's own allocator keeps about a third more memory after its "
                        "visitors leave: start it with `explorer serve --shared` (PYTHONMALLOC=malloc)")
     except ExplorerError as exc:
