@@ -8,7 +8,7 @@ each page's first render (`pages`): from opening its address on a sample or a re
 from ../shared/models) in a new session until the page is whole (its script run over, no element left stale or
 loading, every diagram drawn, every chart and table painted), goal <= 2 s; and the first visitor's page on a new server, started by `streamlit run app.py` and by `explorer serve` (`first`).
 `python bench/bench_browser.py` (or `... gtcrn tiny_mlp 20k pages first`: only the samples and parts named; `pages
-path/to/model.onnx`: the pages on that model instead of the real ones)."""
+path/to/model.onnx`: the pages on that model instead of the real ones; `pages optimizer compare`: only those pages)."""
 from __future__ import annotations
 
 import os
@@ -181,7 +181,7 @@ def _line(label: str, times: dict[str, float]) -> str:
             f"{verdict} {PAGE_GOAL_S:g} s)  " + " ".join(f"{s}={t:.2f}" for s, t in times.items()))
 
 
-def page_times(browser, base: str, samples: list[str], models: list[Path]) -> None:
+def page_times(browser, base: str, samples: list[str], models: list[Path], pages: tuple[str, ...] = PAGES) -> None:
     """Each page's first render on each sample and model (one new session each), in a new browser (cold) and in
     a new tab of a browser that has shown the page before (warm)."""
     print(f"first render of each page on the samples and models ({PAGE_VIEWPORT['width']}x{PAGE_VIEWPORT['height']}, "
@@ -191,7 +191,7 @@ def page_times(browser, base: str, samples: list[str], models: list[Path]) -> No
     print(f"  (a first opening of the Graph page, not counted below: {first:.2f} s; on a new server it imports what "
           "every page needs)")
     warm = browser.new_context(viewport=PAGE_VIEWPORT)
-    for path in PAGES:
+    for path in pages:
         addresses = {name: f"{base}{path}?{urllib.parse.urlencode(query)}" for name, query in queries.items()}
         print(_line(f"{path or 'graph'} cold", {name: first_render_seconds(browser, a) for name, a in addresses.items()}))
         first_render_seconds(browser, next(iter(addresses.values())), warm)  # the browser loads this page's scripts
@@ -262,8 +262,9 @@ def main(only: list[str]) -> None:
                 first_visitor_times(browser)
             if not only or "pages" in only:
                 models = [Path(a) for a in only if a.endswith(".onnx")] or [m for m in (SILERO, GTCRN) if m.is_file()]
+                pages = tuple(p for p in PAGES if p and p in only) or PAGES
                 page_times(browser, base, [s for s in list_samples() if not only or s in only] or list_samples(),
-                           models)
+                           models, pages)
             browser.close()
     finally:
         stop_server(proc)

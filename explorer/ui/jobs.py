@@ -1,8 +1,12 @@
 """The app's questions to onnxruntime (equivalence proofs, comparisons, output checks) as background jobs of the
 session (explorer/judge/judge_job.py): the page shows their progress with a Cancel button and stays usable; the answer
-appears when it is ready. A job that ends within WAIT_S of its start is shown at once, without a progress line."""
+appears when it is ready. A job that ends within WAIT_S of its start is shown at once, without a progress line.
+A job whose key names all it depends on by content (`shared`) is answered once for every session: a new session
+asking what another asked already gets the answer at once."""
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -16,19 +20,46 @@ T = TypeVar("T")
 WAIT_S = 1.0  # seconds a page waits for a new job before showing its progress instead
 REFRESH_S = 0.5  # seconds between two looks at a running job
 KEEP = 16  # finished jobs kept per session (their answers are what the pages show)
+SHARED_KEEP = 64  # answers of shared jobs kept for every session, the least recently asked going first
+_answers: OrderedDict[str, JudgeJob[Any]] = OrderedDict()
+_answers_lock = threading.Lock()
 
 
-def job(key: str, label: str, work: Callable[[], T]) -> JudgeJob[T]:
-    """The session's job for `key`, started (and waited for up to WAIT_S) when there is none yet."""
+def job(key: str, label: str, work: Callable[[], T], *, shared: bool = False) -> JudgeJob[T]:
+    """The session's job for `key`, started (and waited for up to WAIT_S) when there is none yet. A `shared` job's
+    key must name everything its answer depends on: its answer, once done, is given to every session that asks
+    (only a done one: a session's cancel or a failure stays that session's)."""
     jobs: dict[str, JudgeJob[Any]] = st.session_state.setdefault(JOBS, {})
     found = jobs.get(key)
+    if found is None and shared:
+        found = _answer(key)
+        if found is not None:
+            jobs[key] = found
     if found is None:
         keep_spare()  # the next job's onnxruntime is started while this one runs
         found = jobs[key] = JudgeJob(work, label).start()
         for old in [k for k, j in jobs.items() if j.state != "running"][:-KEEP]:
             del jobs[old]
         found.wait(WAIT_S)
+    if shared and found.state == "done":
+        _keep_answer(key, found)
     return found
+
+
+def _answer(key: str) -> JudgeJob[Any] | None:
+    with _answers_lock:
+        found = _answers.get(key)
+        if found is not None:
+            _answers.move_to_end(key)
+        return found
+
+
+def _keep_answer(key: str, done: JudgeJob[Any]) -> None:
+    with _answers_lock:
+        _answers[key] = done
+        _answers.move_to_end(key)
+        while len(_answers) > SHARED_KEEP:
+            _answers.popitem(last=False)
 
 
 def forget(key: str) -> None:

@@ -24,6 +24,12 @@ def optimization(model: Model, patterns: tuple[str, ...], stop_after: int | None
     return optimize_cached(model.sha256, patterns, stop_after, model)  # its spinner only while it optimizes
 
 
+def by_content(feeds_key: str) -> bool:
+    """Whether a feeds key names the feeds by their content (a hash, a seed), so that the same key in another
+    session means the same values: all but a sweep's input, which names a file that may have changed since."""
+    return not feeds_key.startswith("swept:")
+
+
 def equivalence(model: Model, patterns: tuple[str, ...], stop_after: int | None,
                 result: OptimizationResult) -> tuple[str, JudgeJob[Equivalence]]:
     """(job key, job) of the proof: the original and (partially) optimized models run on the current run's feeds
@@ -35,7 +41,8 @@ def equivalence(model: Model, patterns: tuple[str, ...], stop_after: int | None,
     feeds_key = request.feeds_key if request is not None and feeds is not None else "random:0"
     key = f"proof:{model.sha256}:{','.join(patterns)}:{stop_after}:{feeds_key}"
     label = "Equivalence proof" + ("" if stop_after is None else f" after {stop_after} rewrites")
-    return key, jobs.job(key, label, lambda: verify(result, feeds, bisect=stop_after is None))
+    return key, jobs.job(key, label, lambda: verify(result, feeds, bisect=stop_after is None),
+                         shared=by_content(feeds_key))
 
 
 def comparison(b: Any, b_key: str, rtol: float | None, atol: float | None) -> tuple[str, JudgeJob[Comparison]] | None:
@@ -68,4 +75,5 @@ def output_check() -> tuple[str, JudgeJob[CheckReport]] | None:
         return None
     trace = outcome.trace
     key = f"check:{model.sha256}:{request.feeds_key}"
-    return key, jobs.job(key, "Output check", lambda: compare_with_onnxruntime(model, trace.feeds, trace.outputs))
+    return key, jobs.job(key, "Output check", lambda: compare_with_onnxruntime(model, trace.feeds, trace.outputs),
+                         shared=by_content(request.feeds_key))

@@ -109,3 +109,44 @@ def test_the_step_page_checks_the_outputs_against_onnxruntime_in_the_background(
     at.run()
     lines = at.code[0].value.splitlines()
     assert [line.split(":")[0] for line in lines] == ["s_final", "Y"] and all(line.endswith(" ok") for line in lines)
+
+
+def test_a_proof_done_in_one_session_is_the_next_sessions_answer(monkeypatch):
+    first = start("tiny_mlp")
+    first.switch_page(PAGES["optimizer"]).run()
+    [job] = session_jobs(first)
+    assert job.wait(120) and job.state == "done"
+    first.run()  # the page sees it done, and keeps it for every session
+    asked = []
+    monkeypatch.setattr(work, "verify", lambda *args, **kwargs: asked.append(args))
+    second = start("tiny_mlp")
+    second.switch_page(PAGES["optimizer"]).run()
+    assert_clean(second)
+    assert "Fully optimized model: :green[**equivalent**]" in markdown(second)  # at once, without a job of its own
+    assert session_jobs(second) == [job] and asked == []
+    third = start("tiny_mlp")
+    third.session_state[state.W_PATTERNS] = ["MatMulAdd"]  # another question: another proof
+    third.switch_page(PAGES["optimizer"]).run()
+    assert asked
+
+
+def test_a_cancelled_proof_is_not_another_sessions_answer(monkeypatch):
+    def endless_proof(result, feeds, bisect):
+        return run_onnxruntime(endless_loop(), {"x": np.ones(1, np.float32)}, timeout=300)
+
+    monkeypatch.setattr(work, "verify", endless_proof)
+    first = start("tiny_mlp")
+    first.switch_page(PAGES["optimizer"]).run()
+    [cancel] = [b for b in first.button if b.label == "Cancel"]
+    cancel.click().run()
+    monkeypatch.undo()
+    monkeypatch.setattr(jobs, "WAIT_S", 600.0)
+    second = start("tiny_mlp")
+    second.switch_page(PAGES["optimizer"]).run()
+    assert "Fully optimized model: :green[**equivalent**]" in markdown(second)
+    assert session_jobs(second)[0] is not session_jobs(first)[0]
+
+
+def test_a_sweeps_input_is_named_by_its_file_so_its_proof_stays_the_sessions():
+    assert work.by_content("sample:ab12") and work.by_content("random:0:[]") and work.by_content("upload:ff")
+    assert not work.by_content("swept:/data/sweep/input_3.npz")
