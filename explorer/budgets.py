@@ -20,7 +20,7 @@ MEMO_ENTRIES = 64  # per node: a loop counter takes many values; the oldest are 
 MEMO_MODEL_BYTES = 64 * 2**20  # kept results of one model's nodes, in all
 MEMO_CONSTANT_BYTES = 512 * 2**20  # kept results of one model's constant nodes, in all
 HEAP_BLOCK_LIMIT = 32 * 2**20  # glibc's largest allowed M_MMAP_THRESHOLD on 64-bit systems
-HEAP_KEPT_FREE_BYTES = 2**30  # freed heap glibc keeps for the next run instead of giving it back (executor/heap.py)
+HEAP_KEPT_FREE_BYTES = 2**30  # freed heap glibc keeps for the next run instead of giving it back (heap.py)
 RNN_STEP_INPUT_BYTES = 4 * 2**20  # the steps' inputs held at once beside the recorded gates: the products of X·Wᵀ, or
 # the rows of step_rows.StepRows
 TREE_CHUNK_ELEMENTS = 1 << 22  # rows x trees x targets gathered at once

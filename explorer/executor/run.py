@@ -10,13 +10,13 @@ import onnx
 from ..cells import recurrent_cells
 from ..collector import collector_paused
 from ..errors import ExecutionError
+from ..heap import keep_freed_memory
 from ..limits import Limits, default_threads
 from ..model.feeds import validate_feeds
 from ..model.model import Model, load
 from ..trace.trace import RunError, Trace
 from .blas import blas_threads
 from .engine import Engine
-from .heap import keep_freed_memory
 from .ops.streams import run_streams
 from .program import Program
 
@@ -45,12 +45,23 @@ def program_of(model: Model) -> Program:
     return program
 
 
+def has_program(model: Model) -> bool:
+    """Whether the model's program is compiled already (a run of it happened)."""
+    return _PROGRAM in vars(model)
+
+
+def forget_program(model: Model) -> None:
+    """Drops the model's compiled program (with the constants and weight layouts it keeps from run to run): the
+    next run compiles it again."""
+    vars(model).pop(_PROGRAM, None)
+
+
 def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | None = None, *,
         limits: Limits | None = None, threads: int | None = None) -> Trace:
     """Executes the model in NumPy, recording every node execution. `feeds=None` uses `model.example_inputs()`.
     `threads` (else `limits.threads`, by default the available cores) is how many threads BLAS uses.
     The first run in a process asks glibc's malloc to keep freed memory (up to budgets.HEAP_KEPT_FREE_BYTES) for
-    the next run instead of returning it to the system (executor/heap.py): runs after the first touch no fresh
+    the next run instead of returning it to the system (heap.py): runs after the first touch no fresh
     pages. A process that sets MALLOC_TRIM_THRESHOLD_ or MALLOC_MMAP_THRESHOLD_ keeps its own choice.
     Raises FeedError for bad feeds, ExecutionError (with `.trace`, the partial trace) when a node fails."""
     if not isinstance(model, Model):

@@ -24,6 +24,7 @@ from contextvars import ContextVar
 from typing import Any, Protocol
 
 from ..errors import ExplorerError, summarize
+from ..heap import give_back
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_BYTES = 4 << 30  # on top of the child's own footprint and of the model's size
@@ -87,6 +88,7 @@ class Judge:
         size = len(model) if isinstance(model, (bytes, bytearray)) else model_bytes(getattr(model, "proto", model))
         memory = None if self.memory_bytes is None else self.memory_bytes + 3 * size
         with runtime_copy(model) as path, self._lock:
+            give_back()  # what writing the copy freed, not held while the child runs the model
             request = {"model": str(path), "feeds": feeds, "outputs": list(outputs) if outputs else None,
                        "memory": memory}
             self._cancelled = False

@@ -190,6 +190,7 @@ def runtime_copy(model: onnx.ModelProto | bytes | Any) -> Iterator[Path]:
                     if entry.key == "location":
                         entry.value = name
             path.write_bytes(copy.SerializeToString())
+            del copy  # not held while onnxruntime reads the file
         yield path
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -3,6 +3,7 @@ same feeds through explorer's executor and onnxruntime; integers must be equal, 
 the whole model differs, bisection over `stop_after` names the first rewrite that breaks it."""
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -14,6 +15,8 @@ from ..compare.rounding import assess as assess_value
 from ..compare.stats import OutputDiff
 from ..errors import ExecutionError, ExplorerError, LimitExceeded, summarize
 from ..executor import run
+from ..executor.run import forget_program, has_program
+from ..heap import give_back
 from ..judge.judge import NoVerdict, run_onnxruntime, skipped_because_of_limit
 from ..model.model import Model, load
 from .record import RewriteStep
@@ -119,6 +122,17 @@ def _outputs(judge: str, model: Model, feeds: dict[str, Any]) -> dict[str, Any]:
     return run_onnxruntime(model.as_given(), feeds)  # the model as its file has it, not loading's inferences
 
 
+def _hand_over(compiled_here: list[Model]) -> None:
+    """Before onnxruntime's child runs the models: the memory explorer's runs of them hold and no longer need goes
+    back to the system (the compiled programs the proof made, the freed heap), so the two processes do not hold
+    their copies of a run at once (a proof's peak is the parent's and the child's together). A model the caller
+    had run before keeps its program."""
+    for model in compiled_here:
+        forget_program(model)
+    gc.collect()  # a run's trace can be held in reference cycles until the collector runs
+    give_back()
+
+
 def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | onnx.ModelProto | str,
                    feeds: dict[str, Any] | None = None, *, seed: int = 0, judges: Iterable[str] = JUDGES,
                    rtol: float | None = None, atol: float | None = None, lenient: bool = False) -> Equivalence:
@@ -131,6 +145,8 @@ def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | o
     before = original if isinstance(original, Model) else load(original, lenient=lenient)
     after = optimized if isinstance(optimized, Model) else load(optimized, lenient=lenient)
     judges = tuple(judges)
+    compiled_before = [model for model in (before, after) if has_program(model)]
+    give_back()  # what the optimization freed: kept for runs to reuse, it would count toward the proof's peak
     wide_rtol, wide_atol, why = tolerances(before.proto, after.proto)
     rtol = wide_rtol if rtol is None else rtol
     atol = wide_atol if atol is None else atol
@@ -144,6 +160,8 @@ def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | o
     reports = []
     limit_hit: LimitExceeded | None = None
     for judge in judges:
+        if judge == "onnxruntime" and reports:
+            _hand_over([model for model in (before, after) if not any(model is had for had in compiled_before)])
         report = JudgeReport(judge)
         reports.append(report)
         try:

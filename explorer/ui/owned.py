@@ -15,8 +15,8 @@ import streamlit as st
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import ScriptRunContext, get_script_run_ctx
 
-from ..executor.heap import hand_back
 from ..files.scratch import remove_orphans
+from ..heap import hand_back
 from ..hosting.holdings import Holdings, collect, release_idle
 from ..trace.spill import PREFIX as RUN_PREFIX
 from . import reach
@@ -86,7 +86,7 @@ def _forget_tracked_functions() -> None:
 
 def release_now() -> int:
     """Releases what ended and idle sessions hold (see holdings.release_idle) and closes the ended ones, the
-    memory they free going back to the system (executor/heap.py: hand_back, which the watch turns off again);
+    memory they free going back to the system (heap.py: hand_back, which the watch turns off again);
     how many were released."""
     return release_idle(alive, reach.caps().idle_seconds, ended=close, freeing=lambda: hand_back(True))
 
@@ -94,7 +94,7 @@ def release_now() -> int:
 def watch() -> None:
     """Once per server: removes the run folders of servers that died, then starts the thread that releases
     what ended and idle sessions hold. A shared app gives the memory it frees back to the system at once, always
-    (executor/heap.py: hand_back): its visitors' runs then do not keep freed memory for their next runs, which a
+    (heap.py: hand_back): its visitors' runs then do not keep freed memory for their next runs, which a
     server of many visitors would keep in each of its threads' heaps."""
     with _WATCHING:
         if _watcher:

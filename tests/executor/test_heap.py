@@ -1,4 +1,4 @@
-"""Memory a run frees is kept for the next run (explorer/executor/heap.py): a second run while the first trace is
+"""Memory a run frees is kept for the next run (explorer/heap.py): a second run while the first trace is
 still held (the app re-running with the old trace on screen) reuses pages instead of faulting fresh ones."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import json, resource, sys
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 import explorer
-from explorer.executor.heap import keep_freed_memory
+from explorer.heap import keep_freed_memory
 
 rng = np.random.default_rng(0)
 hidden, seq, batch = 64, 100, 8
@@ -60,7 +60,7 @@ def test_a_run_reuses_the_memory_an_earlier_run_freed():
 HANDED_BACK = r"""
 import json, sys
 import numpy as np
-from explorer.executor.heap import hand_back, keep_freed_memory
+from explorer.heap import hand_back, keep_freed_memory
 
 def rss():
     with open("/proc/self/status") as f:

@@ -141,7 +141,7 @@ def test_closing_a_session_forgets_the_functions_streamlit_tracked():
 
 
 def test_a_shared_app_hands_the_memory_it_frees_back_to_the_system(monkeypatch):
-    """A shared app's visitors' runs keep no freed memory for their next runs (executor/heap.py: hand_back): in a
+    """A shared app's visitors' runs keep no freed memory for their next runs (heap.py: hand_back): in a
     server of many visitors it stayed in the heaps of the threads that had run them (the heaps' free ends, which
     malloc_trim does not give back), after the visitors had left."""
     told = []

@@ -185,3 +185,30 @@ def test_models_computing_in_float16_are_compared_within_its_precision():
     assert all(0 < d.max_rel < 1e-3 for r in verdict.reports for d in r.diffs)
     strict = compare_models(rounded, plain, feeds, rtol=1e-4, atol=1e-5)
     assert strict.status == "different" and not strict.tolerance
+
+
+def test_a_proof_lets_go_of_what_its_own_runs_compiled_before_onnxruntime_runs(monkeypatch):
+    """The programs the proof compiled are dropped before onnxruntime's child runs (the two processes' peaks add
+    up), the caller's compiled program is left as it was, and the verdict is the same."""
+    from explorer.executor import run
+    from explorer.executor.run import has_program
+    from explorer.model.model import load
+    from explorer.optimizer import verify as proofs
+
+    seen: list[tuple[str, bool, bool]] = []
+    outputs = proofs._outputs
+
+    def watch(judge, model, feeds):
+        seen.append((judge, has_program(before), has_program(model)))
+        return outputs(judge, model, feeds)
+
+    monkeypatch.setattr(proofs, "_outputs", watch)
+    before = load(chain_model())
+    optimized = optimize(before).optimized
+    assert compare_models(before, optimized).status == "equivalent"
+    assert [s[0] for s in seen] == ["explorer", "explorer", "onnxruntime", "onnxruntime"]
+    assert seen[2][1:] == (False, False) and not has_program(before)  # compiled by the proof, dropped
+    seen.clear()
+    run(before)  # the caller's own run: its program stays
+    assert compare_models(before, optimized).status == "equivalent"
+    assert seen[2][1] and has_program(before)

@@ -20,6 +20,11 @@ def sigmoid_of_negated(u: np.ndarray, out: np.ndarray) -> None:
     np.reciprocal(out, out=out)
 
 
+def relu(x: np.ndarray, out: np.ndarray) -> None:
+    """max(x, 0) into `out` (the cells' loops call np.maximum themselves when they see this one)."""
+    np.maximum(x, 0.0, out=out)
+
+
 def activation_fn(activation: Activation) -> ActivationFn:
     """The in-place implementation of one spec activation with its alpha/beta bound."""
     a = 0.0 if activation.alpha is None else activation.alpha
@@ -45,7 +50,7 @@ def activation_fn(activation: Activation) -> ActivationFn:
     table: dict[str, ActivationFn] = {
         "Sigmoid": sigmoid_into,
         "Tanh": np.tanh,  # tanh(x, out): a ufunc takes `out` by position
-        "Relu": lambda x, out: np.maximum(x, 0.0, out=out),
+        "Relu": relu,
         "Affine": affine,
         "LeakyRelu": lambda x, out: np.copyto(out, np.where(x >= 0, x, x * a)),
         "ThresholdedRelu": lambda x, out: np.copyto(out, np.where(x >= a, x, 0.0)),

@@ -19,7 +19,7 @@ import numpy as np
 from ...spec.rnn import RnnConfig
 from ..aligned import aligned_copy, aligned_empty
 from ..ops.activation import ONE, constant
-from .activations import ActivationFn, sigmoid_of_negated
+from .activations import ActivationFn, relu, sigmoid_of_negated
 from .lanes import Schedule
 from .step_rows import StepRows
 
@@ -210,13 +210,18 @@ def rnn(d: Lanes, config: RnnConfig) -> np.ndarray:
     f = d.acts[0]
     clip = config.clip
     rt = d.rt
+    matmul, add, maximum = np.matmul, np.add, np.maximum
+    plain_relu = f is relu and clip is None
     rec = aligned_empty(d.h0.shape, d.h0.dtype)
+    pre, y = d.gates[:, 0], d.y
     h_prev = d.h0
     for s, keep in d.steps:
-        a, h_out = d.gates[s][0], d.y[s]
-        np.matmul(h_prev, rt, out=rec)
-        np.add(a, rec, out=a)
-        if clip is not None:
+        a, h_out = pre[s], y[s]
+        matmul(h_prev, rt, out=rec)
+        add(a, rec, out=a)
+        if plain_relu:
+            maximum(a, 0.0, out=h_out)
+        elif clip is not None:
             np.clip(a, -clip, clip, out=rec)  # `a` records the pre-activation before the clip
             f(rec, h_out)
         else:

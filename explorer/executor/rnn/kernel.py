@@ -12,6 +12,8 @@ before h); a batch item of sequence length 0 gives zeros in Y_h and Y_c."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
+from operator import is_
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -175,7 +177,7 @@ class KeptWeights:
             build: Callable[[], np.ndarray]) -> np.ndarray:
         """The kept array under `key` made from `sources`, else `build()` (kept when every source is read-only)."""
         kept = self._kept.get(key)
-        if kept is not None and all(a is b for a, b in zip(kept[0], sources, strict=True)):
+        if kept is not None and _same(kept[0], sources):
             return kept[1]
         value = build()
         if self.keeps(sources):
@@ -212,6 +214,12 @@ class KeptWeights:
             return copied
 
         return self.get(("R", per_gate, _scaling(scales), rt.dtype), (r,), build)
+
+
+def _same(kept: tuple[np.ndarray | None, ...], sources: tuple[np.ndarray | None, ...]) -> bool:
+    """Whether the arrays are the same objects, one by one (`map` of `is_`: a generator costs a small cell's run
+    more than the comparisons)."""
+    return len(kept) == len(sources) and all(map(is_, kept, sources))
 
 
 def _gate_scales(config: RnnConfig, hidden: int, dtype: np.dtype, peepholes: bool
@@ -316,7 +324,7 @@ def _outputs(config: RnnConfig, inp: RnnInputs, gates: np.ndarray, y: np.ndarray
     if cell_states is not None:
         recorded["C"] = cell_states
     if inp.lens is None:
-        mask = np.ones((seq, nd, batch), bool)
+        mask = _every_step(seq, nd, batch)
     else:
         mask = np.repeat((np.arange(seq)[:, None] < inp.lens[None, :])[:, None, :], nd, axis=1)
         padded = ~mask[..., None]
@@ -342,3 +350,12 @@ def _outputs(config: RnnConfig, inp: RnnInputs, gates: np.ndarray, y: np.ndarray
     if y_c is not None:
         produced.append(output(y_c, (1, 0, 2) if config.layout else None))
     return produced[:n_outputs], {"gates": recorded}
+
+
+@lru_cache(maxsize=256)
+def _every_step(seq: int, nd: int, batch: int) -> np.ndarray:
+    """The recorded mask of a node without sequence lengths (every step of every item ran): one read-only array per
+    shape, shared by every run's trace."""
+    mask = np.ones((seq, nd, batch), bool)
+    mask.flags.writeable = False
+    return mask

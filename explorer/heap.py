@@ -20,7 +20,7 @@ import os
 import sys
 from functools import cache
 
-from ..budgets import HEAP_BLOCK_LIMIT, HEAP_KEPT_FREE_BYTES
+from .budgets import HEAP_BLOCK_LIMIT, HEAP_KEPT_FREE_BYTES
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -47,3 +47,10 @@ def hand_back(on: bool) -> None:
     again (see keep_freed_memory). Does nothing where keep_freed_memory does nothing."""
     if keep_freed_memory():
         ctypes.CDLL(None).mallopt(_M_TRIM_THRESHOLD, 0 if on else HEAP_KEPT_FREE_BYTES)
+
+
+def give_back() -> None:
+    """Returns the free pages of every heap to the system now (malloc_trim), where keep_freed_memory kept them:
+    before another process's work (onnxruntime's judge), the memory a finished run freed is not held twice."""
+    if keep_freed_memory():
+        ctypes.CDLL(None).malloc_trim(0)
