@@ -157,7 +157,7 @@ def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | o
         except (ExplorerError, ValueError) as exc:
             reason = f"no random inputs from the declared types ({_short(exc)}); give feeds"
             return Equivalence([JudgeReport(judge, unavailable=reason) for judge in judges], tolerance=note)
-    reports = []
+    reports: list[JudgeReport] = []
     limit_hit: LimitExceeded | None = None
     for judge in judges:
         if judge == "onnxruntime" and reports:
