@@ -46,6 +46,7 @@ PAIR_SUM_CHUNK_ELEMENTS = 1 << 22  # elements of the pair-sum array made at once
 # Optimizing
 FOLD_INPUT_BYTES = 64 * 1024 * 1024  # bigger inputs are not worth holding twice in memory while folding
 FOLD_OUTPUT_BYTES = 64 * 1024 * 1024  # a bigger folded result stays a computation
+HAND_OVER_BYTES = 16 << 20  # a proof's explorer runs recorded this much: their memory is freed before onnxruntime's
 MAPPED_WEIGHT_BYTES = 1 << 20  # a computed weight this big is pointed at in memory, not copied into the model
 SCATTER_INDEX_BYTES = 16 * 1024 * 1024  # index grids computed in memory to be recognised (never written)
 SCATTER_CONE_NODES = 32  # nodes of constant inputs evaluated to get an index grid

@@ -10,6 +10,7 @@ from typing import Any
 
 import onnx
 
+from ..budgets import HAND_OVER_BYTES
 from ..compare.precision import FLOAT32, Tolerance, tolerances
 from ..compare.rounding import assess as assess_value
 from ..compare.stats import OutputDiff
@@ -108,13 +109,17 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _outputs(judge: str, model: Model, feeds: dict[str, Any]) -> dict[str, Any]:
+def _outputs(judge: str, model: Model, feeds: dict[str, Any], recorded: list[int] | None = None) -> dict[str, Any]:
     """The model's outputs on the feeds that are inputs of it: a feed naming an initializer that is not a graph
-    input of this model (the optimized model made it a constant) is no feed of it."""
+    input of this model (the optimized model made it a constant) is no feed of it. explorer's run appends the
+    bytes it recorded to `recorded`."""
     inputs = {i.name for i in model.graph.input}
     feeds = {k: v for k, v in feeds.items() if k in inputs or k not in model.initializer_names}
     if judge == "explorer":
-        return dict(run(model, feeds).outputs)
+        trace = run(model, feeds)
+        if recorded is not None:
+            recorded.append(trace.recorded_bytes)
+        return dict(trace.outputs)
     fixed = sorted(k for k in feeds if k in model.initializer_names)
     if fixed and model.proto.ir_version < 4:
         raise NoVerdict("skipped", f"onnxruntime holds the initializers of an IR {model.proto.ir_version} model as "
@@ -122,11 +127,14 @@ def _outputs(judge: str, model: Model, feeds: dict[str, Any]) -> dict[str, Any]:
     return run_onnxruntime(model.as_given(), feeds)  # the model as its file has it, not loading's inferences
 
 
-def _hand_over(compiled_here: list[Model]) -> None:
+def _hand_over(compiled_here: list[Model], recorded: int) -> None:
     """Before onnxruntime's child runs the models: the memory explorer's runs of them hold and no longer need goes
     back to the system (the compiled programs the proof made, the freed heap), so the two processes do not hold
     their copies of a run at once (a proof's peak is the parent's and the child's together). A model the caller
-    had run before keeps its program."""
+    had run before keeps its program. Only after runs that recorded HAND_OVER_BYTES or more: a collection costs
+    the proof of a small model more than its runs."""
+    if recorded < HAND_OVER_BYTES:
+        return
     for model in compiled_here:
         forget_program(model)
     gc.collect()  # a run's trace can be held in reference cycles until the collector runs
@@ -146,6 +154,7 @@ def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | o
     after = optimized if isinstance(optimized, Model) else load(optimized, lenient=lenient)
     judges = tuple(judges)
     compiled_before = [model for model in (before, after) if has_program(model)]
+    recorded: list[int] = []  # bytes explorer's runs recorded
     give_back()  # what the optimization freed: kept for runs to reuse, it would count toward the proof's peak
     wide_rtol, wide_atol, why = tolerances(before.proto, after.proto)
     rtol = wide_rtol if rtol is None else rtol
@@ -161,13 +170,14 @@ def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | o
     limit_hit: LimitExceeded | None = None
     for judge in judges:
         if judge == "onnxruntime" and reports:
-            _hand_over([model for model in (before, after) if not any(model is had for had in compiled_before)])
+            _hand_over([model for model in (before, after) if not any(model is had for had in compiled_before)],
+                       sum(recorded))
         report = JudgeReport(judge)
         reports.append(report)
         try:
             if judge == "onnxruntime" and limit_hit is not None:
                 raise skipped_because_of_limit(limit_hit)
-            expected = _outputs(judge, before, feeds)
+            expected = _outputs(judge, before, feeds, recorded)
         except NoVerdict as exc:
             failed = exc.kind in ("refused", "crash", "memory")
             report.unavailable = f"the original does not run: {exc}" if failed else str(exc)
@@ -178,7 +188,7 @@ def compare_models(original: Model | onnx.ModelProto | str, optimized: Model | o
             report.unavailable = f"the original does not run: {_short(exc)}"
             continue
         try:
-            got = _outputs(judge, after, feeds)
+            got = _outputs(judge, after, feeds, recorded)
         except NoVerdict as exc:
             if exc.kind == "cancelled":
                 report.unavailable = str(exc)

@@ -188,8 +188,9 @@ def test_models_computing_in_float16_are_compared_within_its_precision():
 
 
 def test_a_proof_lets_go_of_what_its_own_runs_compiled_before_onnxruntime_runs(monkeypatch):
-    """The programs the proof compiled are dropped before onnxruntime's child runs (the two processes' peaks add
-    up), the caller's compiled program is left as it was, and the verdict is the same."""
+    """After runs that recorded HAND_OVER_BYTES, the programs the proof compiled are dropped before onnxruntime's
+    child runs (the two processes' peaks add up), the caller's compiled program is left as it was, and the verdict
+    is the same."""
     from explorer.executor import run
     from explorer.executor.run import has_program
     from explorer.model.model import load
@@ -198,13 +199,18 @@ def test_a_proof_lets_go_of_what_its_own_runs_compiled_before_onnxruntime_runs(m
     seen: list[tuple[str, bool, bool]] = []
     outputs = proofs._outputs
 
-    def watch(judge, model, feeds):
+    def watch(judge, model, feeds, *recorded):
         seen.append((judge, has_program(before), has_program(model)))
-        return outputs(judge, model, feeds)
+        return outputs(judge, model, feeds, *recorded)
 
     monkeypatch.setattr(proofs, "_outputs", watch)
     before = load(chain_model())
     optimized = optimize(before).optimized
+    assert compare_models(before, optimized).status == "equivalent"
+    assert has_program(before)  # runs that recorded a few bytes: nothing worth a collection
+    before = load(chain_model())
+    seen.clear()
+    monkeypatch.setattr(proofs, "HAND_OVER_BYTES", 0)  # as after runs that recorded HAND_OVER_BYTES
     assert compare_models(before, optimized).status == "equivalent"
     assert [s[0] for s in seen] == ["explorer", "explorer", "onnxruntime", "onnxruntime"]
     assert seen[2][1:] == (False, False) and not has_program(before)  # compiled by the proof, dropped
