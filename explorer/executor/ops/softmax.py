@@ -11,15 +11,21 @@ import numpy as np
 from .base import KernelFactory, OpNode, PlainKernel
 
 
+# the ufuncs' own reductions: np.max and np.sum reach them through Python (fromnumeric), which costs a small
+# model's softmax more than its arithmetic
+_max, _sum = np.maximum.reduce, np.add.reduce
+
+
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    shifted = x - np.max(x, axis=axis, keepdims=True)
-    e = np.exp(shifted)
-    return e / np.sum(e, axis=axis, keepdims=True)
+    e = np.subtract(x, _max(x, axis=axis, keepdims=True))
+    np.exp(e, out=e)
+    np.divide(e, _sum(e, axis=axis, keepdims=True), out=e)
+    return e
 
 
 def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    shifted = x - np.max(x, axis=axis, keepdims=True)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    shifted = np.subtract(x, _max(x, axis=axis, keepdims=True))
+    return shifted - np.log(_sum(np.exp(shifted), axis=axis, keepdims=True))
 
 
 def _hardmax(x: np.ndarray, axis: int) -> np.ndarray:
