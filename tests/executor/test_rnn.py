@@ -14,6 +14,7 @@ import explorer
 from explorer.errors import ExecutionError, LimitExceeded
 from explorer.executor.rnn import kernel as rnn_kernel
 from explorer.executor.rnn import step_rows
+from explorer.executor.run import program_of
 from explorer.limits import Limits
 from tests.support.rnn_reference import reference
 
@@ -208,6 +209,48 @@ def test_input_projection_of_fewer_rows_than_inputs(case):
     options["lens"] = None
     feeds = make_feeds(op, np.random.default_rng(12), 2, 3, 9, 3, 2, **options)
     check_against_judges(op, {"hidden_size": 3, **attrs}, feeds)
+
+
+WEIGHTS = ("W", "R", "B", "P")
+
+
+@pytest.mark.parametrize("batch, size, hidden", [(3, 4, 3), (5, 2, 4)])  # the second: per-gate and joined products
+@pytest.mark.parametrize("case", [case for case, (_, _, options) in CASES.items() if options.get("lens") is None])
+def test_a_nodes_setup_is_kept_from_run_to_run_of_its_initializers(case, batch, size, hidden):
+    """With W, R, B and P initializers, a node prepares its weights' layouts and its steps once and keeps them
+    (kernel.Setup): runs on other X and initial states, and on another batch size, still match onnxruntime and the
+    spec's gates, and the runs after the first reuse the Setup."""
+    op, attrs, options = CASES[case]
+    options = {**options, "hidden": hidden} if "hidden" not in options else dict(options)
+    hidden = options.pop("hidden")
+    attrs = {"hidden_size": hidden, **attrs}
+    nd = 2 if attrs.get("direction") == "bidirectional" else 1
+    rng = np.random.default_rng(len(case))
+    first = make_feeds(op, rng, 5, batch, size, hidden, nd, **options)
+    weights = {k: v for k, v in first.items() if k in WEIGHTS}
+    outputs = all_outputs(op)
+    model = build(op, attrs, first, outputs)
+    inputs = [helper.make_tensor_value_info(i.name, i.type.tensor_type.elem_type, None)  # any batch size
+              for i in model.graph.input if i.name not in weights]
+    model.graph.ClearField("input")
+    model.graph.input.extend(inputs)
+    model.graph.initializer.extend(onnx.numpy_helper.from_array(v, k) for k, v in weights.items())
+    loaded = explorer.load(model)
+    kernel = program_of(loaded).graph("").plan[0][0].fn
+    kept = next(c.cell_contents for c in kernel.__closure__ if isinstance(c.cell_contents, rnn_kernel.KeptWeights))
+    setups = []
+    for run_batch in (batch, batch, batch + 1):
+        feeds = {k: v for k, v in make_feeds(op, rng, 5, run_batch, size, hidden, nd, **options).items()
+                 if k not in WEIGHTS}
+        trace = explorer.run(loaded, feeds)
+        setups.append(kept._setup[-1])
+        ours = [trace.outputs[o] for o in outputs]
+        theirs = onnxruntime_outputs(model, feeds)
+        ref = reference(op, **feeds, **weights, **{k: v for k, v in attrs.items()})
+        for name, a, b in zip(outputs, ours, theirs):
+            np.testing.assert_allclose(a, b, RTOL, ATOL, err_msg=f"{name} vs onnxruntime, batch {run_batch}")
+        check_gates(trace.gates("rnn"), ref[3])
+    assert setups[1] is setups[0] and setups[2] is not setups[1]  # kept for the same shapes, made again for others
 
 
 @pytest.mark.parametrize("seed", range(60))

@@ -10,7 +10,6 @@ import numpy as np
 
 from .base import KernelFactory, OpNode, PlainKernel
 
-
 # the ufuncs' own reductions: np.max and np.sum reach them through Python (fromnumeric), which costs a small
 # model's softmax more than its arithmetic
 _max, _sum = np.maximum.reduce, np.add.reduce

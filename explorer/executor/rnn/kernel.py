@@ -12,6 +12,7 @@ before h); a batch item of sequence length 0 gives zeros in Y_h and Y_c."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from operator import is_
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from ..aligned import aligned_copy, aligned_empty
 from ..ops.base import Call, OpNode, SpecialKernel
 from . import cells
 from .activations import ActivationFn, lane_activations, sigmoid_of_negated
-from .lanes import TimeOrder, schedule, time_order
+from .lanes import Schedule, TimeOrder, schedule, time_order
 from .rnn_inputs import RnnInputs, read_inputs
 from .step_rows import StepRows, joined_weights
 
@@ -62,11 +63,12 @@ def rnn_kernel(op: OpNode) -> SpecialKernel:
 
 
 def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], gates: np.ndarray,
-                    scales: np.ndarray | None, kept: KeptWeights) -> None:
+                    scales: np.ndarray | None, kept: KeptWeights, whole: np.ndarray | None = None) -> None:
     """Writes X·Wᵀ of every step into `gates` ([seq, gate, direction, batch, hidden], processing order), plus the
     biases that need no per-step work (every row times `scales`); each step then adds its recurrent product in
     place. The directions that read X in time order or reversed share one matrix product per chunk of steps (a
-    reverse direction with sequence lengths reads X permuted, in a product of its own).
+    reverse direction with sequence lengths reads X permuted, in a product of its own). `whole`: the right
+    operand of that product for every lane (`_input_weights`), kept by the node's Setup.
 
     The biases enter the product as one more column of X, all ones, against a row of biases under Wᵀ: that costs
     the product almost nothing, where adding them while copying the product into place costs three times the
@@ -75,17 +77,11 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
     x, hidden = inp.x, inp.hidden
     seq, batch, size = x.shape
     n_gates, nd = len(config.cell.gates), len(orders)
-    weights = inp.w.reshape(nd, n_gates * hidden, size)
-
-    def folded_biases() -> np.ndarray:
-        folded = _folded_biases(inp, config)
-        assert folded is not None
-        return folded
-
-    bias_row = inp.b is not None and (KeptWeights.keeps((inp.w, inp.b)) or seq * batch >= size)
+    bias_row = inp.b is not None and (whole is not None or KeptWeights.keeps((inp.w, inp.b)) or seq * batch >= size)
     added = None  # the biases added during the copy, [lanes, gate, 1, hidden]
     if inp.b is not None and not bias_row:
-        folded = folded_biases()
+        folded = _folded_biases(inp, config)
+        assert folded is not None
         added = (folded if scales is None else folded * scales).reshape(nd, n_gates, 1, hidden)
     plain = [k for k, order in enumerate(orders) if order.index is None]
     groups = [(x, plain)] if plain else []
@@ -94,22 +90,8 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
     chunk = max(1, RNN_STEP_INPUT_BYTES // step_bytes)
     width = size + bias_row
     for source, lanes in groups:
-        def transposed_w(lanes: list[int] = lanes) -> np.ndarray:
-            """Wᵀ of `lanes`, the biases' row under it, times the scales."""
-            w = aligned_empty((width, len(lanes), n_gates * hidden), gates.dtype)
-            w[:size] = weights[lanes].transpose(2, 0, 1)
-            w[size] = folded_biases()[lanes]  # only built with the biases' row
-            if scales is not None:
-                w *= scales
-            return w.reshape(width, len(lanes) * n_gates * hidden)
-
-        if bias_row:
-            w = kept.get(("W", tuple(lanes), _scaling(scales), gates.dtype), (inp.w, inp.b), transposed_w)
-        else:
-            chosen = weights if len(lanes) == nd else weights[lanes]
-            if scales is not None:
-                chosen = chosen * scales[:, None]
-            w = chosen.reshape(len(lanes) * n_gates * hidden, size).T
+        w = whole if whole is not None and len(lanes) == nd else \
+            _input_weights(inp, config, lanes, scales, bias_row, gates.dtype, kept)
         for t0 in range(0, seq, chunk):
             t1 = min(seq, t0 + chunk)
             rows = source[t0:t1].reshape((t1 - t0) * batch, size)
@@ -127,6 +109,33 @@ def _project_inputs(inp: RnnInputs, config: RnnConfig, orders: list[TimeOrder], 
                     target[...] = projected
                 else:
                     np.add(projected, added[k], out=target)
+
+
+def _input_weights(inp: RnnInputs, config: RnnConfig, lanes: list[int], scales: np.ndarray | None, bias_row: bool,
+                   dtype: np.dtype, kept: KeptWeights) -> np.ndarray:
+    """The right operand of the input projection of `lanes`: Wᵀ ([input (+ 1), lanes * gates * hidden]), the
+    biases' row under it when `bias_row` (kept by `kept` while W and B are read-only), times the scales."""
+    hidden, size = inp.hidden, inp.w.shape[2]
+    n_gates, nd = len(config.cell.gates), inp.w.shape[0]
+    weights = inp.w.reshape(nd, n_gates * hidden, size)
+    if not bias_row:
+        chosen = weights if len(lanes) == nd else weights[lanes]
+        if scales is not None:
+            chosen = chosen * scales[:, None]
+        transposed: np.ndarray = chosen.reshape(len(lanes) * n_gates * hidden, size).T
+        return transposed
+
+    def build() -> np.ndarray:
+        folded = _folded_biases(inp, config)
+        assert folded is not None
+        w = aligned_empty((size + 1, len(lanes), n_gates * hidden), dtype)
+        w[:size] = weights[lanes].transpose(2, 0, 1)
+        w[size] = folded[lanes]
+        if scales is not None:
+            w *= scales
+        return w.reshape(size + 1, len(lanes) * n_gates * hidden)
+
+    return kept.get(("W", tuple(lanes), _scaling(scales), dtype), (inp.w, inp.b), build)
 
 
 def _folded_biases(inp: RnnInputs, config: RnnConfig) -> np.ndarray | None:
@@ -157,6 +166,7 @@ class KeptWeights:
         self._kept: dict[tuple[object, ...], tuple[tuple[np.ndarray | None, ...], np.ndarray]] = {}
         self._scales: dict[tuple[object, ...], tuple[np.ndarray | None, bool]] = {}  # of `_config`
         self._config: RnnConfig | None = None
+        self._setup: tuple[RnnConfig, tuple[object, ...], tuple[np.ndarray | None, ...], Setup] | None = None
 
     def gate_scales(self, config: RnnConfig, hidden: int, dtype: np.dtype, peepholes: bool
                     ) -> tuple[np.ndarray | None, bool]:
@@ -172,6 +182,24 @@ class KeptWeights:
                 scales.flags.writeable = False
             found = self._scales[key] = (scales, halved)
         return found
+
+    def setup(self, config: RnnConfig, inp: RnnInputs, plain_state: bool) -> Setup | None:
+        """The Setup kept for a run of this config on inputs of these shapes and these same weights, if any."""
+        found = self._setup
+        if found is None:
+            return None
+        kept_config, key, sources, setup = found
+        if kept_config is not config or key != _setup_key(inp, plain_state) \
+                or not _same(sources, (inp.w, inp.r, inp.b, inp.p)):
+            return None
+        return setup
+
+    def keep_setup(self, config: RnnConfig, inp: RnnInputs, plain_state: bool, setup: Setup) -> None:
+        """Keeps the node's last Setup while its weights are read-only (initializers) and every sequence is whole
+        (sequence lengths change the orders and steps from run to run)."""
+        sources = (inp.w, inp.r, inp.b, inp.p)
+        if inp.lens is None and self.keeps(sources):
+            self._setup = (config, _setup_key(inp, plain_state), sources, setup)
 
     def get(self, key: tuple[object, ...], sources: tuple[np.ndarray | None, ...],
             build: Callable[[], np.ndarray]) -> np.ndarray:
@@ -216,6 +244,12 @@ class KeptWeights:
         return self.get(("R", per_gate, _scaling(scales), rt.dtype), (r,), build)
 
 
+def _setup_key(inp: RnnInputs, plain_state: bool) -> tuple[object, ...]:
+    """What a Setup depends on besides the config and the weights: X's shape and type, and whether the sequences
+    are whole and the recurrent product reads H as it is."""
+    return (inp.x.shape, inp.x.dtype, inp.lens is None, plain_state)
+
+
 def _same(kept: tuple[np.ndarray | None, ...], sources: tuple[np.ndarray | None, ...]) -> bool:
     """Whether the arrays are the same objects, one by one (`map` of `is_`: a generator costs a small cell's run
     more than the comparisons)."""
@@ -248,6 +282,58 @@ def _scaling(scales: np.ndarray | None) -> float | None:
     return None if scales is None else float(scales[0])
 
 
+@dataclass(frozen=True)
+class Setup:
+    """What a run of a node prepares from its config, its weights and its shapes alone (not from X or the initial
+    states): the time orders and steps, the gate scaling and activations, the recurrent weights' layout and the
+    GRU's Rbh; made at a run and kept (KeptWeights.setup) for the next while they stay the same."""
+
+    orders: list[TimeOrder]
+    steps: Schedule
+    scales: np.ndarray | None
+    halved: bool
+    activations: tuple[ActivationFn, ...]
+    joined: bool  # an LSTM whose steps are one product each (step_rows.py); `rt` then [Wᵀ; Rᵀ; biases]
+    rt: np.ndarray
+    rb: np.ndarray | None  # [lanes, batch, hidden], read-only
+    projection: np.ndarray | None  # the input projection's right operand for every lane (_input_weights)
+
+
+def _prepare(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: RnnInputs, kept: KeptWeights,
+             plain_state: bool) -> Setup:
+    """The node's Setup for these inputs; `plain_state`: the recurrent product reads H as it is."""
+    cell = config.cell
+    is_lstm = cell.op_type == "LSTM"
+    hidden, nd = inp.hidden, config.num_directions
+    seq, batch, size = inp.x.shape
+    n_gates = len(cell.gates)
+    dtype = inp.x.dtype
+    orders = [time_order(config.direction == "reverse" or k == 1, seq, inp.lens) for k in range(nd)]
+    copy_r = KeptWeights.worth_copying(inp.r, seq, batch)
+    scales, halved = kept.gate_scales(config, hidden, dtype, inp.p is not None) if copy_r else (None, False)
+    if scales is not None and not halved:
+        activations = (sigmoid_of_negated, *activations[1:])
+    joined = is_lstm and copy_r and plain_state and StepRows.pays(size, hidden, batch)
+    rb = None
+    if cell.op_type == "GRU" and config.linear_before_reset and inp.b is not None:
+        rbh = slice(*cell.block(2, hidden, half=1))
+        rb = np.empty((nd, batch, hidden), dtype)
+        rb[...] = inp.b[:, None, rbh]
+        rb.flags.writeable = False
+    # per gate for the cells whose step multiplies every gate by H (LSTM, GRU with linear_before_reset)
+    per_gate = n_gates if batch >= 4 and (is_lstm or (cell.op_type == "GRU" and config.linear_before_reset)) \
+        else None
+    if joined:
+        rt = kept.get(("WR", _scaling(scales), dtype), (inp.w, inp.r, inp.b),
+                      lambda: joined_weights(inp.w, inp.r, _folded_biases(inp, config), scales, n_gates))
+    else:
+        rt = kept.transposed_r(inp.r, copy_r, scales, per_gate)
+    projection = None
+    if not joined and inp.lens is None and KeptWeights.keeps((inp.w, inp.b)):  # kept: every lane in one product
+        projection = _input_weights(inp, config, list(range(nd)), scales, inp.b is not None, dtype, kept)
+    return Setup(orders, schedule(seq, inp.lens), scales, halved, activations, joined, rt, rb, projection)
+
+
 def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: RnnInputs, call: Call,
               n_outputs: int, recurrent_state: Callable[[np.ndarray], np.ndarray] | None = None,
               kept: KeptWeights | None = None) -> tuple[list[Any], EventInfo]:
@@ -264,35 +350,23 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
     call.engine.check_bytes((n_gates + 2 + is_lstm) * step_bytes, "recording its gates", call.path,
                             call.op_type, call.iteration)
 
-    orders = [time_order(config.direction == "reverse" or k == 1, seq, inp.lens) for k in range(nd)]
-    copy_r = KeptWeights.worth_copying(inp.r, seq, batch)
     kept = kept or KeptWeights()
-    scales, halved = kept.gate_scales(config, hidden, dtype, inp.p is not None) if copy_r else (None, False)
-    if scales is not None and not halved:
-        activations = (sigmoid_of_negated, *activations[1:])
+    setup = kept.setup(config, inp, recurrent_state is None)
+    if setup is None:
+        setup = _prepare(config, activations, inp, kept, recurrent_state is None)
+        kept.keep_setup(config, inp, recurrent_state is None, setup)
+    orders, scales = setup.orders, setup.scales
     gates = aligned_empty((seq, n_gates, nd, batch, hidden), dtype)
     y = aligned_empty((seq, nd, batch, hidden), dtype)
     state_shape = (nd, batch, hidden)
     h0 = np.zeros(state_shape, dtype) if inp.h0 is None else inp.h0
-    joined = is_lstm and copy_r and recurrent_state is None and StepRows.pays(inp.x.shape[2], hidden, batch)
-    if not joined:
-        _project_inputs(inp, config, orders, gates, scales, kept)
-    rb = None
-    if cell.op_type == "GRU" and config.linear_before_reset and inp.b is not None:
-        rbh = slice(*cell.block(2, hidden, half=1))
-        rb = np.empty(state_shape, dtype)
-        rb[...] = inp.b[:, None, rbh]
-    # per gate for the cells whose step multiplies every gate by H (LSTM, GRU with linear_before_reset)
-    per_gate = n_gates if batch >= 4 and (is_lstm or (cell.op_type == "GRU" and config.linear_before_reset)) \
-        else None
     rows = None
-    if joined:
+    if setup.joined:
         rows = StepRows([order.apply(inp.x, 1) for order in orders], h0, inp.b is not None, RNN_STEP_INPUT_BYTES)
-        rt = kept.get(("WR", _scaling(scales), dtype), (inp.w, inp.r, inp.b),
-                      lambda: joined_weights(inp.w, inp.r, _folded_biases(inp, config), scales, n_gates))
     else:
-        rt = kept.transposed_r(inp.r, copy_r, scales, per_gate)
-    lanes = cells.Lanes(rt, rb, gates, y, h0, activations, schedule(seq, inp.lens), recurrent_state, rows)
+        _project_inputs(inp, config, orders, gates, scales, kept, setup.projection)
+    lanes = cells.Lanes(setup.rt, setup.rb, gates, y, h0, setup.activations, setup.steps, recurrent_state, rows)
+    halved = setup.halved
     cell_states = aligned_empty((seq, nd, batch, hidden), dtype) if is_lstm else None
     y_c = None
     # overflow in exp (sigmoid of x << 0) gives the right limit: explorer.run ignores floating-point warnings
