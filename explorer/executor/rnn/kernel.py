@@ -299,15 +299,18 @@ class Setup:
     projection: np.ndarray | None  # the input projection's right operand for every lane (_input_weights)
 
 
+def _dims(config: RnnConfig, inp: RnnInputs) -> tuple[bool, int, int, int, int, int, int, np.dtype]:
+    """(is an LSTM, hidden size, directions, steps, batch, input size, gates, dtype) of a run."""
+    seq, batch, size = inp.x.shape
+    return (config.cell.op_type == "LSTM", inp.hidden, config.num_directions, seq, batch, size,
+            len(config.cell.gates), inp.x.dtype)
+
+
 def _prepare(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: RnnInputs, kept: KeptWeights,
              plain_state: bool) -> Setup:
     """The node's Setup for these inputs; `plain_state`: the recurrent product reads H as it is."""
     cell = config.cell
-    is_lstm = cell.op_type == "LSTM"
-    hidden, nd = inp.hidden, config.num_directions
-    seq, batch, size = inp.x.shape
-    n_gates = len(cell.gates)
-    dtype = inp.x.dtype
+    is_lstm, hidden, nd, seq, batch, size, n_gates, dtype = _dims(config, inp)
     orders = [time_order(config.direction == "reverse" or k == 1, seq, inp.lens) for k in range(nd)]
     copy_r = KeptWeights.worth_copying(inp.r, seq, batch)
     scales, halved = kept.gate_scales(config, hidden, dtype, inp.p is not None) if copy_r else (None, False)
@@ -341,11 +344,7 @@ def run_cells(config: RnnConfig, activations: tuple[ActivationFn, ...], inp: Rnn
     `recurrent_state` (LSTM) maps H before each recurrent product (quantized LSTM); `kept` keeps the
     node's weights in the layouts its products read from run to run."""
     cell = config.cell
-    is_lstm = cell.op_type == "LSTM"
-    hidden, nd = inp.hidden, config.num_directions
-    seq, batch, _ = inp.x.shape
-    n_gates = len(cell.gates)
-    dtype = inp.x.dtype
+    is_lstm, hidden, nd, seq, batch, _, n_gates, dtype = _dims(config, inp)
     step_bytes = seq * nd * batch * hidden * dtype.itemsize
     call.engine.check_bytes((n_gates + 2 + is_lstm) * step_bytes, "recording its gates", call.path,
                             call.op_type, call.iteration)
