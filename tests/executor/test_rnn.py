@@ -215,18 +215,23 @@ WEIGHTS = ("W", "R", "B", "P")
 
 
 @pytest.mark.parametrize("batch, size, hidden", [(3, 4, 3), (5, 2, 4)])  # the second: per-gate and joined products
-@pytest.mark.parametrize("case", [case for case, (_, _, options) in CASES.items() if options.get("lens") is None])
+@pytest.mark.parametrize("case", list(CASES))
 def test_a_nodes_setup_is_kept_from_run_to_run_of_its_initializers(case, batch, size, hidden):
     """With W, R, B and P initializers, a node prepares its weights' layouts and its steps once and keeps them
-    (kernel.Setup): runs on other X and initial states, and on another batch size, still match onnxruntime and the
-    spec's gates, and the runs after the first reuse the Setup."""
+    (kernel.Setup): runs on other X and initial states, on other sequence lengths and on another batch size still
+    match onnxruntime and the spec's gates, and a run of the same shapes and lengths reuses the Setup."""
     op, attrs, options = CASES[case]
     options = {**options, "hidden": hidden} if "hidden" not in options else dict(options)
     hidden = options.pop("hidden")
+    lens = options.pop("lens", None)
     attrs = {"hidden_size": hidden, **attrs}
     nd = 2 if attrs.get("direction") == "bidirectional" else 1
     rng = np.random.default_rng(len(case))
-    first = make_feeds(op, rng, 5, batch, size, hidden, nd, **options)
+    runs = [(batch, None), (batch, None), (batch + 1, None)]
+    if lens is not None:  # the same lengths twice, then others
+        lens = [*lens, 5, 3][:batch]
+        runs = [(batch, lens), (batch, lens), (batch, [*lens[1:], lens[0]])]
+    first = make_feeds(op, rng, 5, batch, size, hidden, nd, lens=lens, **options)
     weights = {k: v for k, v in first.items() if k in WEIGHTS}
     outputs = all_outputs(op)
     model = build(op, attrs, first, outputs)
@@ -239,14 +244,14 @@ def test_a_nodes_setup_is_kept_from_run_to_run_of_its_initializers(case, batch, 
     kernel = program_of(loaded).graph("").plan[0][0].fn
     kept = next(c.cell_contents for c in kernel.__closure__ if isinstance(c.cell_contents, rnn_kernel.KeptWeights))
     setups = []
-    for run_batch in (batch, batch, batch + 1):
-        feeds = {k: v for k, v in make_feeds(op, rng, 5, run_batch, size, hidden, nd, **options).items()
-                 if k not in WEIGHTS}
+    for run_batch, run_lens in runs:
+        feeds = {k: v for k, v in make_feeds(op, rng, 5, run_batch, size, hidden, nd, lens=run_lens,
+                                             **options).items() if k not in WEIGHTS}
         trace = explorer.run(loaded, feeds)
         setups.append(kept._setup[-1])
         ours = [trace.outputs[o] for o in outputs]
         theirs = onnxruntime_outputs(model, feeds)
-        ref = reference(op, **feeds, **weights, **{k: v for k, v in attrs.items()})
+        ref = reference(op, **feeds, **weights, **attrs)
         for name, a, b in zip(outputs, ours, theirs):
             np.testing.assert_allclose(a, b, RTOL, ATOL, err_msg=f"{name} vs onnxruntime, batch {run_batch}")
         check_gates(trace.gates("rnn"), ref[3])

@@ -195,10 +195,9 @@ class KeptWeights:
         return setup
 
     def keep_setup(self, config: RnnConfig, inp: RnnInputs, plain_state: bool, setup: Setup) -> None:
-        """Keeps the node's last Setup while its weights are read-only (initializers) and every sequence is whole
-        (sequence lengths change the orders and steps from run to run)."""
+        """Keeps the node's last Setup while its weights are read-only (initializers)."""
         sources = (inp.w, inp.r, inp.b, inp.p)
-        if inp.lens is None and self.keeps(sources):
+        if self.keeps(sources):
             self._setup = (config, _setup_key(inp, plain_state), sources, setup)
 
     def get(self, key: tuple[object, ...], sources: tuple[np.ndarray | None, ...],
@@ -245,9 +244,9 @@ class KeptWeights:
 
 
 def _setup_key(inp: RnnInputs, plain_state: bool) -> tuple[object, ...]:
-    """What a Setup depends on besides the config and the weights: X's shape and type, and whether the sequences
-    are whole and the recurrent product reads H as it is."""
-    return (inp.x.shape, inp.x.dtype, inp.lens is None, plain_state)
+    """What a Setup depends on besides the config and the weights: X's shape and type, the sequence lengths (their
+    orders and steps), and whether the recurrent product reads H as it is."""
+    return (inp.x.shape, inp.x.dtype, None if inp.lens is None else inp.lens.tobytes(), plain_state)
 
 
 def _same(kept: tuple[np.ndarray | None, ...], sources: tuple[np.ndarray | None, ...]) -> bool:
