@@ -11,9 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.judge.judge import Judge, run_onnxruntime
 from explorer.ui import jobs, state, work
-from tests.judge.test_judge_job import judge_children
 from tests.support.apptest import PAGES, assert_clean, position, start
-from tests.support.judge_models import endless_loop
+from tests.support.judge_models import endless_loop, judge_children
 
 
 @pytest.fixture(autouse=True)

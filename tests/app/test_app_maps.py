@@ -8,7 +8,6 @@ import io
 import numpy as np
 import pytest
 
-from tests.executor.test_skl2onnx_models import FOLDER, feeds_of
 from tests.support.apptest import (
     PAGES,
     assert_clean,
@@ -19,6 +18,7 @@ from tests.support.apptest import (
     upload,
     value_tables,
 )
+from tests.support.skl2onnx_models import FOLDER, feeds_of
 
 
 @pytest.mark.parametrize("name, labels", [("logistic_regression_zipmap.onnx", ["0", "1", "2"]),

@@ -3,7 +3,6 @@ ensembles with missing values, SVMs with probabilities, regressors, column, dict
 explorer against onnxruntime on the same inputs and against scikit-learn's own results (reference/<model>.npz)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +13,7 @@ import pytest
 
 import explorer
 from explorer.trace.values import MapSequence
-
-FOLDER = Path(__file__).parents[1] / "models" / "skl2onnx"
-LISTED = json.loads((FOLDER / "inputs.json").read_text())
-
-
-def feeds_of(name: str) -> dict[str, Any]:
-    """A model's inputs: tensors from `value` and `dtype`, a map as the dict itself (float values)."""
-    return {key: spec["map"] if "map" in spec else np.array(spec["value"], dtype=np.dtype(spec["dtype"]))
-            for key, spec in LISTED[name].items()}
+from tests.support.skl2onnx_models import FOLDER, LISTED, feeds_of
 
 
 def scores(value: Any, classes: list[Any]) -> np.ndarray:

@@ -18,15 +18,8 @@ from explorer.hosting.caps import SHARED_DEFAULTS, Caps, caps_for
 from explorer.limits import Limits
 from explorer.ui import state
 from tests.support.apptest import start, upload
+from tests.support.caps_models import chain, state_trace
 from tests.support.markdown_text import shown
-
-
-def chain(nodes: int) -> bytes:
-    """A model of `nodes` Relu nodes in a row."""
-    graph = helper.make_graph([helper.make_node("Relu", [f"v{i}"], [f"v{i + 1}"]) for i in range(nodes)], "chain",
-                              [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [2])],
-                              [helper.make_tensor_value_info(f"v{nodes}", TensorProto.FLOAT, [2])])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
 
 
 def test_caps_come_from_the_environment_over_the_settings_file(tmp_path):
@@ -133,10 +126,3 @@ def test_a_shared_sidebar_names_no_server_path_nor_process_id(shared):
     sidebar = "\n".join(shown(c.value) for c in at.sidebar.caption)
     assert "on disk" in sidebar
     assert tempfile.gettempdir() not in sidebar and str(os.getpid()) not in sidebar and "explorer-run" not in sidebar
-
-
-def state_trace(at):
-    """The trace of the session's current run (its holdings' latest run)."""
-    from explorer.ui.owned import KEY
-
-    return at.session_state[KEY]._kinds["runs"][next(reversed(at.session_state[KEY]._kinds["runs"]))].trace

@@ -17,8 +17,8 @@ from pathlib import Path
 from explorer.hosting.holdings import Holdings, release_idle
 from explorer.model.model import Model
 from explorer.ui import owned, state
-from tests.hosting.test_caps import chain, state_trace
 from tests.support.apptest import PAGES, start, upload
+from tests.support.caps_models import chain, state_trace
 
 
 def test_a_store_keeps_its_latest_entries_and_releases_them_when_its_session_ends_or_idles():

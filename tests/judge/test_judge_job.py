@@ -2,34 +2,15 @@
 onnxruntime process left behind."""
 from __future__ import annotations
 
-import os
 import threading
 
 import numpy as np
 from onnx import TensorProto as T
 
 import explorer.judge.judge_job
-from explorer.judge.judge import NoVerdict, run_onnxruntime, shared_judge, spare_process_id
+from explorer.judge.judge import NoVerdict, run_onnxruntime
 from explorer.judge.judge_job import JudgeJob
-from tests.support.judge_models import div_model, endless_loop
-
-
-def judge_children() -> list[int]:
-    """Process ids of this process's live judge_worker children but the shared judge's (which the optimizer's
-    load checks keep for the process) and the spare waiting for the next job (explorer.judge.keep_spare)."""
-    found = []
-    kept = (shared_judge().process_id, spare_process_id())
-    for pid in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                parent = int(f.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                command = f.read()
-        except (OSError, ValueError, IndexError):
-            continue
-        if parent == os.getpid() and b"judge_worker" in command and int(pid) not in kept:
-            found.append(int(pid))
-    return found
+from tests.support.judge_models import div_model, endless_loop, judge_children
 
 
 class Clock:

@@ -58,7 +58,7 @@ def test_list_and_bad_arguments(capsys):
 def test_exit_code_is_one_and_the_culprit_named_when_the_models_differ(tmp_path, capsys, monkeypatch):
     from explorer.optimizer import patterns
     from explorer.optimizer.patterns.identity import IdentityRemovalPattern
-    from tests.optimizer.test_optimizer_verify import WrongBiasPattern, chain_model
+    from tests.support.optimizer_models import WrongBiasPattern, chain_model
 
     monkeypatch.setattr(patterns, "default_patterns", lambda: [IdentityRemovalPattern(), WrongBiasPattern()])
     path = tmp_path / "chain.onnx"

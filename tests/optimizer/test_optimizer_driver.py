@@ -8,16 +8,25 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from builders import optimizer as samples
 from onnx import TensorProto as T
 from onnx import helper as h
 
 from explorer.optimizer import GraphState, optimize, pattern_names
 from explorer.optimizer.context import Context
 from explorer.optimizer.verify import check_step, check_steps
-from tests.support.optimizer_models import applied, body, const, declines, info, make, ops, proven, tensor
-
-SAMPLES = {s.name: s.build for s in samples.SAMPLES}
+from tests.support.optimizer_models import (
+    SAMPLES,
+    applied,
+    body,
+    const,
+    declines,
+    info,
+    make,
+    ops,
+    proven,
+    relu_chain,
+    tensor,
+)
 
 
 def loop_model(body_nodes, body_outputs, extra_inputs=(), carried_shape=(2,)):
@@ -261,18 +270,9 @@ def test_neighbourhood_models_hold_the_rewrite_and_its_context():
     assert set(before) - {"matmul", "bias"}  # one level of context around the rewritten nodes
 
 
-def _chain(count: int, declared: bool) -> onnx.ModelProto:
-    """x -> Relu -> ... (count unnamed nodes) -> y, value_info declared for every intermediate when `declared`."""
-    nodes = [h.make_node("Relu", [f"v{k}"], [f"v{k + 1}"]) for k in range(count)]
-    model = make(nodes, [info("v0", shape=[2, 3])], [info(f"v{count}", shape=[2, 3])])
-    if declared:
-        model.graph.value_info.extend(info(f"v{k}", shape=[2, 3]) for k in range(1, count))
-    return model
-
-
 def test_a_tiny_model_does_not_grow_past_ten_percent():
     # Nothing to remove: what the optimizer would add are inferred value_info and names for unnamed nodes.
-    model = _chain(6, declared=False)
+    model = relu_chain(6, declared=False)
     optimized = optimize(model).optimized
     assert ops(optimized) == ["Relu"] * 6
     assert optimized.ByteSize() <= model.ByteSize() * 1.10
@@ -280,7 +280,7 @@ def test_a_tiny_model_does_not_grow_past_ten_percent():
 
 
 def test_declared_value_info_is_kept():
-    model = _chain(6, declared=True)
+    model = relu_chain(6, declared=True)
     optimized = optimize(model).optimized
     assert sorted(v.name for v in optimized.graph.value_info) == [f"v{k}" for k in range(1, 6)]
     assert optimized.ByteSize() <= model.ByteSize() * 1.10

@@ -9,35 +9,9 @@ import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from explorer.optimizer import MatchResult, Pattern, optimize
-from explorer.optimizer.pattern import CLEANUP
+from explorer.optimizer import optimize
 from explorer.optimizer.verify import check_step, compare_models, find_culprit, verify
-from tests.support.optimizer_models import body, info, make, tensor
-
-
-class WrongBiasPattern(Pattern):
-    """Add(x, c) -> x for any constant c (wrong unless c is zero): the bug bisection must find."""
-
-    op_types = ("Add",)
-    priority = CLEANUP
-
-    def match(self, g, node) -> MatchResult | None:
-        return self.result([node]) if g.is_constant(node.input[1]) else None
-
-    def apply(self, g, node: onnx.NodeProto) -> list[onnx.NodeProto]:
-        return [g.make_node("Identity", [node.input[0]], [node.output[0]])]
-
-
-def chain_model() -> onnx.ModelProto:
-    """Identity, x*1 and a Transpose pair around an Add of a non-zero bias: several rewrites before the bad one."""
-    nodes = [h.make_node("Identity", ["x"], ["a"], name="copy"),
-             h.make_node("Mul", ["a", "one"], ["b"], name="times_one"),
-             h.make_node("Transpose", ["b"], ["c"], name="t1", perm=[1, 0]),
-             h.make_node("Transpose", ["c"], ["d"], name="t2", perm=[1, 0]),
-             h.make_node("Add", ["d", "bias"], ["e"], name="add_bias"),
-             h.make_node("Tanh", ["e"], ["y"], name="tanh")]
-    return make(nodes, [info("x", shape=[2, 3])], [info("y", shape=[2, 3])],
-                [tensor("one", 1.0), tensor("bias", [0.5, -1.0, 2.0])])
+from tests.support.optimizer_models import WrongBiasPattern, body, chain_model, info, make, tensor
 
 
 def test_a_correct_optimization_is_proven_by_both_judges_per_output():

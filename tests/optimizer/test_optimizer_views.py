@@ -11,8 +11,8 @@ from explorer.views.dot import model_to_dot
 from explorer.views.overlays import RewriteOverlay
 from explorer.views.render import dot_available
 from explorer.views.rewrites import result_overlays, step_overlays
-from tests.optimizer.test_optimizer_driver import SAMPLES
 from tests.support.diagrams import box, parse_dot, state_of
+from tests.support.optimizer_models import SAMPLES, relu_chain
 
 pytestmark = pytest.mark.skipif(not dot_available(), reason="graphviz's dot is not installed")
 
@@ -56,9 +56,8 @@ def test_marks_follow_nodes_when_the_optimizer_drops_the_names_it_gave():
     # the original calls Relu_1): only the removed Identity is marked, on the original, and nothing as added.
     from onnx import helper as h
 
-    from tests.optimizer.test_optimizer_driver import _chain
 
-    model = _chain(6, declared=False)
+    model = relu_chain(6, declared=False)
     model.graph.node.insert(0, h.make_node("Identity", ["x"], ["v0"]))
     model.graph.input[0].name = "x"
     result = optimize(model)

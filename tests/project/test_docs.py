@@ -94,9 +94,9 @@ def test_the_command_line_reference_does_not_depend_on_the_machine(tmp_path):
 
 
 def test_the_architecture_page_shows_the_layers_the_import_contract_holds():
-    from tests.project.test_layering import tomllib
+    from tests.support.project_config import importlinter_config
 
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    config = importlinter_config()
     (contract,) = [c for c in config["contracts"] if c["type"] == "layers"]
     shown = (DOCS / "architecture.md").read_text().split("<!-- layers -->")[1].split("<!-- /layers -->")[0]
     assert shown.strip().removeprefix("```text").removesuffix("```").strip().splitlines() == contract["layers"]

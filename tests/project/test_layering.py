@@ -14,10 +14,7 @@ from pathlib import Path
 import house  # tools/house.py, on the tests' path (pyproject: pythonpath)
 import pytest
 
-try:
-    import tomllib
-except ImportError:  # Python 3.10: import-linter's own dependency
-    import tomli as tomllib
+from tests.support.project_config import importlinter_config
 
 PACKAGE = Path(__file__).resolve().parents[2] / "explorer"
 
@@ -97,7 +94,7 @@ def test_colours_live_in_styles(path):
 
 
 def _declared_cycle_imports() -> list[tuple[str, str]]:
-    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["importlinter"]
+    config = importlinter_config()
     (contract,) = [c for c in config["contracts"] if c["type"] == "acyclic_siblings"]
     return [tuple(line.split(" -> ")) for line in contract["ignore_imports"]]  # type: ignore[misc]
 

@@ -1,5 +1,6 @@
 """The tests' own layout: every test lies in the folder of what it checks (none loose in tests/), a test reaches
-another module of the tests through the `tests` package (no sys.path edits), and only the tests of the app import
+another module of the tests through the `tests` package (no sys.path edits) and shares helpers only through
+tests/support (a test module imports no other test module), and only the tests of the app import
 Streamlit or explorer.ui when they are collected (tests/app, tests/hosting; an AppTest elsewhere imports the app
 inside its test), so the kernels' tests run without the UI."""
 from __future__ import annotations
@@ -74,3 +75,18 @@ def test_only_the_tests_of_the_app_import_it_when_collected():
         if path.relative_to(TESTS).parts[0] in APP_FOLDERS or path.parent.name == "support":
             continue
         assert not {m for m in _reached(path) if _is_ui(m)}, path
+
+
+def test_helpers_are_shared_through_tests_support_only():
+    """A test module imports no other test module (at any depth): what two test files share lives in
+    tests/support, so collecting one never imports the other's tests."""
+    for path in _test_files():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            tests = [n for n in names if n.startswith("tests.") and n.split(".")[-1].startswith("test_")]
+            assert not tests, f"{path.relative_to(ROOT)} imports {tests[0]}"

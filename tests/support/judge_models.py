@@ -1,10 +1,14 @@
 """Models the tests of onnxruntime's child process ask it about: a Loop that never ends (its condition always
-true) and a Div of two one-element tensors of any type."""
+true) and a Div of two one-element tensors of any type; and the judge child processes a test left alive."""
 from __future__ import annotations
+
+import os
 
 import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
+
+from explorer.judge.judge import shared_judge, spare_process_id
 
 OPSET = [h.make_opsetid("", 17)]
 
@@ -28,3 +32,21 @@ def div_model(dtype: int) -> onnx.ModelProto:
                          [h.make_tensor_value_info("a", dtype, [1]), h.make_tensor_value_info("b", dtype, [1])],
                          [h.make_tensor_value_info("y", dtype, [1])])
     return h.make_model(graph, opset_imports=OPSET)
+
+
+def judge_children() -> list[int]:
+    """Process ids of this process's live judge_worker children but the shared judge's (which the optimizer's
+    load checks keep for the process) and the spare waiting for the next job (explorer.judge.keep_spare)."""
+    found = []
+    kept = (shared_judge().process_id, spare_process_id())
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                command = f.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == os.getpid() and b"judge_worker" in command and int(pid) not in kept:
+            found.append(int(pid))
+    return found

@@ -9,10 +9,12 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
+from builders import optimizer as samples
 from onnx import helper, numpy_helper
 from real_models import manifest_entries, manifest_feeds
 
-from explorer.optimizer import OptimizationResult, optimize
+from explorer.optimizer import MatchResult, OptimizationResult, Pattern, optimize
+from explorer.optimizer.pattern import CLEANUP
 from explorer.optimizer.verify import Equivalence, verify
 
 OPSET = 18
@@ -86,3 +88,41 @@ def proven(result: OptimizationResult, feeds: dict[str, Any] | None = None, seed
 def run_alone(model: onnx.ModelProto, *names: str, **kwargs: Any) -> OptimizationResult:
     """Optimizes with only the named patterns plus the cleanups that finish their work."""
     return optimize(model, patterns=[*names, "IdentityRemoval", "DeadNode"], **kwargs)
+
+
+SAMPLES = {s.name: s.build for s in samples.SAMPLES}
+"""The optimizer's sample models (sample_models/builders/optimizer.py) by name: each a function building it."""
+
+
+def relu_chain(count: int, declared: bool) -> onnx.ModelProto:
+    """x -> Relu -> ... (count unnamed nodes) -> y, value_info declared for every intermediate when `declared`."""
+    nodes = [helper.make_node("Relu", [f"v{k}"], [f"v{k + 1}"]) for k in range(count)]
+    model = make(nodes, [info("v0", shape=[2, 3])], [info(f"v{count}", shape=[2, 3])])
+    if declared:
+        model.graph.value_info.extend(info(f"v{k}", shape=[2, 3]) for k in range(1, count))
+    return model
+
+
+class WrongBiasPattern(Pattern):
+    """Add(x, c) -> x for any constant c (wrong unless c is zero): the bug bisection must find."""
+
+    op_types = ("Add",)
+    priority = CLEANUP
+
+    def match(self, g, node) -> MatchResult | None:
+        return self.result([node]) if g.is_constant(node.input[1]) else None
+
+    def apply(self, g, node: onnx.NodeProto) -> list[onnx.NodeProto]:
+        return [g.make_node("Identity", [node.input[0]], [node.output[0]])]
+
+
+def chain_model() -> onnx.ModelProto:
+    """Identity, x*1 and a Transpose pair around an Add of a non-zero bias: several rewrites before the bad one."""
+    nodes = [helper.make_node("Identity", ["x"], ["a"], name="copy"),
+             helper.make_node("Mul", ["a", "one"], ["b"], name="times_one"),
+             helper.make_node("Transpose", ["b"], ["c"], name="t1", perm=[1, 0]),
+             helper.make_node("Transpose", ["c"], ["d"], name="t2", perm=[1, 0]),
+             helper.make_node("Add", ["d", "bias"], ["e"], name="add_bias"),
+             helper.make_node("Tanh", ["e"], ["y"], name="tanh")]
+    return make(nodes, [info("x", shape=[2, 3])], [info("y", shape=[2, 3])],
+                [tensor("one", 1.0), tensor("bias", [0.5, -1.0, 2.0])])

@@ -6,34 +6,12 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.app_server import DIAGRAM_FRAME, ROOT, diagram, painted, settle
+from tests.support.app_server import DIAGRAM_FRAME, diagram, settle
+from tests.support.browser_pages import choose_sample, no_exception, open_page, shot
 
 pytestmark = pytest.mark.e2e
-ARTIFACTS = ROOT / "artifacts"
 
 ADD_X = "enc/body/inner/body/branch/then_branch/add_x"
-
-
-def shot(page, name: str) -> None:
-    """Saves a screenshot once tables, charts and diagrams (drawn after the script finishes) are on screen."""
-    painted(page)
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"e2e_{name}.png"))
-
-
-def no_exception(page) -> None:
-    assert page.get_by_test_id("stException").count() == 0
-
-
-def choose_sample(page, name: str) -> None:
-    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
-    page.get_by_role("option", name=name, exact=True).click()
-    settle(page)
-
-
-def open_page(page, title: str) -> None:
-    page.get_by_test_id("stSidebarNav").get_by_role("link", name=title).click()
-    settle(page)
 
 
 def test_click_a_node_inside_a_body_opens_its_inspector(page):

@@ -13,8 +13,8 @@ from playwright.sync_api import expect
 
 import explorer
 from explorer.inputs.samples import sample_inputs, sample_path
-from tests.app.browser.test_browser import choose_sample, no_exception, open_page, shot
 from tests.support.app_server import diagram, settle
+from tests.support.browser_pages import choose_sample, no_exception, open_page, open_path, shot
 
 pytestmark = pytest.mark.e2e
 SQUASH = "enc/body/squash"
@@ -79,16 +79,6 @@ def test_compare_names_outlines_and_steps_to_the_first_divergence(page):
     expect(legend).to_contain_text("0.25")
     no_exception(page)
     shot(page, "compare_graph_error")
-
-
-def open_path(page, path) -> None:
-    sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_text("Local path", exact=True).click()
-    settle(page)
-    field = page.get_by_label("Path to an .onnx file", exact=True)
-    field.fill(str(path))
-    field.press("Enter")
-    settle(page)
 
 
 def test_an_exporter_bug_is_one_verdict_with_the_gates_tab_on_its_gate_at_1000_px(browser, server, tmp_path):

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.app.browser.test_browser import no_exception, open_page, shot
-from tests.app.browser.test_browser_compare import open_path
 from tests.support.app_server import diagram, settle
+from tests.support.browser_pages import no_exception, open_page, open_path, shot
 
 pytestmark = pytest.mark.e2e
 BRIDGE = Path(__file__).resolve().parents[2] / "models" / "bridge"

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from tests.app.browser.test_browser import no_exception, open_page, shot
 from tests.support.app_server import settle
+from tests.support.browser_pages import no_exception, open_page, shot
 from tests.support.sweep_models import ACC, PART_AT, planted_pair
 
 pytestmark = pytest.mark.e2e
