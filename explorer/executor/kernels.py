@@ -99,3 +99,34 @@ def op_kernel(op: OpNode) -> tuple[Callable[..., Any], bool]:
     raise UnsupportedOperatorError(
         f"node {op.path!r}: operator {op.op_type!r} (domain {op.domain or 'ai.onnx'!r}, opset {op.opset}{known}) "
         "has no kernel in explorer", node=op.path, op_type=op.op_type)
+
+
+BLAS_FAMILIES: frozenset[str] = frozenset({
+    "attention", "contrib_attention", "contrib_fused", "contrib_gqa", "contrib_qlinear", "contrib_quantize", "conv",
+    "linalg", "ml_linear", "ml_svm", "patches", "quantize", "resize", "sampling",
+})
+"""The operator families (explorer/executor/ops/<name>.py) whose kernels call BLAS: matrix products (np.matmul,
+np.dot, np.einsum, np.tensordot), their own or a helper's from another family (tests/executor/test_threads.py reads
+the kernels' code to hold this list)."""
+
+
+_BLAS_OPERATORS: frozenset[tuple[str, str]] = frozenset(
+    (ops.family_domain(family), op) for family in ops.FAMILIES
+    if family.__name__.rsplit(".", 1)[-1] in BLAS_FAMILIES for op in family.KERNELS)
+
+
+def calls_blas(model: Any) -> bool:
+    """Whether a run of the model may call BLAS, so that its thread count matters: some node (nested bodies
+    included) runs a recurrent cell, a kernel of a BLAS family, onnx.reference or a model-local function, or an
+    operator explorer has no kernel for. A model of loops, trees and shape arithmetic only does not."""
+    functions = model.functions
+    for node in model.nodes():
+        proto = node.proto
+        key = (proto.domain if proto.domain != "ai.onnx" else "", proto.op_type)
+        if key in BODIES:
+            continue  # its bodies are among the nodes
+        if key in CELLS or calls_function(node, functions):
+            return True
+        if key in _BLAS_OPERATORS or key not in ops.KERNELS:
+            return True
+    return False

@@ -17,7 +17,7 @@ from ..spec.random_ops import NONDETERMINISTIC
 from ..trace.trace import EventSite
 from .compiled import CompiledGraph, Step
 from .guards import guard_for, quick_guard_for
-from .kernels import build_kernel
+from .kernels import build_kernel, calls_blas
 from .memo import Budget, ComputedOnce, computed_once, remembered, worth_remembering
 from .ops.constant import sparse_to_dense
 
@@ -37,6 +37,7 @@ class Program:
         self.remembered = Budget()  # what the nodes' remembered shape arithmetic may take (memo.py)
         self.constants = Budget(MEMO_CONSTANT_BYTES)  # what the results of constant nodes may take (memo.py)
         self._constant_names: dict[str, set[str]] = {}  # per compiled graph: the names that hold constants
+        self.calls_blas = calls_blas(model)  # else a run leaves BLAS's thread count as it is (executor/blas.py)
 
     def graph(self, path: str = "") -> CompiledGraph:
         compiled = self._graphs.get(path)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from .program import Program
 # the program is kept in the model's own attributes, so it goes with the model (a WeakKeyDictionary would keep
 # every model forever: its value, the program, refers to its key)
 _PROGRAM = "_explorer_program"
+_NO_BLAS = nullcontext()  # a run of a model that never calls BLAS leaves its thread count as it is
 _DEFAULT_LIMITS: dict[int, Limits] = {}  # Limits() by its default threads: a dataclass made per run costs µs
 
 
@@ -78,13 +80,14 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
     start = time.perf_counter()
     try:
         # NaN/Inf are recorded as data (trace.first_nonfinite), not warned
-        with np.errstate(all="ignore"), blas_threads(threads), collector_paused(), run_streams():
+        with np.errstate(all="ignore"), collector_paused(), run_streams():
             program = program_of(model)
-            main = program.graph("")  # compiling builds several objects per node too
-            frame = dict(main.initializers)
-            frame.update(feeds)
-            frame[""] = None  # what an omitted optional input reads
-            Engine(program, limits, trace).run_graph(main, frame, ())
+            with blas_threads(threads) if program.calls_blas else _NO_BLAS:
+                main = program.graph("")  # compiling builds several objects per node too
+                frame = dict(main.initializers)
+                frame.update(feeds)
+                frame[""] = None  # what an omitted optional input reads
+                Engine(program, limits, trace).run_graph(main, frame, ())
         for name in main.output_names:
             if name not in frame:
                 raise ExecutionError(f"graph output {name!r} is never produced", node=None)

@@ -1,11 +1,13 @@
 """The BLAS threads of a run: the available cores by default (capped by OMP/OPENBLAS/MKL_NUM_THREADS, so the
 workers of a process pool that set them to 1 do not oversubscribe the machine), `Limits.threads`,
 `run(..., threads=N)`, `--threads` and the sidebar's Threads field; seen from inside a kernel through
-threadpoolctl, and restored after the run."""
+threadpoolctl, and restored after the run; a model whose kernels never call BLAS leaves its count as it is."""
 from __future__ import annotations
 
 import os
+import re
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +15,8 @@ from threadpoolctl import threadpool_info
 
 import explorer
 from explorer.cli import main
-from explorer.executor import ops
+from explorer.executor import blas, kernels, ops
+from explorer.executor.run import program_of
 from explorer.inputs.samples import sample_path
 from explorer.limits import THREAD_VARIABLES, available_cores
 
@@ -144,3 +147,45 @@ def test_the_sidebar_field(seen):
     field.set_value(3).run()
     assert at.session_state["run_request"].limits.threads == 3
     assert seen[-2:] == [{3}, {3}]
+
+
+BLAS_CALLS = re.compile(r"np\.(matmul|dot|einsum|tensordot|inner|vdot|linalg)\b|\.dot\(| @ ")
+
+
+def test_the_blas_families_are_the_kernels_that_call_blas():
+    """kernels.BLAS_FAMILIES is every operator family whose code calls a matrix product, or imports one of those
+    families' helpers: a family missing from it would run on BLAS's count of the moment."""
+    folder = Path(ops.__file__).parent
+    calling = {path.stem for path in folder.glob("*.py") if BLAS_CALLS.search(path.read_text())}
+    importing = {path.stem for path in folder.glob("*.py")
+                 if any(re.search(rf"^from \.{name} import", path.read_text(), re.M) for name in calling)}
+    assert calling | importing == kernels.BLAS_FAMILIES
+
+
+@pytest.mark.parametrize("name, calls", [("nested_loops", False), ("if_sign", False), ("tiny_mlp", True),
+                                         ("rnn_relu", True)])
+def test_a_run_sets_the_count_only_for_models_that_call_blas(name, calls, monkeypatch):
+    """A model of loops, Ifs and elementwise nodes runs without touching BLAS's count; one with a MatMul or a
+    recurrent cell sets it for the run (and restores it)."""
+    before = blas_threads()
+    wanted = 1 if before != {1} else 2
+    sets: list[int] = []
+    original = blas._Library.set
+    monkeypatch.setattr(blas._Library, "set", lambda self, threads: (sets.append(threads), original(self, threads)))
+    model = explorer.load(sample_path(name))
+    assert program_of(model).calls_blas is calls
+    explorer.run(model, threads=wanted)
+    assert (wanted in sets) is calls and blas_threads() == before
+
+
+def test_a_model_local_function_or_an_unknown_kernel_counts_as_calling_blas():
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Twice", ["x"], ["y"], domain="local")
+    body = helper.make_function("local", "Twice", ["a"], ["b"], [helper.make_node("Add", ["a", "a"], ["b"])],
+                                [helper.make_opsetid("", 18)])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, functions=[body],
+                              opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("local", 1)])
+    assert kernels.calls_blas(explorer.load(model))
