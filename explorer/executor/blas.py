@@ -46,12 +46,13 @@ class _Library:
             self._lib.set_num_threads(threads)
             return
         if self._pool:
-            shared, this = self._shared, current_thread()
+            shared = self._shared
             owner = shared.controlling_thread
+            if owner is None and active_count() == 1:
+                self._set(threads)  # no other thread to share the pool with: no control to take (taking and
+                return  # giving it back writes a class attribute, which costs more than the call)
+            this = current_thread()
             if owner is not this:
-                if owner is None and active_count() == 1:
-                    self._set(threads)  # no other thread to share the pool with: no control to take (taking
-                    return  # and giving it back writes a class attribute, which costs more than the call)
                 if owner is not None and owner.is_alive():
                     return
                 with shared.lock:
@@ -112,5 +113,4 @@ class blas_threads:  # noqa: N801 - used as the function it was: `with blas_thre
             return
         for lib, before in self._changed:
             lib.set(before)
-        for lib in _blas_libraries():
             lib.release()
