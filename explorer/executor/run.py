@@ -5,7 +5,6 @@ import time
 from contextlib import nullcontext
 from typing import Any
 
-import numpy as np
 import onnx
 
 from ..cells import recurrent_cells
@@ -18,6 +17,7 @@ from ..model.model import Model, load
 from ..trace.trace import RunError, Trace
 from .blas import blas_threads
 from .engine import Engine
+from .float_errors import floating_errors_ignored
 from .ops.streams import run_streams
 from .program import Program
 
@@ -80,7 +80,7 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
     start = time.perf_counter()
     try:
         # NaN/Inf are recorded as data (trace.first_nonfinite), not warned
-        with np.errstate(all="ignore"), collector_paused(), run_streams():
+        with floating_errors_ignored(), collector_paused(), run_streams():
             program = program_of(model)
             with blas_threads(threads) if program.calls_blas else _NO_BLAS:
                 main = program.graph("")  # compiling builds several objects per node too

@@ -69,6 +69,21 @@ def test_first_nonfinite_finds_the_node():
     assert trace.first_nonfinite().node == "log"
 
 
+@pytest.mark.parametrize("numpy_state", [True, False])  # NumPy's own context variable, or np.errstate
+def test_floating_errors_are_ignored_during_a_run_only(numpy_state, monkeypatch):
+    from explorer.executor import float_errors
+
+    if not numpy_state:
+        monkeypatch.setattr(float_errors, "_STATE", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with float_errors.floating_errors_ignored():
+            assert np.isinf(np.float32(1) / np.zeros(1, np.float32)).all()
+            assert np.isnan(np.log(np.full(1, -1.0))).all()
+        with pytest.raises(RuntimeWarning):
+            np.float32(1) / np.zeros(1, np.float32)  # the caller's own state again
+
+
 # ---- feeds -----------------------------------------------------------------------------------------------------
 def _relu_model() -> explorer.Model:
     graph = h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [h.make_tensor_value_info("x", T.FLOAT, ["n", 3])],
