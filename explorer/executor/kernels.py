@@ -31,6 +31,7 @@ from .reference import reference_kernel
 from .search.search_kernels import GENERATION_KERNELS
 
 if TYPE_CHECKING:
+    from ..model.model import Model
     from ..proto.graph import NodeRef
 
 BodyKernelFactory = Callable[[OpNode, Bodies], SpecialKernel]
@@ -115,7 +116,7 @@ _BLAS_OPERATORS: frozenset[tuple[str, str]] = frozenset(
     if family.__name__.rsplit(".", 1)[-1] in BLAS_FAMILIES for op in family.KERNELS)
 
 
-def calls_blas(model: Any) -> bool:
+def calls_blas(model: Model) -> bool:
     """Whether a run of the model may call BLAS, so that its thread count matters: some node (nested bodies
     included) runs a recurrent cell, a kernel of a BLAS family, onnx.reference or a model-local function, or an
     operator explorer has no kernel for. A model of loops, trees and shape arithmetic only does not."""
