@@ -24,7 +24,7 @@ class JudgeJob(Generic[T]):
         self.judge = Judge(timeout=timeout)
         self.result: T | None = None
         self.error: str | None = None
-        self._work = work
+        self._work: Callable[[], T] | None = work
         self._cancelled = threading.Event()
         self._finished = threading.Event()
         self._started = self._ended = 0.0
@@ -82,12 +82,17 @@ class JudgeJob(Generic[T]):
         self.judge.load(model, timeout=timeout)
 
     def _main(self) -> None:
+        # what the work reads (a model, a run's trace) is not held past it: a finished job is kept for its answer
+        # only (ui/jobs.py keeps some for every session)
+        work, self._work = self._work, None
+        assert work is not None  # a job starts once
         try:
             with using_judge(self):
-                self.result = self._work()
+                self.result = work()
         except Exception as exc:  # noqa: BLE001 - shown as the job's error, whatever went wrong
             self.error = failure_text(exc)
         finally:
+            del work
             self.judge.close()
             if not self._ended:
                 self._ended = time.monotonic()

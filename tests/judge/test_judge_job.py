@@ -99,3 +99,24 @@ def test_cancel_after_the_end_changes_nothing():
     assert job.wait(30)
     job.cancel()
     assert job.state == "done" and job.result == 1
+
+
+def test_a_finished_job_holds_its_answer_not_what_its_work_read():
+    """A finished job is kept for its answer (the app keeps some for every session): the model and the run its
+    work read must not stay alive through it."""
+    import gc
+    import weakref
+
+    class Held:
+        """Stands for a model or a run's trace the work reads."""
+
+    def reading(value: Held):
+        return lambda: 41 + (value is not None)  # the work's closure holds the value, as the app's lambdas do
+
+    held = Held()
+    gone = weakref.ref(held)
+    job = JudgeJob(reading(held), "holds").start()
+    del held
+    assert job.wait(60) and job.result == 42
+    gc.collect()
+    assert gone() is None
