@@ -7,7 +7,6 @@ from __future__ import annotations
 import atexit
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from ..compare import compare
 from ..compare.sides import ONNXRUNTIME
 from ..errors import ExplorerError, FeedError, LimitExceeded, failure_text
+from ..hosting.recent import Recent
 from ..inputs.input_files import feeds_from_npz_file, feeds_from_test_data, outputs_from_test_data
 from ..judge.judge import Judge, using_judge
 from ..limits import Limits
@@ -53,24 +53,17 @@ class Job:
     folders: tuple[Path, ...] | None = None  # a shared app's: every input and reference file read lies inside
 
 
-_models: OrderedDict[str, Model] = OrderedDict()
-_models_lock = threading.Lock()
+_models: Recent[str, Model] = Recent(MODELS_KEPT)
 _judges = threading.local()
 
 
 def model_of(ref: ModelRef, data: bytes | None = None) -> Model:
     """The model a reference names, loaded once per process."""
-    with _models_lock:
-        found = _models.get(ref.key)
-        if found is not None:
-            _models.move_to_end(ref.key)
-            return found
-    model = load(data if data is not None else str(ref.path), label=ref.label, lenient=ref.lenient)
-    with _models_lock:
-        _models[ref.key] = model
-        while len(_models) > MODELS_KEPT:
-            _models.popitem(last=False)
-    return model
+    found = _models.get(ref.key)
+    if found is None:
+        found = load(data if data is not None else str(ref.path), label=ref.label, lenient=ref.lenient)
+        _models.put(ref.key, found)
+    return found
 
 
 def _judge(timeout: float | None) -> Judge:

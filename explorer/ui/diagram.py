@@ -6,8 +6,6 @@ and outlined; search hits are highlighted; the same drawing is never laid out tw
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -16,6 +14,7 @@ import streamlit as st
 from streamlit.components.v1 import declare_component
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from ..hosting.recent import Recent
 from ..model.model import Model
 from ..views import styles
 from ..views.builder import Drawing
@@ -54,25 +53,17 @@ def show_ahead(model: Model, key: str, *, canvas: str, height: int = HEIGHT) -> 
 
 
 LAYOUTS_BYTES = 64 << 20  # SVGs kept for every session, the least recently used going first
-_layouts: OrderedDict[str, str] = OrderedDict()
-_layouts_lock = threading.Lock()
+_layouts: Recent[str, str] = Recent(LAYOUTS_BYTES, weight=len)
 
 
 def _layout(key: str, dot: str) -> str:
     """The SVG of DOT text `dot` (named `key`, its hash), laid out by graphviz once for every session: a page
     opened in a new session draws what another session drew already (the same model, the same view) without
     graphviz, which takes tens of milliseconds for a few nodes and seconds for thousands."""
-    with _layouts_lock:
-        svg = _layouts.get(key)
-        if svg is not None:
-            _layouts.move_to_end(key)
-            return svg
-    svg = render_svg(dot, timeout=120)
-    with _layouts_lock:
-        _layouts[key] = svg
-        size = sum(len(kept) for kept in _layouts.values())
-        while size > LAYOUTS_BYTES and len(_layouts) > 1:
-            size -= len(_layouts.popitem(last=False)[1])
+    svg = _layouts.get(key)
+    if svg is None:
+        svg = render_svg(dot, timeout=120)
+        _layouts.put(key, svg)
     return svg
 
 

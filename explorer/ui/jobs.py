@@ -5,13 +5,12 @@ A job whose key names all it depends on by content (`shared`) is answered once f
 asking what another asked already gets the answer at once."""
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import streamlit as st
 
+from ..hosting.recent import Recent
 from ..judge.judge import keep_spare
 from ..judge.judge_job import JudgeJob
 from .state import JOBS, K_JOB_AGAIN, K_JOB_CANCEL, keyed
@@ -21,8 +20,7 @@ WAIT_S = 1.0  # seconds a page waits for a new job before showing its progress i
 REFRESH_S = 0.5  # seconds between two looks at a running job
 KEEP = 16  # finished jobs kept per session (their answers are what the pages show)
 SHARED_KEEP = 64  # answers of shared jobs kept for every session, the least recently asked going first
-_answers: OrderedDict[str, JudgeJob[Any]] = OrderedDict()
-_answers_lock = threading.Lock()
+_answers: Recent[str, JudgeJob[Any]] = Recent(SHARED_KEEP)
 
 
 def job(key: str, label: str, work: Callable[[], T], *, shared: bool = False) -> JudgeJob[T]:
@@ -32,7 +30,7 @@ def job(key: str, label: str, work: Callable[[], T], *, shared: bool = False) ->
     jobs: dict[str, JudgeJob[Any]] = st.session_state.setdefault(JOBS, {})
     found = jobs.get(key)
     if found is None and shared:
-        found = _answer(key)
+        found = _answers.get(key)
         if found is not None:
             jobs[key] = found
     if found is None:
@@ -42,24 +40,8 @@ def job(key: str, label: str, work: Callable[[], T], *, shared: bool = False) ->
             del jobs[old]
         found.wait(WAIT_S)
     if shared and found.state == "done":
-        _keep_answer(key, found)
+        _answers.put(key, found)
     return found
-
-
-def _answer(key: str) -> JudgeJob[Any] | None:
-    with _answers_lock:
-        found = _answers.get(key)
-        if found is not None:
-            _answers.move_to_end(key)
-        return found
-
-
-def _keep_answer(key: str, done: JudgeJob[Any]) -> None:
-    with _answers_lock:
-        _answers[key] = done
-        _answers.move_to_end(key)
-        while len(_answers) > SHARED_KEEP:
-            _answers.popitem(last=False)
 
 
 def forget(key: str) -> None:

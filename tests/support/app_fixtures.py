@@ -18,4 +18,4 @@ def fresh_app(monkeypatch):
     monkeypatch.setattr(jobs, "WAIT_S", 600.0)
     st.cache_data.clear()
     st.cache_resource.clear()
-    monkeypatch.setattr(jobs, "_answers", type(jobs._answers)())
+    monkeypatch.setattr(jobs, "_answers", type(jobs._answers)(jobs.SHARED_KEEP))

@@ -1,0 +1,46 @@
+"""What a server keeps for every session (hosting/recent.py): the least recently used entries go first once the
+entries' count, or their weights, pass the limit; the last entry kept stays whatever it weighs."""
+from __future__ import annotations
+
+import threading
+
+from explorer.hosting.recent import Recent
+
+
+def test_the_least_recently_used_go_first_past_the_count():
+    kept: Recent[str, int] = Recent(2)
+    kept.put("a", 1)
+    kept.put("b", 2)
+    assert kept.get("a") == 1  # now the most recent
+    kept.put("c", 3)
+    assert (kept.get("a"), kept.get("b"), kept.get("c")) == (1, None, 3) and len(kept) == 2
+
+
+def test_weights_bound_the_total_and_the_last_entry_stays():
+    kept: Recent[str, str] = Recent(10, weight=len)
+    kept.put("a", "x" * 6)
+    kept.put("b", "y" * 4)
+    assert len(kept) == 2
+    kept.put("a", "z" * 2)  # replaced: its old weight no longer counts
+    kept.put("c", "w" * 3)
+    assert (kept.get("a"), kept.get("b"), kept.get("c")) == ("zz", "yyyy", "www")
+    kept.put("d", "v" * 50)  # heavier than the limit alone: kept, the rest go
+    assert len(kept) == 1 and kept.get("d") == "v" * 50
+    kept.clear()
+    assert len(kept) == 0 and kept.get("d") is None
+
+
+def test_threads_share_it():
+    kept: Recent[int, int] = Recent(100)
+
+    def fill(start: int) -> None:
+        for k in range(start, start + 1000):
+            kept.put(k % 150, k)
+            kept.get((k * 7) % 150)
+
+    workers = [threading.Thread(target=fill, args=(n * 1000,)) for n in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert len(kept) == 100
