@@ -70,7 +70,7 @@ class _Library:
             release = getattr(self._lib, "clear_controlling_thread", None)
             if release is not None:
                 release()
-        elif shared.controlling_thread is current_thread():
+        elif shared.controlling_thread is not None and shared.controlling_thread is current_thread():
             with shared.lock:
                 if shared.controlling_thread is current_thread():
                     shared.controlling_thread = None
@@ -94,22 +94,27 @@ class blas_threads:  # noqa: N801 - used as the function it was: `with blas_thre
 
     __slots__ = ("threads", "_changed")
 
+    _changed: list[tuple[_Library, int]] | None
+
     def __init__(self, threads: int) -> None:
         self.threads = threads
 
     def __enter__(self) -> None:
         threads = self.threads
-        changed = []
+        changed = None
         for lib in _blas_libraries():
             before = lib.count()
             if before != threads:
                 lib.set(threads)
-                changed.append((lib, before))
+                if changed is None:
+                    changed = [(lib, before)]
+                else:
+                    changed.append((lib, before))
         self._changed = changed
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
-        if not self._changed:
+        if self._changed is None:
             return
         for lib, before in self._changed:
             lib.set(before)

@@ -14,6 +14,7 @@ from ..heap import keep_freed_memory
 from ..limits import Limits, default_threads
 from ..model.feeds import validate_feeds
 from ..model.model import Model, load
+from ..trace.cell_layout import CellLayout
 from ..trace.trace import RunError, Trace
 from .blas import blas_threads
 from .engine import Engine
@@ -24,6 +25,7 @@ from .program import Program
 # the program is kept in the model's own attributes, so it goes with the model (a WeakKeyDictionary would keep
 # every model forever: its value, the program, refers to its key)
 _PROGRAM = "_explorer_program"
+_CELL_LAYOUTS = "_explorer_cell_layouts"
 _NO_BLAS = nullcontext()  # a run of a model that never calls BLAS leaves its thread count as it is
 _DEFAULT_LIMITS: dict[int, Limits] = {}  # Limits() by its default threads: a dataclass made per run costs µs
 
@@ -45,6 +47,16 @@ def program_of(model: Model) -> Program:
     if program is None:
         program = vars(model)[_PROGRAM] = Program(model)
     return program
+
+
+def _cell_layouts(model: Model) -> dict[str, CellLayout]:
+    """The layouts of the model's cells written as loops, scans or unrolled, by path (found once, kept on the
+    model as its program is)."""
+    layouts: dict[str, CellLayout] | None = vars(model).get(_CELL_LAYOUTS)
+    if layouts is None:
+        layouts = vars(model)[_CELL_LAYOUTS] = {
+            cell.path: cell.layout for cell in recurrent_cells(model) if cell.layout is not None}
+    return layouts
 
 
 def has_program(model: Model) -> bool:
@@ -75,7 +87,7 @@ def run(model: Model | str | bytes | onnx.ModelProto, feeds: dict[str, Any] | No
         threads = limits.threads  # the engine reads every limit but the threads
     feeds = model.example_inputs() if feeds is None else validate_feeds(model, feeds)
     trace = Trace(model_source=model.source, model_sha256=model.sha256, feeds=feeds)
-    trace.cells = {cell.path: cell.layout for cell in recurrent_cells(model) if cell.layout is not None}
+    trace.cells = dict(_cell_layouts(model))
     keep_freed_memory()
     start = time.perf_counter()
     try:

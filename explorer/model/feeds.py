@@ -4,7 +4,7 @@ from __future__ import annotations
 import contextlib
 import weakref
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import onnx
@@ -218,23 +218,59 @@ def proto_to_value(value: Any) -> Any:
     return value
 
 
-_DECLARED: weakref.WeakKeyDictionary[Any, tuple[dict[str, ValueSpec], frozenset[str]]] = \
-    weakref.WeakKeyDictionary()
+# an input's (dtype, rank or -1 for any, (axis, size) of its fixed dimensions): what an array fed as it is must fit
+_Plain = tuple[np.dtype, int, tuple[tuple[int, int], ...]]
+_Declaration = tuple[dict[str, ValueSpec], frozenset[str], dict[str, _Plain] | None]
+_DECLARED: weakref.WeakKeyDictionary[Any, _Declaration] = weakref.WeakKeyDictionary()
 
 
-def _declared(model: Declared) -> tuple[dict[str, ValueSpec], frozenset[str]]:
-    """The model's inputs by name and its overridable initializers (inputs that are also initializers), made once
-    per model: reading the graph's protos again costs a small model's run microseconds."""
+def _declared(model: Declared) -> _Declaration:
+    """The model's inputs by name, its overridable initializers (inputs that are also initializers) and, when
+    every input is a tensor of a known type, what an array fed for each must fit (`_plain`); made once per model:
+    reading the graph's protos again costs a small model's run microseconds."""
     try:
         found = _DECLARED.get(model)
     except TypeError:  # not weakly referable
         found = None
     if found is None:
-        found = ({s.name: s for s in model.inputs},
-                 model.initializer_names & {i.name for i in model.graph.input})
+        specs = {s.name: s for s in model.inputs}
+        plain = {name: _plain(spec) for name, spec in specs.items()}
+        found = (specs, model.initializer_names & {i.name for i in model.graph.input},
+                 None if None in plain.values() else cast("dict[str, _Plain]", plain))
         with contextlib.suppress(TypeError):
             _DECLARED[model] = found
     return found
+
+
+def _plain(spec: ValueSpec) -> _Plain | None:
+    """What an array fed for `spec` must fit to be taken as it is; None for an input that is not a tensor of a
+    known type."""
+    if spec.kind != "tensor" or spec.dtype is None:
+        return None
+    if spec.shape is None:
+        return spec.dtype, -1, ()
+    fixed = tuple((axis, d) for axis, d in enumerate(spec.shape) if isinstance(d, int) and d > 0)
+    return spec.dtype, len(spec.shape), fixed
+
+
+def _fed_as_declared(plain: dict[str, _Plain], feeds: dict[str, Any]) -> bool:
+    """Whether the feeds are exactly the declared inputs, each an ndarray of its type, rank and fixed sizes (what
+    a sweep or a generation feeds at every run): then they need no other check."""
+    if len(feeds) != len(plain):
+        return False
+    ndarray = np.ndarray
+    for name, value in feeds.items():
+        check = plain.get(name)
+        if check is None or type(value) is not ndarray:
+            return False
+        dtype, rank, fixed = check
+        shape = value.shape
+        if value.dtype != dtype or (rank >= 0 and len(shape) != rank):
+            return False
+        for axis, size in fixed:
+            if shape[axis] != size:
+                return False
+    return True
 
 
 def validate_feeds(model: Declared, feeds: dict[str, Any]) -> dict[str, Any]:
@@ -242,7 +278,9 @@ def validate_feeds(model: Declared, feeds: dict[str, Any]) -> dict[str, Any]:
     initializer may be fed only when it is also a graph input (overridable, as onnxruntime allows)."""
     if not isinstance(feeds, dict):
         raise FeedError(f"feeds must be a dict of input name -> value, got {type(feeds).__name__}")
-    specs, optional = _declared(model)
+    specs, optional, plain = _declared(model)
+    if plain is not None and _fed_as_declared(plain, feeds):
+        return dict(feeds)
     missing = [name for name in specs if name not in feeds]
     if missing:
         described = "; ".join(f"{n!r}: {specs[n].describe()}" for n in missing)

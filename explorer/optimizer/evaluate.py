@@ -10,6 +10,7 @@ import onnx
 
 from ..errors import cause_text
 from ..executor.compiled import guarded_evaluate
+from ..executor.float_errors import floating_errors_ignored
 from ..executor.kernels import BODIES, op_kernel
 from ..executor.ops.base import OpNode
 from ..executor.program import step_of
@@ -43,7 +44,8 @@ def evaluate(proto: onnx.NodeProto, opsets: dict[str, int], args: list[np.ndarra
         raise NotFoldable(f"its result would take {size} bytes (limit {max_bytes})")
 
     try:
-        outputs = guarded_evaluate(step_of(ref, fn, False), args, max_bytes, refuse)
+        with floating_errors_ignored():  # as in a run: NaN and Inf are values, not warnings
+            outputs = guarded_evaluate(step_of(ref, fn, False), args, max_bytes, refuse)
     except NotFoldable:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the kernel refuses, the node stays

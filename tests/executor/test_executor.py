@@ -91,17 +91,33 @@ def _relu_model() -> explorer.Model:
     return explorer.load(h.make_model(graph, opset_imports=OPSET))
 
 
-@pytest.mark.parametrize("feeds, message", [
+BAD_FEEDS = [
     ({}, r"missing input.*'x'.*float32"),
     ({"x": np.ones((2, 3), np.float32), "z": np.ones(1)}, "unknown input"),
     ({"x": np.ones((2, 3), np.float64)}, "'x'.*dtype float64"),
     ({"x": np.ones(3, np.float32)}, "'x'.*rank 2"),
     ({"x": np.ones((2, 4), np.float32)}, r"'x'.*axis 1 is 4"),
     ({"x": "hello"}, "'x'.*got a str"),
-])
+    ({"x": np.ones((2, 3), np.float32).astype(">f4")}, "'x'.*dtype >f4"),
+]
+
+
+@pytest.mark.parametrize("feeds, message", BAD_FEEDS)
 def test_bad_feeds_name_the_input_and_its_expected_type(feeds, message):
     with pytest.raises(FeedError, match=message):
         explorer.run(_relu_model(), feeds)
+
+
+def test_feeds_of_the_declared_types_are_taken_as_they_are_and_bad_ones_still_refused_after_them():
+    model = _relu_model()
+    x = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
+    trace = explorer.run(model, {"x": x})
+    assert trace.feeds["x"] is x  # no copy of what the user fed
+    np.testing.assert_array_equal(trace.outputs["y"], np.maximum(x, 0))
+    for feeds, message in BAD_FEEDS:  # the model's declarations are kept from the first run: same verdicts
+        with pytest.raises(FeedError, match=message):
+            explorer.run(model, feeds)
+    np.testing.assert_array_equal(explorer.run(model, {"x": x[:1]}).outputs["y"], [[0, 2, 0]])
 
 
 def test_only_initializers_that_are_graph_inputs_may_be_fed_as_onnxruntime_allows():

@@ -40,6 +40,14 @@ class Forest:
         return int(self.feature[interior].max()) if interior.any() else -1
 
     @cached_property
+    def leaf_sums(self) -> np.ndarray | None:
+        """`weights` for summing, when every leaf has a weight for every target (every one-target forest): no
+        target is then left untouched, and a sum over the trees of a row is the aggregate. Its zeros are +0, so a
+        sum of them is +0, as onnxruntime's, which adds the weights to a score starting at 0."""
+        leaf = self.mode == LEAF
+        return self.weights + 0 if self.touches[leaf].all() else None
+
+    @cached_property
     def branch_modes(self) -> np.ndarray:
         """The comparison modes its interior nodes use (indices into MODES), sorted."""
         return np.unique(self.mode[self.mode != LEAF])

@@ -47,7 +47,7 @@ def linear_classifier_kernel(op: OpNode) -> PlainKernel:
             if targets > labels.size:
                 raise op.error(f"{targets} scores per row but {labels.size} class labels")
             label = labels[scores.argmax(axis=1)] if scores.size else labels[:0]
-        return label, batched_scores(scores.astype(F32), post, 1 if targets == 1 else -1)
+        return label, batched_scores(scores.astype(F32, copy=False), post, 1 if targets == 1 else -1)
 
     return run
 
@@ -64,7 +64,7 @@ def linear_regressor_kernel(op: OpNode) -> PlainKernel:
         scores = x @ coefficient_rows(op, coefficients, targets, x.shape[1]).T
         if intercepts.size == targets:  # onnxruntime drops intercepts of another length
             scores = scores + intercepts
-        return (batched_scores(scores.astype(F32), post),)
+        return (batched_scores(scores.astype(F32, copy=False), post),)
 
     return run
 
