@@ -71,6 +71,12 @@ def _dequantize(version: int) -> list[Case]:
                                                         values(r, (), dtype, 0, 9)]))
     found.append(Case("DequantizeLinear", version, [values(r, (3, 4), np.int32, -1000, 1000),
                                                     np.array(0.7, np.float32)]))
+    for dtype in (np.uint8, np.int8):  # every 8-bit value per tensor (explorer looks them up in a table)
+        every = np.arange(256, dtype=np.uint8).view(dtype).reshape(16, 16)
+        scale = np.array([0.0371] if version >= 13 else 0.0371, np.float32)
+        zero = np.array([3] if version >= 13 else 3, dtype)
+        found.append(Case("DequantizeLinear", version, [every, scale, zero], tol=(0, 0)))
+        found.append(Case("DequantizeLinear", version, [every[::2, 1:], np.array(1e-3, np.float32)], tol=(0, 0)))
     if version >= 13:
         found.append(Case("DequantizeLinear", version, [values(r, (3, 4), np.int8, -128, 127),
                                                         np.array([0.7, 0.3, 1.5, 2.0], np.float32),
