@@ -35,59 +35,54 @@ class RnnInputs:
 def read_inputs(args: Sequence[Any], config: RnnConfig, fail: Callable[[str], ExecutionError]) -> RnnInputs:
     """The node's inputs (by position, omitted ones None) checked; `fail(message)` makes the error to raise."""
     cell, nd = config.cell, config.num_directions
-    given = dict(zip(INPUTS, list(args) + [None] * (len(INPUTS) - len(args))))
-    for name in ("X", "W", "R"):
-        if not isinstance(given[name], np.ndarray):
-            raise fail(f"input {name} is missing" if given[name] is None else f"input {name} is not a tensor")
-    x = given["X"]
+    given = (*args, *_OMITTED[len(args):]) if len(args) < len(INPUTS) else tuple(args)
+    x, w, r, b, lens_given, h0, c0, p = given[:len(INPUTS)]
+    for name, value in (("X", x), ("W", w), ("R", r)):
+        if not isinstance(value, np.ndarray):
+            raise fail(f"input {name} is missing" if value is None else f"input {name} is not a tensor")
     if not _is_float(x.dtype):
         raise fail(f"X is {x.dtype.name}; {cell.op_type} takes {', '.join(FLOAT_TYPES)}")
-    for name in ("W", "R", "B", "initial_h", "initial_c", "P"):
-        value = given[name]
-        if value is not None and (not isinstance(value, np.ndarray) or value.dtype != x.dtype):
+    dtype = x.dtype
+    for name, value in zip(INPUTS[1:], given[1:len(INPUTS)]):
+        if name != "sequence_lens" and value is not None \
+                and (not isinstance(value, np.ndarray) or value.dtype != dtype):
             kind = value.dtype.name if isinstance(value, np.ndarray) else type(value).__name__
-            raise fail(f"input {name} is {kind} but X is {x.dtype.name}; they must share one type")
+            raise fail(f"input {name} is {kind} but X is {dtype.name}; they must share one type")
     if x.ndim != 3:
         raise fail(f"X must be 3-D ({'[batch, seq, input]' if config.layout else '[seq, batch, input]'}), "
                    f"got shape {x.shape}")
     if config.layout:
         x = x.transpose(1, 0, 2)
     seq, batch, input_size = x.shape
-    r = given["R"]
     hidden = config.hidden_size if config.hidden_size is not None else (r.shape[-1] if r.ndim == 3 else 0)
     g = len(cell.gates)
-
-    def check_shape(name: str, want: tuple[int, ...]) -> np.ndarray | None:
-        value: np.ndarray | None = given[name]
+    state_shape = (batch, nd, hidden) if config.layout else (nd, batch, hidden)
+    is_lstm = cell.op_type == "LSTM"
+    if not is_lstm:
+        c0 = p = None
+    for name, value, want in (("W", w, (nd, g * hidden, input_size)), ("R", r, (nd, g * hidden, hidden)),
+                              ("B", b, (nd, 2 * g * hidden)), ("initial_h", h0, state_shape),
+                              ("initial_c", c0, state_shape), ("P", p, (nd, 3 * hidden))):
         if value is not None and value.shape != want:
             raise fail(f"input {name} has shape {value.shape}; with hidden_size {hidden}, input_size "
                        f"{input_size}, batch_size {batch} and {nd} direction(s) it must be {want}")
-        return value
-
-    check_shape("W", (nd, g * hidden, input_size))
-    check_shape("R", (nd, g * hidden, hidden))
-    check_shape("B", (nd, 2 * g * hidden))
-    state_shape = (batch, nd, hidden) if config.layout else (nd, batch, hidden)
-    h0 = check_shape("initial_h", state_shape)
-    c0 = check_shape("initial_c", state_shape) if cell.op_type == "LSTM" else None
-    p = check_shape("P", (nd, 3 * hidden)) if cell.op_type == "LSTM" else None
     if config.layout:
         h0 = None if h0 is None else h0.transpose(1, 0, 2)
         c0 = None if c0 is None else c0.transpose(1, 0, 2)
-    lens = _sequence_lens(given["sequence_lens"], seq, batch, fail)
+    lens = _sequence_lens(lens_given, seq, batch, fail)
+    compute = _F64 if dtype == _F64 else _F32
+    return RnnInputs(_dense(x, compute), _dense(w, compute), _dense(r, compute), _dense(b, compute), lens,
+                     _dense(h0, compute), _dense(c0, compute), _dense(p, compute), hidden, dtype)
 
-    compute = _F64 if x.dtype == _F64 else _F32
 
-    def dense(value: np.ndarray) -> np.ndarray:
-        if value.dtype is compute and value.flags.c_contiguous:  # the usual case: as it is, without a call
-            return value
-        return np.ascontiguousarray(value, dtype=compute)
+_OMITTED = (None,) * len(INPUTS)
 
-    def cast(value: np.ndarray | None) -> np.ndarray | None:
-        return None if value is None else dense(value)
 
-    return RnnInputs(dense(x), dense(given["W"]), dense(r), cast(given["B"]), lens, cast(h0), cast(c0), cast(p),
-                     hidden, x.dtype)
+def _dense(value: Any, compute: np.dtype) -> Any:
+    """`value` C-contiguous in the computation type (None stays None)."""
+    if value is None or (value.dtype is compute and value.flags.c_contiguous):  # the usual case: no call
+        return value
+    return np.ascontiguousarray(value, dtype=compute)
 
 
 @cache
