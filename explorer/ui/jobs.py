@@ -23,10 +23,11 @@ SHARED_KEEP = 64  # answers of shared jobs kept for every session, the least rec
 _answers: Recent[str, JudgeJob[Any]] = Recent(SHARED_KEEP)
 
 
-def job(key: str, label: str, work: Callable[[], T], *, shared: bool = False) -> JudgeJob[T]:
-    """The session's job for `key`, started (and waited for up to WAIT_S) when there is none yet. A `shared` job's
-    key must name everything its answer depends on: its answer, once done, is given to every session that asks
-    (only a done one: a session's cancel or a failure stays that session's)."""
+def job(key: str, label: str, work: Callable[[], T], *, shared: bool = False, wait: bool = True) -> JudgeJob[T]:
+    """The session's job for `key`, started (and waited for up to WAIT_S unless not `wait`: a page that lays
+    itself out first and waits at its end, `settle`) when there is none yet. A `shared` job's key must name
+    everything its answer depends on: its answer, once done, is given to every session that asks (only a done
+    one: a session's cancel or a failure stays that session's)."""
     jobs: dict[str, JudgeJob[Any]] = st.session_state.setdefault(JOBS, {})
     found = jobs.get(key)
     if found is None and shared:
@@ -38,10 +39,18 @@ def job(key: str, label: str, work: Callable[[], T], *, shared: bool = False) ->
         found = jobs[key] = JudgeJob(work, label).start()
         for old in [k for k, j in jobs.items() if j.state != "running"][:-KEEP]:
             del jobs[old]
-        found.wait(WAIT_S)
+        if wait:
+            found.wait(WAIT_S)
     if shared and found.state == "done":
         _answers.put(key, found)
     return found
+
+
+def settle(*found: JudgeJob[Any]) -> None:
+    """Waits for jobs a page started (with `wait=False`) until WAIT_S after the first started: what its verdicts
+    show once the rest of the page is on its way to the browser, which draws it meanwhile."""
+    for one in found:
+        one.wait(max(0.0, WAIT_S - one.elapsed))
 
 
 def forget(key: str) -> None:

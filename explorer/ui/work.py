@@ -31,10 +31,10 @@ def by_content(feeds_key: str) -> bool:
 
 
 def equivalence(model: Model, patterns: tuple[str, ...], stop_after: int | None,
-                result: OptimizationResult) -> tuple[str, JudgeJob[Equivalence]]:
+                result: OptimizationResult, wait: bool = True) -> tuple[str, JudgeJob[Equivalence]]:
     """(job key, job) of the proof: the original and (partially) optimized models run on the current run's feeds
     (random ones when there are none) by explorer and onnxruntime in the background; for the full
-    optimization, bisection names the first failing rewrite."""
+    optimization, bisection names the first failing rewrite. `wait`: as jobs.job's."""
     request: RunRequest | None = st.session_state.get(RUN_REQUEST)
     trace = current_trace()
     feeds = trace.feeds if trace is not None and request is not None else None
@@ -42,7 +42,7 @@ def equivalence(model: Model, patterns: tuple[str, ...], stop_after: int | None,
     key = f"proof:{model.sha256}:{','.join(patterns)}:{stop_after}:{feeds_key}"
     label = "Equivalence proof" + ("" if stop_after is None else f" after {stop_after} rewrites")
     return key, jobs.job(key, label, lambda: verify(result, feeds, bisect=stop_after is None),
-                         shared=by_content(feeds_key))
+                         shared=by_content(feeds_key), wait=wait)
 
 
 def comparison(b: Any, b_key: str, rtol: float | None, atol: float | None) -> tuple[str, JudgeJob[Comparison]] | None:

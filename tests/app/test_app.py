@@ -29,11 +29,13 @@ from tests.support.apptest import (
     move_target,
     outline,
     position,
+    record_tables,
     start,
     step_move,
     step_state,
     step_to,
     stepper,
+    text_blocks,
     texts,
     upload,
     value_tables,
@@ -284,11 +286,11 @@ def test_optimizer_page_shows_rewrites_statistics_and_equivalence():
     assert "**2 rewrites**" in text and "nodes 6 → 4" in text
     assert "Optimized model in onnxruntime: :green[**loads it**]" in text
     assert "Fully optimized model: :green[**equivalent**]" in text
-    proof = at.code[0].value
+    proof = text_blocks(at)[0]
     assert "explorer: probs: max abs diff" in proof and "onnxruntime: probs" in proof
-    [stats] = [f.value for f in at.dataframe if "applied" in f.value.columns]
+    [stats] = [f for f in record_tables(at) if "applied" in f.columns]
     assert stats.set_index("pattern").loc["MatMulAdd", "applied"] == 2
-    [steps] = [f.value for f in at.dataframe if "round" in f.value.columns]
+    [steps] = [f for f in record_tables(at) if "round" in f.columns]
     assert steps[["pattern", "removed", "added"]].values.tolist() == [
         ["MatMulAdd", "fc1, fc1_bias", "Gemm__0"], ["MatMulAdd", "fc2, fc2_bias", "Gemm__1"]]
     at.selectbox(key="w_rewrite_pick").set_value(1).run()
@@ -298,7 +300,7 @@ def test_optimizer_page_shows_rewrites_statistics_and_equivalence():
     assert outline(diagram_svg(at, "w_rewrite_after"), "Gemm__1") == NODE_STATES["added"]["color"]
     at.slider(key="w_rewrites").set_value(1).run()  # bisection: only the first rewrite
     assert_clean(at)
-    assert "After 1 rewrite (added nodes marked)" in texts(at) and "equivalence: equivalent" in at.code[0].value
+    assert "After 1 rewrite (added nodes marked)" in texts(at) and "equivalence: equivalent" in text_blocks(at)[0]
     at.multiselect(key="w_patterns").unselect("MatMulAdd").run()
     assert "**0 rewrites**" in texts(at) and "No pattern applies to this model." in texts(at)
 

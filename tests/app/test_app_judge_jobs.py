@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.judge.judge import Judge, run_onnxruntime
 from explorer.ui import jobs, state, work
-from tests.support.apptest import PAGES, assert_clean, position, start
+from tests.support.apptest import PAGES, assert_clean, position, record_tables, start, text_blocks
 from tests.support.judge_models import endless_loop, judge_children
 
 
@@ -53,7 +53,7 @@ def test_the_proof_runs_in_the_background_and_cancel_ends_onnxruntime(monkeypatc
     assert_clean(at)
     assert "Fully optimized model: checking in the background…" in markdown(at)
     assert any(i.value.startswith("Equivalence proof: running…") for i in at.info)
-    [stats] = [f.value for f in at.dataframe if "applied" in f.value.columns]  # the rest of the page is there
+    [stats] = [f for f in record_tables(at) if "applied" in f.columns]  # the rest of the page is there
     assert stats.set_index("pattern").loc["MatMulAdd", "applied"] == 2
     [job] = session_jobs(at)
     assert onnxruntime_started.wait(60) and judge_children()  # onnxruntime is at work on the endless loop
@@ -80,7 +80,7 @@ def test_the_verdict_appears_when_ready():
     at.run()
     assert_clean(at)
     assert "Fully optimized model: :green[**equivalent**]" in markdown(at)
-    assert "onnxruntime: probs" in at.code[0].value and not at.info
+    assert "onnxruntime: probs" in text_blocks(at)[0] and not at.info
 
 
 def test_the_comparison_with_onnxruntime_runs_in_the_background():
@@ -106,7 +106,7 @@ def test_the_step_page_checks_the_outputs_against_onnxruntime_in_the_background(
     [job] = session_jobs(at)
     assert job.wait(120)
     at.run()
-    lines = at.code[0].value.splitlines()
+    lines = text_blocks(at)[0].splitlines()
     assert [line.split(":")[0] for line in lines] == ["s_final", "Y"] and all(line.endswith(" ok") for line in lines)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from explorer.inputs.samples import sample_path
 from explorer.optimizer import optimize
 from explorer.views.rewrites import decline_rows
-from tests.support.apptest import PAGES, assert_clean, start, texts
+from tests.support.apptest import PAGES, assert_clean, record_tables, start, texts
 
 
 def test_declines_group_by_cause_across_value_names():
@@ -24,10 +24,10 @@ def test_the_page_shows_why_rewrites_fired_and_why_patterns_declined():
     at = start("opt_shape_chain")
     at.switch_page(PAGES["optimizer"]).run()
     assert_clean(at)
-    [steps] = [f.value for f in at.dataframe if "round" in f.value.columns]
+    [steps] = [f for f in record_tables(at) if "round" in f.columns]
     why = dict(zip(steps["pattern"], steps["why"]))
     assert why["ShapeGather"] == "x has shape [batch, 3, 4]"
-    [declined] = [f.value for f in at.dataframe if "nodes declined" in f.value.columns]
+    [declined] = [f for f in record_tables(at) if "nodes declined" in f.columns]
     assert declined[["pattern", "reason", "times"]].values.tolist() == [["ShapeGather", "a selected dim is not known", 1]]
     pick = int(steps.index[steps["pattern"] == "ShapeGather"][0])
     at.selectbox(key="w_rewrite_pick").set_value(pick).run()

@@ -67,6 +67,37 @@ def value_tables(at: AppTest, tips: bool = False) -> list[pd.DataFrame]:
     return frames
 
 
+def record_tables(at: AppTest) -> list[pd.DataFrame]:
+    """The tables of records of the page's HTML blocks (views.html_blocks.records_table: a header row, then one
+    row per record), their numbers read back as numbers."""
+    parser = Tables()
+    parser.feed("\n".join(block.proto.body for block in at.html if 'class="xb"' in block.proto.body))
+    frames = []
+    for rows in parser.tables:
+        frame = pd.DataFrame([[text for text, _ in row] for row in rows[1:]], columns=[text for text, _ in rows[0]])
+        frames.append(frame.apply(_numbers))
+    return frames
+
+
+def _numbers(column: pd.Series) -> pd.Series:
+    """A column of numbers' texts as numbers; any other as it is."""
+    try:
+        return pd.to_numeric(column)
+    except (ValueError, TypeError):
+        return column
+
+
+def text_blocks(at: AppTest) -> list[str]:
+    """The texts of the page's preformatted HTML blocks (views.html_blocks.text_block), in order."""
+    found = []
+    for block in at.html:
+        parser = _Shown()
+        parser.feed(block.proto.body)
+        if "pre" in parser.tags:
+            found.append("".join(parser.text))
+    return found
+
+
 class _Shown(HTMLParser):
     def __init__(self) -> None:
         super().__init__()

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from explorer.docs_links import more
 from explorer.errors import ExplorerError, failure_text
 from explorer.files.access import NO_SAVES
 from explorer.files.atomic_write import check_targets
+from explorer.judge.judge_job import JudgeJob
 from explorer.model.model_files import external_data_name, needs_external, serialize_model
 from explorer.ui import diagram, jobs, reach, save_owners, state, work
 from explorer.views import rewrites
 from explorer.views.dot import model_to_dot
+from explorer.views.html_blocks import records_table, text_block
 from explorer.views.markup import md, md_code
 from explorer.views.styles import tinted
 
@@ -44,7 +47,7 @@ def proof(key: str, job, label: str, shown: str | None = None) -> None:
     verdict = job.result if job.state == "done" else None
     if verdict is not None:
         st.markdown(f"{label}: {STATUS[verdict.status]}")
-        st.code("\n".join(verdict.lines()), language=None)
+        st.html(text_block("\n".join(verdict.lines())))
 
 
 def save_result(model, result, column) -> None:
@@ -80,33 +83,48 @@ def save_result(model, result, column) -> None:
             column.success(md("Saved " + " and ".join(str(path) for path in written)))
 
 
-def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> None:
-    """Slider over the rewrites: the model after the first k of them beside the original, and the proof at k."""
+def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> Callable[[], None]:
+    """Slider over the rewrites: the model after the first k of them beside the original, and the proof at k
+    (shown by the function returned, which the page calls once its proofs had their time: `settled`)."""
     count = len(result.steps)
     k = st.slider("Rewrites applied (bisection: move until the models stop being equivalent)", 0, count, count,
                   key=state.W_REWRITES) if count > 1 else count
     partial = result if k == count else work.optimization(model, chosen, k)
-    proof(*work.equivalence(model, chosen, None if k == count else k, partial),
-          f"After {k} of {count} rewrite{'s' if count != 1 else ''}", shown)
-    if not st.toggle("Draw the whole models", value=sum(1 for _ in model.nodes()) <= WHOLE_MODEL_LIMIT,
-                     key=state.W_OPT_WHOLE, help="Drawn at first for models of up to 1,000 nodes: a bigger one takes graphviz and the browser a second or more, twice"):
-        return
-    removed, added = rewrites.result_overlays(partial)
-    drawn = rewrites.side_by_side(state.proto_model(partial.original, partial.lenient),
-                                  state.proto_model(partial.optimized, partial.lenient), removed, added,
-                                  edge_labels=None)  # at the same expansion
-    before, after = st.columns(2)
-    with before:
-        st.markdown("##### Original (removed nodes marked)")
-        diagram.show(drawn[0], key=state.W_OPT_BEFORE)
-    with after:
-        st.markdown(f"##### After {k} rewrite{'s' if k != 1 else ''} (added nodes marked)")
-        diagram.show(drawn[1], key=state.W_OPT_AFTER)
+    key, job = work.equivalence(model, chosen, None if k == count else k, partial, wait=False)
+    slot = st.container()
+
+    def show_proof() -> None:
+        with slot:
+            proof(key, job, f"After {k} of {count} rewrite{'s' if count != 1 else ''}", shown)
+
+    if st.toggle("Draw the whole models", value=sum(1 for _ in model.nodes()) <= WHOLE_MODEL_LIMIT,
+                 key=state.W_OPT_WHOLE, help="Drawn at first for models of up to 1,000 nodes: a bigger one takes graphviz and the browser a second or more, twice"):
+        removed, added = rewrites.result_overlays(partial)
+        drawn = rewrites.side_by_side(state.proto_model(partial.original, partial.lenient),
+                                      state.proto_model(partial.optimized, partial.lenient), removed, added,
+                                      edge_labels=None)  # at the same expansion
+        before, after = st.columns(2)
+        with before:
+            st.markdown("##### Original (removed nodes marked)")
+            diagram.show(drawn[0], key=state.W_OPT_BEFORE)
+        with after:
+            st.markdown(f"##### After {k} rewrite{'s' if k != 1 else ''} (added nodes marked)")
+            diagram.show(drawn[1], key=state.W_OPT_AFTER)
+    return settled(show_proof, job)
+
+
+def settled(show: Callable[[], None], *started: JudgeJob[Any]) -> Callable[[], None]:
+    """`show`, called once the jobs have had their WAIT_S (jobs.settle)."""
+    def after_waiting() -> None:
+        jobs.settle(*started)
+        show()
+
+    return after_waiting
 
 
 def rewrite_list(result) -> None:
     """Every applied rewrite in a table; the chosen one drawn with its neighbourhood before and after."""
-    st.dataframe(pd.DataFrame(rewrites.step_rows(result)), hide_index=True)
+    st.html(records_table(rewrites.step_rows(result)))
     steps = result.steps
     pick = st.selectbox("Rewrite to draw", range(len(steps)), key=state.W_REWRITE_PICK,
                         format_func=lambda i: steps[i].describe())
@@ -133,7 +151,7 @@ else:
     chosen = tuple(st.multiselect("Patterns", list(rules), default=list(rules), key=state.W_PATTERNS,
                                   help="Each pattern's rule is listed below"))
     with st.expander("What each pattern does"):
-        st.dataframe(pd.DataFrame(list(rules.items()), columns=["pattern", "rule"]), hide_index=True)
+        st.html(records_table([{"pattern": name, "rule": rule} for name, rule in rules.items()]))
     try:
         result = work.optimization(model, chosen)
     except ExplorerError as exc:
@@ -145,29 +163,47 @@ else:
     if result.onnxruntime is not None:
         st.markdown(f"Optimized model in onnxruntime: {LOADS[result.onnxruntime.status]}")
         if result.onnxruntime.status != "loads" or len(result.onnxruntime.lines()) > 1:
-            st.code("\n".join(result.onnxruntime.lines()), language=None)
-    key, job = work.equivalence(model, chosen, None, result)
-    verdict = job.result if job.state == "done" else None
-    st.markdown(f"Fully optimized model: {STATUS[verdict.status] if verdict is not None else CHECKING[job.state]}")
-    jobs.progress(job, key)
+            st.html(text_block("\n".join(result.onnxruntime.lines())))
+    key, job = work.equivalence(model, chosen, None, result, wait=False)
+    # the verdict's line and its progress are filled in at the end: the rest of the page goes to the browser (which
+    # draws it) while the proof has its WAIT_S
+    verdict_line, progress_line = st.empty(), st.container()
     rows = rewrites.stats_rows(result)
     if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True)
+        st.html(records_table(rows))
     declined = rewrites.decline_rows(result)
     if declined:
         with st.expander(f"Why patterns declined ({sum({r['pattern']: r['nodes declined'] for r in declined}.values())}"
                          " nodes left alone)"):
-            st.dataframe(pd.DataFrame(declined), hide_index=True)
-    report = {"model": model.source, **result.to_dict(),
-              "equivalence": None if verdict is None else verdict.to_dict()}
+            st.html(records_table(declined))
+
+    source = model.source
+
+    def report() -> str:  # read when downloaded: with the verdict once there is one
+        verdict = job.result if job.state == "done" else None
+        return json.dumps({"model": source, **result.to_dict(),
+                           "equivalence": None if verdict is None else verdict.to_dict()}, indent=1, default=str)
+
     left, right = st.columns(2)
     save_result(model, result, left)
-    right.download_button("Download the report (JSON)", json.dumps(report, indent=1, default=str),
-                          file_name="optimization_report.json", mime="application/json", width="stretch")
+    right.download_button("Download the report (JSON)", report, file_name="optimization_report.json",
+                          mime="application/json", width="stretch")
     if not result.steps:
-        proof(key, job, "Equivalence", key)
+        slot = st.container()
         st.info("No pattern applies to this model.")
+
+        def show_proof() -> None:
+            with slot:
+                proof(key, job, "Equivalence", key)
+
+        finish = settled(show_proof, job)
     else:
-        whole_models(model, chosen, result, key)
+        finish = whole_models(model, chosen, result, key)
         st.markdown("##### Rewrites")
         rewrite_list(result)
+    jobs.settle(job)
+    verdict = job.result if job.state == "done" else None
+    verdict_line.markdown(f"Fully optimized model: {STATUS[verdict.status] if verdict is not None else CHECKING[job.state]}")
+    with progress_line:
+        jobs.progress(job, key)
+    finish()

@@ -10,6 +10,7 @@ from explorer.ui import diagram, jobs, learning, panels, state, url, work
 from explorer.ui.report_button import download_report
 from explorer.views import step_moves as steps
 from explorer.views import value_html
+from explorer.views.html_blocks import text_block
 from explorer.views.markup import md
 
 WHOLE_MODEL_LIMIT = 150  # nodes: above this the diagram shows only the current node's surroundings by default
@@ -161,7 +162,7 @@ def output_check() -> None:
     if job.state == "failed":
         st.error(f"The check failed: {md(job.error)}", icon=":material/error:")
     elif job.state == "done" and job.result is not None:
-        st.code("\n".join(job.result.lines() or ["the model has no outputs"]), language=None)
+        st.html(text_block("\n".join(job.result.lines() or ["the model has no outputs"])))
 
 
 st.title("Step through", help=more("A cursor over every recorded node execution, inside loops and branches too.", "step"))

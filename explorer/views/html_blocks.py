@@ -1,0 +1,43 @@
+"""Plain text and tables of records as static HTML: what a page shows of a verdict's lines or an optimizer's
+statistics without the browser loading a syntax highlighter or an interactive data grid for them (each costs a
+page's first render in a new browser a few hundred milliseconds: their scripts are megabytes). A long table scrolls
+under its sticky header."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from .styles import TABLE_COLOURS, TONE_HEX
+
+STYLE = f"""<style>
+.xb pre {{ margin: 0; padding: 0.6rem 0.9rem; border-radius: 0.5rem; background: rgba(128, 128, 128, .08);
+          font-size: 0.82rem; line-height: 1.45; white-space: pre-wrap; overflow-wrap: anywhere; }}
+.xb .grid {{ max-height: 320px; overflow: auto; border: 1px solid {TABLE_COLOURS["border"]}; border-radius: 0.4rem; }}
+.xb table {{ border-collapse: collapse; font-size: 0.85rem; width: 100%; }}
+.xb th, .xb td {{ padding: 0.15rem 0.6rem; border-bottom: 1px solid {TABLE_COLOURS["rule"]}; text-align: left;
+                 vertical-align: top; }}
+.xb td.n {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
+.xb th {{ position: sticky; top: 0; background: {TABLE_COLOURS["head"]}; color: {TONE_HEX["quiet"]};
+         font-weight: normal; white-space: nowrap; }}
+</style>"""
+
+
+def text_block(text: str) -> str:
+    """`text` as a preformatted block, its lines kept."""
+    return f'{STYLE}<div class="xb"><pre>{escape(text)}</pre></div>'
+
+
+def records_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> str:
+    """Rows of records (one column per key of the first row, or `columns`) as a table; numbers right-aligned."""
+    names = list(columns if columns is not None else (rows[0] if rows else {}))
+    head = "".join(f"<th>{escape(str(name))}</th>" for name in names)
+    body = "".join("<tr>" + "".join(_cell(row.get(name, "")) for name in names) + "</tr>" for row in rows)
+    return f'{STYLE}<div class="xb"><div class="grid"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>' \
+           "</table></div></div>"
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"<td>{escape(str(value))}</td>"
+    return f'<td class="n">{value:g}</td>' if isinstance(value, float) else f'<td class="n">{value}</td>'

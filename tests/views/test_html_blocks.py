@@ -1,0 +1,26 @@
+from explorer.views.html_blocks import records_table, text_block
+from tests.support.html_tables import tables
+
+
+def test_a_table_of_records_shows_every_record_under_its_keys_escaped():
+    rows = [{"pattern": "MulOne", "applied": 2, "ms": 0.125, "why": "<b>x</b> & *y*"},
+            {"pattern": "Dead", "applied": 0, "ms": 1e-05, "why": ""}]
+    html = records_table(rows)
+    [table] = tables(html)
+    assert [text for text, _ in table[0]] == ["pattern", "applied", "ms", "why"]
+    assert [[text for text, _ in row] for row in table[1:]] == [["MulOne", "2", "0.125", "<b>x</b> & *y*"],
+                                                                ["Dead", "0", "1e-05", ""]]
+    assert "<b>x</b>" not in html  # the text is text, not markup
+    assert html.count('class="n"') == 4  # the numbers, right-aligned
+
+
+def test_columns_can_be_named_and_an_empty_table_has_its_header_only():
+    [table] = tables(records_table([{"a": 1, "b": True}], columns=["b", "c"]))
+    assert [[text for text, _ in row] for row in table] == [["b", "c"], ["True", ""]]
+    [empty] = tables(records_table([], columns=["x"]))
+    assert [[text for text, _ in row] for row in empty] == [["x"]]
+
+
+def test_a_text_block_keeps_its_lines_and_escapes_them():
+    html = text_block("explorer: y ok\n<script>alert(1)</script>")
+    assert "<pre>explorer: y ok\n&lt;script&gt;alert(1)&lt;/script&gt;</pre>" in html
