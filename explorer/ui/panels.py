@@ -14,6 +14,7 @@ from ..trace.trace import Trace
 from ..views import inspector as views_inspector
 from ..views import value_html
 from ..views.charts import value_chart
+from ..views.html_blocks import text_block
 from ..views.markup import md, md_code
 from ..views.tables import value_grid
 from . import charts, state, widgets
@@ -52,7 +53,7 @@ def operator_doc(doc: OperatorDoc) -> None:
     """onnxruntime's doc of one of its own operators, with its attributes and the address of its section."""
     st.caption(f"onnxruntime's own operator ({md(doc.source)}) · [its documentation]({doc.url})")
     with st.expander(f"onnxruntime's doc of {md(doc.op_type)}-{doc.since_version}"):
-        st.code(doc.text, language=None, wrap_lines=True)
+        st.html(text_block(doc.text))
         if doc.attributes:
             st.dataframe(pd.DataFrame(list(doc.attributes.items()), columns=["attribute", "description"]),
                          hide_index=True)

@@ -4,6 +4,7 @@ page's first render in a new browser a few hundred milliseconds: their scripts a
 under its sticky header."""
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
@@ -18,6 +19,7 @@ STYLE = f"""<style>
 .xb th, .xb td {{ padding: 0.15rem 0.6rem; border-bottom: 1px solid {TABLE_COLOURS["rule"]}; text-align: left;
                  vertical-align: top; }}
 .xb td.n {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
+.xb .k {{ color: #0b63c4; }} .xb .c {{ color: {TONE_HEX["quiet"]}; }} .xb .v {{ color: #1a7f37; }}
 .xb th {{ position: sticky; top: 0; background: {TABLE_COLOURS["head"]}; color: {TONE_HEX["quiet"]};
          font-weight: normal; white-space: nowrap; }}
 </style>"""
@@ -26,6 +28,24 @@ STYLE = f"""<style>
 def text_block(text: str) -> str:
     """`text` as a preformatted block, its lines kept."""
     return f'{STYLE}<div class="xb"><pre>{escape(text)}</pre></div>'
+
+
+# C-like code's comments, strings, keywords and numbers: what code_block colours
+_TOKENS = re.compile(r'(?P<c>//[^\n]*|/\*.*?\*/)|(?P<v>"(?:[^"\\\n]|\\.)*"|\b\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\b)'
+                     r"|(?P<k>\b(?:for|while|do|if|else|return|break|continue|const|auto|true|false|bool|int|int64|"
+                     r"float|double|void)\b)", re.S)
+
+
+def code_block(text: str) -> str:
+    """C-like code (the spec's pseudo-code filled in, a cell's equations) as a preformatted block, its comments,
+    literals and keywords coloured."""
+    parts, at = [], 0
+    for token in _TOKENS.finditer(text):
+        parts.append(escape(text[at:token.start()]))
+        parts.append(f'<span class="{token.lastgroup}">{escape(token.group())}</span>')
+        at = token.end()
+    parts.append(escape(text[at:]))
+    return f'{STYLE}<div class="xb"><pre>{"".join(parts)}</pre></div>'
 
 
 def records_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> str:

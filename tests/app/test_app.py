@@ -256,7 +256,7 @@ def test_loops_page_fills_the_pseudo_code_with_the_chosen_iteration():
     slider = next(s for s in at.slider if s.label == "Iteration")
     slider.set_value(2).run()
     assert_clean(at)
-    code = at.code[0].value
+    code = text_blocks(at)[0]
     assert "for (int64 j = 0; j < max_trip_count && cond_in; ++j)" in code
     assert "values at iteration (1, 2)" in code and "j = 2" in code
     assert "stopped: trip count reached after 3 iterations" in texts(at)

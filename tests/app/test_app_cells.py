@@ -20,6 +20,7 @@ from tests.support.apptest import (
     figures,
     interactive,
     start,
+    text_blocks,
     texts,
     upload,
 )
@@ -55,7 +56,7 @@ def test_loops_page_says_which_cell_the_loop_is_and_fills_its_equations():
     at.switch_page(PAGES["loops"]).run()
     assert_clean(at)
     assert "This Loop is an LSTM cell, Keras hidden 4" in texts(at)
-    code = "\n".join(c.value for c in at.code)
+    code = "\n".join(text_blocks(at))
     assert "C  = f ⊙ C_prev + i ⊙ c~" in code and "H  = o ⊙ tanh(C)" in code
     assert "// LSTM cell, iteration 0, batch item 0" in code
 

@@ -1,4 +1,7 @@
-from explorer.views.html_blocks import records_table, text_block
+import re
+from html import unescape
+
+from explorer.views.html_blocks import code_block, records_table, text_block
 from tests.support.html_tables import tables
 
 
@@ -24,3 +27,14 @@ def test_columns_can_be_named_and_an_empty_table_has_its_header_only():
 def test_a_text_block_keeps_its_lines_and_escapes_them():
     html = text_block("explorer: y ok\n<script>alert(1)</script>")
     assert "<pre>explorer: y ok\n&lt;script&gt;alert(1)&lt;/script&gt;</pre>" in html
+
+
+def test_code_keeps_its_text_and_colours_comments_literals_and_keywords():
+    source = 'for (int64 i = 0; i < M && cond; ++i) {  // iteration 2\n  v1 = "a<b" * 2.5e-3;\n}'
+    html = code_block(source)
+    shown = html[html.index("<pre>") + 5:html.index("</pre>")]
+    assert unescape(re.sub(r"</?span[^>]*>", "", shown)) == source  # every character, in order
+    assert '<span class="k">for</span>' in shown and '<span class="k">int64</span>' in shown
+    assert '<span class="c">// iteration 2</span>' in shown
+    assert '<span class="v">&quot;a&lt;b&quot;</span>' in shown and '<span class="v">2.5e-3</span>' in shown
+    assert "v1" in shown and '<span class="v">1</span>' not in shown  # a digit inside a name is the name's

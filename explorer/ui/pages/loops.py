@@ -12,6 +12,7 @@ from explorer.views import loops
 from explorer.views.cell_equations import cell_equations
 from explorer.views.charts import series_chart
 from explorer.views.dot import model_to_dot
+from explorer.views.html_blocks import code_block
 from explorer.views.learning import loop_mode_code
 from explorer.views.markup import md, md_code
 from explorer.views.names import shorten_text, shortened
@@ -54,15 +55,14 @@ def _code(code, model, trace, path: str, index: tuple[int, ...], cell) -> None:
         return
     opset = model.opsets.get("", 21)
     code.markdown(f"##### The spec's pseudo-code, filled in at iteration {index[-1]}")
-    code.code(shorten_text(pseudocode(node, trace, index, opset), loops.loop_names(model, path)),
-              language="c", wrap_lines=True)
+    code.html(code_block(shorten_text(pseudocode(node, trace, index, opset), loops.loop_names(model, path))))
     if cell is not None:
         code.markdown(f"##### The {cell.kind} cell's equations at iteration {index[-1]}")
-        code.code(cell_equations(cell, trace, path, index), language="c", wrap_lines=True)
+        code.html(code_block(cell_equations(cell, trace, path, index)))
     mode = loop_mode_code(node.proto, opset)
     if mode is not None:
         code.markdown(f"##### Its C-style equivalent in the spec: {mode[0]}")
-        code.code(mode[1], language="c")
+        code.html(code_block(mode[1]))
 
 
 def iterating(model, trace, path: str) -> None:
