@@ -4,10 +4,13 @@ page's first render in a new browser a few hundred milliseconds: their scripts a
 under its sticky header."""
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
+
+import numpy as np
 
 from .styles import TABLE_COLOURS, TONE_HEX
 
@@ -58,6 +61,8 @@ def records_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | No
 
 
 def _cell(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A cell: a number (Python's or NumPy's; not a bool) right-aligned, a float in 6 significant digits."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         return f"<td>{escape(str(value))}</td>"
-    return f'<td class="n">{value:g}</td>' if isinstance(value, float) else f'<td class="n">{value}</td>'
+    return f'<td class="n">{int(value)}</td>' if isinstance(value, numbers.Integral) else \
+        f'<td class="n">{float(value):.6g}</td>'

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 import explorer
 from explorer.inputs.samples import sample_inputs, sample_path
 from explorer.ui import state
-from tests.support.apptest import SVG, chart_titles, diagram_args, figures, interactive, start
+from tests.support.apptest import SVG, chart_titles, diagram_args, figures, interactive, record_tables, start
 from tests.support.compare_models import exported_rnn, torch_parameters
 
 PAGE = "explorer/ui/pages/compare.py"
@@ -47,7 +47,7 @@ def test_default_sample_against_onnxruntime_agrees_and_steps_in_lockstep():
     assert "A: enc/body/inner/body/parity (Mod) at iteration (0, 0)" in texts(at)
     at.slider(key="w_compare_cursor").set_value(3).run()
     assert "A: enc/body/inner/body/branch (If) at iteration (0, 0)" in texts(at)
-    rows = at.dataframe[1].value  # the lockstep table (after the outputs table)
+    rows = record_tables(at)[1]  # the lockstep table (after the outputs table)
     assert list(rows["value"]) == ["acc_out"] and rows["within tolerance"].all()
     assert any("error over iterations" in t for t in chart_titles(at)) and not at.get("plotly_chart")
     interactive(at)  # the same chart, by plotly
@@ -143,7 +143,7 @@ def test_an_export_against_its_framework_capture_shows_the_module_tree_and_the_f
     assert_clean(at)
     assert "First departing module: gru layer 1 at make_bridge_models.py:44, ONNX node /gru/GRU_1 (step 0, " \
         "direction 0, gate h): own error 0.353" in plain(at.error[0].value)
-    rows = at.dataframe[0].value
+    rows = at.dataframe[0].value  # the framework's module tree: a grid whose rows are chosen
     statuses = dict(zip(rows["module"].str.strip(), rows["status"]))
     assert statuses["gru layer 1"] == "own error" and statuses["lstm"] == "carried" and statuses["embed"] == "agrees"
     assert "Fix: set linear_before_reset=1" in texts(at)

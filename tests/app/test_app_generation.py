@@ -13,7 +13,16 @@ from explorer.generation.wrap import LOOP
 from explorer.ui import state
 from explorer.views.generation import PARTS
 from explorer.views.step_moves import moves_at, position_text
-from tests.support.apptest import array, assert_clean, chart_titles, figures, interactive, start, upload
+from tests.support.apptest import (
+    array,
+    assert_clean,
+    chart_titles,
+    figures,
+    interactive,
+    record_tables,
+    start,
+    upload,
+)
 
 GPT2 = Path(__file__).resolve().parents[1] / "models" / "generation" / "gpt2"
 
@@ -72,9 +81,9 @@ def test_the_compare_page_shows_two_generations_token_by_token(tmp_path: Path) -
     at.text_input(key="w_compare_path").input(str(tmp_path / "b.onnx")).run()
     assert not at.exception, [e.value for e in at.exception]
     assert "the first token that differs: step 1" in [c.value for c in at.caption]
-    [table] = [f.value for f in at.dataframe if "same" in f.value.columns]
-    assert table["A"].tolist() == [str(t) for t in ours.tokens[0]]
-    assert table["B"].tolist() == [str(t) for t in theirs.tokens[0]]
+    [table] = [f for f in record_tables(at) if "same" in f.columns]
+    assert [str(t) for t in table["A"]] == [str(t) for t in ours.tokens[0]]
+    assert [str(t) for t in table["B"]] == [str(t) for t in theirs.tokens[0]]
     assert table["same"].tolist()[:2] == [True, False] and table[""].tolist()[1] == PARTS
     assert "Cache error |A − B| per step and layer" in chart_titles(at)
     interactive(at)

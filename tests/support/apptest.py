@@ -80,7 +80,9 @@ def record_tables(at: AppTest) -> list[pd.DataFrame]:
 
 
 def _numbers(column: pd.Series) -> pd.Series:
-    """A column of numbers' texts as numbers; any other as it is."""
+    """A column of numbers' texts as numbers, of True and False as bools; any other as it is."""
+    if len(column) and set(column) <= {"True", "False"}:
+        return column == "True"
     try:
         return pd.to_numeric(column)
     except (ValueError, TypeError):

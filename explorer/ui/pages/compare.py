@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from explorer.compare.both_gates import gates_of_both
@@ -33,6 +32,7 @@ from explorer.views import compare as views
 from explorer.views import generation
 from explorer.views.charts import time_heatmap_chart
 from explorer.views.dot import model_to_dot
+from explorer.views.html_blocks import records_table
 from explorer.views.markup import md
 from explorer.views.overlays import TraceOverlay
 
@@ -112,7 +112,7 @@ def tokens_section(ours, theirs) -> None:
     rows, first = generation.token_rows(generation.step_tokens(ours), generation.step_tokens(theirs))
     st.markdown("##### Tokens, step by step")
     st.caption("every token agrees" if first is None else f"the first token that differs: step {first}")
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.html(records_table(rows))
     chart = generation.cache_error_chart(ours, theirs)
     if chart is not None:
         charts.show(chart, key=state.K_COMPARE_CACHE_PLOT)
@@ -138,8 +138,8 @@ def summary(result, verdict) -> None:
     for note in result.notes:
         st.caption(md(note))
     if result.outputs:
-        st.dataframe(pd.DataFrame([{"output": d.name, "max abs": d.max_abs, "max rel": d.max_rel, "ok": d.ok,
-                                    "note": d.note} for d in result.outputs]), hide_index=True)
+        st.html(records_table([{"output": d.name, "max abs": d.max_abs, "max rel": d.max_rel, "ok": d.ok,
+                                "note": d.note} for d in result.outputs]))
 
 
 def drawing_tab(model, result, verdict) -> None:
@@ -172,7 +172,7 @@ def lockstep_tab(model, result) -> None:
     st.text(f"A: {step.a.node} ({step.a.op_type})" + (f" at iteration {step.a.iteration}" if step.a.iteration
                                                         else "")
             + (f" · B: event {step.b_event}" if step.b_event is not None else ""))
-    st.dataframe(pd.DataFrame(step.rows), hide_index=True)
+    st.html(records_table(step.rows))
     if sum(1 for _ in model.nodes()) > DRAW_LIMIT:
         return
     b = result.b
@@ -283,6 +283,6 @@ else:
             with tabs[3]:
                 gates_tab(result, verdict)
             with tabs[4]:
-                st.dataframe(pd.DataFrame(views.worst_rows(model, result, 50)), hide_index=True)
+                st.html(records_table(views.worst_rows(model, result, 50)))
             with tabs[5]:
-                st.dataframe(pd.DataFrame([u.__dict__ for u in result.unaligned]), hide_index=True)
+                st.html(records_table([vars(u) for u in result.unaligned]))
