@@ -1,6 +1,8 @@
 import re
 from html import unescape
 
+import numpy as np
+
 from explorer.views.html_blocks import code_block, records_table, text_block
 from tests.support.html_tables import tables
 
@@ -38,3 +40,9 @@ def test_code_keeps_its_text_and_colours_comments_literals_and_keywords():
     assert '<span class="c">// iteration 2</span>' in shown
     assert '<span class="v">&quot;a&lt;b&quot;</span>' in shown and '<span class="v">2.5e-3</span>' in shown
     assert "v1" in shown and '<span class="v">1</span>' not in shown  # a digit inside a name is the name's
+
+
+def test_numpys_numbers_are_numbers_and_its_bools_are_words():
+    [table] = tables(records_table([{"f": np.float32(0.1), "i": np.int64(3), "b": np.bool_(True), "x": 1e-30}]))
+    assert [text for text, _ in table[1]] == ["0.1", "3", "True", "1e-30"]
+    assert records_table([{"b": np.bool_(False)}]).count('class="n"') == 0
