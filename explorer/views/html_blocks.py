@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .styles import TABLE_COLOURS, TONE_HEX
+from .styles import CODE_COLOURS, TABLE_COLOURS, TONE_HEX
 
 STYLE = f"""<style>
 .xb pre {{ margin: 0; padding: 0.6rem 0.9rem; border-radius: 0.5rem; background: rgba(128, 128, 128, .08);
@@ -22,7 +22,8 @@ STYLE = f"""<style>
 .xb th, .xb td {{ padding: 0.15rem 0.6rem; border-bottom: 1px solid {TABLE_COLOURS["rule"]}; text-align: left;
                  vertical-align: top; }}
 .xb td.n {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
-.xb .k {{ color: #0b63c4; }} .xb .c {{ color: {TONE_HEX["quiet"]}; }} .xb .v {{ color: #1a7f37; }}
+.xb .k {{ color: {CODE_COLOURS["keyword"]}; }} .xb .c {{ color: {TONE_HEX["quiet"]}; }}
+.xb .v {{ color: {CODE_COLOURS["literal"]}; }}
 .xb th {{ position: sticky; top: 0; background: {TABLE_COLOURS["head"]}; color: {TONE_HEX["quiet"]};
          font-weight: normal; white-space: nowrap; }}
 </style>"""

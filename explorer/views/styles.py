@@ -136,6 +136,8 @@ TONES: dict[str, str] = {"good": "green", "bad": "red", "unsure": "orange", "qui
 TONE_HEX: dict[str, str] = {"good": "#21c354", "bad": "#ff4b4b", "unsure": "#ffa421", "quiet": "#808495"}
 TABLE_COLOURS: dict[str, str] = {"border": "rgba(128, 128, 128, .3)", "rule": "rgba(128, 128, 128, .15)",
                                  "head": "#f8f9fa"}
+# code's keywords and literals where the app shows it as HTML (views/html_blocks.py; comments are quiet)
+CODE_COLOURS: dict[str, str] = {"keyword": "#0b63c4", "literal": "#1a7f37"}
 
 # A framework comparison's module points (explorer.bridge) by status: the cause (own error) apart from the modules
 # that only carry the error they were handed; (fill, what it means).

@@ -105,5 +105,5 @@ def test_the_graph_page_shows_the_doc_of_a_picked_contrib_node():
     assert_clean(at)
     assert any("domain com" in c.value and "microsoft" in c.value for c in at.caption)
     [doc] = [e for e in at.expander if "onnxruntime" in e.label and "FastGelu" in e.label]
-    assert "0.797885" in doc.code[0].value
+    assert "0.797885" in doc.html[0].proto.body  # the doc as a text block
     assert any("ContribOperators.md#com.microsoft.FastGelu" in c.value for c in at.caption)
