@@ -25,7 +25,6 @@ RNN_STEP_INPUT_BYTES = 4 * 2**20  # the steps' inputs held at once beside the re
 # the rows of step_rows.StepRows
 TREE_CHUNK_ELEMENTS = 1 << 22  # rows x trees x targets gathered at once
 SVM_CHUNK_ELEMENTS = 1 << 22  # rows x support vectors x features held at once by RBF
-DEQUANTIZE_TABLES = 16  # per DequantizeLinear node: the 256 values of an 8-bit input per scale and zero point
 
 # Recording
 SUMMARY_CHUNK_ELEMENTS = 1 << 20  # elements per step of a summary: the extra memory it needs stays bounded

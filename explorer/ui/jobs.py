@@ -47,8 +47,8 @@ def job(key: str, label: str, work: Callable[[], T], *, shared: bool = False, wa
 
 
 def settle(*found: JudgeJob[Any]) -> None:
-    """Waits for jobs a page started (with `wait=False`) until WAIT_S after the first started: what its verdicts
-    show once the rest of the page is on its way to the browser, which draws it meanwhile."""
+    """Waits for jobs a page started with `wait=False`, each until WAIT_S after its start (as `job` would have),
+    at the page's end: its verdicts are then shown while the browser has drawn the rest meanwhile."""
     for one in found:
         one.wait(max(0.0, WAIT_S - one.elapsed))
 

@@ -12,20 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from .styles import CODE_COLOURS, TABLE_COLOURS, TONE_HEX
+from .styles import CODE_COLOURS, TONE_HEX, scrolled_table_css
 
 STYLE = f"""<style>
 .xb pre {{ margin: 0; padding: 0.6rem 0.9rem; border-radius: 0.5rem; background: rgba(128, 128, 128, .08);
           font-size: 0.82rem; line-height: 1.45; white-space: pre-wrap; overflow-wrap: anywhere; }}
-.xb .grid {{ max-height: 320px; overflow: auto; border: 1px solid {TABLE_COLOURS["border"]}; border-radius: 0.4rem; }}
-.xb table {{ border-collapse: collapse; font-size: 0.85rem; width: 100%; }}
-.xb th, .xb td {{ padding: 0.15rem 0.6rem; border-bottom: 1px solid {TABLE_COLOURS["rule"]}; text-align: left;
-                 vertical-align: top; }}
+{scrolled_table_css("xb", 320)}.xb table {{ font-size: 0.85rem; width: 100%; }}
+.xb th, .xb td {{ text-align: left; vertical-align: top; }}
 .xb td.n {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
 .xb .k {{ color: {CODE_COLOURS["keyword"]}; }} .xb .c {{ color: {TONE_HEX["quiet"]}; }}
 .xb .v {{ color: {CODE_COLOURS["literal"]}; }}
-.xb th {{ position: sticky; top: 0; background: {TABLE_COLOURS["head"]}; color: {TONE_HEX["quiet"]};
-         font-weight: normal; white-space: nowrap; }}
 </style>"""
 
 

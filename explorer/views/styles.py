@@ -136,6 +136,19 @@ TONES: dict[str, str] = {"good": "green", "bad": "red", "unsure": "orange", "qui
 TONE_HEX: dict[str, str] = {"good": "#21c354", "bad": "#ff4b4b", "unsure": "#ffa421", "quiet": "#808495"}
 TABLE_COLOURS: dict[str, str] = {"border": "rgba(128, 128, 128, .3)", "rule": "rgba(128, 128, 128, .15)",
                                  "head": "#f8f9fa"}
+
+
+def scrolled_table_css(scope: str, max_height: int) -> str:
+    """The CSS of a table in a frame (class `grid`) that scrolls under its sticky header, for HTML under class
+    `scope` (views/value_html.py's value tables, views/html_blocks.py's tables of records)."""
+    return (f".{scope} .grid {{ max-height: {max_height}px; overflow: auto; border: 1px solid "
+            f"{TABLE_COLOURS['border']}; border-radius: 0.4rem; }}\n"
+            f".{scope} table {{ border-collapse: collapse; }}\n"
+            f".{scope} th, .{scope} td {{ padding: 0.1rem 0.5rem; border-bottom: 1px solid {TABLE_COLOURS['rule']}; }}\n"
+            f".{scope} th {{ position: sticky; top: 0; background: {TABLE_COLOURS['head']}; color: {TONE_HEX['quiet']}; "
+            "font-weight: normal; white-space: nowrap; }\n")
+
+
 # code's keywords and literals where the app shows it as HTML (views/html_blocks.py; comments are quiet)
 CODE_COLOURS: dict[str, str] = {"keyword": "#0b63c4", "literal": "#1a7f37"}
 

@@ -11,20 +11,16 @@ from typing import Any
 import numpy as np
 
 from .names import shortened
-from .styles import TABLE_COLOURS, TONE_HEX
+from .styles import TONE_HEX, scrolled_table_css
 from .tables import grid_items, short_text, value_grid, value_stats
 
-_LINES = TABLE_COLOURS
 STYLE = f"""<style>
 .xv h5 {{ margin: 0.6rem 0 0.2rem; font-size: 1rem; }}
 .xv p {{ margin: 0.2rem 0; }}
 .xv .none, .xv .caption {{ color: {TONE_HEX["quiet"]}; font-size: 0.85rem; margin: 0.1rem 0 0.4rem; }}
 .xv code {{ font-size: 0.85em; }}
-.xv .grid {{ max-height: 250px; overflow: auto; border: 1px solid {_LINES["border"]}; border-radius: 0.4rem; }}
-.xv table {{ border-collapse: collapse; font-size: 0.8rem; font-variant-numeric: tabular-nums; }}
-.xv th, .xv td {{ padding: 0.1rem 0.5rem; border-bottom: 1px solid {_LINES["rule"]}; text-align: right;
-                 white-space: nowrap; }}
-.xv th {{ position: sticky; top: 0; background: {_LINES["head"]}; color: {TONE_HEX["quiet"]}; font-weight: normal; }}
+{scrolled_table_css("xv", 250)}.xv table {{ font-size: 0.8rem; font-variant-numeric: tabular-nums; }}
+.xv th, .xv td {{ text-align: right; white-space: nowrap; }}
 .xv tbody th {{ position: sticky; left: 0; }}
 .xv .part {{ white-space: nowrap; }}
 </style>"""

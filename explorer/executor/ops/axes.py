@@ -105,31 +105,37 @@ def checked_indices(indices: np.ndarray, size: int, what: str = "indices") -> np
 
 
 class ConstantInputs:
-    """What a kernel made last from integer inputs that are constants (small read-only arrays: initializers,
-    Constant values, results of constant nodes) for a data input of the same shape: a Slice's index, a Squeeze's
-    shape. The same arrays and shape give the same result, without reading the inputs again (in a loop's body, at
-    every iteration)."""
+    """What a kernel made last from inputs that are constants (small read-only arrays: initializers, Constant
+    values, results of constant nodes) for the same `key` (a data input's shape, or whatever else the result
+    depends on): a Slice's index, a Squeeze's shape, a DequantizeLinear's table. The same arrays and key give the
+    same result, without reading the inputs again (in a loop's body, at every iteration)."""
 
     __slots__ = ("_kept",)
 
     def __init__(self) -> None:
-        # (inputs, shape, result) replaced whole, so that a run on another thread never reads one keep's inputs
+        # (inputs, key, result) replaced whole, so that a run on another thread never reads one keep's inputs
         # with another keep's result
-        self._kept: tuple[tuple[Any, ...], tuple[int, ...] | None, Any] = ((), None, None)
+        self._kept: tuple[tuple[Any, ...], object, Any] = ((), None, None)
 
-    def get(self, inputs: Sequence[Any], shape: tuple[int, ...]) -> Any:
-        """The kept result when `inputs` are the kept arrays themselves and `shape` the kept shape, else None."""
-        kept, kept_shape, made = self._kept
-        if shape != kept_shape or len(inputs) != len(kept):
+    def get(self, inputs: Sequence[Any], key: object) -> Any:
+        """The kept result when `inputs` are the kept arrays themselves and `key` the kept key, else None."""
+        kept, kept_key, made = self._kept
+        if key != kept_key or len(inputs) != len(kept):
             return None
         for a, b in zip(inputs, kept):
             if a is not b:
                 return None
         return made
 
-    def keep(self, inputs: Sequence[Any], shape: tuple[int, ...], made: Any) -> None:
-        """Keeps `made` when every input is a small read-only array (or omitted)."""
+    @staticmethod
+    def constant(inputs: Sequence[Any]) -> bool:
+        """Whether every input is a small read-only array (or omitted): what `keep` keeps a result of."""
         for value in inputs:
             if value is not None and (type(value) is not np.ndarray or value.flags.writeable or value.size > 64):
-                return
-        self._kept = (tuple(inputs), shape, made)
+                return False
+        return True
+
+    def keep(self, inputs: Sequence[Any], key: object, made: Any) -> None:
+        """Keeps `made` when the inputs are `constant`."""
+        if self.constant(inputs):
+            self._kept = (tuple(inputs), key, made)

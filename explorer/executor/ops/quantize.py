@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 import onnx
 
-from ...budgets import DEQUANTIZE_TABLES
+from .axes import ConstantInputs
 from .base import KernelFactory, OpNode, PlainKernel
 from .conv import convolve, grouped_window, shifted
 from .shared import node_attributes
@@ -122,7 +122,7 @@ def dequantize_linear_kernel(op: OpNode) -> PlainKernel:
     axis = int(attrs["axis"]) if attrs.get("axis") is not None else 1
     block_size = int(attrs.get("block_size") or 0)
     output_code = int(attrs.get("output_dtype") or 0)
-    tables: dict[tuple[Any, ...], Any] = {}
+    table = ConstantInputs()
 
     def run(args: Sequence[Any]) -> tuple[Any, ...]:
         x, scale = args[0], args[1]
@@ -132,10 +132,24 @@ def dequantize_linear_kernel(op: OpNode) -> PlainKernel:
         dtype = _dtype_of(output_code) if output_code else scale.dtype
         if x.dtype.kind in "iu" and x.dtype.itemsize == 1 and scale.size == 1 and scale.ndim <= 1 \
                 and (zero is None or (zero.size == 1 and zero.ndim <= 1)):
-            return (_per_tensor_table(tables, x.dtype, scale, zero, dtype).take(x.view(np.uint8)),)
+            # an 8-bit input per tensor, its scale and zero point constants: the dequantized value of each of the
+            # 256 bit patterns, made once by the same arithmetic, looked up in one call for the arithmetic's three
+            # (a quantized model's many small tensors pay calls, not arithmetic)
+            key = (x.dtype, dtype)
+            values = table.get((scale, zero), key)
+            if values is None and table.constant((scale, zero)):
+                values = _dequantized(_PATTERNS.view(x.dtype), scale, zero, 0, 0, dtype)
+                values.flags.writeable = False
+                table.keep((scale, zero), key, values)
+            if values is not None:
+                return (values.take(x.view(np.uint8)),)
         return (_dequantized(x, scale, zero, axis, block_size, dtype),)
 
     return run
+
+
+_PATTERNS = np.arange(256, dtype=np.uint8)  # every bit pattern of an 8-bit type, by pattern
+_PATTERNS.flags.writeable = False
 
 
 def _dequantized(x: np.ndarray, scale: np.ndarray, zero: np.ndarray | None, axis: int, block_size: int,
@@ -146,30 +160,6 @@ def _dequantized(x: np.ndarray, scale: np.ndarray, zero: np.ndarray | None, axis
         np.subtract(values, _expand(zero, x.shape, axis, block_size).astype(np.float32, copy=False), out=values)
     np.multiply(values, _expand(scale, x.shape, axis, block_size).astype(np.float32, copy=False), out=values)
     return values.astype(dtype, copy=False)
-
-
-_LAST = ("last",)
-
-
-def _per_tensor_table(tables: dict[tuple[Any, ...], Any], kind: np.dtype, scale: np.ndarray,
-                      zero: np.ndarray | None, dtype: np.dtype) -> np.ndarray:
-    """The dequantized value of each of the 256 bit patterns of an 8-bit `kind`, by pattern, for one scale and
-    zero point: computed as _dequantized computes each element, so a lookup gives the same bits in one call
-    where the arithmetic takes three (a quantized model's many small tensors pay calls, not arithmetic)."""
-    same = tables.get(_LAST)  # a read-only scale and zero point (initializers) are known by identity
-    if same is not None and same[0] is scale and same[1] is zero and same[2] == kind and same[3] == dtype:
-        return same[4]
-    key = (kind, dtype, scale.dtype, scale.tobytes(), None if zero is None else zero.tobytes())
-    table = tables.get(key)
-    if table is None:
-        if len(tables) >= DEQUANTIZE_TABLES:
-            tables.clear()
-        patterns = np.arange(256, dtype=np.uint8).view(kind)
-        table = tables[key] = _dequantized(patterns, scale, zero, 0, 0, dtype)
-        table.flags.writeable = False
-    if not scale.flags.writeable and (zero is None or not zero.flags.writeable):
-        tables[_LAST] = (scale, zero, kind, dtype, table)
-    return table
 
 
 def dynamic_quantize(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -83,20 +83,27 @@ def save_result(model, result, column) -> None:
             column.success(md("Saved " + " and ".join(str(path) for path in written)))
 
 
-def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> Callable[[], None]:
+def proof_slot(key: str, job: JudgeJob[Any], label: str, shown: str | None) -> Callable[[], None]:
+    """The place of a proof's verdict on the page, filled (`proof`) by the function returned: the page calls it at
+    its end, once its proofs had their time (jobs.settle) and the rest of it is on its way to the browser."""
+    slot = st.container()
+
+    def fill() -> None:
+        with slot:
+            proof(key, job, label, shown)
+
+    return fill
+
+
+def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> tuple[Callable[[], None], JudgeJob[Any]]:
     """Slider over the rewrites: the model after the first k of them beside the original, and the proof at k
-    (shown by the function returned, which the page calls once its proofs had their time: `settled`)."""
+    (its slot's filler and its job)."""
     count = len(result.steps)
     k = st.slider("Rewrites applied (bisection: move until the models stop being equivalent)", 0, count, count,
                   key=state.W_REWRITES) if count > 1 else count
     partial = result if k == count else work.optimization(model, chosen, k)
     key, job = work.equivalence(model, chosen, None if k == count else k, partial, wait=False)
-    slot = st.container()
-
-    def show_proof() -> None:
-        with slot:
-            proof(key, job, f"After {k} of {count} rewrite{'s' if count != 1 else ''}", shown)
-
+    fill = proof_slot(key, job, f"After {k} of {count} rewrite{'s' if count != 1 else ''}", shown)
     if st.toggle("Draw the whole models", value=sum(1 for _ in model.nodes()) <= WHOLE_MODEL_LIMIT,
                  key=state.W_OPT_WHOLE, help="Drawn at first for models of up to 1,000 nodes: a bigger one takes graphviz and the browser a second or more, twice"):
         removed, added = rewrites.result_overlays(partial)
@@ -110,16 +117,7 @@ def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> Callable
         with after:
             st.markdown(f"##### After {k} rewrite{'s' if k != 1 else ''} (added nodes marked)")
             diagram.show(drawn[1], key=state.W_OPT_AFTER)
-    return settled(show_proof, job)
-
-
-def settled(show: Callable[[], None], *started: JudgeJob[Any]) -> Callable[[], None]:
-    """`show`, called once the jobs have had their WAIT_S (jobs.settle)."""
-    def after_waiting() -> None:
-        jobs.settle(*started)
-        show()
-
-    return after_waiting
+    return fill, job
 
 
 def rewrite_list(result) -> None:
@@ -191,21 +189,15 @@ else:
     right.download_button("Download the report (JSON)", report, file_name="optimization_report.json",
                           mime="application/json", width="stretch")
     if not result.steps:
-        slot = st.container()
+        fill, shown_job = proof_slot(key, job, "Equivalence", key), job
         st.info("No pattern applies to this model.")
-
-        def show_proof() -> None:
-            with slot:
-                proof(key, job, "Equivalence", key)
-
-        finish = settled(show_proof, job)
     else:
-        finish = whole_models(model, chosen, result, key)
+        fill, shown_job = whole_models(model, chosen, result, key)
         st.markdown("##### Rewrites")
         rewrite_list(result)
-    jobs.settle(job)
+    jobs.settle(job, shown_job)
     verdict = job.result if job.state == "done" else None
     verdict_line.markdown(f"Fully optimized model: {STATUS[verdict.status] if verdict is not None else CHECKING[job.state]}")
     with progress_line:
         jobs.progress(job, key)
-    finish()
+    fill()
