@@ -6,7 +6,7 @@ def main() -> None:
     """The app, run by Streamlit as the script `__main__` at each rerun."""
     import streamlit as st
 
-    from explorer.ui import kept, owned, reach, state, url, widgets
+    from explorer.ui import jobs, kept, owned, reach, state, url, widgets
 
     # The server answers the browser's requests (Streamlit's scripts, the canvas's files) from a thread that waits for
     # the interpreter while a script computes: at Python's default switch interval (5 ms) each file waits several
@@ -16,6 +16,7 @@ def main() -> None:
     st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }</style>")  # the diagram higher up
     reach.refuse_unless_chosen()  # listening beyond this machine, the operator must have said the app is shared
     owned.watch()  # once per server: run folders a killed server left are removed; ended sessions' runs released
+    jobs.keep_ready()
     state.init()
     url.restore()
     pages = [

@@ -203,7 +203,9 @@ def keep_spare() -> None:
     """From now on one child process is kept started ahead of need, importing onnxruntime while it waits: the next
     judge to start a child takes it (each judge still has a child of its own) and another is started for the one
     after. For a server that gives each question a judge of its own (the app's background jobs): none of them
-    then waits for onnxruntime's import, a quarter to half a second, most of a small model's proof."""
+    then waits for onnxruntime's import, a quarter to half a second, most of a small model's proof. The shared
+    judge's child (the optimizer's load check asks it) is started now too: taken on that check's first call, the
+    spare would not be ready again for the proof the app asks right after it."""
     global _keeping
     with _spare_lock:
         if _keeping:
@@ -211,6 +213,7 @@ def keep_spare() -> None:
         _keeping = True
     atexit.register(stop_spare)
     _refill()
+    shared_judge().warm()
 
 
 def stop_spare() -> None:

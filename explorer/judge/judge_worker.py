@@ -94,7 +94,7 @@ def _cap_memory(extra: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
-def _session(ort, model: str, as_written: bool = True):
+def _session(ort, model: str | bytes, as_written: bool = True):
     options = ort.SessionOptions()
     options.log_severity_level = 3
     if as_written:  # a judge runs the graph as written: onnxruntime's own rewrites (e.g. Cast fusion) could hide a
@@ -141,13 +141,30 @@ def _message(exc: BaseException) -> str:
     return str(exc).strip() or type(exc).__name__
 
 
+# a one-node model (Relu of a float tensor of shape [1]), serialized here: this process never imports onnx
+FIRST_SESSION_MODEL = (b'\x08\x07\x12\x00:3\n\x0c\n\x01x\x12\x01y"\x04Relu\x12\x01gZ\x0f\n\x01x\x12\n\n\x08\x08\x01\x12'
+                       b'\x04\n\x02\x08\x01b\x0f\n\x01y\x12\n\n\x08\x08\x01\x12\x04\n\x02\x08\x01B\x04\n\x00\x10\r')
+
+
+def _first_session(ort) -> None:
+    """Creates and runs a session of a one-node model: a process's first session sets up what every later one
+    shares (its kernel registry, its thread pools), a fifth of a second or more on a busy machine, paid here while
+    the process waits for its first request rather than by that request."""
+    import numpy as np
+
+    with contextlib.suppress(Exception):  # a warm-up only: a request gets whatever error there is
+        _session(ort, FIRST_SESSION_MODEL).run(None, {"x": np.zeros(1, np.float32)})
+
+
 def main() -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but replies may reach the parent's pipe
-    # ahead of the first request, which may be a while coming (the parent starts this process early); when it
-    # is missing, each request says so
+    # ahead of the first request, which may be a while coming (the parent starts this process early); when
+    # onnxruntime is missing, each request says so
     with contextlib.suppress(ImportError):
-        import onnxruntime  # noqa: F401
+        import onnxruntime
+
+        _first_session(onnxruntime)
     while True:
         request = _read(stdin)
         if request is None:

@@ -19,7 +19,7 @@ T = TypeVar("T")
 WAIT_S = 1.0  # seconds a page waits for a new job before showing its progress instead
 REFRESH_S = 0.5  # seconds between two looks at a running job
 KEEP = 16  # finished jobs kept per session (their answers are what the pages show)
-SHARED_KEEP = 64  # answers of shared jobs kept for every session, the least recently asked going first
+SHARED_KEEP = 64  # shared jobs kept for every session (their answers once done), the least recently asked going first
 _answers: Recent[str, JudgeJob[Any]] = Recent(SHARED_KEEP)
 
 
@@ -31,19 +31,24 @@ def job(key: str, label: str, work: Callable[[], T], *, shared: bool = False, wa
     jobs: dict[str, JudgeJob[Any]] = st.session_state.setdefault(JOBS, {})
     found = jobs.get(key)
     if found is None and shared:
-        found = _answers.get(key)
-        if found is not None:
-            jobs[key] = found
+        answered = _answers.get(key)
+        if answered is not None and answered.state == "done":
+            found = jobs[key] = answered
     if found is None:
-        keep_spare()  # the next job's onnxruntime is started while this one runs
         found = jobs[key] = JudgeJob(work, label).start()
+        if shared:  # other sessions take it once it is done, whether or not this session looks at it again
+            _answers.put(key, found)
         for old in [k for k, j in jobs.items() if j.state != "running"][:-KEEP]:
             del jobs[old]
         if wait:
             found.wait(WAIT_S)
-    if shared and found.state == "done":
-        _answers.put(key, found)
     return found
+
+
+def keep_ready() -> None:
+    """onnxruntime kept started ahead of the jobs the pages ask, from the app's first run on (judge.keep_spare):
+    a page's first proof or check then never waits for onnxruntime's import."""
+    keep_spare()
 
 
 def settle(*found: JudgeJob[Any]) -> None:

@@ -107,6 +107,7 @@ W_OPT_WHOLE = "w_opt_whole"  # Optimizer page: draw the whole models
 W_OPT_BEFORE = "w_opt_before"
 W_OPT_AFTER = "w_opt_after"
 W_REWRITE_PICK = "w_rewrite_pick"
+W_ALL_REWRITES = "w_all_rewrites"  # Optimizer page: every rewrite listed (views/rewrites.LISTED_REWRITES)
 W_REWRITE_BEFORE = "w_rewrite_before"
 W_REWRITE_AFTER = "w_rewrite_after"
 W_STEP_CHECK = "w_step_check"  # Step page: check the outputs against onnxruntime

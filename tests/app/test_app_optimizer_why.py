@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from explorer.inputs.samples import sample_path
 from explorer.optimizer import optimize
+from explorer.ui import state
+from explorer.views import rewrites
 from explorer.views.rewrites import decline_rows
 from tests.support.apptest import PAGES, assert_clean, record_tables, start, texts
 
@@ -33,3 +35,17 @@ def test_the_page_shows_why_rewrites_fired_and_why_patterns_declined():
     at.selectbox(key="w_rewrite_pick").set_value(pick).run()
     assert_clean(at)
     assert "**Why it fired:** `x has shape [batch, 3, 4]`" in texts(at)
+
+
+def test_a_long_list_of_rewrites_shows_its_first_rows_until_all_are_asked_for(monkeypatch):
+    monkeypatch.setattr(rewrites, "LISTED_REWRITES", 5)  # opt_shape_chain has 17 rewrites
+    at = start("opt_shape_chain")
+    at.switch_page(PAGES["optimizer"]).run()
+    assert_clean(at)
+    [steps] = [f for f in record_tables(at) if "round" in f.columns]
+    assert steps["#"].tolist() == [0, 1, 2, 3, 4]
+    at.toggle(key=state.W_ALL_REWRITES).set_value(True).run()
+    assert_clean(at)
+    [steps] = [f for f in record_tables(at) if "round" in f.columns]
+    assert steps["#"].tolist() == list(range(17))
+    assert len(optimize(str(sample_path("opt_shape_chain"))).steps) == 17

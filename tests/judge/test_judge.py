@@ -1,12 +1,14 @@
 """onnxruntime in a child process: outputs when it answers, a stated reason (NoVerdict) when it cannot."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import select
 import signal
 import threading
 
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -136,3 +138,34 @@ def test_the_proof_skips_onnxruntime_when_explorer_hit_a_limit():
     ort = next(r for r in verdict.reports if r.judge == "onnxruntime")
     assert verdict.status == "inconclusive"
     assert ort.unavailable is not None and ort.unavailable.startswith("not run: explorer's own run stopped at a limit")
+
+
+def test_the_childs_first_session_model_is_the_one_node_model_it_says():
+    """The model a child runs once while it waits for its first request (judge_worker.FIRST_SESSION_MODEL) is
+    written as bytes, the worker never importing onnx: it must stay a valid model onnxruntime runs."""
+    spec = importlib.util.spec_from_file_location("judge_worker_module", explorer.judge.judge._WORKER)
+    assert spec is not None and spec.loader is not None
+    worker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(worker)
+    model = onnx.load_from_string(worker.FIRST_SESSION_MODEL)
+    onnx.checker.check_model(model, full_check=True)
+    assert [node.op_type for node in model.graph.node] == ["Relu"]
+    import onnxruntime as ort
+
+    [y] = worker._session(ort, worker.FIRST_SESSION_MODEL).run(None, {"x": np.array([-2.0], np.float32)})
+    assert y.tolist() == [0.0]
+
+
+def test_keeping_a_spare_starts_the_shared_judges_child_too():
+    """The optimizer's load check asks the shared judge: had it to take the spare on that first call, the proof
+    the app asks right after it would find no spare ready."""
+    explorer.judge.judge.stop_spare()
+    shared = explorer.judge.judge.shared_judge()
+    shared.close()
+    assert shared.process_id is None
+    explorer.judge.judge.keep_spare()
+    try:
+        spare = explorer.judge.judge.spare_process_id()
+        assert shared.process_id is not None and spare is not None and shared.process_id != spare
+    finally:
+        explorer.judge.judge.stop_spare()

@@ -107,9 +107,10 @@ def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> tuple[Ca
     if st.toggle("Draw the whole models", value=sum(1 for _ in model.nodes()) <= WHOLE_MODEL_LIMIT,
                  key=state.W_OPT_WHOLE, help="Drawn at first for models of up to 1,000 nodes: a bigger one takes graphviz and the browser a second or more, twice"):
         removed, added = rewrites.result_overlays(partial)
-        drawn = rewrites.side_by_side(state.proto_model(partial.original, partial.lenient),
-                                      state.proto_model(partial.optimized, partial.lenient), removed, added,
-                                      edge_labels=None)  # at the same expansion
+        original = partial.model or state.proto_model(partial.original, partial.lenient)  # the loaded one
+        drawn = rewrites.side_by_side(original, state.proto_model(partial.optimized, partial.lenient), removed,
+                                      added, edge_labels=None)  # at the same expansion
+        diagram.lay_out_ahead(*drawn)
         before, after = st.columns(2)
         with before:
             st.markdown("##### Original (removed nodes marked)")
@@ -121,8 +122,15 @@ def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> tuple[Ca
 
 
 def rewrite_list(result) -> None:
-    """Every applied rewrite in a table; the chosen one drawn with its neighbourhood before and after."""
-    st.html(records_table(rewrites.step_rows(result)))
+    """The applied rewrites in a table (the first rewrites.LISTED_REWRITES unless all are asked for); the chosen one
+    drawn with its neighbourhood before and after."""
+    rows, listed = rewrites.step_rows(result), rewrites.LISTED_REWRITES
+    if len(rows) > listed and not st.toggle(
+            f"List all {len(rows)} rewrites", key=state.W_ALL_REWRITES,
+            help=f"The first {listed} are listed at first: a table of hundreds of rows costs the page's first "
+                 "render a quarter of a second or more. The report (JSON) has them all."):
+        rows = rows[:listed]
+    st.html(records_table(rows))
     steps = result.steps
     pick = st.selectbox("Rewrite to draw", range(len(steps)), key=state.W_REWRITE_PICK,
                         format_func=lambda i: steps[i].describe())
@@ -130,14 +138,16 @@ def rewrite_list(result) -> None:
     if step.facts:
         st.markdown("**Why it fired:** " + "; ".join(md_code(fact) for fact in step.facts))
     removed, added = rewrites.step_overlays(step)
+    drawn = (model_to_dot(state.proto_model(step.neighbourhood(), result.lenient), overlay=removed),
+             model_to_dot(state.proto_model(step.neighbourhood(after=True), result.lenient), overlay=added))
+    diagram.lay_out_ahead(*drawn)
     before, after = st.columns(2)
     with before:
         st.caption("before (removed nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(step.neighbourhood(), result.lenient), overlay=removed), key=state.W_REWRITE_BEFORE)
+        diagram.show(drawn[0], key=state.W_REWRITE_BEFORE)
     with after:
         st.caption("after (added nodes marked)")
-        diagram.show(model_to_dot(state.proto_model(step.neighbourhood(after=True), result.lenient), overlay=added),
-                     key=state.W_REWRITE_AFTER)
+        diagram.show(drawn[1], key=state.W_REWRITE_AFTER)
 
 
 st.title("Optimizer", help=more("Pattern rewrites, each before and after, with the proof that the outputs did not change.", "optimizer"))
