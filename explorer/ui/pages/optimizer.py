@@ -122,8 +122,8 @@ def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> tuple[Ca
 
 
 def rewrite_list(result) -> None:
-    """The applied rewrites in a table (the first rewrites.LISTED_REWRITES unless all are asked for); the chosen one
-    drawn with its neighbourhood before and after."""
+    """The applied rewrites in a table (the first rewrites.LISTED_REWRITES unless all are asked for); the one
+    chosen, if any, drawn with its neighbourhood before and after."""
     rows, listed = rewrites.step_rows(result), rewrites.LISTED_REWRITES
     if len(rows) > listed and not st.toggle(
             f"List all {len(rows)} rewrites", key=state.W_ALL_REWRITES,
@@ -132,8 +132,13 @@ def rewrite_list(result) -> None:
         rows = rows[:listed]
     st.html(records_table(rows))
     steps = result.steps
-    pick = st.selectbox("Rewrite to draw", range(len(steps)), key=state.W_REWRITE_PICK,
-                        format_func=lambda i: steps[i].describe())
+    # none drawn at first: its two canvases cost a page's first render a tenth of a second, and the first
+    # rewrite is no likelier than any other to be the one a user wants to see
+    pick = st.selectbox("Rewrite to draw", range(len(steps)), key=state.W_REWRITE_PICK, index=None,
+                        format_func=lambda i: steps[i].describe(),
+                        placeholder="Choose a rewrite to draw it before and after, with the facts it rested on")
+    if pick is None:
+        return
     step = steps[pick]
     if step.facts:
         st.markdown("**Why it fired:** " + "; ".join(md_code(fact) for fact in step.facts))
