@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,6 @@ _layouts: Recent[str, str] = Recent(LAYOUTS_BYTES, weight=len)
 
 _ahead: dict[str, Future[str]] = {}  # layouts started by lay_out_ahead and not done yet, by DOT hash
 _ahead_lock = threading.Lock()
-_graphviz = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphviz")  # threads that wait on `dot`
 
 
 def _dot_key(dot: str) -> str:
@@ -76,8 +75,19 @@ def lay_out_ahead(*drawings: Drawing) -> None:
     for drawing in drawings:
         key = _dot_key(drawing.dot)
         with _ahead_lock:
-            if key not in _ahead and _layouts.get(key) is None:
-                _ahead[key] = _graphviz.submit(_lay_out, key, drawing.dot)
+            if key in _ahead or _layouts.get(key) is not None:
+                continue
+            started = _ahead[key] = Future()
+        # a daemon thread waits on `dot`: a server stopped meanwhile does not wait for the layout
+        threading.Thread(target=_lay_out_into, args=(started, key, drawing.dot), name="graphviz layout",
+                         daemon=True).start()
+
+
+def _lay_out_into(started: Future[str], key: str, dot: str) -> None:
+    try:
+        started.set_result(_lay_out(key, dot))
+    except BaseException as exc:  # noqa: BLE001 - raised where the drawing is shown
+        started.set_exception(exc)
 
 
 def _lay_out(key: str, dot: str) -> str:
