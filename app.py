@@ -6,7 +6,7 @@ def main() -> None:
     """The app, run by Streamlit as the script `__main__` at each rerun."""
     import streamlit as st
 
-    from explorer.ui import jobs, kept, owned, reach, state, url, widgets
+    from explorer.ui import jobs, kept, owned, reach, state, url, widgets, work
 
     # The server answers the browser's requests (Streamlit's scripts, the canvas's files) from a thread that waits for
     # the interpreter while a script computes: at Python's default switch interval (5 ms) each file waits several
@@ -43,6 +43,7 @@ def main() -> None:
         with trace_slot:
             widgets.trace_status()
     url.publish(state.active_model())
+    work.optimize_ahead()  # after the page: its script run is over, the browser draws it
 
 
 if __name__ == "__main__":  # a sweep's Dask workers are spawned processes importing this script as __mp_main__:

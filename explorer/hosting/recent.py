@@ -32,13 +32,34 @@ class Recent(Generic[K, V]):
     def put(self, key: K, value: V) -> None:
         """Keeps `value` under `key`; the least recently used entries go while the weights pass the limit."""
         with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._total -= self._weigh(old)
-            self._entries[key] = value
-            self._total += self._weigh(value)
-            while self._total > self.limit and len(self._entries) > 1:
-                self._total -= self._weigh(self._entries.popitem(last=False)[1])
+            self._keep(key, value)
+
+    def _keep(self, key: K, value: V) -> None:
+        old = self._entries.pop(key, None)
+        if old is not None:
+            self._total -= self._weigh(old)
+        self._entries[key] = value
+        self._total += self._weigh(value)
+        while self._total > self.limit and len(self._entries) > 1:
+            self._total -= self._weigh(self._entries.popitem(last=False)[1])
+
+    def get_or_put(self, key: K, make: Callable[[], V]) -> tuple[V, bool]:
+        """(the entry under `key`, False), or (`make()` kept under it now, True): of callers at once, one makes it
+        (`make` runs under the lock: it must be quick)."""
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+                return found, False
+            made = make()
+            self._keep(key, made)
+            return made, True
+
+    def discard(self, key: K, value: V) -> None:
+        """Drops the entry under `key` if it is `value` (not one kept there since)."""
+        with self._lock:
+            if self._entries.get(key) is value:
+                self._total -= self._weigh(self._entries.pop(key))
 
     def clear(self) -> None:
         with self._lock:

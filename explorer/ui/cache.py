@@ -5,7 +5,9 @@ it ends); and the records these caches hold (where a model comes from, what to r
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ import streamlit as st
 from ..errors import ExecutionError, ExplorerError, FeedError, failure_text
 from ..executor import run
 from ..files.access import REFUSED, Access, AccessRefused
+from ..hosting.recent import Recent
 from ..inputs.samples import sample_inputs, sample_path
 from ..limits import Limits
 from ..model.model import Model, load
@@ -197,19 +200,51 @@ def feed_error(message: str) -> Callable[[], dict[str, Any]]:
     return fail
 
 
-@st.cache_resource(max_entries=16, show_spinner="Optimizing…")
+OptimizationKey = tuple[str, tuple[str, ...], int | None]  # model key, patterns, stop_after
+OPTIMIZATIONS_KEPT = 16
+_optimizations: Recent[OptimizationKey, Future[OptimizationResult]] = Recent(OPTIMIZATIONS_KEPT)
+
+
 def optimize_cached(model_key: str, patterns: tuple[str, ...], stop_after: int | None,
-              _model: Model) -> OptimizationResult:
-    """Raises ExplorerError (whatever went wrong) for the page to show. The first `stop_after` rewrites are
-    those of the whole optimization (the same rewrites left out)."""
+                    model: Model) -> OptimizationResult:
+    """The model optimized with `patterns` (only its first `stop_after` rewrites when given: those of the whole
+    optimization, the same rewrites left out), once for every session: a caller asking for one under way (another
+    session's, optimize_ahead's) waits for it. Raises ExplorerError (whatever went wrong) for the page to show; a
+    failure is not kept."""
+    key = (model_key, patterns, stop_after)
+    started, mine = _optimizations.get_or_put(key, Future)
+    if mine or not started.done():  # a spinner only while it optimizes
+        with st.spinner("Optimizing…"):
+            if mine:
+                _optimize_into(started, key, model)
+            else:
+                started.exception()  # waits for it
+    return started.result()
+
+
+def optimize_ahead(model: Model, patterns: tuple[str, ...]) -> None:
+    """Starts optimizing the model with `patterns` on a daemon thread, unless that is kept or under way: a page
+    asking for it later (optimize_cached) finds it done, or waits for the rest."""
+    key = (model.sha256, patterns, None)
+    started, mine = _optimizations.get_or_put(key, Future)
+    if mine:
+        threading.Thread(target=_optimize_into, args=(started, key, model), name="optimize ahead", daemon=True).start()
+
+
+def _optimize_into(started: Future[OptimizationResult], key: OptimizationKey, model: Model) -> None:
+    model_key, patterns, stop_after = key
     try:
         if stop_after is not None:
-            return first_rewrites(optimize_cached(model_key, patterns, None, _model), stop_after)
-        return optimize(_model, patterns=patterns)
-    except ExplorerError:
-        raise
-    except Exception as exc:  # the page shows it; the model stays
-        raise ExplorerError(f"the optimizer failed: {failure_text(exc)}") from exc
+            result = first_rewrites(optimize_cached(model_key, patterns, None, model), stop_after)
+        else:
+            result = optimize(model, patterns=patterns)
+    except Exception as exc:  # noqa: BLE001 - the page shows it; the model stays
+        _optimizations.discard(key, started)
+        failure = exc if isinstance(exc, ExplorerError) else ExplorerError(f"the optimizer failed: {failure_text(exc)}")
+        failure.__cause__ = None if failure is exc else exc
+        started.set_exception(failure)
+    else:
+        started.set_result(result)
 
 
 

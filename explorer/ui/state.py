@@ -227,8 +227,13 @@ def request_model(candidate: ModelSource | None) -> None:
     st.session_state.pop(W_INPUT_MODE, None)  # each model starts from its own default inputs
 
 
+def active_source() -> ModelSource | None:
+    """Where the model every page shows comes from."""
+    return st.session_state.get(ACTIVE)
+
+
 def active_model() -> Model | None:
-    source: ModelSource | None = st.session_state.get(ACTIVE)
+    source = active_source()
     return None if source is None else load_source(source).model
 
 

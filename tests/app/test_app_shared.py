@@ -1,16 +1,19 @@
 """The app served beyond this machine (server.address 0.0.0.0), driven with AppTest: without allowed folders no
 local path opens; with one, only models inside it do, and `..` escapes, symlinks out of it, a missing file and a
 file that is not a model all get one identical refusal that quotes nothing of the file; the sidebar says the
-mode; uploads still work; the Sweep page takes only allowed folders and listed schedulers. Served on localhost,
-local paths open as they always did."""
+mode; uploads still work; the Sweep page takes only allowed folders and listed schedulers; nothing is optimized
+that a visitor did not ask for. Served on localhost, local paths open as they always did."""
 from __future__ import annotations
 
 import pytest
 from streamlit import config
 
 from explorer.files.access import REFUSED, SAVE_REFUSED
-from explorer.ui import state
+from explorer.inputs.samples import sample_path
+from explorer.model.model import load
+from explorer.ui import cache, state
 from explorer.ui.sweeping import key
+from explorer.views.rewrites import pattern_rules
 from tests.support.apptest import start, upload
 from tests.support.markdown_text import shown
 from tests.support.sweep_models import planted_pair
@@ -161,3 +164,11 @@ def test_a_shared_app_writes_no_weights_through_a_symlink_out_of_its_folders(ser
     at.button(key=state.W_OPTIMIZED_SAVE).click().run()
     assert any(SAVE_REFUSED in shown(e.value) for e in at.error)
     assert victim.read_bytes() == b"keep" and not (allowed / "weighted.optimized.onnx").exists()
+
+
+def test_a_shared_app_optimizes_only_what_a_visitor_asks_for(served):
+    served("0.0.0.0")
+    at = start("opt_shape_chain")
+    assert not at.exception
+    assert cache._optimizations.get((load(str(sample_path("opt_shape_chain"))).sha256, tuple(pattern_rules()),
+                                     None)) is None

@@ -44,3 +44,43 @@ def test_threads_share_it():
     for worker in workers:
         worker.join()
     assert len(kept) == 100
+
+
+def test_of_callers_at_once_one_makes_the_entry_and_each_gets_it():
+    kept: Recent[str, object] = Recent(4, weight=lambda v: 2)
+    made: list[object] = []
+    got: list[tuple[object, bool]] = []
+    start = threading.Barrier(8)
+
+    def make() -> object:
+        made.append(object())
+        return made[-1]
+
+    def ask() -> None:
+        start.wait()
+        got.append(kept.get_or_put("a", make))
+
+    workers = [threading.Thread(target=ask) for _ in range(8)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert len(made) == 1 and {value for value, _ in got} == {made[0]}
+    assert sorted(mine for _, mine in got) == [False] * 7 + [True]
+    kept.get_or_put("b", object)
+    kept.get_or_put("c", object)  # past the limit (weights 2 each): the least recently used, "a", went
+    assert kept.get("a") is None and len(kept) == 2
+
+
+def test_discard_drops_only_the_entry_it_names():
+    kept: Recent[str, object] = Recent(2)
+    first, second = object(), object()
+    kept.put("a", first)
+    kept.put("a", second)  # kept there since
+    kept.discard("a", first)
+    assert kept.get("a") is second
+    kept.discard("a", second)
+    assert kept.get("a") is None and len(kept) == 0
+    kept.put("b", first)
+    kept.put("c", second)
+    assert len(kept) == 2  # the discarded entry's weight no longer counts

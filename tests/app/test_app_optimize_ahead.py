@@ -1,0 +1,54 @@
+"""A model a page has shown is optimized in the background with every pattern (ui/work.optimize_ahead), so that the
+Optimizer page opens without waiting for it: a sample's or a local file's, not an upload (its session's alone:
+kept for every session, its optimization would hold it past the session), not one past OPTIMIZE_AHEAD_NODES. An
+optimization is made once for every session; a failure is not kept."""
+from __future__ import annotations
+
+import pytest
+
+from explorer.errors import ExplorerError
+from explorer.inputs.samples import sample_path
+from explorer.model.model import load
+from explorer.ui import cache, work
+from explorer.views.rewrites import pattern_rules
+from tests.support.apptest import PAGES, assert_clean, start, texts, upload
+from tests.support.caps_models import chain
+
+
+def ahead(model_key: str):
+    """The optimization kept (or under way) for a model with every pattern, as the Optimizer page opens."""
+    return cache._optimizations.get((model_key, tuple(pattern_rules()), None))
+
+
+def test_a_shown_model_is_optimized_ahead_and_the_optimizer_page_takes_it(monkeypatch):
+    at = start("opt_shape_chain")  # the Graph page
+    started = ahead(load(str(sample_path("opt_shape_chain"))).sha256)
+    assert started is not None and len(started.result(timeout=120).steps) == 17
+    asked = []
+    monkeypatch.setattr(cache, "optimize", lambda *args, **kwargs: asked.append(args))
+    at.switch_page(PAGES["optimizer"]).run()
+    assert_clean(at)
+    assert "**17 rewrites**" in texts(at) and asked == []
+
+
+def test_an_upload_or_a_model_past_the_bound_is_optimized_only_when_asked(monkeypatch):
+    data = chain(50)
+    at = upload(start(), "chain.onnx", data)
+    key = load(data).sha256
+    assert ahead(key) is None
+    at.switch_page(PAGES["optimizer"]).run()  # asked: optimized then
+    assert_clean(at) and ahead(key) is not None
+    monkeypatch.setattr(work, "OPTIMIZE_AHEAD_NODES", 10)  # opt_linear_cleanup has 13 nodes
+    start("opt_linear_cleanup")
+    assert ahead(load(str(sample_path("opt_linear_cleanup"))).sha256) is None
+
+
+def test_a_failed_optimization_is_not_kept(monkeypatch):
+    model = load(str(sample_path("tiny_mlp")))
+    real = cache.optimize
+    monkeypatch.setattr(cache, "optimize", lambda *args, **kwargs: 1 / 0)
+    with pytest.raises(ExplorerError, match="the optimizer failed: unexpected ZeroDivisionError"):
+        cache.optimize_cached(model.sha256, ("MatMulAdd",), None, model)
+    monkeypatch.setattr(cache, "optimize", real)
+    assert len(cache.optimize_cached(model.sha256, ("MatMulAdd",), None, model).steps) == 2  # asked again: made
+    assert cache.optimize_cached(model.sha256, ("MatMulAdd",), 1, model).steps[0].pattern == "MatMulAdd"
