@@ -10,7 +10,7 @@ from typing import Any
 
 import onnx
 
-from ..model.model import Model
+from ..model.model import Model, load
 from ..model.model_files import save_model
 from ..proto.graph_index import GraphIndex
 from ..proto.weights import WeightSource
@@ -94,6 +94,15 @@ class OptimizationResult:
     inferred_value_info_dropped: bool = False  # value_info the original did not declare were left out of optimized
     # the sources of the big weights rewrites computed, which `optimized` points into (see Knowledge.make_weight)
     weights: list[WeightSource] = field(default_factory=list, repr=False)
+    # what pages ask of the result again and again, made once (neither model's nodes change once it is made)
+    _optimized_model: Model | None = field(default=None, init=False, repr=False, compare=False)
+    _paths: tuple[frozenset[str], dict[str, str]] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def optimized_model(self) -> Model:
+        """The optimized model loaded (as the original was: lenient or not), once."""
+        if self._optimized_model is None:
+            self._optimized_model = load(self.optimized, lenient=self.lenient)
+        return self._optimized_model
 
     def original_as_given(self) -> onnx.ModelProto:
         """The original exactly as the user's file has it (what onnxruntime judges), without loading's types."""
@@ -132,8 +141,15 @@ class OptimizationResult:
 
     def _final_paths(self) -> dict[str, str]:
         """Each node of the optimized model: its path in the rewrites -> its GraphIndex path there."""
-        back = {after: path for path, after in self.moved.items()}
-        return {back.get(p, p): p for p in GraphIndex(self.optimized.graph).nodes}
+        return self._node_paths()[1]
+
+    def _node_paths(self) -> tuple[frozenset[str], dict[str, str]]:
+        """(the original's node paths, _final_paths), made once."""
+        if self._paths is None:
+            back = {after: path for path, after in self.moved.items()}
+            self._paths = (frozenset(GraphIndex(self.original.graph).nodes),
+                           {back.get(p, p): p for p in GraphIndex(self.optimized.graph).nodes})
+        return self._paths
 
     def decline_reasons(self, top: int = 3) -> list[tuple[str, int, list[tuple[str, int]]]]:
         """Per pattern that left nodes of the optimized model alone: (pattern, nodes declined, its `top` most
@@ -147,21 +163,21 @@ class OptimizationResult:
 
     def removed_paths(self) -> set[str]:
         """Nodes of the original model the optimized one no longer has as they were (for highlighting)."""
-        before = set(GraphIndex(self.original.graph).nodes)
-        after = self._final_paths()
+        before, after = self._node_paths()
         touched = {p for s in self.steps for p in s.removed}
         return {p for p in before if p in touched or p not in after}
 
     def added_paths(self) -> set[str]:
         """Nodes of the optimized model the original did not have as they are (for highlighting), by their
         GraphIndex paths in the optimized model."""
-        before = set(GraphIndex(self.original.graph).nodes)
+        before, after = self._node_paths()
         touched = {p for s in self.steps for p in s.added}
-        return {drawn for p, drawn in self._final_paths().items() if p in touched or p not in before}
+        return {drawn for p, drawn in after.items() if p in touched or p not in before}
 
     def node_counts(self) -> tuple[int, int]:
         """(nodes before, nodes after), bodies included."""
-        return len(GraphIndex(self.original.graph).nodes), len(GraphIndex(self.optimized.graph).nodes)
+        before, after = self._node_paths()
+        return len(before), len(after)
 
     def stats_table(self, all_patterns: bool = False) -> str:
         """A text table: per pattern, matches, applied, dropped, nodes removed/added, milliseconds."""

@@ -4,6 +4,7 @@ ModelProto), optimizations and their proofs, shared by every session; a session'
 it ends); and the records these caches hold (where a model comes from, what to run it on, how a run ended)."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 from collections.abc import Callable
@@ -228,16 +229,24 @@ def optimize_ahead(model: Model, patterns: tuple[str, ...]) -> None:
     key = (model.sha256, patterns, None)
     started, mine = _optimizations.get_or_put(key, Future)
     if mine:
-        threading.Thread(target=_optimize_into, args=(started, key, model), name="optimize ahead", daemon=True).start()
+        threading.Thread(target=_optimize_into, args=(started, key, model, True), name="optimize ahead",
+                         daemon=True).start()
 
 
-def _optimize_into(started: Future[OptimizationResult], key: OptimizationKey, model: Model) -> None:
+def _optimize_into(started: Future[OptimizationResult], key: OptimizationKey, model: Model,
+                   ahead: bool = False) -> None:
+    """The optimization `key` names, into `started`; `ahead` (nobody waits yet), with what the Optimizer page
+    then asks of it made too: the optimized model loaded, both models' node paths."""
     model_key, patterns, stop_after = key
     try:
         if stop_after is not None:
             result = first_rewrites(optimize_cached(model_key, patterns, None, model), stop_after)
         else:
             result = optimize(model, patterns=patterns)
+        if ahead:
+            with contextlib.suppress(Exception):  # a page that asks for these gets the error itself
+                result.node_counts()
+                result.optimized_model()
     except Exception as exc:  # noqa: BLE001 - the page shows it; the model stays
         _optimizations.discard(key, started)
         failure = exc if isinstance(exc, ExplorerError) else ExplorerError(f"the optimizer failed: {failure_text(exc)}")

@@ -9,7 +9,8 @@ import pytest
 from explorer.errors import ExplorerError
 from explorer.inputs.samples import sample_path
 from explorer.model.model import load
-from explorer.ui import cache, work
+from explorer.optimizer import result as result_module
+from explorer.ui import cache, state, work
 from explorer.views.rewrites import pattern_rules
 from tests.support.apptest import PAGES, assert_clean, start, texts, upload
 from tests.support.caps_models import chain
@@ -26,9 +27,11 @@ def test_a_shown_model_is_optimized_ahead_and_the_optimizer_page_takes_it(monkey
     assert started is not None and len(started.result(timeout=120).steps) == 17
     asked = []
     monkeypatch.setattr(cache, "optimize", lambda *args, **kwargs: asked.append(args))
+    monkeypatch.setattr(result_module, "load", lambda *args, **kwargs: asked.append(args))  # loaded ahead too
     at.switch_page(PAGES["optimizer"]).run()
     assert_clean(at)
     assert "**17 rewrites**" in texts(at) and asked == []
+    assert at.toggle(key=state.W_OPT_WHOLE).value  # the whole models drawn, the optimized one as loaded ahead
 
 
 def test_an_upload_or_a_model_past_the_bound_is_optimized_only_when_asked(monkeypatch):

@@ -108,8 +108,8 @@ def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> tuple[Ca
                  key=state.W_OPT_WHOLE, help="Drawn at first for models of up to 1,000 nodes: a bigger one takes graphviz and the browser a second or more, twice"):
         removed, added = rewrites.result_overlays(partial)
         original = partial.model or state.proto_model(partial.original, partial.lenient)  # the loaded one
-        drawn = rewrites.side_by_side(original, state.proto_model(partial.optimized, partial.lenient), removed,
-                                      added, edge_labels=None)  # at the same expansion
+        drawn = rewrites.side_by_side(original, partial.optimized_model(), removed, added,
+                                      edge_labels=None)  # at the same expansion
         diagram.lay_out_ahead(*drawn)
         before, after = st.columns(2)
         with before:
