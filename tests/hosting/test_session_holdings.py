@@ -78,7 +78,7 @@ def test_an_idle_session_loses_its_runs_after_the_operators_idle_time(monkeypatc
     at = start("tiny_mlp")
     assert at.session_state[owned.KEY].count() > 0
     time.sleep(0.05)
-    assert owned.release_now() >= 1
+    owned.release_now()  # or the app's watcher (every WATCH_S) did meanwhile: released either way
     assert at.session_state[owned.KEY].count() == 0
     at.run()
     assert not at.exception and state_trace(at) is not None  # back again: the run is made anew
