@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import streamlit as st
 from ..errors import ExecutionError, ExplorerError, FeedError, failure_text
 from ..executor import run
 from ..files.access import REFUSED, Access, AccessRefused
-from ..hosting.recent import Recent
+from ..hosting.recent import MadeOnce
 from ..inputs.samples import sample_inputs, sample_path
 from ..limits import Limits
 from ..model.model import Model, load
@@ -203,7 +202,7 @@ def feed_error(message: str) -> Callable[[], dict[str, Any]]:
 
 OptimizationKey = tuple[str, tuple[str, ...], int | None]  # model key, patterns, stop_after
 OPTIMIZATIONS_KEPT = 16
-_optimizations: Recent[OptimizationKey, Future[OptimizationResult]] = Recent(OPTIMIZATIONS_KEPT)
+_optimizations: MadeOnce[OptimizationKey, OptimizationResult] = MadeOnce(OPTIMIZATIONS_KEPT)
 
 
 def optimize_cached(model_key: str, patterns: tuple[str, ...], stop_after: int | None,
@@ -213,48 +212,35 @@ def optimize_cached(model_key: str, patterns: tuple[str, ...], stop_after: int |
     session's, optimize_ahead's) waits for it. Raises ExplorerError (whatever went wrong) for the page to show; a
     failure is not kept."""
     key = (model_key, patterns, stop_after)
-    started, mine = _optimizations.get_or_put(key, Future)
-    if mine or not started.done():  # a spinner only while it optimizes
-        with st.spinner("Optimizing…"):
-            if mine:
-                _optimize_into(started, key, model)
-            else:
-                started.exception()  # waits for it
-    return started.result()
+    if _optimizations.ready(key):
+        return _optimizations.get(key, partial(_optimized, key, model))
+    with st.spinner("Optimizing…"):  # only while it optimizes
+        return _optimizations.get(key, partial(_optimized, key, model))
 
 
 def optimize_ahead(model: Model, patterns: tuple[str, ...]) -> None:
     """Starts optimizing the model with `patterns` on a daemon thread, unless that is kept or under way: a page
-    asking for it later (optimize_cached) finds it done, or waits for the rest."""
+    asking for it later (optimize_cached) finds it done, or waits for the rest. What the Optimizer page asks of the
+    result is made too (nobody waits yet): the optimized model loaded, both models' node paths."""
     key = (model.sha256, patterns, None)
-    started, mine = _optimizations.get_or_put(key, Future)
-    if mine:
-        threading.Thread(target=_optimize_into, args=(started, key, model, True), name="optimize ahead",
-                         daemon=True).start()
+    _optimizations.ahead(key, partial(_optimized, key, model, prepared=True), "optimize ahead")
 
 
-def _optimize_into(started: Future[OptimizationResult], key: OptimizationKey, model: Model,
-                   ahead: bool = False) -> None:
-    """The optimization `key` names, into `started`; `ahead` (nobody waits yet), with what the Optimizer page
-    then asks of it made too: the optimized model loaded, both models' node paths."""
+def _optimized(key: OptimizationKey, model: Model, prepared: bool = False) -> OptimizationResult:
     model_key, patterns, stop_after = key
     try:
         if stop_after is not None:
-            result = first_rewrites(optimize_cached(model_key, patterns, None, model), stop_after)
-        else:
-            result = optimize(model, patterns=patterns)
-        if ahead:
-            with contextlib.suppress(Exception):  # a page that asks for these gets the error itself
-                result.node_counts()
-                result.optimized_model()
-    except Exception as exc:  # noqa: BLE001 - the page shows it; the model stays
-        _optimizations.discard(key, started)
-        failure = exc if isinstance(exc, ExplorerError) else ExplorerError(f"the optimizer failed: {failure_text(exc)}")
-        failure.__cause__ = None if failure is exc else exc
-        started.set_exception(failure)
-    else:
-        started.set_result(result)
-
+            return first_rewrites(optimize_cached(model_key, patterns, None, model), stop_after)
+        result = optimize(model, patterns=patterns)
+    except ExplorerError:
+        raise
+    except Exception as exc:  # the page shows it; the model stays
+        raise ExplorerError(f"the optimizer failed: {failure_text(exc)}") from exc
+    if prepared:
+        with contextlib.suppress(Exception):  # a page that asks for these gets the error itself
+            result.node_counts()
+            result.optimized_model()
+    return result
 
 
 def node_values_cached(run_key: str, kind: str, trace: Trace) -> NodeValues:

@@ -6,9 +6,8 @@ and outlined; search hits are highlighted; the same drawing is never laid out tw
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import streamlit as st
 from streamlit.components.v1 import declare_component
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from ..hosting.recent import Recent
+from ..hosting.recent import MadeOnce
 from ..model.model import Model
 from ..views import styles
 from ..views.builder import Drawing
@@ -55,11 +54,7 @@ def show_ahead(model: Model, key: str, *, canvas: str, height: int = HEIGHT) -> 
 
 
 LAYOUTS_BYTES = 64 << 20  # SVGs kept for every session, the least recently used going first
-_layouts: Recent[str, str] = Recent(LAYOUTS_BYTES, weight=len)
-
-
-_ahead: dict[str, Future[str]] = {}  # layouts started by lay_out_ahead and not done yet, by DOT hash
-_ahead_lock = threading.Lock()
+_layouts: MadeOnce[str, str] = MadeOnce(LAYOUTS_BYTES, weight=len)
 
 
 def _dot_key(dot: str) -> str:
@@ -70,46 +65,16 @@ def lay_out_ahead(*drawings: Drawing) -> None:
     """Starts graphviz on those of `drawings` no session has laid out yet, each in a process of its own, at once:
     a page showing several drawings (`show` takes each SVG, waiting for it if need be) then waits about as long
     as their slowest layout, not their sum (the Optimizer's four drawings of silero-vad, 40 ms each)."""
-    if not dot_available():
-        return
-    for drawing in drawings:
-        key = _dot_key(drawing.dot)
-        with _ahead_lock:
-            if key in _ahead or _layouts.get(key) is not None:
-                continue
-            started = _ahead[key] = Future()
-        # a daemon thread waits on `dot`: a server stopped meanwhile does not wait for the layout
-        threading.Thread(target=_lay_out_into, args=(started, key, drawing.dot), name="graphviz layout",
-                         daemon=True).start()
-
-
-def _lay_out_into(started: Future[str], key: str, dot: str) -> None:
-    try:
-        started.set_result(_lay_out(key, dot))
-    except BaseException as exc:  # noqa: BLE001 - raised where the drawing is shown
-        started.set_exception(exc)
-
-
-def _lay_out(key: str, dot: str) -> str:
-    try:
-        svg = render_svg(dot, timeout=120)
-        _layouts.put(key, svg)
-        return svg
-    finally:
-        with _ahead_lock:
-            _ahead.pop(key, None)
+    if dot_available():
+        for drawing in drawings:
+            _layouts.ahead(_dot_key(drawing.dot), partial(render_svg, drawing.dot, timeout=120), "graphviz layout")
 
 
 def _layout(key: str, dot: str) -> str:
     """The SVG of DOT text `dot` (named `key`, its hash), laid out by graphviz once for every session: a page
     opened in a new session draws what another session drew already (the same model, the same view) without
     graphviz, which takes tens of milliseconds for a few nodes and seconds for thousands."""
-    svg = _layouts.get(key)
-    if svg is not None:
-        return svg
-    with _ahead_lock:
-        started = _ahead.get(key)
-    return started.result() if started is not None else _lay_out(key, dot)
+    return _layouts.get(key, partial(render_svg, dot, timeout=120))
 
 
 def laid_out(drawing: Drawing) -> dict[str, str]:

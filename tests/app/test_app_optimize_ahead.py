@@ -18,7 +18,7 @@ from tests.support.caps_models import chain
 
 def ahead(model_key: str):
     """The optimization kept (or under way) for a model with every pattern, as the Optimizer page opens."""
-    return cache._optimizations.get((model_key, tuple(pattern_rules()), None))
+    return cache._optimizations.find((model_key, tuple(pattern_rules()), None))
 
 
 def test_a_shown_model_is_optimized_ahead_and_the_optimizer_page_takes_it(monkeypatch):

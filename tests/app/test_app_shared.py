@@ -170,5 +170,5 @@ def test_a_shared_app_optimizes_only_what_a_visitor_asks_for(served):
     served("0.0.0.0")
     at = start("opt_shape_chain")
     assert not at.exception
-    assert cache._optimizations.get((load(str(sample_path("opt_shape_chain"))).sha256, tuple(pattern_rules()),
+    assert cache._optimizations.find((load(str(sample_path("opt_shape_chain"))).sha256, tuple(pattern_rules()),
                                      None)) is None

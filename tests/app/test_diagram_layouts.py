@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from explorer.hosting.recent import Recent
+from explorer.hosting.recent import MadeOnce
 from explorer.ui import diagram
 from explorer.views.render import GraphvizError
 
@@ -32,7 +32,7 @@ def graphviz(monkeypatch) -> list[tuple[str, float, float]]:
 
     monkeypatch.setattr(diagram, "render_svg", render_svg)
     monkeypatch.setattr(diagram, "dot_available", lambda: True)
-    monkeypatch.setattr(diagram, "_layouts", Recent(1 << 20, weight=len))
+    monkeypatch.setattr(diagram, "_layouts", MadeOnce(1 << 20, weight=len))
     return calls
 
 
@@ -46,7 +46,7 @@ def test_drawings_laid_out_ahead_are_laid_out_at_once_and_each_once(graphviz):
     assert second_start < first_end and first_start < second_end  # side by side, not one after the other
     diagram.lay_out_ahead(SimpleNamespace(dot=DOTS[1]))  # laid out: nothing to do
     assert diagram._layout(diagram._dot_key(DOTS[1]), DOTS[1]) == f"<svg>{DOTS[1]}</svg>" and len(graphviz) == 2
-    assert not diagram._ahead
+    assert all(diagram._layouts.ready(diagram._dot_key(dot)) for dot in DOTS)
 
 
 def test_a_layout_that_fails_ahead_fails_where_it_is_shown_and_is_tried_again(graphviz):
@@ -54,6 +54,6 @@ def test_a_layout_that_fails_ahead_fails_where_it_is_shown_and_is_tried_again(gr
     diagram.lay_out_ahead(SimpleNamespace(dot=dot))
     with pytest.raises(GraphvizError, match="syntax error"):
         diagram._layout(diagram._dot_key(dot), dot)
-    assert not diagram._ahead
+    assert diagram._layouts.find(diagram._dot_key(dot)) is None
     with pytest.raises(GraphvizError, match="syntax error"):  # not kept as if laid out
         diagram._layout(diagram._dot_key(dot), dot)

@@ -1,10 +1,13 @@
 """What a server keeps for every session (hosting/recent.py): the least recently used entries go first once the
-entries' count, or their weights, pass the limit; the last entry kept stays whatever it weighs."""
+entries' count, or their weights, pass the limit; the last entry kept stays whatever it weighs. What it makes once
+for every caller (MadeOnce): made by one, waited for by the others, weighed once made, a failure not kept."""
 from __future__ import annotations
 
 import threading
 
-from explorer.hosting.recent import Recent
+import pytest
+
+from explorer.hosting.recent import MadeOnce, Recent
 
 
 def test_the_least_recently_used_go_first_past_the_count():
@@ -84,3 +87,33 @@ def test_discard_drops_only_the_entry_it_names():
     kept.put("b", first)
     kept.put("c", second)
     assert len(kept) == 2  # the discarded entry's weight no longer counts
+
+
+def test_made_once_weighs_a_value_once_made_and_keeps_no_failure():
+    made: MadeOnce[str, str] = MadeOnce(10, weight=len)
+    release = threading.Event()
+    calls: list[str] = []
+
+    def slow() -> str:
+        calls.append("a")
+        release.wait(10)
+        return "x" * 6
+
+    made.ahead("a", slow, "test maker")
+    made.ahead("a", slow, "test maker")  # under way: not started again
+    assert not made.ready("a") and made.find("a") is not None
+    waiter = threading.Thread(target=lambda: calls.append(made.get("a", slow)))
+    waiter.start()
+    release.set()
+    waiter.join(10)
+    assert calls == ["a", "x" * 6] and made.ready("a")
+    assert made.get("b", lambda: "y" * 4) == "yyyy"
+    made.get("c", lambda: "z" * 3)  # 6 + 4 + 3 past 10: the least recently used, "a", went
+    assert made.find("a") is None and made.ready("b") and made.ready("c")
+
+    def fails() -> str:
+        raise ValueError("no")
+
+    with pytest.raises(ValueError, match="no"):
+        made.get("d", fails)
+    assert made.find("d") is None and made.get("d", lambda: "w") == "w"  # asked again: made

@@ -18,6 +18,7 @@ from explorer.judge.judge_job import JudgeJob
 from explorer.model.model_files import external_data_name, needs_external, serialize_model
 from explorer.ui import diagram, jobs, reach, save_owners, state, work
 from explorer.views import rewrites
+from explorer.views.builder import Drawing
 from explorer.views.dot import model_to_dot
 from explorer.views.html_blocks import records_table, text_block
 from explorer.views.markup import md, md_code
@@ -95,6 +96,16 @@ def proof_slot(key: str, job: JudgeJob[Any], label: str, shown: str | None) -> C
     return fill
 
 
+def before_and_after(drawn: tuple[Drawing, Drawing], titles: tuple[str, str], keys: tuple[str, str],
+                 title: Callable[[str], object]) -> None:
+    """A before and an after drawing in two columns, each under its title (`title(text)`), laid out at once."""
+    diagram.lay_out_ahead(*drawn)
+    for column, drawing, text, key in zip(st.columns(2), drawn, titles, keys):
+        with column:
+            title(text)
+            diagram.show(drawing, key=key)
+
+
 def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> tuple[Callable[[], None], JudgeJob[Any]]:
     """Slider over the rewrites: the model after the first k of them beside the original, and the proof at k
     (its slot's filler and its job)."""
@@ -104,20 +115,15 @@ def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> tuple[Ca
     partial = result if k == count else work.optimization(model, chosen, k)
     key, job = work.equivalence(model, chosen, None if k == count else k, partial, wait=False)
     fill = proof_slot(key, job, f"After {k} of {count} rewrite{'s' if count != 1 else ''}", shown)
-    if st.toggle("Draw the whole models", value=sum(1 for _ in model.nodes()) <= WHOLE_MODEL_LIMIT,
+    if st.toggle("Draw the whole models", value=len(model.index.nodes) <= WHOLE_MODEL_LIMIT,
                  key=state.W_OPT_WHOLE, help="Drawn at first for models of up to 1,000 nodes: a bigger one takes graphviz and the browser a second or more, twice"):
         removed, added = rewrites.result_overlays(partial)
         original = partial.model or state.proto_model(partial.original, partial.lenient)  # the loaded one
         drawn = rewrites.side_by_side(original, partial.optimized_model(), removed, added,
                                       edge_labels=None)  # at the same expansion
-        diagram.lay_out_ahead(*drawn)
-        before, after = st.columns(2)
-        with before:
-            st.markdown("##### Original (removed nodes marked)")
-            diagram.show(drawn[0], key=state.W_OPT_BEFORE)
-        with after:
-            st.markdown(f"##### After {k} rewrite{'s' if k != 1 else ''} (added nodes marked)")
-            diagram.show(drawn[1], key=state.W_OPT_AFTER)
+        before_and_after(drawn, ("##### Original (removed nodes marked)",
+                                 f"##### After {k} rewrite{'s' if k != 1 else ''} (added nodes marked)"),
+                         (state.W_OPT_BEFORE, state.W_OPT_AFTER), st.markdown)
     return fill, job
 
 
@@ -145,14 +151,8 @@ def rewrite_list(result) -> None:
     removed, added = rewrites.step_overlays(step)
     drawn = (model_to_dot(state.proto_model(step.neighbourhood(), result.lenient), overlay=removed),
              model_to_dot(state.proto_model(step.neighbourhood(after=True), result.lenient), overlay=added))
-    diagram.lay_out_ahead(*drawn)
-    before, after = st.columns(2)
-    with before:
-        st.caption("before (removed nodes marked)")
-        diagram.show(drawn[0], key=state.W_REWRITE_BEFORE)
-    with after:
-        st.caption("after (added nodes marked)")
-        diagram.show(drawn[1], key=state.W_REWRITE_AFTER)
+    before_and_after(drawn, ("before (removed nodes marked)", "after (added nodes marked)"),
+                     (state.W_REWRITE_BEFORE, state.W_REWRITE_AFTER), st.caption)
 
 
 st.title("Optimizer", help=more("Pattern rewrites, each before and after, with the proof that the outputs did not change.", "optimizer"))
