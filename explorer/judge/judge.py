@@ -190,7 +190,7 @@ class Judge:
 
 
 def _worker() -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, _WORKER, str(os.getpid())], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, bufsize=0)
 
 

@@ -17,6 +17,8 @@ import ctypes
 import pickle
 import resource
 import struct
+import threading
+import time
 
 HEADER = struct.Struct("<QQ")
 SIZE = struct.Struct("<Q")
@@ -156,7 +158,23 @@ def _first_session(ort) -> None:
         _session(ort, FIRST_SESSION_MODEL).run(None, {"x": np.zeros(1, np.float32)})
 
 
+PARENT_LOOK_S = 1.0  # seconds between two looks at whether the parent is still alive
+
+
+def _end_with(parent: int) -> None:
+    """Ends this process once `parent` has ended (this process is then adopted by another), even in the middle of
+    a run: a parent killed outright (SIGKILL, a crash) never stops its children, and a run that never ends would
+    hold a core for good. onnxruntime lets go of the GIL while it runs, so this thread gets to look."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_LOOK_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def main() -> None:
+    _end_with(int(sys.argv[1]) if len(sys.argv) > 1 else os.getppid())  # argv: the parent's id, given at its start
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but replies may reach the parent's pipe
     # ahead of the first request, which may be a while coming (the parent starts this process early); when

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from ..model.model import Model
@@ -14,7 +13,7 @@ from ..trace.trace import Trace
 from ..views import inspector as views_inspector
 from ..views import value_html
 from ..views.charts import value_chart
-from ..views.html_blocks import text_block
+from ..views.html_blocks import records_table, text_block
 from ..views.markup import md, md_code
 from ..views.tables import value_grid
 from . import charts, state, widgets
@@ -29,10 +28,10 @@ def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
     if details.doc is not None:
         operator_doc(details.doc)
     if details.attributes:
-        st.dataframe(pd.DataFrame(details.attributes, columns=["attribute", "value"]), hide_index=True)
+        st.html(records_table([{"attribute": name, "value": value} for name, value in details.attributes]))
     ports = [("input", p.name, p.type) for p in details.inputs] + [("output", p.name, p.type) for p in details.outputs]
     if ports:
-        st.dataframe(pd.DataFrame(ports, columns=["", "value", "declared type"]), hide_index=True)
+        st.html(records_table([{"": side, "value": name, "declared type": kind} for side, name, kind in ports]))
     if details.bodies:
         st.caption("Bodies: " + ", ".join(md_code(b) for b in details.bodies))
     if trace is None:
@@ -43,7 +42,7 @@ def node_inspector(model: Model, trace: Trace | None, path: str) -> None:
         return
     if len(runs) > 1:
         st.caption(f"Ran {len(runs)} times")
-        st.dataframe(pd.DataFrame(views_inspector.executions(trace, path)), hide_index=True)
+        widgets.listed_table(views_inspector.executions(trace, path), state.keyed(state.W_ALL_ROWS, path), "executions")
     event = widgets.pick_execution(runs, state.keyed(state.K_EXEC, path))
     for name, value in event.outputs.items():
         value_panel(name, value, key=state.keyed(state.K_INSPECT, event.index, name))
@@ -55,8 +54,7 @@ def operator_doc(doc: OperatorDoc) -> None:
     with st.expander(f"onnxruntime's doc of {md(doc.op_type)}-{doc.since_version}"):
         st.html(text_block(doc.text))
         if doc.attributes:
-            st.dataframe(pd.DataFrame(list(doc.attributes.items()), columns=["attribute", "description"]),
-                         hide_index=True)
+            st.html(records_table([{"attribute": name, "description": text} for name, text in doc.attributes.items()]))
 
 
 def value_panel(name: str, value: Any, key: str, full: bool = True, plot: bool = True) -> None:

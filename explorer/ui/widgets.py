@@ -20,6 +20,7 @@ from ..sweep.task import feeds_of
 from ..trace.trace import Event, Trace
 from ..views import hints
 from ..views import inspector as views_inspector
+from ..views.html_blocks import LISTED_ROWS, records_table
 from ..views.loops import Execution
 from ..views.markup import md, md_code
 from ..views.tables import short_text
@@ -302,6 +303,18 @@ def pick_execution(runs: Sequence[Run], key: str) -> Run:
         return f"at iteration {run.iteration or '—'} " + (f"(event {event.index})" if event else "(unfinished)")
 
     return runs[chosen(st.selectbox("Execution", range(len(runs)), key=key, format_func=label))]
+
+
+def listed_table(rows: Sequence[dict[str, Any]], key: str, noun: str, titles: dict[str, str] | None = None,
+                 more_note: str = "") -> None:
+    """Rows as a static table (no data grid to load): the first LISTED_ROWS until the toggle at `key` lists all
+    of them (`noun`: what a row is, plural; `more_note`: where else the rest is to be had)."""
+    if len(rows) > LISTED_ROWS and not st.toggle(
+            f"List all {len(rows)} {noun}", key=key,
+            help=f"The first {LISTED_ROWS} are listed at first: a table of hundreds of rows costs the page's first "
+                 f"render a quarter of a second or more.{' ' + more_note if more_note else ''}"):
+        rows = rows[:LISTED_ROWS]
+    st.html(records_table(rows, titles=titles))
 
 
 def node_selector(model: Model, label: str = "Find a node", drawn: Iterable[str] = ()) -> str | None:

@@ -29,10 +29,6 @@ def stats_rows(result: OptimizationResult, all_patterns: bool = False) -> list[d
     return rows
 
 
-# rows of the rewrites' table a page lists at first: gtcrn's 691 cost a new browser about 0.3 s to lay out
-LISTED_REWRITES = 100
-
-
 def step_rows(result: OptimizationResult) -> list[dict[str, Any]]:
     """One row per applied rewrite: index, pattern, round, graph, removed and added nodes, and why it was valid
     (the shape facts it used)."""

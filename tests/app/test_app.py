@@ -209,7 +209,7 @@ def test_selecting_a_node_fills_the_inspector():
     assert_clean(at)
     assert shown(at.subheader[0].value) == "Add 'add_x'"
     assert "Ran 8 times" in texts(at)  # T=4 Scan steps x 2 even inner iterations
-    frames = [f.value for f in at.dataframe]
+    frames = record_tables(at)
     assert any("x_t" in f.to_string() and "tensor(float32) [3]" in f.to_string() for f in frames)
     at.selectbox(key=state.keyed("w_exec", "enc/body/inner/body/branch/then_branch/add_x")).set_value(3).run()
     assert "<b>acc_then</b>" in html_text(at)
@@ -233,7 +233,7 @@ def test_gates_page_draws_a_heatmap_per_gate_and_the_exported_report():
     trace = explorer.run(explorer.load(sample_path("gru_pytorch_batch_first")))
     z = trace.gates("gru")["z"][:, 0, 0, :]  # [time, unit] of batch item 0
     np.testing.assert_allclose(array(heatmaps["z [forward, batch 0]"].z), z.T, rtol=1e-6)
-    [weights] = [f.value for f in at.dataframe if "PyTorch" in f.value.columns]
+    [weights] = [f for f in record_tables(at) if "PyTorch" in f.columns]
     assert weights.set_index("ONNX").loc["Wr", "PyTorch"].startswith("weight_ih_l0[0:")  # PyTorch stacks r, z, n
 
 
@@ -376,7 +376,7 @@ def test_loops_page_on_a_sequence_map():
     at.switch_page(PAGES["loops"]).run()
     assert_clean(at)
     assert "**2 iterations**" in texts(at)  # random sequences have 2 elements
-    [table] = [f.value for f in at.dataframe if "iteration" in f.value.columns]
+    [table] = [f for f in record_tables(at) if "iteration" in f.columns]
     assert list(table.columns) == ["iteration", "→ x", "sq →"]
     feeds = explorer.load(model).example_inputs(seed=0)["xs"]
     assert table["sq →"].tolist() == [short_text(x * x) for x in feeds]

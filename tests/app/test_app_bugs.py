@@ -21,6 +21,7 @@ from tests.support.apptest import (
     html_text,
     move_target,
     position,
+    record_tables,
     start,
     step_move,
     step_state,
@@ -86,7 +87,7 @@ def test_one_event_numbering_on_the_step_page_and_in_tables():
     assert " › Mod 'parity' · " in position(at)
     at.switch_page(PAGES["graph"]).run()
     at.selectbox(key=state.W_NODE_PICK).set_value("enc/body/inner/body/parity").run()
-    [table] = [d.value for d in at.dataframe if "event" in d.value.columns]
+    [table] = [d for d in record_tables(at) if "event" in d.columns]
     assert 18 in table["event"].tolist()  # the same number the Step page shows for that execution
     assert trace.events[18].node == "enc/body/inner/body/parity"
 

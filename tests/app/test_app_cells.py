@@ -19,6 +19,7 @@ from tests.support.apptest import (
     chart_titles,
     figures,
     interactive,
+    record_tables,
     start,
     text_blocks,
     texts,
@@ -46,7 +47,7 @@ def test_gates_page_shows_a_keras_gru_loop():
     x = explorer.load(keras_loop("GRU")[0]).example_inputs()["X"]  # the app's first inputs: seed 0
     expected = keras_reference("GRU", weights, x)["z"][:, 0, :]  # [time, unit] of batch item 0
     np.testing.assert_allclose(array(heatmaps["z [forward, batch 0]"].z), expected.T, atol=1e-5)
-    [table] = [f.value for f in at.dataframe if "Keras" in f.value.columns]
+    [table] = [f for f in record_tables(at) if "Keras" in f.columns]
     assert table.set_index("slice").loc["kernel[:, 0:4]", "Keras"] == "kernel[:, 0:4]"
     assert "agree with every recorded gate" in texts(at)
 

@@ -40,7 +40,7 @@ def test_loops_and_step_pages_run_over_the_tokens() -> None:
     at.selectbox(key="w_loop").set_value(LOOP).run()
     assert_clean(at)
     assert "**12 iterations** · stopped: trip count reached after 12 iterations" in [m.value for m in at.markdown]
-    [table] = [f.value for f in at.dataframe if "iteration" in f.value.columns]
+    [table] = [f for f in record_tables(at) if "iteration" in f.columns]
     assert table["gen.token →"].tolist() == [f"[{token}]" for token in entry["tokens"]]
     assert next(s for s in at.slider if s.label == "Iteration").max == 11
     at.switch_page("explorer/ui/pages/step.py").run()

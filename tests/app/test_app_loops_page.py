@@ -15,7 +15,8 @@ from onnx import numpy_helper
 import explorer
 from explorer.ui import state
 from explorer.views import loops
-from tests.support.apptest import start, upload
+from explorer.views.html_blocks import LISTED_ROWS
+from tests.support.apptest import record_tables, start, upload
 
 INNER = "scan/body/inner"
 
@@ -102,8 +103,12 @@ def test_a_long_loop_is_tabled_and_plotted_over_its_first_iterations():
     assert not at.exception
     assert "**1500 iterations** · stopped: trip count reached after 1500 iterations" in [m.value for m in at.markdown]
     assert "first 1000 iterations; the slider reaches all 1500" in "\n".join(c.value for c in at.caption)
-    [table] = [f.value for f in at.dataframe if "iteration" in f.value.columns]
-    assert len(table) == loops.MAX_SHOWN and table["b_out →"].tolist()[:3] == ["1", "2", "1"]
+    [table] = [f for f in record_tables(at) if "iteration" in f.columns]
+    assert len(table) == LISTED_ROWS and table["b_out →"].tolist()[:3] == [1, 2, 1]  # until all are asked for
+    at.toggle[0].set_value(True).run()
+    assert at.toggle[0].label == f"List all {loops.MAX_SHOWN} iterations"
+    [table] = [f for f in record_tables(at) if "iteration" in f.columns]
+    assert table["iteration"].tolist() == list(range(loops.MAX_SHOWN))
     assert next(s for s in at.slider if s.label == "Iteration").max == 1499
 
 
@@ -120,7 +125,7 @@ def test_a_beam_search_is_shown_step_by_step():
     at.switch_page("explorer/ui/pages/loops.py").run()
     assert not at.exception
     assert "**12 decode steps** · stopped: max\\_length reached after 12 iterations" in [m.value for m in at.markdown]
-    [table] = [f.value for f in at.dataframe if "token" in f.value.columns]
+    [table] = [f for f in record_tables(at) if "token" in f.columns]
     assert len(table) == 12 * 2 * 4  # steps × batch × beams
     assert {"step", "row", "token", "continues row", "score", "finished", "subgraphs"} <= set(table.columns)
     assert "##### The decoder at the end of step 0" in [m.value for m in at.markdown]

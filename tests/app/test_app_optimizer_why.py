@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from explorer.inputs.samples import sample_path
 from explorer.optimizer import optimize
-from explorer.ui import state
-from explorer.views import rewrites
+from explorer.ui import state, widgets
 from explorer.views.rewrites import decline_rows
 from tests.support.apptest import PAGES, assert_clean, record_tables, start, texts
 
@@ -38,7 +37,7 @@ def test_the_page_shows_why_rewrites_fired_and_why_patterns_declined():
 
 
 def test_a_long_list_of_rewrites_shows_its_first_rows_until_all_are_asked_for(monkeypatch):
-    monkeypatch.setattr(rewrites, "LISTED_REWRITES", 5)  # opt_shape_chain has 17 rewrites
+    monkeypatch.setattr(widgets, "LISTED_ROWS", 5)  # opt_shape_chain has 17 rewrites
     at = start("opt_shape_chain")
     at.switch_page(PAGES["optimizer"]).run()
     assert_clean(at)

@@ -15,7 +15,7 @@ from explorer.model.feeds import loop_bounds
 from explorer.ui import state
 from explorer.views import learning, loops
 from explorer.views.tours import TOURS, tip_event
-from tests.support.apptest import move_target, start, step_to
+from tests.support.apptest import move_target, record_tables, start, step_to
 
 BRANCH = "enc/body/inner/body/branch"
 
@@ -118,7 +118,7 @@ def test_loops_page_reveals_iterations_after_predictions_and_shows_the_c_equival
     assert "C-style equivalent in the spec: input (trip_count, cond)" in text
     assert "**Tour of loop_spec** · 1 of 4" in text
     at.toggle(key=state.W_LEARNING).set_value(True).run()
-    [table] = [d.value for d in at.dataframe if "iteration" in d.value.columns]
+    [table] = [d for d in record_tables(at) if "iteration" in d.columns]
     assert len(table) == 1  # only iteration 0 shown
     [guess] = [n for n in at.number_input if "after iteration 1" in n.label]
     guess.set_value(6.0).run()
@@ -126,7 +126,7 @@ def test_loops_page_reveals_iterations_after_predictions_and_shows_the_c_equival
     reveal.click().run()
     shown = "\n".join(m.value for m in at.markdown).replace("\\", "").replace("\u200b", "")
     assert "Right: you predicted 6; b_in leaves iteration 1 as 6 (it came in as -3)." in shown
-    [table] = [d.value for d in at.dataframe if "iteration" in d.value.columns]
+    [table] = [d for d in record_tables(at) if "iteration" in d.columns]
     assert len(table) == 2 and not at.exception
     [ahead] = [b for b in at.button if b.label == "Next"]
     ahead.click().run()

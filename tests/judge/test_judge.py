@@ -5,7 +5,11 @@ import importlib.util
 import os
 import select
 import signal
+import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -169,3 +173,45 @@ def test_keeping_a_spare_starts_the_shared_judges_child_too():
         assert shared.process_id is not None and spare is not None and shared.process_id != spare
     finally:
         explorer.judge.judge.stop_spare()
+
+
+CALLER = """
+import sys
+import numpy as np
+from explorer.judge.judge import Judge
+from tests.support.judge_models import div_model, endless_loop
+from onnx import TensorProto
+judge = Judge()
+judge.run(div_model(TensorProto.FLOAT), {"a": np.ones(1, np.float32), "b": np.ones(1, np.float32)})
+print(judge.process_id, flush=True)
+judge.run(endless_loop(), {"x": np.ones(1, np.float32)}, timeout=600)
+"""
+
+
+def _ended(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in "ZX"  # a zombie has ended; its adopter reaps it
+    except OSError:
+        return True
+
+
+def test_a_child_ends_when_its_caller_is_killed_in_the_middle_of_a_run():
+    """A caller killed outright (SIGKILL: no atexit, no judge closed) leaves a child running an endless loop; the
+    child sees it has been orphaned and ends within a few seconds, instead of holding a core for good."""
+    root = Path(__file__).resolve().parents[2]
+    caller = subprocess.Popen([sys.executable, "-c", CALLER], cwd=root, stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(root)})
+    assert caller.stdout is not None
+    child = int(caller.stdout.readline())
+    time.sleep(1.0)  # the endless loop under way in the child
+    assert not _ended(child)
+    caller.kill()
+    caller.wait()
+    deadline = time.monotonic() + 10
+    while not _ended(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    ended = _ended(child)
+    if not ended:
+        os.kill(child, signal.SIGKILL)  # not left running for the rest of the suite
+    assert ended

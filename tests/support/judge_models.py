@@ -3,6 +3,7 @@ true) and a Div of two one-element tensors of any type; and the judge child proc
 from __future__ import annotations
 
 import os
+import time
 
 import onnx
 from onnx import TensorProto as T
@@ -36,7 +37,19 @@ def div_model(dtype: int) -> onnx.ModelProto:
 
 def judge_children() -> list[int]:
     """Process ids of this process's live judge_worker children but the shared judge's (which the optimizer's
-    load checks keep for the process) and the spare waiting for the next job (explorer.judge.keep_spare)."""
+    load checks keep for the process) and the spare waiting for the next job (explorer.judge.keep_spare). A child
+    seen while it was being started as the spare or the shared judge's is looked at again a moment later, once
+    it is known as such."""
+    found = _unkept_children()
+    for _ in range(5):
+        if not found:
+            break
+        time.sleep(0.1)
+        found = [pid for pid in _unkept_children() if pid in found]
+    return found
+
+
+def _unkept_children() -> list[int]:
     found = []
     kept = (shared_judge().process_id, spare_process_id())
     for pid in os.listdir("/proc"):

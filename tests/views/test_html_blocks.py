@@ -26,6 +26,11 @@ def test_columns_can_be_named_and_an_empty_table_has_its_header_only():
     assert [[text for text, _ in row] for row in empty] == [["x"]]
 
 
+def test_a_column_title_is_its_headers_tooltip_escaped():
+    html = records_table([{"→ x": 1, "y →": 2}], titles={"→ x": 'model/"x"<in>'})
+    assert '<th title="model/&quot;x&quot;&lt;in&gt;">→ x</th><th>y →</th>' in html
+
+
 def test_a_text_block_keeps_its_lines_and_escapes_them():
     html = text_block("explorer: y ok\n<script>alert(1)</script>")
     assert "<pre>explorer: y ok\n&lt;script&gt;alert(1)&lt;/script&gt;</pre>" in html

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from explorer.cells import find_cell
@@ -12,6 +11,7 @@ from explorer.ui import charts, state, widgets
 from explorer.ui.report_button import download_report
 from explorer.views import gates
 from explorer.views.charts import lines_chart, saturation_chart, time_heatmap_chart
+from explorer.views.html_blocks import records_table
 from explorer.views.markup import md, md_code
 
 
@@ -66,9 +66,8 @@ def show(model, trace, path: str) -> None:
         with right:
             charts.show(saturation_chart(sides, "Saturation per unit: left (< 0.1) vs right (> 0.9)"),
                         key=state.keyed(state.K_SIDES_PLOT, path))
-        st.dataframe(pd.DataFrame([{"gate": name, "left saturated (< 0.1)": float(np.nanmean(lo)),
-                                    "right saturated (> 0.9)": float(np.nanmean(hi))}
-                                   for name, (lo, hi) in sides.items()]), hide_index=True)
+        st.html(records_table([{"gate": name, "left saturated (< 0.1)": float(np.nanmean(lo)),
+                                "right saturated (> 0.9)": float(np.nanmean(hi))} for name, (lo, hi) in sides.items()]))
     charts.show(lines_chart({"‖H‖": gates.hidden_norm(series["H"])}, "Norm of H over time", ytitle="L2"),
                 key=state.keyed(state.K_NORM_PLOT, path))
     if np.isnan(series["H"]).any():
@@ -111,7 +110,7 @@ def exported_report(model, trace, path: str) -> None:
         show = {"error": st.error, "warning": st.warning}.get(finding.level, st.info)
         show(md(finding.message))
     if report.blocks:
-        st.dataframe(pd.DataFrame(gates.weight_rows(report)), hide_index=True)
+        st.html(records_table(gates.weight_rows(report)))
 
 
 st.title("Gates", help=more("Every gate of every recurrent cell at every time step, whatever form the exporter gave it.", "gates"))

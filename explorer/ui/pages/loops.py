@@ -2,7 +2,8 @@
 and onnxruntime's generation operators, step by step."""
 from __future__ import annotations
 
-import pandas as pd
+from collections import Counter
+
 import streamlit as st
 
 from explorer.docs_links import more
@@ -30,9 +31,9 @@ def branches(model, trace, path: str) -> None:
         if not failed:
             st.info("This If did not run in the recorded trace.")
         return
-    taken = pd.Series([r["branch"] for r in rows]).value_counts()
-    st.markdown(" · ".join(f"**{md(name)}** ran {count}×" for name, count in taken.items()))
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    taken = Counter(r["branch"] for r in rows).most_common()
+    st.markdown(" · ".join(f"**{md(name)}** ran {count}×" for name, count in taken))
+    widgets.listed_table(rows, state.keyed(state.W_ALL_ROWS, path), "executions")
     runs = [e for e in trace.events_of(path) if "branch" in e.info]
     if not runs:
         return
@@ -89,9 +90,8 @@ def iterating(model, trace, path: str) -> None:
     shown = iterations[:loops.MAX_SHOWN]
     if len(shown) < count and not learning.enabled():
         st.caption(f"The table and the plots show the first {len(shown)} iterations; the slider reaches all {count}.")
-    st.dataframe(pd.DataFrame(loops.iteration_rows(body, shown)), hide_index=True,
-                 column_config={label: st.column_config.Column(help=name)
-                                for label, (name, _) in loops.iteration_columns(body).items()})
+    widgets.listed_table(loops.iteration_rows(body, shown), state.keyed(state.W_ALL_ROWS, path, run.iteration),
+                         "iterations", titles={label: name for label, (name, _) in loops.iteration_columns(body).items()})
     position = len(iterations) - 1 if learning.enabled() else 0
     if len(iterations) > 1 and not learning.enabled():
         position = st.slider("Iteration", 0, len(iterations) - 1, key=state.keyed(state.K_LOOP_ITERATION, path, run.iteration))
@@ -144,7 +144,7 @@ def generating(model, trace, path: str) -> None:
     if not steps:
         return
     shown = steps[:loops.MAX_SHOWN]
-    st.dataframe(pd.DataFrame(loops.step_rows(shown)), hide_index=True)
+    widgets.listed_table(loops.step_rows(shown), state.keyed(state.W_ALL_ROWS, path, run.iteration), "rows")
     position = 0
     if len(steps) > 1:
         position = st.slider("Step", 0, len(steps) - 1, key=state.keyed(state.K_LOOP_ITERATION, path, run.iteration))

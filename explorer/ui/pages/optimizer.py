@@ -16,7 +16,7 @@ from explorer.files.access import NO_SAVES
 from explorer.files.atomic_write import check_targets
 from explorer.judge.judge_job import JudgeJob
 from explorer.model.model_files import external_data_name, needs_external, serialize_model
-from explorer.ui import diagram, jobs, reach, save_owners, state, work
+from explorer.ui import diagram, jobs, reach, save_owners, state, widgets, work
 from explorer.views import rewrites
 from explorer.views.builder import Drawing
 from explorer.views.dot import model_to_dot
@@ -128,15 +128,10 @@ def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> tuple[Ca
 
 
 def rewrite_list(result) -> None:
-    """The applied rewrites in a table (the first rewrites.LISTED_REWRITES unless all are asked for); the one
+    """The applied rewrites in a table (the first html_blocks.LISTED_ROWS unless all are asked for); the one
     chosen, if any, drawn with its neighbourhood before and after."""
-    rows, listed = rewrites.step_rows(result), rewrites.LISTED_REWRITES
-    if len(rows) > listed and not st.toggle(
-            f"List all {len(rows)} rewrites", key=state.W_ALL_REWRITES,
-            help=f"The first {listed} are listed at first: a table of hundreds of rows costs the page's first "
-                 "render a quarter of a second or more. The report (JSON) has them all."):
-        rows = rows[:listed]
-    st.html(records_table(rows))
+    widgets.listed_table(rewrites.step_rows(result), state.W_ALL_REWRITES, "rewrites",
+                         more_note="The report (JSON) has them all.")
     steps = result.steps
     # none drawn at first: its two canvases cost a page's first render a tenth of a second, and the first
     # rewrite is no likelier than any other to be the one a user wants to see
