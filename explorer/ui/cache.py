@@ -218,15 +218,18 @@ def optimize_cached(model_key: str, patterns: tuple[str, ...], stop_after: int |
         return _optimizations.get(key, partial(_optimized, key, model))
 
 
-def optimize_ahead(model: Model, patterns: tuple[str, ...]) -> None:
+def optimize_ahead(model: Model, patterns: tuple[str, ...],
+                   prepare: Callable[[OptimizationResult], object] = lambda result: None) -> None:
     """Starts optimizing the model with `patterns` on a daemon thread, unless that is kept or under way: a page
     asking for it later (optimize_cached) finds it done, or waits for the rest. What the Optimizer page asks of the
-    result is made too (nobody waits yet): the optimized model loaded, both models' node paths."""
+    result is made too (nobody waits yet): the optimized model loaded, both models' node paths, and whatever
+    `prepare(result)` makes."""
     key = (model.sha256, patterns, None)
-    _optimizations.ahead(key, partial(_optimized, key, model, prepared=True), "optimize ahead")
+    _optimizations.ahead(key, partial(_optimized, key, model, prepare), "optimize ahead")
 
 
-def _optimized(key: OptimizationKey, model: Model, prepared: bool = False) -> OptimizationResult:
+def _optimized(key: OptimizationKey, model: Model,
+               prepare: Callable[[OptimizationResult], object] | None = None) -> OptimizationResult:
     model_key, patterns, stop_after = key
     try:
         if stop_after is not None:
@@ -236,10 +239,11 @@ def _optimized(key: OptimizationKey, model: Model, prepared: bool = False) -> Op
         raise
     except Exception as exc:  # the page shows it; the model stays
         raise ExplorerError(f"the optimizer failed: {failure_text(exc)}") from exc
-    if prepared:
+    if prepare is not None:
         with contextlib.suppress(Exception):  # a page that asks for these gets the error itself
             result.node_counts()
             result.optimized_model()
+            prepare(result)
     return result
 
 

@@ -10,6 +10,7 @@ from ..optimizer import OptimizationResult, RewriteStep, default_patterns
 from .builder import Drawing
 from .dot import model_to_dot
 from .draw_facts import ModelFacts
+from .draw_plan import default_max_boxes
 from .overlays import RewriteOverlay
 
 
@@ -57,6 +58,19 @@ def step_overlays(step: RewriteStep) -> tuple[RewriteOverlay, RewriteOverlay]:
     prefix = f"{step.graph}/" if step.graph else ""
     return (RewriteOverlay(removed=frozenset(p[len(prefix):] for p in step.removed)),
             RewriteOverlay(added=frozenset(p[len(prefix):] for p in step.added)))
+
+
+# nodes: a model of up to this many is drawn whole, before and after, when the Optimizer page opens (gtcrn's 1,786
+# nodes drawn twice cost its first opening graphviz's two layouts and the browser two large drawings, about a second)
+WHOLE_MODEL_LIMIT = 1000
+
+
+def whole_models(result: OptimizationResult, original: Model) -> tuple[Drawing, Drawing]:
+    """The original model (`original`, loaded) with the nodes `result` removed marked, and the optimized one with
+    those it added marked, at the same expansion (side_by_side)."""
+    removed, added = result_overlays(result)
+    return side_by_side(original, result.optimized_model(), removed, added, edge_labels=None,
+                        max_boxes=default_max_boxes(len(original.index.nodes)))
 
 
 def side_by_side(before: Model, after: Model, removed: RewriteOverlay, added: RewriteOverlay,

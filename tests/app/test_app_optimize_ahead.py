@@ -10,9 +10,9 @@ from explorer.errors import ExplorerError
 from explorer.inputs.samples import sample_path
 from explorer.model.model import load
 from explorer.optimizer import result as result_module
-from explorer.ui import cache, state, work
-from explorer.views.rewrites import pattern_rules
-from tests.support.apptest import PAGES, assert_clean, start, texts, upload
+from explorer.ui import cache, diagram, state, work
+from explorer.views.rewrites import pattern_rules, whole_models
+from tests.support.apptest import PAGES, assert_clean, diagram_args, start, texts, upload
 from tests.support.caps_models import chain
 
 
@@ -23,15 +23,22 @@ def ahead(model_key: str):
 
 def test_a_shown_model_is_optimized_ahead_and_the_optimizer_page_takes_it(monkeypatch):
     at = start("opt_shape_chain")  # the Graph page
-    started = ahead(load(str(sample_path("opt_shape_chain"))).sha256)
+    model = load(str(sample_path("opt_shape_chain")))
+    started = ahead(model.sha256)
     assert started is not None and len(started.result(timeout=120).steps) == 17
+    for drawing in whole_models(started.result(), model):  # the two drawings the page opens with, laid out ahead
+        laid_out = diagram._layouts.find(diagram._dot_key(drawing.dot))
+        assert laid_out is not None and "</svg>" in laid_out.result(timeout=120)
     asked = []
     monkeypatch.setattr(cache, "optimize", lambda *args, **kwargs: asked.append(args))
     monkeypatch.setattr(result_module, "load", lambda *args, **kwargs: asked.append(args))  # loaded ahead too
+    monkeypatch.setattr(diagram, "render_svg", lambda *args, **kwargs: asked.append(args))  # and laid out
     at.switch_page(PAGES["optimizer"]).run()
     assert_clean(at)
     assert "**17 rewrites**" in texts(at) and asked == []
-    assert at.toggle(key=state.W_OPT_WHOLE).value  # the whole models drawn, the optimized one as loaded ahead
+    assert at.toggle(key=state.W_OPT_WHOLE).value  # the whole models drawn, as loaded and laid out ahead
+    for key in (state.W_OPT_BEFORE, state.W_OPT_AFTER):
+        assert "</svg>" in diagram_args(at, key)["svg"]
 
 
 def test_an_upload_or_a_model_past_the_bound_is_optimized_only_when_asked(monkeypatch):

@@ -110,3 +110,23 @@ def test_before_and_after_are_drawn_at_the_same_expansion():
     drawn = side_by_side(before, after, removed, added)
     assert [sorted(d.bodies) for d in drawn] == [["loop/body"], ["loop/body"]]
     assert drawn[0].shows("loop/body/relu0") and drawn[1].shows("loop/body/relu0")
+
+
+def test_a_big_model_is_drawn_whole_before_and_after_as_the_overview_of_its_layers():
+    """A decoder of 630 nodes (optimum's Qwen2 with past) opens on the Graph page as an overview of its layers; the
+    Optimizer draws it whole at the same box budget before and after (the optimized model, smaller, would
+    otherwise be drawn node by node beside an overview: 413 boxes, 0.7 MB of SVG)."""
+    from pathlib import Path
+
+    from explorer.views.draw_plan import OVERVIEW_BOXES
+    from explorer.views.rewrites import whole_models
+
+    path = Path(__file__).resolve().parents[1] / "models" / "optimum_exports" / "qwen2_decoder_with_past.onnx"
+    model = explorer.load(path)
+    result = optimize(model)
+    assert len(result.steps) > 0 and len(model.index.nodes) > 300
+    before, after = whole_models(result, model)
+    assert before.scopes == after.scopes and before.bodies == after.bodies
+    assert len(before.boxes) <= OVERVIEW_BOXES and len(after.boxes) <= OVERVIEW_BOXES
+    layers = {"scope:/model/layers.0", "scope:/model/layers.1"}  # each decoder layer one box, on both sides
+    assert layers <= before.boxes and layers <= after.boxes

@@ -24,9 +24,6 @@ from explorer.views.html_blocks import records_table, text_block
 from explorer.views.markup import md, md_code
 from explorer.views.styles import tinted
 
-# nodes: bigger models are drawn on request (gtcrn's 1,786 nodes drawn twice, before and after, cost its first
-# opening graphviz's two layouts and the browser two large drawings, about a second)
-WHOLE_MODEL_LIMIT = 1000
 STATUS = {"equivalent": tinted("**equivalent**", "good"), "different": tinted("**different**", "bad"),
           "explorer only": tinted("**equivalent by explorer only**", "unsure") + " (onnxruntime gave no verdict)",
           "inconclusive": tinted("**inconclusive**", "unsure")}
@@ -115,13 +112,11 @@ def whole_models(model, chosen: tuple[str, ...], result, shown: str) -> tuple[Ca
     partial = result if k == count else work.optimization(model, chosen, k)
     key, job = work.equivalence(model, chosen, None if k == count else k, partial, wait=False)
     fill = proof_slot(key, job, f"After {k} of {count} rewrite{'s' if count != 1 else ''}", shown)
-    if st.toggle("Draw the whole models", value=len(model.index.nodes) <= WHOLE_MODEL_LIMIT,
-                 key=state.W_OPT_WHOLE, help="Drawn at first for models of up to 1,000 nodes: a bigger one takes graphviz and the browser a second or more, twice"):
-        removed, added = rewrites.result_overlays(partial)
+    if st.toggle("Draw the whole models", value=len(model.index.nodes) <= rewrites.WHOLE_MODEL_LIMIT,
+                 key=state.W_OPT_WHOLE, help=f"Drawn at first for models of up to {rewrites.WHOLE_MODEL_LIMIT:,} nodes: a "
+                                             "bigger one takes graphviz and the browser a second or more, twice"):
         original = partial.model or state.proto_model(partial.original, partial.lenient)  # the loaded one
-        drawn = rewrites.side_by_side(original, partial.optimized_model(), removed, added,
-                                      edge_labels=None)  # at the same expansion
-        before_and_after(drawn, ("##### Original (removed nodes marked)",
+        before_and_after(rewrites.whole_models(partial, original), ("##### Original (removed nodes marked)",
                                  f"##### After {k} rewrite{'s' if k != 1 else ''} (added nodes marked)"),
                          (state.W_OPT_BEFORE, state.W_OPT_AFTER), st.markdown)
     return fill, job
