@@ -50,6 +50,15 @@ class Recent(Generic[K, V]):
             self._keep(key, made)
             return made, True
 
+    def take(self, key: K) -> V | None:
+        """The entry under `key`, dropped; None when there is none (of callers at once, one gets it)."""
+        with self._lock:
+            found = self._entries.pop(key, None)
+            if found is None:
+                return None
+            self._total -= found[1]
+            return found[0]
+
     def discard(self, key: K, value: V) -> None:
         """Drops the entry under `key` if it is `value` (not one kept there since)."""
         with self._lock:

@@ -21,6 +21,7 @@ REFRESH_S = 0.5  # seconds between two looks at a running job
 KEEP = 16  # finished jobs kept per session (their answers are what the pages show)
 SHARED_KEEP = 64  # shared jobs kept for every session (their answers once done), the least recently asked going first
 _answers: Recent[str, JudgeJob[Any]] = Recent(SHARED_KEEP)
+_ahead: Recent[str, JudgeJob[Any]] = Recent(SHARED_KEEP)  # shared jobs started ahead of any session's asking
 
 
 def job(key: str, label: str, work: Callable[[], T], *, shared: bool = False, wait: bool = True) -> JudgeJob[T]:
@@ -30,19 +31,40 @@ def job(key: str, label: str, work: Callable[[], T], *, shared: bool = False, wa
     one: a session's cancel or a failure stays that session's)."""
     jobs: dict[str, JudgeJob[Any]] = st.session_state.setdefault(JOBS, {})
     found = jobs.get(key)
-    if found is None and shared:
-        answered = _answers.get(key)
-        if answered is not None and answered.state == "done":
-            found = jobs[key] = answered
+    if found is not None:
+        return found
+    found = _shared_answer(key) if shared else None
     if found is None:
-        found = jobs[key] = JudgeJob(work, label).start()
+        found = JudgeJob(work, label).start()
         if shared:  # other sessions take it once it is done, whether or not this session looks at it again
             _answers.put(key, found)
-        for old in [k for k, j in jobs.items() if j.state != "running"][:-KEEP]:
-            del jobs[old]
-        if wait:
-            found.wait(WAIT_S)
+    jobs[key] = found
+    for old in [k for k, j in jobs.items() if j.state != "running"][:-KEEP]:
+        del jobs[old]
+    if wait:
+        found.wait(max(0.0, WAIT_S - found.elapsed))
     return found
+
+
+def _shared_answer(key: str) -> JudgeJob[Any] | None:
+    """Another session's done job for `key`, or the job started ahead for it (start_ahead), running or done,
+    now the asking session's (its answer then shared as any)."""
+    answered = _answers.get(key)
+    if answered is not None and answered.state == "done":
+        return answered
+    ahead = _ahead.take(key)
+    if ahead is None or ahead.state not in ("running", "done"):
+        return None
+    _answers.put(key, ahead)
+    return ahead
+
+
+def start_ahead(key: str, label: str, work: Callable[[], T]) -> None:
+    """Starts the shared job `key` (as `job(key, label, work, shared=True)` would) before any session asks for it,
+    unless it is started or answered already: the first session that asks takes it, running or done. Not a
+    session's until then, so callable from any thread."""
+    if _answers.get(key) is None:
+        _ahead.get_or_put(key, lambda: JudgeJob(work, label).start())
 
 
 def keep_ready() -> None:

@@ -31,22 +31,30 @@ def optimization(model: Model, patterns: tuple[str, ...], stop_after: int | None
 
 def optimize_ahead() -> None:
     """Starts, in the background, the optimization the Optimizer page opens with (every pattern) of the active
-    model, a sample's or a local file's of up to OPTIMIZE_AHEAD_NODES nodes, in an app that is not shared: the
-    page then opens without waiting for it (its first render on gtcrn spent 0.4 to 0.5 s optimizing beside the
-    browser's work). An uploaded model is its session's alone, let go when the session ends: kept for every
-    session, its optimization would hold it. A shared app optimizes only what a visitor asks for."""
+    model, a sample's or a local file's of up to OPTIMIZE_AHEAD_NODES nodes, in an app that is not shared, and once
+    it is made, what the page shows of it (_prepare_page): the page then opens without waiting (its first render
+    on gtcrn spent 0.4 to 0.5 s optimizing beside the browser's work). An uploaded model is its session's alone,
+    let go when the session ends: kept for every session, its optimization would hold it. A shared app optimizes
+    only what a visitor asks for."""
     source, model = active_source(), active_model()
     if source is None or model is None or source.kind == "upload" or reach.access().shared \
             or len(model.index.nodes) > OPTIMIZE_AHEAD_NODES:
         return
-    cache.optimize_ahead(model, tuple(pattern_rules()), partial(_lay_out_whole_models, model))
+    patterns = tuple(pattern_rules())
+    key, feeds, label, shared = _proof_request(model, patterns, None)
+    cache.optimize_ahead(model, patterns, partial(_prepare_page, model, (key, feeds, label) if shared else None))
 
 
-def _lay_out_whole_models(model: Model, result: OptimizationResult) -> None:
-    """Starts graphviz on the two models the Optimizer page draws whole at first (whisper's merged decoder
-    optimized: 2.2 s of layout)."""
+def _prepare_page(model: Model, proof: tuple[str, Any, str] | None, result: OptimizationResult) -> None:
+    """Starts what the Optimizer page shows of an optimization made ahead: graphviz on the two models it draws
+    whole (whisper's merged decoder optimized: 2.2 s of layout) and the proof on the feeds of the run the
+    session had then (`proof`: its job's key, feeds and label; a proof in a new browser's first render took 0.3
+    to 0.5 s beside the browser's work)."""
     if len(model.index.nodes) <= WHOLE_MODEL_LIMIT:
         diagram.lay_out_ahead(*whole_models(result, model))
+    if proof is not None:
+        key, feeds, label = proof
+        jobs.start_ahead(key, label, lambda: verify(result, feeds, bisect=True))
 
 
 def by_content(feeds_key: str) -> bool:
@@ -60,14 +68,21 @@ def equivalence(model: Model, patterns: tuple[str, ...], stop_after: int | None,
     """(job key, job) of the proof: the original and (partially) optimized models run on the current run's feeds
     (random ones when there are none) by explorer and onnxruntime in the background; for the full
     optimization, bisection names the first failing rewrite. `wait`: as jobs.job's."""
+    key, feeds, label, shared = _proof_request(model, patterns, stop_after)
+    return key, jobs.job(key, label, lambda: verify(result, feeds, bisect=stop_after is None), shared=shared,
+                         wait=wait)
+
+
+def _proof_request(model: Model, patterns: tuple[str, ...], stop_after: int | None) -> tuple[str, Any, str, bool]:
+    """(job key, feeds, label, whether it is shared) of the proof of the model optimized with `patterns` (after
+    `stop_after` rewrites) on the session's current run's feeds, None (random ones) when there is none."""
     request: RunRequest | None = st.session_state.get(RUN_REQUEST)
     trace = current_trace()
     feeds = trace.feeds if trace is not None and request is not None else None
     feeds_key = request.feeds_key if request is not None and feeds is not None else "random:0"
     key = f"proof:{model.sha256}:{','.join(patterns)}:{stop_after}:{feeds_key}"
     label = "Equivalence proof" + ("" if stop_after is None else f" after {stop_after} rewrites")
-    return key, jobs.job(key, label, lambda: verify(result, feeds, bisect=stop_after is None),
-                         shared=by_content(feeds_key), wait=wait)
+    return key, feeds, label, by_content(feeds_key)
 
 
 def comparison(b: Any, b_key: str, rtol: float | None, atol: float | None) -> tuple[str, JudgeJob[Comparison]] | None:

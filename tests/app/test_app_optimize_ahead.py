@@ -10,7 +10,7 @@ from explorer.errors import ExplorerError
 from explorer.inputs.samples import sample_path
 from explorer.model.model import load
 from explorer.optimizer import result as result_module
-from explorer.ui import cache, diagram, state, work
+from explorer.ui import cache, diagram, jobs, state, work
 from explorer.views.rewrites import pattern_rules, whole_models
 from tests.support.apptest import PAGES, assert_clean, diagram_args, start, texts, upload
 from tests.support.caps_models import chain
@@ -41,13 +41,31 @@ def test_a_shown_model_is_optimized_ahead_and_the_optimizer_page_takes_it(monkey
         assert "</svg>" in diagram_args(at, key)["svg"]
 
 
+def ahead_proofs(model_key: str) -> dict:
+    """The proofs started ahead (no session's yet) of a model's optimization, by job key."""
+    return {key: job for key, (job, _) in jobs._ahead._entries.items() if key.startswith(f"proof:{model_key}:")}
+
+
+def test_the_proof_is_started_ahead_and_the_optimizer_page_takes_it_running_or_done(monkeypatch):
+    at = start("opt_shape_chain")  # the Graph page: the sample's run, on its own inputs
+    model = load(str(sample_path("opt_shape_chain")))
+    ahead(model.sha256).result(timeout=120)
+    [(key, proof)] = ahead_proofs(model.sha256).items()
+    assert key.endswith(":None:" + at.session_state[state.RUN_REQUEST].feeds_key)  # the session's run's feeds
+    monkeypatch.setattr(work, "verify", lambda *args, **kwargs: pytest.fail("proved again"))
+    at.switch_page(PAGES["optimizer"]).run()
+    assert_clean(at)
+    assert at.session_state[state.JOBS][key] is proof and ahead_proofs(model.sha256) == {}  # the session's now
+    assert "Fully optimized model: :green[**equivalent**]" in texts(at).splitlines()
+
+
 def test_an_upload_or_a_model_past_the_bound_is_optimized_only_when_asked(monkeypatch):
     data = chain(50)
     at = upload(start(), "chain.onnx", data)
     key = load(data).sha256
     assert ahead(key) is None
     at.switch_page(PAGES["optimizer"]).run()  # asked: optimized then
-    assert_clean(at) and ahead(key) is not None
+    assert_clean(at) and ahead(key) is not None and ahead_proofs(key) == {}
     monkeypatch.setattr(work, "OPTIMIZE_AHEAD_NODES", 10)  # opt_linear_cleanup has 13 nodes
     start("opt_linear_cleanup")
     assert ahead(load(str(sample_path("opt_linear_cleanup"))).sha256) is None

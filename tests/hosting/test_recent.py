@@ -89,6 +89,22 @@ def test_discard_drops_only_the_entry_it_names():
     assert len(kept) == 2  # the discarded entry's weight no longer counts
 
 
+def test_of_callers_taking_an_entry_at_once_one_gets_it_and_its_weight_goes():
+    kept: Recent[str, str] = Recent(10, weight=len)
+    kept.put("a", "value")
+    got: list[str | None] = []
+    threads = [threading.Thread(target=lambda: got.append(kept.take("a"))) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert got.count("value") == 1 and got.count(None) == 7
+    assert kept.get("a") is None and kept.take("a") is None
+    kept.put("b", "01234")
+    kept.put("c", "56789")
+    assert kept.get("b") == "01234" and kept.get("c") == "56789"  # the taken entry's weight no longer counts
+
+
 def test_made_once_weighs_a_value_once_made_and_keeps_no_failure():
     made: MadeOnce[str, str] = MadeOnce(10, weight=len)
     release = threading.Event()

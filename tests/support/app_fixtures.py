@@ -8,7 +8,7 @@ import pytest
 
 @pytest.fixture
 def fresh_app(monkeypatch):
-    """Empty Streamlit caches, no optimization kept and no shared answer of a job, so an AppTest never sees a
+    """Empty Streamlit caches, no optimization kept and no shared answer of a job (nor one started ahead), so an AppTest never sees a
     model, run, drawing, optimization or proof that an earlier test left behind; and onnxruntime's answers seen in the run that asks for them (tests of the progress line and of cancel set
     explorer.ui.jobs.WAIT_S back to 0)."""
     import streamlit as st
@@ -19,4 +19,5 @@ def fresh_app(monkeypatch):
     st.cache_data.clear()
     st.cache_resource.clear()
     monkeypatch.setattr(jobs, "_answers", type(jobs._answers)(jobs.SHARED_KEEP))
+    monkeypatch.setattr(jobs, "_ahead", type(jobs._ahead)(jobs.SHARED_KEEP))
     monkeypatch.setattr(cache, "_optimizations", type(cache._optimizations)(cache.OPTIMIZATIONS_KEPT))
