@@ -126,6 +126,10 @@ def test_a_beam_search_is_shown_step_by_step():
     assert not at.exception
     assert "**12 decode steps** · stopped: max\\_length reached after 12 iterations" in [m.value for m in at.markdown]
     [table] = [f for f in record_tables(at) if "token" in f.columns]
+    assert len(table) == LISTED_ROWS  # until all are asked for
+    [listing] = [t for t in at.toggle if t.label.startswith("List all")]
+    listing.set_value(True).run()
+    [table] = [f for f in record_tables(at) if "token" in f.columns]
     assert len(table) == 12 * 2 * 4  # steps × batch × beams
     assert {"step", "row", "token", "continues row", "score", "finished", "subgraphs"} <= set(table.columns)
     assert "##### The decoder at the end of step 0" in [m.value for m in at.markdown]
