@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from ..errors import ExplorerError, summarize
 from ..heap import give_back
+from ..hosting.priority import this_thread_lowered
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_BYTES = 4 << 30  # on top of the child's own footprint and of the model's size
@@ -233,8 +234,12 @@ def spare_process_id() -> int | None:
 
 
 def _spawn() -> subprocess.Popen[bytes]:
-    """A new child: the spare when one is waiting (another is started in its place), else one started now."""
+    """A new child: the spare when one is waiting (another is started in its place), else one started now. Work
+    in the background (a lowered thread, hosting/priority) starts a child of its own, at its priority: the
+    spare, and the one started in its place, are the pages'."""
     global _spare
+    if this_thread_lowered():
+        return _worker()
     with _spare_lock:
         taken, _spare = _spare, None
     _refill()

@@ -18,6 +18,7 @@ import streamlit as st
 from ..errors import ExecutionError, ExplorerError, FeedError, failure_text
 from ..executor import run
 from ..files.access import REFUSED, Access, AccessRefused
+from ..hosting.priority import lower_this_thread
 from ..hosting.recent import MadeOnce
 from ..inputs.samples import sample_inputs, sample_path
 from ..limits import Limits
@@ -225,7 +226,14 @@ def optimize_ahead(model: Model, patterns: tuple[str, ...],
     result is made too (nobody waits yet): the optimized model loaded, both models' node paths, and whatever
     `prepare(result)` makes."""
     key = (model.sha256, patterns, None)
-    _optimizations.ahead(key, partial(_optimized, key, model, prepare), "optimize ahead")
+    _optimizations.ahead(key, partial(_optimized_in_background, key, model, prepare), "optimize ahead")
+
+
+def _optimized_in_background(key: OptimizationKey, model: Model,
+                             prepare: Callable[[OptimizationResult], object]) -> OptimizationResult:
+    """_optimized at the lowest CPU priority, with what `prepare` starts (hosting/priority)."""
+    lower_this_thread()
+    return _optimized(key, model, prepare)
 
 
 def _optimized(key: OptimizationKey, model: Model,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.errors import ExplorerError
+from explorer.hosting.priority import this_thread_lowered
 from explorer.inputs.samples import sample_path
 from explorer.model.model import load
 from explorer.optimizer import result as result_module
@@ -80,3 +81,24 @@ def test_a_failed_optimization_is_not_kept(monkeypatch):
     monkeypatch.setattr(cache, "optimize", real)
     assert len(cache.optimize_cached(model.sha256, ("MatMulAdd",), None, model).steps) == 2  # asked again: made
     assert cache.optimize_cached(model.sha256, ("MatMulAdd",), 1, model).steps[0].pattern == "MatMulAdd"
+
+
+def test_the_work_made_ahead_runs_at_the_lowest_priority_and_the_pages_own_does_not(monkeypatch):
+    lowered: dict[str, list[bool]] = {"optimize": [], "verify": []}
+    for module, name in ((cache, "optimize"), (work, "verify")):
+        real = getattr(module, name)
+
+        def spy(*args, real=real, name=name, **kwargs):
+            lowered[name].append(this_thread_lowered())
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, spy)
+    at = start("opt_shape_chain")
+    model = load(str(sample_path("opt_shape_chain")))
+    ahead(model.sha256).result(timeout=120)
+    [proof] = ahead_proofs(model.sha256).values()
+    assert proof.wait(120) and proof.state == "done"
+    assert lowered["optimize"][-1] is True and lowered["verify"] and all(lowered["verify"])
+    at.switch_page(PAGES["optimizer"]).run()
+    at.pills(key=state.W_PATTERNS).set_value(["MatMulAdd"]).run()  # asked by the page: made in its own run
+    assert_clean(at) and lowered["optimize"][-1] is False and lowered["verify"][-1] is False
