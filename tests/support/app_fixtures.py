@@ -21,3 +21,17 @@ def fresh_app(monkeypatch):
     monkeypatch.setattr(jobs, "_answers", type(jobs._answers)(jobs.SHARED_KEEP))
     monkeypatch.setattr(jobs, "_ahead", type(jobs._ahead)(jobs.SHARED_KEEP))
     monkeypatch.setattr(cache, "_optimizations", type(cache._optimizations)(cache.OPTIMIZATIONS_KEPT))
+    yield
+    _end_work_ahead(jobs)
+
+
+def _end_work_ahead(jobs) -> None:
+    """The optimizations made ahead in the test ended, and the proofs they started that no session took cancelled:
+    their onnxruntime children would otherwise outlive the test, seen by the next one's count of children."""
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name == "optimize ahead":
+            thread.join(120)
+    for job, _ in list(jobs._ahead._entries.values()):
+        job.cancel()

@@ -37,9 +37,9 @@ def div_model(dtype: int) -> onnx.ModelProto:
 
 def judge_children() -> list[int]:
     """Process ids of this process's live judge_worker children but the shared judge's (which the optimizer's
-    load checks keep for the process) and the spare waiting for the next job (explorer.judge.keep_spare). A child
-    seen while it was being started as the spare or the shared judge's is looked at again a moment later, once
-    it is known as such."""
+    load checks keep for the process), the spare waiting for the next job (explorer.judge.keep_spare) and those of
+    work made ahead in the background. A child seen while it was being started as the spare or the shared judge's
+    is looked at again a moment later, once it is known as such."""
     found = _unkept_children()
     for _ in range(5):
         if not found:
@@ -47,6 +47,15 @@ def judge_children() -> list[int]:
         time.sleep(0.1)
         found = [pid for pid in _unkept_children() if pid in found]
     return found
+
+
+def _background(pid: int) -> bool:
+    """Whether a child runs work made ahead (hosting/priority: lowered below this process), an earlier test's
+    optimization proved ahead that may still be finishing."""
+    try:
+        return os.getpriority(os.PRIO_PROCESS, pid) > os.getpriority(os.PRIO_PROCESS, os.getpid())
+    except OSError:
+        return False
 
 
 def _unkept_children() -> list[int]:
@@ -60,6 +69,7 @@ def _unkept_children() -> list[int]:
                 command = f.read()
         except (OSError, ValueError, IndexError):
             continue
-        if parent == os.getpid() and b"judge_worker" in command and int(pid) not in kept:
+        if parent == os.getpid() and b"judge_worker" in command and int(pid) not in kept \
+                and not _background(int(pid)):
             found.append(int(pid))
     return found
