@@ -11,7 +11,16 @@ from streamlit.testing.v1 import AppTest
 import explorer
 from explorer.inputs.samples import sample_inputs, sample_path
 from explorer.ui import state
-from tests.support.apptest import SVG, chart_titles, diagram_args, figures, interactive, record_tables, start
+from tests.support.apptest import (
+    SVG,
+    chart_titles,
+    diagram_args,
+    figures,
+    interactive,
+    open_tab,
+    record_tables,
+    start,
+)
 from tests.support.compare_models import exported_rnn, torch_parameters
 
 PAGE = "explorer/ui/pages/compare.py"
@@ -44,14 +53,21 @@ def test_default_sample_against_onnxruntime_agrees_and_steps_in_lockstep():
     assert_clean(at)
     assert at.radio(key="w_compare_b").value == "onnxruntime"
     assert " and onnxruntime agree: 11 aligned value(s)" in plain(at.success[0].value)  # the verdict banner
+    assert not at.slider  # the Diagram tab is open, and only it runs
+    open_tab(at, "Step both")
     assert "A: enc/body/inner/body/parity (Mod) at iteration (0, 0)" in texts(at)
     at.slider(key="w_compare_cursor").set_value(3).run()
     assert "A: enc/body/inner/body/branch (If) at iteration (0, 0)" in texts(at)
     rows = record_tables(at)[1]  # the lockstep table (after the outputs table)
     assert list(rows["value"]) == ["acc_out"] and rows["within tolerance"].all()
+    open_tab(at, "Error over time")
+    assert not at.slider and "branch (If)" not in texts(at)  # the lockstep tab no longer runs
     assert any("error over iterations" in t for t in chart_titles(at)) and not at.get("plotly_chart")
     interactive(at)  # the same chart, by plotly
     assert any("error over iterations" in f.layout.title.text for f in figures(at))
+    open_tab(at, "Step both")  # the cursor kept while its tab was hidden
+    assert at.slider(key="w_compare_cursor").value == 3
+    assert "A: enc/body/inner/body/branch (If) at iteration (0, 0)" in texts(at)
 
 
 def test_reference_values_show_the_first_divergence(tmp_path):

@@ -59,7 +59,7 @@ def test_the_proof_runs_in_the_background_and_cancel_ends_onnxruntime(monkeypatc
     [stats] = [f for f in record_tables(at) if "applied" in f.columns]  # the rest of the page is there
     assert stats.set_index("pattern").loc["MatMulAdd", "applied"] == 2
     [job] = session_jobs(at)
-    assert onnxruntime_started.wait(60) and judge_children()  # onnxruntime is at work on the endless loop
+    assert onnxruntime_started.wait(60) and judge_children(), (job.state, job.error)  # at work on the endless loop
     [cancel] = [b for b in at.button if b.label == "Cancel"]
     cancel.click().run()
     assert job.state == "cancelled" and judge_children() == []

@@ -43,6 +43,12 @@ def assert_clean(at: AppTest) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
+def open_tab(at: AppTest, label: str) -> AppTest:
+    """The Compare page with its tab `label` opened, as a click on it does (only the open tab runs)."""
+    at.session_state[state.W_COMPARE_TAB] = label
+    return at.run()
+
+
 def texts(at: AppTest) -> str:
     """The page's markdown, captions and info boxes, one per line."""
     return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [i.value for i in at.info])

@@ -5,15 +5,19 @@ sides, the worst values and what could not be aligned."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
 import numpy as np
 import streamlit as st
 
+from explorer.compare import Comparison
 from explorer.compare.both_gates import gates_of_both
+from explorer.compare.verdict import Verdict
 from explorer.docs_links import more
 from explorer.errors import ExplorerError
 from explorer.inputs.input_files import feeds_from_npz
 from explorer.inputs.samples import list_samples
+from explorer.model.model import Model
 from explorer.sweep.task import reference_of
 from explorer.ui import (
     charts,
@@ -41,6 +45,7 @@ CHOICES = {"onnxruntime": "onnxruntime", "optimized": "The optimized model", "sa
            "pytorch": "PyTorch's equations (GRU/LSTM/RNN)", "framework": "The PyTorch or Keras model it came from"}
 SWEPT = "sweep"  # B: the reference values of the sweep input opened as the app's inputs
 DRAW_LIMIT = 400  # nodes: bigger models are drawn on request
+STEP_BOTH = "Step both"
 
 
 def swept_reference(model):
@@ -146,7 +151,8 @@ def drawing_tab(model, result, verdict) -> None:
     marked = verdict_banner.marked_node(verdict)
     highlight = [marked] if marked is not None else []
     if not st.toggle("Draw the diagram", value=sum(1 for _ in model.nodes()) <= DRAW_LIMIT,
-                     key=state.W_COMPARE_SIDE_BY_SIDE, help="Laying out a big model takes graphviz seconds"):
+                     key=state.W_COMPARE_SIDE_BY_SIDE, persist_state="page",
+                     help="Laying out a big model takes graphviz seconds"):
         return
     values = views.error_values(result)
     st.caption("Nodes whose values go beyond the tolerance are filled by their largest abs error against B "
@@ -166,8 +172,8 @@ def lockstep_tab(model, result) -> None:
         st.session_state[state.W_COMPARE_CURSOR] = start
     if start is not None and st.button("Go to the first divergence", key=state.W_COMPARE_GOTO):
         st.session_state[state.W_COMPARE_CURSOR] = start
-    index = st.slider("Event (both runs step together)", 0, count - 1, key=state.W_COMPARE_CURSOR) \
-        if count > 1 else 0
+    index = st.slider("Event (both runs step together)", 0, count - 1, key=state.W_COMPARE_CURSOR,
+                      persist_state="page") if count > 1 else 0
     step = views.lockstep(result, index)
     st.text(f"A: {step.a.node} ({step.a.op_type})" + (f" at iteration {step.a.iteration}" if step.a.iteration
                                                         else "")
@@ -188,12 +194,40 @@ def lockstep_tab(model, result) -> None:
             diagram.show(model_to_dot(b.model, cursor=cursor), key=state.W_COMPARE_DIAGRAM_B)
 
 
+def result_tabs(model: Model, result: Comparison, verdict: Verdict) -> None:
+    """The comparison's tabs. Only the open one runs: a new browser lays out what it shows, and a switch reruns
+    the page."""
+    shown: dict[str, Callable[[], object]] = {
+        "Diagram": lambda: drawing_tab(model, result, verdict),
+        STEP_BOTH: lambda: lockstep_tab(model, result),
+        "Error over time": lambda: growth_tab(result),
+        verdict_banner.GATES_TAB: lambda: gates_tab(result, verdict),
+        "Worst values": lambda: st.html(records_table(views.worst_rows(model, result, 50))),
+        "Not aligned": lambda: st.html(records_table([vars(u) for u in result.unaligned]))}
+    choose_tab(result, verdict, list(shown))
+    for tab, show in zip(st.tabs(list(shown), key=state.W_COMPARE_TAB, on_change="rerun"), shown.values()):
+        if tab.open:
+            with tab:
+                show()
+
+
+def choose_tab(result: Comparison, verdict: Verdict, labels: list[str]) -> None:
+    """Opens a new comparison on its verdict's tab (Gates when the sides part at a gate), or on Step both at the
+    first divergence when a sweep's input was opened here; the user's choice stays theirs afterwards."""
+    if st.session_state.get(state.COMPARE_TAB_CHOSEN) == id(result) and state.W_COMPARE_TAB in st.session_state:
+        return
+    st.session_state[state.COMPARE_TAB_CHOSEN] = id(result)
+    at_divergence = st.session_state.get(state.AT_DIVERGENCE) and views.divergence_index(result) is not None
+    st.session_state[state.W_COMPARE_TAB] = STEP_BOTH if at_divergence else verdict_banner.open_tab(verdict) or labels[0]
+
+
 def pick_one(choices: dict[str, str], label: str, key: str, none: str) -> str | None:
     """A selectbox over `choices` (key -> label); None, after saying `none`, when there is nothing to choose."""
     if not choices:
         st.info(none)
         return None
-    return widgets.chosen(st.selectbox(label, list(choices), format_func=choices.__getitem__, key=key))
+    return widgets.chosen(st.selectbox(label, list(choices), format_func=choices.__getitem__, key=key,
+                                       persist_state="page"))
 
 
 def growth_tab(result) -> None:
@@ -226,10 +260,13 @@ def gates_tab(result, verdict) -> None:
         st.info("B has none of these gates.")
         return
     left, middle, right = st.columns([3, 1, 1])
-    gate: str = widgets.chosen(left.radio("Gate", names, horizontal=True, key=state.keyed(state.K_COMPARE_GATE, node)))
+    gate: str = widgets.chosen(left.radio("Gate", names, horizontal=True,
+                                               key=state.keyed(state.K_COMPARE_GATE, node), persist_state="page"))
     _, directions, batch, _ = both.ours[gate].shape
-    direction = int(middle.number_input("Direction", 0, directions - 1, 0, key=state.keyed(state.K_COMPARE_DIR, node)))
-    item = int(right.number_input("Batch item", 0, batch - 1, 0, key=state.keyed(state.K_COMPARE_ITEM, node)))
+    direction = int(middle.number_input("Direction", 0, directions - 1, 0, key=state.keyed(state.K_COMPARE_DIR, node),
+                                         persist_state="page"))
+    item = int(right.number_input("Batch item", 0, batch - 1, 0, key=state.keyed(state.K_COMPARE_ITEM, node),
+                                    persist_state="page"))
     ours, theirs = both.ours[gate][:, direction, item, :], both.theirs[gate][:, direction, item, :]
     columns = st.columns(3)
     for column, (title, values) in zip(columns, (("A", ours), ("B", theirs), ("|A − B|", np.abs(ours - theirs)))):
@@ -272,17 +309,4 @@ else:
             if generation.is_generation(model) and result.b is not None and result.b.trace is not None:
                 tokens_section(trace, result.b.trace)
             download_report(model, "compare", comparison=result)
-            tabs = st.tabs(["Diagram", "Step both", "Error over time", verdict_banner.GATES_TAB, "Worst values",
-                            "Not aligned"], default=verdict_banner.open_tab(verdict))
-            with tabs[0]:
-                drawing_tab(model, result, verdict)
-            with tabs[1]:
-                lockstep_tab(model, result)
-            with tabs[2]:
-                growth_tab(result)
-            with tabs[3]:
-                gates_tab(result, verdict)
-            with tabs[4]:
-                st.html(records_table(views.worst_rows(model, result, 50)))
-            with tabs[5]:
-                st.html(records_table([vars(u) for u in result.unaligned]))
+            result_tabs(model, result, verdict)
