@@ -9,7 +9,7 @@ import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from explorer.judge.judge import shared_judge, spare_process_id
+from explorer.judge.judge import Judge, shared_judge, spare_process_id
 
 OPSET = [h.make_opsetid("", 17)]
 
@@ -33,6 +33,15 @@ def div_model(dtype: int) -> onnx.ModelProto:
                          [h.make_tensor_value_info("a", dtype, [1]), h.make_tensor_value_info("b", dtype, [1])],
                          [h.make_tensor_value_info("y", dtype, [1])])
     return h.make_model(graph, opset_imports=OPSET)
+
+
+def judge_child(judge: Judge, timeout: float) -> int | None:
+    """The process id of `judge`'s child once it has one (a job's thread may start it a while after the page that
+    started the job has run, on a busy machine), or None after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while judge.process_id is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return judge.process_id
 
 
 def judge_children() -> list[int]:
