@@ -4,6 +4,14 @@ import sys
 
 def main() -> None:
     """The app, run by Streamlit as the script `__main__` at each rerun."""
+    from explorer.hosting.quiet import PAGES
+
+    with PAGES.running():  # the server's collections wait until no page has run for a while (hosting/quiet.py)
+        run_app()
+
+
+def run_app() -> None:
+    """The sidebar, then the page chosen, then what the page's run leaves to be filled in."""
     import streamlit as st
 
     from explorer.ui import jobs, kept, owned, reach, state, url, widgets, work

@@ -71,8 +71,8 @@ def release_idle(alive: Callable[[str], bool], idle_seconds: float | None, holdi
                  freeing: Callable[[], None] | None = None) -> int:
     """Releases the holdings of sessions that ended (`alive(owner)` is False; once for each, its `forget` is
     called, then `ended(owner)`) or have been idle longer than `idle_seconds` (`freeing()` is called once before
-    the first); then, when any were released or ended, collects the garbage and gives the freed memory back to
-    the system. Returns how many were released or ended."""
+    the first). Returns how many were released or ended: the caller then collects the garbage (`collect`), which
+    gives their memory back to the system."""
     now = time.monotonic() if now is None else now
     count = 0
     for found in list(HOLDINGS if holdings is None else holdings):
@@ -90,8 +90,6 @@ def release_idle(alive: Callable[[str], bool], idle_seconds: float | None, holdi
             if ended is not None:
                 ended(found.owner)
         count += done
-    if count:
-        collect()
     return count
 
 
@@ -111,3 +109,4 @@ def give_back_memory() -> None:
         trim = None
     if trim is not None:
         trim(0)
+

@@ -219,8 +219,7 @@ def optimize_cached(model_key: str, patterns: tuple[str, ...], stop_after: int |
         return _optimizations.get(key, partial(_optimized, key, model))
 
 
-def optimize_ahead(model: Model, patterns: tuple[str, ...],
-                   prepare: Callable[[OptimizationResult], object] = lambda result: None) -> None:
+def optimize_ahead(model: Model, patterns: tuple[str, ...], prepare: Callable[[OptimizationResult], object]) -> None:
     """Starts optimizing the model with `patterns` on a daemon thread, unless that is kept or under way: a page
     asking for it later (optimize_cached) finds it done, or waits for the rest. What the Optimizer page asks of the
     result is made too (nobody waits yet): the optimized model loaded, both models' node paths, and whatever

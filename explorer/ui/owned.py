@@ -3,7 +3,8 @@ their drawings live in its session state, not in a cache of the whole server, so
 (the browser closed or lost) or has been idle longer than the operator's `idle_minutes` (caps.py); a session
 that ended has its whole state cleared too. A thread of the server's, started with the app, looks every WATCH_S
 seconds, and gives the memory freed back to the system (then once more a look later, for what Streamlit frees
-as it closes the ended sessions); it first removes the run folders a killed server left behind."""
+as it closes the ended sessions) once no page has run for a second; it first removes the run folders a killed
+server left behind."""
 from __future__ import annotations
 
 import threading
@@ -18,6 +19,7 @@ from streamlit.runtime.scriptrunner import ScriptRunContext, get_script_run_ctx
 from ..files.scratch import remove_orphans
 from ..heap import hand_back
 from ..hosting.holdings import Holdings, collect, release_idle
+from ..hosting.quiet import PAGES
 from ..trace.spill import PREFIX as RUN_PREFIX
 from . import reach
 
@@ -25,6 +27,8 @@ T = TypeVar("T")
 KEY = "session_holdings"  # session_state: the session's Holdings
 SIZES = {"runs": 2, "models": 2, "drawings": 16, "svgs": 16, "overlays": 8}  # entries of each kind a session keeps
 WATCH_S = 5.0
+QUIET_S = 1.0  # no page run for this long before a collection: the browser has fetched the last one's files
+LONGEST_WAIT_S = 30.0  # a server never quiet collects after this long all the same
 _WATCHING = threading.Lock()
 _watcher: list[threading.Thread] = []
 
@@ -86,8 +90,8 @@ def _forget_tracked_functions() -> None:
 
 def release_now() -> int:
     """Releases what ended and idle sessions hold (see holdings.release_idle) and closes the ended ones, the
-    memory they free going back to the system (heap.py: hand_back, which the watch turns off again);
-    how many were released."""
+    memory they free going back to the system once collected (heap.py: hand_back, which the watch turns off
+    again); how many were released."""
     return release_idle(alive, reach.caps().idle_seconds, ended=close, freeing=lambda: hand_back(True))
 
 
@@ -112,10 +116,20 @@ def _watch(shared: bool) -> None:
     closed = False
     while True:
         time.sleep(WATCH_S)
-        if closed:  # what Streamlit freed since, closing the ended sessions (their uploads): back to the system
-            collect()
-            hand_back(shared)  # runs keep their freed memory again, but in a shared app
-        try:
-            closed = release_now() > 0
-        except Exception:  # noqa: BLE001,S112 - a bad setting the page reports; the watch goes on
-            continue
+        closed = look(shared, closed)
+
+
+def look(shared: bool, closed: bool) -> bool:
+    """One look of the watch: releases what ended and idle sessions hold; then, when any were released now or
+    closed at the look before (what Streamlit freed since, their uploads), collects the garbage once no page has
+    run for QUIET_S (hosting/quiet.py), giving the memory back to the system. Whether any were released now."""
+    try:
+        released = release_now()
+    except Exception:  # noqa: BLE001 - a bad setting the page reports; the watch goes on
+        released = 0
+    if released or closed:
+        PAGES.wait(QUIET_S, LONGEST_WAIT_S)
+        collect()
+    if closed and not released:
+        hand_back(shared)  # runs keep their freed memory again, but in a shared app
+    return released > 0
