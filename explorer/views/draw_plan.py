@@ -44,6 +44,12 @@ def default_max_boxes(node_count: int) -> int:
     return OVERVIEW_BOXES if node_count > OVERVIEW_NODES else Options.max_boxes
 
 
+def body_max_boxes(facts: ModelFacts, body_path: str) -> int:
+    """default_max_boxes for a drawing of one body (an If's branch, a loop's body), by its own nodes (nested ones
+    counted): a merged decoder's branch of 500 nodes is drawn as the overview of its layers, as its model is."""
+    return default_max_boxes(facts.sizes.get(body_path, 0))
+
+
 def revealed(facts: ModelFacts, wanted: Iterable[str], group_scopes: bool = True
              ) -> tuple[frozenset[str], frozenset[str]]:
     """Bodies and scopes to open (under the default rule) so that the wanted nodes show: two drawings whose

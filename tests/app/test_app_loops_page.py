@@ -133,3 +133,25 @@ def test_a_beam_search_is_shown_step_by_step():
     assert len(table) == 12 * 2 * 4  # steps × batch × beams
     assert {"step", "row", "token", "continues row", "score", "finished", "subgraphs"} <= set(table.columns)
     assert "##### The decoder at the end of step 0" in [m.value for m in at.markdown]
+
+
+def test_a_merged_decoders_branches_are_drawn_as_the_overview_of_their_layers():
+    """optimum's merged T5 decoder: an If whose two branches hold 520 and 546 nodes. Each is drawn as the
+    overview of its layers (the Graph page's budget for a model of that size), not node by node (259 and 246
+    boxes, half a megabyte of SVG each, which a new browser took most of a second to draw)."""
+    from xml.etree import ElementTree
+
+    from explorer.views.draw_plan import OVERVIEW_BOXES
+    from tests.support.apptest import SVG, diagram_args
+
+    model = Path(__file__).resolve().parents[1] / "models" / "optimum_exports" / "t5_decoder_merged.onnx"
+    at = start()
+    at.radio(key=state.W_SOURCE).set_value("Local path").run()
+    at.text_input(key=state.W_PATH).input(str(model)).run()
+    at.switch_page("explorer/ui/pages/loops.py").run()
+    assert not at.exception
+    for branch in ("then_branch", "else_branch"):
+        args = diagram_args(at, state.keyed(state.K_IF_DIAGRAM, "optimum::if", branch))
+        boxes = [g for g in ElementTree.fromstring(args["svg"]).iter(f"{SVG}g") if g.get("class") == "node"]
+        assert 10 <= len(boxes) <= OVERVIEW_BOXES + 15, (branch, len(boxes))
+        assert any("decoder" in "".join(g.itertext()) for g in boxes)  # a layer's box, named by its module path

@@ -13,12 +13,20 @@ from explorer.views import loops
 from explorer.views.cell_equations import cell_equations
 from explorer.views.charts import series_chart
 from explorer.views.dot import model_to_dot
+from explorer.views.draw_facts import ModelFacts
+from explorer.views.draw_plan import body_max_boxes
 from explorer.views.html_blocks import code_block
 from explorer.views.learning import loop_mode_code
 from explorer.views.markup import md, md_code
 from explorer.views.names import shorten_text, shortened
 from explorer.views.overlays import TraceOverlay
 from explorer.views.pseudocode import pseudocode
+
+
+def body_drawing(model, body_path: str, overlay: TraceOverlay | None):
+    """A body drawn alone, at the box budget of its own size (a big one as the overview of its layers)."""
+    return model_to_dot(model, focus=body_path, cursor=overlay,
+                        max_boxes=body_max_boxes(ModelFacts.of(model), body_path))
 
 
 def branches(model, trace, path: str) -> None:
@@ -44,7 +52,7 @@ def branches(model, trace, path: str) -> None:
             chosen = branch == run.info["branch"]
             st.markdown(f"##### {branch} · {'taken' if chosen else 'not taken'}")
             overlay = TraceOverlay.from_trace(trace, ran[-1].index) if chosen and ran else None
-            diagram.show(model_to_dot(model, focus=f"{path}/{branch}", cursor=overlay),
+            diagram.show(body_drawing(model, f"{path}/{branch}", overlay),
                          key=state.keyed(state.K_IF_DIAGRAM, path, branch))
 
 
@@ -102,7 +110,7 @@ def iterating(model, trace, path: str) -> None:
     with drawing:
         st.markdown(f"##### The body at the end of iteration {chosen.index[-1]}")
         overlay = TraceOverlay.from_trace(trace, ran[-1].index) if ran else None
-        diagram.show(model_to_dot(model, focus=f"{path}/body", cursor=overlay), key=state.keyed(state.K_LOOP_DIAGRAM, path))
+        diagram.show(body_drawing(model, f"{path}/body", overlay), key=state.keyed(state.K_LOOP_DIAGRAM, path))
     carried = loops.carried_series(body, shown)
     short = shortened([*carried, *body.scan_in, *body.scan_out])
     if carried:
@@ -153,7 +161,7 @@ def generating(model, trace, path: str) -> None:
     subgraph = chosen.info.get("subgraphs", ["decoder"])[-1]
     st.markdown(f"##### The {subgraph} at the end of step {chosen.index[-1]}")
     overlay = TraceOverlay.from_trace(trace, ran[-1].index) if ran else None
-    diagram.show(model_to_dot(model, focus=f"{path}/{subgraph}", cursor=overlay),
+    diagram.show(body_drawing(model, f"{path}/{subgraph}", overlay),
                  key=state.keyed(state.K_LOOP_DIAGRAM, path))
 
 
