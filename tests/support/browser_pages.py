@@ -18,9 +18,23 @@ def no_exception(page) -> None:
     assert page.get_by_test_id("stException").count() == 0
 
 
-def choose_sample(page, name: str) -> None:
-    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
-    page.get_by_role("option", name=name, exact=True).click()
+def choose_sample(page, name: str, attempts: int = 5) -> None:
+    """Picks the sample `name` in the sidebar's list. A rerun that lands while the list is open (the one a new
+    session's canvas asks for once it has loaded, to be sent its drawing) draws the sidebar again and closes the
+    list: the list is opened again then."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    option = page.get_by_role("option", name=name, exact=True)
+    for attempt in range(attempts):
+        settle(page)
+        page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
+        try:
+            option.wait_for(timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == attempts - 1:
+                raise
+    option.click()
     settle(page)
 
 
