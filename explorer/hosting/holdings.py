@@ -109,4 +109,3 @@ def give_back_memory() -> None:
         trim = None
     if trim is not None:
         trim(0)
-

@@ -143,7 +143,6 @@ W_COMPARE_DIAGRAM_A = "w_compare_diagram_a"
 W_COMPARE_DIAGRAM_B = "w_compare_diagram_b"
 W_COMPARE_GOTO = "w_compare_goto"  # Compare page: go to the first divergence
 W_COMPARE_TAB = "w_compare_tab"  # Compare page: the open tab (only it runs)
-COMPARE_TAB_CHOSEN = "compare_tab_chosen"  # Compare page: the comparison whose open tab was last chosen for it
 W_COMPARE_GROWTH = "compare_growth"  # Compare page: the error-over-time plot
 W_COMPARE_STEP_DIAGRAM = "w_compare_diagram_a:step"  # Compare page: A's diagram at the lockstep cursor
 

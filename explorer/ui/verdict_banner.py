@@ -1,18 +1,21 @@
 """The Compare page's verdict, at the top: one banner (agree, where the sides part, or no verdict), and the views
-opened where it points: the node marked in the diagram, the Gates tab on the departing node, gate, direction and
-batch item (once per comparison: the user's own choices stay theirs afterwards)."""
+opened where it points: the node marked in the diagram, the tab opened first, the Gates tab on the departing
+node, gate, direction and batch item (once per comparison: the user's own choices stay theirs afterwards)."""
 from __future__ import annotations
 
 import streamlit as st
 
 from ..compare import Comparison
 from ..compare.verdict import Verdict
+from ..views.compare import divergence_index
 from ..views.markup import md
 from ..views.verdict import full_verdict
 from . import state
 
 OPENED = "compare_verdict_opened"  # the comparison whose verdict last set the Gates tab's choices
+TAB_OPENED = "compare_tab_opened"  # the comparison whose verdict last chose the open tab
 GATES_TAB = "Gates"
+STEP_BOTH_TAB = "Step both"
 
 
 def verdict_of(result: Comparison) -> Verdict:
@@ -41,9 +44,19 @@ def marked_node(verdict: Verdict) -> str | None:
     return verdict.first.onnx_node or None if verdict.first is not None else None
 
 
-def open_tab(verdict: Verdict) -> str | None:
-    """The tab to open first: the Gates tab when the sides part at a gate."""
-    return GATES_TAB if verdict.first is not None and verdict.first.gate is not None else None
+def open_tab(result: Comparison, verdict: Verdict, labels: list[str]) -> None:
+    """Opens a new comparison on the tab its verdict points to: Gates when the sides part at a gate, Step both at
+    the first divergence when a sweep's input was opened here, else the first of `labels` (once per comparison,
+    before the tabs are made)."""
+    if st.session_state.get(TAB_OPENED) == id(result) and state.W_COMPARE_TAB in st.session_state:
+        return
+    st.session_state[TAB_OPENED] = id(result)
+    if st.session_state.get(state.AT_DIVERGENCE) and divergence_index(result) is not None:
+        st.session_state[state.W_COMPARE_TAB] = STEP_BOTH_TAB
+    elif verdict.first is not None and verdict.first.gate is not None:
+        st.session_state[state.W_COMPARE_TAB] = GATES_TAB
+    else:
+        st.session_state[state.W_COMPARE_TAB] = labels[0]
 
 
 def point_gates(result: Comparison, verdict: Verdict) -> None:

@@ -45,7 +45,6 @@ CHOICES = {"onnxruntime": "onnxruntime", "optimized": "The optimized model", "sa
            "pytorch": "PyTorch's equations (GRU/LSTM/RNN)", "framework": "The PyTorch or Keras model it came from"}
 SWEPT = "sweep"  # B: the reference values of the sweep input opened as the app's inputs
 DRAW_LIMIT = 400  # nodes: bigger models are drawn on request
-STEP_BOTH = "Step both"
 
 
 def swept_reference(model):
@@ -199,26 +198,16 @@ def result_tabs(model: Model, result: Comparison, verdict: Verdict) -> None:
     the page."""
     shown: dict[str, Callable[[], object]] = {
         "Diagram": lambda: drawing_tab(model, result, verdict),
-        STEP_BOTH: lambda: lockstep_tab(model, result),
+        verdict_banner.STEP_BOTH_TAB: lambda: lockstep_tab(model, result),
         "Error over time": lambda: growth_tab(result),
         verdict_banner.GATES_TAB: lambda: gates_tab(result, verdict),
         "Worst values": lambda: st.html(records_table(views.worst_rows(model, result, 50))),
         "Not aligned": lambda: st.html(records_table([vars(u) for u in result.unaligned]))}
-    choose_tab(result, verdict, list(shown))
+    verdict_banner.open_tab(result, verdict, list(shown))
     for tab, show in zip(st.tabs(list(shown), key=state.W_COMPARE_TAB, on_change="rerun"), shown.values()):
         if tab.open:
             with tab:
                 show()
-
-
-def choose_tab(result: Comparison, verdict: Verdict, labels: list[str]) -> None:
-    """Opens a new comparison on its verdict's tab (Gates when the sides part at a gate), or on Step both at the
-    first divergence when a sweep's input was opened here; the user's choice stays theirs afterwards."""
-    if st.session_state.get(state.COMPARE_TAB_CHOSEN) == id(result) and state.W_COMPARE_TAB in st.session_state:
-        return
-    st.session_state[state.COMPARE_TAB_CHOSEN] = id(result)
-    at_divergence = st.session_state.get(state.AT_DIVERGENCE) and views.divergence_index(result) is not None
-    st.session_state[state.W_COMPARE_TAB] = STEP_BOTH if at_divergence else verdict_banner.open_tab(verdict) or labels[0]
 
 
 def pick_one(choices: dict[str, str], label: str, key: str, none: str) -> str | None:
